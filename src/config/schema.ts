@@ -1,0 +1,112 @@
+import { z } from 'zod';
+
+// The configuration file's schema. Every object is strict (unknown keys are errors, so a typo never
+// silently falls back to a default) and every default lives here, once.
+
+const positiveInt = z.number().int().positive();
+const positiveNumber = z.number().positive();
+const nonEmptyString = z.string().min(1, 'expected a non-empty string');
+
+const repoPattern = /^[^/\s]+\/[^/\s]+\/[^/\s]+$/;
+
+const repoSchema = z.union(
+  [
+    z.string().regex(repoPattern, 'expected host/owner/name, e.g. github.com/acme/web'),
+    z.strictObject({ host: nonEmptyString, owner: nonEmptyString, name: nonEmptyString }),
+  ],
+  { error: 'expected host/owner/name or an object {host, owner, name}' },
+);
+
+const targetSchema = z.strictObject({
+  repo: repoSchema,
+  branches: z
+    .array(nonEmptyString, { error: 'expected a non-empty list' })
+    .min(1, 'expected a non-empty list'),
+  flakyTests: z.boolean().default(false),
+});
+
+export const trunkSectionSchema = z
+  .strictObject({
+    apiUrl: z
+      .url({ protocol: /^https?$/, error: 'expected an http(s) URL' })
+      .default('https://api.trunk.io/v1'),
+    token: nonEmptyString.optional(),
+    tokenFile: nonEmptyString.optional(),
+    orgUrlSlug: nonEmptyString.optional(),
+    timeoutSeconds: positiveNumber.default(10),
+    maxConcurrentRequests: positiveInt.default(4),
+    maxRequestsPerSecond: positiveNumber.default(10),
+  })
+  .refine((trunk) => trunk.token === undefined || trunk.tokenFile === undefined, {
+    message: 'at most one of token & tokenFile',
+    path: ['tokenFile'],
+  });
+
+export const configFileSchema = z
+  .strictObject({
+    trunk: trunkSectionSchema.default({
+      apiUrl: 'https://api.trunk.io/v1',
+      timeoutSeconds: 10,
+      maxConcurrentRequests: 4,
+      maxRequestsPerSecond: 10,
+    }),
+    server: z
+      .strictObject({
+        address: nonEmptyString.default('0.0.0.0'),
+        port: z.number().int().min(0).max(65535).default(9740),
+      })
+      .default({ address: '0.0.0.0', port: 9740 }),
+    polling: z
+      .strictObject({
+        mergeQueueIntervalSeconds: positiveNumber.default(30),
+        flakyTestsIntervalSeconds: positiveNumber.default(300),
+        pullRequestDetails: z.boolean().default(true),
+        staleAfterSeconds: positiveNumber.default(600),
+      })
+      .default({
+        mergeQueueIntervalSeconds: 30,
+        flakyTestsIntervalSeconds: 300,
+        pullRequestDetails: true,
+        staleAfterSeconds: 600,
+      }),
+    metrics: z
+      .strictObject({
+        topCodeowners: positiveInt.default(20),
+      })
+      .default({ topCodeowners: 20 }),
+    targets: z
+      .array(targetSchema, { error: 'expected a non-empty list' })
+      .min(1, 'expected a non-empty list'),
+  })
+  .superRefine((config, ctx) => {
+    const firstIndex = new Map<string, number>();
+    config.targets.forEach((target, index) => {
+      const repo = repoName(target.repo);
+      for (const branch of target.branches) {
+        const key = `${repo}@${branch}`;
+        const seen = firstIndex.get(key);
+        if (seen === undefined) firstIndex.set(key, index);
+        else
+          ctx.addIssue({
+            code: 'custom',
+            path: ['targets', index, 'branches'],
+            message: `duplicate target ${key} (already in targets[${seen}])`,
+          });
+      }
+    });
+    if (config.targets.some((target) => target.flakyTests) && !config.trunk.orgUrlSlug) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['trunk', 'orgUrlSlug'],
+        message: 'required when any target has flakyTests: true',
+      });
+    }
+  });
+
+export type ConfigFile = z.infer<typeof configFileSchema>;
+export type RepoSetting = ConfigFile['targets'][number]['repo'];
+
+/** `host/owner/name` of either repo form. */
+export function repoName(repo: RepoSetting): string {
+  return typeof repo === 'string' ? repo : `${repo.host}/${repo.owner}/${repo.name}`;
+}

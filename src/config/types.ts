@@ -1,0 +1,33 @@
+import type { RepoRef } from '../trunk/schemas.js';
+import type { Secret } from './secret.js';
+
+/** One repository to poll, normalized from either config form. */
+export interface RepositoryTarget {
+  readonly repo: RepoRef;
+  /** `host/owner/name`, the `repo` label value. */
+  readonly name: string;
+  readonly branches: readonly string[];
+  readonly flakyTests: boolean;
+}
+
+/** The validated, normalized configuration the rest of the program runs from. */
+export interface ExporterConfig {
+  readonly trunk: {
+    /** Base URL ending in the version segment, without a trailing slash. */
+    readonly apiUrl: string;
+    readonly token: Secret;
+    readonly orgUrlSlug: string | undefined;
+    readonly timeoutSeconds: number;
+    readonly maxConcurrentRequests: number;
+    readonly maxRequestsPerSecond: number;
+  };
+  readonly server: { readonly address: string; readonly port: number };
+  readonly polling: {
+    readonly mergeQueueIntervalSeconds: number;
+    readonly flakyTestsIntervalSeconds: number;
+    readonly pullRequestDetails: boolean;
+    readonly staleAfterSeconds: number;
+  };
+  readonly metrics: { readonly topCodeowners: number };
+  readonly targets: readonly RepositoryTarget[];
+}

@@ -1,0 +1,123 @@
+import type { Snapshot, Target, TargetStatus } from './types.js';
+import { targetKey } from './types.js';
+
+/**
+ * Latest poll outcome per target. Writers (the poller) replace whole entries; readers (metrics,
+ * landing page, readiness) get frozen values, so a scrape never sees a half-written poll.
+ */
+export class SnapshotStore {
+  private readonly entries = new Map<string, TargetStatus>();
+  private changeCount = 0;
+
+  constructor(
+    private staleAfterSeconds: number,
+    private readonly now: () => number = () => Date.now() / 1000,
+  ) {}
+
+  /** Increases on every change; lets renderers cache output until something moved. */
+  get version(): number {
+    return this.changeCount;
+  }
+
+  /** Makes the configured targets the only ones known: new ones start unpolled, removed ones vanish. */
+  setTargets(targets: readonly Target[], staleAfterSeconds = this.staleAfterSeconds): void {
+    this.staleAfterSeconds = staleAfterSeconds;
+    const wanted = new Map(targets.map((target) => [targetKey(target), target]));
+    for (const key of this.entries.keys()) {
+      if (!wanted.has(key)) this.entries.delete(key);
+    }
+    for (const [key, target] of wanted) {
+      if (!this.entries.has(key)) this.entries.set(key, freshStatus(target));
+    }
+    this.changeCount++;
+  }
+
+  /** Records a successful poll and its snapshot. Ignored for targets no longer configured. */
+  recordSuccess(target: Target, snapshot: Snapshot, durationSeconds: number): void {
+    const key = targetKey(target);
+    if (!this.entries.has(key)) return;
+    const at = this.now();
+    this.entries.set(
+      key,
+      Object.freeze({
+        target,
+        up: true,
+        lastAttemptAt: at,
+        lastSuccessAt: at,
+        lastDurationSeconds: durationSeconds,
+        lastError: undefined,
+        snapshot: deepFreeze(snapshot),
+      }),
+    );
+    this.changeCount++;
+  }
+
+  /** Records a failed poll; the previous snapshot is kept until it goes stale. */
+  recordFailure(target: Target, error: string, durationSeconds: number): void {
+    const key = targetKey(target);
+    const previous = this.entries.get(key);
+    if (!previous) return;
+    this.entries.set(
+      key,
+      Object.freeze({
+        ...previous,
+        up: false,
+        lastAttemptAt: this.now(),
+        lastDurationSeconds: durationSeconds,
+        lastError: error,
+      }),
+    );
+    this.changeCount++;
+  }
+
+  /** Every configured target in configuration order, with snapshots older than the stale limit dropped. */
+  statuses(): TargetStatus[] {
+    const now = this.now();
+    const result: TargetStatus[] = [];
+    for (const [key, status] of this.entries) {
+      const expired =
+        status.up === false &&
+        status.snapshot !== undefined &&
+        status.lastSuccessAt !== undefined &&
+        now - status.lastSuccessAt > this.staleAfterSeconds;
+      if (expired) {
+        // Dropping it here (not only hiding it) frees the memory and makes the drop permanent.
+        const dropped = Object.freeze({ ...status, snapshot: undefined });
+        this.entries.set(key, dropped);
+        this.changeCount++;
+        result.push(dropped);
+      } else {
+        result.push(status);
+      }
+    }
+    return result;
+  }
+
+  /** True once every configured target has finished at least one poll, successfully or not. */
+  allPolledOnce(): boolean {
+    for (const status of this.entries.values()) {
+      if (status.up === undefined) return false;
+    }
+    return true;
+  }
+}
+
+function freshStatus(target: Target): TargetStatus {
+  return Object.freeze({
+    target,
+    up: undefined,
+    lastAttemptAt: undefined,
+    lastSuccessAt: undefined,
+    lastDurationSeconds: undefined,
+    lastError: undefined,
+    snapshot: undefined,
+  });
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
+}

@@ -1,0 +1,104 @@
+// Immutable, already-interpreted results of one poll of one target. The poller builds them from API
+// responses; the metrics layer renders them. Nothing here refers to HTTP, zod or prom-client.
+
+/** The two things polled per target, as used in the `kind` label. */
+export type PollKind = 'merge_queue' | 'flaky_tests';
+
+/** One polled thing: a merge queue (repo, branch) or a repo's quarantine list (branch ''). */
+export interface Target {
+  readonly kind: PollKind;
+  /** `host/owner/name`. */
+  readonly repo: string;
+  /** Target branch; '' for `flaky_tests`, which is per repository. */
+  readonly branch: string;
+}
+
+/** Stable key of a target, for maps. */
+export function targetKey(target: Target): string {
+  return `${target.kind}\u0000${target.repo}\u0000${target.branch}`;
+}
+
+/** Readiness rules of trunk-api-v1.md 2.7 that can keep a `not_ready` PR from testing. */
+export const BLOCKED_REASONS = [
+  'base_branch_mismatch',
+  'not_mergeable',
+  'impacted_targets_missing',
+] as const;
+export type BlockedReason = (typeof BLOCKED_REASONS)[number];
+
+/** Queue settings exported as `trunk_merge_queue_setting_enabled{setting}`. */
+export const QUEUE_SETTINGS = [
+  'batch',
+  'can_optimistically_merge',
+  'create_prs_for_testing_branches',
+  'comments',
+  'commands',
+  'status_check',
+] as const;
+export type QueueSetting = (typeof QUEUE_SETTINGS)[number];
+
+export interface PullRequestSnapshot {
+  readonly number: number;
+  /** From the queue item, else from getSubmittedPullRequest, else `unknown`. */
+  readonly state: string;
+  readonly priorityName: string;
+  readonly priorityValue: number;
+  /** Unix seconds; undefined when the API sent no parseable timestamp. */
+  readonly stateChangedAt: number | undefined;
+  readonly sha: string;
+  readonly skipTheLine: boolean;
+  /** Failing readiness rules; empty unless the PR is `not_ready` and its readiness was looked up. */
+  readonly blockedReasons: readonly BlockedReason[];
+}
+
+export interface MergeQueueSnapshot {
+  readonly kind: 'merge_queue';
+  readonly repo: string;
+  readonly branch: string;
+  /** Unix seconds when the poll that produced this snapshot finished. */
+  readonly takenAt: number;
+  readonly state: string;
+  readonly mode: string;
+  readonly mergeMethod: string;
+  readonly directMergeMode: string;
+  readonly optimizationMode: string;
+  readonly concurrency: number;
+  readonly testingTimeoutSeconds: number;
+  readonly pendingFailureDepth: number;
+  readonly bisectionConcurrency: number;
+  readonly batchingMaxWaitSeconds: number;
+  readonly batchingMinSize: number;
+  readonly requiredStatuses: number;
+  readonly settings: Readonly<Record<QueueSetting, boolean>>;
+  readonly pullRequests: readonly PullRequestSnapshot[];
+  /** False when readiness was not looked up (pullRequestDetails off): blocked counts are unknown. */
+  readonly readinessKnown: boolean;
+}
+
+export interface FlakyTestsSnapshot {
+  readonly kind: 'flaky_tests';
+  readonly repo: string;
+  readonly takenAt: number;
+  /** `page.total_rows` of the quarantine list. */
+  readonly quarantined: number;
+  /** Tests per code owner over every page; a test with several owners counts for each, `none` for no owner. */
+  readonly byCodeowner: ReadonlyMap<string, number>;
+  /** Unix seconds of the earliest `quarantined_at`; undefined when no test carries one. */
+  readonly oldestQuarantinedAt: number | undefined;
+}
+
+export type Snapshot = MergeQueueSnapshot | FlakyTestsSnapshot;
+
+/** What is known about one target: its last poll's outcome and its last good snapshot, if fresh. */
+export interface TargetStatus {
+  readonly target: Target;
+  /** Undefined until the first poll finishes. */
+  readonly up: boolean | undefined;
+  readonly lastAttemptAt: number | undefined;
+  readonly lastSuccessAt: number | undefined;
+  readonly lastDurationSeconds: number | undefined;
+  /** Short description of the last failure (never contains the token). */
+  readonly lastError: string | undefined;
+  /** The last good snapshot; dropped once the target has failed for longer than staleAfterSeconds. */
+  readonly snapshot: Snapshot | undefined;
+}

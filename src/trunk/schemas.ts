@@ -1,0 +1,150 @@
+import { z } from 'zod';
+
+// Response schemas for the three read operations of trunk-api-v1.md, widened where the live
+// service is documented to differ (trunk-api-notes.md). Enums are plain strings on purpose: Trunk
+// says new values may appear at any time, and an unknown value must become its own label value
+// rather than a failed poll. Unknown fields are accepted and dropped.
+
+/** Queue states named by the interface document; others are passed through as-is. */
+export const KNOWN_QUEUE_STATES = ['running', 'paused', 'draining', 'switching_modes'] as const;
+
+/** Pull request states named by the interface document; others are passed through as-is. */
+export const KNOWN_PULL_REQUEST_STATES = [
+  'not_ready',
+  'pending',
+  'testing',
+  'tests_passed',
+  'merged',
+  'failed',
+  'cancelled',
+  'pending_failure',
+] as const;
+
+/** Priority names Trunk documents (urgent 0, high 10, medium 100, low 200). */
+export const KNOWN_PRIORITY_NAMES = ['urgent', 'high', 'medium', 'low'] as const;
+
+export const repoRefSchema = z.object({
+  host: z.string().min(1),
+  owner: z.string().min(1),
+  name: z.string().min(1),
+});
+export type RepoRef = z.infer<typeof repoRefSchema>;
+
+export const enqueuedPullRequestSchema = z.object({
+  stateChangedAt: z.string(),
+  priorityValue: z.number(),
+  priorityName: z.string(),
+  skipTheLine: z.boolean(),
+  noBatch: z.boolean(),
+  prNumber: z.number().int(),
+  prTitle: z.string(),
+  prSha: z.string(),
+  prBaseBranch: z.string(),
+  prAuthor: z.string(),
+  id: z.string(),
+  usedDefaultPriorityName: z.string().optional(),
+  /** Live service only: the same enum as a submitted PR's state. */
+  state: z.string().optional(),
+});
+export type EnqueuedPullRequest = z.infer<typeof enqueuedPullRequestSchema>;
+
+export const mergeQueueSchema = z.object({
+  state: z.string(),
+  branch: z.string(),
+  concurrency: z.number(),
+  testingTimeoutMinutes: z.number(),
+  mode: z.string(),
+  canOptimisticallyMerge: z.boolean(),
+  pendingFailureDepth: z.number(),
+  batch: z.boolean(),
+  batchingMaxWaitTimeMinutes: z.number(),
+  batchingMinSize: z.number(),
+  createPrsForTestingBranches: z.boolean(),
+  commentsEnabled: z.boolean(),
+  commandsEnabled: z.boolean(),
+  statusCheckEnabled: z.boolean(),
+  bisectionConcurrency: z.number(),
+  requiredStatuses: z.array(z.string()),
+  directMergeMode: z.string(),
+  optimizationMode: z.string(),
+  mergeMethod: z.string(),
+  enqueuedPullRequests: z.array(enqueuedPullRequestSchema),
+});
+export type MergeQueue = z.infer<typeof mergeQueueSchema>;
+
+export const readinessSchema = z.object({
+  requiresImpactedTargets: z.boolean().optional(),
+  doesBaseBranchMatch: z.boolean().optional(),
+  hasImpactedTargets: z.boolean().optional(),
+  /** The interface document's name for the host mergeability signal. */
+  hostMergeability: z.string().optional(),
+  /** The live schema's name for the same signal (unspecified | in_progress | mergeable | not_mergeable). */
+  gitHubMergeability: z.string().optional(),
+});
+export type Readiness = z.infer<typeof readinessSchema>;
+
+export const submittedPullRequestSchema = z.object({
+  stateChangedAt: z.string(),
+  priorityValue: z.number(),
+  priorityName: z.string(),
+  skipTheLine: z.boolean(),
+  forceEnqueued: z.boolean(),
+  isCurrentlySubmittedToQueue: z.boolean(),
+  prNumber: z.number().int(),
+  prTitle: z.string(),
+  prSha: z.string(),
+  prBaseBranch: z.string(),
+  prAuthor: z.string(),
+  id: z.string().optional(),
+  state: z.string().optional(),
+  readiness: readinessSchema.optional(),
+  usedDefaultPriorityName: z.string().optional(),
+});
+export type SubmittedPullRequest = z.infer<typeof submittedPullRequestSchema>;
+
+export const quarantinedTestSchema = z.object({
+  name: z.string(),
+  // The live service sends null for these three on some test frameworks.
+  parent: z.string().nullish(),
+  file: z.string().nullish(),
+  classname: z.string().nullish(),
+  codeowners: z
+    .array(z.string())
+    .nullish()
+    .transform((owners) => owners ?? []),
+  // Added to the live service in late 2025; older deployments may omit it.
+  quarantined_at: z.string().optional(),
+  status_last_updated_at: z.string().optional(),
+  test_case_id: z.string(),
+  variant: z.string().nullish(),
+  status: z.string().optional(),
+  quarantine_setting: z.string().optional(),
+});
+export type QuarantinedTest = z.infer<typeof quarantinedTestSchema>;
+
+export const pageInfoSchema = z.object({
+  total_rows: z.number().int().nonnegative(),
+  total_pages: z.number().int().nonnegative(),
+  next_page_token: z.string(),
+  prev_page_token: z.string(),
+  last_page_token: z.string(),
+  page_index: z.number().int(),
+});
+export type PageInfo = z.infer<typeof pageInfoSchema>;
+
+export const quarantinedTestsPageSchema = z.object({
+  quarantined_tests: z.array(quarantinedTestSchema),
+  page: pageInfoSchema,
+});
+export type QuarantinedTestsPage = z.infer<typeof quarantinedTestsPageSchema>;
+
+/** The operations of the API, as used in metric labels and error messages. */
+export const ENDPOINTS = {
+  getQueue: 'getQueue',
+  getSubmittedPullRequest: 'getSubmittedPullRequest',
+  listQuarantinedTests: 'flaky-tests/list-quarantined-tests',
+} as const;
+export type Endpoint = (typeof ENDPOINTS)[keyof typeof ENDPOINTS];
+
+/** Page sizes the live API accepts for the quarantine list. */
+export const MAX_PAGE_SIZE = 100;
