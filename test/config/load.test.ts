@@ -1,0 +1,127 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { inspect } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { loadConfigFile, parseConfig } from '../../src/config/load.js';
+import { ConfigError, formatProblem } from '../../src/config/problems.js';
+
+const invalidDirectory = join(import.meta.dirname, 'fixtures', 'invalid');
+const validDirectory = join(import.meta.dirname, 'fixtures', 'valid');
+
+async function problemsOf(path: string, env: Record<string, string> = {}): Promise<string[]> {
+  try {
+    await loadConfigFile(path, env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems.map(formatProblem);
+    throw error;
+  }
+  throw new Error(`${path} was accepted`);
+}
+
+describe('invalid configuration files', () => {
+  const files = readdirSync(invalidDirectory).filter((name) => name.endsWith('.yaml'));
+
+  it('has fixtures', () => {
+    expect(files.length).toBeGreaterThanOrEqual(10);
+  });
+
+  it.each(files)('%s gives exactly the messages it pins', async (file) => {
+    const path = join(invalidDirectory, file);
+    const expected = readFileSync(path, 'utf8')
+      .split('\n')
+      .filter((line) => line.startsWith('# expect: '))
+      .map((line) => line.slice('# expect: '.length));
+    expect(expected.length).toBeGreaterThan(0);
+    expect(await problemsOf(path)).toEqual(expected);
+  });
+});
+
+describe('valid configuration files', () => {
+  it('applies every default to a minimal file', async () => {
+    const config = await loadConfigFile(join(validDirectory, 'minimal.yaml'), {
+      TRUNK_API_TOKEN: 'from-env',
+    });
+    expect(config.trunk.token.reveal()).toBe('from-env');
+    expect({ ...config, trunk: { ...config.trunk, token: 'secret' } }).toEqual({
+      trunk: {
+        apiUrl: 'https://api.trunk.io/v1',
+        token: 'secret',
+        orgUrlSlug: undefined,
+        timeoutSeconds: 10,
+        maxConcurrentRequests: 4,
+        maxRequestsPerSecond: 10,
+      },
+      server: { address: '0.0.0.0', port: 9740 },
+      polling: {
+        mergeQueueIntervalSeconds: 30,
+        flakyTestsIntervalSeconds: 300,
+        pullRequestDetails: true,
+        staleAfterSeconds: 600,
+      },
+      metrics: { topCodeowners: 20 },
+      targets: [
+        {
+          repo: { host: 'github.com', owner: 'acme', name: 'web' },
+          name: 'github.com/acme/web',
+          branches: ['main'],
+          flakyTests: false,
+        },
+      ],
+    });
+  });
+
+  it('accepts config.example.yaml as shipped', async () => {
+    const config = await loadConfigFile(join(import.meta.dirname, '../../config.example.yaml'), {
+      TRUNK_API_TOKEN: 'example-token',
+    });
+    expect(config.targets.length).toBeGreaterThan(0);
+    expect(config.trunk.token.reveal()).toBe('example-token');
+  });
+
+  it('expands ${VAR} in any string and accepts the object repo form', async () => {
+    const config = await parseConfig(
+      [
+        'trunk:',
+        '  token: ${TOKEN}',
+        '  orgUrlSlug: ${ORG}-inc',
+        'targets:',
+        '  - repo: { host: github.com, owner: "${OWNER}", name: web }',
+        '    branches: [main, "release-${RELEASE}"]',
+        '    flakyTests: true',
+      ].join('\n'),
+      { source: 'inline', env: { TOKEN: 'tok', ORG: 'acme', OWNER: 'acme', RELEASE: '2' } },
+    );
+    expect(config.trunk.token.reveal()).toBe('tok');
+    expect(config.trunk.orgUrlSlug).toBe('acme-inc');
+    expect(config.targets[0]?.name).toBe('github.com/acme/web');
+    expect(config.targets[0]?.branches).toEqual(['main', 'release-2']);
+  });
+
+  it('reads and trims tokenFile, and strips a trailing slash from apiUrl', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'trunk-exporter-config-'));
+    const tokenFile = join(directory, 'token');
+    await writeFile(tokenFile, 'file-token\n');
+    const config = await parseConfig(
+      `trunk:\n  apiUrl: http://127.0.0.1:1/v1/\n  tokenFile: ${tokenFile}\ntargets:\n  - repo: github.com/acme/web\n    branches: [main]\n`,
+      { source: 'inline', env: {} },
+    );
+    expect(config.trunk.token.reveal()).toBe('file-token');
+    expect(config.trunk.apiUrl).toBe('http://127.0.0.1:1/v1');
+  });
+
+  it('never shows the token when the config is printed or serialized', async () => {
+    const config = await parseConfig(
+      'trunk:\n  token: very-secret-token\ntargets:\n  - repo: github.com/acme/web\n    branches: [main]\n',
+      { source: 'inline', env: {} },
+    );
+    expect(JSON.stringify(config)).not.toContain('very-secret-token');
+    expect(inspect(config, { depth: 10 })).not.toContain('very-secret-token');
+    expect(`${String(config.trunk.token)}`).not.toContain('very-secret-token');
+  });
+
+  it('reports a missing file by path', async () => {
+    expect(await problemsOf('/nonexistent/config.yaml')).toEqual(['cannot read file: ENOENT']);
+  });
+});
