@@ -118,7 +118,7 @@ describe('valid configuration files', () => {
     );
     expect(JSON.stringify(config)).not.toContain('very-secret-token');
     expect(inspect(config, { depth: 10 })).not.toContain('very-secret-token');
-    expect(`${String(config.trunk.token)}`).not.toContain('very-secret-token');
+    expect(String(config.trunk.token)).not.toContain('very-secret-token');
   });
 
   it('reports a missing file by path', async () => {
