@@ -1,0 +1,140 @@
+import { parseArgs } from 'node:util';
+import { LOG_LEVELS } from '../log/logger.js';
+
+type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** What the command line asked for. */
+export type Command =
+  | { readonly name: 'help' }
+  | { readonly name: 'version' }
+  | { readonly name: 'check-config'; readonly configPath: string }
+  | {
+      readonly name: 'run';
+      readonly configPath: string;
+      readonly logLevel: LogLevel;
+      readonly port: number | undefined;
+    }
+  | { readonly name: 'demo'; readonly logLevel: LogLevel; readonly port: number | undefined }
+  | {
+      readonly name: 'simulate';
+      readonly port: number;
+      readonly host: string;
+      readonly seed: number;
+      readonly flavour: 'documented' | 'live';
+      readonly token: string | undefined;
+      readonly logLevel: LogLevel;
+    };
+
+/** A command line that cannot be run; the message says which argument and why. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+/** The text printed by --help. */
+export const USAGE = `Usage:
+  trunk-exporter [--config FILE] [--log-level LEVEL] [--port N]
+      Poll the Trunk API as FILE says (default ./config.yaml) and serve /metrics.
+  trunk-exporter --check-config [--config FILE]
+      Validate FILE: exit 0, or print every problem with its path and exit 2.
+  trunk-exporter --demo [--log-level LEVEL] [--port N]
+      Run against the built-in Trunk API simulator; no token needed.
+  trunk-exporter simulate [--port N] [--host ADDRESS] [--seed N] [--flavour documented|live] [--token T]
+      Run the Trunk API simulator alone (default 127.0.0.1:8080, seed 1, token demo-token).
+  trunk-exporter --version | --help
+
+Options:
+  --config FILE      configuration file (default ./config.yaml)
+  --check-config     validate the configuration and exit
+  --demo             run the exporter on the built-in simulator
+  --log-level LEVEL  ${LOG_LEVELS.join(', ')} (default info)
+  --port N           listen on this port instead of server.port
+  --version          print the version and exit
+  --help             print this text and exit
+`;
+
+/** Parses the command line (without `node` and the script path). */
+export function parseCommandLine(argv: readonly string[]): Command {
+  if (argv[0] === 'simulate') return parseSimulate(argv.slice(1));
+  const { values } = parse(argv, {
+    config: { type: 'string' },
+    'check-config': { type: 'boolean' },
+    demo: { type: 'boolean' },
+    'log-level': { type: 'string' },
+    port: { type: 'string' },
+    version: { type: 'boolean' },
+    help: { type: 'boolean' },
+  });
+  if (values.help) return { name: 'help' };
+  if (values.version) return { name: 'version' };
+  const configPath = values.config ?? './config.yaml';
+  const logLevel = parseLogLevel(values['log-level']);
+  const port = values.port === undefined ? undefined : parsePort(values.port);
+  if (values.demo && values['check-config']) {
+    throw new UsageError('--demo and --check-config cannot be used together');
+  }
+  if (values.demo && values.config !== undefined) {
+    throw new UsageError('--demo uses a built-in configuration; drop --config');
+  }
+  if (values['check-config']) return { name: 'check-config', configPath };
+  if (values.demo) return { name: 'demo', logLevel, port };
+  return { name: 'run', configPath, logLevel, port };
+}
+
+function parseSimulate(argv: readonly string[]): Command {
+  const { values } = parse(argv, {
+    port: { type: 'string' },
+    host: { type: 'string' },
+    seed: { type: 'string' },
+    flavour: { type: 'string' },
+    token: { type: 'string' },
+    'log-level': { type: 'string' },
+  });
+  const flavour = values.flavour ?? 'documented';
+  if (flavour !== 'documented' && flavour !== 'live') {
+    throw new UsageError(`--flavour: expected documented or live, got ${JSON.stringify(flavour)}`);
+  }
+  return {
+    name: 'simulate',
+    port: values.port === undefined ? 8080 : parsePort(values.port),
+    host: values.host ?? '127.0.0.1',
+    seed: values.seed === undefined ? 1 : parseInteger('--seed', values.seed),
+    flavour,
+    token: values.token,
+    logLevel: parseLogLevel(values['log-level']),
+  };
+}
+
+type OptionSpec = Record<string, { type: 'string' | 'boolean' }>;
+
+function parse<T extends OptionSpec>(argv: readonly string[], options: T) {
+  try {
+    return parseArgs({ args: [...argv], options, strict: true, allowPositionals: false });
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+function parseLogLevel(value: string | undefined): LogLevel {
+  if (value === undefined) return 'info';
+  const level = LOG_LEVELS.find((known) => known === value);
+  if (!level)
+    throw new UsageError(
+      `--log-level: expected one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(value)}`,
+    );
+  return level;
+}
+
+function parsePort(value: string): number {
+  const port = parseInteger('--port', value);
+  if (port < 0 || port > 65535) throw new UsageError(`--port: expected 0..65535, got ${value}`);
+  return port;
+}
+
+function parseInteger(flag: string, value: string): number {
+  if (!/^\d+$/.test(value))
+    throw new UsageError(`${flag}: expected a whole number, got ${JSON.stringify(value)}`);
+  return Number(value);
+}

@@ -1,0 +1,90 @@
+import type { FlakyTestsSnapshot } from '../snapshot/types.js';
+import { MAX_PAGE_SIZE, type RepoRef } from '../trunk/schemas.js';
+import { parseTimestampSeconds } from './timestamps.js';
+import type { ReadOptions, TrunkReader } from './trunkReader.js';
+
+/** Codeowner label value of a test that has no owner. */
+export const NO_CODEOWNER = 'none';
+
+/** Hard stop for a list that never ends, whatever total_rows says: 100,000 tests at 100 a page. */
+const MAX_PAGES = 1000;
+
+/** Raised when the API's paging cannot be trusted (a repeated token, more pages than promised). */
+export class PaginationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PaginationError';
+  }
+}
+
+interface FlakyTestsPollRequest {
+  readonly reader: TrunkReader;
+  readonly repo: RepoRef;
+  readonly repoName: string;
+  readonly orgUrlSlug: string;
+  readonly options: ReadOptions;
+  readonly now: () => number;
+}
+
+/**
+ * One poll of a repository's quarantine list: every page at the largest page size, counting tests
+ * per code owner and finding the oldest quarantine. Tokens are opaque and only ever taken from the
+ * previous answer; a token seen twice ends the walk with an error instead of looping.
+ */
+export async function pollFlakyTests(request: FlakyTestsPollRequest): Promise<FlakyTestsSnapshot> {
+  const { reader, repo, orgUrlSlug, options } = request;
+  const byCodeowner = new Map<string, number>();
+  const seenTests = new Set<string>();
+  const seenTokens = new Set<string>();
+  let oldestQuarantinedAt: number | undefined;
+  let totalRows: number | undefined;
+  let pageToken = '';
+
+  for (let pages = 0; ; pages++) {
+    if (pages >= MAX_PAGES) {
+      throw new PaginationError(
+        `quarantine list of ${request.repoName} has more than ${MAX_PAGES} pages`,
+      );
+    }
+    const page = await reader.listQuarantinedTests(
+      repo,
+      orgUrlSlug,
+      { pageSize: MAX_PAGE_SIZE, pageToken },
+      options,
+    );
+    totalRows ??= page.page.total_rows;
+    for (const test of page.quarantined_tests) {
+      // Offset paging over a list that changes can repeat a row; count each test once.
+      const identity = `${test.test_case_id}\u0000${test.variant ?? ''}`;
+      if (seenTests.has(identity)) continue;
+      seenTests.add(identity);
+      const owners = test.codeowners.length > 0 ? new Set(test.codeowners) : [NO_CODEOWNER];
+      for (const owner of owners) byCodeowner.set(owner, (byCodeowner.get(owner) ?? 0) + 1);
+      const quarantinedAt = parseTimestampSeconds(test.quarantined_at);
+      if (
+        quarantinedAt !== undefined &&
+        (oldestQuarantinedAt === undefined || quarantinedAt < oldestQuarantinedAt)
+      ) {
+        oldestQuarantinedAt = quarantinedAt;
+      }
+    }
+    const next = page.page.next_page_token;
+    if (next === '') break;
+    if (seenTokens.has(next)) {
+      throw new PaginationError(
+        `quarantine list of ${request.repoName} repeated a page token after ${pages + 1} pages`,
+      );
+    }
+    seenTokens.add(next);
+    pageToken = next;
+  }
+
+  return {
+    kind: 'flaky_tests',
+    repo: request.repoName,
+    takenAt: request.now(),
+    quarantined: totalRows,
+    byCodeowner,
+    oldestQuarantinedAt,
+  };
+}

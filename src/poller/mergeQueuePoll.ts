@@ -1,0 +1,99 @@
+import type { MergeQueueSnapshot, PullRequestSnapshot } from '../snapshot/types.js';
+import type { EnqueuedPullRequest, RepoRef, SubmittedPullRequest } from '../trunk/schemas.js';
+import { failingReadinessRules } from './readiness.js';
+import { parseTimestampSeconds } from './timestamps.js';
+import type { ReadOptions, TrunkReader } from './trunkReader.js';
+
+/** The PR state used when neither the queue item nor a lookup says what it is. */
+export const UNKNOWN_STATE = 'unknown';
+
+interface MergeQueuePollRequest {
+  readonly reader: TrunkReader;
+  readonly repo: RepoRef;
+  /** `host/owner/name`. */
+  readonly repoName: string;
+  readonly branch: string;
+  readonly pullRequestDetails: boolean;
+  readonly options: ReadOptions;
+  readonly now: () => number;
+}
+
+/**
+ * One poll of one merge queue: getQueue, then getSubmittedPullRequest for each PR whose state is
+ * not in the queue item or whose readiness matters (`not_ready`). Any failed call fails the whole
+ * poll, so a snapshot is never half old and half new.
+ */
+export async function pollMergeQueue(request: MergeQueuePollRequest): Promise<MergeQueueSnapshot> {
+  const { reader, repo, branch, options } = request;
+  const queue = await reader.getQueue(repo, branch, options);
+
+  const details = new Map<number, SubmittedPullRequest | undefined>();
+  if (request.pullRequestDetails) {
+    const toLookUp = queue.enqueuedPullRequests.filter(needsLookup);
+    const results = await Promise.all(
+      toLookUp.map((item) => reader.getSubmittedPullRequest(repo, branch, item.prNumber, options)),
+    );
+    toLookUp.forEach((item, index) => details.set(item.prNumber, results[index]));
+  }
+
+  const pullRequests: PullRequestSnapshot[] = [];
+  for (const item of queue.enqueuedPullRequests) {
+    const detail = details.get(item.prNumber);
+    // A 404 means the PR left the queue between the two calls: it is gone, not an error.
+    if (details.has(item.prNumber) && detail === undefined) continue;
+    pullRequests.push(toPullRequestSnapshot(item, detail));
+  }
+
+  return {
+    kind: 'merge_queue',
+    repo: request.repoName,
+    branch,
+    takenAt: request.now(),
+    state: queue.state,
+    mode: queue.mode,
+    mergeMethod: queue.mergeMethod,
+    directMergeMode: queue.directMergeMode,
+    optimizationMode: queue.optimizationMode,
+    concurrency: queue.concurrency,
+    testingTimeoutSeconds: queue.testingTimeoutMinutes * 60,
+    pendingFailureDepth: queue.pendingFailureDepth,
+    bisectionConcurrency: queue.bisectionConcurrency,
+    batchingMaxWaitSeconds: queue.batchingMaxWaitTimeMinutes * 60,
+    batchingMinSize: queue.batchingMinSize,
+    requiredStatuses: queue.requiredStatuses.length,
+    settings: {
+      batch: queue.batch,
+      can_optimistically_merge: queue.canOptimisticallyMerge,
+      create_prs_for_testing_branches: queue.createPrsForTestingBranches,
+      comments: queue.commentsEnabled,
+      commands: queue.commandsEnabled,
+      status_check: queue.statusCheckEnabled,
+    },
+    pullRequests,
+    readinessKnown: request.pullRequestDetails,
+  };
+}
+
+/** Only a PR without a state in its queue item, or one waiting on readiness, needs a lookup. */
+function needsLookup(item: EnqueuedPullRequest): boolean {
+  return item.state === undefined || item.state === 'not_ready';
+}
+
+function toPullRequestSnapshot(
+  item: EnqueuedPullRequest,
+  detail: SubmittedPullRequest | undefined,
+): PullRequestSnapshot {
+  const state = item.state ?? detail?.state ?? UNKNOWN_STATE;
+  const blockedReasons =
+    state === 'not_ready' && detail?.readiness ? failingReadinessRules(detail.readiness) : [];
+  return {
+    number: item.prNumber,
+    state,
+    priorityName: item.priorityName,
+    priorityValue: item.priorityValue,
+    stateChangedAt: parseTimestampSeconds(item.stateChangedAt),
+    sha: item.prSha,
+    skipTheLine: item.skipTheLine,
+    blockedReasons,
+  };
+}

@@ -1,0 +1,111 @@
+import type { ExporterConfig, RepositoryTarget } from '../config/types.js';
+import type { Logger } from '../log/logger.js';
+import type { SnapshotStore } from '../snapshot/store.js';
+import { targetKey, type Snapshot, type Target } from '../snapshot/types.js';
+import { pollFlakyTests } from './flakyTestsPoll.js';
+import { pollMergeQueue } from './mergeQueuePoll.js';
+import type { PollJob } from './scheduler.js';
+import type { ReadOptions, TrunkReader } from './trunkReader.js';
+
+interface TargetJobsContext {
+  readonly config: ExporterConfig;
+  readonly reader: TrunkReader;
+  readonly store: SnapshotStore;
+  readonly logger: Logger;
+  readonly now?: () => number;
+}
+
+/** Every target of the configuration, in order: each (repo, branch) queue, then each quarantine list. */
+export function configuredTargets(config: ExporterConfig): Target[] {
+  const queues = config.targets.flatMap((repository) =>
+    repository.branches.map((branch): Target => ({
+      kind: 'merge_queue',
+      repo: repository.name,
+      branch,
+    })),
+  );
+  const flakyRepos = [
+    ...new Set(config.targets.filter((repository) => repository.flakyTests).map((r) => r.name)),
+  ];
+  const flaky = flakyRepos.map((repo): Target => ({ kind: 'flaky_tests', repo, branch: '' }));
+  return [...queues, ...flaky];
+}
+
+/** One poll job per configured target, each recording its outcome in the store. */
+export function buildPollJobs(context: TargetJobsContext): PollJob[] {
+  const { config } = context;
+  const now = context.now ?? (() => Date.now() / 1000);
+  const repositories = new Map(config.targets.map((repository) => [repository.name, repository]));
+  return configuredTargets(config).map((target) => {
+    const repository = repositories.get(target.repo) as RepositoryTarget;
+    const intervalSeconds =
+      target.kind === 'merge_queue'
+        ? config.polling.mergeQueueIntervalSeconds
+        : config.polling.flakyTestsIntervalSeconds;
+    const poll = (options: ReadOptions): Promise<Snapshot> =>
+      target.kind === 'merge_queue'
+        ? pollMergeQueue({
+            reader: context.reader,
+            repo: repository.repo,
+            repoName: repository.name,
+            branch: target.branch,
+            pullRequestDetails: config.polling.pullRequestDetails,
+            options,
+            now,
+          })
+        : pollFlakyTests({
+            reader: context.reader,
+            repo: repository.repo,
+            repoName: repository.name,
+            // configFileSchema requires orgUrlSlug whenever a target has flakyTests.
+            orgUrlSlug: config.trunk.orgUrlSlug ?? '',
+            options,
+            now,
+          });
+    return {
+      key: targetKey(target),
+      intervalSeconds,
+      run: (signal) => runPoll(target, intervalSeconds, poll, signal, context),
+    };
+  });
+}
+
+async function runPoll(
+  target: Target,
+  intervalSeconds: number,
+  poll: (options: ReadOptions) => Promise<Snapshot>,
+  signal: AbortSignal,
+  context: TargetJobsContext,
+): Promise<void> {
+  const started = performance.now();
+  // Retries may use the poll's interval and no more, so a poll never runs into the next one.
+  const deadlineMs = Date.now() + intervalSeconds * 1000;
+  try {
+    const snapshot = await poll({ signal, deadlineMs });
+    context.store.recordSuccess(target, snapshot, (performance.now() - started) / 1000);
+  } catch (error) {
+    if (signal.aborted) return;
+    const message = error instanceof Error ? error.message : String(error);
+    context.store.recordFailure(target, message, (performance.now() - started) / 1000);
+    context.logger.warn(
+      {
+        kind: target.kind,
+        repo: target.repo,
+        branch: target.branch || undefined,
+        ...errorContext(error),
+      },
+      `poll failed: ${message}`,
+    );
+  }
+}
+
+/** The fields a TrunkApiError carries, without depending on its class. */
+function errorContext(error: unknown): Record<string, unknown> {
+  if (typeof error !== 'object' || error === null) return {};
+  const context: Record<string, unknown> = {};
+  for (const field of ['endpoint', 'status', 'requestId', 'reason', 'attempts']) {
+    const value: unknown = (error as Record<string, unknown>)[field];
+    if (value !== undefined) context[field] = value;
+  }
+  return context;
+}
