@@ -1,0 +1,52 @@
+import { Counter, Histogram } from 'prom-client';
+import type { Registry } from 'prom-client';
+import type { ApiCallObserver } from '../trunk/observer.js';
+import { ENDPOINTS } from '../trunk/schemas.js';
+import { NAMESPACE, fqName } from './naming.js';
+
+const SUBSYSTEM = 'exporter';
+
+const API_REQUESTS = fqName(NAMESPACE, SUBSYSTEM, 'api_requests', 'total');
+const API_REQUEST_DURATION = fqName(NAMESPACE, SUBSYSTEM, 'api_request_duration', 'seconds');
+const API_SCHEMA_MISMATCHES = fqName(NAMESPACE, SUBSYSTEM, 'api_schema_mismatches', 'total');
+
+/** From a fast API answer to the client's longest sensible timeout. */
+const DURATION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30];
+
+/** Registers the Trunk API call metrics and returns the observer the API client reports to. */
+export function registerApiMetrics(registry: Registry): ApiCallObserver {
+  const requests = new Counter({
+    name: API_REQUESTS,
+    help: 'Requests sent to the Trunk API, by endpoint and HTTP status code (or timeout / network_error).',
+    labelNames: ['endpoint', 'code'] as const,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: API_REQUEST_DURATION,
+    help: 'Duration of requests to the Trunk API, in seconds.',
+    labelNames: ['endpoint'] as const,
+    buckets: DURATION_BUCKETS,
+    registers: [registry],
+  });
+  const schemaMismatches = new Counter({
+    name: API_SCHEMA_MISMATCHES,
+    help: 'Successful Trunk API responses whose body did not match the expected schema.',
+    labelNames: ['endpoint'] as const,
+    registers: [registry],
+  });
+  // Present from the first scrape, so rate() and increase() see the first mismatch as a change.
+  for (const endpoint of Object.values(ENDPOINTS)) schemaMismatches.inc({ endpoint }, 0);
+
+  return {
+    requestFinished(endpoint, code, durationSeconds) {
+      requests.inc({ endpoint, code });
+      // A NaN would poison the histogram's sum for the life of the process; skip it rather.
+      if (Number.isFinite(durationSeconds) && durationSeconds >= 0) {
+        duration.observe({ endpoint }, durationSeconds);
+      }
+    },
+    schemaMismatch(endpoint) {
+      schemaMismatches.inc({ endpoint });
+    },
+  };
+}

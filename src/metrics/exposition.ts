@@ -1,0 +1,187 @@
+import type { Registry } from 'prom-client';
+
+// Both text formats are rendered here from the registry's JSON rather than by prom-client's own
+// `metrics()`: switching a shared registry with `setContentType()` per request is racy, and
+// prom-client 15 renames counters in place when it renders OpenMetrics (drops `_total`), which
+// breaks every later Prometheus-format scrape.
+
+export type ExpositionFormat = 'prometheus' | 'openmetrics';
+
+export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+export const OPENMETRICS_CONTENT_TYPE =
+  'application/openmetrics-text; version=1.0.0; charset=utf-8';
+
+const OPENMETRICS_MEDIA_TYPE = 'application/openmetrics-text';
+/** OpenMetrics versions a client may ask for that our 1.0.0 output satisfies. */
+const OPENMETRICS_VERSIONS = new Set([undefined, '1.0.0', '0.0.1']);
+
+/** What prom-client's `getMetricsAsJSON()` gives at run time (its typings call `type` an enum). */
+interface MetricFamily {
+  readonly name: string;
+  readonly help: string;
+  readonly type: string;
+  readonly values: readonly Sample[];
+}
+
+interface Sample {
+  readonly value: number;
+  readonly labels: Readonly<Record<string, string | number | undefined>>;
+  /** Set for histogram and summary parts (`_bucket`, `_sum`, `_count`). */
+  readonly metricName?: string | undefined;
+}
+
+interface MediaRange {
+  readonly type: string;
+  readonly version: string | undefined;
+  readonly q: number;
+}
+
+/**
+ * Picks OpenMetrics when the client prefers it (Prometheus lists it first, with the highest
+ * q-value), the Prometheus text format otherwise, including for a missing or unparsable header.
+ */
+export function negotiateExpositionFormat(acceptHeader: string | undefined): ExpositionFormat {
+  if (acceptHeader === undefined) return 'prometheus';
+  const ranges = parseAccept(acceptHeader)
+    .filter((range) => range.q > 0)
+    // Array.prototype.sort is stable: equal q-values keep the client's order.
+    .sort((a, b) => b.q - a.q);
+  for (const range of ranges) {
+    if (range.type === OPENMETRICS_MEDIA_TYPE && OPENMETRICS_VERSIONS.has(range.version)) {
+      return 'openmetrics';
+    }
+    if (range.type === 'text/plain' || range.type === 'text/*' || range.type === '*/*') {
+      return 'prometheus';
+    }
+  }
+  return 'prometheus';
+}
+
+/** Renders every metric of the registry in the given format, with its Content-Type. */
+export async function renderExposition(
+  registry: Registry,
+  format: ExpositionFormat,
+): Promise<{ contentType: string; body: string }> {
+  const families = (await registry.getMetricsAsJSON()).map((metric): MetricFamily => ({
+    name: metric.name,
+    help: metric.help,
+    type: String(metric.type),
+    values: metric.values,
+  }));
+  return format === 'openmetrics'
+    ? { contentType: OPENMETRICS_CONTENT_TYPE, body: renderOpenMetrics(families) }
+    : { contentType: PROMETHEUS_CONTENT_TYPE, body: renderPrometheusText(families) };
+}
+
+function parseAccept(header: string): MediaRange[] {
+  const ranges: MediaRange[] = [];
+  for (const part of header.split(',')) {
+    const [mediaType = '', ...parameters] = part.split(';').map((piece) => piece.trim());
+    if (mediaType === '') continue;
+    let q = 1;
+    let version: string | undefined;
+    for (const parameter of parameters) {
+      const separator = parameter.indexOf('=');
+      if (separator < 0) continue;
+      const key = parameter.slice(0, separator).trim().toLowerCase();
+      const value = parameter
+        .slice(separator + 1)
+        .trim()
+        .replace(/^"(.*)"$/, '$1');
+      if (key === 'q') {
+        const parsed = Number(value);
+        q = value !== '' && Number.isFinite(parsed) ? parsed : 0;
+      } else if (key === 'version') {
+        version = value;
+      }
+    }
+    ranges.push({ type: mediaType.toLowerCase(), version, q });
+  }
+  return ranges;
+}
+
+/** Prometheus text format 0.0.4. Families without samples are left out, as client_golang does. */
+function renderPrometheusText(families: readonly MetricFamily[]): string {
+  const lines: string[] = [];
+  for (const family of families) {
+    if (family.values.length === 0) continue;
+    lines.push(`# HELP ${family.name} ${escapeHelp(family.help, false)}`);
+    lines.push(`# TYPE ${family.name} ${prometheusType(family.type)}`);
+    for (const sample of family.values) {
+      const name = sample.metricName ?? family.name;
+      lines.push(`${name}${formatLabels(sample.labels, false)} ${formatNumber(sample.value)}`);
+    }
+  }
+  return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
+}
+
+/** OpenMetrics 1.0.0: counter families named without `_total`, their samples with it, `# EOF` last. */
+function renderOpenMetrics(families: readonly MetricFamily[]): string {
+  const lines: string[] = [];
+  for (const family of families) {
+    if (family.values.length === 0) continue;
+    const isCounter = family.type === 'counter';
+    const familyName = isCounter ? family.name.replace(/_total$/, '') : family.name;
+    lines.push(`# HELP ${familyName} ${escapeHelp(family.help, true)}`);
+    lines.push(`# TYPE ${familyName} ${openMetricsType(family.type)}`);
+    for (const sample of family.values) {
+      const name = isCounter ? `${familyName}_total` : (sample.metricName ?? familyName);
+      lines.push(`${name}${formatLabels(sample.labels, true)} ${formatNumber(sample.value)}`);
+    }
+  }
+  lines.push('# EOF');
+  return `${lines.join('\n')}\n`;
+}
+
+function prometheusType(type: string): string {
+  return ['counter', 'gauge', 'histogram', 'summary'].includes(type) ? type : 'untyped';
+}
+
+function openMetricsType(type: string): string {
+  return ['counter', 'gauge', 'histogram', 'summary'].includes(type) ? type : 'unknown';
+}
+
+/** `le` and `quantile` go last, where readers (and client_golang) put them. */
+function formatLabels(
+  labels: Readonly<Record<string, string | number | undefined>>,
+  openMetrics: boolean,
+): string {
+  const pairs: string[] = [];
+  const trailing: string[] = [];
+  for (const [name, value] of Object.entries(labels)) {
+    if (value === undefined) continue;
+    if (name === 'le' || name === 'quantile') {
+      trailing.push(`${name}="${escapeLabelValue(formatBound(value, openMetrics))}"`);
+    } else {
+      pairs.push(`${name}="${escapeLabelValue(String(value))}"`);
+    }
+  }
+  const all = [...pairs, ...trailing];
+  return all.length === 0 ? '' : `{${all.join(',')}}`;
+}
+
+/** OpenMetrics wants canonical floats for `le`/`quantile` (`1.0`, not `1`) so series match. */
+function formatBound(value: string | number, openMetrics: boolean): string {
+  if (typeof value === 'string') return value;
+  const text = formatNumber(value);
+  if (openMetrics && Number.isFinite(value) && !/[.e]/.test(text)) return `${text}.0`;
+  return text;
+}
+
+/** Sample values as both parsers read them: `NaN`, `+Inf`, `-Inf`, else JavaScript's shortest form. */
+function formatNumber(value: number): string {
+  if (Number.isNaN(value)) return 'NaN';
+  if (value === Number.POSITIVE_INFINITY) return '+Inf';
+  if (value === Number.NEGATIVE_INFINITY) return '-Inf';
+  return String(value);
+}
+
+/** HELP escapes backslash and newline; OpenMetrics also escapes the double quote. */
+function escapeHelp(help: string, openMetrics: boolean): string {
+  const escaped = help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+  return openMetrics ? escaped.replace(/"/g, '\\"') : escaped;
+}
+
+function escapeLabelValue(value: string): string {
+  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+}

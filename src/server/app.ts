@@ -1,0 +1,135 @@
+import express from 'express';
+import type { NextFunction, Request, Response } from 'express';
+import type { Registry } from 'prom-client';
+import type { Logger } from '../log/logger.js';
+import { negotiateExpositionFormat, renderExposition } from '../metrics/exposition.js';
+import type { SnapshotStore } from '../snapshot/store.js';
+import { LANDING_PAGE_CSP, renderLandingPage } from './landingPage.js';
+
+export interface HttpAppOptions {
+  registry: Registry;
+  store: SnapshotStore;
+  version: string;
+  logger: Logger;
+  intervals: { mergeQueueIntervalSeconds: number; flakyTestsIntervalSeconds: number };
+  /** Unix seconds; the landing page's ages are measured from it. */
+  now?: () => number;
+}
+
+/** How long a client should wait before asking /readyz again; about one first poll. */
+const READY_RETRY_AFTER_SECONDS = 5;
+
+/** Builds the HTTP app: /metrics, the landing page, /healthz and /readyz. Serving never polls. */
+export function createHttpApp(options: HttpAppOptions): express.Express {
+  const { registry, store, logger } = options;
+  const now = options.now ?? (() => Date.now() / 1000);
+  const app = express();
+  app.disable('x-powered-by');
+  // ETags would hash every metrics page for a client that never revalidates.
+  app.set('etag', false);
+
+  app.use((_req: Request, res: Response, next: NextFunction) => {
+    res.set('X-Content-Type-Options', 'nosniff');
+    next();
+  });
+
+  app
+    .route('/metrics')
+    .get(async (req: Request, res: Response) => {
+      const format = negotiateExpositionFormat(req.get('accept'));
+      try {
+        const { contentType, body } = await renderExposition(registry, format);
+        res.status(200).set('Content-Type', contentType).send(body);
+      } catch (error) {
+        // A broken collector must cost one scrape, not the process.
+        logger.error({ err: error, format }, 'rendering metrics failed');
+        sendText(res, 500, 'error rendering metrics; see the exporter log\n');
+      }
+    })
+    .all(methodNotAllowed);
+
+  app
+    .route('/')
+    .get((_req: Request, res: Response) => {
+      const page = renderLandingPage({
+        version: options.version,
+        statuses: store.statuses(),
+        mergeQueueIntervalSeconds: options.intervals.mergeQueueIntervalSeconds,
+        flakyTestsIntervalSeconds: options.intervals.flakyTestsIntervalSeconds,
+        now: now(),
+      });
+      res
+        .status(200)
+        .set({
+          'Content-Type': 'text/html; charset=utf-8',
+          'Content-Security-Policy': LANDING_PAGE_CSP,
+          'Referrer-Policy': 'no-referrer',
+          'X-Frame-Options': 'DENY',
+          'Cache-Control': 'no-store',
+        })
+        .send(page);
+    })
+    .all(methodNotAllowed);
+
+  app
+    .route('/healthz')
+    .get((_req: Request, res: Response) => {
+      sendText(res, 200, 'ok\n');
+    })
+    .all(methodNotAllowed);
+
+  app
+    .route('/readyz')
+    .get((_req: Request, res: Response) => {
+      if (store.allPolledOnce()) {
+        sendText(res, 200, 'ready\n');
+        return;
+      }
+      const statuses = store.statuses();
+      const waiting = statuses.filter((status) => status.up === undefined).length;
+      res.set('Retry-After', String(READY_RETRY_AFTER_SECONDS));
+      sendText(
+        res,
+        503,
+        `not ready: ${waiting} of ${statuses.length} targets still waiting for their first poll\n`,
+      );
+    })
+    .all(methodNotAllowed);
+
+  app.use((_req: Request, res: Response) => {
+    sendText(res, 404, 'not found\n');
+  });
+
+  // Express needs all four parameters to recognise an error handler.
+  app.use((error: unknown, req: Request, res: Response, next: NextFunction) => {
+    const status = clientErrorStatus(error);
+    if (status !== undefined) {
+      sendText(res, status, 'bad request\n');
+      return;
+    }
+    logger.error({ err: error, path: req.path, method: req.method }, 'HTTP request failed');
+    if (res.headersSent) {
+      next(error);
+      return;
+    }
+    sendText(res, 500, 'internal server error\n');
+  });
+
+  return app;
+}
+
+function methodNotAllowed(_req: Request, res: Response): void {
+  res.set('Allow', 'GET, HEAD');
+  sendText(res, 405, 'method not allowed\n');
+}
+
+/** The 4xx status Express attached to an error it raised for a bad request, if any. */
+function clientErrorStatus(error: unknown): number | undefined {
+  if (typeof error !== 'object' || error === null || !('status' in error)) return undefined;
+  const { status } = error;
+  return typeof status === 'number' && status >= 400 && status < 500 ? status : undefined;
+}
+
+function sendText(res: Response, status: number, body: string): void {
+  res.status(status).set('Content-Type', 'text/plain; charset=utf-8').send(body);
+}

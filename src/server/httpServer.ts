@@ -1,0 +1,56 @@
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type express from 'express';
+
+/** How long close() lets in-flight scrapes finish before it cuts their connections. */
+const CLOSE_GRACE_MS = 5_000;
+
+export interface RunningHttpServer {
+  server: Server;
+  /** Base URL of the bound socket, e.g. `http://127.0.0.1:9740`. */
+  url: string;
+  /** Stops accepting connections and resolves once every connection is closed. */
+  close(): Promise<void>;
+}
+
+/** Listens on address:port (port 0 picks a free one) and resolves once the socket is bound. */
+export function startHttpServer(
+  app: express.Express,
+  address: string,
+  port: number,
+): Promise<RunningHttpServer> {
+  const server = createServer(app);
+  return new Promise((resolve, reject) => {
+    const onError = (error: Error): void => {
+      reject(error);
+    };
+    server.once('error', onError);
+    server.listen(port, address, () => {
+      server.off('error', onError);
+      const bound = server.address() as AddressInfo;
+      const host = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
+      resolve({
+        server,
+        url: `http://${host}:${bound.port}`,
+        close: () => closeServer(server),
+      });
+    });
+  });
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve, reject) => {
+    // close() drops idle keep-alive connections itself (Node >= 19); a scrape still in flight gets
+    // CLOSE_GRACE_MS to finish before its connection is cut, so shutdown cannot hang on a client.
+    const forceClose = setTimeout(() => {
+      server.closeAllConnections();
+    }, CLOSE_GRACE_MS);
+    forceClose.unref();
+    server.close((error) => {
+      clearTimeout(forceClose);
+      if (error) reject(error);
+      else resolve();
+    });
+  });
+}

@@ -1,0 +1,235 @@
+import { Counter, Gauge, Histogram, Summary } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import {
+  OPENMETRICS_CONTENT_TYPE,
+  PROMETHEUS_CONTENT_TYPE,
+  negotiateExpositionFormat,
+  renderExposition,
+} from '../../src/metrics/exposition.js';
+import { createRegistry } from '../../src/metrics/registry.js';
+
+/** What Prometheus 2.x sends by default (scrape_protocols unset). */
+const PROMETHEUS_2_ACCEPT =
+  'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1';
+/** What Prometheus 3.x sends by default. */
+const PROMETHEUS_3_ACCEPT =
+  'application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,application/openmetrics-text;version=0.0.1;escaping=allow-utf-8;q=0.4,text/plain;version=1.0.0;escaping=allow-utf-8;q=0.3,text/plain;version=0.0.4;q=0.2,*/*;q=0.1';
+
+function emptyRegistry(): Registry {
+  return createRegistry({ defaultMetrics: false });
+}
+
+describe('negotiateExpositionFormat', () => {
+  it.each([
+    ['no header', undefined, 'prometheus'],
+    ['empty header', '', 'prometheus'],
+    ['curl (*/*)', '*/*', 'prometheus'],
+    ['text/plain', 'text/plain;version=0.0.4', 'prometheus'],
+    ['bare OpenMetrics', 'application/openmetrics-text', 'openmetrics'],
+    ['Prometheus 2 default', PROMETHEUS_2_ACCEPT, 'openmetrics'],
+    ['Prometheus 3 default', PROMETHEUS_3_ACCEPT, 'openmetrics'],
+    [
+      'Prometheus with text first in scrape_protocols',
+      'text/plain;version=0.0.4;q=0.5,application/openmetrics-text;version=1.0.0;q=0.4,*/*;q=0.1',
+      'prometheus',
+    ],
+    [
+      'higher q-value wins over header order',
+      'text/plain;version=0.0.4;q=0.3,application/openmetrics-text;version=1.0.0;q=0.9',
+      'openmetrics',
+    ],
+    ['OpenMetrics refused with q=0', 'application/openmetrics-text;q=0, text/plain', 'prometheus'],
+    [
+      'OpenMetrics version we do not speak',
+      'application/openmetrics-text;version=2.0.0',
+      'prometheus',
+    ],
+    ['case and spaces', ' Application/OpenMetrics-Text ; Version=1.0.0 ; q=0.9 ', 'openmetrics'],
+    ['garbage', ';;,,=;q', 'prometheus'],
+  ] as const)('%s → %s', (_name, header, expected) => {
+    expect(negotiateExpositionFormat(header)).toBe(expected);
+  });
+});
+
+describe('renderExposition', () => {
+  it('gives each format its content type', async () => {
+    const registry = emptyRegistry();
+    expect((await renderExposition(registry, 'prometheus')).contentType).toBe(
+      'text/plain; version=0.0.4; charset=utf-8',
+    );
+    expect((await renderExposition(registry, 'openmetrics')).contentType).toBe(
+      'application/openmetrics-text; version=1.0.0; charset=utf-8',
+    );
+    expect(PROMETHEUS_CONTENT_TYPE).toContain('0.0.4');
+    expect(OPENMETRICS_CONTENT_TYPE).toContain('1.0.0');
+  });
+
+  it('ends an OpenMetrics page with # EOF even when it is empty', async () => {
+    const registry = emptyRegistry();
+    expect((await renderExposition(registry, 'openmetrics')).body).toBe('# EOF\n');
+    expect((await renderExposition(registry, 'prometheus')).body).toBe('');
+  });
+
+  it('escapes HELP and label values', async () => {
+    const registry = emptyRegistry();
+    const gauge = new Gauge({
+      name: 'test_escaping',
+      help: 'back\\slash "quoted"\nsecond line',
+      labelNames: ['value'] as const,
+      registers: [registry],
+    });
+    gauge.set({ value: 'a\\b "c"\nd é' }, 1);
+
+    const prometheus = (await renderExposition(registry, 'prometheus')).body;
+    expect(prometheus).toBe(
+      [
+        '# HELP test_escaping back\\\\slash "quoted"\\nsecond line',
+        '# TYPE test_escaping gauge',
+        'test_escaping{value="a\\\\b \\"c\\"\\nd é"} 1',
+        '',
+      ].join('\n'),
+    );
+    const openMetrics = (await renderExposition(registry, 'openmetrics')).body;
+    expect(openMetrics).toBe(
+      [
+        '# HELP test_escaping back\\\\slash \\"quoted\\"\\nsecond line',
+        '# TYPE test_escaping gauge',
+        'test_escaping{value="a\\\\b \\"c\\"\\nd é"} 1',
+        '# EOF',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('spells NaN and infinities as the parsers expect', async () => {
+    const registry = emptyRegistry();
+    const gauge = new Gauge({
+      name: 'test_special',
+      help: 'Special values.',
+      labelNames: ['case'] as const,
+      registers: [registry],
+    });
+    gauge.set({ case: 'nan' }, Number.NaN);
+    gauge.set({ case: 'plus' }, Number.POSITIVE_INFINITY);
+    gauge.set({ case: 'minus' }, Number.NEGATIVE_INFINITY);
+    gauge.set({ case: 'small' }, 1e-7);
+    gauge.set({ case: 'negative' }, -2.5);
+
+    for (const format of ['prometheus', 'openmetrics'] as const) {
+      const body = (await renderExposition(registry, format)).body;
+      expect(body).toContain('test_special{case="nan"} NaN\n');
+      expect(body).toContain('test_special{case="plus"} +Inf\n');
+      expect(body).toContain('test_special{case="minus"} -Inf\n');
+      expect(body).toContain('test_special{case="small"} 1e-7\n');
+      expect(body).toContain('test_special{case="negative"} -2.5\n');
+    }
+  });
+
+  it('renders histograms as _bucket{le}, _sum and _count', async () => {
+    const registry = emptyRegistry();
+    const histogram = new Histogram({
+      name: 'test_duration_seconds',
+      help: 'Durations.',
+      labelNames: ['endpoint'] as const,
+      buckets: [0.5, 1],
+      registers: [registry],
+    });
+    histogram.observe({ endpoint: 'a' }, 0.7);
+    histogram.observe({ endpoint: 'a' }, 3);
+
+    expect((await renderExposition(registry, 'prometheus')).body).toBe(
+      [
+        '# HELP test_duration_seconds Durations.',
+        '# TYPE test_duration_seconds histogram',
+        'test_duration_seconds_bucket{endpoint="a",le="0.5"} 0',
+        'test_duration_seconds_bucket{endpoint="a",le="1"} 1',
+        'test_duration_seconds_bucket{endpoint="a",le="+Inf"} 2',
+        'test_duration_seconds_sum{endpoint="a"} 3.7',
+        'test_duration_seconds_count{endpoint="a"} 2',
+        '',
+      ].join('\n'),
+    );
+    // OpenMetrics compares `le` as text after canonicalising it: 1.0, never 1.
+    expect((await renderExposition(registry, 'openmetrics')).body).toContain(
+      'test_duration_seconds_bucket{endpoint="a",le="1.0"} 1\n',
+    );
+  });
+
+  it('renders summaries with quantile labels', async () => {
+    const registry = emptyRegistry();
+    const summary = new Summary({
+      name: 'test_size_bytes',
+      help: 'Sizes.',
+      percentiles: [0.5, 1],
+      registers: [registry],
+    });
+    summary.observe(10);
+    const prometheus = (await renderExposition(registry, 'prometheus')).body;
+    expect(prometheus).toContain('test_size_bytes{quantile="0.5"} 10\n');
+    expect(prometheus).toContain('test_size_bytes_sum 10\ntest_size_bytes_count 1\n');
+    const openMetrics = (await renderExposition(registry, 'openmetrics')).body;
+    expect(openMetrics).toContain('test_size_bytes{quantile="1.0"} 10\n');
+  });
+
+  it('names OpenMetrics counter families without _total and their samples with it', async () => {
+    const registry = emptyRegistry();
+    new Counter({ name: 'test_events_total', help: 'Events.', registers: [registry] }).inc(3);
+    new Counter({ name: 'test_legacy', help: 'No suffix.', registers: [registry] }).inc();
+
+    expect((await renderExposition(registry, 'openmetrics')).body).toBe(
+      [
+        '# HELP test_events Events.',
+        '# TYPE test_events counter',
+        'test_events_total 3',
+        '# HELP test_legacy No suffix.',
+        '# TYPE test_legacy counter',
+        'test_legacy_total 1',
+        '# EOF',
+        '',
+      ].join('\n'),
+    );
+    expect((await renderExposition(registry, 'prometheus')).body).toBe(
+      [
+        '# HELP test_events_total Events.',
+        '# TYPE test_events_total counter',
+        'test_events_total 3',
+        '# HELP test_legacy No suffix.',
+        '# TYPE test_legacy counter',
+        'test_legacy 1',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('keeps _total in the Prometheus format after an OpenMetrics render (prom-client 15 bug)', async () => {
+    const registry = emptyRegistry();
+    new Counter({ name: 'test_requests_total', help: 'Requests.', registers: [registry] }).inc();
+
+    const before = (await renderExposition(registry, 'prometheus')).body;
+    await renderExposition(registry, 'openmetrics');
+    await renderExposition(registry, 'openmetrics');
+    const after = (await renderExposition(registry, 'prometheus')).body;
+
+    expect(after).toBe(before);
+    expect(after).toContain('# TYPE test_requests_total counter\ntest_requests_total 1\n');
+  });
+
+  it('never writes blank lines in OpenMetrics, and leaves out families without samples', async () => {
+    const registry = createRegistry();
+    new Gauge({ name: 'test_never_set', help: 'Never set.', registers: [registry] });
+    new Gauge({
+      name: 'test_labelled_never_set',
+      help: 'Never set.',
+      labelNames: ['x'] as const,
+      registers: [registry],
+    });
+    const body = (await renderExposition(registry, 'openmetrics')).body;
+    expect(body).not.toMatch(/\n\n/);
+    expect(body.endsWith('\n# EOF\n')).toBe(true);
+    expect(body.match(/# EOF/g)).toHaveLength(1);
+    expect(body).not.toContain('test_labelled_never_set');
+    // A label-less gauge has its one sample from the start, as in prom-client's own output.
+    expect(body).toContain('test_never_set 0\n');
+  });
+});

@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import { formatInterval, refreshedBy } from '../../src/metrics/help.js';
+
+describe('HELP freshness text', () => {
+  it.each([
+    [30, '30s'],
+    [60, '1m'],
+    [90, '1m30s'],
+    [300, '5m'],
+    [3600, '1h'],
+    [5400, '1h30m'],
+    [86_400, '1d'],
+    [0.5, '0.5s'],
+  ])('formats %ss as %s', (seconds, expected) => {
+    expect(formatInterval(seconds)).toBe(expected);
+  });
+
+  it('names the operation and its interval', () => {
+    expect(refreshedBy('getQueue', 30)).toBe('Refreshed by polling getQueue every 30s.');
+  });
+});

@@ -1,0 +1,233 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Registry } from 'prom-client';
+import { z } from 'zod';
+import { registerExporterMetrics } from '../../src/metrics/index.js';
+import { createRegistry } from '../../src/metrics/registry.js';
+import { SnapshotStore } from '../../src/snapshot/store.js';
+import { BLOCKED_REASONS, QUEUE_SETTINGS } from '../../src/snapshot/types.js';
+import type {
+  FlakyTestsSnapshot,
+  MergeQueueSnapshot,
+  QueueSetting,
+  Snapshot,
+  Target,
+} from '../../src/snapshot/types.js';
+import type { ApiCallObserver } from '../../src/trunk/observer.js';
+import { ENDPOINTS } from '../../src/trunk/schemas.js';
+
+// A scenario file (test/metrics/fixtures/*.json) is a sequence of poll outcomes recorded into a real
+// SnapshotStore on a fake clock, plus API calls fed to the observer. Timestamps are ISO strings so
+// the fixtures read like a timeline; snapshots leave out what the poll entry already says (kind,
+// repo, branch, takenAt).
+
+const FIXTURE_DIR = join(import.meta.dirname, 'fixtures');
+
+/** Intervals used in every scenario's HELP texts. */
+export const MERGE_QUEUE_INTERVAL_SECONDS = 30;
+export const FLAKY_TESTS_INTERVAL_SECONDS = 3600;
+export const TEST_VERSION = '1.2.3-test';
+
+const isoSeconds = z
+  .string()
+  .refine((text) => !Number.isNaN(Date.parse(text)), 'expected an ISO 8601 date-time')
+  .transform((text) => Date.parse(text) / 1000);
+
+const targetSchema = z.strictObject({
+  kind: z.enum(['merge_queue', 'flaky_tests']),
+  repo: z.string(),
+  branch: z.string(),
+});
+
+const pullRequestSchema = z.strictObject({
+  number: z.number().int(),
+  state: z.string(),
+  priorityName: z.string(),
+  priorityValue: z.number(),
+  stateChangedAt: isoSeconds.nullable(),
+  sha: z.string().default('0123456789abcdef0123456789abcdef01234567'),
+  skipTheLine: z.boolean().default(false),
+  blockedReasons: z.array(z.enum(BLOCKED_REASONS)).default([]),
+});
+
+const settingsSchema = z.strictObject(
+  Object.fromEntries(QUEUE_SETTINGS.map((setting) => [setting, z.boolean()])) as Record<
+    QueueSetting,
+    z.ZodBoolean
+  >,
+);
+
+const mergeQueueSnapshotSchema = z.strictObject({
+  state: z.string(),
+  mode: z.string(),
+  mergeMethod: z.string(),
+  directMergeMode: z.string(),
+  optimizationMode: z.string(),
+  concurrency: z.number(),
+  testingTimeoutSeconds: z.number(),
+  pendingFailureDepth: z.number(),
+  bisectionConcurrency: z.number(),
+  batchingMaxWaitSeconds: z.number(),
+  batchingMinSize: z.number(),
+  requiredStatuses: z.number(),
+  settings: settingsSchema,
+  pullRequests: z.array(pullRequestSchema),
+  readinessKnown: z.boolean(),
+});
+
+const flakyTestsSnapshotSchema = z.strictObject({
+  quarantined: z.number(),
+  byCodeowner: z.record(z.string(), z.number()),
+  oldestQuarantinedAt: isoSeconds.nullable(),
+});
+
+const pollSchema = z.union([
+  z.strictObject({
+    at: isoSeconds,
+    target: targetSchema,
+    durationSeconds: z.number(),
+    snapshot: z.union([mergeQueueSnapshotSchema, flakyTestsSnapshotSchema]),
+  }),
+  z.strictObject({
+    at: isoSeconds,
+    target: targetSchema,
+    durationSeconds: z.number(),
+    error: z.string(),
+  }),
+]);
+
+const endpointSchema = z.enum(Object.values(ENDPOINTS));
+
+const scenarioSchema = z.strictObject({
+  about: z.string(),
+  staleAfterSeconds: z.number().positive(),
+  topCodeowners: z.number().int().nonnegative(),
+  targets: z.array(targetSchema),
+  polls: z.array(pollSchema),
+  renderAt: isoSeconds,
+  apiCalls: z
+    .array(
+      z.strictObject({ endpoint: endpointSchema, code: z.string(), durationSeconds: z.number() }),
+    )
+    .default([]),
+  schemaMismatches: z.array(endpointSchema).default([]),
+});
+
+export type Scenario = z.infer<typeof scenarioSchema>;
+type Poll = Scenario['polls'][number];
+
+/** Reads and validates test/metrics/fixtures/<name>.json. */
+export function loadScenario(name: string): Scenario {
+  const text = readFileSync(join(FIXTURE_DIR, `${name}.json`), 'utf8');
+  const parsed = scenarioSchema.safeParse(JSON.parse(text));
+  if (!parsed.success) {
+    throw new Error(`fixture ${name}.json is invalid:\n${z.prettifyError(parsed.error)}`);
+  }
+  return parsed.data;
+}
+
+export interface ReplayedScenario {
+  readonly registry: Registry;
+  readonly store: SnapshotStore;
+  readonly apiCallObserver: ApiCallObserver;
+  /** Moves the store's clock (unix seconds). */
+  readonly setClock: (seconds: number) => void;
+  /** Records the next poll not yet replayed, at its time; false when none is left. */
+  readonly recordNextPoll: () => boolean;
+  /** Moves the clock to the scenario's renderAt. */
+  readonly finish: () => void;
+}
+
+export interface ReplayOptions {
+  /** Replay only the first N polls (default: all), with the clock left at the last one replayed. */
+  readonly polls?: number;
+  /** Process metrics make a page nondeterministic, so goldens leave them out. */
+  readonly defaultMetrics?: boolean;
+}
+
+/** Registers every metric on a fresh registry and records the scenario into a real store. */
+export function replayScenario(scenario: Scenario, options: ReplayOptions = {}): ReplayedScenario {
+  let clock = scenario.polls[0]?.at ?? scenario.renderAt;
+  const store = new SnapshotStore(scenario.staleAfterSeconds, () => clock);
+  store.setTargets(scenario.targets);
+  const registry = createRegistry({ defaultMetrics: options.defaultMetrics ?? false });
+  const { apiCallObserver } = registerExporterMetrics({
+    registry,
+    store,
+    version: TEST_VERSION,
+    mergeQueueIntervalSeconds: MERGE_QUEUE_INTERVAL_SECONDS,
+    flakyTestsIntervalSeconds: FLAKY_TESTS_INTERVAL_SECONDS,
+    topCodeowners: scenario.topCodeowners,
+  });
+  for (const call of scenario.apiCalls) {
+    apiCallObserver.requestFinished(call.endpoint, call.code, call.durationSeconds);
+  }
+  for (const endpoint of scenario.schemaMismatches) apiCallObserver.schemaMismatch(endpoint);
+
+  let next = 0;
+  const recordNextPoll = (): boolean => {
+    const poll = scenario.polls[next];
+    if (poll === undefined) return false;
+    next++;
+    clock = poll.at;
+    recordPoll(store, poll);
+    return true;
+  };
+  const finish = (): void => {
+    clock = scenario.renderAt;
+  };
+  const count = options.polls ?? scenario.polls.length;
+  while (next < count && recordNextPoll());
+  if (options.polls === undefined) finish();
+  return {
+    registry,
+    store,
+    apiCallObserver,
+    setClock: (seconds) => {
+      clock = seconds;
+    },
+    recordNextPoll,
+    finish,
+  };
+}
+
+function recordPoll(store: SnapshotStore, poll: Poll): void {
+  const target: Target = poll.target;
+  if ('error' in poll) {
+    store.recordFailure(target, poll.error, poll.durationSeconds);
+    return;
+  }
+  store.recordSuccess(target, toSnapshot(target, poll.at, poll.snapshot), poll.durationSeconds);
+}
+
+function toSnapshot(
+  target: Target,
+  takenAt: number,
+  data: Extract<Poll, { snapshot: unknown }>['snapshot'],
+): Snapshot {
+  if (target.kind === 'merge_queue') {
+    if (!('pullRequests' in data)) throw new Error('merge_queue poll needs a queue snapshot');
+    const snapshot: MergeQueueSnapshot = {
+      ...data,
+      kind: 'merge_queue',
+      repo: target.repo,
+      branch: target.branch,
+      takenAt,
+      pullRequests: data.pullRequests.map((pr) => ({
+        ...pr,
+        stateChangedAt: pr.stateChangedAt ?? undefined,
+      })),
+    };
+    return snapshot;
+  }
+  if (!('byCodeowner' in data)) throw new Error('flaky_tests poll needs a quarantine snapshot');
+  const snapshot: FlakyTestsSnapshot = {
+    kind: 'flaky_tests',
+    repo: target.repo,
+    takenAt,
+    quarantined: data.quarantined,
+    byCodeowner: new Map(Object.entries(data.byCodeowner)),
+    oldestQuarantinedAt: data.oldestQuarantinedAt ?? undefined,
+  };
+  return snapshot;
+}
