@@ -1,0 +1,262 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { z } from 'zod';
+import type { Secret } from '../config/secret.js';
+import { scrubSecrets } from '../log/logger.js';
+import type { Logger } from '../log/logger.js';
+import { TrunkApiError, bodyExcerpt, describeSchemaIssues } from './errors.js';
+import type { TrunkApiErrorReason } from './errors.js';
+import type { ApiCallObserver } from './observer.js';
+import {
+  RETRYABLE_STATUSES,
+  backoffDelayMs,
+  parseRetryAfter,
+  resolveRetrySettings,
+} from './retryPolicy.js';
+import type { RetrySettings } from './retryPolicy.js';
+import {
+  ENDPOINTS,
+  mergeQueueSchema,
+  quarantinedTestsPageSchema,
+  submittedPullRequestSchema,
+} from './schemas.js';
+import type { MergeQueue, QuarantinedTestsPage, RepoRef, SubmittedPullRequest } from './schemas.js';
+import { TrunkTransport } from './transport.js';
+import type { CallTarget } from './transport.js';
+
+/** How a TrunkClient reaches the API and how hard it may push it. */
+export interface TrunkClientOptions {
+  /** Base URL ending in /v1 (may have a path prefix); a trailing slash is tolerated. */
+  apiUrl: string;
+  token: Secret;
+  /** Per attempt: connect + headers + body. */
+  timeoutSeconds: number;
+  maxConcurrentRequests: number;
+  maxRequestsPerSecond: number;
+  observer: ApiCallObserver;
+  logger: Logger;
+  retry?: { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number };
+  /** For jitter; default Math.random. */
+  random?: () => number;
+  /** Sent as `User-Agent: trunk-exporter/<version>`. */
+  version?: string;
+}
+
+/** Per-call controls. */
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** Epoch ms: no retry wait may end after it. */
+  deadlineMs?: number;
+}
+
+type ErrorFactory = (
+  reason: TrunkApiErrorReason,
+  status: number | undefined,
+  detail: string,
+  cause?: unknown,
+) => TrunkApiError;
+
+/**
+ * Client for Trunk's merge-queue and flaky-test read API: shared concurrency and rate limits,
+ * retries with backoff, schema validation, and errors that never carry the token.
+ */
+export class TrunkClient {
+  readonly #transport: TrunkTransport;
+  readonly #token: Secret;
+  readonly #observer: ApiCallObserver;
+  readonly #logger: Logger;
+  readonly #retry: RetrySettings;
+  readonly #random: () => number;
+  /** Aborted by close(), so pending waits and requests end instead of holding the process. */
+  readonly #closing = new AbortController();
+  #closed: Promise<void> | undefined;
+
+  constructor(options: TrunkClientOptions) {
+    if (!(options.timeoutSeconds > 0) || !Number.isFinite(options.timeoutSeconds)) {
+      throw new RangeError(`timeoutSeconds must be > 0, got ${options.timeoutSeconds}`);
+    }
+    this.#token = options.token;
+    this.#observer = options.observer;
+    this.#logger = options.logger;
+    this.#retry = resolveRetrySettings(options.retry);
+    this.#random = options.random ?? Math.random;
+    this.#transport = new TrunkTransport({
+      apiUrl: options.apiUrl,
+      token: options.token,
+      timeoutMs: Math.ceil(options.timeoutSeconds * 1000),
+      maxConcurrentRequests: options.maxConcurrentRequests,
+      maxRequestsPerSecond: options.maxRequestsPerSecond,
+      observer: options.observer,
+      userAgent: `trunk-exporter/${options.version ?? 'dev'}`,
+    });
+  }
+
+  /** The merge queue of `targetBranch`: settings and enqueued pull requests. */
+  async getQueue(
+    repo: RepoRef,
+    targetBranch: string,
+    options: CallOptions = {},
+  ): Promise<MergeQueue> {
+    const target = { endpoint: ENDPOINTS.getQueue, repo: repoName(repo), branch: targetBranch };
+    const body = { repo: repoBody(repo), targetBranch };
+    return this.#call(target, body, mergeQueueSchema, options);
+  }
+
+  /** undefined when the API answers 404 (PR left the queue or was never submitted). */
+  async getSubmittedPullRequest(
+    repo: RepoRef,
+    targetBranch: string,
+    prNumber: number,
+    options: CallOptions = {},
+  ): Promise<SubmittedPullRequest | undefined> {
+    const target = {
+      endpoint: ENDPOINTS.getSubmittedPullRequest,
+      repo: repoName(repo),
+      branch: targetBranch,
+    };
+    const body = { repo: repoBody(repo), pr: { number: prNumber }, targetBranch };
+    return this.#call(target, body, submittedPullRequestSchema, options, () => undefined);
+  }
+
+  /** One page of the repository's quarantined tests; `pageToken` "" selects the first page. */
+  async listQuarantinedTests(
+    repo: RepoRef,
+    orgUrlSlug: string,
+    page: { pageSize: number; pageToken: string },
+    options: CallOptions = {},
+  ): Promise<QuarantinedTestsPage> {
+    const target = {
+      endpoint: ENDPOINTS.listQuarantinedTests,
+      repo: repoName(repo),
+      branch: undefined,
+    };
+    const body = {
+      repo: repoBody(repo),
+      org_url_slug: orgUrlSlug,
+      page_query: { page_size: page.pageSize, page_token: page.pageToken },
+    };
+    return this.#call(target, body, quarantinedTestsPageSchema, options);
+  }
+
+  /** Ends pending waits and requests (they fail as `aborted`) and closes the connections; idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed === undefined) {
+      this.#closing.abort(new Error('TrunkClient closed'));
+      this.#closed = this.#transport.close();
+    }
+    await this.#closed;
+  }
+
+  /** Runs attempts until one succeeds, one fails for good, or the next wait would pass the deadline. */
+  async #call<T, N = never>(
+    target: CallTarget,
+    requestBody: unknown,
+    schema: z.ZodType<T>,
+    options: CallOptions,
+    /** What a 404 means, for the endpoint where it is an answer rather than an error. */
+    onNotFound?: () => N,
+  ): Promise<T | N> {
+    const signal =
+      options.signal === undefined
+        ? this.#closing.signal
+        : AbortSignal.any([options.signal, this.#closing.signal]);
+    const payload = JSON.stringify(requestBody);
+    for (let attempt = 1; ; attempt += 1) {
+      const outcome = await this.#transport.send(target, payload, signal, attempt);
+      const failed: ErrorFactory = (reason, status, detail, cause) =>
+        new TrunkApiError({
+          ...target,
+          reason,
+          status,
+          requestId: outcome.requestId,
+          attempts: attempt,
+          detail: scrubSecrets(detail, this.#secrets()),
+          ...(cause === undefined ? {} : { cause }),
+        });
+
+      let error: TrunkApiError;
+      let retryAfterMs: number | undefined;
+      if (outcome.kind === 'failure') {
+        error = failed(outcome.reason, undefined, outcome.detail, outcome.cause);
+      } else if (outcome.status >= 200 && outcome.status < 300) {
+        return this.#parse(target, schema, outcome.status, outcome.text, failed);
+      } else if (outcome.status === 404 && onNotFound !== undefined) {
+        return onNotFound();
+      } else {
+        const excerpt = bodyExcerpt(outcome.text, this.#secrets());
+        const detail = `HTTP ${outcome.status}${excerpt === '' ? '' : `: "${excerpt}"`}`;
+        error = failed('http_status', outcome.status, detail);
+        if (!RETRYABLE_STATUSES.has(outcome.status)) throw error;
+        retryAfterMs = parseRetryAfter(outcome.headers['retry-after'], Date.now());
+        // Trunk's rate limit is per organization: every call of this client must hold back.
+        if (outcome.status === 429 && retryAfterMs !== undefined) {
+          this.#transport.pauseUntil(Date.now() + retryAfterMs);
+        }
+      }
+
+      if (attempt >= this.#retry.maxAttempts) throw error;
+      const now = Date.now();
+      // A pause set by another call's 429 delays this retry too, so the deadline check counts it.
+      const delayMs = Math.max(
+        retryAfterMs ?? backoffDelayMs(attempt, this.#retry, this.#random),
+        this.#transport.pausedUntil - now,
+      );
+      const context = {
+        endpoint: target.endpoint,
+        repo: target.repo,
+        branch: target.branch,
+        reason: error.reason,
+        status: error.status,
+        requestId: error.requestId,
+        attempt,
+        delayMs,
+        error: error.message,
+      };
+      if (options.deadlineMs !== undefined && now + delayMs > options.deadlineMs) {
+        this.#logger.debug(context, 'Trunk API call not retried: the wait would pass the deadline');
+        throw error;
+      }
+      this.#logger.debug(context, 'Trunk API call failed, retrying');
+      try {
+        await sleep(delayMs, undefined, { signal });
+      } catch (sleepError) {
+        throw failed('aborted', undefined, 'aborted while waiting to retry', sleepError);
+      }
+    }
+  }
+
+  #parse<T>(
+    target: CallTarget,
+    schema: z.ZodType<T>,
+    status: number,
+    text: string,
+    failed: ErrorFactory,
+  ): T {
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      // Not JSON.parse's message: it quotes the raw input, which the excerpt scrubs first.
+      this.#observer.schemaMismatch(target.endpoint);
+      const excerpt = bodyExcerpt(text, this.#secrets());
+      throw failed('schema_mismatch', status, `response is not JSON: "${excerpt}"`);
+    }
+    const parsed = schema.safeParse(json);
+    if (parsed.success) return parsed.data;
+    this.#observer.schemaMismatch(target.endpoint);
+    const issues = describeSchemaIssues(parsed.error.issues);
+    throw failed('schema_mismatch', status, `response does not match the schema: ${issues}`);
+  }
+
+  #secrets(): readonly string[] {
+    return [this.#token.reveal()];
+  }
+}
+
+function repoBody(repo: RepoRef): RepoRef {
+  // Field by field, so extra properties on the caller's object are never sent.
+  return { host: repo.host, owner: repo.owner, name: repo.name };
+}
+
+function repoName(repo: RepoRef): string {
+  return `${repo.host}/${repo.owner}/${repo.name}`;
+}

@@ -1,0 +1,116 @@
+import type { z } from 'zod';
+import { scrubSecrets } from '../log/logger.js';
+import type { Endpoint } from './schemas.js';
+
+/** Why a Trunk API call failed; `http_status`, `timeout` and `network_error` may have been retried. */
+export type TrunkApiErrorReason =
+  'http_status' | 'timeout' | 'network_error' | 'schema_mismatch' | 'aborted';
+
+/** Everything a TrunkApiError carries; `detail` must already be free of secrets. */
+export interface TrunkApiErrorDetails {
+  readonly endpoint: Endpoint;
+  /** `host/owner/name`. */
+  readonly repo: string;
+  readonly branch: string | undefined;
+  readonly reason: TrunkApiErrorReason;
+  readonly status: number | undefined;
+  readonly requestId: string | undefined;
+  readonly attempts: number;
+  /** What went wrong, e.g. `HTTP 503: "no healthy upstream"`. */
+  readonly detail: string;
+  readonly cause?: unknown;
+}
+
+/** A failed Trunk API call, with the context an operator needs to find it in Trunk's logs. */
+export class TrunkApiError extends Error {
+  static {
+    // On the prototype rather than as a field: V8 formats `stack` inside super(), before fields exist.
+    TrunkApiError.prototype.name = 'TrunkApiError';
+  }
+
+  readonly endpoint: Endpoint;
+  readonly repo: string;
+  readonly branch: string | undefined;
+  readonly reason: TrunkApiErrorReason;
+  readonly status: number | undefined;
+  readonly requestId: string | undefined;
+  readonly attempts: number;
+
+  constructor(details: TrunkApiErrorDetails) {
+    super(
+      formatMessage(details),
+      details.cause === undefined ? undefined : { cause: details.cause },
+    );
+    this.endpoint = details.endpoint;
+    this.repo = details.repo;
+    this.branch = details.branch;
+    this.reason = details.reason;
+    this.status = details.status;
+    this.requestId = details.requestId;
+    this.attempts = details.attempts;
+  }
+}
+
+function formatMessage(details: TrunkApiErrorDetails): string {
+  const target =
+    details.branch === undefined ? details.repo : `${details.repo} branch ${details.branch}`;
+  const context = [
+    details.requestId === undefined ? undefined : `request id ${details.requestId}`,
+    `${details.attempts} attempt${details.attempts === 1 ? '' : 's'}`,
+  ].filter((part) => part !== undefined);
+  return `Trunk API ${details.endpoint} for ${target} failed: ${details.detail} (${context.join(', ')})`;
+}
+
+/** Longest body excerpt put in an error message or log line. */
+export const MAX_EXCERPT_CHARS = 200;
+
+/**
+ * A one-line, at most 200-character excerpt of an error body (plain text from Trunk, HTML from an
+ * edge proxy), with every secret removed before cutting so that no prefix of a token survives.
+ */
+export function bodyExcerpt(text: string, secrets: readonly string[]): string {
+  let readable = text;
+  if (/^\s*</.test(readable)) {
+    // Edge error pages: the title and headings carry the meaning, the markup does not.
+    readable = readable
+      .replace(/<(script|style)\b[\s\S]*?<\/\1\s*>/gi, ' ')
+      .replace(/<[^>]*>/g, ' ')
+      .replace(/&nbsp;/g, ' ')
+      .replace(/&amp;/g, '&')
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>');
+  }
+  // Scrubbed after the markup is gone (the marker looks like a tag) and before any cut.
+  readable = scrubSecrets(readable, secrets);
+  // Control characters as well as line breaks: an excerpt must not forge log lines.
+  // eslint-disable-next-line no-control-regex
+  readable = scrubSecrets(readable.replace(/[\s\u0000-\u001f\u007f]+/g, ' ').trim(), secrets);
+  if (readable.length <= MAX_EXCERPT_CHARS) return readable;
+  return `${readable.slice(0, MAX_EXCERPT_CHARS - 1)}…`;
+}
+
+/** How many zod issues a schema-mismatch message lists before `and N more`. */
+const MAX_LISTED_ISSUES = 3;
+
+/** `enqueuedPullRequests[2].prNumber: expected number, received string; …` for the first issues. */
+export function describeSchemaIssues(issues: readonly z.core.$ZodIssue[]): string {
+  const listed = issues.slice(0, MAX_LISTED_ISSUES).map((issue) => {
+    const message = issue.message.replace(/^Invalid input: /, '');
+    return `${formatIssuePath(issue.path)}: ${message}`;
+  });
+  const more = issues.length - listed.length;
+  return more > 0 ? `${listed.join('; ')}; and ${more} more` : listed.join('; ');
+}
+
+function formatIssuePath(path: readonly PropertyKey[]): string {
+  if (path.length === 0) return '(root)';
+  let formatted = '';
+  for (const segment of path) {
+    if (typeof segment === 'number') formatted += `[${segment}]`;
+    else {
+      const key = String(segment);
+      formatted += formatted === '' ? key : `.${key}`;
+    }
+  }
+  return formatted;
+}

@@ -1,0 +1,120 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** Limits shared by every call of one client. */
+export interface RequestLimiterOptions {
+  readonly maxConcurrent: number;
+  readonly maxPerSecond: number;
+  /** Epoch milliseconds; injectable for tests. */
+  readonly now?: () => number;
+}
+
+/** Gives back a concurrency slot; calling it twice is harmless. */
+export type ReleaseSlot = () => void;
+
+interface SlotWaiter {
+  readonly grant: () => void;
+}
+
+/**
+ * Gatekeeper in front of every HTTP attempt: at most `maxConcurrent` in flight, starts spaced by a
+ * token bucket of depth one (so no second ever sees more than `maxPerSecond` starts, even right
+ * after an idle spell: Trunk's limit is per organization and other tokens share it), and a global
+ * pause that a 429 with `Retry-After` sets for everybody.
+ */
+export class RequestLimiter {
+  readonly #maxConcurrent: number;
+  readonly #intervalMs: number;
+  readonly #now: () => number;
+  readonly #waiters: SlotWaiter[] = [];
+  #inFlight = 0;
+  #nextStartAt = 0;
+  #pausedUntil = 0;
+
+  constructor(options: RequestLimiterOptions) {
+    if (!Number.isInteger(options.maxConcurrent) || options.maxConcurrent < 1) {
+      throw new RangeError(
+        `maxConcurrentRequests must be an integer >= 1, got ${options.maxConcurrent}`,
+      );
+    }
+    if (!(options.maxPerSecond > 0) || !Number.isFinite(options.maxPerSecond)) {
+      throw new RangeError(`maxRequestsPerSecond must be > 0, got ${options.maxPerSecond}`);
+    }
+    this.#maxConcurrent = options.maxConcurrent;
+    this.#intervalMs = 1000 / options.maxPerSecond;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** Epoch ms until which no request may start (0 when not paused). */
+  get pausedUntil(): number {
+    return this.#pausedUntil;
+  }
+
+  /** Holds back every request not yet started until `epochMs`; never shortens a pause. */
+  pauseUntil(epochMs: number): void {
+    this.#pausedUntil = Math.max(this.#pausedUntil, epochMs);
+  }
+
+  /**
+   * Waits for a slot, the rate limit and any pause; rejects with the signal's reason on abort.
+   * The caller must call the returned function once the attempt (body included) is over.
+   */
+  async acquire(signal?: AbortSignal): Promise<ReleaseSlot> {
+    signal?.throwIfAborted();
+    await this.#takeSlot(signal);
+    let released = false;
+    const release: ReleaseSlot = () => {
+      if (released) return;
+      released = true;
+      this.#releaseSlot();
+    };
+    try {
+      await this.#waitForStart(signal);
+    } catch (error) {
+      release();
+      throw error;
+    }
+    return release;
+  }
+
+  async #takeSlot(signal: AbortSignal | undefined): Promise<void> {
+    if (this.#inFlight < this.#maxConcurrent) {
+      this.#inFlight += 1;
+      return;
+    }
+    await new Promise<void>((resolve, reject) => {
+      const onAbort = (): void => {
+        const index = this.#waiters.indexOf(waiter);
+        if (index >= 0) this.#waiters.splice(index, 1);
+        reject(signal?.reason as Error);
+      };
+      // The releaser hands its slot over directly (#inFlight unchanged), so FIFO order holds.
+      const waiter: SlotWaiter = {
+        grant: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+      };
+      this.#waiters.push(waiter);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  #releaseSlot(): void {
+    const next = this.#waiters.shift();
+    if (next) next.grant();
+    else this.#inFlight -= 1;
+  }
+
+  async #waitForStart(signal: AbortSignal | undefined): Promise<void> {
+    // A loop because a 429 elsewhere may extend the pause while this request sleeps.
+    for (;;) {
+      const now = this.#now();
+      const startAt = Math.max(now, this.#nextStartAt, this.#pausedUntil);
+      // Reserve the start time now so concurrent waiters line up behind each other.
+      this.#nextStartAt = startAt + this.#intervalMs;
+      if (startAt <= now) return;
+      await sleep(startAt - now, undefined, signal ? { signal } : undefined);
+      if (this.#now() >= this.#pausedUntil) return;
+    }
+  }
+}

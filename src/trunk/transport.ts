@@ -1,0 +1,213 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { Pool } from 'undici';
+import type { Dispatcher } from 'undici';
+import type { Secret } from '../config/secret.js';
+import { TrunkApiError } from './errors.js';
+import type { ApiCallObserver } from './observer.js';
+import { RequestLimiter } from './requestLimiter.js';
+import type { Endpoint } from './schemas.js';
+
+/** What one call is about, for error messages and logs. */
+export interface CallTarget {
+  readonly endpoint: Endpoint;
+  /** `host/owner/name`. */
+  readonly repo: string;
+  readonly branch: string | undefined;
+}
+
+/** One finished exchange: a status with its body, or a transport failure. */
+export type AttemptOutcome =
+  | {
+      readonly kind: 'response';
+      readonly status: number;
+      readonly headers: IncomingHttpHeaders;
+      readonly requestId: string | undefined;
+      readonly text: string;
+    }
+  | {
+      readonly kind: 'failure';
+      readonly reason: 'timeout' | 'network_error';
+      readonly requestId: string | undefined;
+      /** e.g. `network error: UND_ERR_SOCKET other side closed`; may need scrubbing. */
+      readonly detail: string;
+      readonly cause: unknown;
+    };
+
+/** Everything the transport needs; the retry policy lives in the client. */
+export interface TrunkTransportOptions {
+  readonly apiUrl: string;
+  readonly token: Secret;
+  readonly timeoutMs: number;
+  readonly maxConcurrentRequests: number;
+  readonly maxRequestsPerSecond: number;
+  readonly observer: ApiCallObserver;
+  readonly userAgent: string;
+}
+
+/** Error bodies are read up to this size for the excerpt; the rest is dropped with the socket. */
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
+
+const UNDICI_TIMEOUT_CODES: ReadonlySet<string> = new Set([
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+]);
+
+/**
+ * Sends single attempts to the API origin through one connection pool and the shared limits, and
+ * reports each finished attempt to the observer.
+ */
+export class TrunkTransport {
+  readonly #pool: Pool;
+  readonly #basePath: string;
+  readonly #token: Secret;
+  readonly #timeoutMs: number;
+  readonly #observer: ApiCallObserver;
+  readonly #userAgent: string;
+  readonly #limiter: RequestLimiter;
+
+  constructor(options: TrunkTransportOptions) {
+    const url = new URL(options.apiUrl);
+    this.#basePath = url.pathname.replace(/\/+$/, '');
+    this.#token = options.token;
+    this.#timeoutMs = options.timeoutMs;
+    this.#observer = options.observer;
+    this.#userAgent = options.userAgent;
+    this.#limiter = new RequestLimiter({
+      maxConcurrent: options.maxConcurrentRequests,
+      maxPerSecond: options.maxRequestsPerSecond,
+    });
+    this.#pool = new Pool(url.origin, {
+      connections: options.maxConcurrentRequests,
+      connectTimeout: options.timeoutMs,
+    });
+  }
+
+  /** Epoch ms until which a 429 holds every request back (0 or past when not paused). */
+  get pausedUntil(): number {
+    return this.#limiter.pausedUntil;
+  }
+
+  /** Holds back every request of this transport until `epochMs` (Trunk's limit is org-wide). */
+  pauseUntil(epochMs: number): void {
+    this.#limiter.pauseUntil(epochMs);
+  }
+
+  /**
+   * Attempt number `attempt` of a call: waits for the limiter, then sends. Resolves with whatever
+   * happened on the wire; rejects only with a TrunkApiError `aborted` when `signal` fires.
+   */
+  async send(
+    target: CallTarget,
+    payload: string,
+    signal: AbortSignal,
+    attempt: number,
+  ): Promise<AttemptOutcome> {
+    const aborted = (attempts: number, cause: unknown): TrunkApiError =>
+      new TrunkApiError({
+        ...target,
+        reason: 'aborted',
+        status: undefined,
+        requestId: undefined,
+        attempts,
+        detail: 'aborted',
+        cause,
+      });
+    let release: () => void;
+    try {
+      release = await this.#limiter.acquire(signal);
+    } catch (error) {
+      throw aborted(attempt - 1, error);
+    }
+    const started = performance.now();
+    // Started after the limiter admits the request, so queueing never eats into the timeout.
+    const timeoutSignal = AbortSignal.timeout(this.#timeoutMs);
+    let response: Dispatcher.ResponseData | undefined;
+    let outcome: AttemptOutcome;
+    try {
+      response = await this.#pool.request({
+        method: 'POST',
+        path: `${this.#basePath}/${target.endpoint}`,
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json',
+          'user-agent': this.#userAgent,
+          'x-api-token': this.#token.reveal(),
+        },
+        body: payload,
+        signal: AbortSignal.any([signal, timeoutSignal]),
+        headersTimeout: this.#timeoutMs,
+        bodyTimeout: this.#timeoutMs,
+      });
+      const { statusCode: status, headers } = response;
+      const requestId = firstHeader(headers['x-request-id']);
+      let text: string;
+      if (status >= 200 && status < 300) {
+        text = await response.body.text();
+      } else {
+        // The status decides what happens next; a body that fails mid-way only loses the excerpt.
+        text = await readAtMost(response.body, MAX_ERROR_BODY_BYTES).catch(() => '');
+        signal.throwIfAborted();
+      }
+      outcome = { kind: 'response', status, headers, requestId, text };
+    } catch (error) {
+      // A body left half-read would pin the socket; destroying a consumed one is a no-op.
+      response?.body.destroy();
+      if (signal.aborted) {
+        release();
+        throw aborted(attempt, error);
+      }
+      const timedOut = timeoutSignal.aborted || UNDICI_TIMEOUT_CODES.has(errorCode(error) ?? '');
+      outcome = {
+        kind: 'failure',
+        reason: timedOut ? 'timeout' : 'network_error',
+        requestId: response ? firstHeader(response.headers['x-request-id']) : undefined,
+        detail: timedOut
+          ? `timed out after ${this.#timeoutMs / 1000}s`
+          : `network error: ${describeError(error)}`,
+        cause: error,
+      };
+    }
+    release();
+    const code = outcome.kind === 'response' ? String(outcome.status) : outcome.reason;
+    this.#observer.requestFinished(target.endpoint, code, (performance.now() - started) / 1000);
+    return outcome;
+  }
+
+  /** Closes the pool once in-flight requests are done (abort them first for a quick exit). */
+  async close(): Promise<void> {
+    await this.#pool.close();
+  }
+}
+
+function firstHeader(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function errorCode(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null || !('code' in error)) return undefined;
+  return typeof error.code === 'string' ? error.code : undefined;
+}
+
+function describeError(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const code = errorCode(error);
+  return code === undefined ? message : `${code} ${message}`;
+}
+
+async function readAtMost(
+  body: Dispatcher.ResponseData['body'],
+  maxBytes: number,
+): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+    chunks.push(buffer);
+    size += buffer.length;
+    // Leaving the loop destroys the stream, which closes the connection instead of draining it.
+    if (size >= maxBytes) break;
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

@@ -1,0 +1,59 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { pullRequestResponse, queueResponse } from './fixtures.js';
+import { REPO, cleanUp, makeClient, sendJson, sendText, startApiServer } from './harness.js';
+
+afterEach(cleanUp);
+
+describe('TrunkClient global limits', () => {
+  it('keeps at most maxConcurrentRequests in flight across calls', async () => {
+    const server = await startApiServer((_req, res) => {
+      setTimeout(() => {
+        sendJson(res, 200, queueResponse());
+      }, 80);
+    });
+    const { client } = makeClient(server.apiUrl, { maxConcurrentRequests: 2 });
+
+    const calls = Array.from({ length: 8 }, (_, index) => client.getQueue(REPO, `b${index}`));
+    await Promise.all(calls);
+
+    expect(server.requests).toHaveLength(8);
+    expect(server.maxInFlight()).toBe(2);
+  });
+
+  it('starts at most maxRequestsPerSecond requests in any second', async () => {
+    const server = await startApiServer((_req, res) => {
+      sendJson(res, 200, queueResponse());
+    });
+    const { client } = makeClient(server.apiUrl, {
+      maxConcurrentRequests: 8,
+      maxRequestsPerSecond: 10,
+    });
+
+    await Promise.all(Array.from({ length: 14 }, () => client.getQueue(REPO, 'main')));
+
+    const starts = server.requests.map((request) => request.receivedAt).sort((a, b) => a - b);
+    // The 11th start after any start must fall a second later (allowing socket jitter).
+    for (let index = 0; index + 10 < starts.length; index += 1) {
+      expect((starts[index + 10] ?? 0) - (starts[index] ?? 0)).toBeGreaterThanOrEqual(970);
+    }
+  });
+
+  it('holds back every call of the client after a 429 with Retry-After', async () => {
+    const server = await startApiServer((req, res, index) => {
+      if (index === 0) sendText(res, 429, 'rate limited', { 'retry-after': '1' });
+      else if (req.url === '/v1/getQueue') sendJson(res, 200, queueResponse());
+      else sendJson(res, 200, pullRequestResponse());
+    });
+    const { client } = makeClient(server.apiUrl);
+
+    const queue = client.getQueue(REPO, 'main');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const pr = await client.getSubmittedPullRequest(REPO, 'main', 1);
+    await queue;
+
+    expect(pr?.prNumber).toBe(2147483647);
+    const limitedAt = server.requests[0]?.receivedAt ?? 0;
+    const prRequest = server.requests.find((request) => request.url.endsWith('PullRequest'));
+    expect((prRequest?.receivedAt ?? 0) - limitedAt).toBeGreaterThanOrEqual(1000 - 5);
+  });
+});
