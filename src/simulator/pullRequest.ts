@@ -1,0 +1,168 @@
+// One simulated pull request in a merge queue: its fixed facts, its mutable state and readiness.
+import type { Random } from './random.js';
+import { pickAuthor, pickPullRequestTitle } from './vocabulary.js';
+
+/** Pull request states of trunk-api-v1.md section 3. */
+export const PULL_REQUEST_STATES = [
+  'not_ready',
+  'pending',
+  'testing',
+  'tests_passed',
+  'pending_failure',
+  'merged',
+  'failed',
+  'cancelled',
+] as const;
+export type PullRequestState = (typeof PULL_REQUEST_STATES)[number];
+
+/** States in which a pull request has left the queue. */
+export type FinalPullRequestState = Extract<PullRequestState, 'merged' | 'failed' | 'cancelled'>;
+
+/** The live schema's host mergeability values (trunk-api-notes.md). */
+export type HostMergeability = 'unspecified' | 'in_progress' | 'mergeable' | 'not_mergeable';
+
+export type PriorityName = 'urgent' | 'high' | 'medium' | 'low';
+
+/** Trunk's named priorities: lower is more urgent. */
+export const PRIORITY_VALUES: Readonly<Record<PriorityName, number>> = {
+  urgent: 0,
+  high: 10,
+  medium: 100,
+  low: 200,
+};
+
+/** The priority Trunk uses when a submission names none. */
+export const DEFAULT_PRIORITY_NAME: PriorityName = 'medium';
+
+export interface SimulatedReadiness {
+  requiresImpactedTargets: boolean;
+  hasImpactedTargets: boolean;
+  doesBaseBranchMatch: boolean;
+  mergeability: HostMergeability;
+}
+
+export interface SimulatedPullRequest {
+  readonly id: string;
+  readonly number: number;
+  readonly title: string;
+  readonly sha: string;
+  readonly author: string;
+  readonly baseBranch: string;
+  readonly priorityName: PriorityName;
+  /** True when the submission named no priority, so Trunk applied the default. */
+  readonly usedDefaultPriority: boolean;
+  readonly skipTheLine: boolean;
+  readonly noBatch: boolean;
+  /** Force-enqueued pull requests skip the readiness rule. */
+  readonly forceEnqueued: boolean;
+  /** Submission order, for first-in-first-out among equal priorities. */
+  readonly sequence: number;
+  state: PullRequestState;
+  /** Unix seconds of the last state change. */
+  stateChangedAt: number;
+  readonly readiness: SimulatedReadiness;
+  /** Unix seconds when the current test run or pending-failure wait ends. */
+  phaseEndsAt: number;
+  /** Outcome of the current test run, drawn when it starts. */
+  testWillPass: boolean;
+  /** Set when a pull request ahead failed while this one waited in `pending_failure`. */
+  blamedOnPullRequestAhead: boolean;
+}
+
+export interface NewPullRequestParams {
+  readonly number: number;
+  readonly baseBranch: string;
+  readonly sequence: number;
+  readonly now: number;
+  readonly requiresImpactedTargets: boolean;
+}
+
+/** A freshly submitted pull request in `not_ready`, with priorities and flags drawn realistically. */
+export function createPullRequest(
+  random: Random,
+  params: NewPullRequestParams,
+): SimulatedPullRequest {
+  const roll = random.next();
+  // Mostly the default; high and low are common enough to show up, urgent is rare.
+  const priorityName: PriorityName =
+    roll < 0.008 ? 'urgent' : roll < 0.1 ? 'high' : roll < 0.18 ? 'low' : 'medium';
+  const usedDefaultPriority = priorityName === DEFAULT_PRIORITY_NAME && random.chance(0.9);
+  const urgent = priorityName === 'urgent';
+  const mergeabilityRoll = random.next();
+  return {
+    id: random.uuid(),
+    number: params.number,
+    title: urgent ? `Hotfix: ${pickPullRequestTitle(random)}` : pickPullRequestTitle(random),
+    sha: random.hex(40),
+    author: pickAuthor(random),
+    baseBranch: params.baseBranch,
+    priorityName,
+    usedDefaultPriority,
+    skipTheLine: random.chance(0.01),
+    noBatch: random.chance(0.05),
+    forceEnqueued: random.chance(0.02),
+    sequence: params.sequence,
+    state: 'not_ready',
+    stateChangedAt: params.now,
+    readiness: {
+      requiresImpactedTargets: params.requiresImpactedTargets,
+      // Hotfixes usually come with targets already computed; others wait for CI to upload them.
+      hasImpactedTargets: urgent ? random.chance(0.8) : false,
+      doesBaseBranchMatch: random.chance(0.97),
+      mergeability:
+        mergeabilityRoll < 0.02
+          ? 'unspecified'
+          : mergeabilityRoll < 0.7
+            ? 'in_progress'
+            : 'mergeable',
+    },
+    phaseEndsAt: params.now,
+    testWillPass: true,
+    blamedOnPullRequestAhead: false,
+  };
+}
+
+/** The readiness rule of trunk-api-v1.md 2.7 (force-enqueued pull requests bypass it). */
+export function isReadyToTest(pr: SimulatedPullRequest): boolean {
+  if (pr.forceEnqueued) return true;
+  const r = pr.readiness;
+  return (
+    r.doesBaseBranchMatch &&
+    r.mergeability === 'mergeable' &&
+    (!r.requiresImpactedTargets || r.hasImpactedTargets)
+  );
+}
+
+/** Moves the readiness signals of a `not_ready` pull request one step towards (or away from) ready. */
+export function evolveReadiness(random: Random, pr: SimulatedPullRequest): void {
+  const r = pr.readiness;
+  if (!r.hasImpactedTargets && random.chance(0.08)) r.hasImpactedTargets = true;
+  if (!r.doesBaseBranchMatch && random.chance(0.02)) r.doesBaseBranchMatch = true;
+  switch (r.mergeability) {
+    case 'unspecified':
+      r.mergeability = 'in_progress';
+      break;
+    case 'in_progress':
+      // Usually resolves within a minute; sometimes the host finds a conflict.
+      if (random.chance(0.3)) r.mergeability = random.chance(0.08) ? 'not_mergeable' : 'mergeable';
+      break;
+    case 'not_mergeable':
+      // The author rebases after a while.
+      if (random.chance(0.012)) r.mergeability = 'in_progress';
+      break;
+    case 'mergeable':
+      break;
+  }
+}
+
+/** Whether a state means the pull request has left the queue. */
+export function isFinalState(state: PullRequestState): state is FinalPullRequestState {
+  return state === 'merged' || state === 'failed' || state === 'cancelled';
+}
+
+/** Queue order: skip-the-line first, then priority value, then submission order. */
+export function compareQueueOrder(a: SimulatedPullRequest, b: SimulatedPullRequest): number {
+  if (a.skipTheLine !== b.skipTheLine) return a.skipTheLine ? -1 : 1;
+  const byPriority = PRIORITY_VALUES[a.priorityName] - PRIORITY_VALUES[b.priorityName];
+  return byPriority !== 0 ? byPriority : a.sequence - b.sequence;
+}

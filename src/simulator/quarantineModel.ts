@@ -1,0 +1,141 @@
+// One repository's list of quarantined tests. Tests are added and removed over time, slowly growing
+// on average. Every change makes a new immutable version of the list and recent versions are kept,
+// so a client walking the pages with tokens sees one consistent list even while it changes.
+import type { Random } from './random.js';
+import type { SimulatorStatistics } from './statistics.js';
+import {
+  pickTestIdentity,
+  TEAMS_BY_STYLE,
+  VARIANTS_BY_STYLE,
+  type TestIdentity,
+  type TestStyle,
+} from './vocabulary.js';
+
+export type QuarantineStatus = 'HEALTHY' | 'FLAKY' | 'BROKEN';
+export type QuarantineSetting = 'ALWAYS_QUARANTINE' | 'AUTO_QUARANTINE';
+
+/** An immutable quarantined test; a status change replaces the object. */
+export interface SimulatedQuarantinedTest extends TestIdentity {
+  readonly testCaseId: string;
+  readonly codeowners: readonly string[];
+  readonly variant: string;
+  /** Unix seconds. */
+  readonly quarantinedAt: number;
+  /** Unix seconds. */
+  readonly statusLastUpdatedAt: number;
+  readonly status: QuarantineStatus;
+  readonly setting: QuarantineSetting;
+}
+
+export interface QuarantineListModel {
+  /** Increases on every change of the list. */
+  readonly version: number;
+  /** The current list, oldest quarantine first. */
+  readonly tests: readonly SimulatedQuarantinedTest[];
+  /** The list as it was at `version`, while that version is still kept. */
+  atVersion(version: number): readonly SimulatedQuarantinedTest[] | undefined;
+  /** Moves the list forward by one step ending at `now`. */
+  step(now: number): void;
+}
+
+/** How many past versions stay readable through page tokens. */
+const KEPT_VERSIONS = 32;
+
+const DAY = 86_400;
+
+/** A list of 40-150 tests quarantined over the last four months, for a repository of `owner`. */
+export function createQuarantineListModel(
+  random: Random,
+  style: TestStyle,
+  owner: string,
+  now: number,
+  statistics: SimulatorStatistics,
+): QuarantineListModel {
+  const teams = TEAMS_BY_STYLE[style].map((team) => `@${owner}/${team}`);
+
+  const drawCodeowners = (): readonly string[] => {
+    const roll = random.next();
+    if (roll < 0.12) return [];
+    const first = random.pick(teams);
+    if (roll > 0.85) {
+      const second = random.pick(teams.filter((team) => team !== first));
+      return [first, second];
+    }
+    return [first];
+  };
+
+  const drawTest = (
+    quarantinedAt: number,
+    statusLastUpdatedAt: number,
+    status: QuarantineStatus,
+  ) => ({
+    ...pickTestIdentity(random, style),
+    testCaseId: random.uuid(),
+    codeowners: drawCodeowners(),
+    variant: random.chance(0.75) ? '' : random.pick(VARIANTS_BY_STYLE[style]),
+    quarantinedAt,
+    statusLastUpdatedAt,
+    status,
+    setting: random.chance(0.8) ? ('AUTO_QUARANTINE' as const) : ('ALWAYS_QUARANTINE' as const),
+  });
+
+  const initial: SimulatedQuarantinedTest[] = [];
+  const count = random.int(40, 150);
+  for (let i = 0; i < count; i++) {
+    const quarantinedAt = now - random.int(3600, 120 * DAY);
+    const statusRoll = random.next();
+    const status: QuarantineStatus =
+      statusRoll < 0.7 ? 'FLAKY' : statusRoll < 0.9 ? 'BROKEN' : 'HEALTHY';
+    initial.push(drawTest(quarantinedAt, random.int(quarantinedAt, now), status));
+  }
+  initial.sort((a, b) => a.quarantinedAt - b.quarantinedAt);
+
+  let version = 0;
+  let tests: readonly SimulatedQuarantinedTest[] = initial;
+  const history = new Map<number, readonly SimulatedQuarantinedTest[]>([[version, tests]]);
+
+  const publish = (next: readonly SimulatedQuarantinedTest[]): void => {
+    version += 1;
+    tests = next;
+    history.set(version, next);
+    history.delete(version - KEPT_VERSIONS);
+  };
+
+  const add = (now: number): void => {
+    publish([...tests, drawTest(now, now, random.chance(0.8) ? 'FLAKY' : 'BROKEN')]);
+    statistics.quarantineAdded += 1;
+  };
+
+  const remove = (): void => {
+    // Auto-quarantine releases tests that turned healthy; a person sometimes releases any test.
+    const healthy = tests.filter((test) => test.status === 'HEALTHY');
+    const victim =
+      healthy.length > 0 && random.chance(0.7) ? random.pick(healthy) : random.pick(tests);
+    publish(tests.filter((test) => test !== victim));
+    statistics.quarantineRemoved += 1;
+  };
+
+  const changeStatus = (now: number): void => {
+    const target = random.pick(tests);
+    const others = (['HEALTHY', 'FLAKY', 'BROKEN'] as const).filter((s) => s !== target.status);
+    const changed = { ...target, status: random.pick(others), statusLastUpdatedAt: now };
+    publish(tests.map((test) => (test === target ? changed : test)));
+    statistics.quarantineStatusChanges += 1;
+  };
+
+  return {
+    get version() {
+      return version;
+    },
+    get tests() {
+      return tests;
+    },
+    atVersion: (wanted) => history.get(wanted),
+    step(now) {
+      // Adds slightly outpace removals, so the list grows slowly; growth halves past 400 tests.
+      if (random.chance(tests.length > 400 ? 0.00125 : 0.0025)) add(now);
+      if (tests.length > 0 && random.chance(0.0022)) remove();
+      if (tests.length > 0 && random.chance(0.004)) changeStatus(now);
+    },
+  };
+}

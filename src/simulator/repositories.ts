@@ -1,0 +1,32 @@
+// Which repositories, merge queues and organization the simulator answers for.
+
+/** A repository the simulator knows: one quarantine list, one merge queue per branch. */
+export interface SimulatedRepository {
+  readonly host: string;
+  readonly owner: string;
+  readonly name: string;
+  /** Target branches that have a merge queue. */
+  readonly branches: readonly string[];
+}
+
+/** The organization slug the quarantine endpoint accepts unless told otherwise. */
+export const SIMULATOR_ORG_SLUG = 'acme';
+
+/** The API token `--demo` mode uses for the simulator; it guards nothing real. */
+export const SIMULATOR_DEMO_TOKEN = 'demo-token';
+
+/** Four queues over three repositories: enough to show per-repo and per-branch series. */
+export const DEFAULT_SIMULATED_REPOSITORIES: readonly SimulatedRepository[] = [
+  { host: 'github.com', owner: 'acme', name: 'web', branches: ['main', 'release'] },
+  { host: 'github.com', owner: 'acme', name: 'api', branches: ['main'] },
+  { host: 'github.com', owner: 'acme', name: 'mobile', branches: ['develop'] },
+];
+
+/** The `host/owner/name` key of a repository reference. */
+export function repositoryKey(repo: {
+  readonly host: string;
+  readonly owner: string;
+  readonly name: string;
+}): string {
+  return `${repo.host}/${repo.owner}/${repo.name}`;
+}

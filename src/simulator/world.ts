@@ -1,0 +1,218 @@
+// The simulated Trunk organization: every merge queue and quarantine list, moved forward in fixed
+// steps by a seeded PRNG. State changes only through advance(), so a seed and a sequence of
+// advance() times replay exactly.
+import { createMergeQueueModel, type MergeQueueModel } from './mergeQueueModel.js';
+import { decodePageToken, encodePageToken, pageListKey } from './pageToken.js';
+import { createQuarantineListModel, type QuarantineListModel } from './quarantineModel.js';
+import { createRandom, deriveSeed, type Random } from './random.js';
+import {
+  DEFAULT_SIMULATED_REPOSITORIES,
+  repositoryKey,
+  type SimulatedRepository,
+} from './repositories.js';
+import {
+  renderMergeQueue,
+  renderQuarantinedTest,
+  renderSubmittedPullRequest,
+  type MergeQueueBody,
+  type QuarantinedTestsPageBody,
+  type SimulatorFlavour,
+  type SubmittedPullRequestBody,
+} from './responses.js';
+import { copyStatistics, createStatistics, type SimulatorStatistics } from './statistics.js';
+import { testStyleFor } from './vocabulary.js';
+
+/** 2026-01-01T00:00:00Z: the default start, so tests do not depend on the wall clock. */
+export const DEFAULT_SIMULATOR_START_TIME = Date.UTC(2026, 0, 1) / 1000;
+
+/** Simulated seconds per model step. */
+export const SIMULATOR_STEP_SECONDS = 5;
+
+/** Simulated time run before startTime, so queues are already busy when the world is created. */
+const WARM_UP_SECONDS = 2 * 3600;
+
+export interface SimulatorWorldOptions {
+  readonly seed: number;
+  /** Unix seconds; defaults to DEFAULT_SIMULATOR_START_TIME. */
+  readonly startTime?: number;
+  readonly flavour?: SimulatorFlavour;
+  readonly repositories?: readonly SimulatedRepository[];
+}
+
+/** A repository reference as sent in request bodies. */
+export interface RepositoryReference {
+  readonly host: string;
+  readonly owner: string;
+  readonly name: string;
+}
+
+/** A response body, or why there is none (as an HTTP status and a plain-text message). */
+export type WorldAnswer<T> =
+  | { readonly ok: true; readonly body: T }
+  | { readonly ok: false; readonly status: 400 | 404; readonly message: string };
+
+export interface SimulatorWorld {
+  readonly seed: number;
+  readonly flavour: SimulatorFlavour;
+  readonly repositories: readonly SimulatedRepository[];
+  /** Current simulated time, unix seconds. */
+  now(): number;
+  /** Steps the model forward to `nowSeconds` (no-op for times not ahead by a whole step). */
+  advance(nowSeconds: number): void;
+  getQueue(repo: RepositoryReference, targetBranch: string): WorldAnswer<MergeQueueBody>;
+  getSubmittedPullRequest(
+    repo: RepositoryReference,
+    targetBranch: string,
+    prNumber: number,
+  ): WorldAnswer<SubmittedPullRequestBody>;
+  listQuarantinedTests(
+    repo: RepositoryReference,
+    pageSize: number,
+    pageToken: string,
+  ): WorldAnswer<QuarantinedTestsPageBody>;
+  /** Cumulative event counts (a copy). */
+  statistics(): SimulatorStatistics;
+}
+
+interface RepositoryState {
+  readonly repository: SimulatedRepository;
+  readonly key: string;
+  readonly queues: ReadonlyMap<string, MergeQueueModel>;
+  readonly quarantine: QuarantineListModel;
+}
+
+const notFound = (message: string) => ({ ok: false, status: 404, message }) as const;
+const badRequest = (message: string) => ({ ok: false, status: 400, message }) as const;
+
+/** Creates a world whose state depends only on the seed, the options and later advance() calls. */
+export function createSimulatorWorld(options: SimulatorWorldOptions): SimulatorWorld {
+  const { seed } = options;
+  const flavour = options.flavour ?? 'documented';
+  const repositories = options.repositories ?? DEFAULT_SIMULATED_REPOSITORIES;
+  const startTime = Math.floor(options.startTime ?? DEFAULT_SIMULATOR_START_TIME);
+  const statistics = createStatistics();
+  let time = startTime - WARM_UP_SECONDS;
+
+  const states = new Map<string, RepositoryState>();
+  repositories.forEach((repository, index) => {
+    const key = repositoryKey(repository);
+    const repoRandom = createRandom(deriveSeed(seed, `repo:${key}`));
+    // Pull request numbers are per repository, shared by its queues, with gaps for PRs that
+    // never reach a queue.
+    let lastNumber = repoRandom.int(1000, 9000);
+    const nextNumber = (random: Random): number => {
+      lastNumber += random.int(1, 3);
+      return lastNumber;
+    };
+    const queues = new Map<string, MergeQueueModel>();
+    for (const branch of repository.branches) {
+      const random = createRandom(deriveSeed(seed, `queue:${key}:${branch}`));
+      queues.set(branch, createMergeQueueModel(random, branch, nextNumber, statistics));
+    }
+    const quarantine = createQuarantineListModel(
+      createRandom(deriveSeed(seed, `quarantine:${key}`)),
+      testStyleFor(index),
+      repository.owner,
+      time,
+      statistics,
+    );
+    states.set(key, { repository, key, queues, quarantine });
+  });
+
+  const advance = (nowSeconds: number): void => {
+    while (time + SIMULATOR_STEP_SECONDS <= nowSeconds) {
+      time += SIMULATOR_STEP_SECONDS;
+      for (const state of states.values()) {
+        for (const queue of state.queues.values()) queue.step(time, SIMULATOR_STEP_SECONDS);
+        state.quarantine.step(time);
+      }
+    }
+  };
+  advance(startTime);
+
+  const findQueue = (
+    repo: RepositoryReference,
+    branch: string,
+  ): MergeQueueModel | ReturnType<typeof notFound> => {
+    const state = states.get(repositoryKey(repo));
+    if (state === undefined) return notFound(`repository ${repositoryKey(repo)} not found`);
+    const queue = state.queues.get(branch);
+    if (queue === undefined) {
+      return notFound(`no merge queue for branch ${branch} in ${repositoryKey(repo)}`);
+    }
+    return queue;
+  };
+
+  return {
+    seed,
+    flavour,
+    repositories,
+    now: () => time,
+    advance,
+    getQueue(repo, targetBranch) {
+      const queue = findQueue(repo, targetBranch);
+      if ('ok' in queue) return queue;
+      return { ok: true, body: renderMergeQueue(queue, flavour) };
+    },
+    getSubmittedPullRequest(repo, targetBranch, prNumber) {
+      const queue = findQueue(repo, targetBranch);
+      if ('ok' in queue) return queue;
+      const pr = queue.find(prNumber);
+      if (pr === undefined) {
+        return notFound(`pull request ${prNumber} was not submitted to the ${targetBranch} queue`);
+      }
+      return { ok: true, body: renderSubmittedPullRequest(pr, flavour) };
+    },
+    listQuarantinedTests(repo, pageSize, pageToken) {
+      const key = repositoryKey(repo);
+      const state = states.get(key);
+      if (state === undefined) return notFound(`repository ${key} not found`);
+      if (!Number.isInteger(pageSize) || pageSize < 1) {
+        return badRequest('page_query.page_size must be a positive integer');
+      }
+      const listKey = pageListKey(key);
+      const model = state.quarantine;
+      let list = model.tests;
+      let listVersion = model.version;
+      let offset = 0;
+      if (pageToken !== '') {
+        const cursor = decodePageToken(pageToken);
+        if (
+          cursor === undefined ||
+          cursor.listKey !== listKey ||
+          cursor.listVersion > listVersion
+        ) {
+          return badRequest('page_query.page_token is not a valid page token for this repository');
+        }
+        // A walk stays on the list version it started on; once that version is no longer kept,
+        // it continues on the current list, as a live API would.
+        const kept = model.atVersion(cursor.listVersion);
+        if (kept !== undefined) {
+          list = kept;
+          listVersion = cursor.listVersion;
+        }
+        offset = cursor.offset;
+      }
+      const total = list.length;
+      const totalPages = Math.ceil(total / pageSize);
+      const token = (at: number): string => encodePageToken({ offset: at, listVersion, listKey });
+      return {
+        ok: true,
+        body: {
+          quarantined_tests: list
+            .slice(offset, offset + pageSize)
+            .map((test) => renderQuarantinedTest(test, flavour)),
+          page: {
+            total_rows: total,
+            total_pages: totalPages,
+            next_page_token: offset + pageSize < total ? token(offset + pageSize) : '',
+            prev_page_token: offset > 0 ? token(Math.max(0, offset - pageSize)) : '',
+            last_page_token: totalPages > 0 ? token((totalPages - 1) * pageSize) : '',
+            page_index: Math.floor(offset / pageSize),
+          },
+        },
+      };
+    },
+    statistics: () => copyStatistics(statistics),
+  };
+}
