@@ -1,0 +1,83 @@
+import { Secret } from '../config/secret.js';
+import type { ExporterConfig } from '../config/types.js';
+import { startExporter, type RunningExporter } from '../exporter.js';
+import type { Logger } from '../log/logger.js';
+import {
+  DEFAULT_SIMULATED_REPOSITORIES,
+  SIMULATOR_DEMO_TOKEN,
+  SIMULATOR_ORG_SLUG,
+  repositoryKey,
+} from '../simulator/repositories.js';
+import { startSimulatorServer } from '../simulator/server.js';
+import { createSimulatorWorld } from '../simulator/world.js';
+
+interface DemoOptions {
+  readonly logger: Logger;
+  readonly version: string;
+  /** Port of the exporter; the simulator always takes a free loopback port. */
+  readonly port: number;
+  readonly address?: string;
+  readonly seed?: number;
+}
+
+/**
+ * The built-in demo: the simulator on a free loopback port, moving in real time, and an exporter
+ * polling it with short intervals so the metrics visibly change within a minute.
+ */
+export async function startDemo(options: DemoOptions): Promise<RunningExporter> {
+  const world = createSimulatorWorld({ seed: options.seed ?? 1, startTime: Date.now() / 1000 });
+  const simulator = await startSimulatorServer({
+    world,
+    token: SIMULATOR_DEMO_TOKEN,
+    autoAdvance: { tickMs: 1000 },
+    logger: options.logger.child({ component: 'simulator' }),
+  });
+  let exporter: RunningExporter;
+  try {
+    exporter = await startExporter(demoConfig(simulator.baseUrl, options), options);
+  } catch (error) {
+    await simulator.close();
+    throw error;
+  }
+  options.logger.info(
+    `demo: Trunk API simulator on ${simulator.baseUrl}; metrics on ${exporter.url}/metrics`,
+  );
+  return {
+    ...exporter,
+    async stop() {
+      await exporter.stop();
+      await simulator.close();
+    },
+  };
+}
+
+/** The demo's configuration: every simulated repository, flaky tests included. */
+export function demoConfig(
+  apiUrl: string,
+  options: Pick<DemoOptions, 'port' | 'address'>,
+): ExporterConfig {
+  return {
+    trunk: {
+      apiUrl,
+      token: new Secret(SIMULATOR_DEMO_TOKEN),
+      orgUrlSlug: SIMULATOR_ORG_SLUG,
+      timeoutSeconds: 5,
+      maxConcurrentRequests: 8,
+      maxRequestsPerSecond: 50,
+    },
+    server: { address: options.address ?? '0.0.0.0', port: options.port },
+    polling: {
+      mergeQueueIntervalSeconds: 5,
+      flakyTestsIntervalSeconds: 30,
+      pullRequestDetails: true,
+      staleAfterSeconds: 120,
+    },
+    metrics: { topCodeowners: 20 },
+    targets: DEFAULT_SIMULATED_REPOSITORIES.map((repository) => ({
+      repo: { host: repository.host, owner: repository.owner, name: repository.name },
+      name: repositoryKey(repository),
+      branches: repository.branches,
+      flakyTests: true,
+    })),
+  };
+}

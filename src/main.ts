@@ -1,0 +1,148 @@
+import { parseCommandLine, USAGE, UsageError, type Command } from './cli/arguments.js';
+import { loadConfigFile } from './config/load.js';
+import { ConfigError, formatProblem } from './config/problems.js';
+import type { ExporterConfig } from './config/types.js';
+import { startDemo } from './demo/demo.js';
+import { startExporter, type RunningExporter } from './exporter.js';
+import { createLogger, type Logger } from './log/logger.js';
+import { startSimulatorServer } from './simulator/server.js';
+import { SIMULATOR_DEMO_TOKEN } from './simulator/repositories.js';
+import { createSimulatorWorld } from './simulator/world.js';
+import { VERSION } from './version.js';
+
+/** Exit status for a bad command line or configuration, as `--check-config` documents. */
+const EXIT_USAGE = 2;
+/** How long shutdown may take before the process gives up waiting for in-flight work. */
+const SHUTDOWN_GRACE_MS = 5000;
+
+/** Runs the command line; resolves to the exit status once the command has finished. */
+export async function main(argv: readonly string[]): Promise<number> {
+  let command: Command;
+  try {
+    command = parseCommandLine(argv);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`trunk-exporter: ${error.message}\n\n${USAGE}`);
+    return EXIT_USAGE;
+  }
+  switch (command.name) {
+    case 'help':
+      process.stdout.write(USAGE);
+      return 0;
+    case 'version':
+      process.stdout.write(`trunk-exporter ${VERSION}\n`);
+      return 0;
+    case 'check-config':
+      return checkConfig(command.configPath);
+    case 'simulate': {
+      const logger = createLogger({ level: command.logLevel, secrets: () => [] });
+      const world = createSimulatorWorld({
+        seed: command.seed,
+        flavour: command.flavour,
+        startTime: Date.now() / 1000,
+      });
+      return startThenRun(async () => {
+        const simulator = await startSimulatorServer({
+          world,
+          token: command.token ?? SIMULATOR_DEMO_TOKEN,
+          host: command.host,
+          port: command.port,
+          autoAdvance: { tickMs: 1000 },
+          logger,
+        });
+        logger.info(`Trunk API simulator listening on ${simulator.baseUrl}`);
+        return { stop: () => simulator.close() };
+      }, logger);
+    }
+    case 'demo': {
+      const logger = createLogger({ level: command.logLevel, secrets: () => [] });
+      return startThenRun(
+        () => startDemo({ logger, version: VERSION, port: command.port ?? 9740 }),
+        logger,
+      );
+    }
+    case 'run': {
+      let config: ExporterConfig;
+      try {
+        config = await loadConfigFile(command.configPath);
+      } catch (error) {
+        if (!(error instanceof ConfigError)) throw error;
+        printProblems(error);
+        return EXIT_USAGE;
+      }
+      const token = config.trunk.token;
+      const logger = createLogger({ level: command.logLevel, secrets: () => [token.reveal()] });
+      const effective =
+        command.port === undefined
+          ? config
+          : { ...config, server: { ...config.server, port: command.port } };
+      return startThenRun(() => startExporter(effective, { logger, version: VERSION }), logger);
+    }
+  }
+}
+
+/** Starts something long-running; a start-up failure (a port in use…) is one log line and exit 1. */
+async function startThenRun(
+  start: () => Promise<Pick<RunningExporter, 'stop'>>,
+  logger: Logger,
+): Promise<number> {
+  let running: Pick<RunningExporter, 'stop'>;
+  try {
+    running = await start();
+  } catch (error) {
+    logger.fatal(
+      { err: error },
+      `cannot start: ${error instanceof Error ? error.message : String(error)}`,
+    );
+    return 1;
+  }
+  return runUntilSignal(running, logger);
+}
+
+async function checkConfig(path: string): Promise<number> {
+  try {
+    const config = await loadConfigFile(path);
+    const queues = config.targets.reduce((sum, target) => sum + target.branches.length, 0);
+    process.stdout.write(
+      `${path}: OK (${config.targets.length} repositories, ${queues} merge queues)\n`,
+    );
+    return 0;
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    printProblems(error);
+    return EXIT_USAGE;
+  }
+}
+
+function printProblems(error: ConfigError): void {
+  const lines = error.problems.map((problem) => `${error.source}: ${formatProblem(problem)}`);
+  process.stderr.write(`${lines.join('\n')}\n`);
+}
+
+/** Keeps running until SIGTERM or SIGINT, then stops within the grace period. */
+async function runUntilSignal(
+  running: Pick<RunningExporter, 'stop'>,
+  logger: Logger,
+): Promise<number> {
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGTERM', () => {
+      resolve('SIGTERM');
+    });
+    process.once('SIGINT', () => {
+      resolve('SIGINT');
+    });
+  });
+  logger.info({ signal }, 'shutting down');
+  const timeout = new Promise<'timeout'>((resolve) =>
+    setTimeout(() => {
+      resolve('timeout');
+    }, SHUTDOWN_GRACE_MS).unref(),
+  );
+  const outcome = await Promise.race([running.stop().then(() => 'stopped' as const), timeout]);
+  if (outcome === 'timeout') {
+    logger.warn(`shutdown took longer than ${SHUTDOWN_GRACE_MS / 1000}s; exiting anyway`);
+    // In-flight work would keep the event loop alive past the grace period.
+    process.exit(0);
+  }
+  return 0;
+}
