@@ -6,6 +6,8 @@ import type express from 'express';
 /** How long close() lets in-flight scrapes finish before it cuts their connections. */
 const CLOSE_GRACE_MS = 5_000;
 
+const UNSPECIFIED_ADDRESSES = new Set(['0.0.0.0', '::']);
+
 export interface RunningHttpServer {
   server: Server;
   /** Base URL of the bound socket, e.g. `http://127.0.0.1:9740`. */
@@ -29,7 +31,9 @@ export function startHttpServer(
     server.listen(port, address, () => {
       server.off('error', onError);
       const bound = server.address() as AddressInfo;
-      const host = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
+      // A wildcard bind is reachable on loopback; print that rather than an address no browser opens.
+      const address = UNSPECIFIED_ADDRESSES.has(bound.address) ? '127.0.0.1' : bound.address;
+      const host = address.includes(':') ? `[${address}]` : address;
       resolve({
         server,
         url: `http://${host}:${bound.port}`,

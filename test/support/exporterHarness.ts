@@ -1,0 +1,119 @@
+// Starts real exporters against a real simulator on loopback for the end-to-end tests, and stops
+// everything after each test.
+import { Writable } from 'node:stream';
+import { afterEach } from 'vitest';
+import { parseConfig } from '../../src/config/load.js';
+import { startExporter, type RunningExporter } from '../../src/exporter.js';
+import { createLogger } from '../../src/log/logger.js';
+import { startSimulatorServer, type RunningSimulator } from '../../src/simulator/server.js';
+import { createSimulatorWorld, type SimulatorWorld } from '../../src/simulator/world.js';
+import type { SimulatorFlavour } from '../../src/simulator/responses.js';
+import { parseExposition, type Sample } from './exposition.js';
+
+export const SIMULATOR_TOKEN = 'sim-token-4b1d';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A frozen simulator world (it moves only when the test calls advance) behind a real server. */
+export async function startFrozenSimulator(
+  flavour: SimulatorFlavour = 'documented',
+  seed = 7,
+): Promise<{ world: SimulatorWorld; simulator: RunningSimulator }> {
+  const world = createSimulatorWorld({ seed, flavour });
+  const simulator = await startSimulatorServer({ world, token: SIMULATOR_TOKEN });
+  let closed = false;
+  cleanups.push(async () => {
+    if (!closed) await simulator.close();
+  });
+  const close = simulator.close.bind(simulator);
+  return {
+    world,
+    simulator: {
+      ...simulator,
+      close: async () => {
+        closed = true;
+        await close();
+      },
+    },
+  };
+}
+
+/** The YAML of a config for the given simulator URL; `extra` adds lines under `polling:`. */
+export function configYaml(options: {
+  apiUrl: string;
+  token?: string;
+  targets: string;
+  polling?: string;
+}): string {
+  return [
+    'trunk:',
+    `  apiUrl: ${options.apiUrl}`,
+    `  token: ${options.token ?? SIMULATOR_TOKEN}`,
+    '  orgUrlSlug: acme',
+    '  timeoutSeconds: 2',
+    '  maxConcurrentRequests: 8',
+    '  maxRequestsPerSecond: 500',
+    'server:',
+    '  address: 127.0.0.1',
+    '  port: 0',
+    'polling:',
+    options.polling ?? '  mergeQueueIntervalSeconds: 600\n  flakyTestsIntervalSeconds: 600',
+    'targets:',
+    options.targets,
+  ].join('\n');
+}
+
+/** A running exporter with its log output captured. */
+export interface ExporterUnderTest {
+  readonly exporter: RunningExporter;
+  readonly logs: () => string;
+  scrape(path?: string, headers?: Record<string, string>): Promise<string>;
+  samples(): Promise<Sample[]>;
+  waitUntilReady(): Promise<void>;
+  waitFor(predicate: (samples: Sample[]) => boolean, what: string): Promise<Sample[]>;
+}
+
+/** Starts an exporter from YAML text, logging at `level` into a buffer. */
+export async function startTestExporter(
+  yaml: string,
+  level: 'info' | 'debug' | 'trace' = 'info',
+): Promise<ExporterUnderTest> {
+  const config = await parseConfig(yaml, { source: 'test.yaml', env: {} });
+  let output = '';
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      output += chunk.toString();
+      callback();
+    },
+  });
+  const token = config.trunk.token;
+  const logger = createLogger({ level, secrets: () => [token.reveal()], destination });
+  const exporter = await startExporter(config, { logger, version: '0.0.0-test' });
+  cleanups.push(() => exporter.stop());
+
+  const scrape = async (path = '/metrics', headers: Record<string, string> = {}) => {
+    const response = await fetch(`${exporter.url}${path}`, { headers });
+    return response.text();
+  };
+  const samples = async () => parseExposition(await scrape());
+  const waitFor = async (predicate: (samples: Sample[]) => boolean, what: string) => {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const current = await samples();
+      if (predicate(current)) return current;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+  const waitUntilReady = async () => {
+    const deadline = Date.now() + 10_000;
+    while ((await fetch(`${exporter.url}/readyz`)).status !== 200) {
+      if (Date.now() > deadline) throw new Error('exporter never became ready');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+  return { exporter, logs: () => output, scrape, samples, waitUntilReady, waitFor };
+}
