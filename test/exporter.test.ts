@@ -45,17 +45,17 @@ function expectedQueue(world: SimulatorWorld, repo: Repo, branch: string) {
   for (const item of queue.enqueuedPullRequests) {
     const detail = world.getSubmittedPullRequest(repo, branch, item.prNumber);
     if (!detail.ok) throw new Error(detail.message);
-    const state = item.state ?? detail.body.state ?? 'unknown';
+    const state = item.state ?? detail.body.state;
     const key = `${state}|${item.priorityName}`;
     counts.set(key, (counts.get(key) ?? 0) + 1);
     const changed = Date.parse(item.stateChangedAt) / 1000;
     oldest.set(state, Math.min(oldest.get(state) ?? Infinity, changed));
     const readiness = detail.body.readiness;
-    if (state === 'not_ready' && readiness) {
-      if (readiness.doesBaseBranchMatch === false) blocked.base_branch_mismatch++;
+    if (state === 'not_ready') {
+      if (!readiness.doesBaseBranchMatch) blocked.base_branch_mismatch++;
       const mergeability = readiness.hostMergeability ?? readiness.gitHubMergeability;
       if (mergeability !== undefined && mergeability !== 'mergeable') blocked.not_mergeable++;
-      if (readiness.requiresImpactedTargets && readiness.hasImpactedTargets === false) {
+      if (readiness.requiresImpactedTargets && !readiness.hasImpactedTargets) {
         blocked.impacted_targets_missing++;
       }
     }
@@ -67,7 +67,7 @@ function expectedQueue(world: SimulatorWorld, repo: Repo, branch: string) {
 function expectedQuarantine(world: SimulatorWorld, repo: Repo) {
   const owners = new Map<string, number>();
   let token = '';
-  let total = 0;
+  let total: number;
   let oldest = Infinity;
   do {
     const answer = world.listQuarantinedTests(repo, 100, token);
