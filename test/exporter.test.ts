@@ -1,6 +1,5 @@
 // End to end: a real exporter polling a real simulator over loopback, scraped over HTTP. Every
 // expectation is computed from the simulator world's own answers, independently of the poller.
-import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import type { SimulatorWorld } from '../src/simulator/world.js';
 import { select, sum, type Sample } from './support/exposition.js';
@@ -10,6 +9,7 @@ import {
   startTestExporter,
   SIMULATOR_TOKEN,
 } from './support/exporterHarness.js';
+import { promtoolCheckMetrics } from './support/promtool.js';
 import { findSystemBinary } from './support/systemBinary.js';
 
 const QUEUES = [
@@ -366,21 +366,7 @@ describe('exporter against the simulator', () => {
       await subject.waitUntilReady();
       const page = await subject.scrape();
       expect(page).toContain('trunk_merge_queue_pull_requests{');
-      const result = await new Promise<{ code: number | null; output: string }>(
-        (resolve, reject) => {
-          const child = spawn(promtool ?? 'promtool', ['check', 'metrics'], {
-            stdio: ['pipe', 'pipe', 'pipe'],
-          });
-          let output = '';
-          child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-          child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-          child.on('error', reject);
-          child.on('close', (code) => {
-            resolve({ code, output });
-          });
-          child.stdin.end(page);
-        },
-      );
+      const result = await promtoolCheckMetrics(promtool ?? 'promtool', page);
       expect(result).toEqual({ code: 0, output: '' });
     },
   );

@@ -193,7 +193,11 @@ describe('pollFlakyTests paging', () => {
   });
 
   it('ends a walk whose next_page_token cycles with a PaginationError after a bounded number of requests', async () => {
-    const nextOf: Readonly<Record<string, string>> = { '': 'tok-A', 'tok-A': 'tok-B', 'tok-B': 'tok-A' };
+    const nextOf: Readonly<Record<string, string>> = {
+      '': 'tok-A',
+      'tok-A': 'tok-B',
+      'tok-B': 'tok-A',
+    };
     const server = await startApiServer((_req, res, index, recorded) => {
       const { page_query: query } = JSON.parse(recorded.body) as ListRequest;
       sendJson(res, 200, {

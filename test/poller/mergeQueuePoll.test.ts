@@ -419,13 +419,15 @@ describe('pollMergeQueue edge cases', () => {
       requiredStatuses: 0,
     });
     expect(
-      snapshot.pullRequests.map(({ number, state, priorityName, priorityValue, blockedReasons }) => ({
-        number,
-        state,
-        priorityName,
-        priorityValue,
-        blockedReasons,
-      })),
+      snapshot.pullRequests.map(
+        ({ number, state, priorityName, priorityValue, blockedReasons }) => ({
+          number,
+          state,
+          priorityName,
+          priorityValue,
+          blockedReasons,
+        }),
+      ),
     ).toEqual([
       {
         number: 5001,

@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import { SnapshotStore } from '../../src/snapshot/store.js';
+import type { FlakyTestsSnapshot, Target } from '../../src/snapshot/types.js';
+
+const web: Target = { kind: 'flaky_tests', repo: 'github.com/acme/web', branch: '' };
+const api: Target = { kind: 'flaky_tests', repo: 'github.com/acme/api', branch: '' };
+
+function snapshot(repo: string, quarantined: number): FlakyTestsSnapshot {
+  return {
+    kind: 'flaky_tests',
+    repo,
+    takenAt: 0,
+    quarantined,
+    byCodeowner: new Map(),
+    oldestQuarantinedAt: undefined,
+  };
+}
+
+function storeAt(clock: { now: number }, staleAfterSeconds = 60): SnapshotStore {
+  return new SnapshotStore(staleAfterSeconds, () => clock.now);
+}
+
+describe('SnapshotStore', () => {
+  it('is ready only once every target finished a poll, successfully or not', () => {
+    const clock = { now: 1000 };
+    const store = storeAt(clock);
+    store.setTargets([web, api]);
+    expect(store.allPolledOnce()).toBe(false);
+    store.recordSuccess(web, snapshot(web.repo, 3), 0.1);
+    expect(store.allPolledOnce()).toBe(false);
+    store.recordFailure(api, 'HTTP 500', 0.1);
+    expect(store.allPolledOnce()).toBe(true);
+  });
+
+  it('keeps the last snapshot of a failing target until staleAfterSeconds, then drops it', () => {
+    const clock = { now: 1000 };
+    const store = storeAt(clock, 60);
+    store.setTargets([web]);
+    store.recordSuccess(web, snapshot(web.repo, 3), 0.1);
+    clock.now = 1030;
+    store.recordFailure(web, 'HTTP 503', 0.1);
+    expect(store.statuses()[0]).toMatchObject({
+      up: false,
+      lastSuccessAt: 1000,
+      lastError: 'HTTP 503',
+    });
+    expect(store.statuses()[0]?.snapshot).toMatchObject({ quarantined: 3 });
+    clock.now = 1061;
+    expect(store.statuses()[0]?.snapshot).toBeUndefined();
+    expect(store.statuses()[0]).toMatchObject({ up: false, lastSuccessAt: 1000 });
+  });
+
+  it('never expires the snapshot of a target that is up, however old', () => {
+    const clock = { now: 1000 };
+    const store = storeAt(clock, 60);
+    store.setTargets([web]);
+    store.recordSuccess(web, snapshot(web.repo, 3), 0.1);
+    clock.now = 5000;
+    expect(store.statuses()[0]?.snapshot).toMatchObject({ quarantined: 3 });
+  });
+
+  it('forgets targets removed from the configuration and ignores late results for them', () => {
+    const clock = { now: 1000 };
+    const store = storeAt(clock);
+    store.setTargets([web, api]);
+    store.recordSuccess(web, snapshot(web.repo, 3), 0.1);
+    store.recordSuccess(api, snapshot(api.repo, 5), 0.1);
+    store.setTargets([api]);
+    expect(store.statuses().map((status) => status.target.repo)).toEqual([api.repo]);
+    store.recordSuccess(web, snapshot(web.repo, 4), 0.1);
+    expect(store.statuses().map((status) => status.target.repo)).toEqual([api.repo]);
+    // A kept target keeps its data across the change.
+    expect(store.statuses()[0]?.snapshot).toMatchObject({ quarantined: 5 });
+  });
+
+  it('hands out frozen snapshots and bumps its version on every change', () => {
+    const clock = { now: 1000 };
+    const store = storeAt(clock);
+    const before = store.version;
+    store.setTargets([web]);
+    store.recordSuccess(web, snapshot(web.repo, 3), 0.1);
+    expect(store.version).toBeGreaterThan(before);
+    const status = store.statuses()[0];
+    expect(Object.isFrozen(status)).toBe(true);
+    expect(Object.isFrozen(status?.snapshot)).toBe(true);
+  });
+});
