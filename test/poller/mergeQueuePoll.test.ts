@@ -456,6 +456,48 @@ describe('pollMergeQueue edge cases', () => {
     expect(lookedUp()).toEqual([5002, 5003]);
   });
 
+  it("keeps the queue item's own state when the later lookup already reports another", async () => {
+    const queue = loadQueueFixture('queue-with-unknown-enum-values.json');
+    const { server } = await startQueueFake(
+      queue,
+      new Map<number, LookupAnswer>([
+        // The PR moved on between getQueue and the lookup; the queue's picture stays consistent.
+        [
+          5002,
+          {
+            status: 200,
+            state: 'pending',
+            readiness: {
+              requiresImpactedTargets: true,
+              hasImpactedTargets: false,
+              doesBaseBranchMatch: false,
+              gitHubMergeability: 'mergeable',
+            },
+          },
+        ],
+        [5003, { status: 200, state: 'testing' }],
+      ]),
+    );
+
+    const snapshot = await pollFake(server.apiUrl);
+
+    expect(
+      snapshot.pullRequests.map(({ number, state, blockedReasons }) => ({
+        number,
+        state,
+        blockedReasons,
+      })),
+    ).toEqual([
+      { number: 5001, state: 'awaiting_approval', blockedReasons: [] },
+      {
+        number: 5002,
+        state: 'not_ready',
+        blockedReasons: ['base_branch_mismatch', 'impacted_targets_missing'],
+      },
+      { number: 5003, state: 'testing', blockedReasons: [] },
+    ]);
+  });
+
   it('fails the whole poll when a PR lookup fails for good', async () => {
     const queue = loadQueueFixture('queue-pr-left-between-calls.json');
     const { server, lookedUp } = await startQueueFake(

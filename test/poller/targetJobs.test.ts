@@ -253,9 +253,9 @@ describe('buildPollJobs failures', () => {
     const statuses = store.statuses();
     expect(statuses.map((status) => status.up)).toEqual([false, false]);
     for (const status of statuses) {
+      expect(status.lastError).not.toContain(TOKEN);
       expect(status.lastError).toContain('HTTP 401');
       expect(status.lastError).toContain('<redacted>');
-      expect(status.lastError).not.toContain(TOKEN);
     }
     expect(inspect(statuses, { depth: null })).not.toContain(TOKEN);
     expect(lines.length).toBeGreaterThan(0);
