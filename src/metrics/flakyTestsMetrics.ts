@@ -1,6 +1,7 @@
 import { Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { SnapshotStore } from '../snapshot/store.js';
+import { NO_CODEOWNER } from '../snapshot/types.js';
 import { ENDPOINTS } from '../trunk/schemas.js';
 import { currentFlakyTestsSnapshots } from './currentSnapshots.js';
 import { refreshedBy } from './help.js';
@@ -12,8 +13,6 @@ const QUARANTINED = fqName(NAMESPACE, SUBSYSTEM, 'quarantined');
 const QUARANTINED_BY_CODEOWNER = fqName(NAMESPACE, SUBSYSTEM, 'quarantined_by_codeowner');
 const OLDEST_QUARANTINE = fqName(NAMESPACE, SUBSYSTEM, 'oldest_quarantine_timestamp', 'seconds');
 
-/** Label value for tests without a code owner (the snapshot already counts them under it). */
-export const NO_CODEOWNER = 'none';
 /** Label value summing the owners beyond the top N, which keeps the label's cardinality bounded. */
 export const OTHER_CODEOWNERS = 'other';
 

@@ -1,10 +1,7 @@
-import type { FlakyTestsSnapshot } from '../snapshot/types.js';
+import { NO_CODEOWNER, type FlakyTestsSnapshot } from '../snapshot/types.js';
 import { MAX_PAGE_SIZE, type RepoRef } from '../trunk/schemas.js';
 import { parseTimestampSeconds } from './timestamps.js';
 import type { ReadOptions, TrunkReader } from './trunkReader.js';
-
-/** Codeowner label value of a test that has no owner. */
-export const NO_CODEOWNER = 'none';
 
 /** Hard stop for a list that never ends, whatever total_rows says: 100,000 tests at 100 a page. */
 const MAX_PAGES = 1000;

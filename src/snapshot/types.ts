@@ -75,6 +75,9 @@ export interface MergeQueueSnapshot {
   readonly readinessKnown: boolean;
 }
 
+/** The byCodeowner key (and label value) of tests that have no code owner. */
+export const NO_CODEOWNER = 'none';
+
 export interface FlakyTestsSnapshot {
   readonly kind: 'flaky_tests';
   readonly repo: string;
