@@ -7,8 +7,7 @@ import { PaginationError, pollFlakyTests } from '../../src/poller/flakyTestsPoll
 import type { FlakyTestsSnapshot } from '../../src/snapshot/types.js';
 import { SIMULATOR_ORG_SLUG, type SimulatedRepository } from '../../src/simulator/repositories.js';
 import type { SimulatorFlavour } from '../../src/simulator/responses.js';
-import { startSimulatorServer, type RunningSimulator } from '../../src/simulator/server.js';
-import { createSimulatorWorld } from '../../src/simulator/world.js';
+import { startTestSimulator } from '../support/simulator.js';
 import type { RepoRef } from '../../src/trunk/schemas.js';
 import {
   REPO,
@@ -22,12 +21,7 @@ import {
 } from '../trunk/harness.js';
 import type { ApiServer } from '../trunk/harness.js';
 
-const simulators: RunningSimulator[] = [];
-
-afterEach(async () => {
-  await cleanUp();
-  await Promise.all(simulators.splice(0).map((simulator) => simulator.close()));
-});
+afterEach(cleanUp);
 
 const LIST_PATH = '/v1/flaky-tests/list-quarantined-tests';
 const TAKEN_AT = 1_767_261_600;
@@ -305,9 +299,7 @@ describe('pollFlakyTests against the simulator', () => {
   it.each<SimulatorFlavour>(['documented', 'live'])(
     '%s flavour: equals a manual walk of the world’s list',
     async (flavour) => {
-      const world = createSimulatorWorld({ seed: 7, flavour });
-      const simulator = await startSimulatorServer({ world, token: TOKEN });
-      simulators.push(simulator);
+      const { world, simulator } = await startTestSimulator({ seed: 7, flavour, token: TOKEN });
       const walked = { multiPage: 0, unowned: 0, multiOwner: 0 };
 
       for (const repository of world.repositories) {

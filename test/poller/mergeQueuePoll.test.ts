@@ -15,8 +15,8 @@ import type {
   SimulatorFlavour,
   SubmittedPullRequestBody,
 } from '../../src/simulator/responses.js';
-import { startSimulatorServer, type RunningSimulator } from '../../src/simulator/server.js';
-import { createSimulatorWorld, type SimulatorWorld } from '../../src/simulator/world.js';
+import type { SimulatorWorld } from '../../src/simulator/world.js';
+import { startTestSimulator } from '../support/simulator.js';
 import type { SimulatedRepository } from '../../src/simulator/repositories.js';
 import { TrunkApiError } from '../../src/trunk/errors.js';
 import type { MergeQueue, Readiness, RepoRef } from '../../src/trunk/schemas.js';
@@ -32,20 +32,13 @@ import {
 } from '../trunk/harness.js';
 import type { ApiServer } from '../trunk/harness.js';
 
-const simulators: RunningSimulator[] = [];
-
-afterEach(async () => {
-  await cleanUp();
-  await Promise.all(simulators.splice(0).map((simulator) => simulator.close()));
-});
+afterEach(cleanUp);
 
 const LOOKUP_PATH = '/v1/getSubmittedPullRequest';
 const QUEUE_PATH = '/v1/getQueue';
 
 async function simulatorAndClient(flavour: SimulatorFlavour, seed: number) {
-  const world = createSimulatorWorld({ seed, flavour });
-  const simulator = await startSimulatorServer({ world, token: TOKEN });
-  simulators.push(simulator);
+  const { world, simulator } = await startTestSimulator({ seed, flavour, token: TOKEN });
   const { client } = makeClient(simulator.baseUrl);
   return { world, simulator, client };
 }

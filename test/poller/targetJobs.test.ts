@@ -9,8 +9,8 @@ import { buildPollJobs, configuredTargets } from '../../src/poller/targetJobs.js
 import { SnapshotStore } from '../../src/snapshot/store.js';
 import { targetKey, type Target, type TargetStatus } from '../../src/snapshot/types.js';
 import { SIMULATOR_ORG_SLUG } from '../../src/simulator/repositories.js';
-import { startSimulatorServer, type RunningSimulator } from '../../src/simulator/server.js';
-import { createSimulatorWorld, type SimulatorWorld } from '../../src/simulator/world.js';
+import type { SimulatorWorld } from '../../src/simulator/world.js';
+import { startTestSimulator } from '../support/simulator.js';
 import {
   TOKEN,
   capturingLogger,
@@ -20,12 +20,7 @@ import {
   startApiServer,
 } from '../trunk/harness.js';
 
-const simulators: RunningSimulator[] = [];
-
-afterEach(async () => {
-  await cleanUp();
-  await Promise.all(simulators.splice(0).map((simulator) => simulator.close()));
-});
+afterEach(cleanUp);
 
 const TAKEN_AT = 1_767_261_600;
 
@@ -120,9 +115,7 @@ interface Run {
 
 /** Runs every job of `targets` once, concurrently, against a fresh simulator (documented shape). */
 async function runOnceAgainstSimulator(targets: readonly RepositoryTarget[]): Promise<Run> {
-  const world = createSimulatorWorld({ seed: 42, flavour: 'documented' });
-  const simulator = await startSimulatorServer({ world, token: TOKEN });
-  simulators.push(simulator);
+  const { world, simulator } = await startTestSimulator({ seed: 42, token: TOKEN });
   const config = exporterConfig(simulator.baseUrl, targets);
   const { client } = makeClient(simulator.baseUrl);
   const store = new SnapshotStore(600, () => TAKEN_AT);

@@ -1,35 +1,19 @@
 // Shared set-up for the simulator tests: a real server on an ephemeral loopback port, and a small
 // POST helper that returns status, headers and the parsed (or raw) body.
-import { afterEach } from 'vitest';
 import type { SimulatorFlavour } from '../../src/simulator/responses.js';
-import {
-  startSimulatorServer,
-  type RunningSimulator,
-  type SimulatorServerOptions,
-} from '../../src/simulator/server.js';
-import { createSimulatorWorld } from '../../src/simulator/world.js';
+import type { RunningSimulator, SimulatorServerOptions } from '../../src/simulator/server.js';
+import { startTestSimulator as startSharedTestSimulator } from '../support/simulator.js';
 
 export const TEST_TOKEN = 'test-token-123';
 
 export const WEB = { host: 'github.com', owner: 'acme', name: 'web' } as const;
 export const API = { host: 'github.com', owner: 'acme', name: 'api' } as const;
 
-const running: RunningSimulator[] = [];
-
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((simulator) => simulator.close()));
-});
-
 /** Starts a simulator for one test; it is closed after the test. */
 export async function startTestSimulator(
   options: { seed?: number; flavour?: SimulatorFlavour } & Partial<SimulatorServerOptions> = {},
 ): Promise<RunningSimulator> {
-  const world =
-    options.world ??
-    createSimulatorWorld({ seed: options.seed ?? 42, flavour: options.flavour ?? 'documented' });
-  const simulator = await startSimulatorServer({ ...options, world, token: TEST_TOKEN });
-  running.push(simulator);
-  return simulator;
+  return (await startSharedTestSimulator({ ...options, token: TEST_TOKEN })).simulator;
 }
 
 export interface Reply {

@@ -5,10 +5,11 @@ import { afterEach } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { startExporter, type RunningExporter } from '../../src/exporter.js';
 import { createLogger } from '../../src/log/logger.js';
-import { startSimulatorServer, type RunningSimulator } from '../../src/simulator/server.js';
-import { createSimulatorWorld, type SimulatorWorld } from '../../src/simulator/world.js';
+import type { RunningSimulator } from '../../src/simulator/server.js';
+import type { SimulatorWorld } from '../../src/simulator/world.js';
 import type { SimulatorFlavour } from '../../src/simulator/responses.js';
 import { parseExposition, type Sample } from './exposition.js';
+import { startTestSimulator } from './simulator.js';
 
 export const SIMULATOR_TOKEN = 'sim-token-4b1d';
 
@@ -18,27 +19,11 @@ afterEach(async () => {
 });
 
 /** A frozen simulator world (it moves only when the test calls advance) behind a real server. */
-export async function startFrozenSimulator(
+export function startFrozenSimulator(
   flavour: SimulatorFlavour = 'documented',
   seed = 7,
 ): Promise<{ world: SimulatorWorld; simulator: RunningSimulator }> {
-  const world = createSimulatorWorld({ seed, flavour });
-  const simulator = await startSimulatorServer({ world, token: SIMULATOR_TOKEN });
-  let closed = false;
-  cleanups.push(async () => {
-    if (!closed) await simulator.close();
-  });
-  const close = simulator.close.bind(simulator);
-  return {
-    world,
-    simulator: {
-      ...simulator,
-      close: async () => {
-        closed = true;
-        await close();
-      },
-    },
-  };
+  return startTestSimulator({ seed, flavour, token: SIMULATOR_TOKEN });
 }
 
 /** The YAML of a config for the given simulator URL; `extra` adds lines under `polling:`. */

@@ -1,0 +1,43 @@
+// Starts the project's Trunk API simulator on a loopback port for one test and closes it after the
+// test, however the test ended.
+import { afterEach } from 'vitest';
+import type { SimulatorFlavour } from '../../src/simulator/responses.js';
+import {
+  startSimulatorServer,
+  type RunningSimulator,
+  type SimulatorServerOptions,
+} from '../../src/simulator/server.js';
+import { createSimulatorWorld, type SimulatorWorld } from '../../src/simulator/world.js';
+
+const running = new Set<RunningSimulator>();
+
+afterEach(async () => {
+  const open = [...running];
+  running.clear();
+  await Promise.all(open.map((simulator) => simulator.close()));
+});
+
+/** Options of startSimulatorServer, with the world made from `seed` and `flavour` unless given. */
+export type TestSimulatorOptions = { seed?: number; flavour?: SimulatorFlavour } & Partial<
+  Omit<SimulatorServerOptions, 'token'>
+> & { token: string };
+
+/** A simulator for this test; its world moves only when the test calls `world.advance`. */
+export async function startTestSimulator(
+  options: TestSimulatorOptions,
+): Promise<{ world: SimulatorWorld; simulator: RunningSimulator }> {
+  const world =
+    options.world ??
+    createSimulatorWorld({ seed: options.seed ?? 42, flavour: options.flavour ?? 'documented' });
+  const started = await startSimulatorServer({ ...options, world });
+  // A test may close it itself (to make the API vanish); closing twice must not fail cleanup.
+  const simulator: RunningSimulator = {
+    ...started,
+    close: async () => {
+      if (!running.delete(simulator)) return;
+      await started.close();
+    },
+  };
+  running.add(simulator);
+  return { world, simulator };
+}
