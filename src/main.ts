@@ -86,6 +86,11 @@ async function startThenRun(
   start: () => Promise<Pick<RunningExporter, 'stop'>>,
   logger: Logger,
 ): Promise<number> {
+  // A promise rejected with nobody listening is a bug, but one that must not take the metrics
+  // of every target down with it: log it and keep serving.
+  process.on('unhandledRejection', (reason) => {
+    logger.error({ err: reason }, 'unhandled promise rejection');
+  });
   let running: Pick<RunningExporter, 'stop'>;
   try {
     running = await start();
