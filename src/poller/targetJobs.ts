@@ -2,6 +2,7 @@ import type { ExporterConfig, RepositoryTarget } from '../config/types.js';
 import type { Logger } from '../log/logger.js';
 import type { SnapshotStore } from '../snapshot/store.js';
 import { targetKey, type Snapshot, type Target } from '../snapshot/types.js';
+import { TrunkApiError } from '../trunk/errors.js';
 import { pollFlakyTests } from './flakyTestsPoll.js';
 import { pollMergeQueue } from './mergeQueuePoll.js';
 import type { PollJob } from './scheduler.js';
@@ -99,13 +100,9 @@ async function runPoll(
   }
 }
 
-/** The fields a TrunkApiError carries, without depending on its class. */
+/** What an operator needs to find a failed call in Trunk's logs (never the token). */
 function errorContext(error: unknown): Record<string, unknown> {
-  if (typeof error !== 'object' || error === null) return {};
-  const context: Record<string, unknown> = {};
-  for (const field of ['endpoint', 'status', 'requestId', 'reason', 'attempts']) {
-    const value: unknown = (error as Record<string, unknown>)[field];
-    if (value !== undefined) context[field] = value;
-  }
-  return context;
+  if (!(error instanceof TrunkApiError)) return {};
+  const { endpoint, status, requestId, reason, attempts } = error;
+  return { endpoint, status, requestId, reason, attempts };
 }
