@@ -70,27 +70,17 @@ export class SnapshotStore {
     this.changeCount++;
   }
 
-  /** Every configured target in configuration order, with snapshots older than the stale limit dropped. */
+  /** Every configured target in configuration order, with snapshots older than the stale limit hidden. */
   statuses(): TargetStatus[] {
     const now = this.now();
-    const result: TargetStatus[] = [];
-    for (const [key, status] of this.entries) {
-      const expired =
-        status.up === false &&
-        status.snapshot !== undefined &&
-        status.lastSuccessAt !== undefined &&
-        now - status.lastSuccessAt > this.staleAfterSeconds;
-      if (expired) {
-        // Dropping it here (not only hiding it) frees the memory and makes the drop permanent.
-        const dropped = Object.freeze({ ...status, snapshot: undefined });
-        this.entries.set(key, dropped);
-        this.changeCount++;
-        result.push(dropped);
-      } else {
-        result.push(status);
-      }
-    }
-    return result;
+    // A pure read: the scrape path calls this once per collector and must not change the store.
+    // Hiding is as good as dropping, since lastSuccessAt only moves on a success, which replaces
+    // the snapshot anyway.
+    return [...this.entries.values()].map((status) =>
+      isStale(status, now, this.staleAfterSeconds)
+        ? Object.freeze({ ...status, snapshot: undefined })
+        : status,
+    );
   }
 
   /** True once every configured target has finished at least one poll, successfully or not. */
@@ -100,6 +90,15 @@ export class SnapshotStore {
     }
     return true;
   }
+}
+
+function isStale(status: TargetStatus, now: number, staleAfterSeconds: number): boolean {
+  return (
+    status.up === false &&
+    status.snapshot !== undefined &&
+    status.lastSuccessAt !== undefined &&
+    now - status.lastSuccessAt > staleAfterSeconds
+  );
 }
 
 function freshStatus(target: Target): TargetStatus {
