@@ -1,7 +1,7 @@
 import { Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { SnapshotStore } from '../snapshot/store.js';
-import { NO_CODEOWNER } from '../snapshot/types.js';
+import { NO_CODEOWNER, QUARANTINE_AGES, QUARANTINE_WINDOWS } from '../snapshot/types.js';
 import { ENDPOINTS } from '../trunk/schemas.js';
 import { currentFlakyTestsSnapshots } from './currentSnapshots.js';
 import { refreshedBy } from './help.js';
@@ -12,6 +12,8 @@ const SUBSYSTEM = 'flaky_tests';
 const QUARANTINED = fqName(NAMESPACE, SUBSYSTEM, 'quarantined');
 const QUARANTINED_BY_CODEOWNER = fqName(NAMESPACE, SUBSYSTEM, 'quarantined_by_codeowner');
 const OLDEST_QUARANTINE = fqName(NAMESPACE, SUBSYSTEM, 'oldest_quarantine_timestamp', 'seconds');
+const QUARANTINED_RECENTLY = fqName(NAMESPACE, SUBSYSTEM, 'quarantined_recently');
+const QUARANTINED_OLDER_THAN = fqName(NAMESPACE, SUBSYSTEM, 'quarantined_older_than');
 
 /** Label value summing the owners beyond the top N, which keeps the label's cardinality bounded. */
 export const OTHER_CODEOWNERS = 'other';
@@ -69,6 +71,40 @@ export function registerFlakyTestsMetrics(options: FlakyTestsMetricsOptions): vo
       for (const snapshot of currentFlakyTestsSnapshots(store)) {
         if (snapshot.oldestQuarantinedAt === undefined) continue;
         this.set({ repo: snapshot.repo }, snapshot.oldestQuarantinedAt);
+      }
+    },
+  });
+
+  const fromTimestamps =
+    "Counted from each test's quarantined_at at the poll's time, over every test listed; tests " +
+    'without quarantined_at are not counted.';
+
+  new Gauge({
+    name: QUARANTINED_RECENTLY,
+    help: `Tests whose quarantine began within the window (${QUARANTINE_WINDOWS.map(([w]) => w).join(', ')}). ${fromTimestamps} ${freshness}`,
+    labelNames: ['repo', 'window'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const snapshot of currentFlakyTestsSnapshots(store)) {
+        for (const [window, count] of snapshot.quarantinedRecently) {
+          this.set({ repo: snapshot.repo, window }, count);
+        }
+      }
+    },
+  });
+
+  new Gauge({
+    name: QUARANTINED_OLDER_THAN,
+    help: `Tests whose quarantine began longer ago than the age (${QUARANTINE_AGES.map(([a]) => a).join(', ')}). ${fromTimestamps} ${freshness}`,
+    labelNames: ['repo', 'age'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const snapshot of currentFlakyTestsSnapshots(store)) {
+        for (const [age, count] of snapshot.quarantinedOlderThan) {
+          this.set({ repo: snapshot.repo, age }, count);
+        }
       }
     },
   });

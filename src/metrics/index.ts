@@ -5,6 +5,7 @@ import { registerApiMetrics } from './apiMetrics.js';
 import { registerExporterStatusMetrics } from './exporterMetrics.js';
 import { registerFlakyTestsMetrics } from './flakyTestsMetrics.js';
 import { registerMergeQueueMetrics } from './mergeQueueMetrics.js';
+import { registerQueueFlowMetrics } from './queueFlowMetrics.js';
 
 export { createRegistry } from './registry.js';
 export type { RegistryOptions } from './registry.js';
@@ -32,6 +33,11 @@ export function registerExporterMetrics(options: MetricsOptions): {
 } {
   const { registry, store } = options;
   registerMergeQueueMetrics({
+    registry,
+    store,
+    intervalSeconds: options.mergeQueueIntervalSeconds,
+  });
+  registerQueueFlowMetrics({
     registry,
     store,
     intervalSeconds: options.mergeQueueIntervalSeconds,

@@ -1,4 +1,9 @@
-import { NO_CODEOWNER, type FlakyTestsSnapshot } from '../snapshot/types.js';
+import {
+  NO_CODEOWNER,
+  QUARANTINE_AGES,
+  QUARANTINE_WINDOWS,
+  type FlakyTestsSnapshot,
+} from '../snapshot/types.js';
 import { MAX_PAGE_SIZE, type RepoRef } from '../trunk/schemas.js';
 import { parseTimestampSeconds } from './timestamps.js';
 import type { ReadOptions, TrunkReader } from './trunkReader.js';
@@ -33,7 +38,7 @@ export async function pollFlakyTests(request: FlakyTestsPollRequest): Promise<Fl
   const byCodeowner = new Map<string, number>();
   const seenTests = new Set<string>();
   const seenTokens = new Set<string>();
-  let oldestQuarantinedAt: number | undefined;
+  const quarantineTimes: number[] = [];
   let totalRows: number | undefined;
   let pageToken = '';
 
@@ -58,12 +63,7 @@ export async function pollFlakyTests(request: FlakyTestsPollRequest): Promise<Fl
       const owners = test.codeowners.length > 0 ? new Set(test.codeowners) : [NO_CODEOWNER];
       for (const owner of owners) byCodeowner.set(owner, (byCodeowner.get(owner) ?? 0) + 1);
       const quarantinedAt = parseTimestampSeconds(test.quarantined_at);
-      if (
-        quarantinedAt !== undefined &&
-        (oldestQuarantinedAt === undefined || quarantinedAt < oldestQuarantinedAt)
-      ) {
-        oldestQuarantinedAt = quarantinedAt;
-      }
+      if (quarantinedAt !== undefined) quarantineTimes.push(quarantinedAt);
     }
     const next = page.page.next_page_token;
     if (next === '') break;
@@ -76,12 +76,41 @@ export async function pollFlakyTests(request: FlakyTestsPollRequest): Promise<Fl
     pageToken = next;
   }
 
+  const takenAt = request.now();
   return {
     kind: 'flaky_tests',
     repo: request.repoName,
-    takenAt: request.now(),
+    takenAt,
     quarantined: totalRows,
     byCodeowner,
-    oldestQuarantinedAt,
+    oldestQuarantinedAt: earliest(quarantineTimes),
+    ...quarantineAgeCounts(quarantineTimes, takenAt),
+  };
+}
+
+/** The smallest value (a loop: a spread of 100,000 arguments can overflow the stack). */
+function earliest(values: readonly number[]): number | undefined {
+  let result: number | undefined;
+  for (const value of values) if (result === undefined || value < result) result = value;
+  return result;
+}
+
+/**
+ * Tests per quarantine window and age, from each test's own quarantined_at, so the counts are the
+ * same after an exporter restart. A timestamp ahead of the exporter's clock counts as recent.
+ */
+export function quarantineAgeCounts(
+  quarantineTimes: readonly number[],
+  takenAt: number,
+): Pick<FlakyTestsSnapshot, 'quarantinedRecently' | 'quarantinedOlderThan'> {
+  const count = (predicate: (ageSeconds: number) => boolean): number =>
+    quarantineTimes.filter((at) => predicate(takenAt - at)).length;
+  return {
+    quarantinedRecently: new Map(
+      QUARANTINE_WINDOWS.map(([window, seconds]) => [window, count((age) => age <= seconds)]),
+    ),
+    quarantinedOlderThan: new Map(
+      QUARANTINE_AGES.map(([age, seconds]) => [age, count((ageSeconds) => ageSeconds > seconds)]),
+    ),
   };
 }

@@ -1,10 +1,17 @@
 import type { ExporterConfig, RepositoryTarget } from '../config/types.js';
+import type { QueueFlow } from '../flow/types.js';
 import type { Logger } from '../log/logger.js';
 import type { SnapshotStore } from '../snapshot/store.js';
-import { targetKey, type Snapshot, type Target } from '../snapshot/types.js';
+import {
+  targetKey,
+  type MergeQueueSnapshot,
+  type Snapshot,
+  type Target,
+} from '../snapshot/types.js';
 import { TrunkApiError } from '../trunk/errors.js';
 import { pollFlakyTests } from './flakyTestsPoll.js';
 import { pollMergeQueue } from './mergeQueuePoll.js';
+import { followQueueFlow } from './queueFlowPoll.js';
 import type { PollJob } from './scheduler.js';
 import type { ReadOptions, TrunkReader } from './trunkReader.js';
 
@@ -14,6 +21,12 @@ interface TargetJobsContext {
   readonly store: SnapshotStore;
   readonly logger: Logger;
   readonly now?: () => number;
+}
+
+/** A successful poll: its snapshot and, for a merge queue, its flow ledger. */
+interface PollResult {
+  readonly snapshot: Snapshot;
+  readonly queueFlow?: QueueFlow;
 }
 
 /** Every target of the configuration, in order: each (repo, branch) queue, then each quarantine list. */
@@ -43,7 +56,23 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
       target.kind === 'merge_queue'
         ? config.polling.mergeQueueIntervalSeconds
         : config.polling.flakyTestsIntervalSeconds;
-    const poll = (options: ReadOptions): Promise<Snapshot> =>
+    const withQueueFlow = async (
+      snapshot: MergeQueueSnapshot,
+      options: ReadOptions,
+    ): Promise<PollResult> => ({
+      snapshot,
+      queueFlow: await followQueueFlow({
+        reader: context.reader,
+        repo: repository.repo,
+        pullRequestDetails: config.polling.pullRequestDetails,
+        options,
+        logger: context.logger,
+        previous: context.store.queueFlow(target),
+        current: snapshot,
+        maxGapSeconds: Math.max(config.polling.staleAfterSeconds, 2 * intervalSeconds),
+      }),
+    });
+    const poll = (options: ReadOptions): Promise<PollResult> =>
       target.kind === 'merge_queue'
         ? pollMergeQueue({
             reader: context.reader,
@@ -53,7 +82,7 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
             pullRequestDetails: config.polling.pullRequestDetails,
             options,
             now,
-          })
+          }).then((snapshot) => withQueueFlow(snapshot, options))
         : pollFlakyTests({
             reader: context.reader,
             repo: repository.repo,
@@ -62,7 +91,7 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
             orgUrlSlug: config.trunk.orgUrlSlug ?? '',
             options,
             now,
-          });
+          }).then((snapshot) => ({ snapshot }));
     return {
       key: targetKey(target),
       intervalSeconds,
@@ -74,7 +103,7 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
 async function runPoll(
   target: Target,
   intervalSeconds: number,
-  poll: (options: ReadOptions) => Promise<Snapshot>,
+  poll: (options: ReadOptions) => Promise<PollResult>,
   signal: AbortSignal,
   context: TargetJobsContext,
 ): Promise<void> {
@@ -82,8 +111,9 @@ async function runPoll(
   // Retries may use the poll's interval and no more, so a poll never runs into the next one.
   const deadlineMs = Date.now() + intervalSeconds * 1000;
   try {
-    const snapshot = await poll({ signal, deadlineMs });
-    context.store.recordSuccess(target, snapshot, (performance.now() - started) / 1000);
+    const { snapshot, queueFlow } = await poll({ signal, deadlineMs });
+    const durationSeconds = (performance.now() - started) / 1000;
+    context.store.recordSuccess(target, snapshot, durationSeconds, queueFlow);
   } catch (error) {
     if (signal.aborted) return;
     const message = error instanceof Error ? error.message : String(error);

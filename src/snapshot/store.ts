@@ -1,3 +1,4 @@
+import type { QueueFlow } from '../flow/types.js';
 import type { Snapshot, Target, TargetStatus } from './types.js';
 import { targetKey } from './types.js';
 
@@ -32,8 +33,13 @@ export class SnapshotStore {
     this.changeCount++;
   }
 
-  /** Records a successful poll and its snapshot. Ignored for targets no longer configured. */
-  recordSuccess(target: Target, snapshot: Snapshot, durationSeconds: number): void {
+  /** Records a successful poll, its snapshot and (merge queues) its flow. Ignored for targets no longer configured. */
+  recordSuccess(
+    target: Target,
+    snapshot: Snapshot,
+    durationSeconds: number,
+    queueFlow?: QueueFlow,
+  ): void {
     const key = targetKey(target);
     if (!this.entries.has(key)) return;
     const at = this.now();
@@ -47,6 +53,7 @@ export class SnapshotStore {
         lastDurationSeconds: durationSeconds,
         lastError: undefined,
         snapshot: deepFreeze(snapshot),
+        queueFlow: queueFlow === undefined ? undefined : Object.freeze(queueFlow),
       }),
     );
     this.changeCount++;
@@ -68,6 +75,11 @@ export class SnapshotStore {
       }),
     );
     this.changeCount++;
+  }
+
+  /** The flow ledger as of the target's last successful poll, stale or not (the poller diffs against it). */
+  queueFlow(target: Target): QueueFlow | undefined {
+    return this.entries.get(targetKey(target))?.queueFlow;
   }
 
   /** Every configured target in configuration order, with snapshots older than the stale limit hidden. */
@@ -110,6 +122,7 @@ function freshStatus(target: Target): TargetStatus {
     lastDurationSeconds: undefined,
     lastError: undefined,
     snapshot: undefined,
+    queueFlow: undefined,
   });
 }
 

@@ -1,5 +1,6 @@
 // Immutable, already-interpreted results of one poll of one target. The poller builds them from API
 // responses; the metrics layer renders them. Nothing here refers to HTTP, zod or prom-client.
+import type { QueueFlow } from '../flow/types.js';
 
 /** The two things polled per target, as used in the `kind` label. */
 export type PollKind = 'merge_queue' | 'flaky_tests';
@@ -78,6 +79,19 @@ export interface MergeQueueSnapshot {
 /** The byCodeowner key (and label value) of tests that have no code owner. */
 export const NO_CODEOWNER = 'none';
 
+/** `window` label values of trunk_flaky_tests_quarantined_recently, with their length in seconds. */
+export const QUARANTINE_WINDOWS = [
+  ['1d', 86_400],
+  ['7d', 7 * 86_400],
+] as const;
+
+/** `age` label values of trunk_flaky_tests_quarantined_older_than, with their length in seconds. */
+export const QUARANTINE_AGES = [
+  ['7d', 7 * 86_400],
+  ['30d', 30 * 86_400],
+  ['90d', 90 * 86_400],
+] as const;
+
 export interface FlakyTestsSnapshot {
   readonly kind: 'flaky_tests';
   readonly repo: string;
@@ -88,6 +102,10 @@ export interface FlakyTestsSnapshot {
   readonly byCodeowner: ReadonlyMap<string, number>;
   /** Unix seconds of the earliest `quarantined_at`; undefined when no test carries one. */
   readonly oldestQuarantinedAt: number | undefined;
+  /** Per QUARANTINE_WINDOWS label: tests quarantined at most that long before takenAt, over every row walked. */
+  readonly quarantinedRecently: ReadonlyMap<string, number>;
+  /** Per QUARANTINE_AGES label: tests quarantined more than that long before takenAt, over every row walked. */
+  readonly quarantinedOlderThan: ReadonlyMap<string, number>;
 }
 
 export type Snapshot = MergeQueueSnapshot | FlakyTestsSnapshot;
@@ -104,4 +122,9 @@ export interface TargetStatus {
   readonly lastError: string | undefined;
   /** The last good snapshot; dropped once the target has failed for longer than staleAfterSeconds. */
   readonly snapshot: Snapshot | undefined;
+  /**
+   * Flow counters of a merge queue since the exporter started watching it. Kept while the target
+   * is stale (they only count what was seen); gone with the target when it leaves the config.
+   */
+  readonly queueFlow?: QueueFlow | undefined;
 }

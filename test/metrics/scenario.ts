@@ -79,6 +79,8 @@ const flakyTestsSnapshotSchema = z.strictObject({
   quarantined: z.number(),
   byCodeowner: z.record(z.string(), z.number()),
   oldestQuarantinedAt: isoSeconds.nullable(),
+  quarantinedRecently: z.record(z.string(), z.number()).optional(),
+  quarantinedOlderThan: z.record(z.string(), z.number()).optional(),
 });
 
 const pollSchema = z.union([
@@ -228,6 +230,8 @@ function toSnapshot(
     quarantined: data.quarantined,
     byCodeowner: new Map(Object.entries(data.byCodeowner)),
     oldestQuarantinedAt: data.oldestQuarantinedAt ?? undefined,
+    quarantinedRecently: new Map(Object.entries(data.quarantinedRecently ?? {})),
+    quarantinedOlderThan: new Map(Object.entries(data.quarantinedOlderThan ?? {})),
   };
   return snapshot;
 }

@@ -97,6 +97,7 @@ function poll(apiUrl: string, repo: RepoRef = REPO): Promise<FlakyTestsSnapshot>
 }
 
 const HOUR = 3600;
+const DAY = 24 * HOUR;
 const BASE = Date.parse('2025-06-01T00:00:00Z') / 1000;
 
 /** Owner sets cycling over five shapes: none, one team, two teams, one person, the other team. */
@@ -295,6 +296,51 @@ describe('pollFlakyTests paging', () => {
   });
 });
 
+describe('pollFlakyTests quarantine windows and ages', () => {
+  it('counts every test walked, over all pages, with each boundary on its inclusive side', async () => {
+    // Ages at and just past each boundary, spread over three pages by 100 filler tests each.
+    const ages = [
+      0,
+      DAY,
+      DAY + 1,
+      7 * DAY,
+      7 * DAY + 1,
+      30 * DAY,
+      30 * DAY + 1,
+      90 * DAY,
+      90 * DAY + 1,
+      400 * DAY,
+      -HOUR, // quarantined_at ahead of the exporter's clock: just quarantined
+    ];
+    const filler = Array.from({ length: 200 }, (_unused, index) =>
+      generatedTest(1000 + index, TAKEN_AT - 3 * DAY),
+    );
+    const probes = ages.map((age, index) => generatedTest(index, TAKEN_AT - age));
+    const tests = [filler.slice(0, 100), probes.slice(0, 5), filler.slice(100), probes.slice(5)]
+      .flat()
+      .concat([{ name: 'untimed', codeowners: [], test_case_id: 'tc-untimed' }]);
+    const server = await startListFake(tests);
+
+    const snapshot = await poll(server.apiUrl);
+
+    expect(listRequests(server)).toHaveLength(3);
+    // 1d: ages 0, DAY and the future one. 7d: those, DAY + 1, 7 * DAY and the 200 fillers.
+    expect(snapshot.quarantinedRecently).toEqual(
+      new Map([
+        ['1d', 3],
+        ['7d', 205],
+      ]),
+    );
+    expect(snapshot.quarantinedOlderThan).toEqual(
+      new Map([
+        ['7d', 6],
+        ['30d', 4],
+        ['90d', 2],
+      ]),
+    );
+  });
+});
+
 describe('pollFlakyTests against the simulator', () => {
   it.each<SimulatorFlavour>(['documented', 'live'])(
     '%s flavour: equals a manual walk of the world’s list',
@@ -311,6 +357,7 @@ describe('pollFlakyTests against the simulator', () => {
         // The same walk, straight from the world.
         const byCodeowner = new Map<string, number>();
         let oldest: number | undefined;
+        const ages: number[] = [];
         let totalRows = -1;
         let rows = 0;
         let pages = 0;
@@ -328,6 +375,7 @@ describe('pollFlakyTests against the simulator', () => {
             for (const owner of owners) byCodeowner.set(owner, (byCodeowner.get(owner) ?? 0) + 1);
             const at = Date.parse(test.quarantined_at) / 1000;
             if (oldest === undefined || at < oldest) oldest = at;
+            ages.push(TAKEN_AT - at);
           }
           token = answer.body.page.next_page_token;
         } while (token !== '');
@@ -340,6 +388,15 @@ describe('pollFlakyTests against the simulator', () => {
           quarantined: totalRows,
           byCodeowner,
           oldestQuarantinedAt: oldest,
+          quarantinedRecently: new Map([
+            ['1d', ages.filter((age) => age <= DAY).length],
+            ['7d', ages.filter((age) => age <= 7 * DAY).length],
+          ]),
+          quarantinedOlderThan: new Map([
+            ['7d', ages.filter((age) => age > 7 * DAY).length],
+            ['30d', ages.filter((age) => age > 30 * DAY).length],
+            ['90d', ages.filter((age) => age > 90 * DAY).length],
+          ]),
         });
         expect(simulator.requestCounts()[LIST_PATH]).toBe(pages);
         if (pages > 1) walked.multiPage += 1;

@@ -71,6 +71,8 @@ function flakySnapshot(at: number): FlakyTestsSnapshot {
     quarantined: 3,
     byCodeowner: new Map([['@acme/web', 3]]),
     oldestQuarantinedAt: undefined,
+    quarantinedRecently: new Map(),
+    quarantinedOlderThan: new Map(),
   };
 }
 

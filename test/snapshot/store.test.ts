@@ -13,6 +13,8 @@ function snapshot(repo: string, quarantined: number): FlakyTestsSnapshot {
     quarantined,
     byCodeowner: new Map(),
     oldestQuarantinedAt: undefined,
+    quarantinedRecently: new Map(),
+    quarantinedOlderThan: new Map(),
   };
 }
 

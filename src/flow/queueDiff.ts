@@ -1,0 +1,138 @@
+// The difference between two successful polls of one merge queue, as flow events. Pure: the same
+// ledger, snapshot and lookups always give the same events. What happens between two polls is
+// invisible: a PR that enters and leaves in between is never seen, and a PR that moves through
+// several states in between shows one transition from the first to the last.
+import { UNKNOWN_STATE } from '../poller/mergeQueuePoll.js';
+import type { MergeQueueSnapshot, PullRequestSnapshot } from '../snapshot/types.js';
+import {
+  MAX_EXIT_LOOKUP_ATTEMPTS,
+  type DepartedPullRequest,
+  type ExitLookup,
+  type FlowEvent,
+  type QueueFlow,
+  type TrackedPullRequest,
+} from './types.js';
+
+export interface QueueDiff {
+  readonly events: readonly FlowEvent[];
+  readonly tracked: ReadonlyMap<number, TrackedPullRequest>;
+  readonly departed: ReadonlyMap<number, DepartedPullRequest>;
+}
+
+export interface QueueDiffOptions {
+  /** Longer gaps between two polls are not attributed to any queue state: nobody watched. */
+  readonly maxGapSeconds: number;
+}
+
+/** Pull requests of the previous poll (or still awaiting a lookup) that the current poll no longer lists. */
+export function departedPullRequests(
+  flow: QueueFlow,
+  current: MergeQueueSnapshot,
+): DepartedPullRequest[] {
+  const present = new Set(current.pullRequests.map((pr) => pr.number));
+  const departed: DepartedPullRequest[] = [];
+  for (const pr of flow.tracked.values()) {
+    if (!present.has(pr.number))
+      departed.push({ ...pr, goneAt: current.takenAt, failedLookups: 0 });
+  }
+  for (const pr of flow.departed.values()) {
+    // A PR back in the queue before its lookup succeeded is simply tracked again as a new entry.
+    if (!present.has(pr.number)) departed.push(pr);
+  }
+  return departed;
+}
+
+/** What happened between the poll `flow` last saw and `current`, given the lookups of departed PRs. */
+export function diffQueuePoll(
+  flow: QueueFlow,
+  current: MergeQueueSnapshot,
+  lookups: ReadonlyMap<number, ExitLookup>,
+  options: QueueDiffOptions,
+): QueueDiff {
+  const events: FlowEvent[] = [];
+  const now = current.takenAt;
+
+  // Sample and hold: the interval counts for the state seen at its start. A change in between
+  // is thus counted late by up to one interval, and early by as much when it changes back.
+  const gap = now - flow.lastPollAt;
+  if (gap > 0 && gap <= options.maxGapSeconds) {
+    events.push({ kind: 'queue_state', state: flow.lastQueueState, seconds: gap });
+  }
+
+  const tracked = new Map<number, TrackedPullRequest>();
+  for (const pr of current.pullRequests) {
+    const seen = flow.tracked.get(pr.number);
+    if (seen === undefined) {
+      tracked.set(pr.number, firstSeen(pr, flow.lastPollAt, now));
+      continue;
+    }
+    if (seen.state === pr.state) {
+      tracked.set(pr.number, { ...seen, lastSeenAt: now });
+      continue;
+    }
+    const since = clamp(pr.stateChangedAt ?? now, seen.lastSeenAt, now);
+    pushTransition(events, seen.state, pr.state, since - seen.stateSince);
+    tracked.set(pr.number, { ...seen, state: pr.state, stateSince: since, lastSeenAt: now });
+  }
+
+  const departed = new Map<number, DepartedPullRequest>();
+  for (const pr of departedPullRequests(flow, current)) {
+    let lookup = lookups.get(pr.number) ?? 'retry';
+    if (lookup === 'retry') {
+      const failedLookups = pr.failedLookups + 1;
+      if (failedLookups < MAX_EXIT_LOOKUP_ATTEMPTS) {
+        departed.set(pr.number, { ...pr, failedLookups });
+        continue;
+      }
+      lookup = { outcome: 'unknown', leftAt: undefined };
+    }
+    // It left after the last poll that saw it and before the first one that did not.
+    const leftAt = clamp(lookup.leftAt ?? pr.goneAt, pr.lastSeenAt, pr.goneAt);
+    events.push({ kind: 'exit', outcome: lookup.outcome, secondsInQueue: leftAt - pr.enteredAt });
+    if (lookup.outcome !== 'unknown') {
+      pushTransition(events, pr.state, lookup.outcome, leftAt - pr.stateSince);
+    }
+  }
+
+  return { events, tracked, departed };
+}
+
+/** Tracking for a PR on the first poll: it has been queued at least since its current state began. */
+export function seenOnFirstPoll(pr: PullRequestSnapshot, takenAt: number): TrackedPullRequest {
+  return firstSeen(pr, Number.NEGATIVE_INFINITY, takenAt);
+}
+
+/**
+ * A PR seen for the first time. The API gives no enqueue time; its stateChangedAt is when it
+ * entered its current state (for a newcomer usually the queue itself), kept after `notBefore`
+ * (the previous poll, which did not list it) and before this poll against clock skew.
+ */
+function firstSeen(
+  pr: PullRequestSnapshot,
+  notBefore: number,
+  takenAt: number,
+): TrackedPullRequest {
+  const since = clamp(pr.stateChangedAt ?? takenAt, notBefore, takenAt);
+  return {
+    number: pr.number,
+    state: pr.state,
+    enteredAt: since,
+    stateSince: since,
+    lastSeenAt: takenAt,
+  };
+}
+
+/** A state the poll could not learn is no state: no transition into or out of it is counted. */
+function pushTransition(
+  events: FlowEvent[],
+  from: string,
+  to: string,
+  secondsInFrom: number,
+): void {
+  if (from === UNKNOWN_STATE || to === UNKNOWN_STATE) return;
+  events.push({ kind: 'transition', from, to, secondsInFrom: Math.max(0, secondsInFrom) });
+}
+
+function clamp(value: number, low: number, high: number): number {
+  return Math.min(Math.max(value, low), high);
+}

@@ -1,0 +1,88 @@
+// What the exporter derives about a merge queue's flow from consecutive successful polls: the
+// cumulative counts the metrics layer renders, and what it must remember of the last poll to diff
+// the next one against. Every value is immutable; each poll produces a new QueueFlow.
+import type { HistogramCounts } from './histogram.js';
+
+/** How a pull request left the queue, as the `outcome` label. */
+export const EXIT_OUTCOMES = ['merged', 'failed', 'cancelled', 'unknown'] as const;
+export type ExitOutcome = (typeof EXIT_OUTCOMES)[number];
+
+/** Lookups of a departed PR that may fail before it is counted as `unknown`. */
+export const MAX_EXIT_LOOKUP_ATTEMPTS = 3;
+
+/** What getSubmittedPullRequest said about a PR that left, or `retry` when the lookup failed. */
+export type ExitLookup =
+  | {
+      readonly outcome: ExitOutcome;
+      /** Unix seconds of its final state change, when the answer had a final state and a timestamp. */
+      readonly leftAt: number | undefined;
+    }
+  | 'retry';
+
+/** A pull request as the last successful poll saw it. */
+export interface TrackedPullRequest {
+  readonly number: number;
+  readonly state: string;
+  /** Best estimate of when it entered the queue (unix seconds). */
+  readonly enteredAt: number;
+  /** When it entered its current state: its stateChangedAt, else the poll that first saw the state. */
+  readonly stateSince: number;
+  /** When the last poll that saw it finished. */
+  readonly lastSeenAt: number;
+}
+
+/** A pull request that left but whose final state could not be looked up yet. */
+export interface DepartedPullRequest extends TrackedPullRequest {
+  /** When the first poll that no longer saw it finished. */
+  readonly goneAt: number;
+  /** Lookups that failed so far. */
+  readonly failedLookups: number;
+}
+
+/** One `from` → `to` pair of trunk_merge_queue_state_transitions_total. */
+export interface TransitionCount {
+  readonly from: string;
+  readonly to: string;
+  readonly count: number;
+}
+
+/** Cumulative counters and histograms of one merge queue since the exporter started watching it. */
+export interface QueueFlowCounts {
+  readonly exited: ReadonlyMap<ExitOutcome, number>;
+  /** Keyed by transitionKey(from, to). */
+  readonly transitions: ReadonlyMap<string, TransitionCount>;
+  readonly timeInQueue: ReadonlyMap<ExitOutcome, HistogramCounts>;
+  /** Keyed by the state that was left. */
+  readonly timeInState: ReadonlyMap<string, HistogramCounts>;
+  /** Seconds per queue state. */
+  readonly queueStateSeconds: ReadonlyMap<string, number>;
+}
+
+/** The flow ledger of one merge queue: its counts, and the last poll the next one is compared with. */
+export interface QueueFlow {
+  readonly counts: QueueFlowCounts;
+  /** takenAt of the last successful poll folded in. */
+  readonly lastPollAt: number;
+  /** Queue state at that poll. */
+  readonly lastQueueState: string;
+  /** Pull requests in the queue at that poll, by number. */
+  readonly tracked: ReadonlyMap<number, TrackedPullRequest>;
+  /** Pull requests that left and wait for a successful lookup, by number. */
+  readonly departed: ReadonlyMap<number, DepartedPullRequest>;
+}
+
+/** What one poll adds to the counts. */
+export type FlowEvent =
+  | { readonly kind: 'exit'; readonly outcome: ExitOutcome; readonly secondsInQueue: number }
+  | {
+      readonly kind: 'transition';
+      readonly from: string;
+      readonly to: string;
+      readonly secondsInFrom: number;
+    }
+  | { readonly kind: 'queue_state'; readonly state: string; readonly seconds: number };
+
+/** Map key of a transition. */
+export function transitionKey(from: string, to: string): string {
+  return `${from}\u0000${to}`;
+}

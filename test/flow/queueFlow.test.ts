@@ -1,0 +1,293 @@
+// The flow ledger over scripted sequences of polls: every count and histogram observation below is
+// worked out by hand from the snapshots, not from the code under test.
+import { describe, expect, it } from 'vitest';
+import { cumulativeBuckets, type HistogramCounts } from '../../src/flow/histogram.js';
+import { advanceQueueFlow, startQueueFlow } from '../../src/flow/queueFlow.js';
+import type { ExitLookup, QueueFlow } from '../../src/flow/types.js';
+import type { MergeQueueSnapshot } from '../../src/snapshot/types.js';
+
+const T0 = 1_767_225_600;
+const OPTIONS = { maxGapSeconds: 600 };
+
+type ScriptedPullRequest = readonly [number, string, number | undefined];
+
+function poll(
+  takenAt: number,
+  state: string,
+  pullRequests: readonly ScriptedPullRequest[],
+): MergeQueueSnapshot {
+  return {
+    kind: 'merge_queue',
+    repo: 'github.com/acme/web',
+    branch: 'main',
+    takenAt,
+    state,
+    mode: 'single',
+    mergeMethod: 'squash',
+    directMergeMode: 'off',
+    optimizationMode: 'off',
+    concurrency: 2,
+    testingTimeoutSeconds: 3600,
+    pendingFailureDepth: 0,
+    bisectionConcurrency: 1,
+    batchingMaxWaitSeconds: 0,
+    batchingMinSize: 1,
+    requiredStatuses: 1,
+    settings: {
+      batch: false,
+      can_optimistically_merge: false,
+      create_prs_for_testing_branches: false,
+      comments: true,
+      commands: true,
+      status_check: true,
+    },
+    pullRequests: pullRequests.map(([number, prState, stateChangedAt]) => ({
+      number,
+      state: prState,
+      priorityName: 'medium',
+      priorityValue: 100,
+      stateChangedAt,
+      sha: `sha${number}`,
+      skipTheLine: false,
+      blockedReasons: [],
+    })),
+    readinessKnown: true,
+  };
+}
+
+const found = (outcome: 'merged' | 'failed' | 'cancelled', leftAt?: number): ExitLookup => ({
+  outcome,
+  leftAt,
+});
+const notFound: ExitLookup = { outcome: 'unknown', leftAt: undefined };
+
+function transitions(flow: QueueFlow): Record<string, number> {
+  return Object.fromEntries(
+    [...flow.counts.transitions.values()].map(({ from, to, count }) => [`${from}->${to}`, count]),
+  );
+}
+
+/** count, sum and the non-zero cumulative buckets, for compact exact comparisons. */
+function summary(histogram: HistogramCounts | undefined) {
+  if (histogram === undefined) return undefined;
+  return {
+    count: histogram.count,
+    sum: histogram.sum,
+    buckets: cumulativeBuckets(histogram).map(({ le, count }) => `${le}:${count}`),
+  };
+}
+
+describe('queue flow over a scripted sequence of polls', () => {
+  // Poll 1 (the first since start): three PRs, nothing counted.
+  const first = poll(T0, 'running', [
+    [1, 'testing', T0 - 600],
+    [2, 'pending', T0 - 120],
+    [3, 'tests_passed', T0 - 900],
+  ]);
+  // Poll 2: 1 restarted, 2 started testing, 3 left (merged at T0+15), 4 arrived.
+  const second = poll(T0 + 30, 'running', [
+    [1, 'pending', T0 + 10],
+    [2, 'testing', T0 + 20],
+    [4, 'not_ready', T0 + 5],
+  ]);
+  // Poll 3: the queue paused at some point; 2 left (lookup fails), 4 left (404), 5 arrived.
+  const third = poll(T0 + 60, 'paused', [
+    [1, 'pending', T0 + 10],
+    [5, 'pending', undefined],
+  ]);
+  // Poll 4: 2's lookup works now (failed at T0+45).
+  const fourth = poll(T0 + 90, 'paused', [
+    [1, 'pending', T0 + 10],
+    [5, 'pending', undefined],
+  ]);
+
+  const flow1 = startQueueFlow(first);
+  const flow2 = advanceQueueFlow(flow1, second, new Map([[3, found('merged', T0 + 15)]]), OPTIONS);
+  const flow3 = advanceQueueFlow(
+    flow2,
+    third,
+    new Map<number, ExitLookup>([
+      [2, 'retry'],
+      [4, notFound],
+    ]),
+    OPTIONS,
+  );
+  const flow4 = advanceQueueFlow(flow3, fourth, new Map([[2, found('failed', T0 + 45)]]), OPTIONS);
+
+  it('counts nothing on the first poll, but has every outcome and known queue state at 0', () => {
+    expect(Object.fromEntries(flow1.counts.exited)).toEqual({
+      merged: 0,
+      failed: 0,
+      cancelled: 0,
+      unknown: 0,
+    });
+    expect(Object.fromEntries(flow1.counts.queueStateSeconds)).toEqual({
+      running: 0,
+      paused: 0,
+      draining: 0,
+      switching_modes: 0,
+    });
+    expect(flow1.counts.transitions.size).toBe(0);
+    expect(flow1.counts.timeInState.size).toBe(0);
+    expect([...flow1.counts.timeInQueue.values()].map((h) => h.count)).toEqual([0, 0, 0, 0]);
+  });
+
+  it('counts exits by the looked-up outcome, and a failed lookup only once it succeeds', () => {
+    expect(Object.fromEntries(flow2.counts.exited)).toMatchObject({ merged: 1, unknown: 0 });
+    expect(Object.fromEntries(flow3.counts.exited)).toEqual({
+      merged: 1,
+      failed: 0,
+      cancelled: 0,
+      unknown: 1,
+    });
+    expect([...flow3.departed.keys()]).toEqual([2]);
+    expect(Object.fromEntries(flow4.counts.exited)).toEqual({
+      merged: 1,
+      failed: 1,
+      cancelled: 0,
+      unknown: 1,
+    });
+    expect(flow4.departed.size).toBe(0);
+  });
+
+  it('counts each state change seen between polls, and the final one of each known exit', () => {
+    expect(transitions(flow4)).toEqual({
+      'testing->pending': 1,
+      'pending->testing': 1,
+      'tests_passed->merged': 1,
+      // 2 was last seen testing (at T0+30) and failed.
+      'testing->failed': 1,
+    });
+  });
+
+  it('observes time in queue from the earliest known start to the final state change', () => {
+    // 3: queued at least since T0-900, merged at T0+15.
+    expect(summary(flow4.counts.timeInQueue.get('merged'))).toMatchObject({ count: 1, sum: 915 });
+    // 2: queued at least since T0-120, failed at T0+45.
+    expect(summary(flow4.counts.timeInQueue.get('failed'))).toMatchObject({ count: 1, sum: 165 });
+    // 4: entered T0+5; its lookup could not tell, so it left when a poll saw it gone (T0+60).
+    expect(summary(flow4.counts.timeInQueue.get('unknown'))).toMatchObject({ count: 1, sum: 55 });
+    expect(summary(flow4.counts.timeInQueue.get('cancelled'))).toMatchObject({ count: 0, sum: 0 });
+    // 915 s lies in the (900, 1200] bucket.
+    expect(summary(flow4.counts.timeInQueue.get('merged'))?.buckets.slice(3, 7)).toEqual(
+      ['600:0', '900:0', '1200:1', '1800:1'],
+    );
+  });
+
+  it('observes time in state from stateChangedAt to stateChangedAt', () => {
+    // testing: 1 from T0-600 to T0+10 (610 s); 2 from T0+20 to T0+45 (25 s).
+    expect(summary(flow4.counts.timeInState.get('testing'))).toMatchObject({ count: 2, sum: 635 });
+    // pending: 2 from T0-120 to T0+20.
+    expect(summary(flow4.counts.timeInState.get('pending'))).toMatchObject({ count: 1, sum: 140 });
+    // tests_passed: 3 from T0-900 to T0+15.
+    expect(summary(flow4.counts.timeInState.get('tests_passed'))).toMatchObject({
+      count: 1,
+      sum: 915,
+    });
+  });
+
+  it('attributes each interval between polls to the queue state seen at its start', () => {
+    expect(Object.fromEntries(flow4.counts.queueStateSeconds)).toMatchObject({
+      running: 60,
+      paused: 30,
+    });
+  });
+
+  it('does not attribute a gap longer than the limit to any state', () => {
+    const late = poll(T0 + 90 + 601, 'paused', [
+      [1, 'pending', T0 + 10],
+      [5, 'pending', undefined],
+    ]);
+    const flow5 = advanceQueueFlow(flow4, late, new Map(), OPTIONS);
+    expect(flow5.counts.queueStateSeconds).toEqual(flow4.counts.queueStateSeconds);
+  });
+
+  it('leaves the earlier ledgers as they were', () => {
+    expect(Object.fromEntries(flow2.counts.exited)).toMatchObject({ failed: 0, unknown: 0 });
+    expect(flow1.counts.transitions.size).toBe(0);
+  });
+});
+
+describe('queue flow edge cases', () => {
+  it('counts a PR whose lookup keeps failing as unknown at the third failure, from when it was seen gone', () => {
+    let flow = startQueueFlow(poll(T0, 'running', [[7, 'testing', T0 - 100]]));
+    const outcomes: string[] = [];
+    for (const at of [T0 + 30, T0 + 60, T0 + 90]) {
+      flow = advanceQueueFlow(flow, poll(at, 'running', []), new Map([[7, 'retry']]), OPTIONS);
+      outcomes.push(`${flow.counts.exited.get('unknown') ?? 0}/${flow.departed.size}`);
+    }
+    expect(outcomes).toEqual(['0/1', '0/1', '1/0']);
+    // From T0-100 to T0+30, the first poll that no longer listed it.
+    expect(flow.counts.timeInQueue.get('unknown')).toMatchObject({ count: 1, sum: 130 });
+    // Nobody knows its final state, so no transition is counted.
+    expect(flow.counts.transitions.size).toBe(0);
+  });
+
+  it('tracks a departed PR that comes back before its lookup succeeded as a new entry', () => {
+    const start = startQueueFlow(poll(T0, 'running', [[7, 'testing', T0 - 100]]));
+    const gone = advanceQueueFlow(
+      start,
+      poll(T0 + 30, 'running', []),
+      new Map([[7, 'retry']]),
+      OPTIONS,
+    );
+    const back = advanceQueueFlow(
+      gone,
+      poll(T0 + 60, 'running', [[7, 'not_ready', T0 + 50]]),
+      new Map(),
+      OPTIONS,
+    );
+    expect(back.departed.size).toBe(0);
+    expect(back.tracked.get(7)).toEqual({
+      number: 7,
+      state: 'not_ready',
+      enteredAt: T0 + 50,
+      stateSince: T0 + 50,
+      lastSeenAt: T0 + 60,
+    });
+    expect(Object.fromEntries(back.counts.exited)).toMatchObject({ unknown: 0, merged: 0 });
+  });
+
+  it('counts no transition into or out of a state the poll could not learn', () => {
+    const start = startQueueFlow(poll(T0, 'running', [[7, 'unknown', T0 - 100]]));
+    const next = advanceQueueFlow(
+      start,
+      poll(T0 + 30, 'running', [[7, 'testing', T0 + 20]]),
+      new Map(),
+      OPTIONS,
+    );
+    const after = advanceQueueFlow(
+      next,
+      poll(T0 + 60, 'running', []),
+      new Map([[7, found('merged', T0 + 40)]]),
+      OPTIONS,
+    );
+    expect(transitions(after)).toEqual({ 'testing->merged': 1 });
+    expect(after.counts.timeInState.get('testing')).toMatchObject({ count: 1, sum: 20 });
+  });
+
+  it('keeps timestamps from a skewed clock within the two polls that bound the change', () => {
+    const start = startQueueFlow(poll(T0, 'running', [[7, 'pending', T0 - 100]]));
+    // Trunk's clock says the change happened before the previous poll, then after this one.
+    const next = advanceQueueFlow(
+      start,
+      poll(T0 + 30, 'running', [
+        [7, 'testing', T0 - 500],
+        [8, 'not_ready', T0 + 3600],
+      ]),
+      new Map(),
+      OPTIONS,
+    );
+    expect(next.tracked.get(7)?.stateSince).toBe(T0);
+    expect(next.counts.timeInState.get('pending')).toMatchObject({ count: 1, sum: 100 });
+    expect(next.tracked.get(8)).toMatchObject({ enteredAt: T0 + 30, stateSince: T0 + 30 });
+    const after = advanceQueueFlow(
+      next,
+      poll(T0 + 60, 'running', [[8, 'not_ready', T0 + 3600]]),
+      new Map([[7, found('merged', T0 + 9999)]]),
+      OPTIONS,
+    );
+    // Merged "in the future": it left no later than the poll that saw it gone.
+    expect(after.counts.timeInQueue.get('merged')).toMatchObject({ count: 1, sum: 160 });
+  });
+});
