@@ -169,9 +169,12 @@ describe('queue flow over a scripted sequence of polls', () => {
     expect(summary(flow4.counts.timeInQueue.get('unknown'))).toMatchObject({ count: 1, sum: 55 });
     expect(summary(flow4.counts.timeInQueue.get('cancelled'))).toMatchObject({ count: 0, sum: 0 });
     // 915 s lies in the (900, 1200] bucket.
-    expect(summary(flow4.counts.timeInQueue.get('merged'))?.buckets.slice(3, 7)).toEqual(
-      ['600:0', '900:0', '1200:1', '1800:1'],
-    );
+    expect(summary(flow4.counts.timeInQueue.get('merged'))?.buckets.slice(3, 7)).toEqual([
+      '600:0',
+      '900:0',
+      '1200:1',
+      '1800:1',
+    ]);
   });
 
   it('observes time in state from stateChangedAt to stateChangedAt', () => {

@@ -1,6 +1,7 @@
 // Queue flow end to end: poll jobs over the real TrunkClient against the simulator (frozen, moved
 // only by world.advance), the store's ledgers, and the metrics rendered from them. Expected counts
 // come from the world itself: its event statistics, and its own answers at each poll.
+import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Secret } from '../../src/config/secret.js';
 import type { ExporterConfig, RepositoryTarget } from '../../src/config/types.js';
@@ -323,7 +324,7 @@ async function forward(
   baseUrl: string,
   url: string,
   body: string,
-  res: import('node:http').ServerResponse,
+  res: ServerResponse,
 ): Promise<void> {
   const upstream = await fetch(`${new URL(baseUrl).origin}${url}`, {
     method: 'POST',
