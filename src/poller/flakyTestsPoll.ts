@@ -1,5 +1,5 @@
 import { NO_CODEOWNER, type FlakyTestsSnapshot } from '../snapshot/types.js';
-import { MAX_PAGE_SIZE, type RepoRef } from '../trunk/schemas.js';
+import { MAX_PAGE_SIZE, MIN_PAGE_SIZE, type RepoRef } from '../trunk/schemas.js';
 import { parseTimestampSeconds } from './timestamps.js';
 import type { ReadOptions, TrunkReader } from './trunkReader.js';
 
@@ -19,6 +19,8 @@ interface FlakyTestsPollRequest {
   readonly repo: RepoRef;
   readonly repoName: string;
   readonly orgUrlSlug: string;
+  /** Walk every page (per-owner counts, oldest quarantine); false reads only the total. */
+  readonly details?: boolean;
   readonly options: ReadOptions;
   readonly now: () => number;
 }
@@ -29,6 +31,7 @@ interface FlakyTestsPollRequest {
  * previous answer; a token seen twice ends the walk with an error instead of looping.
  */
 export async function pollFlakyTests(request: FlakyTestsPollRequest): Promise<FlakyTestsSnapshot> {
+  if (request.details === false) return pollQuarantineTotal(request);
   const { reader, repo, orgUrlSlug, options } = request;
   const byCodeowner = new Map<string, number>();
   const seenTests = new Set<string>();
@@ -83,5 +86,23 @@ export async function pollFlakyTests(request: FlakyTestsPollRequest): Promise<Fl
     quarantined: totalRows,
     byCodeowner,
     oldestQuarantinedAt,
+  };
+}
+
+/** Without per-test detail only `page.total_rows` is needed: one call, for the smallest page. */
+async function pollQuarantineTotal(request: FlakyTestsPollRequest): Promise<FlakyTestsSnapshot> {
+  const page = await request.reader.listQuarantinedTests(
+    request.repo,
+    request.orgUrlSlug,
+    { pageSize: MIN_PAGE_SIZE, pageToken: '' },
+    request.options,
+  );
+  return {
+    kind: 'flaky_tests',
+    repo: request.repoName,
+    takenAt: request.now(),
+    quarantined: page.page.total_rows,
+    byCodeowner: new Map(),
+    oldestQuarantinedAt: undefined,
   };
 }

@@ -3,7 +3,9 @@ import type { Logger } from '../log/logger.js';
 import type { SnapshotStore } from '../snapshot/store.js';
 import { targetKey, type Snapshot, type Target } from '../snapshot/types.js';
 import { TrunkApiError } from '../trunk/errors.js';
+import { isAssignedToShard } from '../sharding/shardAssignment.js';
 import { pollFlakyTests } from './flakyTestsPoll.js';
+import { PullRequestLookupMemory } from './lookupPlan.js';
 import { pollMergeQueue } from './mergeQueuePoll.js';
 import type { PollJob } from './scheduler.js';
 import type { ReadOptions, TrunkReader } from './trunkReader.js';
@@ -16,7 +18,10 @@ interface TargetJobsContext {
   readonly now?: () => number;
 }
 
-/** Every target of the configuration, in order: each (repo, branch) queue, then each quarantine list. */
+/**
+ * The targets this instance polls, in configuration order: each (repo, branch) queue, then each
+ * quarantine list; with sharding, only those assigned to this shard.
+ */
 export function configuredTargets(config: ExporterConfig): Target[] {
   const queues = config.targets.flatMap((repository) =>
     repository.branches.map((branch): Target => ({
@@ -29,7 +34,7 @@ export function configuredTargets(config: ExporterConfig): Target[] {
     ...new Set(config.targets.filter((repository) => repository.flakyTests).map((r) => r.name)),
   ];
   const flaky = flakyRepos.map((repo): Target => ({ kind: 'flaky_tests', repo, branch: '' }));
-  return [...queues, ...flaky];
+  return [...queues, ...flaky].filter((target) => isAssignedToShard(target, config.sharding));
 }
 
 /** One poll job per configured target, each recording its outcome in the store. */
@@ -43,6 +48,10 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
       target.kind === 'merge_queue'
         ? config.polling.mergeQueueIntervalSeconds
         : config.polling.flakyTestsIntervalSeconds;
+    const lookupMemory = new PullRequestLookupMemory(
+      config.polling.pullRequestRecheckSeconds,
+      targetKey(target),
+    );
     const poll = (options: ReadOptions): Promise<Snapshot> =>
       target.kind === 'merge_queue'
         ? pollMergeQueue({
@@ -51,6 +60,7 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
             repoName: repository.name,
             branch: target.branch,
             pullRequestDetails: config.polling.pullRequestDetails,
+            lookupMemory,
             options,
             now,
           })
@@ -60,6 +70,7 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
             repoName: repository.name,
             // configFileSchema requires orgUrlSlug whenever a target has flakyTests.
             orgUrlSlug: config.trunk.orgUrlSlug ?? '',
+            details: config.polling.flakyTestDetails,
             options,
             now,
           });
