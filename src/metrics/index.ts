@@ -6,6 +6,7 @@ import { registerExporterStatusMetrics } from './exporterMetrics.js';
 import { registerFlakyTestsMetrics } from './flakyTestsMetrics.js';
 import { registerMergeQueueMetrics } from './mergeQueueMetrics.js';
 
+export { registerCapacityMetrics } from './capacityMetrics.js';
 export { createRegistry } from './registry.js';
 export type { RegistryOptions } from './registry.js';
 export {
