@@ -57,8 +57,14 @@ async function scriptedQueue(shape: 'documented' | 'live') {
     const number = body.pr?.number ?? -1;
     lookedUp.push(number);
     const pr = pullRequests.get(number);
-    if (failLookups) return sendText(res, 400, 'scripted failure');
-    if (pr === undefined || pr.gone === true) return sendText(res, 404, 'not found');
+    if (failLookups) {
+      sendText(res, 400, 'scripted failure');
+      return;
+    }
+    if (pr === undefined || pr.gone === true) {
+      sendText(res, 404, 'not found');
+      return;
+    }
     sendJson(res, 200, {
       stateChangedAt: pr.stateChangedAt,
       priorityValue: 100,
