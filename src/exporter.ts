@@ -1,6 +1,7 @@
+import { checkApiBudget } from './budget/apiBudget.js';
 import type { ExporterConfig } from './config/types.js';
 import type { Logger } from './log/logger.js';
-import { registerExporterMetrics } from './metrics/index.js';
+import { registerCapacityMetrics, registerExporterMetrics } from './metrics/index.js';
 import { createRegistry } from './metrics/registry.js';
 import { PollScheduler } from './poller/scheduler.js';
 import { buildPollJobs, configuredTargets } from './poller/targetJobs.js';
@@ -32,7 +33,9 @@ export async function startExporter(
 ): Promise<RunningExporter> {
   const registry = createRegistry();
   const store = new SnapshotStore(config.polling.staleAfterSeconds);
-  store.setTargets(configuredTargets(config));
+  const targets = configuredTargets(config);
+  store.setTargets(targets);
+  const apiBudget = checkApiBudget(config, logger);
   const { apiCallObserver } = registerExporterMetrics({
     registry,
     store,
@@ -40,6 +43,11 @@ export async function startExporter(
     mergeQueueIntervalSeconds: config.polling.mergeQueueIntervalSeconds,
     flakyTestsIntervalSeconds: config.polling.flakyTestsIntervalSeconds,
     topCodeowners: config.metrics.topCodeowners,
+  });
+  registerCapacityMetrics({
+    registry,
+    apiBudget: () => apiBudget,
+    sharding: () => config.sharding,
   });
   const client = new TrunkClient({
     apiUrl: config.trunk.apiUrl,
@@ -68,8 +76,10 @@ export async function startExporter(
     {
       url: http.url,
       apiUrl: config.trunk.apiUrl,
-      mergeQueues: config.targets.reduce((sum, target) => sum + target.branches.length, 0),
-      flakyTestRepositories: config.targets.filter((target) => target.flakyTests).length,
+      mergeQueues: targets.filter((target) => target.kind === 'merge_queue').length,
+      flakyTestRepositories: targets.filter((target) => target.kind === 'flaky_tests').length,
+      shard: config.sharding.shard,
+      totalShards: config.sharding.totalShards,
     },
     `serving metrics on ${http.url}/metrics`,
   );

@@ -5,6 +5,7 @@ import type { ExporterConfig } from './config/types.js';
 import { startDemo } from './demo/demo.js';
 import { startExporter, type RunningExporter } from './exporter.js';
 import { createLogger, type Logger } from './log/logger.js';
+import { shardingProblem } from './sharding/shardAssignment.js';
 import { startSimulatorServer } from './simulator/server.js';
 import { SIMULATOR_DEMO_TOKEN } from './simulator/repositories.js';
 import { createSimulatorWorld } from './simulator/world.js';
@@ -70,12 +71,21 @@ export async function main(argv: readonly string[]): Promise<number> {
         printProblems(error);
         return EXIT_USAGE;
       }
+      const sharding = { ...config.sharding, ...command.sharding };
+      const shardingError = shardingProblem(sharding);
+      if (shardingError !== undefined) {
+        process.stderr.write(
+          `trunk-exporter: ${shardingError} (--shard/--total-shards override sharding in ${command.configPath})\n`,
+        );
+        return EXIT_USAGE;
+      }
       const token = config.trunk.token;
       const logger = createLogger({ level: command.logLevel, secrets: () => [token.reveal()] });
-      const effective =
-        command.port === undefined
-          ? config
-          : { ...config, server: { ...config.server, port: command.port } };
+      const effective: ExporterConfig = {
+        ...config,
+        server: { ...config.server, port: command.port ?? config.server.port },
+        sharding,
+      };
       return startThenRun(() => startExporter(effective, { logger, version: VERSION }), logger);
     }
   }

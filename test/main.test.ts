@@ -1,9 +1,12 @@
 // The command line as a user runs it: the built `bin/trunk-exporter.js` in a child process
 // (`npm test` builds dist/ first).
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseExposition, sum } from './support/exposition.js';
+import { configYaml, startFrozenSimulator } from './support/exporterHarness.js';
+import { parseExposition, select, sum } from './support/exposition.js';
 
 const root = join(import.meta.dirname, '..');
 const bin = join(root, 'bin', 'trunk-exporter.js');
@@ -28,6 +31,24 @@ function run(args: string[], env: Record<string, string> = {}): Promise<Finished
     child.on('error', reject);
     child.on('close', (code) => {
       resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** The metrics URL a starting exporter logs ("serving metrics on URL/metrics"). */
+function loggedUrl(child: ChildProcessWithoutNullStreams): Promise<string> {
+  let stdout = '';
+  return new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      reject(new Error(`no URL logged: ${stdout}`));
+    }, 10_000);
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const match = /serving metrics on (http:\/\/\S+)\/metrics/.exec(stdout);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
     });
   });
 }
@@ -82,20 +103,7 @@ describe('trunk-exporter command line', () => {
 
   it('--demo serves live metrics, logs its URL, and exits 0 on SIGTERM', async () => {
     const child = spawn(process.execPath, [bin, '--demo', '--port', '0'], { cwd: root });
-    let stdout = '';
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        reject(new Error(`no URL logged: ${stdout}`));
-      }, 10_000);
-      child.stdout.on('data', (chunk: Buffer) => {
-        stdout += chunk.toString();
-        const match = /serving metrics on (http:\/\/\S+)\/metrics/.exec(stdout);
-        if (match?.[1]) {
-          clearTimeout(timer);
-          resolve(match[1]);
-        }
-      });
-    });
+    const url = await loggedUrl(child);
     try {
       let samples = parseExposition(await (await fetch(`${url}/metrics`)).text());
       const deadline = Date.now() + 10_000;
@@ -112,6 +120,50 @@ describe('trunk-exporter command line', () => {
       child.kill('SIGTERM');
       expect(await exit).toBe(0);
       expect(Date.now() - started).toBeLessThan(5000);
+    }
+  });
+
+  it('--shard and --total-shards override the config, and impossible shards exit 2', async () => {
+    const config = join(fixtures, 'valid', 'minimal.yaml');
+    const flagsOnly = await run(['--config', config, '--shard', '3', '--total-shards', '3']);
+    expect(flagsOnly.code).toBe(2);
+    expect(flagsOnly.stderr).toContain('--shard: expected 0..2 (--total-shards 3), got 3');
+    // --shard alone meets the config's totalShards (1 by default).
+    const withConfig = await run(['--config', config, '--shard', '1'], { TRUNK_API_TOKEN: 'x' });
+    expect(withConfig.code).toBe(2);
+    expect(withConfig.stderr).toContain(
+      'shard must be a whole number from 0 to 0 (total shards 1), got 1 (--shard/--total-shards override sharding in',
+    );
+    const notANumber = await run(['--shard', 'one']);
+    expect(notANumber.code).toBe(2);
+    expect(notANumber.stderr).toContain('--shard: expected a whole number, got "one"');
+  });
+
+  it('runs as the shard the flags name', async () => {
+    const { simulator } = await startFrozenSimulator();
+    const directory = await mkdtemp(join(tmpdir(), 'trunk-exporter-shard-'));
+    const path = join(directory, 'config.yaml');
+    const targets = '  - repo: github.com/acme/web\n    branches: [main, release]';
+    await writeFile(
+      path,
+      `${configYaml({ apiUrl: simulator.baseUrl, targets })}\nsharding:\n  totalShards: 2\n`,
+    );
+    const child = spawn(
+      process.execPath,
+      [bin, '--config', path, '--shard', '1', '--total-shards', '3'],
+      {
+        cwd: root,
+      },
+    );
+    try {
+      const url = await loggedUrl(child);
+      const samples = parseExposition(await (await fetch(`${url}/metrics`)).text());
+      expect(select(samples, 'trunk_exporter_shard_ordinal')[0]?.value).toBe(1);
+      expect(select(samples, 'trunk_exporter_total_shards')[0]?.value).toBe(3);
+    } finally {
+      const exit = new Promise<number | null>((resolve) => child.on('exit', resolve));
+      child.kill('SIGTERM');
+      expect(await exit).toBe(0);
     }
   });
 });

@@ -13,6 +13,8 @@ export type Command =
       readonly configPath: string;
       readonly logLevel: LogLevel;
       readonly port: number | undefined;
+      /** --shard / --total-shards; each overrides the config's `sharding` key of the same meaning. */
+      readonly sharding: ShardFlags;
     }
   | { readonly name: 'demo'; readonly logLevel: LogLevel; readonly port: number | undefined }
   | {
@@ -25,6 +27,12 @@ export type Command =
       readonly logLevel: LogLevel;
     };
 
+/** The shard flags given on the command line (absent ones come from the config). */
+export interface ShardFlags {
+  readonly shard?: number;
+  readonly totalShards?: number;
+}
+
 /** A command line that cannot be run; the message says which argument and why. */
 export class UsageError extends Error {
   constructor(message: string) {
@@ -35,7 +43,7 @@ export class UsageError extends Error {
 
 /** The text printed by --help. */
 export const USAGE = `Usage:
-  trunk-exporter [--config FILE] [--log-level LEVEL] [--port N]
+  trunk-exporter [--config FILE] [--log-level LEVEL] [--port N] [--shard N --total-shards M]
       Poll the Trunk API as FILE says (default ./config.yaml) and serve /metrics.
   trunk-exporter --check-config [--config FILE]
       Validate FILE: exit 0, or print every problem with its path and exit 2.
@@ -51,6 +59,8 @@ Options:
   --demo             run the exporter on the built-in simulator
   --log-level LEVEL  ${LOG_LEVELS.join(', ')} (default info)
   --port N           listen on this port instead of server.port
+  --shard N          poll only the targets of shard N (0-based; overrides sharding.shard)
+  --total-shards M   number of shards the targets are divided among (overrides sharding.totalShards)
   --version          print the version and exit
   --help             print this text and exit
 `;
@@ -64,6 +74,8 @@ export function parseCommandLine(argv: readonly string[]): Command {
     demo: { type: 'boolean' },
     'log-level': { type: 'string' },
     port: { type: 'string' },
+    shard: { type: 'string' },
+    'total-shards': { type: 'string' },
     version: { type: 'boolean' },
     help: { type: 'boolean' },
   });
@@ -78,9 +90,35 @@ export function parseCommandLine(argv: readonly string[]): Command {
   if (values.demo && values.config !== undefined) {
     throw new UsageError('--demo uses a built-in configuration; drop --config');
   }
+  const sharding = parseShardFlags(values.shard, values['total-shards']);
+  if ((values.demo || values['check-config']) && Object.keys(sharding).length > 0) {
+    throw new UsageError('--shard and --total-shards only apply when running the exporter');
+  }
   if (values['check-config']) return { name: 'check-config', configPath };
   if (values.demo) return { name: 'demo', logLevel, port };
-  return { name: 'run', configPath, logLevel, port };
+  return { name: 'run', configPath, logLevel, port, sharding };
+}
+
+function parseShardFlags(shard: string | undefined, totalShards: string | undefined): ShardFlags {
+  const flags = {
+    ...(shard === undefined ? {} : { shard: parseInteger('--shard', shard) }),
+    ...(totalShards === undefined
+      ? {}
+      : { totalShards: parseInteger('--total-shards', totalShards) }),
+  };
+  if (flags.totalShards !== undefined && flags.totalShards < 1) {
+    throw new UsageError(`--total-shards: expected at least 1, got ${flags.totalShards}`);
+  }
+  if (
+    flags.shard !== undefined &&
+    flags.totalShards !== undefined &&
+    flags.shard >= flags.totalShards
+  ) {
+    throw new UsageError(
+      `--shard: expected 0..${flags.totalShards - 1} (--total-shards ${flags.totalShards}), got ${flags.shard}`,
+    );
+  }
+  return flags;
 }
 
 function parseSimulate(argv: readonly string[]): Command {

@@ -130,6 +130,7 @@ function normalize(config: ConfigFile, token: Secret): ExporterConfig {
     server: { ...config.server },
     polling: { ...config.polling },
     metrics: { ...config.metrics },
+    sharding: { ...config.sharding },
     targets,
   };
 }

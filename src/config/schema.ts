@@ -61,12 +61,16 @@ export const configFileSchema = z
         mergeQueueIntervalSeconds: positiveNumber.default(30),
         flakyTestsIntervalSeconds: positiveNumber.default(300),
         pullRequestDetails: z.boolean().default(true),
+        pullRequestRecheckSeconds: z.number().nonnegative().default(300),
+        flakyTestDetails: z.boolean().default(true),
         staleAfterSeconds: positiveNumber.default(600),
       })
       .default({
         mergeQueueIntervalSeconds: 30,
         flakyTestsIntervalSeconds: 300,
         pullRequestDetails: true,
+        pullRequestRecheckSeconds: 300,
+        flakyTestDetails: true,
         staleAfterSeconds: 600,
       }),
     metrics: z
@@ -74,6 +78,12 @@ export const configFileSchema = z
         topCodeowners: positiveInt.default(20),
       })
       .default({ topCodeowners: 20 }),
+    sharding: z
+      .strictObject({
+        shard: z.number().int().nonnegative().default(0),
+        totalShards: positiveInt.default(1),
+      })
+      .default({ shard: 0, totalShards: 1 }),
     targets: z
       .array(targetSchema, { error: 'expected a non-empty list' })
       .min(1, 'expected a non-empty list'),
@@ -94,6 +104,13 @@ export const configFileSchema = z
           });
       }
     });
+    if (config.sharding.shard >= config.sharding.totalShards) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['sharding', 'shard'],
+        message: `must be less than sharding.totalShards (${config.sharding.totalShards})`,
+      });
+    }
     if (config.targets.some((target) => target.flakyTests) && !config.trunk.orgUrlSlug) {
       ctx.addIssue({
         code: 'custom',

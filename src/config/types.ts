@@ -1,3 +1,4 @@
+import type { Sharding } from '../sharding/shardAssignment.js';
 import type { RepoRef } from '../trunk/schemas.js';
 import type { Secret } from './secret.js';
 
@@ -26,8 +27,14 @@ export interface ExporterConfig {
     readonly mergeQueueIntervalSeconds: number;
     readonly flakyTestsIntervalSeconds: number;
     readonly pullRequestDetails: boolean;
+    /** An unchanged PR is looked up again at most this often (0: every poll). */
+    readonly pullRequestRecheckSeconds: number;
+    /** Walk every quarantine page (per-owner counts, oldest quarantine) rather than read the total. */
+    readonly flakyTestDetails: boolean;
     readonly staleAfterSeconds: number;
   };
   readonly metrics: { readonly topCodeowners: number };
+  /** Which share of the targets this instance polls. */
+  readonly sharding: Sharding;
   readonly targets: readonly RepositoryTarget[];
 }

@@ -8,6 +8,7 @@ import {
   SIMULATOR_ORG_SLUG,
   repositoryKey,
 } from '../simulator/repositories.js';
+import { UNSHARDED } from '../sharding/shardAssignment.js';
 import { startSimulatorServer } from '../simulator/server.js';
 import { createSimulatorWorld } from '../simulator/world.js';
 
@@ -70,9 +71,13 @@ export function demoConfig(
       mergeQueueIntervalSeconds: 5,
       flakyTestsIntervalSeconds: 30,
       pullRequestDetails: true,
+      // The demo's queues move every few seconds; a minute keeps readiness visibly current.
+      pullRequestRecheckSeconds: 60,
+      flakyTestDetails: true,
       staleAfterSeconds: 120,
     },
     metrics: { topCodeowners: 20 },
+    sharding: UNSHARDED,
     targets: DEFAULT_SIMULATED_REPOSITORIES.map((repository) => ({
       repo: { host: repository.host, owner: repository.owner, name: repository.name },
       name: repositoryKey(repository),

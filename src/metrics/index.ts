@@ -7,6 +7,7 @@ import { registerFlakyTestsMetrics } from './flakyTestsMetrics.js';
 import { registerMergeQueueMetrics } from './mergeQueueMetrics.js';
 import { registerQueueFlowMetrics } from './queueFlowMetrics.js';
 
+export { registerCapacityMetrics } from './capacityMetrics.js';
 export { createRegistry } from './registry.js';
 export type { RegistryOptions } from './registry.js';
 export {

@@ -1,5 +1,6 @@
 import type { MergeQueueSnapshot, PullRequestSnapshot } from '../snapshot/types.js';
 import type { EnqueuedPullRequest, RepoRef, SubmittedPullRequest } from '../trunk/schemas.js';
+import { needsLookup, type LookupPlan, type PullRequestLookupMemory } from './lookupPlan.js';
 import { failingReadinessRules } from './readiness.js';
 import { parseTimestampSeconds } from './timestamps.js';
 import type { ReadOptions, TrunkReader } from './trunkReader.js';
@@ -16,24 +17,35 @@ interface MergeQueuePollRequest {
   readonly pullRequestDetails: boolean;
   readonly options: ReadOptions;
   readonly now: () => number;
+  /** Lets PRs unchanged since the last successful poll skip their lookup; without it, none skip. */
+  readonly lookupMemory?: PullRequestLookupMemory;
 }
 
 /**
  * One poll of one merge queue: getQueue, then getSubmittedPullRequest for each PR whose state is
- * not in the queue item or whose readiness matters (`not_ready`). Any failed call fails the whole
- * poll, so a snapshot is never half old and half new.
+ * not in the queue item or whose readiness matters (`not_ready`), unless the lookup memory still
+ * holds its answer (lookupPlan.ts). Any failed call fails the whole poll, so a snapshot is never
+ * half old and half new.
  */
 export async function pollMergeQueue(request: MergeQueuePollRequest): Promise<MergeQueueSnapshot> {
   const { reader, repo, branch, options } = request;
+  const startedAt = request.now();
   const queue = await reader.getQueue(repo, branch, options);
 
   const details = new Map<number, SubmittedPullRequest | undefined>();
+  let plan: LookupPlan | undefined;
   if (request.pullRequestDetails) {
-    const toLookUp = queue.enqueuedPullRequests.filter(needsLookup);
+    plan = request.lookupMemory?.plan(queue.enqueuedPullRequests, startedAt) ?? {
+      lookUp: queue.enqueuedPullRequests.filter(needsLookup),
+      reuse: new Map(),
+    };
+    const { lookUp } = plan;
     const results = await Promise.all(
-      toLookUp.map((item) => reader.getSubmittedPullRequest(repo, branch, item.prNumber, options)),
+      lookUp.map((item) => reader.getSubmittedPullRequest(repo, branch, item.prNumber, options)),
     );
-    toLookUp.forEach((item, index) => details.set(item.prNumber, results[index]));
+    lookUp.forEach((item, index) => details.set(item.prNumber, results[index]));
+    request.lookupMemory?.commit(plan, details, startedAt);
+    for (const [prNumber, detail] of plan.reuse) details.set(prNumber, detail);
   }
 
   const pullRequests: PullRequestSnapshot[] = [];
@@ -72,11 +84,6 @@ export async function pollMergeQueue(request: MergeQueuePollRequest): Promise<Me
     pullRequests,
     readinessKnown: request.pullRequestDetails,
   };
-}
-
-/** Only a PR without a state in its queue item, or one waiting on readiness, needs a lookup. */
-function needsLookup(item: EnqueuedPullRequest): boolean {
-  return item.state === undefined || item.state === 'not_ready';
 }
 
 function toPullRequestSnapshot(

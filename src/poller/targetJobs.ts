@@ -9,7 +9,9 @@ import {
   type Target,
 } from '../snapshot/types.js';
 import { TrunkApiError } from '../trunk/errors.js';
+import { isAssignedToShard } from '../sharding/shardAssignment.js';
 import { pollFlakyTests } from './flakyTestsPoll.js';
+import { PullRequestLookupMemory } from './lookupPlan.js';
 import { pollMergeQueue } from './mergeQueuePoll.js';
 import { followQueueFlow } from './queueFlowPoll.js';
 import type { PollJob } from './scheduler.js';
@@ -29,7 +31,10 @@ interface PollResult {
   readonly queueFlow?: QueueFlow;
 }
 
-/** Every target of the configuration, in order: each (repo, branch) queue, then each quarantine list. */
+/**
+ * The targets this instance polls, in configuration order: each (repo, branch) queue, then each
+ * quarantine list; with sharding, only those assigned to this shard.
+ */
 export function configuredTargets(config: ExporterConfig): Target[] {
   const queues = config.targets.flatMap((repository) =>
     repository.branches.map((branch): Target => ({
@@ -42,7 +47,7 @@ export function configuredTargets(config: ExporterConfig): Target[] {
     ...new Set(config.targets.filter((repository) => repository.flakyTests).map((r) => r.name)),
   ];
   const flaky = flakyRepos.map((repo): Target => ({ kind: 'flaky_tests', repo, branch: '' }));
-  return [...queues, ...flaky];
+  return [...queues, ...flaky].filter((target) => isAssignedToShard(target, config.sharding));
 }
 
 /** One poll job per configured target, each recording its outcome in the store. */
@@ -72,6 +77,10 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
         maxGapSeconds: Math.max(config.polling.staleAfterSeconds, 2 * intervalSeconds),
       }),
     });
+    const lookupMemory = new PullRequestLookupMemory(
+      config.polling.pullRequestRecheckSeconds,
+      targetKey(target),
+    );
     const poll = (options: ReadOptions): Promise<PollResult> =>
       target.kind === 'merge_queue'
         ? pollMergeQueue({
@@ -80,6 +89,7 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
             repoName: repository.name,
             branch: target.branch,
             pullRequestDetails: config.polling.pullRequestDetails,
+            lookupMemory,
             options,
             now,
           }).then((snapshot) => withQueueFlow(snapshot, options))
@@ -89,6 +99,7 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
             repoName: repository.name,
             // configFileSchema requires orgUrlSlug whenever a target has flakyTests.
             orgUrlSlug: config.trunk.orgUrlSlug ?? '',
+            details: config.polling.flakyTestDetails,
             options,
             now,
           }).then((snapshot) => ({ snapshot }));

@@ -146,5 +146,8 @@ export const ENDPOINTS = {
 } as const;
 export type Endpoint = (typeof ENDPOINTS)[keyof typeof ENDPOINTS];
 
-/** Page sizes the live API accepts for the quarantine list. */
+/** The largest page size the live API accepts for the quarantine list (it takes 1..100). */
 export const MAX_PAGE_SIZE = 100;
+
+/** The smallest page size the live API accepts: enough to read `page.total_rows`. */
+export const MIN_PAGE_SIZE = 1;

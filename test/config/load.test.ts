@@ -58,9 +58,12 @@ describe('valid configuration files', () => {
         mergeQueueIntervalSeconds: 30,
         flakyTestsIntervalSeconds: 300,
         pullRequestDetails: true,
+        pullRequestRecheckSeconds: 300,
+        flakyTestDetails: true,
         staleAfterSeconds: 600,
       },
       metrics: { topCodeowners: 20 },
+      sharding: { shard: 0, totalShards: 1 },
       targets: [
         {
           repo: { host: 'github.com', owner: 'acme', name: 'web' },

@@ -412,3 +412,37 @@ describe('pollFlakyTests against the simulator', () => {
 function refOf(repository: SimulatedRepository): RepoRef {
   return { host: repository.host, owner: repository.owner, name: repository.name };
 }
+
+describe('pollFlakyTests without per-test detail', () => {
+  it('reads the total from one call for the smallest page, and claims no owners or oldest quarantine', async () => {
+    const tests = Array.from({ length: 430 }, (_unused, index) =>
+      generatedTest(index, BASE + index * HOUR),
+    );
+    const server = await startListFake(tests);
+    const { client } = makeClient(server.apiUrl);
+
+    const snapshot = await pollFlakyTests({
+      reader: client,
+      repo: REPO,
+      repoName: 'github.com/acme/web',
+      orgUrlSlug: SIMULATOR_ORG_SLUG,
+      details: false,
+      options: {},
+      now: () => TAKEN_AT,
+    });
+
+    expect(listRequests(server).map((request) => request.page_query)).toEqual([
+      { page_size: 1, page_token: '' },
+    ]);
+    expect(snapshot).toEqual({
+      kind: 'flaky_tests',
+      repo: 'github.com/acme/web',
+      takenAt: TAKEN_AT,
+      quarantined: 430,
+      byCodeowner: new Map(),
+      oldestQuarantinedAt: undefined,
+      quarantinedRecently: new Map(),
+      quarantinedOlderThan: new Map(),
+    });
+  });
+});

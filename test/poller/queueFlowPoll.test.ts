@@ -55,9 +55,12 @@ function exporterConfig(
       mergeQueueIntervalSeconds: 30,
       flakyTestsIntervalSeconds: 300,
       pullRequestDetails,
+      pullRequestRecheckSeconds: 300,
+      flakyTestDetails: true,
       staleAfterSeconds: 600,
     },
     metrics: { topCodeowners: 20 },
+    sharding: { shard: 0, totalShards: 1 },
     targets,
   };
 }

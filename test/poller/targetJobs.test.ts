@@ -48,9 +48,12 @@ function exporterConfig(apiUrl: string, targets: readonly RepositoryTarget[]): E
       mergeQueueIntervalSeconds: 30,
       flakyTestsIntervalSeconds: 300,
       pullRequestDetails: true,
+      pullRequestRecheckSeconds: 300,
+      flakyTestDetails: true,
       staleAfterSeconds: 600,
     },
     metrics: { topCodeowners: 20 },
+    sharding: { shard: 0, totalShards: 1 },
     targets,
   };
 }

@@ -1,0 +1,99 @@
+// The API load a configuration asks for, estimated from the config alone (no call is made), so an
+// operator learns at start-up, not from late polls, that the intervals and targets do not fit
+// under `trunk.maxRequestsPerSecond`. Queue depths and list sizes are not in the config: the
+// estimate assumes typical values (BUDGET_ASSUMPTIONS), and says so.
+import type { ExporterConfig } from '../config/types.js';
+import type { Logger } from '../log/logger.js';
+import { configuredTargets } from '../poller/targetJobs.js';
+import { ENDPOINTS, MAX_PAGE_SIZE, type Endpoint } from '../trunk/schemas.js';
+
+/** What the estimate assumes about the parts of the load the config does not say. */
+export const BUDGET_ASSUMPTIONS = {
+  /** PRs enqueued in each merge queue at a time. */
+  pullRequestsPerQueue: 10,
+  /** State changes per enqueued PR per hour (queued → pending → testing → passed → merged). */
+  stateChangesPerPullRequestPerHour: 6,
+  /** Quarantined tests per repository (pages walked when flakyTestDetails is on). */
+  quarantinedTestsPerRepository: 500,
+} as const;
+
+/** Expected steady-state requests per second of this instance, in total and per endpoint. */
+export interface ApiBudget {
+  readonly requestsPerSecond: number;
+  readonly byEndpoint: Readonly<Record<Endpoint, number>>;
+  /** The configured limit the estimate is compared with. */
+  readonly maxRequestsPerSecond: number;
+}
+
+/**
+ * Expected requests per second from the config: one getQueue per polled (repo, branch) per
+ * mergeQueueInterval; per PR, a lookup when its state changes plus one per recheck interval (at
+ * most one per poll); per quarantine list, its pages per flakyTestsInterval. Only this shard's
+ * targets count. Start-up is busier: the first poll of each queue looks up every PR.
+ */
+export function computeApiBudget(config: ExporterConfig): ApiBudget {
+  const { polling } = config;
+  const targets = configuredTargets(config);
+  const queues = targets.filter((target) => target.kind === 'merge_queue').length;
+  const quarantineLists = targets.length - queues;
+
+  const pollsPerSecond = 1 / polling.mergeQueueIntervalSeconds;
+  const lookupsPerPullRequestPerSecond = polling.pullRequestDetails
+    ? Math.min(
+        pollsPerSecond,
+        BUDGET_ASSUMPTIONS.stateChangesPerPullRequestPerHour / 3600 +
+          (polling.pullRequestRecheckSeconds > 0
+            ? 1 / polling.pullRequestRecheckSeconds
+            : pollsPerSecond),
+      )
+    : 0;
+  const pagesPerWalk = polling.flakyTestDetails
+    ? Math.max(1, Math.ceil(BUDGET_ASSUMPTIONS.quarantinedTestsPerRepository / MAX_PAGE_SIZE))
+    : 1;
+
+  const byEndpoint: Record<Endpoint, number> = {
+    [ENDPOINTS.getQueue]: queues * pollsPerSecond,
+    [ENDPOINTS.getSubmittedPullRequest]:
+      queues * BUDGET_ASSUMPTIONS.pullRequestsPerQueue * lookupsPerPullRequestPerSecond,
+    [ENDPOINTS.listQuarantinedTests]:
+      (quarantineLists * pagesPerWalk) / polling.flakyTestsIntervalSeconds,
+  };
+  const requestsPerSecond = Object.values(byEndpoint).reduce((sum, rate) => sum + rate, 0);
+  return { requestsPerSecond, byEndpoint, maxRequestsPerSecond: config.trunk.maxRequestsPerSecond };
+}
+
+/** The warning for a budget over its limit, or undefined when it fits. */
+export function describeBudgetExcess(budget: ApiBudget): string | undefined {
+  const { requestsPerSecond: expected, maxRequestsPerSecond: limit } = budget;
+  if (expected <= limit) return undefined;
+  const over = expected - limit;
+  return (
+    `expected API load ${round(expected)} requests/s exceeds trunk.maxRequestsPerSecond ` +
+    `${round(limit)} by ${round(over)} requests/s (${Math.round((over / limit) * 100)}%): polls ` +
+    'will wait for the rate limiter and finish late; raise the intervals, shard, or raise the limit'
+  );
+}
+
+/** Computes the config's budget and logs it: a warning when it exceeds the limit, else info. */
+export function checkApiBudget(config: ExporterConfig, logger: Logger): ApiBudget {
+  const budget = computeApiBudget(config);
+  const context = {
+    expectedRequestsPerSecond: round(budget.requestsPerSecond),
+    maxRequestsPerSecond: budget.maxRequestsPerSecond,
+    byEndpoint: Object.fromEntries(
+      Object.entries(budget.byEndpoint).map(([endpoint, rate]) => [endpoint, round(rate)]),
+    ),
+    assumptions: BUDGET_ASSUMPTIONS,
+  };
+  const excess = describeBudgetExcess(budget);
+  if (excess === undefined) {
+    logger.info(context, `expected API load ${round(budget.requestsPerSecond)} requests/s`);
+  } else {
+    logger.warn(context, excess);
+  }
+  return budget;
+}
+
+function round(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}

@@ -1,0 +1,52 @@
+import { Gauge } from 'prom-client';
+import type { Registry } from 'prom-client';
+import type { ApiBudget } from '../budget/apiBudget.js';
+import type { Sharding } from '../sharding/shardAssignment.js';
+import { NAMESPACE, fqName } from './naming.js';
+
+const SUBSYSTEM = 'exporter';
+
+const API_BUDGET = fqName(NAMESPACE, SUBSYSTEM, 'api_budget_requests_per_second');
+const SHARD_ORDINAL = fqName(NAMESPACE, SUBSYSTEM, 'shard_ordinal');
+const TOTAL_SHARDS = fqName(NAMESPACE, SUBSYSTEM, 'total_shards');
+
+interface CapacityMetricsOptions {
+  readonly registry: Registry;
+  /** Read on every scrape, so a reload that recomputes the budget is shown at once. */
+  readonly apiBudget: () => ApiBudget;
+  readonly sharding: () => Sharding;
+}
+
+/** Registers the gauges of this instance's share of the API (its budget) and of the targets (its shard). */
+export function registerCapacityMetrics(options: CapacityMetricsOptions): void {
+  const { registry, apiBudget, sharding } = options;
+
+  new Gauge({
+    name: API_BUDGET,
+    help:
+      'Requests per second this instance is expected to make to the Trunk API, estimated from its ' +
+      'configuration (README "API cost"); compare with trunk.maxRequestsPerSecond.',
+    registers: [registry],
+    collect() {
+      this.set(apiBudget().requestsPerSecond);
+    },
+  });
+
+  new Gauge({
+    name: SHARD_ORDINAL,
+    help: 'Which shard this instance is (0-based); it polls the targets that hash to it.',
+    registers: [registry],
+    collect() {
+      this.set(sharding().shard);
+    },
+  });
+
+  new Gauge({
+    name: TOTAL_SHARDS,
+    help: 'How many shards the targets are divided among (1: unsharded).',
+    registers: [registry],
+    collect() {
+      this.set(sharding().totalShards);
+    },
+  });
+}
