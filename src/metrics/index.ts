@@ -15,6 +15,8 @@ export {
   PROMETHEUS_CONTENT_TYPE,
 } from './exposition.js';
 export type { ExpositionFormat } from './exposition.js';
+export { registerReloadMetrics } from './reloadMetrics.js';
+export type { ReloadObserver } from './reloadMetrics.js';
 
 export interface MetricsOptions {
   registry: Registry;
