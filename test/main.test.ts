@@ -3,9 +3,9 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { root, startCli } from './support/cli.js';
 import { parseExposition, sum } from './support/exposition.js';
 
-const root = join(import.meta.dirname, '..');
 const bin = join(root, 'bin', 'trunk-exporter.js');
 const fixtures = join(import.meta.dirname, 'config', 'fixtures');
 
@@ -81,21 +81,8 @@ describe('trunk-exporter command line', () => {
   });
 
   it('--demo serves live metrics, logs its URL, and exits 0 on SIGTERM', async () => {
-    const child = spawn(process.execPath, [bin, '--demo', '--port', '0'], { cwd: root });
-    let stdout = '';
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        reject(new Error(`no URL logged: ${stdout}`));
-      }, 10_000);
-      child.stdout.on('data', (chunk: Buffer) => {
-        stdout += chunk.toString();
-        const match = /serving metrics on (http:\/\/\S+)\/metrics/.exec(stdout);
-        if (match?.[1]) {
-          clearTimeout(timer);
-          resolve(match[1]);
-        }
-      });
-    });
+    const cli = startCli(['--demo', '--port', '0']);
+    const url = await cli.url;
     try {
       let samples = parseExposition(await (await fetch(`${url}/metrics`)).text());
       const deadline = Date.now() + 10_000;
@@ -108,9 +95,8 @@ describe('trunk-exporter command line', () => {
       expect(sum(samples, 'trunk_flaky_tests_quarantined')).toBeGreaterThan(0);
     } finally {
       const started = Date.now();
-      const exit = new Promise<number | null>((resolve) => child.on('exit', resolve));
-      child.kill('SIGTERM');
-      expect(await exit).toBe(0);
+      cli.child.kill('SIGTERM');
+      expect(await cli.exit).toBe(0);
       expect(Date.now() - started).toBeLessThan(5000);
     }
   });
