@@ -17,9 +17,15 @@ export const BASIC_AUTH_CHALLENGE = 'Basic realm="trunk-exporter", charset="UTF-
 export class BasicAuthVerifier {
   #users: ReadonlyMap<string, string>;
   readonly #remembered = new Set<string>();
+  readonly #compare: (password: string, hash: string) => Promise<boolean>;
 
-  constructor(users: ReadonlyMap<string, string>) {
+  /** `compare` is bcrypt's; tests wrap it to count how often it runs. */
+  constructor(
+    users: ReadonlyMap<string, string>,
+    compare: (password: string, hash: string) => Promise<boolean> = bcrypt.compare,
+  ) {
     this.#users = users;
+    this.#compare = compare;
   }
 
   /** Whether any user is configured; with none, every request is let through. */
@@ -43,7 +49,7 @@ export class BasicAuthVerifier {
     if (hash !== undefined && this.#remembered.has(key)) return true;
     const [anyHash] = users.values();
     if (anyHash === undefined) return false;
-    const matches = await bcrypt.compare(password, hash ?? anyHash);
+    const matches = await this.#compare(password, hash ?? anyHash);
     if (hash === undefined || !matches) return false;
     // Users may have changed while bcrypt ran; remember only what is still true.
     if (this.#users === users) {
