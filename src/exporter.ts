@@ -48,7 +48,7 @@ export async function startExporter(
   const store = new SnapshotStore(config.polling.staleAfterSeconds);
   // Before the server starts, so /readyz never sees an empty (hence "ready") target list.
   store.setTargets(configuredTargets(config));
-  const { apiCallObserver } = registerExporterMetrics({
+  const metrics = registerExporterMetrics({
     registry,
     store,
     version,
@@ -65,7 +65,7 @@ export async function startExporter(
         timeoutSeconds: trunk.timeoutSeconds,
         maxConcurrentRequests: trunk.maxConcurrentRequests,
         maxRequestsPerSecond: trunk.maxRequestsPerSecond,
-        observer: apiCallObserver,
+        observer: metrics.apiCallObserver,
         logger,
         version,
       }),
@@ -116,6 +116,7 @@ export async function startExporter(
     auth.setUsers(next.server.basicAuthUsers);
     secrets.add(next.trunk.token);
     if (clientSettingsChanged(current, next)) clients.replace(next.trunk);
+    metrics.applySettings({ ...next.polling, topCodeowners: next.metrics.topCodeowners });
     store.setTargets(configuredTargets(next), next.polling.staleAfterSeconds);
     scheduler.setJobs(buildPollJobs({ config: next, reader: clients.current, store, logger }));
     current = next;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { loadConfigFile } from '../../src/config/load.js';
-import type { ConfigError} from '../../src/config/problems.js';
+import type { ConfigError } from '../../src/config/problems.js';
 import { configErrorLines } from '../../src/config/problems.js';
 import { select, sum, type Sample } from '../support/exposition.js';
 import {
@@ -166,6 +166,40 @@ describe('configuration reload', () => {
     expect(run.logs()).toContain('settings changed: trunk.token');
     expect(run.logs()).not.toContain(revoked);
     expect(run.logs()).not.toContain(SIMULATOR_TOKEN);
+  });
+
+  it('rewrites HELP texts that state a changed interval, and API counters keep counting', async () => {
+    const { simulator } = await startFrozenSimulator();
+    const file = await configFile();
+    const yaml = (interval: number) =>
+      configYaml({
+        apiUrl: simulator.baseUrl,
+        targets: WEB,
+        polling: SLOW_POLLING.replace(
+          'mergeQueueIntervalSeconds: 600',
+          `mergeQueueIntervalSeconds: ${interval}`,
+        ),
+      });
+    await writeFile(file, yaml(600));
+    const run = await startTestExporter(yaml(600), 'info', file);
+    await run.waitUntilReady();
+    const requestsBefore = sum(await run.samples(), 'trunk_exporter_api_requests_total');
+    expect(requestsBefore).toBe(1);
+    expect(await run.scrape()).toContain('getQueue every 10m.');
+
+    await writeFile(file, yaml(450));
+    expect((await run.exporter.reload('SIGHUP')).message).toContain(
+      'settings changed: polling.mergeQueueIntervalSeconds',
+    );
+    const page = await run.scrape();
+    expect(page).toContain(
+      '# HELP trunk_merge_queue_state Merge queue state: 1 for the current state, 0 for the other known states. Refreshed by polling getQueue every 7m30s.',
+    );
+    expect(page).not.toContain('getQueue every 10m');
+    expect(page).toContain('Targets are polled every 7m30s (merge_queue)');
+    expect(sum(await run.samples(), 'trunk_exporter_api_requests_total')).toBeGreaterThanOrEqual(
+      requestsBefore,
+    );
   });
 
   it('answers 403 while server.enableReload is off, and 405 to GET', async () => {
