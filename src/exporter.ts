@@ -1,6 +1,6 @@
 import type { ExporterConfig } from './config/types.js';
 import { KnownSecrets } from './log/knownSecrets.js';
-import type { Logger } from './log/logger.js';
+import { scrubSecrets, type Logger } from './log/logger.js';
 import { registerExporterMetrics, registerReloadMetrics } from './metrics/index.js';
 import { createRegistry } from './metrics/registry.js';
 import { PollScheduler } from './poller/scheduler.js';
@@ -81,10 +81,16 @@ export async function startExporter(
       observer: reloadObserver,
       logger,
     });
-  const reload = async (trigger: ReloadTrigger): Promise<ReloadResult> =>
-    reloader
-      ? reloader.reload(trigger)
-      : { applied: false, message: 'nothing to reload: this exporter has no configuration file' };
+  const reload = async (trigger: ReloadTrigger): Promise<ReloadResult> => {
+    if (!reloader) {
+      const message = 'nothing to reload: this exporter has no configuration file';
+      logger.warn({ trigger }, message);
+      return { applied: false, message };
+    }
+    const result = await reloader.reload(trigger);
+    // The log is scrubbed line by line; a response body is not, so scrub it here.
+    return { ...result, message: scrubSecrets(result.message, secrets.values()) };
+  };
 
   const app = createHttpApp({
     registry,

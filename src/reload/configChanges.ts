@@ -73,7 +73,7 @@ export function summarizeChanges(changes: ConfigChanges): string {
       : `settings changed: ${changes.settingsChanged.join(', ')}`,
   ];
   if (changes.needRestart.length > 0) {
-    parts.push(`${changes.needRestart.join(', ')} take effect only after a restart`);
+    parts.push(`not applied until a restart: ${changes.needRestart.join(', ')}`);
   }
   return parts.join('; ');
 }

@@ -202,6 +202,23 @@ describe('configuration reload', () => {
     );
   });
 
+  it('keeps serving where it is when a reload changes the listen port, and says so', async () => {
+    const { simulator } = await startFrozenSimulator();
+    const file = await configFile();
+    const yaml = configYaml({ apiUrl: simulator.baseUrl, targets: WEB, polling: SLOW_POLLING });
+    await writeFile(file, yaml.replace('port: 0', 'port: 1'));
+    const run = await startTestExporter(yaml, 'info', file);
+    const result = await run.exporter.reload('SIGHUP');
+    expect(result).toEqual({
+      applied: true,
+      message:
+        'configuration reloaded: 0 targets added, 0 removed; settings changed: server.port; ' +
+        'not applied until a restart: server.port',
+    });
+    expect(run.logs()).toMatch(/"level":40,.*"needRestart":\["server.port"\]/);
+    expect((await fetch(`${run.exporter.url}/healthz`)).status).toBe(200);
+  });
+
   it('answers 403 while server.enableReload is off, and 405 to GET', async () => {
     const { simulator } = await startFrozenSimulator();
     const run = await startTestExporter(
