@@ -1,19 +1,29 @@
 import { checkApiBudget } from './budget/apiBudget.js';
 import type { ExporterConfig } from './config/types.js';
-import type { Logger } from './log/logger.js';
-import { registerCapacityMetrics, registerExporterMetrics } from './metrics/index.js';
+import { KnownSecrets } from './log/knownSecrets.js';
+import { scrubSecrets, type Logger } from './log/logger.js';
+import {
+  registerCapacityMetrics,
+  registerExporterMetrics,
+  registerReloadMetrics,
+} from './metrics/index.js';
 import { createRegistry } from './metrics/registry.js';
 import { PollScheduler } from './poller/scheduler.js';
 import { buildPollJobs, configuredTargets } from './poller/targetJobs.js';
-import { createHttpApp, startHttpServer } from './server/index.js';
+import { clientSettingsChanged, diffConfigs, type ConfigChanges } from './reload/configChanges.js';
+import { ConfigReloader, type ReloadResult, type ReloadTrigger } from './reload/configReloader.js';
+import { TrunkClientSlot } from './reload/trunkClientSlot.js';
+import { BasicAuthVerifier, createHttpApp, startHttpServer } from './server/index.js';
 import { SnapshotStore } from './snapshot/store.js';
 import { TrunkClient } from './trunk/client.js';
 
-/** A started exporter: its address, its state for tests, and how to stop it. */
+/** A started exporter: its address, its state for tests, and how to reload and stop it. */
 export interface RunningExporter {
-  /** Base URL of the HTTP server, e.g. `http://127.0.0.1:9740`. */
+  /** Base URL of the HTTP server, e.g. `http://127.0.0.1:9740` (`https://` with TLS). */
   readonly url: string;
   readonly store: SnapshotStore;
+  /** Loads the configuration again and applies it; an invalid one leaves the running one. */
+  reload(trigger: ReloadTrigger): Promise<ReloadResult>;
   /** Stops serving, aborts in-flight API calls and closes connections. */
   stop(): Promise<void>;
 }
@@ -21,22 +31,31 @@ export interface RunningExporter {
 interface ExporterDependencies {
   readonly logger: Logger;
   readonly version: string;
+  /** Reads the configuration again, for reloads; without it (the demo) there is nothing to reload. */
+  readonly loadConfig?: () => Promise<ExporterConfig>;
+  /** Told every token the exporter uses, so the logger scrubs rotated ones too. */
+  readonly secrets?: KnownSecrets;
 }
 
 /**
  * Wires one exporter: config → scheduler → Trunk client → snapshot store → metrics → HTTP. The
- * scrape path only reads the store; all network traffic to Trunk starts in the scheduler.
+ * scrape path only reads the store; all network traffic to Trunk starts in the scheduler. Start-up
+ * and every reload go through the same applyConfig.
  */
 export async function startExporter(
   config: ExporterConfig,
-  { logger, version }: ExporterDependencies,
+  dependencies: ExporterDependencies,
 ): Promise<RunningExporter> {
+  const { logger, version } = dependencies;
+  const secrets = dependencies.secrets ?? new KnownSecrets();
+  let current = config;
+  let apiBudget = checkApiBudget(config, logger);
   const registry = createRegistry();
   const store = new SnapshotStore(config.polling.staleAfterSeconds);
+  // Before the server starts, so /readyz never sees an empty (hence "ready") target list.
   const targets = configuredTargets(config);
   store.setTargets(targets);
-  const apiBudget = checkApiBudget(config, logger);
-  const { apiCallObserver } = registerExporterMetrics({
+  const metrics = registerExporterMetrics({
     registry,
     store,
     version,
@@ -47,31 +66,85 @@ export async function startExporter(
   registerCapacityMetrics({
     registry,
     apiBudget: () => apiBudget,
-    sharding: () => config.sharding,
+    sharding: () => current.sharding,
   });
-  const client = new TrunkClient({
-    apiUrl: config.trunk.apiUrl,
-    token: config.trunk.token,
-    timeoutSeconds: config.trunk.timeoutSeconds,
-    maxConcurrentRequests: config.trunk.maxConcurrentRequests,
-    maxRequestsPerSecond: config.trunk.maxRequestsPerSecond,
-    observer: apiCallObserver,
-    logger,
-    version,
-  });
+  const reloadObserver = registerReloadMetrics(registry);
+  const clients = new TrunkClientSlot(
+    (trunk) =>
+      new TrunkClient({
+        apiUrl: trunk.apiUrl,
+        token: trunk.token,
+        timeoutSeconds: trunk.timeoutSeconds,
+        maxConcurrentRequests: trunk.maxConcurrentRequests,
+        maxRequestsPerSecond: trunk.maxRequestsPerSecond,
+        observer: metrics.apiCallObserver,
+        logger,
+        version,
+      }),
+    config.trunk,
+  );
+  const auth = new BasicAuthVerifier(config.server.basicAuthUsers);
+  const scheduler = new PollScheduler({ logger });
+  const reloader =
+    dependencies.loadConfig &&
+    new ConfigReloader({
+      load: dependencies.loadConfig,
+      apply: (next) => applyConfig(next),
+      observer: reloadObserver,
+      logger,
+    });
+  const reload = async (trigger: ReloadTrigger): Promise<ReloadResult> => {
+    if (!reloader) {
+      const message = 'nothing to reload: this exporter has no configuration file';
+      logger.warn({ trigger }, message);
+      return { applied: false, message };
+    }
+    const result = await reloader.reload(trigger);
+    // The log is scrubbed line by line; a response body is not, so scrub it here.
+    return { ...result, message: scrubSecrets(result.message, secrets.values()) };
+  };
+
   const app = createHttpApp({
     registry,
     store,
     version,
     logger,
+    auth,
     intervals: {
-      mergeQueueIntervalSeconds: config.polling.mergeQueueIntervalSeconds,
-      flakyTestsIntervalSeconds: config.polling.flakyTestsIntervalSeconds,
+      get mergeQueueIntervalSeconds() {
+        return current.polling.mergeQueueIntervalSeconds;
+      },
+      get flakyTestsIntervalSeconds() {
+        return current.polling.flakyTestsIntervalSeconds;
+      },
     },
+    reload: { enabled: () => current.server.enableReload, reload: () => reload('HTTP') },
   });
-  const http = await startHttpServer(app, config.server.address, config.server.port);
-  const scheduler = new PollScheduler({ logger });
-  scheduler.setJobs(buildPollJobs({ config, reader: client, store, logger }));
+  const { address, port, tls } = config.server;
+  const http = await startHttpServer(app, address, port, tls);
+  const listening = { address, port, tls: tls !== undefined };
+
+  /** Makes `next` the running configuration; kept targets keep their data and their schedule. */
+  function applyConfig(next: ExporterConfig): ConfigChanges {
+    const changes = diffConfigs(current, next, listening);
+    // A renewed certificate serves new connections at once; TLS on or off waits for a restart.
+    if (next.server.tls && changes.settingsChanged.includes('server.tls')) {
+      http.updateTls(next.server.tls);
+    }
+    auth.setUsers(next.server.basicAuthUsers);
+    secrets.add(next.trunk.token);
+    if (clientSettingsChanged(current, next)) clients.replace(next.trunk);
+    metrics.applySettings({ ...next.polling, topCodeowners: next.metrics.topCodeowners });
+    store.setTargets(configuredTargets(next), next.polling.staleAfterSeconds);
+    scheduler.setJobs(buildPollJobs({ config: next, reader: clients.current, store, logger }));
+    // Start-up has just checked it; a reload checks the new config (and warns when it is over).
+    if (next !== config) apiBudget = checkApiBudget(next, logger);
+    current = next;
+    return changes;
+  }
+
+  applyConfig(config);
+  reloadObserver.reloadSucceeded(Date.now() / 1000);
   logger.info(
     {
       url: http.url,
@@ -80,6 +153,9 @@ export async function startExporter(
       flakyTestRepositories: targets.filter((target) => target.kind === 'flaky_tests').length,
       shard: config.sharding.shard,
       totalShards: config.sharding.totalShards,
+      tls: listening.tls,
+      basicAuth: auth.enabled,
+      reloadEndpoint: config.server.enableReload,
     },
     `serving metrics on ${http.url}/metrics`,
   );
@@ -87,10 +163,10 @@ export async function startExporter(
   return {
     url: http.url,
     store,
+    reload,
     async stop() {
-      await http.close();
-      await scheduler.stop();
-      await client.close();
+      // All at once: no new scrapes, every poll and API call aborted, connections closed.
+      await Promise.all([http.close(), scheduler.stop(), clients.close()]);
     },
   };
 }

@@ -1,9 +1,10 @@
 import { parseCommandLine, USAGE, UsageError, type Command } from './cli/arguments.js';
 import { loadConfigFile } from './config/load.js';
-import { ConfigError, formatProblem } from './config/problems.js';
+import { ConfigError, configErrorLines } from './config/problems.js';
 import type { ExporterConfig } from './config/types.js';
 import { startDemo } from './demo/demo.js';
 import { startExporter, type RunningExporter } from './exporter.js';
+import { KnownSecrets } from './log/knownSecrets.js';
 import { createLogger, type Logger } from './log/logger.js';
 import { shardingProblem } from './sharding/shardAssignment.js';
 import { startSimulatorServer } from './simulator/server.js';
@@ -15,6 +16,9 @@ import { VERSION } from './version.js';
 const EXIT_USAGE = 2;
 /** How long shutdown may take before the process gives up waiting for in-flight work. */
 const SHUTDOWN_GRACE_MS = 5000;
+
+/** Something long-running the command line starts: stoppable, and reloadable if it has a config file. */
+type Runnable = Pick<RunningExporter, 'stop'> & Partial<Pick<RunningExporter, 'reload'>>;
 
 /** Runs the command line; resolves to the exit status once the command has finished. */
 export async function main(argv: readonly string[]): Promise<number> {
@@ -63,45 +67,51 @@ export async function main(argv: readonly string[]): Promise<number> {
       );
     }
     case 'run': {
+      // --port and --shard/--total-shards win over the file on every reload too.
+      const loadConfig = async (): Promise<ExporterConfig> => {
+        const config = await loadConfigFile(command.configPath);
+        const sharding = { ...config.sharding, ...command.sharding };
+        const shardingError = shardingProblem(sharding);
+        if (shardingError !== undefined) {
+          throw new ConfigError(command.configPath, [
+            {
+              path: 'sharding',
+              message: `${shardingError} (--shard/--total-shards override sharding in ${command.configPath})`,
+            },
+          ]);
+        }
+        return {
+          ...config,
+          server: { ...config.server, port: command.port ?? config.server.port },
+          sharding,
+        };
+      };
       let config: ExporterConfig;
       try {
-        config = await loadConfigFile(command.configPath);
+        config = await loadConfig();
       } catch (error) {
         if (!(error instanceof ConfigError)) throw error;
         printProblems(error);
         return EXIT_USAGE;
       }
-      const sharding = { ...config.sharding, ...command.sharding };
-      const shardingError = shardingProblem(sharding);
-      if (shardingError !== undefined) {
-        process.stderr.write(
-          `trunk-exporter: ${shardingError} (--shard/--total-shards override sharding in ${command.configPath})\n`,
-        );
-        return EXIT_USAGE;
-      }
-      const token = config.trunk.token;
-      const logger = createLogger({ level: command.logLevel, secrets: () => [token.reveal()] });
-      const effective: ExporterConfig = {
-        ...config,
-        server: { ...config.server, port: command.port ?? config.server.port },
-        sharding,
-      };
-      return startThenRun(() => startExporter(effective, { logger, version: VERSION }), logger);
+      const secrets = new KnownSecrets([config.trunk.token]);
+      const logger = createLogger({ level: command.logLevel, secrets: () => secrets.values() });
+      return startThenRun(
+        () => startExporter(config, { logger, version: VERSION, loadConfig, secrets }),
+        logger,
+      );
     }
   }
 }
 
 /** Starts something long-running; a start-up failure (a port in use…) is one log line and exit 1. */
-async function startThenRun(
-  start: () => Promise<Pick<RunningExporter, 'stop'>>,
-  logger: Logger,
-): Promise<number> {
+async function startThenRun(start: () => Promise<Runnable>, logger: Logger): Promise<number> {
   // A promise rejected with nobody listening is a bug, but one that must not take the metrics
   // of every target down with it: log it and keep serving.
   process.on('unhandledRejection', (reason) => {
     logger.error({ err: reason }, 'unhandled promise rejection');
   });
-  let running: Pick<RunningExporter, 'stop'>;
+  let running: Runnable;
   try {
     running = await start();
   } catch (error) {
@@ -130,15 +140,17 @@ async function checkConfig(path: string): Promise<number> {
 }
 
 function printProblems(error: ConfigError): void {
-  const lines = error.problems.map((problem) => `${error.source}: ${formatProblem(problem)}`);
-  process.stderr.write(`${lines.join('\n')}\n`);
+  process.stderr.write(`${configErrorLines(error).join('\n')}\n`);
 }
 
-/** Keeps running until SIGTERM or SIGINT, then stops within the grace period. */
-async function runUntilSignal(
-  running: Pick<RunningExporter, 'stop'>,
-  logger: Logger,
-): Promise<number> {
+/** Keeps running until SIGTERM or SIGINT (reloading on SIGHUP), then stops within the grace period. */
+async function runUntilSignal(running: Runnable, logger: Logger): Promise<number> {
+  const { reload } = running;
+  const onHangup = (): void => {
+    // The reloader logs the outcome itself.
+    void reload?.('SIGHUP');
+  };
+  if (reload) process.on('SIGHUP', onHangup);
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGTERM', () => {
       resolve('SIGTERM');
@@ -147,6 +159,7 @@ async function runUntilSignal(
       resolve('SIGINT');
     });
   });
+  process.off('SIGHUP', onHangup);
   logger.info({ signal }, 'shutting down');
   const timeout = new Promise<'timeout'>((resolve) =>
     setTimeout(() => {

@@ -1,14 +1,14 @@
 // The command line as a user runs it: the built `bin/trunk-exporter.js` in a child process
 // (`npm test` builds dist/ first).
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { configYaml, startFrozenSimulator } from './support/exporterHarness.js';
+import { root, startCli } from './support/cli.js';
 import { parseExposition, select, sum } from './support/exposition.js';
 
-const root = join(import.meta.dirname, '..');
 const bin = join(root, 'bin', 'trunk-exporter.js');
 const fixtures = join(import.meta.dirname, 'config', 'fixtures');
 
@@ -31,24 +31,6 @@ function run(args: string[], env: Record<string, string> = {}): Promise<Finished
     child.on('error', reject);
     child.on('close', (code) => {
       resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-/** The metrics URL a starting exporter logs ("serving metrics on URL/metrics"). */
-function loggedUrl(child: ChildProcessWithoutNullStreams): Promise<string> {
-  let stdout = '';
-  return new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      reject(new Error(`no URL logged: ${stdout}`));
-    }, 10_000);
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      const match = /serving metrics on (http:\/\/\S+)\/metrics/.exec(stdout);
-      if (match?.[1]) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
     });
   });
 }
@@ -102,8 +84,8 @@ describe('trunk-exporter command line', () => {
   });
 
   it('--demo serves live metrics, logs its URL, and exits 0 on SIGTERM', async () => {
-    const child = spawn(process.execPath, [bin, '--demo', '--port', '0'], { cwd: root });
-    const url = await loggedUrl(child);
+    const cli = startCli(['--demo', '--port', '0']);
+    const url = await cli.url;
     try {
       let samples = parseExposition(await (await fetch(`${url}/metrics`)).text());
       const deadline = Date.now() + 10_000;
@@ -116,9 +98,8 @@ describe('trunk-exporter command line', () => {
       expect(sum(samples, 'trunk_flaky_tests_quarantined')).toBeGreaterThan(0);
     } finally {
       const started = Date.now();
-      const exit = new Promise<number | null>((resolve) => child.on('exit', resolve));
-      child.kill('SIGTERM');
-      expect(await exit).toBe(0);
+      cli.child.kill('SIGTERM');
+      expect(await cli.exit).toBe(0);
       expect(Date.now() - started).toBeLessThan(5000);
     }
   });
@@ -148,22 +129,15 @@ describe('trunk-exporter command line', () => {
       path,
       `${configYaml({ apiUrl: simulator.baseUrl, targets })}\nsharding:\n  totalShards: 2\n`,
     );
-    const child = spawn(
-      process.execPath,
-      [bin, '--config', path, '--shard', '1', '--total-shards', '3'],
-      {
-        cwd: root,
-      },
-    );
+    const cli = startCli(['--config', path, '--shard', '1', '--total-shards', '3']);
     try {
-      const url = await loggedUrl(child);
+      const url = await cli.url;
       const samples = parseExposition(await (await fetch(`${url}/metrics`)).text());
       expect(select(samples, 'trunk_exporter_shard_ordinal')[0]?.value).toBe(1);
       expect(select(samples, 'trunk_exporter_total_shards')[0]?.value).toBe(3);
     } finally {
-      const exit = new Promise<number | null>((resolve) => child.on('exit', resolve));
-      child.kill('SIGTERM');
-      expect(await exit).toBe(0);
+      cli.child.kill('SIGTERM');
+      expect(await cli.exit).toBe(0);
     }
   });
 });

@@ -95,7 +95,13 @@ function exporterConfig(
       maxConcurrentRequests: 16,
       maxRequestsPerSecond: 100_000,
     },
-    server: { address: '127.0.0.1', port: 0 },
+    server: {
+      address: '127.0.0.1',
+      port: 0,
+      enableReload: false,
+      tls: undefined,
+      basicAuthUsers: new Map(),
+    },
     polling: {
       mergeQueueIntervalSeconds: INTERVAL_SECONDS,
       flakyTestsIntervalSeconds: 300,

@@ -4,7 +4,8 @@ import { expandEnvironment } from './environment.js';
 import { ConfigError, formatPath, problemsFromZod, type ConfigProblem } from './problems.js';
 import { configFileSchema, repoName, type ConfigFile } from './schema.js';
 import { Secret } from './secret.js';
-import type { ExporterConfig, RepositoryTarget } from './types.js';
+import { describeError, readServerTls, readSettingFile } from './settingFiles.js';
+import type { ExporterConfig, RepositoryTarget, ServerTls } from './types.js';
 
 /** The environment variable read for the token when neither `token` nor `tokenFile` is set. */
 export const TOKEN_ENVIRONMENT_VARIABLE = 'TRUNK_API_TOKEN';
@@ -24,7 +25,9 @@ export async function loadConfigFile(
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    throw new ConfigError(path, [{ path: '', message: `cannot read file: ${describe(error)}` }]);
+    throw new ConfigError(path, [
+      { path: '', message: `cannot read file: ${describeError(error)}` },
+    ]);
   }
   return parseConfig(text, { env, source: path });
 }
@@ -64,13 +67,24 @@ export async function parseConfig(text: string, context: LoadContext): Promise<E
   }
   if (problems.length > 0 || !parsed.success) throw new ConfigError(context.source, problems);
 
-  const token = await resolveToken(parsed.data, context.env);
-  if ('problem' in token) {
-    throw new ConfigError(context.source, [
-      { ...token.problem, ...lineAt(document, token.problem.path.split('.'), lineCounter) },
-    ]);
+  const [token, tls] = await Promise.all([
+    resolveToken(parsed.data, context.env),
+    readServerTls(parsed.data.server.tls),
+  ]);
+  if ('problem' in token || 'problems' in tls) {
+    const fileProblems = [
+      ...('problem' in token ? [token.problem] : []),
+      ...('problems' in tls ? tls.problems : []),
+    ];
+    throw new ConfigError(
+      context.source,
+      fileProblems.map((problem) => ({
+        ...problem,
+        ...lineAt(document, problem.path.split('.'), lineCounter),
+      })),
+    );
   }
-  return normalize(parsed.data, token.secret);
+  return normalize(parsed.data, token.secret, tls.tls);
 }
 
 async function resolveToken(
@@ -80,18 +94,9 @@ async function resolveToken(
   const { token, tokenFile } = config.trunk;
   if (token !== undefined) return { secret: new Secret(token) };
   if (tokenFile !== undefined) {
-    let content: string;
-    try {
-      content = await readFile(tokenFile, 'utf8');
-    } catch (error) {
-      return {
-        problem: {
-          path: 'trunk.tokenFile',
-          message: `cannot read ${tokenFile}: ${describe(error)}`,
-        },
-      };
-    }
-    const trimmed = content.trim();
+    const file = await readSettingFile(tokenFile, 'trunk.tokenFile');
+    if ('problem' in file) return file;
+    const trimmed = file.text.trim();
     if (trimmed === '')
       return { problem: { path: 'trunk.tokenFile', message: `${tokenFile} is empty` } };
     return { secret: new Secret(trimmed) };
@@ -108,7 +113,7 @@ async function resolveToken(
   };
 }
 
-function normalize(config: ConfigFile, token: Secret): ExporterConfig {
+function normalize(config: ConfigFile, token: Secret, tls: ServerTls | undefined): ExporterConfig {
   const targets: RepositoryTarget[] = config.targets.map((target) => {
     const repo = typeof target.repo === 'string' ? splitRepo(target.repo) : { ...target.repo };
     return {
@@ -127,7 +132,13 @@ function normalize(config: ConfigFile, token: Secret): ExporterConfig {
       maxConcurrentRequests: config.trunk.maxConcurrentRequests,
       maxRequestsPerSecond: config.trunk.maxRequestsPerSecond,
     },
-    server: { ...config.server },
+    server: {
+      address: config.server.address,
+      port: config.server.port,
+      enableReload: config.server.enableReload,
+      tls,
+      basicAuthUsers: new Map(Object.entries(config.server.basicAuthUsers ?? {})),
+    },
     polling: { ...config.polling },
     metrics: { ...config.metrics },
     sharding: { ...config.sharding },
@@ -164,10 +175,4 @@ function lineAt(
 
 function lineOf(offset: number, lineCounter: LineCounter): { line?: number } {
   return { line: lineCounter.linePos(offset).line };
-}
-
-function describe(error: unknown): string {
-  if (error instanceof Error && 'code' in error && typeof error.code === 'string')
-    return error.code;
-  return error instanceof Error ? error.message : String(error);
 }

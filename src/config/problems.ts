@@ -27,6 +27,11 @@ export function formatProblem(problem: ConfigProblem): string {
   return `${where}${problem.message}${line}`;
 }
 
+/** Every problem as `--check-config` prints it: `FILE: path: message (line N)`. */
+export function configErrorLines(error: ConfigError): string[] {
+  return error.problems.map((problem) => `${error.source}: ${formatProblem(problem)}`);
+}
+
 /** `['targets', 1, 'branches']` → `targets[1].branches`. */
 export function formatPath(path: readonly PropertyKey[]): string {
   let result = '';

@@ -7,6 +7,14 @@ const positiveInt = z.number().int().positive();
 const positiveNumber = z.number().positive();
 const nonEmptyString = z.string().min(1, 'expected a non-empty string');
 
+// What htpasswd -B and Prometheus's web config produce: $2a$/$2b$/$2y$, a two-digit cost, 53 characters.
+const bcryptHash = z
+  .string({ error: 'expected a bcrypt hash string' })
+  .regex(
+    /^\$2[aby]\$(0[4-9]|[12][0-9]|3[01])\$[./A-Za-z0-9]{53}$/,
+    'expected a bcrypt hash like $2y$10$… (60 characters)',
+  );
+
 const repoPattern = /^[^/\s]+\/[^/\s]+\/[^/\s]+$/;
 
 const repoSchema = z.union(
@@ -54,8 +62,13 @@ export const configFileSchema = z
       .strictObject({
         address: nonEmptyString.default('0.0.0.0'),
         port: z.number().int().min(0).max(65535).default(9740),
+        enableReload: z.boolean().default(false),
+        tls: z.strictObject({ certFile: nonEmptyString, keyFile: nonEmptyString }).optional(),
+        basicAuthUsers: z
+          .record(z.string(), bcryptHash, { error: 'expected a map of username: bcrypt hash' })
+          .optional(),
       })
-      .default({ address: '0.0.0.0', port: 9740 }),
+      .default({ address: '0.0.0.0', port: 9740, enableReload: false }),
     polling: z
       .strictObject({
         mergeQueueIntervalSeconds: positiveNumber.default(30),
@@ -110,6 +123,26 @@ export const configFileSchema = z
         path: ['sharding', 'shard'],
         message: `must be less than sharding.totalShards (${config.sharding.totalShards})`,
       });
+    }
+    const users = config.server.basicAuthUsers;
+    if (users !== undefined) {
+      if (Object.keys(users).length === 0) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['server', 'basicAuthUsers'],
+          message: 'expected at least one user (remove the key to turn basic auth off)',
+        });
+      }
+      for (const username of Object.keys(users)) {
+        // Basic auth sends "username:password"; a colon in the name could never match.
+        if (username === '' || username.includes(':')) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['server', 'basicAuthUsers', username],
+            message: 'a username must be non-empty and cannot contain ":"',
+          });
+        }
+      }
     }
     if (config.targets.some((target) => target.flakyTests) && !config.trunk.orgUrlSlug) {
       ctx.addIssue({

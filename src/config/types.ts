@@ -11,6 +11,16 @@ export interface RepositoryTarget {
   readonly flakyTests: boolean;
 }
 
+/** The server's certificate and key, as read (and checked to match) when the config was loaded. */
+export interface ServerTls {
+  readonly certFile: string;
+  readonly keyFile: string;
+  /** PEM certificate chain. */
+  readonly cert: string;
+  /** PEM private key. */
+  readonly key: Secret;
+}
+
 /** The validated, normalized configuration the rest of the program runs from. */
 export interface ExporterConfig {
   readonly trunk: {
@@ -22,7 +32,16 @@ export interface ExporterConfig {
     readonly maxConcurrentRequests: number;
     readonly maxRequestsPerSecond: number;
   };
-  readonly server: { readonly address: string; readonly port: number };
+  readonly server: {
+    readonly address: string;
+    readonly port: number;
+    /** Whether `POST /-/reload` reloads the configuration (SIGHUP always does). */
+    readonly enableReload: boolean;
+    /** HTTPS instead of HTTP when set. */
+    readonly tls: ServerTls | undefined;
+    /** Username → bcrypt hash; empty when basic auth is off. */
+    readonly basicAuthUsers: ReadonlyMap<string, string>;
+  };
   readonly polling: {
     readonly mergeQueueIntervalSeconds: number;
     readonly flakyTestsIntervalSeconds: number;

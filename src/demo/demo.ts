@@ -66,7 +66,13 @@ export function demoConfig(
       maxConcurrentRequests: 8,
       maxRequestsPerSecond: 50,
     },
-    server: { address: options.address ?? '0.0.0.0', port: options.port },
+    server: {
+      address: options.address ?? '0.0.0.0',
+      port: options.port,
+      enableReload: false,
+      tls: undefined,
+      basicAuthUsers: new Map(),
+    },
     polling: {
       mergeQueueIntervalSeconds: 5,
       flakyTestsIntervalSeconds: 30,

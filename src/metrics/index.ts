@@ -17,6 +17,8 @@ export {
   PROMETHEUS_CONTENT_TYPE,
 } from './exposition.js';
 export type { ExpositionFormat } from './exposition.js';
+export { registerReloadMetrics } from './reloadMetrics.js';
+export type { ReloadObserver } from './reloadMetrics.js';
 
 export interface MetricsOptions {
   registry: Registry;
@@ -28,11 +30,46 @@ export interface MetricsOptions {
   topCodeowners: number;
 }
 
-/** Registers every exporter metric on the registry; the returned observer feeds the API metrics. */
+/** The settings that shape the snapshot metrics' HELP texts and series; a reload may change them. */
+export type SnapshotMetricSettings = Pick<
+  MetricsOptions,
+  'mergeQueueIntervalSeconds' | 'flakyTestsIntervalSeconds' | 'topCodeowners'
+>;
+
+/**
+ * Registers every exporter metric on the registry. The returned observer feeds the API metrics;
+ * `applySettings` re-registers the snapshot metrics (stateless: they rebuild from the store on each
+ * scrape) when a reload changes what their HELP text states, since prom-client fixes HELP at
+ * construction. The API counters keep counting.
+ */
 export function registerExporterMetrics(options: MetricsOptions): {
   apiCallObserver: ApiCallObserver;
+  applySettings(settings: SnapshotMetricSettings): void;
 } {
+  const { registry } = options;
+  let current: SnapshotMetricSettings = options;
+  let snapshotMetricNames = registerSnapshotMetrics(options);
+  return {
+    apiCallObserver: registerApiMetrics(registry),
+    applySettings(settings) {
+      if (
+        settings.mergeQueueIntervalSeconds === current.mergeQueueIntervalSeconds &&
+        settings.flakyTestsIntervalSeconds === current.flakyTestsIntervalSeconds &&
+        settings.topCodeowners === current.topCodeowners
+      ) {
+        return;
+      }
+      for (const name of snapshotMetricNames) registry.removeSingleMetric(name);
+      current = settings;
+      snapshotMetricNames = registerSnapshotMetrics({ ...options, ...settings });
+    },
+  };
+}
+
+/** Registers the metrics computed from snapshots; returns their names. */
+function registerSnapshotMetrics(options: MetricsOptions): string[] {
   const { registry, store } = options;
+  const before = new Set(registry.getMetricsAsArray().map((metric) => metric.name));
   registerMergeQueueMetrics({
     registry,
     store,
@@ -56,5 +93,8 @@ export function registerExporterMetrics(options: MetricsOptions): {
     mergeQueueIntervalSeconds: options.mergeQueueIntervalSeconds,
     flakyTestsIntervalSeconds: options.flakyTestsIntervalSeconds,
   });
-  return { apiCallObserver: registerApiMetrics(registry) };
+  return registry
+    .getMetricsAsArray()
+    .map((metric) => metric.name)
+    .filter((name) => !before.has(name));
 }

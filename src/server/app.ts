@@ -4,6 +4,7 @@ import type { Registry } from 'prom-client';
 import type { Logger } from '../log/logger.js';
 import { negotiateExpositionFormat, renderExposition } from '../metrics/exposition.js';
 import type { SnapshotStore } from '../snapshot/store.js';
+import { requireBasicAuth, type BasicAuthVerifier } from './basicAuth.js';
 import { LANDING_PAGE_CSP, renderLandingPage } from './landingPage.js';
 
 export interface HttpAppOptions {
@@ -14,12 +15,27 @@ export interface HttpAppOptions {
   intervals: { mergeQueueIntervalSeconds: number; flakyTestsIntervalSeconds: number };
   /** Unix seconds; the landing page's ages are measured from it. */
   now?: () => number;
+  /** Basic auth in front of every endpoint; absent or without users, none. */
+  auth?: BasicAuthVerifier;
+  /** What `POST /-/reload` does; absent, the endpoint answers 403 like a disabled one. */
+  reload?: ReloadEndpoint;
+}
+
+/** The lifecycle endpoint's view of the exporter's reload. */
+export interface ReloadEndpoint {
+  /** `server.enableReload` of the running configuration. */
+  readonly enabled: () => boolean;
+  /** Reloads the configuration; `message` is the response body (what changed, or every problem). */
+  readonly reload: () => Promise<{ readonly applied: boolean; readonly message: string }>;
 }
 
 /** How long a client should wait before asking /readyz again; about one first poll. */
 const READY_RETRY_AFTER_SECONDS = 5;
 
-/** Builds the HTTP app: /metrics, the landing page, /healthz and /readyz. Serving never polls. */
+/**
+ * Builds the HTTP app: /metrics, the landing page, /healthz, /readyz and /-/reload, all behind the
+ * optional basic auth. Serving never polls.
+ */
 export function createHttpApp(options: HttpAppOptions): express.Express {
   const { registry, store, logger } = options;
   const now = options.now ?? (() => Date.now() / 1000);
@@ -32,6 +48,8 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
     res.set('X-Content-Type-Options', 'nosniff');
     next();
   });
+  // Every endpoint, /healthz included, as Prometheus's web config does: a probe can send the header.
+  if (options.auth) app.use(requireBasicAuth(options.auth));
 
   app
     .route('/metrics')
@@ -95,6 +113,21 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
       );
     })
     .all(methodNotAllowed);
+
+  app
+    .route('/-/reload')
+    .post(async (_req: Request, res: Response) => {
+      if (!options.reload?.enabled()) {
+        sendText(res, 403, 'reload is disabled: set server.enableReload: true, or send SIGHUP\n');
+        return;
+      }
+      const outcome = await options.reload.reload();
+      sendText(res, outcome.applied ? 200 : 500, `${outcome.message}\n`);
+    })
+    .all((_req: Request, res: Response) => {
+      res.set('Allow', 'POST');
+      sendText(res, 405, 'method not allowed: use POST\n');
+    });
 
   app.use((_req: Request, res: Response) => {
     sendText(res, 404, 'not found\n');

@@ -68,6 +68,8 @@ export class TrunkClient {
   readonly #random: () => number;
   /** Aborted by close(), so pending waits and requests end instead of holding the process. */
   readonly #closing = new AbortController();
+  /** Calls not yet settled. */
+  readonly #active = new Set<Promise<unknown>>();
   #closed: Promise<void> | undefined;
 
   constructor(options: TrunkClientOptions) {
@@ -137,6 +139,15 @@ export class TrunkClient {
     return this.#call(target, body, quarantinedTestsPageSchema, options);
   }
 
+  /**
+   * For a client being replaced (a reload changed trunk.*): lets the calls in flight finish, so
+   * their polls are not failed by the reload, then closes. close() still ends them at once.
+   */
+  async retire(): Promise<void> {
+    while (this.#active.size > 0) await Promise.allSettled([...this.#active]);
+    await this.close();
+  }
+
   /** Ends pending waits and requests (they fail as `aborted`) and closes the connections; idempotent. */
   async close(): Promise<void> {
     if (this.#closed === undefined) {
@@ -146,8 +157,25 @@ export class TrunkClient {
     await this.#closed;
   }
 
+  /** Runs a call, counted as active until it settles (see retire()). */
+  #call<T, N = never>(
+    target: CallTarget,
+    requestBody: unknown,
+    schema: z.ZodType<T>,
+    options: CallOptions,
+    onNotFound?: () => N,
+  ): Promise<T | N> {
+    const call = this.#attempts(target, requestBody, schema, options, onNotFound);
+    this.#active.add(call);
+    const forget = (): void => {
+      this.#active.delete(call);
+    };
+    call.then(forget, forget);
+    return call;
+  }
+
   /** Runs attempts until one succeeds, one fails for good, or the next wait would pass the deadline. */
-  async #call<T, N = never>(
+  async #attempts<T, N = never>(
     target: CallTarget,
     requestBody: unknown,
     schema: z.ZodType<T>,

@@ -9,6 +9,9 @@ import { ConfigError, formatProblem } from '../../src/config/problems.js';
 
 const invalidDirectory = join(import.meta.dirname, 'fixtures', 'invalid');
 const validDirectory = join(import.meta.dirname, 'fixtures', 'valid');
+const tlsDirectory = join(import.meta.dirname, '..', 'fixtures', 'tls');
+/** bcrypt of "secret" at cost 4. */
+const BCRYPT_HASH = '$2b$04$bCC77X2SvWaC134HlQkkQO.d5RAyugleVPV61W1BVOBhOA/1QKyfy';
 
 async function problemsOf(path: string, env: Record<string, string> = {}): Promise<string[]> {
   try {
@@ -53,7 +56,13 @@ describe('valid configuration files', () => {
         maxConcurrentRequests: 4,
         maxRequestsPerSecond: 10,
       },
-      server: { address: '0.0.0.0', port: 9740 },
+      server: {
+        address: '0.0.0.0',
+        port: 9740,
+        enableReload: false,
+        tls: undefined,
+        basicAuthUsers: new Map(),
+      },
       polling: {
         mergeQueueIntervalSeconds: 30,
         flakyTestsIntervalSeconds: 300,
@@ -122,6 +131,54 @@ describe('valid configuration files', () => {
     expect(JSON.stringify(config)).not.toContain('very-secret-token');
     expect(inspect(config, { depth: 10 })).not.toContain('very-secret-token');
     expect(String(config.trunk.token)).not.toContain('very-secret-token');
+  });
+
+  it('reads server.tls files and basicAuthUsers into the config', async () => {
+    const config = await parseConfig(
+      [
+        'trunk:',
+        '  token: t',
+        'server:',
+        '  enableReload: true',
+        '  tls:',
+        `    certFile: ${join(tlsDirectory, 'server.crt')}`,
+        `    keyFile: ${join(tlsDirectory, 'server.key')}`,
+        '  basicAuthUsers:',
+        `    prometheus: ${BCRYPT_HASH}`,
+        'targets:',
+        '  - repo: github.com/acme/web',
+        '    branches: [main]',
+      ].join('\n'),
+      { source: 'inline', env: {} },
+    );
+    expect(config.server.enableReload).toBe(true);
+    expect(config.server.tls?.cert).toBe(readFileSync(join(tlsDirectory, 'server.crt'), 'utf8'));
+    expect(config.server.tls?.key.reveal()).toContain('PRIVATE KEY');
+    expect(inspect(config, { depth: 10 })).not.toContain('PRIVATE KEY');
+    expect([...config.server.basicAuthUsers]).toEqual([['prometheus', BCRYPT_HASH]]);
+  });
+
+  it('rejects a TLS key that does not belong to the certificate', async () => {
+    const yaml = [
+      'trunk:',
+      '  token: t',
+      'server:',
+      '  tls:',
+      `    certFile: ${join(tlsDirectory, 'server.crt')}`,
+      `    keyFile: ${join(tlsDirectory, 'rotated.key')}`,
+      'targets:',
+      '  - repo: github.com/acme/web',
+      '    branches: [main]',
+    ].join('\n');
+    const error = await parseConfig(yaml, { source: 'inline', env: {} }).catch(
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(ConfigError);
+    const problems = (error as ConfigError).problems.map(formatProblem);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(
+      /^server\.tls: certFile and keyFile are not a PEM certificate and its private key \(.+\) \(line 4\)$/,
+    );
   });
 
   it('reports a missing file by path', async () => {

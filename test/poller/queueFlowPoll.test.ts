@@ -50,7 +50,13 @@ function exporterConfig(
       maxConcurrentRequests: 8,
       maxRequestsPerSecond: 10_000,
     },
-    server: { address: '127.0.0.1', port: 0 },
+    server: {
+      address: '127.0.0.1',
+      port: 0,
+      enableReload: false,
+      tls: undefined,
+      basicAuthUsers: new Map(),
+    },
     polling: {
       mergeQueueIntervalSeconds: 30,
       flakyTestsIntervalSeconds: 300,

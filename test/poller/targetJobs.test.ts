@@ -43,7 +43,13 @@ function exporterConfig(apiUrl: string, targets: readonly RepositoryTarget[]): E
       maxConcurrentRequests: 4,
       maxRequestsPerSecond: 1000,
     },
-    server: { address: '127.0.0.1', port: 0 },
+    server: {
+      address: '127.0.0.1',
+      port: 0,
+      enableReload: false,
+      tls: undefined,
+      basicAuthUsers: new Map(),
+    },
     polling: {
       mergeQueueIntervalSeconds: 30,
       flakyTestsIntervalSeconds: 300,

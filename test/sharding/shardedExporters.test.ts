@@ -53,7 +53,7 @@ function countingWorld(world: SimulatorWorld, counts: Map<string, number>): Simu
 
 /** Metrics that describe the exporter process or this instance, not the polled data. */
 const PROCESS_METRICS =
-  /^(process_|nodejs_|trunk_exporter_(api_request|poll_duration|last_success_timestamp|shard_ordinal|total_shards|api_budget))/;
+  /^(process_|nodejs_|trunk_exporter_(api_request|poll_duration|last_success_timestamp|shard_ordinal|total_shards|api_budget|config_last_reload_success_timestamp))/;
 
 async function dataLines(exporter: ExporterUnderTest): Promise<string[]> {
   const page = await exporter.scrape();

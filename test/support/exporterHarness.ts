@@ -2,8 +2,9 @@
 // everything after each test.
 import { Writable } from 'node:stream';
 import { afterEach } from 'vitest';
-import { parseConfig } from '../../src/config/load.js';
+import { loadConfigFile, parseConfig } from '../../src/config/load.js';
 import { startExporter, type RunningExporter } from '../../src/exporter.js';
+import { KnownSecrets } from '../../src/log/knownSecrets.js';
 import { createLogger } from '../../src/log/logger.js';
 import type { RunningSimulator } from '../../src/simulator/server.js';
 import type { SimulatorWorld } from '../../src/simulator/world.js';
@@ -26,17 +27,24 @@ export function startFrozenSimulator(
   return startTestSimulator({ seed, flavour, token: SIMULATOR_TOKEN });
 }
 
-/** The YAML of a config for the given simulator URL; `extra` adds lines under `polling:`. */
+/**
+ * The YAML of a config for the given simulator URL; `polling` replaces the lines under `polling:`,
+ * `server` adds lines under `server:`, `tokenFile` replaces `token`.
+ */
 export function configYaml(options: {
   apiUrl: string;
   token?: string;
+  tokenFile?: string;
   targets: string;
   polling?: string;
+  server?: string;
 }): string {
   return [
     'trunk:',
     `  apiUrl: ${options.apiUrl}`,
-    `  token: ${options.token ?? SIMULATOR_TOKEN}`,
+    options.tokenFile === undefined
+      ? `  token: ${options.token ?? SIMULATOR_TOKEN}`
+      : `  tokenFile: ${options.tokenFile}`,
     '  orgUrlSlug: acme',
     '  timeoutSeconds: 2',
     '  maxConcurrentRequests: 8',
@@ -44,6 +52,7 @@ export function configYaml(options: {
     'server:',
     '  address: 127.0.0.1',
     '  port: 0',
+    ...(options.server === undefined ? [] : [options.server]),
     'polling:',
     options.polling ?? '  mergeQueueIntervalSeconds: 600\n  flakyTestsIntervalSeconds: 600',
     'targets:',
@@ -61,10 +70,14 @@ export interface ExporterUnderTest {
   waitFor(predicate: (samples: Sample[]) => boolean, what: string): Promise<Sample[]>;
 }
 
-/** Starts an exporter from YAML text, logging at `level` into a buffer. */
+/**
+ * Starts an exporter from YAML text, logging at `level` into a buffer; `configFile` (holding the
+ * same YAML) is what reloads read.
+ */
 export async function startTestExporter(
   yaml: string,
   level: 'info' | 'debug' | 'trace' = 'info',
+  configFile?: string,
 ): Promise<ExporterUnderTest> {
   const config = await parseConfig(yaml, { source: 'test.yaml', env: {} });
   let output = '';
@@ -74,9 +87,14 @@ export async function startTestExporter(
       callback();
     },
   });
-  const token = config.trunk.token;
-  const logger = createLogger({ level, secrets: () => [token.reveal()], destination });
-  const exporter = await startExporter(config, { logger, version: '0.0.0-test' });
+  const secrets = new KnownSecrets([config.trunk.token]);
+  const logger = createLogger({ level, secrets: () => secrets.values(), destination });
+  const exporter = await startExporter(config, {
+    logger,
+    version: '0.0.0-test',
+    secrets,
+    ...(configFile === undefined ? {} : { loadConfig: () => loadConfigFile(configFile, {}) }),
+  });
   cleanups.push(() => exporter.stop());
 
   const scrape = async (path = '/metrics', headers: Record<string, string> = {}) => {

@@ -1,0 +1,70 @@
+import { ConfigError, configErrorLines } from '../config/problems.js';
+import type { ExporterConfig } from '../config/types.js';
+import type { Logger } from '../log/logger.js';
+import type { ReloadObserver } from '../metrics/index.js';
+import { summarizeChanges, type ConfigChanges } from './configChanges.js';
+
+/** What asked for the reload, for the log line. */
+export type ReloadTrigger = 'SIGHUP' | 'HTTP';
+
+/** Whether a reload took effect, and a text for the person who asked (HTTP body, log). */
+export interface ReloadResult {
+  readonly applied: boolean;
+  readonly message: string;
+}
+
+interface ReloaderOptions {
+  /** Reads and validates the configuration again (the file, the tokenFile, the TLS files). */
+  readonly load: () => Promise<ExporterConfig>;
+  /** Makes `next` the running configuration and says what changed. */
+  readonly apply: (next: ExporterConfig) => ConfigChanges;
+  readonly observer: ReloadObserver;
+  readonly logger: Logger;
+  readonly now?: () => number;
+}
+
+/**
+ * Reloads the configuration on request, one reload at a time: a valid file is applied, an invalid
+ * one is rejected with `--check-config`'s messages and the running configuration stays. Each
+ * reload logs one line and sets the `config_last_reload_*` gauges.
+ */
+export class ConfigReloader {
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly options: ReloaderOptions) {}
+
+  /** Reloads after any reload already running; never rejects. */
+  reload(trigger: ReloadTrigger): Promise<ReloadResult> {
+    const result = this.#queue.then(() => this.#reload(trigger));
+    this.#queue = result;
+    return result;
+  }
+
+  async #reload(trigger: ReloadTrigger): Promise<ReloadResult> {
+    const { logger, observer } = this.options;
+    let changes: ConfigChanges;
+    try {
+      changes = this.options.apply(await this.options.load());
+    } catch (error) {
+      const problems =
+        error instanceof ConfigError
+          ? configErrorLines(error)
+          : [error instanceof Error ? error.message : String(error)];
+      observer.reloadFailed();
+      logger.error(
+        { trigger, problems },
+        'configuration reload rejected; the running configuration stays',
+      );
+      return {
+        applied: false,
+        message: `configuration reload rejected; the running configuration stays:\n${problems.join('\n')}`,
+      };
+    }
+    observer.reloadSucceeded((this.options.now ?? (() => Date.now() / 1000))());
+    const summary = summarizeChanges(changes);
+    const fields = { trigger, ...changes };
+    if (changes.needRestart.length > 0) logger.warn(fields, `configuration reloaded: ${summary}`);
+    else logger.info(fields, `configuration reloaded: ${summary}`);
+    return { applied: true, message: `configuration reloaded: ${summary}` };
+  }
+}

@@ -1,0 +1,97 @@
+import type { ServerResponse } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Secret } from '../../src/config/secret.js';
+import type { ExporterConfig } from '../../src/config/types.js';
+import { TrunkClientSlot } from '../../src/reload/trunkClientSlot.js';
+import { TrunkApiError } from '../../src/trunk/errors.js';
+import { queueResponse } from '../trunk/fixtures.js';
+import {
+  REPO,
+  cleanUp,
+  makeClient,
+  rejectionOf,
+  sendJson,
+  startApiServer,
+} from '../trunk/harness.js';
+
+afterEach(cleanUp);
+
+/** A fake API that holds its first answer until the test releases it, and answers later ones at once. */
+async function startHoldingApi() {
+  let held: ServerResponse | undefined;
+  let arrived: () => void = () => undefined;
+  const firstArrived = new Promise<void>((resolve) => (arrived = resolve));
+  const server = await startApiServer((_req, res, index) => {
+    if (index === 0) {
+      held = res;
+      arrived();
+    } else {
+      sendJson(res, 200, queueResponse());
+    }
+  });
+  const release = () => {
+    if (held) sendJson(held, 200, queueResponse());
+  };
+  return { server, firstArrived, release };
+}
+
+function settings(apiUrl: string, token: string): ExporterConfig['trunk'] {
+  return {
+    apiUrl,
+    token: new Secret(token),
+    orgUrlSlug: undefined,
+    timeoutSeconds: 5,
+    maxConcurrentRequests: 4,
+    maxRequestsPerSecond: 1000,
+  };
+}
+
+describe('TrunkClientSlot', () => {
+  it('lets the replaced client finish its call in flight, then closes it', async () => {
+    const { server, firstArrived, release } = await startHoldingApi();
+    const built: string[] = [];
+    const slot = new TrunkClientSlot(
+      (trunk) => {
+        built.push(trunk.token.reveal());
+        return makeClient(trunk.apiUrl, { token: trunk.token }).client;
+      },
+      settings(server.apiUrl, 'old-token'),
+    );
+    const previous = slot.current;
+    const inFlight = previous.getQueue(REPO, 'main');
+    await firstArrived;
+
+    slot.replace(settings(server.apiUrl, 'new-token'));
+    expect(slot.current).not.toBe(previous);
+    release();
+    expect((await inFlight).state).toBe('running');
+    await slot.current.getQueue(REPO, 'main');
+    expect(server.requests.map((request) => request.headers['x-api-token'])).toEqual([
+      'old-token',
+      'new-token',
+    ]);
+    expect(built).toEqual(['old-token', 'new-token']);
+    // Retired: once its call is done the old client is closed, so a new call ends at once.
+    await expect
+      .poll(
+        async () => ((await rejectionOf(previous.getQueue(REPO, 'main'))) as TrunkApiError).reason,
+      )
+      .toBe('aborted');
+  });
+
+  it("close() aborts a retiring client's call in flight too", async () => {
+    const { server, firstArrived } = await startHoldingApi();
+    const slot = new TrunkClientSlot(
+      (trunk) => makeClient(trunk.apiUrl, { token: trunk.token }).client,
+      settings(server.apiUrl, 'old-token'),
+    );
+    const inFlight = slot.current.getQueue(REPO, 'main');
+    await firstArrived;
+    slot.replace(settings(server.apiUrl, 'new-token'));
+    const rejection = rejectionOf(inFlight);
+    await slot.close();
+    const error = await rejection;
+    expect(error).toBeInstanceOf(TrunkApiError);
+    expect((error as TrunkApiError).reason).toBe('aborted');
+  });
+});
