@@ -26,32 +26,48 @@ if [[ -f /etc/ssl/certs/ca-certificates.crt ]]; then
     --build-arg NODE_EXTRA_CA_CERTS=/run/host-ca.crt)
 fi
 build_started=$SECONDS
+previous_image=$(buildah images --quiet "$TAG" 2>/dev/null || true)
 buildah bud "${build_options[@]}" .
+# The previous build lost its tag: remove it rather than let untagged images pile up.
+if [[ -n "$previous_image" && "$previous_image" != "$(buildah images --quiet "$TAG")" ]]; then
+  buildah rmi "$previous_image" >/dev/null || true
+fi
 build_seconds=$((SECONDS - build_started))
 
 echo "== run $TAG --demo"
 smoke_started=$SECONDS
-port=$(node -e "const s = require('node:net').createServer().listen(0, '127.0.0.1', () => { console.log(s.address().port); s.close(); })")
+free_port() { node -e "const s = require('node:net').createServer().listen(0, '127.0.0.1', () => { console.log(s.address().port); s.close(); })"; }
+port=$(free_port)
 container=$(buildah from "$TAG")
 log=$(mktemp)
-run_pid=
+process_groups=()
 cleanup() {
-  # setsid made the buildah run its own process group: stop it and the exporter inside it.
-  if [[ -n "$run_pid" ]]; then kill -TERM -- "-$run_pid" 2>/dev/null || true; wait "$run_pid" 2>/dev/null || true; fi
+  # Each exporter was started under setsid, as its own process group: stop the group.
+  for group in "${process_groups[@]}"; do
+    kill -TERM -- "-$group" 2>/dev/null || true
+    wait "$group" 2>/dev/null || true
+  done
+  buildah umount "$container" >/dev/null 2>&1 || true
   buildah rm "$container" >/dev/null
   rm -f "$log"
 }
 trap cleanup EXIT
 setsid buildah run --isolation chroot --network host "$container" -- \
   trunk-exporter --demo --port "$port" >"$log" 2>&1 &
-run_pid=$!
+process_groups+=($!)
 
 fetch() { node -e "fetch(process.argv[1]).then(async (r) => { process.stdout.write(await r.text()); process.exit(r.ok ? 0 : 1); }, () => process.exit(1))" "$1"; }
+# Waits until $1/metrics has merge-queue samples (while process $2 runs); leaves the page in $metrics.
+wait_for_metrics() {
+  local deadline=$((SECONDS + 60))
+  until metrics=$(fetch "$1/metrics") && grep -q '^trunk_merge_queue_state{' <<<"$metrics"; do
+    if ! kill -0 "$2" 2>/dev/null; then echo "the exporter exited; log:"; cat "$log"; exit 1; fi
+    if ((SECONDS > deadline)); then echo "no merge-queue metrics after 60s; log:"; cat "$log"; exit 1; fi
+    sleep 1
+  done
+}
+wait_for_metrics "http://127.0.0.1:$port" "${process_groups[0]}"
 deadline=$((SECONDS + 60))
-until metrics=$(fetch "http://127.0.0.1:$port/metrics") && grep -q '^trunk_merge_queue_state{' <<<"$metrics"; do
-  if ((SECONDS > deadline)); then echo "no merge-queue metrics after 60s; container log:"; cat "$log"; exit 1; fi
-  sleep 1
-done
 echo "/metrics: $(grep -c '^trunk_' <<<"$metrics") trunk_* samples, e.g."
 grep -m3 '^trunk_merge_queue_state{' <<<"$metrics"
 fetch "http://127.0.0.1:$port/healthz" >/dev/null && echo "/healthz: 200"
@@ -74,6 +90,22 @@ echo "HEALTHCHECK fails with nothing listening"
 user=$(image_config "c.User")
 [[ "$user" == 1000:1000 ]] || { echo "image user is '$user', expected 1000:1000"; exit 1; }
 echo "user: $user"
+
+# buildah run cannot mount the root read-only, so run the image's filesystem the way a
+# readOnlyRootFilesystem pod sees it: bind-mounted read-only in a private mount namespace, as uid
+# 1000, without even a writable /tmp.
+if [[ $(id -u) == 0 ]] && command -v unshare >/dev/null; then
+  rootfs=$(buildah mount "$container")
+  ro_port=$(free_port)
+  setsid env -u NODE_EXTRA_CA_CERTS unshare --mount sh -c \
+    'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && exec chroot --userspec=1000:1000 "$1" /usr/local/bin/trunk-exporter --demo --port "$2"' \
+    sh "$rootfs" "$ro_port" >"$log" 2>&1 &
+  process_groups+=($!)
+  wait_for_metrics "http://127.0.0.1:$ro_port" "${process_groups[1]}"
+  echo "read-only root filesystem: /metrics served"
+else
+  echo "read-only root filesystem: not checked (needs root and unshare)"
+fi
 smoke_seconds=$((SECONDS - smoke_started))
 
 echo "== $TAG: $(buildah images --format '{{.Size}}' "$TAG" | head -1)"
