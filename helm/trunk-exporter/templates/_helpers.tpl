@@ -90,9 +90,6 @@ spec:
         {{- with .Values.extraArgs }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
-      env:
-        - name: TRUNK_EXPORTER_HEALTHCHECK_URL
-          value: "http://127.0.0.1:{{ .Values.containerPort }}/healthz"
       ports:
         - name: http
           containerPort: {{ .Values.containerPort }}
