@@ -1,0 +1,43 @@
+# trunk-exporter container image. Build: docker build -t trunk-exporter . (or buildah bud, see
+# README "Deploy"). Run: mount a config at /etc/trunk-exporter/config.yaml and give the token via
+# TRUNK_API_TOKEN or trunk.tokenFile; `--demo` needs neither.
+
+# Compiles TypeScript to dist/ with the dev dependencies.
+FROM node:24-bookworm-slim AS build
+# Only for builds behind a TLS-intercepting proxy: a CA bundle (mounted into the build) npm trusts.
+ARG NODE_EXTRA_CA_CERTS
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund --ignore-scripts
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build
+
+# Production dependencies only, in their own stage so the final image gets no npm cache.
+FROM node:24-bookworm-slim AS dependencies
+ARG NODE_EXTRA_CA_CERTS
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts
+
+FROM node:24-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+# Everything stays owned by root and read-only to the process: the exporter writes nothing to disk
+# (logs go to stdout), so the root filesystem can be mounted read-only.
+COPY package.json ./
+COPY bin ./bin
+COPY --from=dependencies /app/node_modules ./node_modules
+COPY --from=build /src/dist ./dist
+RUN chmod 0755 bin/trunk-exporter.js \
+  && ln -s /app/bin/trunk-exporter.js /usr/local/bin/trunk-exporter \
+  && mkdir -p /etc/trunk-exporter
+# The node user of the base image, by number so Kubernetes can check runAsNonRoot.
+USER 1000:1000
+EXPOSE 9740
+# No curl in the slim image: node itself asks /healthz. Set the URL if server.port is not 9740.
+ENV TRUNK_EXPORTER_HEALTHCHECK_URL=http://127.0.0.1:9740/healthz
+HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
+  CMD ["node", "-e", "fetch(process.env.TRUNK_EXPORTER_HEALTHCHECK_URL).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+ENTRYPOINT ["trunk-exporter"]
+CMD ["--config", "/etc/trunk-exporter/config.yaml"]

@@ -1,0 +1,106 @@
+// The alerting and recording rules as Prometheus sees them: promtool checks both files and runs the
+// unit tests in test/deploy/rules/ (one file per alert). Adding an alert means adding its test file
+// there; the coverage check below fails until every alert has a firing and a non-firing case.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { findSystemBinary } from '../support/systemBinary.js';
+import {
+  ROOT,
+  RULE_FILES,
+  RULE_TESTS_DIRECTORY,
+  alertingRules,
+  readYamlFile,
+} from './ruleFiles.js';
+
+const promtool = findSystemBinary('promtool');
+
+const ruleTestFiles = readdirSync(RULE_TESTS_DIRECTORY)
+  .filter((name) => name.endsWith('.yaml'))
+  .map((name) => join(RULE_TESTS_DIRECTORY, name));
+
+interface AlertRuleTest {
+  readonly alertname: string;
+  readonly exp_alerts?: readonly unknown[] | null;
+}
+interface RuleTestFile {
+  readonly tests: readonly { readonly alert_rule_test?: readonly AlertRuleTest[] }[];
+}
+
+/** Alert names with an expected firing case and with an expected silent case, over every test file. */
+function testedAlerts(): { firing: Set<string>; silent: Set<string> } {
+  const firing = new Set<string>();
+  const silent = new Set<string>();
+  for (const file of ruleTestFiles) {
+    const { tests } = readYamlFile(file) as RuleTestFile;
+    for (const ruleTest of tests.flatMap((test) => test.alert_rule_test ?? [])) {
+      (ruleTest.exp_alerts?.length ? firing : silent).add(ruleTest.alertname);
+    }
+  }
+  return { firing, silent };
+}
+
+function runPromtool(args: readonly string[]): { status: number | null; output: string } {
+  const result = spawnSync(promtool ?? 'promtool', args, { encoding: 'utf8' });
+  return { status: result.status, output: `${result.stdout}${result.stderr}` };
+}
+
+describe('alerting rules', () => {
+  const rules = alertingRules();
+
+  it('give every alert a severity, a summary, a description naming repo and branch, and a for', () => {
+    expect(rules.length).toBeGreaterThanOrEqual(10);
+    for (const rule of rules) {
+      const where = `alert ${rule.alert}`;
+      expect(['critical', 'warning', 'info'], where).toContain(rule.labels?.severity);
+      expect(rule.annotations?.summary, where).toBeTruthy();
+      expect(rule.for, where).toMatch(/^\d+[smh]$/);
+      // Alerts without repo/branch labels (API-wide, exporter absent) list the failing targets
+      // through a query, or say that every repository is affected.
+      expect(rule.annotations?.description, where).toMatch(
+        /\$labels\.repo|\.Labels\.repo|every repository/,
+      );
+      if (/\$labels\.repo/.test(rule.annotations?.description ?? '')) {
+        expect(rule.annotations?.description, where).toMatch(/branch|all branches/);
+      }
+    }
+  });
+
+  it('each have a promtool unit test that fires and one that does not', () => {
+    const { firing, silent } = testedAlerts();
+    const names = rules.map((rule) => rule.alert);
+    for (const name of names) {
+      expect(firing, `${name} needs a test case where it fires`).toContain(name);
+      expect(silent, `${name} needs a test case where it does not fire`).toContain(name);
+    }
+    // A test naming an alert that does not exist would pass its empty cases vacuously.
+    for (const name of [...firing, ...silent])
+      expect(names, `unknown alert ${name}`).toContain(name);
+  });
+
+  it('each have a row with a runbook line in the README', () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    for (const rule of rules) {
+      expect(readme).toMatch(
+        new RegExp(
+          `^\\| \`${rule.alert}\` \\| ${rule.labels?.severity ?? ''} \\| .+ \\| .+ \\|$`,
+          'm',
+        ),
+      );
+    }
+  });
+
+  it.skipIf(promtool === undefined)('load in promtool (check rules)', () => {
+    const result = runPromtool(['check', 'rules', ...RULE_FILES]);
+    expect(result.output).toMatch(/SUCCESS: \d+ rules found[\s\S]*SUCCESS: \d+ rules found/);
+    expect(result.status, result.output).toBe(0);
+  });
+
+  it.skipIf(promtool === undefined)('pass their promtool unit tests (test rules)', () => {
+    expect(ruleTestFiles.length).toBe(rules.length);
+    const result = runPromtool(['test', 'rules', ...ruleTestFiles]);
+    expect(result.status, result.output).toBe(0);
+    expect(result.output).not.toContain('FAILED');
+  });
+});

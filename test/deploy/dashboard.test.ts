@@ -1,0 +1,178 @@
+// The Grafana dashboard against a real Prometheus: Prometheus scrapes an exporter polling the
+// simulator every second and loads prometheus/alerts.yaml and prometheus/rules.yaml; then every
+// panel query runs, with its template variables filled in as Grafana would, and must be valid and
+// return data. Adding a panel to the JSON adds it to this test.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_SIMULATED_REPOSITORIES, repositoryKey } from '../../src/simulator/repositories.js';
+import { createSimulatorWorld } from '../../src/simulator/world.js';
+import { SIMULATOR_TOKEN, configYaml, startTestExporter } from '../support/exporterHarness.js';
+import { startTestSimulator } from '../support/simulator.js';
+import { findSystemBinary } from '../support/systemBinary.js';
+import {
+  allValuesRegex,
+  dataPanelTitles,
+  labelValuesQuery,
+  panelQueries,
+  readDashboard,
+  substituteVariables,
+  type PanelQuery,
+} from './dashboardQueries.js';
+import { startPrometheus, type RunningPrometheus } from './prometheusServer.js';
+import { RULE_FILES, readYamlFile, type RuleFile } from './ruleFiles.js';
+
+const prometheusBinary = findSystemBinary('prometheus');
+const dashboard = readDashboard();
+const queries = panelQueries(dashboard);
+
+/** Grafana's built-in interval variables, for a 1 s scrape interval. */
+const BUILT_IN_VARIABLES = { __interval: '1s', __rate_interval: '5s', __range: '60s' };
+
+interface QueryResult {
+  readonly result: readonly unknown[];
+}
+interface RulesAnswer {
+  readonly groups: readonly {
+    readonly name: string;
+    readonly rules: readonly { name: string; health: string; lastError?: string }[];
+  }[];
+}
+
+describe('Grafana dashboard', () => {
+  it('has datasource, repo and branch variables, and every panel follows $datasource', () => {
+    expect(dashboard.templating.list.map((variable) => variable.name)).toEqual([
+      'datasource',
+      'repo',
+      'branch',
+    ]);
+    expect(dataPanelTitles(dashboard).length).toBeGreaterThanOrEqual(12);
+    for (const query of queries) {
+      expect(query.panelDataSource?.uid, query.panel).toBe('${datasource}');
+      expect(query.dataSource?.uid, `${query.panel} ${query.refId}`).toBe('${datasource}');
+    }
+  });
+
+  it('shows each required subject in some panel', () => {
+    const all = queries.map((query) => query.expr).join('\n');
+    for (const metric of [
+      'trunk_merge_queue_state',
+      'trunk_merge_queue_pull_requests',
+      'oldest_state_change',
+      'trunk_merge_queue_pull_requests_blocked',
+      'trunk_merge_queue_testing_timeout_seconds',
+      'trunk_flaky_tests_quarantined',
+      'trunk_flaky_tests_quarantined_by_codeowner',
+      'trunk_exporter_target_up',
+      'trunk_exporter_api_requests',
+      'trunk_exporter_api_request_duration_seconds',
+      'trunk_exporter_api_schema_mismatches_total',
+    ]) {
+      expect(all).toContain(metric);
+    }
+  });
+});
+
+describe.skipIf(prometheusBinary === undefined)('Grafana dashboard on a real Prometheus', () => {
+  let prometheus: RunningPrometheus;
+  const startedAt = Date.now() / 1000;
+
+  beforeAll(async () => {
+    const { simulator } = await startTestSimulator({
+      token: SIMULATOR_TOKEN,
+      world: createSimulatorWorld({ seed: 3, startTime: Date.now() / 1000 }),
+      autoAdvance: { tickMs: 1000 },
+    });
+    const targets = DEFAULT_SIMULATED_REPOSITORIES.map(
+      (repository) =>
+        `  - repo: ${repositoryKey(repository)}\n` +
+        `    branches: [${repository.branches.join(', ')}]\n` +
+        '    flakyTests: true',
+    ).join('\n');
+    const exporter = await startTestExporter(
+      configYaml({
+        apiUrl: simulator.baseUrl,
+        targets,
+        polling: '  mergeQueueIntervalSeconds: 1\n  flakyTestsIntervalSeconds: 2',
+      }),
+    );
+    prometheus = await startPrometheus({
+      binary: prometheusBinary ?? 'prometheus',
+      scrapeTarget: new URL(exporter.exporter.url).host,
+      ruleFiles: RULE_FILES,
+    });
+  });
+
+  afterAll(async () => {
+    await prometheus.stop();
+  });
+
+  /** Runs one panel query as Grafana would (range or instant); resolves to its series count. */
+  async function run(query: PanelQuery, variables: Record<string, string>): Promise<number> {
+    const expr = encodeURIComponent(substituteVariables(query.expr, variables));
+    const now = Date.now() / 1000;
+    const path = query.instant
+      ? `/api/v1/query?query=${expr}&time=${now}`
+      : `/api/v1/query_range?query=${expr}&start=${startedAt}&end=${now}&step=1`;
+    const data = (await prometheus.api(path)) as QueryResult;
+    return data.result.length;
+  }
+
+  /** Values of the dashboard's query variables, in order, each from Prometheus like Grafana does. */
+  async function variableValues(): Promise<Record<string, string>> {
+    const values: Record<string, string> = { ...BUILT_IN_VARIABLES };
+    for (const variable of dashboard.templating.list) {
+      if (variable.type !== 'query') continue;
+      const { selector, label } = labelValuesQuery(variable);
+      const match = encodeURIComponent(substituteVariables(selector, values));
+      const found = (await prometheus.api(
+        `/api/v1/label/${label}/values?match[]=${match}`,
+      )) as string[];
+      if (found.length === 0) throw new Error(`variable ${variable.name} has no values yet`);
+      values[variable.name] = allValuesRegex(found);
+    }
+    return values;
+  }
+
+  /** Every panel query that is still invalid or empty, with why. */
+  async function failingQueries(): Promise<string[]> {
+    let variables: Record<string, string>;
+    try {
+      variables = await variableValues();
+    } catch (error) {
+      return [String(error)];
+    }
+    const failures: string[] = [];
+    for (const query of queries) {
+      const where = `panel "${query.panel}" query ${query.refId}`;
+      try {
+        if ((await run(query, variables)) === 0) failures.push(`${where}: no data`);
+      } catch (error) {
+        failures.push(`${where}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    return failures;
+  }
+
+  it('runs every panel query with data, and loads the alerting and recording rules', async () => {
+    // Data arrives over a few seconds (first polls, two scrapes for rate(), rule evaluations).
+    const deadline = Date.now() + 30_000;
+    let failures = await failingQueries();
+    while (failures.length > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      failures = await failingQueries();
+    }
+    expect(failures, prometheus.log()).toEqual([]);
+
+    const expectedGroups = RULE_FILES.flatMap((file) =>
+      (readYamlFile(file) as RuleFile).groups.map((group) => group.name),
+    );
+    const rules = (await prometheus.api('/api/v1/rules')) as RulesAnswer;
+    expect(rules.groups.map((group) => group.name).sort()).toEqual(expectedGroups.sort());
+    for (const rule of rules.groups.flatMap((group) => group.rules)) {
+      expect({ rule: rule.name, health: rule.health, lastError: rule.lastError ?? '' }).toEqual({
+        rule: rule.name,
+        health: 'ok',
+        lastError: '',
+      });
+    }
+  }, 60_000);
+});

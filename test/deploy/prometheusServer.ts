@@ -1,0 +1,127 @@
+// Runs a real Prometheus (Debian's `prometheus` package) for a test: a temporary directory for its
+// config and storage, a free loopback port, and a small client for its HTTP API.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** A started Prometheus: its base URL, its API and how to stop it. */
+export interface RunningPrometheus {
+  readonly url: string;
+  /** GETs an API path (e.g. `/api/v1/query?query=up`); resolves to the `data` of a success answer. */
+  api(pathAndQuery: string): Promise<unknown>;
+  /** Stops Prometheus and deletes its directory; its log is returned for failure messages. */
+  stop(): Promise<string>;
+  readonly log: () => string;
+}
+
+interface PrometheusOptions {
+  readonly binary: string;
+  /** `host:port` to scrape every second. */
+  readonly scrapeTarget: string;
+  readonly ruleFiles: readonly string[];
+}
+
+/**
+ * A free loopback port. Prometheus cannot listen on port 0 and report the port it got, so the port
+ * is found by binding one and releasing it just before Prometheus takes it.
+ */
+export function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => {
+        resolve(port);
+      });
+    });
+  });
+}
+
+/** Starts Prometheus scraping one target every second and evaluating the given rule files. */
+export async function startPrometheus(options: PrometheusOptions): Promise<RunningPrometheus> {
+  const directory = mkdtempSync(join(tmpdir(), 'trunk-exporter-prometheus-'));
+  const configFile = join(directory, 'prometheus.yml');
+  writeFileSync(
+    configFile,
+    JSON.stringify({
+      global: { scrape_interval: '1s', scrape_timeout: '1s', evaluation_interval: '1s' },
+      rule_files: options.ruleFiles,
+      scrape_configs: [
+        { job_name: 'trunk-exporter', static_configs: [{ targets: [options.scrapeTarget] }] },
+      ],
+    }),
+  );
+  const port = await freeLoopbackPort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(
+    options.binary,
+    [
+      `--config.file=${configFile}`,
+      `--storage.tsdb.path=${join(directory, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--log.level=warn',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let log = '';
+  child.stdout.on('data', (chunk: Buffer) => (log += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (log += chunk.toString()));
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', () => {
+      resolve();
+    });
+  });
+
+  const running: RunningPrometheus = {
+    url,
+    log: () => log,
+    async api(pathAndQuery) {
+      const response = await fetch(`${url}${pathAndQuery}`);
+      const body = (await response.json()) as { status: string; data?: unknown; error?: string };
+      if (body.status !== 'success') {
+        throw new Error(`${decodeURIComponent(pathAndQuery)}: ${body.error ?? 'failed'}`);
+      }
+      return body.data;
+    },
+    async stop() {
+      await stopChild(child, exited);
+      rmSync(directory, { recursive: true, force: true });
+      return log;
+    },
+  };
+  try {
+    await waitUntilReady(url, child);
+  } catch (error) {
+    await running.stop();
+    throw new Error(`${error instanceof Error ? error.message : String(error)}\n${log}`, {
+      cause: error,
+    });
+  }
+  return running;
+}
+
+async function waitUntilReady(url: string, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`prometheus exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(`${url}/-/ready`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error('prometheus did not become ready in 20s');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function stopChild(child: ChildProcess, exited: Promise<void>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(timer);
+}
