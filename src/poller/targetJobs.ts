@@ -3,6 +3,7 @@ import type { Logger } from '../log/logger.js';
 import type { SnapshotStore } from '../snapshot/store.js';
 import { targetKey, type Snapshot, type Target } from '../snapshot/types.js';
 import { TrunkApiError } from '../trunk/errors.js';
+import { isAuthenticationFailure, whatToCheck } from './failureHint.js';
 import { pollFlakyTests } from './flakyTestsPoll.js';
 import { pollMergeQueue } from './mergeQueuePoll.js';
 import type { PollJob } from './scheduler.js';
@@ -62,6 +63,7 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
             orgUrlSlug: config.trunk.orgUrlSlug ?? '',
             options,
             now,
+            logger: context.logger,
           });
     return {
       key: targetKey(target),
@@ -88,14 +90,19 @@ async function runPoll(
     if (signal.aborted) return;
     const message = error instanceof Error ? error.message : String(error);
     context.store.recordFailure(target, message, (performance.now() - started) / 1000);
-    context.logger.warn(
+    const hint = whatToCheck(error, target);
+    // One line per failed poll, so at most one per interval and target; an auth failure is an
+    // error because nothing recovers until someone fixes the token.
+    const level = isAuthenticationFailure(error) ? 'error' : 'warn';
+    context.logger[level](
       {
         kind: target.kind,
         repo: target.repo,
         branch: target.branch || undefined,
         ...errorContext(error),
+        ...(hint === undefined ? {} : { check: hint }),
       },
-      `poll failed: ${message}`,
+      `poll failed: ${message}${hint === undefined ? '' : `; ${hint}`}`,
     );
   }
 }
