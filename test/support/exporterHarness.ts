@@ -26,20 +26,22 @@ export function startFrozenSimulator(
   return startTestSimulator({ seed, flavour, token: SIMULATOR_TOKEN });
 }
 
-/** The YAML of a config for the given simulator URL; `extra` adds lines under `polling:`. */
+/** The YAML of a config for the given simulator URL; `polling` replaces the lines under `polling:`. */
 export function configYaml(options: {
   apiUrl: string;
   token?: string;
   targets: string;
   polling?: string;
+  timeoutSeconds?: number;
+  maxConcurrentRequests?: number;
 }): string {
   return [
     'trunk:',
     `  apiUrl: ${options.apiUrl}`,
     `  token: ${options.token ?? SIMULATOR_TOKEN}`,
     '  orgUrlSlug: acme',
-    '  timeoutSeconds: 2',
-    '  maxConcurrentRequests: 8',
+    `  timeoutSeconds: ${options.timeoutSeconds ?? 2}`,
+    `  maxConcurrentRequests: ${options.maxConcurrentRequests ?? 8}`,
     '  maxRequestsPerSecond: 500',
     'server:',
     '  address: 127.0.0.1',
@@ -55,6 +57,8 @@ export function configYaml(options: {
 export interface ExporterUnderTest {
   readonly exporter: RunningExporter;
   readonly logs: () => string;
+  /** Stops the exporter now (a test checking what is left behind); cleanup will not stop it again. */
+  stop(): Promise<void>;
   scrape(path?: string, headers?: Record<string, string>): Promise<string>;
   samples(): Promise<Sample[]>;
   waitUntilReady(): Promise<void>;
@@ -77,7 +81,9 @@ export async function startTestExporter(
   const token = config.trunk.token;
   const logger = createLogger({ level, secrets: () => [token.reveal()], destination });
   const exporter = await startExporter(config, { logger, version: '0.0.0-test' });
-  cleanups.push(() => exporter.stop());
+  let stopped: Promise<void> | undefined;
+  const stop = () => (stopped ??= exporter.stop());
+  cleanups.push(stop);
 
   const scrape = async (path = '/metrics', headers: Record<string, string> = {}) => {
     const response = await fetch(`${exporter.url}${path}`, { headers });
@@ -100,5 +106,5 @@ export async function startTestExporter(
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   };
-  return { exporter, logs: () => output, scrape, samples, waitUntilReady, waitFor };
+  return { exporter, logs: () => output, stop, scrape, samples, waitUntilReady, waitFor };
 }
