@@ -179,8 +179,10 @@ function act(fault: Fault, call: InterceptedCall): void {
       return;
     case 'answer': {
       const real = call.answer();
+      // Built before the head is written: if the script throws, the server can still send a 500.
+      const body = JSON.stringify(fault.answer(call.body, real.ok ? real.body : undefined));
       response.writeHead(200, { 'Content-Type': 'application/json' });
-      response.end(JSON.stringify(fault.answer(call.body, real.ok ? real.body : undefined)));
+      response.end(body);
       return;
     }
   }
