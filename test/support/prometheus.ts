@@ -53,7 +53,11 @@ export async function startPrometheus(binary: string, target: string): Promise<R
   );
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      resolve();
+    }),
+  );
   running.push(async () => {
     child.kill('SIGTERM');
     await exited;
