@@ -63,8 +63,8 @@ describe('429 with Retry-After', () => {
   it('HTTP-date on one target: the other targets hold back too, fail fast without calls, and keep their schedule', async () => {
     const rig = await startFaultRig({ maxConcurrentRequests: 1 });
     await rig.subject.waitUntilReady();
-    // HTTP-dates have whole seconds: this lands 1.0..2.0 s ahead.
-    const date = new Date(Date.now() + 2000).toUTCString();
+    // HTTP-dates have whole seconds: this lands 2.0..3.0 s ahead, long enough for several polls.
+    const date = new Date(Date.now() + 3000).toUTCString();
     const retryAt = Date.parse(date);
     rig.faults.inject('getQueue', tooManyRequests(date), { repo: API });
 
