@@ -1,3 +1,4 @@
+import type { Logger } from '../log/logger.js';
 import {
   NO_CODEOWNER,
   QUARANTINE_AGES,
@@ -11,7 +12,16 @@ import type { ReadOptions, TrunkReader } from './trunkReader.js';
 /** Hard stop for a list that never ends, whatever total_rows says: 100,000 tests at 100 a page. */
 const MAX_PAGES = 1000;
 
-/** Raised when the API's paging cannot be trusted (a repeated token, more pages than promised). */
+/**
+ * Pages walked beyond what the largest total_rows seen promises before the walk is called broken:
+ * offset paging over a list that changes mid-walk may legitimately need one more.
+ */
+const EXTRA_PAGES = 2;
+
+/**
+ * Raised when the API's paging cannot be trusted (a repeated token, more pages than promised, an
+ * empty page that says more follow).
+ */
 export class PaginationError extends Error {
   constructor(message: string) {
     super(message);
@@ -28,6 +38,8 @@ interface FlakyTestsPollRequest {
   readonly details?: boolean;
   readonly options: ReadOptions;
   readonly now: () => number;
+  /** Told about paging that is odd but still usable (total_rows moving mid-walk). */
+  readonly logger?: Logger;
 }
 
 /**
@@ -43,12 +55,15 @@ export async function pollFlakyTests(request: FlakyTestsPollRequest): Promise<Fl
   const seenTokens = new Set<string>();
   const quarantineTimes: number[] = [];
   let totalRows: number | undefined;
+  let mostRowsPromised = 0;
   let pageToken = '';
 
   for (let pages = 0; ; pages++) {
-    if (pages >= MAX_PAGES) {
+    const promisedPages = Math.ceil(mostRowsPromised / MAX_PAGE_SIZE) + EXTRA_PAGES;
+    if (pages >= MAX_PAGES || (pages > 0 && pages >= promisedPages)) {
       throw new PaginationError(
-        `quarantine list of ${request.repoName} has more than ${MAX_PAGES} pages`,
+        `quarantine list of ${request.repoName} has more pages than total_rows ` +
+          `(${mostRowsPromised}) promises; stopped after ${pages} pages`,
       );
     }
     const page = await reader.listQuarantinedTests(
@@ -57,7 +72,16 @@ export async function pollFlakyTests(request: FlakyTestsPollRequest): Promise<Fl
       { pageSize: MAX_PAGE_SIZE, pageToken },
       options,
     );
-    totalRows ??= page.page.total_rows;
+    const rows = page.page.total_rows;
+    if (totalRows !== undefined && rows !== totalRows) {
+      request.logger?.warn(
+        { repo: request.repoName, page: pages + 1, firstTotalRows: totalRows, totalRows: rows },
+        `quarantine list of ${request.repoName} changed during the walk: total_rows went from ` +
+          `${totalRows} to ${rows} on page ${pages + 1}; reporting the first page's count`,
+      );
+    }
+    totalRows ??= rows;
+    mostRowsPromised = Math.max(mostRowsPromised, rows);
     for (const test of page.quarantined_tests) {
       // Offset paging over a list that changes can repeat a row; count each test once.
       const identity = `${test.test_case_id}\u0000${test.variant ?? ''}`;
@@ -70,6 +94,11 @@ export async function pollFlakyTests(request: FlakyTestsPollRequest): Promise<Fl
     }
     const next = page.page.next_page_token;
     if (next === '') break;
+    if (page.quarantined_tests.length === 0) {
+      throw new PaginationError(
+        `quarantine list of ${request.repoName} sent an empty page ${pages + 1} with a next_page_token`,
+      );
+    }
     if (seenTokens.has(next)) {
       throw new PaginationError(
         `quarantine list of ${request.repoName} repeated a page token after ${pages + 1} pages`,

@@ -10,6 +10,7 @@ import {
 } from '../snapshot/types.js';
 import { TrunkApiError } from '../trunk/errors.js';
 import { isAssignedToShard } from '../sharding/shardAssignment.js';
+import { isAuthenticationFailure, whatToCheck } from './failureHint.js';
 import { pollFlakyTests } from './flakyTestsPoll.js';
 import { PullRequestLookupMemory } from './lookupPlan.js';
 import { pollMergeQueue } from './mergeQueuePoll.js';
@@ -102,6 +103,7 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
             details: config.polling.flakyTestDetails,
             options,
             now,
+            logger: context.logger,
           }).then((snapshot) => ({ snapshot }));
     return {
       key: targetKey(target),
@@ -129,14 +131,19 @@ async function runPoll(
     if (signal.aborted) return;
     const message = error instanceof Error ? error.message : String(error);
     context.store.recordFailure(target, message, (performance.now() - started) / 1000);
-    context.logger.warn(
+    const hint = whatToCheck(error, target);
+    // One line per failed poll, so at most one per interval and target; an auth failure is an
+    // error because nothing recovers until someone fixes the token.
+    const level = isAuthenticationFailure(error) ? 'error' : 'warn';
+    context.logger[level](
       {
         kind: target.kind,
         repo: target.repo,
         branch: target.branch || undefined,
         ...errorContext(error),
+        ...(hint === undefined ? {} : { check: hint }),
       },
-      `poll failed: ${message}`,
+      `poll failed: ${message}${hint === undefined ? '' : `; ${hint}`}`,
     );
   }
 }

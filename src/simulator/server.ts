@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { z } from 'zod';
 import { silentLogger, type Logger } from '../log/logger.js';
+import type { FaultPlan } from './faults.js';
 import { SIMULATOR_ORG_SLUG } from './repositories.js';
 import {
   describeRequestIssues,
@@ -36,6 +37,8 @@ export interface SimulatorServerOptions {
   /** When set, a timer moves the world forward; otherwise only the caller does. */
   readonly autoAdvance?: AutoAdvanceOptions | undefined;
   readonly logger?: Logger | undefined;
+  /** Scripted misbehaviour, consulted for every authenticated call (tests and `simulate --fault`). */
+  readonly faults?: FaultPlan | undefined;
 }
 
 export interface RunningSimulator {
@@ -46,6 +49,8 @@ export interface RunningSimulator {
   /** Requests received per URL path (e.g. `/v1/getQueue`), whatever their outcome. */
   requestCounts(): Record<string, number>;
   resetRequestCounts(): void;
+  /** TCP connections currently open to the server (for leak checks). */
+  openConnections(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -148,7 +153,11 @@ export async function startSimulatorServer(
       sendText(response, 400, tooLarge ? 'request body too large' : 'request body is not JSON');
       return 400;
     }
-    const result = operation(world, body, orgSlug);
+    const answerCall = () => operation(world, body, orgSlug);
+    if (options.faults?.intercept({ path, request, body, response, answer: answerCall })) {
+      return response.statusCode;
+    }
+    const result = answerCall();
     if (!result.ok) {
       sendText(response, result.status, result.message);
       return result.status;
@@ -207,6 +216,13 @@ export async function startSimulatorServer(
     resetRequestCounts: () => {
       counts = {};
     },
+    openConnections: () =>
+      new Promise<number>((resolve, reject) => {
+        server.getConnections((error, count) => {
+          if (error) reject(error);
+          else resolve(count);
+        });
+      }),
     close: () =>
       new Promise<void>((resolve, reject) => {
         if (timer !== undefined) clearInterval(timer);

@@ -189,6 +189,19 @@ export class TrunkClient {
         : AbortSignal.any([options.signal, this.#closing.signal]);
     const payload = JSON.stringify(requestBody);
     for (let attempt = 1; ; attempt += 1) {
+      const pausedUntil = this.#transport.pausedUntil;
+      if (options.deadlineMs !== undefined && pausedUntil > options.deadlineMs) {
+        // Waiting in the limiter would hold this poll past its budget and freeze its schedule:
+        // fail now, send nothing, and let the next poll try once the pause is over.
+        throw new TrunkApiError({
+          ...target,
+          reason: 'rate_limited',
+          status: undefined,
+          requestId: undefined,
+          attempts: attempt - 1,
+          detail: `not sent: Trunk's Retry-After holds every request until ${new Date(pausedUntil).toISOString()}`,
+        });
+      }
       const outcome = await this.#transport.send(target, payload, signal, attempt);
       const failed: ErrorFactory = (reason, status, detail, cause) =>
         new TrunkApiError({
@@ -214,11 +227,8 @@ export class TrunkClient {
         const detail = `HTTP ${outcome.status}${excerpt === '' ? '' : `: "${excerpt}"`}`;
         error = failed('http_status', outcome.status, detail);
         if (!RETRYABLE_STATUSES.has(outcome.status)) throw error;
+        // A 429's Retry-After has already paused every call of the transport (see send()).
         retryAfterMs = parseRetryAfter(outcome.headers['retry-after'], Date.now());
-        // Trunk's rate limit is per organization: every call of this client must hold back.
-        if (outcome.status === 429 && retryAfterMs !== undefined) {
-          this.#transport.pauseUntil(Date.now() + retryAfterMs);
-        }
       }
 
       if (attempt >= this.#retry.maxAttempts) throw error;

@@ -2,9 +2,12 @@ import type { z } from 'zod';
 import { scrubSecrets } from '../log/logger.js';
 import type { Endpoint } from './schemas.js';
 
-/** Why a Trunk API call failed; `http_status`, `timeout` and `network_error` may have been retried. */
+/**
+ * Why a Trunk API call failed; `http_status`, `timeout` and `network_error` may have been retried.
+ * `rate_limited`: not sent at all, because a Retry-After pause outlasts the caller's deadline.
+ */
 export type TrunkApiErrorReason =
-  'http_status' | 'timeout' | 'network_error' | 'schema_mismatch' | 'aborted';
+  'http_status' | 'timeout' | 'network_error' | 'schema_mismatch' | 'aborted' | 'rate_limited';
 
 /** Everything a TrunkApiError carries; `detail` must already be free of secrets. */
 export interface TrunkApiErrorDetails {

@@ -6,6 +6,7 @@ import type { Secret } from '../config/secret.js';
 import { TrunkApiError } from './errors.js';
 import type { ApiCallObserver } from './observer.js';
 import { RequestLimiter } from './requestLimiter.js';
+import { parseRetryAfter } from './retryPolicy.js';
 import type { Endpoint } from './schemas.js';
 
 /** What one call is about, for error messages and logs. */
@@ -89,11 +90,6 @@ export class TrunkTransport {
     return this.#limiter.pausedUntil;
   }
 
-  /** Holds back every request of this transport until `epochMs` (Trunk's limit is org-wide). */
-  pauseUntil(epochMs: number): void {
-    this.#limiter.pauseUntil(epochMs);
-  }
-
   /**
    * Attempt number `attempt` of a call: waits for the limiter, then sends. Resolves with whatever
    * happened on the wire; rejects only with a TrunkApiError `aborted` when `signal` fires.
@@ -168,6 +164,12 @@ export class TrunkTransport {
           : `network error: ${describeError(error)}`,
         cause: error,
       };
+    }
+    if (outcome.kind === 'response' && outcome.status === 429) {
+      // Trunk's limit is per organization, so every call of this transport holds back; set before
+      // the slot is released, so a request waiting for that very slot already sees the pause.
+      const retryAfterMs = parseRetryAfter(outcome.headers['retry-after'], Date.now());
+      if (retryAfterMs !== undefined) this.#limiter.pauseUntil(Date.now() + retryAfterMs);
     }
     release();
     const code = outcome.kind === 'response' ? String(outcome.status) : outcome.reason;

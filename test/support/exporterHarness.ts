@@ -38,6 +38,8 @@ export function configYaml(options: {
   targets: string;
   polling?: string;
   server?: string;
+  timeoutSeconds?: number;
+  maxConcurrentRequests?: number;
 }): string {
   return [
     'trunk:',
@@ -46,8 +48,8 @@ export function configYaml(options: {
       ? `  token: ${options.token ?? SIMULATOR_TOKEN}`
       : `  tokenFile: ${options.tokenFile}`,
     '  orgUrlSlug: acme',
-    '  timeoutSeconds: 2',
-    '  maxConcurrentRequests: 8',
+    `  timeoutSeconds: ${options.timeoutSeconds ?? 2}`,
+    `  maxConcurrentRequests: ${options.maxConcurrentRequests ?? 8}`,
     '  maxRequestsPerSecond: 500',
     'server:',
     '  address: 127.0.0.1',
@@ -64,6 +66,8 @@ export function configYaml(options: {
 export interface ExporterUnderTest {
   readonly exporter: RunningExporter;
   readonly logs: () => string;
+  /** Stops the exporter now (a test checking what is left behind); cleanup will not stop it again. */
+  stop(): Promise<void>;
   scrape(path?: string, headers?: Record<string, string>): Promise<string>;
   samples(): Promise<Sample[]>;
   waitUntilReady(): Promise<void>;
@@ -95,7 +99,9 @@ export async function startTestExporter(
     secrets,
     ...(configFile === undefined ? {} : { loadConfig: () => loadConfigFile(configFile, {}) }),
   });
-  cleanups.push(() => exporter.stop());
+  let stopped: Promise<void> | undefined;
+  const stop = () => (stopped ??= exporter.stop());
+  cleanups.push(stop);
 
   const scrape = async (path = '/metrics', headers: Record<string, string> = {}) => {
     const response = await fetch(`${exporter.url}${path}`, { headers });
@@ -118,5 +124,5 @@ export async function startTestExporter(
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   };
-  return { exporter, logs: () => output, scrape, samples, waitUntilReady, waitFor };
+  return { exporter, logs: () => output, stop, scrape, samples, waitUntilReady, waitFor };
 }

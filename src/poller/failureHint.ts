@@ -1,0 +1,33 @@
+import type { Target } from '../snapshot/types.js';
+import { TrunkApiError } from '../trunk/errors.js';
+import { ENDPOINTS } from '../trunk/schemas.js';
+
+/**
+ * What an operator should check after a poll failed with `error`, for the failures whose cause is
+ * in their hands (token, repository, branch, organization); undefined when retrying is all there
+ * is to do. Never mentions the token's value.
+ */
+export function whatToCheck(error: unknown, target: Target): string | undefined {
+  if (!(error instanceof TrunkApiError) || error.reason !== 'http_status') return undefined;
+  switch (error.status) {
+    case 401:
+      return (
+        'Trunk rejected the API token: check trunk.token, trunk.tokenFile or TRUNK_API_TOKEN ' +
+        '(a rotated token invalidates the old one at once)'
+      );
+    case 403:
+      return `Trunk refused access to ${target.repo}: check that the API token belongs to the organization that owns it`;
+    case 404:
+      if (error.endpoint === ENDPOINTS.listQuarantinedTests) {
+        return `check that ${target.repo} exists in Trunk and that trunk.orgUrlSlug names its organization`;
+      }
+      return `check that ${target.repo} exists in Trunk and has a merge queue for branch ${target.branch}`;
+    default:
+      return undefined;
+  }
+}
+
+/** Whether the API refused the token itself: retrying or polling faster cannot help. */
+export function isAuthenticationFailure(error: unknown): boolean {
+  return error instanceof TrunkApiError && (error.status === 401 || error.status === 403);
+}

@@ -1,0 +1,129 @@
+// Hostile strings from configuration and from the API (repository and branch names, code owners
+// with quotes, backslashes, newlines, markup and non-ASCII): the metrics page stays valid for
+// promtool and a real Prometheus, which reads back every value exactly, and the landing page
+// escapes them all.
+import { describe, expect, it } from 'vitest';
+import type { Fault } from '../../src/simulator/faults.js';
+import type { SimulatedRepository } from '../../src/simulator/repositories.js';
+import { parseExposition, select } from '../support/exposition.js';
+import { startPrometheus } from '../support/prometheus.js';
+import { promtoolCheckMetrics } from '../support/promtool.js';
+import { findSystemBinary } from '../support/systemBinary.js';
+import { startFaultRig, until, type FaultRig } from './harness.js';
+
+const REPO = { host: 'github.com', owner: "ac'me", name: 'we"b\\x<b>' } as const;
+const REPO_NAME = `${REPO.host}/${REPO.owner}/${REPO.name}`;
+const BRANCHES = ['rel"ease\\1\nnext', 'ünïcødé-🚀', '<script>alert(1)</script>'] as const;
+const OWNERS = ['@acme/"quoted"', 'C:\\owners\\', 'line\nbreak', 'équipe-日本', 'tab\there'];
+/** An API error body that is text with markup inside (so the excerpt keeps the markup). */
+const ERROR_BODY = 'broken <img src=x onerror="alert(1)">';
+
+const HOSTILE: SimulatedRepository = { ...REPO, branches: BRANCHES };
+
+/** Every quarantined test gets one of the hostile owners, in turn. */
+const hostileOwners: Fault = {
+  kind: 'answer',
+  answer: (_request, real) => {
+    const page = structuredClone(real) as { quarantined_tests: { codeowners: string[] }[] };
+    page.quarantined_tests.forEach((test, index) => {
+      test.codeowners = [OWNERS[index % OWNERS.length] ?? ''];
+    });
+    return page;
+  },
+};
+
+async function hostileRig(): Promise<FaultRig> {
+  const rig = await startFaultRig({
+    repositories: [HOSTILE],
+    // JSON strings are YAML double-quoted strings, escapes included.
+    targets: [
+      `  - repo: ${JSON.stringify(REPO)}`,
+      `    branches: ${JSON.stringify(BRANCHES)}`,
+      '    flakyTests: true',
+    ].join('\n'),
+  });
+  rig.faults.inject('flaky-tests/list-quarantined-tests', hostileOwners, { times: Infinity });
+  await rig.subject.waitUntilReady();
+  await rig.subject.waitFor(
+    (samples) => select(samples, 'trunk_flaky_tests_quarantined_by_codeowner').length > 0,
+    'the code owners',
+  );
+  return rig;
+}
+
+describe('hostile strings', () => {
+  const promtool = findSystemBinary('promtool');
+  it.skipIf(promtool === undefined)(
+    'label values round-trip through the page, and promtool accepts it',
+    async () => {
+      const rig = await hostileRig();
+      const page = await rig.subject.scrape();
+      expect(await promtoolCheckMetrics(promtool ?? 'promtool', page)).toEqual({
+        code: 0,
+        output: '',
+      });
+      const samples = parseExposition(page);
+      const branches = select(samples, 'trunk_exporter_target_up', { kind: 'merge_queue' });
+      expect(new Set(branches.map((s) => [s.labels.repo, s.labels.branch].join(' @ ')))).toEqual(
+        new Set(BRANCHES.map((branch) => `${REPO_NAME} @ ${branch}`)),
+      );
+      const owners = select(samples, 'trunk_flaky_tests_quarantined_by_codeowner');
+      expect(new Set(owners.map((sample) => sample.labels.codeowner))).toEqual(new Set(OWNERS));
+    },
+  );
+
+  const prometheus = findSystemBinary('prometheus');
+  it.skipIf(prometheus === undefined)(
+    'a real Prometheus scrapes the page and stores every value exactly',
+    async () => {
+      const rig = await hostileRig();
+      const server = await startPrometheus(
+        prometheus ?? 'prometheus',
+        new URL(rig.subject.exporter.url).host,
+      );
+      const deadline = Date.now() + 20_000;
+      let owners: { metric: Record<string, string> }[] = [];
+      while (owners.length === 0) {
+        if (Date.now() > deadline) throw new Error('Prometheus never stored the code owners');
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        owners = await server.query('trunk_flaky_tests_quarantined_by_codeowner');
+      }
+      const up = await server.query('up{job="trunk-exporter"}');
+      expect(up.map((sample) => sample.value[1])).toEqual(['1']);
+      expect(new Set(owners.map((sample) => sample.metric.codeowner))).toEqual(new Set(OWNERS));
+      expect(new Set(owners.map((sample) => sample.metric.repo))).toEqual(new Set([REPO_NAME]));
+      const targets = await server.query('trunk_exporter_target_up{kind="merge_queue"}');
+      expect(new Set(targets.map((sample) => sample.metric.branch))).toEqual(new Set(BRANCHES));
+    },
+  );
+
+  it('the landing page escapes names and API error text, and sends its security headers', async () => {
+    const rig = await hostileRig();
+    const broken: Fault = { kind: 'status', status: 500, body: ERROR_BODY };
+    rig.faults.inject('getQueue', broken, { times: Infinity });
+    await until(
+      () =>
+        rig.subject.exporter.store
+          .statuses()
+          .every((status) => status.up !== true || status.target.kind !== 'merge_queue'),
+      'every queue failing',
+    );
+    const response = await fetch(`${rig.subject.exporter.url}/`);
+    const html = await response.text();
+
+    expect(Object.fromEntries(response.headers)).toMatchObject({
+      'content-type': 'text/html; charset=utf-8',
+      'content-security-policy': expect.stringContaining("default-src 'none'") as string,
+      'x-content-type-options': 'nosniff',
+      'x-frame-options': 'DENY',
+      'referrer-policy': 'no-referrer',
+    });
+    // The only tags are the page's own: no <script>, no <img>, no <b> from the data.
+    expect(html).not.toMatch(/<(script|img|b)[\s>]/i);
+    expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+    expect(html).toContain('github.com/ac&#39;me/we&quot;b\\x&lt;b&gt;');
+    expect(html).toContain('rel&quot;ease\\1\nnext');
+    expect(html).toContain('ünïcødé-🚀');
+    expect(html).toContain('broken &lt;img src=x onerror=&quot;alert(1)&quot;&gt;');
+  });
+});

@@ -1,0 +1,130 @@
+// A quarantine list whose paging misbehaves: cyclic or endless tokens, total_rows that moves, an
+// empty page that promises more. Work must stay bounded and the log must say what happened.
+import { describe, expect, it } from 'vitest';
+import type { Fault } from '../../src/simulator/faults.js';
+import { sum } from '../support/exposition.js';
+import { LEVEL, WEB, callsTo, logRecords, pollFailures, startFaultRig, until } from './harness.js';
+
+const LIST = 'flaky-tests/list-quarantined-tests';
+
+/** What one page of the fake list says, by the page token asked for. */
+interface FakePage {
+  readonly tests: number;
+  readonly totalRows: number;
+  readonly next: string;
+}
+
+/** A list served from `pages` (by requested token); every row is a distinct test of one owner. */
+function pagedList(pages: (token: string) => FakePage): Fault {
+  return {
+    kind: 'answer',
+    answer: (request) => {
+      const token = (request as { page_query: { page_token?: string } }).page_query.page_token;
+      const page = pages(token ?? '');
+      return {
+        quarantined_tests: Array.from({ length: page.tests }, (_, index) => ({
+          name: `test ${index}`,
+          parent: 'suite',
+          file: 'suite.test.ts',
+          classname: 'Suite',
+          codeowners: ['@acme/web'],
+          quarantined_at: '2025-12-01T00:00:00Z',
+          status_last_updated_at: '2025-12-01T00:00:00Z',
+          test_case_id: `${token ?? ''}-${index}`,
+          variant: '',
+        })),
+        page: {
+          total_rows: page.totalRows,
+          total_pages: Math.ceil(page.totalRows / 100),
+          next_page_token: page.next,
+          prev_page_token: '',
+          last_page_token: '',
+          page_index: 0,
+        },
+      };
+    },
+  };
+}
+
+async function rigWithList(pages: (token: string) => FakePage) {
+  const rig = await startFaultRig({
+    targets: `  - repo: ${WEB}\n    branches: [main]\n    flakyTests: true`,
+  });
+  await rig.subject.waitUntilReady();
+  const healthy = await rig.subject.samples();
+  rig.faults.inject(LIST, pagedList(pages), { repo: WEB, times: Infinity });
+  return { rig, healthy };
+}
+
+describe('pagination that misbehaves', () => {
+  it.each<[string, (token: string) => FakePage, number, string]>([
+    [
+      'a cyclic next_page_token',
+      (token) => ({ tests: 100, totalRows: 1000, next: { '': 'A', A: 'B', B: 'A' }[token] ?? '' }),
+      3,
+      `quarantine list of ${WEB} repeated a page token after 3 pages`,
+    ],
+    [
+      'a next_page_token that never ends',
+      (token) => ({ tests: 100, totalRows: 150, next: `${token}x` }),
+      4,
+      `quarantine list of ${WEB} has more pages than total_rows (150) promises; stopped after 4 pages`,
+    ],
+    [
+      'an empty page that promises more',
+      (token) =>
+        token === ''
+          ? { tests: 100, totalRows: 300, next: 'B' }
+          : { tests: 0, totalRows: 300, next: 'C' },
+      2,
+      `quarantine list of ${WEB} sent an empty page 2 with a next_page_token`,
+    ],
+  ])(
+    '%s: bounded calls per poll, a clear line, last values kept',
+    async (_name, pages, perPoll, line) => {
+      const { rig, healthy } = await rigWithList(pages);
+      const before = callsTo(rig.faults, LIST, WEB).length;
+
+      await until(
+        () => pollFailures(rig.subject, WEB, 'flaky_tests').length >= 2,
+        'two failed walks',
+      );
+      const failures = pollFailures(rig.subject, WEB, 'flaky_tests');
+      const calls = callsTo(rig.faults, LIST, WEB).length - before;
+      // Exactly `perPoll` calls per failed walk, plus the walk under way.
+      expect(calls).toBeGreaterThanOrEqual(perPoll * failures.length);
+      expect(calls).toBeLessThanOrEqual(perPoll * (failures.length + 1));
+      expect(failures[0]?.msg).toContain(line);
+      const samples = await rig.subject.samples();
+      expect(sum(samples, 'trunk_exporter_target_up', { kind: 'flaky_tests' })).toBe(0);
+      expect(sum(samples, 'trunk_flaky_tests_quarantined')).toBe(
+        sum(healthy, 'trunk_flaky_tests_quarantined'),
+      );
+    },
+  );
+
+  it('total_rows that changes between pages: the walk completes, with one warning per walk', async () => {
+    const { rig } = await rigWithList((token) =>
+      token === ''
+        ? { tests: 100, totalRows: 150, next: 'B' }
+        : { tests: 60, totalRows: 160, next: '' },
+    );
+
+    const samples = await rig.subject.waitFor(
+      (current) => sum(current, 'trunk_flaky_tests_quarantined') === 150,
+      'the walk of the changing list',
+    );
+    expect(sum(samples, 'trunk_exporter_target_up', { kind: 'flaky_tests' })).toBe(1);
+    expect(
+      sum(samples, 'trunk_flaky_tests_quarantined_by_codeowner', { codeowner: '@acme/web' }),
+    ).toBe(160);
+    const warnings = logRecords(rig.subject).filter((record) =>
+      record.msg.includes('changed during the walk'),
+    );
+    expect(warnings[0]?.level).toBe(LEVEL.warn);
+    expect(warnings[0]?.msg).toBe(
+      `quarantine list of ${WEB} changed during the walk: total_rows went from 150 to 160 on page 2; reporting the first page's count`,
+    );
+    expect(pollFailures(rig.subject, WEB, 'flaky_tests')).toEqual([]);
+  });
+});

@@ -1,0 +1,118 @@
+// 200 answers that are not what the interface promises: malformed JSON, wrong types, missing
+// fields (schema mismatches that keep the last good values), and unknown enum values (which are not
+// mismatches but label values of their own).
+import { describe, expect, it } from 'vitest';
+import type { Fault } from '../../src/simulator/faults.js';
+import { select, sum } from '../support/exposition.js';
+import { API, WEB, callsTo, pollFailures, startFaultRig, until } from './harness.js';
+
+/** The world's queue with `change` applied to a copy. */
+function queueWith(change: (queue: Record<string, unknown>) => void): Fault {
+  return {
+    kind: 'answer',
+    answer: (_request, real) => {
+      const queue = structuredClone(real) as Record<string, unknown>;
+      change(queue);
+      return queue;
+    },
+  };
+}
+
+describe('schema mismatches', () => {
+  it.each<[string, Fault, string]>([
+    [
+      'malformed JSON',
+      { kind: 'raw', body: '{"state": "running", "branch": "main", ' },
+      'response is not JSON: "{"state": "running", "branch": "main","',
+    ],
+    [
+      'a wrong type',
+      queueWith((queue) => {
+        queue.concurrency = 'eight';
+      }),
+      'response does not match the schema: concurrency: expected number, received string',
+    ],
+    [
+      'a missing required field',
+      queueWith((queue) => {
+        delete queue.enqueuedPullRequests;
+      }),
+      'response does not match the schema: enqueuedPullRequests: expected array, received undefined',
+    ],
+  ])(
+    '%s: counted per poll, not retried, target_up 0 and last good values kept',
+    async (_name, fault, detail) => {
+      const rig = await startFaultRig();
+      await rig.subject.waitUntilReady();
+      const web = { repo: WEB, branch: 'main' };
+      const healthy = await rig.subject.samples();
+      rig.faults.inject('getQueue', fault, { repo: WEB, times: Infinity });
+
+      await until(() => pollFailures(rig.subject, WEB).length >= 3, 'three failed polls');
+      const samples = await rig.subject.samples();
+      const failures = pollFailures(rig.subject, WEB);
+      const bad = callsTo(rig.faults, 'getQueue', WEB).filter((call) => call.fault !== undefined);
+      const mismatches = sum(samples, 'trunk_exporter_api_schema_mismatches_total', {
+        endpoint: 'getQueue',
+      });
+      // One call and one count per poll: a mismatch is not retried (one more poll may be running).
+      expect(bad.length).toBeLessThanOrEqual(failures.length + 1);
+      expect(mismatches).toBeGreaterThanOrEqual(failures.length);
+      expect(mismatches).toBeLessThanOrEqual(bad.length);
+      expect(failures[0]?.reason).toBe('schema_mismatch');
+      expect(failures[0]?.msg).toContain(detail);
+      expect(sum(samples, 'trunk_exporter_target_up', web)).toBe(0);
+      expect(sum(samples, 'trunk_exporter_target_up', { repo: API })).toBe(1);
+      for (const name of ['trunk_merge_queue_concurrency', 'trunk_merge_queue_pull_requests']) {
+        expect(select(samples, name, web)).toEqual(select(healthy, name, web));
+      }
+    },
+  );
+});
+
+describe('unknown enum values', () => {
+  it('are no mismatch: each becomes its own label value and the target stays up', async () => {
+    const rig = await startFaultRig({
+      targets: `  - repo: ${WEB}\n    branches: [main]`,
+      flavour: 'live',
+    });
+    await rig.subject.waitUntilReady();
+    rig.faults.inject(
+      'getQueue',
+      queueWith((queue) => {
+        queue.state = 'frozen_by_admin';
+        queue.mode = 'hyperparallel';
+        queue.mergeMethod = 'fast_forward';
+        const items = queue.enqueuedPullRequests as Record<string, unknown>[];
+        for (const item of items) {
+          item.state = 'awaiting_quantum';
+          item.priorityName = 'critical';
+        }
+      }),
+      { times: Infinity },
+    );
+
+    const web = { repo: WEB, branch: 'main' };
+    const samples = await rig.subject.waitFor(
+      (current) =>
+        sum(current, 'trunk_merge_queue_state', { ...web, state: 'frozen_by_admin' }) === 1,
+      'the unknown queue state',
+    );
+    expect(sum(samples, 'trunk_exporter_api_schema_mismatches_total')).toBe(0);
+    expect(sum(samples, 'trunk_exporter_target_up')).toBe(1);
+    expect(sum(samples, 'trunk_merge_queue_state', { ...web, state: 'running' })).toBe(0);
+    const info = select(samples, 'trunk_merge_queue_info', web)[0]?.labels;
+    expect([info?.mode, info?.merge_method]).toEqual(['hyperparallel', 'fast_forward']);
+    const byState = select(samples, 'trunk_merge_queue_pull_requests', web).filter(
+      (sample) => sample.value > 0,
+    );
+    expect(byState.length).toBeGreaterThan(0);
+    for (const sample of byState) {
+      expect([sample.labels.state, sample.labels.priority]).toEqual([
+        'awaiting_quantum',
+        'critical',
+      ]);
+    }
+    expect(pollFailures(rig.subject, WEB)).toEqual([]);
+  });
+});
