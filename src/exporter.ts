@@ -144,6 +144,7 @@ export async function startExporter(
   }
 
   applyConfig(config);
+  let stopping: Promise<void> | undefined;
   reloadObserver.reloadSucceeded(Date.now() / 1000);
   logger.info(
     {
@@ -164,9 +165,11 @@ export async function startExporter(
     url: http.url,
     store,
     reload,
-    async stop() {
-      // All at once: no new scrapes, every poll and API call aborted, connections closed.
-      await Promise.all([http.close(), scheduler.stop(), clients.close()]);
+    stop() {
+      // All at once: no new scrapes, every poll and API call aborted, connections closed. A second
+      // call (a signal during shutdown, a test cleanup) waits for the same stop.
+      stopping ??= Promise.all([http.close(), scheduler.stop(), clients.close()]).then(() => {});
+      return stopping;
     },
   };
 }

@@ -352,6 +352,19 @@ describe('exporter against the simulator', () => {
     expect(wrong.logs()).toContain('HTTP 401');
   });
 
+  it('stops once however often it is told to: a second stop waits for the first', async () => {
+    const { simulator } = await startFrozenSimulator('live');
+    const subject = await startTestExporter(
+      configYaml({ apiUrl: simulator.baseUrl, targets: ALL_TARGETS }),
+    );
+    await subject.waitUntilReady();
+    const first = subject.exporter.stop();
+    const second = subject.exporter.stop();
+    await expect(Promise.all([first, second])).resolves.toEqual([undefined, undefined]);
+    await expect(subject.exporter.stop()).resolves.toBeUndefined();
+    await expect(fetch(`${subject.exporter.url}/healthz`)).rejects.toThrow();
+  });
+
   const promtool = findSystemBinary('promtool');
   it.skipIf(promtool === undefined)(
     'serves a page that promtool check metrics accepts without a word',
