@@ -17,7 +17,7 @@ import {
   substituteVariables,
   type PanelQuery,
 } from './dashboardQueries.js';
-import { startPrometheus, type RunningPrometheus } from './prometheusServer.js';
+import { startPrometheus, type RunningPrometheus } from '../support/prometheus.js';
 import { RULE_FILES, readYamlFile, type RuleFile } from './ruleFiles.js';
 
 const prometheusBinary = findSystemBinary('prometheus');

@@ -77,23 +77,28 @@ describe('hostile strings', () => {
     'a real Prometheus scrapes the page and stores every value exactly',
     async () => {
       const rig = await hostileRig();
-      const server = await startPrometheus(
-        prometheus ?? 'prometheus',
-        new URL(rig.subject.exporter.url).host,
-      );
-      const deadline = Date.now() + 20_000;
-      let owners: { metric: Record<string, string> }[] = [];
-      while (owners.length === 0) {
-        if (Date.now() > deadline) throw new Error('Prometheus never stored the code owners');
-        await new Promise((resolve) => setTimeout(resolve, 200));
-        owners = await server.query('trunk_flaky_tests_quarantined_by_codeowner');
+      const server = await startPrometheus({
+        binary: prometheus ?? 'prometheus',
+        scrapeTarget: new URL(rig.subject.exporter.url).host,
+        intervalSeconds: 0.2,
+      });
+      try {
+        const deadline = Date.now() + 20_000;
+        let owners: { metric: Record<string, string> }[] = [];
+        while (owners.length === 0) {
+          if (Date.now() > deadline) throw new Error('Prometheus never stored the code owners');
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          owners = await server.query('trunk_flaky_tests_quarantined_by_codeowner');
+        }
+        const up = await server.query('up{job="trunk-exporter"}');
+        expect(up.map((sample) => sample.value[1])).toEqual(['1']);
+        expect(new Set(owners.map((sample) => sample.metric.codeowner))).toEqual(new Set(OWNERS));
+        expect(new Set(owners.map((sample) => sample.metric.repo))).toEqual(new Set([REPO_NAME]));
+        const targets = await server.query('trunk_exporter_target_up{kind="merge_queue"}');
+        expect(new Set(targets.map((sample) => sample.metric.branch))).toEqual(new Set(BRANCHES));
+      } finally {
+        await server.stop();
       }
-      const up = await server.query('up{job="trunk-exporter"}');
-      expect(up.map((sample) => sample.value[1])).toEqual(['1']);
-      expect(new Set(owners.map((sample) => sample.metric.codeowner))).toEqual(new Set(OWNERS));
-      expect(new Set(owners.map((sample) => sample.metric.repo))).toEqual(new Set([REPO_NAME]));
-      const targets = await server.query('trunk_exporter_target_up{kind="merge_queue"}');
-      expect(new Set(targets.map((sample) => sample.metric.branch))).toEqual(new Set(BRANCHES));
     },
   );
 

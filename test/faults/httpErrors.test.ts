@@ -174,9 +174,12 @@ describe('404', () => {
   });
 
   it('a PR that leaves the queue between getQueue and getSubmittedPullRequest is not an error', async () => {
+    // Recheck 0: every PR is looked up on every poll, so the injected 404 meets a lookup at once
+    // instead of waiting for a PR's recheck.
     const rig = await startFaultRig({
       targets: `  - repo: ${API}\n    branches: [main]`,
-      polling: '  mergeQueueIntervalSeconds: 0.3\n  flakyTestsIntervalSeconds: 60',
+      polling:
+        '  mergeQueueIntervalSeconds: 0.3\n  flakyTestsIntervalSeconds: 60\n  pullRequestRecheckSeconds: 0',
     });
     await rig.subject.waitUntilReady();
     const queue = rig.world.getQueue({ host: 'github.com', owner: 'acme', name: 'api' }, 'main');

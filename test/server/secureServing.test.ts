@@ -1,8 +1,6 @@
 // TLS and basic auth end to end: a real exporter over HTTPS with the checked-in test certificates
 // (test/fixtures/tls/README.md says how they were made), asked by a real TLS client (node:https).
-import { spawn } from 'node:child_process';
 import { copyFile, mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +13,7 @@ import {
   startTestExporter,
   type ExporterUnderTest,
 } from '../support/exporterHarness.js';
+import { startPrometheus, type InstantSample } from '../support/prometheus.js';
 import { findSystemBinary } from '../support/systemBinary.js';
 
 const tlsDirectory = join(import.meta.dirname, '..', 'fixtures', 'tls');
@@ -102,35 +101,6 @@ async function startSecureExporter(): Promise<{
 }
 
 /** A loopback port free a moment ago, for a program that cannot report the port it bound. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-/** `up` per job from a real Prometheus's query API, once every job has one. */
-async function upByJob(prometheusUrl: string, jobs: number): Promise<Record<string, string>> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    try {
-      const response = await fetch(`${prometheusUrl}/api/v1/query?query=up`);
-      const body = (await response.json()) as {
-        data?: { result?: { metric: { job: string }; value: [number, string] }[] };
-      };
-      const result = body.data?.result ?? [];
-      if (result.length >= jobs) {
-        return Object.fromEntries(result.map((sample) => [sample.metric.job, sample.value[1]]));
-      }
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error('Prometheus never reported up for every job');
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
 const ENDPOINTS = [
   { method: 'GET', path: '/metrics', ok: 200 },
   { method: 'GET', path: '/', ok: 200 },
@@ -216,36 +186,31 @@ describe('TLS and basic auth', () => {
     const target = new URL(run.exporter.url).host;
     await writeFile(join(directory, 'right'), PASSWORD);
     await writeFile(join(directory, 'wrong'), 'not-the-password');
-    const job = (name: string) =>
-      [
-        `  - job_name: ${name}`,
-        '    scheme: https',
-        `    tls_config: { ca_file: ${join(directory, 'server.crt')} }`,
-        `    basic_auth: { username: ${USER}, password_file: ${join(directory, name)} }`,
-        `    static_configs: [{ targets: ['${target}'] }]`,
-      ].join('\n');
-    const configFile = join(directory, 'prometheus.yml');
-    await writeFile(
-      configFile,
-      `global: { scrape_interval: 1s }\nscrape_configs:\n${job('right')}\n${job('wrong')}\n`,
-    );
-    const port = await freePort();
-    const child = spawn(
-      prometheus,
-      [
-        `--config.file=${configFile}`,
-        `--storage.tsdb.path=${join(directory, 'data')}`,
-        `--web.listen-address=127.0.0.1:${port}`,
-      ],
-      { stdio: 'ignore' },
-    );
+    const job = (name: string) => ({
+      job_name: name,
+      scheme: 'https',
+      tls_config: { ca_file: join(directory, 'server.crt') },
+      basic_auth: { username: USER, password_file: join(directory, name) },
+      static_configs: [{ targets: [target] }],
+    });
+    const server = await startPrometheus({
+      binary: prometheus,
+      scrapeConfigs: [job('right'), job('wrong')],
+    });
     try {
-      const up = await upByJob(`http://127.0.0.1:${port}`, 2);
-      expect(up).toEqual({ right: '1', wrong: '0' });
+      const deadline = Date.now() + 30_000;
+      let up: InstantSample[] = [];
+      while (up.length < 2) {
+        if (Date.now() > deadline) throw new Error(`no up for both jobs:\n${server.log()}`);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        up = await server.query('up');
+      }
+      const byJob = Object.fromEntries(
+        up.map((sample): [string, string] => [sample.metric.job ?? '', sample.value[1]]),
+      );
+      expect(byJob).toEqual({ right: '1', wrong: '0' });
     } finally {
-      const exited = new Promise((resolve) => child.on('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
+      await server.stop();
     }
   });
 });

@@ -1,94 +1,152 @@
-// Runs a real Prometheus server scraping one target every 200 ms, for tests that must prove a page
-// parses where it matters; stopped and its data directory removed after the test.
+// Runs a real Prometheus (Debian's `prometheus` package) for a test: a temporary directory for its
+// config and storage, a free loopback port, and a small client for its HTTP API.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach } from 'vitest';
 
-const running: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const stop of running.splice(0)) await stop();
-});
+/** One series of an instant query's answer. */
+export interface InstantSample {
+  readonly metric: Record<string, string>;
+  readonly value: [number, string];
+}
 
-/** A running Prometheus and how to ask it things. */
+/** A started Prometheus: its base URL, its API and how to stop it. */
 export interface RunningPrometheus {
   readonly url: string;
-  /** Result of an instant query (`data.result` of /api/v1/query). */
-  query(expression: string): Promise<{ metric: Record<string, string>; value: [number, string] }[]>;
+  /** GETs an API path (e.g. `/api/v1/query?query=up`); resolves to the `data` of a success answer. */
+  api(pathAndQuery: string): Promise<unknown>;
+  /** The series of an instant query (`data.result` of /api/v1/query). */
+  query(expression: string): Promise<InstantSample[]>;
+  /** Stops Prometheus and deletes its directory; its log is returned for failure messages. */
+  stop(): Promise<string>;
+  readonly log: () => string;
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+interface PrometheusOptions {
+  readonly binary: string;
+  /** `host:port` scraped at /metrics by the job `trunk-exporter`; or give `scrapeConfigs`. */
+  readonly scrapeTarget?: string;
+  /** `scrape_configs` entries as Prometheus reads them (TLS, basic auth…), instead of a target. */
+  readonly scrapeConfigs?: readonly Record<string, unknown>[];
+  readonly ruleFiles?: readonly string[];
+  /** Scrape and rule evaluation interval; 1 s unless given. */
+  readonly intervalSeconds?: number;
 }
 
-/** Starts `binary` scraping `target` (host:port, path /metrics) and resolves once it is ready. */
-export async function startPrometheus(binary: string, target: string): Promise<RunningPrometheus> {
-  const directory = await mkdtemp(join(tmpdir(), 'trunk-exporter-prometheus-'));
-  const config = [
-    'global:',
-    '  scrape_interval: 200ms',
-    '  scrape_timeout: 200ms',
-    'scrape_configs:',
-    '  - job_name: trunk-exporter',
-    '    static_configs:',
-    `      - targets: ['${target}']`,
-  ].join('\n');
-  await writeFile(join(directory, 'prometheus.yml'), config);
-  const port = await freePort();
-  let output = '';
-  const child: ChildProcess = spawn(
-    binary,
+/**
+ * A free loopback port. Prometheus cannot listen on port 0 and report the port it got, so the port
+ * is found by binding one and releasing it just before Prometheus takes it.
+ */
+export function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => {
+        resolve(port);
+      });
+    });
+  });
+}
+
+/** Starts Prometheus scraping its targets and evaluating the given rule files; stop() it after. */
+export async function startPrometheus(options: PrometheusOptions): Promise<RunningPrometheus> {
+  const directory = mkdtempSync(join(tmpdir(), 'trunk-exporter-prometheus-'));
+  const configFile = join(directory, 'prometheus.yml');
+  const interval = `${String(Math.round((options.intervalSeconds ?? 1) * 1000))}ms`;
+  const scrapeConfigs = options.scrapeConfigs ?? [
+    { job_name: 'trunk-exporter', static_configs: [{ targets: [options.scrapeTarget] }] },
+  ];
+  // JSON is YAML, and needs no quoting rules of its own.
+  writeFileSync(
+    configFile,
+    JSON.stringify({
+      global: {
+        scrape_interval: interval,
+        scrape_timeout: interval,
+        evaluation_interval: interval,
+      },
+      rule_files: options.ruleFiles ?? [],
+      scrape_configs: scrapeConfigs,
+    }),
+  );
+  const port = await freeLoopbackPort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(
+    options.binary,
     [
-      `--config.file=${join(directory, 'prometheus.yml')}`,
+      `--config.file=${configFile}`,
       `--storage.tsdb.path=${join(directory, 'data')}`,
       `--web.listen-address=127.0.0.1:${port}`,
+      '--log.level=warn',
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<void>((resolve) =>
+  let log = '';
+  child.stdout.on('data', (chunk: Buffer) => (log += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (log += chunk.toString()));
+  const exited = new Promise<void>((resolve) => {
     child.once('exit', () => {
       resolve();
-    }),
-  );
-  running.push(async () => {
-    child.kill('SIGTERM');
-    await exited;
-    await rm(directory, { recursive: true, force: true });
+    });
   });
 
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`prometheus exited early:\n${output}`);
-    const ready = await fetch(`${url}/-/ready`).then(
-      (response) => response.ok,
-      () => false,
-    );
-    if (ready) break;
-    if (Date.now() > deadline) throw new Error(`prometheus never became ready:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return {
+  const running: RunningPrometheus = {
     url,
-    async query(expression) {
-      const response = await fetch(`${url}/api/v1/query?query=${encodeURIComponent(expression)}`);
-      const body = (await response.json()) as {
-        status: string;
-        data?: { result: { metric: Record<string, string>; value: [number, string] }[] };
-        error?: string;
-      };
-      if (body.status !== 'success' || body.data === undefined) {
-        throw new Error(`query ${expression} failed: ${body.error ?? response.statusText}`);
+    log: () => log,
+    async api(pathAndQuery) {
+      const response = await fetch(`${url}${pathAndQuery}`);
+      const body = (await response.json()) as { status: string; data?: unknown; error?: string };
+      if (body.status !== 'success') {
+        throw new Error(`${decodeURIComponent(pathAndQuery)}: ${body.error ?? 'failed'}`);
       }
-      return body.data.result;
+      return body.data;
+    },
+    async query(expression) {
+      const data = (await running.api(`/api/v1/query?query=${encodeURIComponent(expression)}`)) as {
+        result: InstantSample[];
+      };
+      return data.result;
+    },
+    async stop() {
+      await stopChild(child, exited);
+      rmSync(directory, { recursive: true, force: true });
+      return log;
     },
   };
+  try {
+    await waitUntilReady(url, child);
+  } catch (error) {
+    await running.stop();
+    throw new Error(`${error instanceof Error ? error.message : String(error)}\n${log}`, {
+      cause: error,
+    });
+  }
+  return running;
+}
+
+async function waitUntilReady(url: string, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`prometheus exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(`${url}/-/ready`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error('prometheus did not become ready in 20s');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function stopChild(child: ChildProcess, exited: Promise<void>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(timer);
 }
