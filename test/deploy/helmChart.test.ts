@@ -241,9 +241,10 @@ describe('Helm chart', () => {
 function renderConfig(installed: Values): string {
   const directory = mkdtempSync(join(tmpdir(), 'trunk-exporter-chart-'));
   const config = installed.config as Values & { trunk: Values; server: Values };
-  const token = installed.token as Values;
+  const token = installed.token as { value: string };
   const tokenFile = join(directory, 'token');
-  writeFileSync(tokenFile, String(token.value || 'from-existing-secret'));
+  // The pod mounts the chart's Secret (from token.value) or the existing one at the same path.
+  writeFileSync(tokenFile, token.value || 'from-existing-secret');
   const trunk: Values = { ...config.trunk, tokenFile };
   if (!trunk.orgUrlSlug) delete trunk.orgUrlSlug;
   const server: Values = { address: '0.0.0.0', port: installed.containerPort, ...config.server };
