@@ -3,10 +3,10 @@
 // meet values.schema.json, the config it renders is one the exporter accepts, and the
 // PrometheusRule reads the same rule files as prometheus/*.yaml.
 import {
+  copyFileSync,
   lstatSync,
   mkdtempSync,
   readdirSync,
-  readFileSync,
   realpathSync,
   writeFileSync,
 } from 'node:fs';
@@ -19,39 +19,41 @@ import { parseConfig } from '../../src/config/load.js';
 import { configFileSchema } from '../../src/config/schema.js';
 import {
   blockProblems,
-  defineBody,
   definedTemplates,
   maskActions,
   usedTemplates,
   valuesPaths,
 } from './goTemplate.js';
+import {
+  FIXTURES,
+  TEMPLATES,
+  fixture,
+  helpers,
+  isMap,
+  maskedPodTemplate,
+  read,
+  templateFiles,
+  values,
+  type Values,
+} from './helmValues.js';
 import { CHART, ROOT } from './ruleFiles.js';
 import { schemaKeys } from './zodKeys.js';
 
-type Values = Record<string, unknown>;
+const TLS_FIXTURES = join(ROOT, 'test', 'fixtures', 'tls');
 
-const TEMPLATES = join(CHART, 'templates');
-const FIXTURES = join(import.meta.dirname, 'fixtures', 'helm-values');
-const read = (path: string) => readFileSync(path, 'utf8');
-const templateFiles = readdirSync(TEMPLATES).filter((name) => /\.(yaml|tpl|txt)$/.test(name));
-const helpers = read(join(TEMPLATES, '_helpers.tpl'));
-const values = parse(read(join(CHART, 'values.yaml'))) as Values;
-
-/** Helm's merge of a values file over the chart's: maps merge, everything else replaces. */
-function mergeValues(base: Values, override: Values): Values {
-  const merged: Values = { ...base };
-  for (const [key, value] of Object.entries(override)) {
-    const current = merged[key];
-    merged[key] = isMap(current) && isMap(value) ? mergeValues(current, value) : value;
-  }
-  return merged;
-}
-function isMap(value: unknown): value is Values {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-function fixture(name: string): Values {
-  return mergeValues(values, parse(read(join(FIXTURES, name))) as Values);
-}
+/**
+ * Config keys the chart sets itself (values.schema.json has no key for them), each with the text in
+ * _helpers.tpl that sets it, or, for a key the chart does not support, the README's reason.
+ */
+const CHART_MANAGED: Readonly<Record<string, { helpers: string } | { readme: string }>> = {
+  'trunk.token': { helpers: '$_ := set $trunk "tokenFile" "/etc/trunk-exporter/token/token"' },
+  'trunk.tokenFile': { helpers: '$_ := set $trunk "tokenFile" "/etc/trunk-exporter/token/token"' },
+  'server.address': { helpers: 'dict "address" "0.0.0.0"' },
+  'server.port': { helpers: '"port" (int .Values.containerPort)' },
+  'server.tls': { helpers: '$_ := set $server "tls" (dict "certFile"' },
+  'server.basicAuthUsers': { readme: 'The chart does not support `server.basicAuthUsers`' },
+  sharding: { helpers: '- --total-shards={{ .Values.sharding.shards }}' },
+};
 
 describe('Helm chart', () => {
   it('is a v2 chart whose appVersion is the package version', () => {
@@ -83,16 +85,25 @@ describe('Helm chart', () => {
   );
 
   it('has a pod template with probes, resources, a hardened security context and the config', () => {
-    const pod = parse(maskActions(defineBody(helpers, 'trunk-exporter.podTemplate'))) as {
-      metadata: { annotations: Values };
-      spec: { containers: Values[]; volumes: Values[] };
-    };
+    const pod = maskedPodTemplate();
     expect(Object.keys(pod.metadata.annotations)).toContain('checksum/config');
-    const container = pod.spec.containers[0] ?? {};
+    const container = pod.spec.containers[0];
     for (const key of ['livenessProbe', 'readinessProbe', 'resources', 'securityContext']) {
-      expect(Object.keys(container)).toContain(key);
+      expect(Object.keys(container ?? {})).toContain(key);
     }
-    expect(pod.spec.volumes.map((volume) => volume.name)).toEqual(['config', 'token', 'tmp']);
+    // The masked template shows conditional parts too: tls exists only with tls.existingSecret.
+    expect(pod.spec.volumes.map((volume) => volume.name)).toEqual([
+      'config',
+      'token',
+      'tls',
+      'tmp',
+    ]);
+    expect((container?.volumeMounts ?? []).map((mount) => mount.name)).toEqual([
+      'config',
+      'token',
+      'tls',
+      'tmp',
+    ]);
     expect(values.securityContext).toEqual({
       runAsNonRoot: true,
       readOnlyRootFilesystem: true,
@@ -142,10 +153,16 @@ describe('Helm chart', () => {
         ? []
         : (validate.errors ?? []).map((error) => `${error.instancePath} ${error.message ?? ''}`);
 
-    it('accepts values.yaml and a complete install', () => {
+    it('accepts values.yaml', () => {
       expect(errors(values)).toEqual([]);
-      expect(errors(fixture('valid-two-repositories.yaml'))).toEqual([]);
     });
+
+    it.each(readdirSync(FIXTURES).filter((name) => name.startsWith('valid-')))(
+      'accepts %s',
+      (name) => {
+        expect(errors(fixture(name))).toEqual([]);
+      },
+    );
 
     it.each(readdirSync(FIXTURES).filter((name) => name.startsWith('invalid-')))(
       'rejects %s',
@@ -156,33 +173,50 @@ describe('Helm chart', () => {
 
     it('has a key for every key of the exporter config file except the chart-managed ones', () => {
       const config = (schema as { properties: { config: SchemaNode } }).properties.config;
-      const chartManaged = ['server', 'trunk.token', 'trunk.tokenFile'];
-      const exporterKeys = schemaKeys(configFileSchema).filter(
-        (key) => !chartManaged.some((managed) => key === managed || key.startsWith(`${managed}.`)),
-      );
+      const managed = Object.keys(CHART_MANAGED);
+      const isManaged = (key: string) =>
+        managed.some((prefix) => key === prefix || key.startsWith(`${prefix}.`));
+      const exporterKeys = schemaKeys(configFileSchema).filter((key) => !isManaged(key));
       expect(jsonSchemaKeys(config, schema).sort()).toEqual(exporterKeys.sort());
+      // Each left out is really set by the chart, or documented as unsupported.
+      const readme = read(join(ROOT, 'README.md'));
+      for (const [key, evidence] of Object.entries(CHART_MANAGED)) {
+        if ('helpers' in evidence) expect(helpers, key).toContain(evidence.helpers);
+        else expect(readme, key).toContain(evidence.readme);
+      }
     });
   });
 
   it('renders a config file the exporter accepts', async () => {
-    // What the "trunk-exporter.config" template builds, with the token file the pod mounts.
-    const installed = fixture('valid-two-repositories.yaml');
-    const config = installed.config as Values & { trunk: Values };
-    const tokenFile = join(mkdtempSync(join(tmpdir(), 'trunk-exporter-chart-')), 'token');
-    writeFileSync(tokenFile, String((installed.token as Values).value));
-    const trunk: Values = { ...config.trunk, tokenFile };
-    if (!trunk.orgUrlSlug) delete trunk.orgUrlSlug;
-    const rendered = stringify({
-      trunk,
-      server: { address: '0.0.0.0', port: installed.containerPort },
-      polling: config.polling,
-      metrics: config.metrics,
-      targets: config.targets,
+    const parsed = await parseConfig(renderConfig(fixture('valid-two-repositories.yaml')), {
+      source: 'chart config.yaml',
+      env: {},
     });
-    const parsed = await parseConfig(rendered, { source: 'chart config.yaml', env: {} });
     expect(parsed.polling.mergeQueueIntervalSeconds).toBe(15);
     expect(parsed.targets.map((target) => target.branches.length)).toEqual([2, 1]);
     expect(parsed.server.port).toBe(9740);
+    expect(parsed.server.tls).toBeUndefined();
+    expect(parsed.server.enableReload).toBe(false);
+  });
+
+  it('renders a config file with TLS, reload and the new polling keys the exporter accepts', async () => {
+    const parsed = await parseConfig(renderConfig(fixture('valid-statefulset-sharded.yaml')), {
+      source: 'chart config.yaml',
+      env: {},
+    });
+    expect(parsed.server.enableReload).toBe(true);
+    expect(parsed.server.tls).toBeDefined();
+    expect(parsed.polling.pullRequestRecheckSeconds).toBe(600);
+    expect(parsed.polling.flakyTestDetails).toBe(false);
+    // Shards come from the command line, never from the shared ConfigMap.
+    expect(parsed.sharding).toEqual({ shard: 0, totalShards: 1 });
+    // The files the config names are where the pod mounts the Secret.
+    expect(helpers).toContain('"certFile" "/etc/trunk-exporter/tls/tls.crt"');
+    expect(helpers).toContain('"keyFile" "/etc/trunk-exporter/tls/tls.key"');
+    const mounts = maskedPodTemplate().spec.containers[0]?.volumeMounts ?? [];
+    expect(mounts).toContainEqual(
+      expect.objectContaining({ name: 'tls', mountPath: '/etc/trunk-exporter/tls' }),
+    );
   });
 
   it('has a PrometheusRule built from the files prometheus/alerts.yaml and rules.yaml link to', () => {
@@ -198,16 +232,35 @@ describe('Helm chart', () => {
       expect(realpathSync(linked)).toBe(realpathSync(join(CHART, 'files', name)));
     }
   });
-
-  it('makes the workload kind a value, so a StatefulSet can join the Deployment', () => {
-    expect(read(join(TEMPLATES, 'deployment.yaml'))).toMatch(
-      /^\{\{- if eq \.Values\.workload\.kind "Deployment" \}\}/,
-    );
-    expect(read(join(TEMPLATES, 'deployment.yaml'))).toContain(
-      'include "trunk-exporter.podTemplate"',
-    );
-  });
 });
+
+/**
+ * What the "trunk-exporter.config" template builds from `installed` values, with the files the pod
+ * mounts (token, TLS pair) written to a temporary directory instead.
+ */
+function renderConfig(installed: Values): string {
+  const directory = mkdtempSync(join(tmpdir(), 'trunk-exporter-chart-'));
+  const config = installed.config as Values & { trunk: Values; server: Values };
+  const token = installed.token as { value: string };
+  const tokenFile = join(directory, 'token');
+  // The pod mounts the chart's Secret (from token.value) or the existing one at the same path.
+  writeFileSync(tokenFile, token.value || 'from-existing-secret');
+  const trunk: Values = { ...config.trunk, tokenFile };
+  if (!trunk.orgUrlSlug) delete trunk.orgUrlSlug;
+  const server: Values = { address: '0.0.0.0', port: installed.containerPort, ...config.server };
+  if ((installed.tls as Values).existingSecret) {
+    copyFileSync(join(TLS_FIXTURES, 'server.crt'), join(directory, 'tls.crt'));
+    copyFileSync(join(TLS_FIXTURES, 'server.key'), join(directory, 'tls.key'));
+    server.tls = { certFile: join(directory, 'tls.crt'), keyFile: join(directory, 'tls.key') };
+  }
+  return stringify({
+    trunk,
+    server,
+    polling: config.polling,
+    metrics: config.metrics,
+    targets: config.targets,
+  });
+}
 
 interface SchemaNode {
   readonly properties?: Readonly<Record<string, SchemaNode>>;

@@ -17,7 +17,22 @@ export interface RunningCli {
 
 /** Starts `trunk-exporter ARGS`; the URL promise rejects if none is logged within 10 s. */
 export function startCli(args: readonly string[], env: Record<string, string> = {}): RunningCli {
-  const child = spawn(process.execPath, [bin, ...args], {
+  return startExporterProcess(process.execPath, [bin, ...args], env);
+}
+
+/** The path of the built command line, `bin/trunk-exporter.js`, for a launcher of its own. */
+export const CLI_BIN = bin;
+
+/**
+ * Starts COMMAND ARGS, a process that runs the exporter (the CLI itself, or a wrapper that execs
+ * it); the URL promise rejects if none is logged within 10 s.
+ */
+export function startExporterProcess(
+  command: string,
+  args: readonly string[],
+  env: Record<string, string> = {},
+): RunningCli {
+  const child = spawn(command, args, {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', ...env },
   });

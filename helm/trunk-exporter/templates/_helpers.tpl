@@ -34,11 +34,25 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end -}}
 {{- end -}}
 
+{{/* The StatefulSet's headless Service (its serviceName), which gives each shard's pod a DNS name. */}}
+{{- define "trunk-exporter.headlessServiceName" -}}
+{{- printf "%s-headless" (include "trunk-exporter.fullname" . | trunc 54 | trimSuffix "-") -}}
+{{- end -}}
+
+{{/* An httpGet probe asks over HTTPS when the exporter serves TLS (the kubelet does not verify it). */}}
+{{- define "trunk-exporter.probe" -}}
+{{- $probe := deepCopy .probe -}}
+{{- if and .tls $probe.httpGet -}}
+{{- $_ := set $probe.httpGet "scheme" "HTTPS" -}}
+{{- end -}}
+{{- toYaml $probe -}}
+{{- end -}}
+
 {{- define "trunk-exporter.tokenSecretName" -}}
 {{- default (include "trunk-exporter.fullname" .) .Values.token.existingSecret -}}
 {{- end -}}
 
-{{/* The exporter's config file: values.config plus the token file and listen address the pod uses. */}}
+{{/* The exporter's config file: values.config plus the token file, listen address and TLS files the pod uses. */}}
 {{- define "trunk-exporter.config" -}}
 {{- if not .Values.config.targets -}}
 {{- fail "config.targets: list at least one repository (repo, branches, flakyTests)" -}}
@@ -48,11 +62,14 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- $_ := set $trunk "orgUrlSlug" .Values.config.trunk.orgUrlSlug -}}
 {{- end -}}
 {{- $_ := set $trunk "tokenFile" "/etc/trunk-exporter/token/token" -}}
-{{- $server := dict "address" "0.0.0.0" "port" (int .Values.containerPort) -}}
+{{- $server := merge (dict "address" "0.0.0.0" "port" (int .Values.containerPort)) (deepCopy .Values.config.server) -}}
+{{- if .Values.tls.existingSecret -}}
+{{- $_ := set $server "tls" (dict "certFile" "/etc/trunk-exporter/tls/tls.crt" "keyFile" "/etc/trunk-exporter/tls/tls.key") -}}
+{{- end -}}
 {{- toYaml (dict "trunk" $trunk "server" $server "polling" .Values.config.polling "metrics" .Values.config.metrics "targets" .Values.config.targets) -}}
 {{- end -}}
 
-{{/* The pod template of the workload (Deployment today; a sharded StatefulSet would reuse it). */}}
+{{/* The pod template of both workloads; as a StatefulSet, each pod polls the shard of its ordinal. */}}
 {{- define "trunk-exporter.podTemplate" -}}
 metadata:
   labels:
@@ -82,22 +99,45 @@ spec:
     - name: trunk-exporter
       image: "{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}"
       imagePullPolicy: {{ .Values.image.pullPolicy }}
+      {{- if and (eq .Values.workload.kind "StatefulSet") (eq .Values.sharding.ordinalFrom "hostname") }}
+      # The pod's name (and so its hostname) ends in its ordinal, name-N; the image's shell reads it.
+      command:
+        - /bin/sh
+        - -c
+        - exec trunk-exporter --shard="${HOSTNAME##*-}" "$@"
+        - trunk-exporter
+      {{- end }}
       args:
         - --config
         - /etc/trunk-exporter/config.yaml
         - --log-level
         - {{ .Values.logLevel | quote }}
+        {{- if eq .Values.workload.kind "StatefulSet" }}
+        {{- if eq .Values.sharding.ordinalFrom "podIndexLabel" }}
+        - --shard=$(SHARD)
+        {{- end }}
+        # In the pod template, so a changed shard count rolls every pod.
+        - --total-shards={{ .Values.sharding.shards }}
+        {{- end }}
         {{- with .Values.extraArgs }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
+      {{- if and (eq .Values.workload.kind "StatefulSet") (eq .Values.sharding.ordinalFrom "podIndexLabel") }}
+      env:
+        # The StatefulSet controller labels each pod with its ordinal (Kubernetes >= 1.28).
+        - name: SHARD
+          valueFrom:
+            fieldRef:
+              fieldPath: metadata.labels['apps.kubernetes.io/pod-index']
+      {{- end }}
       ports:
         - name: http
           containerPort: {{ .Values.containerPort }}
           protocol: TCP
       livenessProbe:
-        {{- toYaml .Values.livenessProbe | nindent 8 }}
+        {{- include "trunk-exporter.probe" (dict "probe" .Values.livenessProbe "tls" .Values.tls.existingSecret) | nindent 8 }}
       readinessProbe:
-        {{- toYaml .Values.readinessProbe | nindent 8 }}
+        {{- include "trunk-exporter.probe" (dict "probe" .Values.readinessProbe "tls" .Values.tls.existingSecret) | nindent 8 }}
       resources:
         {{- toYaml .Values.resources | nindent 8 }}
       securityContext:
@@ -110,6 +150,11 @@ spec:
         - name: token
           mountPath: /etc/trunk-exporter/token
           readOnly: true
+        {{- if .Values.tls.existingSecret }}
+        - name: tls
+          mountPath: /etc/trunk-exporter/tls
+          readOnly: true
+        {{- end }}
         - name: tmp
           mountPath: /tmp
   volumes:
@@ -122,6 +167,11 @@ spec:
         items:
           - key: {{ .Values.token.existingSecretKey | default "token" }}
             path: token
+    {{- if .Values.tls.existingSecret }}
+    - name: tls
+      secret:
+        secretName: {{ .Values.tls.existingSecret }}
+    {{- end }}
     - name: tmp
       emptyDir:
         sizeLimit: 16Mi
