@@ -1,4 +1,5 @@
 import { parseCommandLine, USAGE, UsageError, type Command } from './cli/arguments.js';
+import { listenToProcessSignals, type ProcessSignals } from './cli/processSignals.js';
 import { loadConfigFile } from './config/load.js';
 import { ConfigError, configErrorLines } from './config/problems.js';
 import type { ExporterConfig } from './config/types.js';
@@ -111,17 +112,20 @@ async function startThenRun(start: () => Promise<Runnable>, logger: Logger): Pro
   process.on('unhandledRejection', (reason) => {
     logger.error({ err: reason }, 'unhandled promise rejection');
   });
+  // Before start-up: the URL is logged while start() is still returning.
+  const signals = listenToProcessSignals();
   let running: Runnable;
   try {
     running = await start();
   } catch (error) {
+    signals.dispose();
     logger.fatal(
       { err: error },
       `cannot start: ${error instanceof Error ? error.message : String(error)}`,
     );
     return 1;
   }
-  return runUntilSignal(running, logger);
+  return runUntilSignal(running, signals, logger);
 }
 
 async function checkConfig(path: string): Promise<number> {
@@ -144,22 +148,21 @@ function printProblems(error: ConfigError): void {
 }
 
 /** Keeps running until SIGTERM or SIGINT (reloading on SIGHUP), then stops within the grace period. */
-async function runUntilSignal(running: Runnable, logger: Logger): Promise<number> {
+async function runUntilSignal(
+  running: Runnable,
+  signals: ProcessSignals,
+  logger: Logger,
+): Promise<number> {
   const { reload } = running;
-  const onHangup = (): void => {
-    // The reloader logs the outcome itself.
-    void reload?.('SIGHUP');
-  };
-  if (reload) process.on('SIGHUP', onHangup);
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGTERM', () => {
-      resolve('SIGTERM');
+  if (reload) {
+    signals.onHangup(() => {
+      // The reloader logs the outcome itself.
+      void reload('SIGHUP');
     });
-    process.once('SIGINT', () => {
-      resolve('SIGINT');
-    });
-  });
-  process.off('SIGHUP', onHangup);
+  }
+  const signal = await signals.stopRequested;
+  // A second SIGTERM or SIGINT during shutdown gets the default action: it ends the process now.
+  signals.dispose();
   logger.info({ signal }, 'shutting down');
   const timeout = new Promise<'timeout'>((resolve) =>
     setTimeout(() => {
