@@ -33,7 +33,7 @@ export async function startExporter(
   const registry = createRegistry();
   const store = new SnapshotStore(config.polling.staleAfterSeconds);
   store.setTargets(configuredTargets(config));
-  const { apiCallObserver } = registerExporterMetrics({
+  const { apiCallObserver, snapshotMetrics } = registerExporterMetrics({
     registry,
     store,
     version,
@@ -54,6 +54,7 @@ export async function startExporter(
   const app = createHttpApp({
     registry,
     store,
+    snapshotMetrics,
     version,
     logger,
     intervals: {

@@ -15,6 +15,8 @@ export {
   PROMETHEUS_CONTENT_TYPE,
 } from './exposition.js';
 export type { ExpositionFormat } from './exposition.js';
+export { MetricsPage } from './metricsPage.js';
+export type { MetricsPageResponse } from './metricsPage.js';
 
 export interface MetricsOptions {
   registry: Registry;
@@ -26,11 +28,16 @@ export interface MetricsOptions {
   topCodeowners: number;
 }
 
-/** Registers every exporter metric on the registry; the returned observer feeds the API metrics. */
+/**
+ * Registers every exporter metric on the registry. Returns the observer that feeds the API metrics
+ * and the names of the metrics computed from the snapshot store alone (cacheable per store change).
+ */
 export function registerExporterMetrics(options: MetricsOptions): {
   apiCallObserver: ApiCallObserver;
+  snapshotMetrics: ReadonlySet<string>;
 } {
   const { registry, store } = options;
+  const registeredBefore = new Set(registry.getMetricsAsArray().map((metric) => metric.name));
   registerMergeQueueMetrics({
     registry,
     store,
@@ -49,5 +56,12 @@ export function registerExporterMetrics(options: MetricsOptions): {
     mergeQueueIntervalSeconds: options.mergeQueueIntervalSeconds,
     flakyTestsIntervalSeconds: options.flakyTestsIntervalSeconds,
   });
-  return { apiCallObserver: registerApiMetrics(registry) };
+  // Only the three store-driven groups above: their collect() reads the store and nothing else.
+  const snapshotMetrics = new Set(
+    registry
+      .getMetricsAsArray()
+      .map((metric) => metric.name)
+      .filter((name) => !registeredBefore.has(name)),
+  );
+  return { apiCallObserver: registerApiMetrics(registry), snapshotMetrics };
 }
