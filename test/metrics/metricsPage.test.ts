@@ -2,16 +2,17 @@ import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { renderExposition } from '../../src/metrics/exposition.js';
 import type { ExpositionFormat } from '../../src/metrics/exposition.js';
-import { MetricsPage } from '../../src/metrics/metricsPage.js';
+import { LIVE_PART_MAX_AGE_MS, MetricsPage } from '../../src/metrics/metricsPage.js';
 import type { MetricsPageResponse } from '../../src/metrics/metricsPage.js';
 import { loadScenario, replayScenario } from './scenario.js';
 import type { ReplayedScenario } from './scenario.js';
 
-function pageFor(replay: ReplayedScenario): MetricsPage {
+function pageFor(replay: ReplayedScenario, clockMs?: () => number): MetricsPage {
   return new MetricsPage({
     registry: replay.registry,
     store: replay.store,
     snapshotMetrics: replay.snapshotMetrics,
+    ...(clockMs === undefined ? {} : { clockMs }),
   });
 }
 
@@ -75,15 +76,19 @@ describe('MetricsPage', () => {
     expect(afterStale).toBe(await fresh(replay, 'prometheus'));
   });
 
-  it('renders the exporter self-metrics on every scrape, between polls too', async () => {
+  it('renders the exporter self-metrics again once a second has passed, between polls too', async () => {
     const replay = replayScenario(loadScenario('normal-queue'));
-    const page = pageFor(replay);
+    let clock = 5_000;
+    const page = pageFor(replay, () => clock);
     const count = (page: string): string | undefined =>
       /trunk_exporter_api_requests_total\{endpoint="getQueue",code="503"\} (\d+)/.exec(page)?.[1];
     expect(count(await text(page))).toBeUndefined();
 
     replay.apiCallObserver.requestFinished('getQueue', '503', 0.2);
     replay.apiCallObserver.requestFinished('getQueue', '503', 0.2);
+    clock += LIVE_PART_MAX_AGE_MS;
+    expect(count(await text(page))).toBeUndefined();
+    clock += 1;
     const after = await text(page);
     expect(count(after)).toBe('2');
     expect(page.snapshotRenders).toBe(1);
