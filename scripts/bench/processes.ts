@@ -14,11 +14,14 @@ export interface RunningChild {
   stop(): Promise<void>;
 }
 
-/** Spawns a command and resolves once a line of its stdout or stderr matches `ready`. */
+/**
+ * Spawns a command and resolves once its stdout or stderr matches `ready`, or as soon as it runs
+ * when there is no `ready` (the caller then checks readiness itself).
+ */
 export function startChild(
   command: string,
   args: readonly string[],
-  options: { ready: RegExp; timeoutMs?: number; cwd?: string },
+  options: { ready?: RegExp; timeoutMs?: number; cwd?: string } = {},
 ): Promise<RunningChild & { match: RegExpMatchArray }> {
   const child = spawn(command, args, {
     cwd: options.cwd ?? ROOT,
@@ -34,6 +37,7 @@ export function startChild(
       output += chunk.toString();
       // Only the last few KB matter for an error message; the child may log a lot.
       if (output.length > 16_384) output = output.slice(-8_192);
+      if (options.ready === undefined) return;
       const match = options.ready.exec(output);
       if (match === null) return;
       clearTimeout(timer);
@@ -42,6 +46,12 @@ export function startChild(
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
     child.once('error', reject);
+    if (options.ready === undefined) {
+      child.once('spawn', () => {
+        clearTimeout(timer);
+        resolve({ child, match: [] as unknown as RegExpMatchArray, stop: () => stopChild(child) });
+      });
+    }
     child.once('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`${command} exited with ${String(code)} before it was ready:\n${output}`));

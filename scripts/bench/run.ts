@@ -5,6 +5,7 @@ import { cpus, totalmem, type as osType, release } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from './built.ts';
 import * as cycleTime from './cycleTime.ts';
+import * as scrape from './scrape.ts';
 import { format, progress } from './stats.ts';
 
 /** What every benchmark module exports. */
@@ -16,6 +17,7 @@ const BENCHMARKS: readonly (readonly [string, Benchmark])[] = [
   // API economy (calls per cycle against the naive count) comes from scripts/bench/apiEconomy.ts,
   // written on the economy branch: add `['apiEconomy', apiEconomy]` here once it is merged.
   ['cycleTime', cycleTime],
+  ['scrape', scrape],
 ];
 
 const quick = process.argv.includes('--quick');
