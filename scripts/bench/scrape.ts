@@ -10,7 +10,8 @@ import { runWrk, type WrkResult } from './wrk.ts';
 
 /** About 58 series per queue and 100 of the exporter's own: 860 queues make 50,000 series. */
 const QUEUES_FOR_50K_SERIES = 860;
-const CONNECTIONS = 16;
+/** Few enough that node_exporter, which needs seconds per scrape of this page, does not time out. */
+const CONNECTIONS = 4;
 
 const ENCODINGS = {
   gzip: { 'Accept-Encoding': 'gzip' },
@@ -76,7 +77,6 @@ export async function run(options: {
             seconds,
             headers: ENCODINGS[encoding],
           });
-          if (result.errors > 0) throw new Error(`${name}: ${result.errors} failed requests`);
           const key = `${name}/${encoding}`;
           results.set(key, [...(results.get(key) ?? []), result]);
           progress(
@@ -142,6 +142,7 @@ function report(
           stat(key, (r) => r.p99Ms),
           2,
         )} ms`,
+        format(stat(key, (r) => r.errors)),
         (results.get(key) ?? []).map((r) => format(r.requestsPerSecond)).join(', '),
       ]);
     }
@@ -162,9 +163,12 @@ function report(
     '- **nginx**: Debian nginx-light, one worker, the same bytes as a static file with `sendfile`, the same gzip bytes precompressed beside it (`gzip_static`): neither side compresses per request;',
     '- **node_exporter**: Debian prometheus-node-exporter with only the textfile collector (`--collector.disable-defaults --collector.textfile --web.disable-exporter-metrics`) reading the same page from a `.prom` file; it parses, re-renders and gzips it on every scrape.',
     '',
-    `Load: \`wrk -t1 -c${CONNECTIONS} -d${page.seconds}s\` per server and encoding, with \`Accept-Encoding: gzip\` (what Prometheus sends) or without; ${page.rounds} interleaved round(s), medians shown. No request failed.`,
+    `Load: \`wrk -t1 -c${CONNECTIONS} -d${page.seconds}s\` per server and encoding, with \`Accept-Encoding: gzip\` (what Prometheus sends) or without; ${page.rounds} interleaved round(s), medians shown; wrk's timeout is 30 s.`,
     '',
-    table(['encoding', 'server', 'requests/s', 'p50', 'p99', 'requests/s per round'], rows),
+    table(
+      ['encoding', 'server', 'requests/s', 'p50', 'p99', 'failed', 'requests/s per round'],
+      rows,
+    ),
     '',
     'Ratios (requests per second: exporter ÷ other, higher is better; p99: exporter ÷ other, lower is better):',
     '',

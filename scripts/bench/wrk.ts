@@ -64,7 +64,7 @@ export async function runWrk(options: {
       `-c${options.connections}`,
       `-d${options.seconds}s`,
       '--timeout',
-      '10s',
+      '30s',
       '-s',
       join(ROOT, 'scripts/bench/wrk.lua'),
       ...headerArgs,
