@@ -11,6 +11,8 @@ import type { SimulatorProcessSpec } from './simulatorProcess.ts';
 /** A started child and how to stop it. */
 export interface RunningChild {
   readonly child: ChildProcess;
+  /** Resolves with the first match of `pattern` in what the child prints from now on. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
   stop(): Promise<void>;
 }
 
@@ -28,6 +30,24 @@ export function startChild(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
+  const watchers = new Set<(text: string) => void>();
+  const waitFor = (pattern: RegExp, timeoutMs = 60_000): Promise<RegExpMatchArray> =>
+    new Promise((resolve, reject) => {
+      let seen = '';
+      const timer = setTimeout(() => {
+        watchers.delete(watch);
+        reject(new Error(`${command} never printed ${String(pattern)}`));
+      }, timeoutMs);
+      const watch = (text: string): void => {
+        seen += text;
+        const match = pattern.exec(seen);
+        if (match === null) return;
+        clearTimeout(timer);
+        watchers.delete(watch);
+        resolve(match);
+      };
+      watchers.add(watch);
+    });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
@@ -35,13 +55,14 @@ export function startChild(
     }, options.timeoutMs ?? 120_000);
     const onData = (chunk: Buffer): void => {
       output += chunk.toString();
+      for (const watch of watchers) watch(chunk.toString());
       // Only the last few KB matter for an error message; the child may log a lot.
       if (output.length > 16_384) output = output.slice(-8_192);
       if (options.ready === undefined) return;
       const match = options.ready.exec(output);
       if (match === null) return;
       clearTimeout(timer);
-      resolve({ child, match, stop: () => stopChild(child) });
+      resolve({ child, match, waitFor, stop: () => stopChild(child) });
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
@@ -49,7 +70,12 @@ export function startChild(
     if (options.ready === undefined) {
       child.once('spawn', () => {
         clearTimeout(timer);
-        resolve({ child, match: [] as unknown as RegExpMatchArray, stop: () => stopChild(child) });
+        resolve({
+          child,
+          match: [] as unknown as RegExpMatchArray,
+          waitFor,
+          stop: () => stopChild(child),
+        });
       });
     }
     child.once('exit', (code) => {

@@ -5,6 +5,7 @@ import { cpus, totalmem, type as osType, release } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from './built.ts';
 import * as cycleTime from './cycleTime.ts';
+import * as memory from './memory.ts';
 import * as scrape from './scrape.ts';
 import { format, progress } from './stats.ts';
 
@@ -18,6 +19,7 @@ const BENCHMARKS: readonly (readonly [string, Benchmark])[] = [
   // written on the economy branch: add `['apiEconomy', apiEconomy]` here once it is merged.
   ['cycleTime', cycleTime],
   ['scrape', scrape],
+  ['memory', memory],
 ];
 
 const quick = process.argv.includes('--quick');
