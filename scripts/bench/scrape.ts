@@ -152,8 +152,8 @@ function report(
       encoding,
       `**${format(rps('exporter') / rps('nginx'), 2)}×** (target ≥ 0.8)`,
       `**${format(rps('exporter') / rps('node_exporter'), 1)}×** (target ≥ 3)`,
-      `${format(p99('exporter') / p99('nginx'), 2)}`,
-      `${format(p99('exporter') / p99('node_exporter'), 2)}`,
+      format(p99('exporter') / p99('nginx'), 2),
+      format(p99('exporter') / p99('node_exporter'), 2),
     ]);
   }
   return [
