@@ -5,6 +5,7 @@ import { cpus, totalmem, type as osType, release } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from './built.ts';
 import * as cycleTime from './cycleTime.ts';
+import * as load from './load.ts';
 import * as memory from './memory.ts';
 import * as scrape from './scrape.ts';
 import { format, progress } from './stats.ts';
@@ -20,6 +21,7 @@ const BENCHMARKS: readonly (readonly [string, Benchmark])[] = [
   ['cycleTime', cycleTime],
   ['scrape', scrape],
   ['memory', memory],
+  ['load', load],
 ];
 
 const quick = process.argv.includes('--quick');

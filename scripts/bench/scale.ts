@@ -6,10 +6,12 @@ import type { SimulatedRepository } from '../../src/simulator/repositories.js';
 export interface Scale {
   /** Merge-queue (repo, branch) targets: repositories of two branches each. */
   readonly queues: number;
-  readonly pullRequestsPerQueue: number;
+  /** Undefined: the simulator's natural queue length (3-15, or whatever churn makes it). */
+  readonly pullRequestsPerQueue: number | undefined;
   /** The first this many repositories also have their quarantine list polled. */
   readonly flakyRepositories: number;
-  readonly quarantinedTests: number;
+  /** Undefined: the simulator's natural list size (40-150 tests). */
+  readonly quarantinedTests: number | undefined;
 }
 
 /** The token the benchmark simulators accept. */

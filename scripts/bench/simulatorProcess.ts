@@ -11,7 +11,7 @@ export interface SimulatorProcessSpec {
   readonly flavour: 'documented' | 'live';
   readonly latencyMs: number;
   readonly churn: 'normal' | 'heavy';
-  /** Moves the world on by itself: simulated seconds every tickMs. */
+  /** Moves the world on by itself: simulated seconds every tickMs, until SIGUSR2 freezes it. */
   readonly advance?: { readonly tickMs: number; readonly secondsPerTick: number };
 }
 
@@ -30,8 +30,20 @@ const simulator = await startSimulatorServer({
   world,
   token: BENCH_TOKEN,
   latencyMs: spec.latencyMs,
-  autoAdvance: spec.advance,
 });
+const advance = spec.advance;
+if (advance !== undefined) {
+  let simulated = world.now();
+  const timer = setInterval(() => {
+    simulated += advance.secondsPerTick;
+    world.advance(simulated);
+  }, advance.tickMs);
+  // A soak run freezes the world at the end, to compare the exporter with what it holds then.
+  process.on('SIGUSR2', () => {
+    clearInterval(timer);
+    process.stdout.write('FROZEN\n');
+  });
+}
 process.stdout.write(`READY ${simulator.baseUrl}\n`);
 process.on('SIGTERM', () => {
   void simulator.close().then(() => process.exit(0));
