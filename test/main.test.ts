@@ -4,32 +4,14 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseExposition, sum } from './support/exposition.js';
+import { runNode, type FinishedProcess } from './support/nodeProcess.js';
 
 const root = join(import.meta.dirname, '..');
 const bin = join(root, 'bin', 'trunk-exporter.js');
 const fixtures = join(import.meta.dirname, 'config', 'fixtures');
 
-interface Finished {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function run(args: string[], env: Record<string, string> = {}): Promise<Finished> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], {
-      cwd: root,
-      env: { PATH: process.env.PATH ?? '', ...env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      resolve({ code, stdout, stderr });
-    });
-  });
+function run(args: string[], env: Record<string, string> = {}): Promise<FinishedProcess> {
+  return runNode([bin, ...args], env);
 }
 
 describe('trunk-exporter command line', () => {
