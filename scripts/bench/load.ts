@@ -90,6 +90,8 @@ export async function run(options: {
           ),
           '',
           '"Failed" counts connect, read and write errors, timeouts and non-2xx answers, as wrk reports them.',
+          '',
+          '**What limits it.** Here the store changes about 50 times a second (100 queues every 2 s), and each change costs one render of the page on the event loop, shared by the scrapes waiting for it; 200 scrapers then queue behind those renders and the socket writes on one thread, which sets the tail latency. Prometheus scrapes far less often than this, so the figures are a stress bound, not a forecast.',
         ].join('\n'),
       };
     } finally {

@@ -1,8 +1,8 @@
 // `npm run bench`: runs every benchmark module in turn and writes docs/benchmarks.md.
 // `--quick` runs each at a small size, to check that the whole chain works (the report then says so).
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem, type as osType, release } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { ROOT } from './built.ts';
 import * as cycleTime from './cycleTime.ts';
 import * as load from './load.ts';
@@ -51,9 +51,6 @@ const report = [
   '',
   ...sections,
 ].join('\n');
-if (quick) {
-  const { mkdirSync } = await import('node:fs');
-  mkdirSync(join(ROOT, 'reports'), { recursive: true });
-}
+mkdirSync(dirname(output), { recursive: true });
 writeFileSync(output, report);
 progress(`wrote ${output}`);
