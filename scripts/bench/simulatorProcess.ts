@@ -45,6 +45,11 @@ if (advance !== undefined) {
   });
 }
 process.stdout.write(`READY ${simulator.baseUrl}\n`);
+// A parent killed without stopping us (Ctrl-C on a soak run) must not leave a simulator behind.
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) process.exit(0);
+}, 1000).unref();
 process.on('SIGTERM', () => {
   void simulator.close().then(() => process.exit(0));
 });

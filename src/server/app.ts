@@ -59,8 +59,11 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
             ? {}
             : { 'Content-Encoding': page.contentEncoding }),
         });
+        // Corked, the headers and both parts leave in one writev.
+        res.cork();
         for (const chunk of page.chunks) res.write(chunk);
         res.end();
+        res.uncork();
       } catch (error) {
         // A broken collector must cost one scrape, not the process.
         logger.error({ err: error, format }, 'rendering metrics failed');
