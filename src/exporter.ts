@@ -107,6 +107,7 @@ export async function startExporter(
   const app = createHttpApp({
     registry,
     store,
+    snapshotMetrics: metrics.snapshotMetrics,
     version,
     logger,
     auth,
@@ -135,6 +136,8 @@ export async function startExporter(
     secrets.add(next.trunk.token);
     if (clientSettingsChanged(current, next)) clients.replace(next.trunk);
     metrics.applySettings({ ...next.polling, topCodeowners: next.metrics.topCodeowners });
+    // After applySettings: setTargets counts as a store change, so the cached /metrics page, whose
+    // HELP texts may just have changed, is rendered again.
     store.setTargets(configuredTargets(next), next.polling.staleAfterSeconds);
     scheduler.setJobs(buildPollJobs({ config: next, reader: clients.current, store, logger }));
     // Start-up has just checked it; a reload checks the new config (and warns when it is over).

@@ -54,6 +54,7 @@ export async function main(argv: readonly string[]): Promise<number> {
           host: command.host,
           port: command.port,
           autoAdvance: { tickMs: 1000 },
+          latencyMs: command.latencyMs,
           logger,
         });
         logger.info(`Trunk API simulator listening on ${simulator.baseUrl}`);

@@ -1,6 +1,5 @@
 // The command line as a user runs it: the built `bin/trunk-exporter.js` in a child process
 // (`npm test` builds dist/ first).
-import { spawn } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,31 +7,13 @@ import { describe, expect, it } from 'vitest';
 import { configYaml, startFrozenSimulator } from './support/exporterHarness.js';
 import { root, startCli } from './support/cli.js';
 import { parseExposition, select, sum } from './support/exposition.js';
+import { runNode, type FinishedProcess } from './support/nodeProcess.js';
 
 const bin = join(root, 'bin', 'trunk-exporter.js');
 const fixtures = join(import.meta.dirname, 'config', 'fixtures');
 
-interface Finished {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function run(args: string[], env: Record<string, string> = {}): Promise<Finished> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], {
-      cwd: root,
-      env: { PATH: process.env.PATH ?? '', ...env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      resolve({ code, stdout, stderr });
-    });
-  });
+function run(args: string[], env: Record<string, string> = {}): Promise<FinishedProcess> {
+  return runNode([bin, ...args], env);
 }
 
 describe('trunk-exporter command line', () => {

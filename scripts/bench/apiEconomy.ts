@@ -7,6 +7,7 @@
 // Runs on the built code (dist/): `npm run build && node scripts/bench/apiEconomy.ts [--quick]`
 // prints the markdown section; `run()` is what the benchmark runner calls.
 import { fileURLToPath } from 'node:url';
+import { loadBuilt } from './built.ts';
 
 // Types only (erased when Node strips them): the values are loaded from dist/ below.
 import type * as ConfigSecret from '../../src/config/secret.js';
@@ -37,18 +38,16 @@ interface Modules {
 
 /** The compiled modules; a benchmark measures what ships, so it runs dist/, not the sources. */
 async function loadModules(): Promise<Modules> {
-  const load = async <T>(path: string): Promise<T> =>
-    (await import(new URL(`../../dist/${path}`, import.meta.url).href)) as T;
   return {
-    secret: await load('config/secret.js'),
-    targetJobs: await load('poller/targetJobs.js'),
-    readiness: await load('poller/readiness.js'),
-    store: await load('snapshot/store.js'),
-    client: await load('trunk/client.js'),
-    observer: await load('trunk/observer.js'),
-    logger: await load('log/logger.js'),
-    server: await load('simulator/server.js'),
-    world: await load('simulator/world.js'),
+    secret: await loadBuilt('config/secret.js'),
+    targetJobs: await loadBuilt('poller/targetJobs.js'),
+    readiness: await loadBuilt('poller/readiness.js'),
+    store: await loadBuilt('snapshot/store.js'),
+    client: await loadBuilt('trunk/client.js'),
+    observer: await loadBuilt('trunk/observer.js'),
+    logger: await loadBuilt('log/logger.js'),
+    server: await loadBuilt('simulator/server.js'),
+    world: await loadBuilt('simulator/world.js'),
   };
 }
 

@@ -24,6 +24,7 @@ export type Command =
       readonly seed: number;
       readonly flavour: 'documented' | 'live';
       readonly token: string | undefined;
+      readonly latencyMs: number;
       readonly logLevel: LogLevel;
     };
 
@@ -50,7 +51,9 @@ export const USAGE = `Usage:
   trunk-exporter --demo [--log-level LEVEL] [--port N]
       Run against the built-in Trunk API simulator; no token needed.
   trunk-exporter simulate [--port N] [--host ADDRESS] [--seed N] [--flavour documented|live] [--token T]
-      Run the Trunk API simulator alone (default 127.0.0.1:8080, seed 1, token demo-token).
+                          [--latency-ms N]
+      Run the Trunk API simulator alone (default 127.0.0.1:8080, seed 1, token demo-token),
+      answering every request after N milliseconds (default 0).
   trunk-exporter --version | --help
 
 Options:
@@ -128,6 +131,7 @@ function parseSimulate(argv: readonly string[]): Command {
     seed: { type: 'string' },
     flavour: { type: 'string' },
     token: { type: 'string' },
+    'latency-ms': { type: 'string' },
     'log-level': { type: 'string' },
   });
   const flavour = values.flavour ?? 'documented';
@@ -141,6 +145,8 @@ function parseSimulate(argv: readonly string[]): Command {
     seed: values.seed === undefined ? 1 : parseInteger('--seed', values.seed),
     flavour,
     token: values.token,
+    latencyMs:
+      values['latency-ms'] === undefined ? 0 : parseInteger('--latency-ms', values['latency-ms']),
     logLevel: parseLogLevel(values['log-level']),
   };
 }

@@ -16,7 +16,7 @@ const OPENMETRICS_MEDIA_TYPE = 'application/openmetrics-text';
 const OPENMETRICS_VERSIONS = new Set([undefined, '1.0.0', '0.0.1']);
 
 /** What prom-client's `getMetricsAsJSON()` gives at run time (its typings call `type` an enum). */
-interface MetricFamily {
+export interface MetricFamily {
   readonly name: string;
   readonly help: string;
   readonly type: string;
@@ -62,15 +62,62 @@ export async function renderExposition(
   registry: Registry,
   format: ExpositionFormat,
 ): Promise<{ contentType: string; body: string }> {
-  const families = (await registry.getMetricsAsJSON()).map((metric): MetricFamily => ({
+  const families = toFamilies(await registry.getMetricsAsJSON());
+  return {
+    contentType: contentTypeOf(format),
+    body: renderFamilies(families, format, { endOfPage: true }),
+  };
+}
+
+/** The Content-Type header of a format. */
+export function contentTypeOf(format: ExpositionFormat): string {
+  return format === 'openmetrics' ? OPENMETRICS_CONTENT_TYPE : PROMETHEUS_CONTENT_TYPE;
+}
+
+/**
+ * Collects the named metrics of the registry, in registry order. Every collect() starts in the
+ * same tick, so no poll can land between two families of one page.
+ */
+export async function collectFamilies(
+  registry: Registry,
+  include: (name: string) => boolean,
+): Promise<readonly MetricFamily[]> {
+  const metrics = registry
+    .getMetricsAsArray()
+    .filter((metric) => include(metric.name))
+    .map((metric) => registry.getSingleMetric(metric.name))
+    .filter((metric) => metric !== undefined);
+  return toFamilies(await Promise.all(metrics.map((metric) => metric.get())));
+}
+
+/**
+ * Renders families as one part of a page; only the part that ends the page carries OpenMetrics'
+ * `# EOF`, so parts rendered separately can be sent one after the other.
+ */
+export function renderFamilies(
+  families: readonly MetricFamily[],
+  format: ExpositionFormat,
+  { endOfPage }: { endOfPage: boolean },
+): string {
+  return format === 'openmetrics'
+    ? renderOpenMetrics(families, endOfPage)
+    : renderPrometheusText(families);
+}
+
+function toFamilies(
+  metrics: readonly {
+    name: string;
+    help: string;
+    type: unknown;
+    values: readonly Sample[];
+  }[],
+): MetricFamily[] {
+  return metrics.map((metric) => ({
     name: metric.name,
     help: metric.help,
     type: String(metric.type),
     values: metric.values,
   }));
-  return format === 'openmetrics'
-    ? { contentType: OPENMETRICS_CONTENT_TYPE, body: renderOpenMetrics(families) }
-    : { contentType: PROMETHEUS_CONTENT_TYPE, body: renderPrometheusText(families) };
 }
 
 function parseAccept(header: string): MediaRange[] {
@@ -116,7 +163,7 @@ function renderPrometheusText(families: readonly MetricFamily[]): string {
 }
 
 /** OpenMetrics 1.0.0: counter families named without `_total`, their samples with it, `# EOF` last. */
-function renderOpenMetrics(families: readonly MetricFamily[]): string {
+function renderOpenMetrics(families: readonly MetricFamily[], endOfPage: boolean): string {
   const lines: string[] = [];
   for (const family of families) {
     if (family.values.length === 0) continue;
@@ -129,8 +176,8 @@ function renderOpenMetrics(families: readonly MetricFamily[]): string {
       lines.push(`${name}${formatLabels(sample.labels, true)} ${formatNumber(sample.value)}`);
     }
   }
-  lines.push('# EOF');
-  return `${lines.join('\n')}\n`;
+  if (endOfPage) lines.push('# EOF');
+  return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
 }
 
 function prometheusType(type: string): string {

@@ -19,6 +19,8 @@ export {
 export type { ExpositionFormat } from './exposition.js';
 export { registerReloadMetrics } from './reloadMetrics.js';
 export type { ReloadObserver } from './reloadMetrics.js';
+export { MetricsPage } from './metricsPage.js';
+export type { MetricsPageResponse } from './metricsPage.js';
 
 export interface MetricsOptions {
   registry: Registry;
@@ -45,12 +47,16 @@ export type SnapshotMetricSettings = Pick<
 export function registerExporterMetrics(options: MetricsOptions): {
   apiCallObserver: ApiCallObserver;
   applySettings(settings: SnapshotMetricSettings): void;
+  /** Names of the metrics computed from the store alone (cacheable per store change). */
+  snapshotMetrics: ReadonlySet<string>;
 } {
   const { registry } = options;
   let current: SnapshotMetricSettings = options;
   let snapshotMetricNames = registerSnapshotMetrics(options);
   return {
     apiCallObserver: registerApiMetrics(registry),
+    // Re-registration keeps the names, so this set holds across reloads.
+    snapshotMetrics: new Set(snapshotMetricNames),
     applySettings(settings) {
       if (
         settings.mergeQueueIntervalSeconds === current.mergeQueueIntervalSeconds &&

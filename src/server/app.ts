@@ -2,14 +2,18 @@ import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../log/logger.js';
-import { negotiateExpositionFormat, renderExposition } from '../metrics/exposition.js';
+import { negotiateExpositionFormat } from '../metrics/exposition.js';
+import { MetricsPage } from '../metrics/metricsPage.js';
 import type { SnapshotStore } from '../snapshot/store.js';
 import { requireBasicAuth, type BasicAuthVerifier } from './basicAuth.js';
+import { acceptsGzip } from './contentEncoding.js';
 import { LANDING_PAGE_CSP, renderLandingPage } from './landingPage.js';
 
 export interface HttpAppOptions {
   registry: Registry;
   store: SnapshotStore;
+  /** Metrics computed from the store alone, as registerExporterMetrics returns them. */
+  snapshotMetrics: ReadonlySet<string>;
   version: string;
   logger: Logger;
   intervals: { mergeQueueIntervalSeconds: number; flakyTestsIntervalSeconds: number };
@@ -39,6 +43,11 @@ const READY_RETRY_AFTER_SECONDS = 5;
 export function createHttpApp(options: HttpAppOptions): express.Express {
   const { registry, store, logger } = options;
   const now = options.now ?? (() => Date.now() / 1000);
+  const metricsPage = new MetricsPage({
+    registry,
+    store,
+    snapshotMetrics: options.snapshotMetrics,
+  });
   const app = express();
   app.disable('x-powered-by');
   // ETags would hash every metrics page for a client that never revalidates.
@@ -56,8 +65,23 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
     .get(async (req: Request, res: Response) => {
       const format = negotiateExpositionFormat(req.get('accept'));
       try {
-        const { contentType, body } = await renderExposition(registry, format);
-        res.status(200).set('Content-Type', contentType).send(body);
+        const page = await metricsPage.render(format, {
+          acceptGzip: acceptsGzip(req.get('accept-encoding')),
+        });
+        // Straight to the socket: the cached buffers go out as they are, without Express copying.
+        res.writeHead(200, {
+          'Content-Type': page.contentType,
+          'Content-Length': page.length,
+          Vary: 'Accept-Encoding',
+          ...(page.contentEncoding === undefined
+            ? {}
+            : { 'Content-Encoding': page.contentEncoding }),
+        });
+        // Corked, the headers and both parts leave in one writev.
+        res.cork();
+        for (const chunk of page.chunks) res.write(chunk);
+        res.end();
+        res.uncork();
       } catch (error) {
         // A broken collector must cost one scrape, not the process.
         logger.error({ err: error, format }, 'rendering metrics failed');

@@ -45,6 +45,18 @@ const STATUS_NAMES = ['ci/build', 'ci/unit-tests', 'ci/integration', 'lint', 'e2
 /** Allocates pull request numbers for a repository; shared by the repository's queues. */
 export type PullRequestNumberSource = (random: Random) => number;
 
+/** How a queue deviates from its natural behaviour, for benchmarks and soak runs. */
+export interface MergeQueueShape {
+  /** Refill the queue to this many pull requests at the end of every step. */
+  readonly pullRequests?: number | undefined;
+  /** Pull requests arrive and get cancelled many times more often: series come and go. */
+  readonly heavyChurn?: boolean | undefined;
+}
+
+/** Heavy churn: a new pull request most steps, and a few percent cancelled per step. */
+const HEAVY_CHURN_ARRIVALS_PER_STEP = 0.6;
+const HEAVY_CHURN_CANCEL_CHANCE = 0.04;
+
 export interface MergeQueueModel {
   readonly branch: string;
   readonly settings: MergeQueueSettings;
@@ -88,11 +100,13 @@ export function createMergeQueueModel(
   branch: string,
   nextPullRequestNumber: PullRequestNumberSource,
   statistics: SimulatorStatistics,
+  shape: MergeQueueShape = {},
 ): MergeQueueModel {
   const settings = drawSettings(random);
   // Busy branches get more submissions; the arrival rate shrinks as the queue grows, like
   // developers holding back when the queue is long, which keeps it around 3-15 pull requests.
-  const arrivalsPerStep = branch === 'release' ? 0.018 : random.pick([0.026, 0.03, 0.034]);
+  const naturalArrivals = branch === 'release' ? 0.018 : random.pick([0.026, 0.03, 0.034]);
+  const arrivalsPerStep = shape.heavyChurn ? HEAVY_CHURN_ARRIVALS_PER_STEP : naturalArrivals;
   let state: QueueState = 'running';
   let stateEndsAt = 0;
   let sequence = 0;
@@ -176,7 +190,10 @@ export function createMergeQueueModel(
 
   const arrive = (now: number): void => {
     const damping = Math.max(0.05, 1 - active.length / 24);
-    if (!random.chance(arrivalsPerStep * damping)) return;
+    if (random.chance(arrivalsPerStep * damping)) submit(now);
+  };
+
+  const submit = (now: number): void => {
     sequence += 1;
     const pr = createPullRequest(random, {
       number: nextPullRequestNumber(random),
@@ -209,8 +226,11 @@ export function createMergeQueueModel(
 
   const stepPullRequest = (pr: SimulatedPullRequest, now: number, stepSeconds: number): void => {
     const paused = state === 'paused';
-    const cancelChance =
-      pr.state === 'not_ready' && !pr.readiness.doesBaseBranchMatch ? 0.01 : 0.00015;
+    const cancelChance = shape.heavyChurn
+      ? HEAVY_CHURN_CANCEL_CHANCE
+      : pr.state === 'not_ready' && !pr.readiness.doesBaseBranchMatch
+        ? 0.01
+        : 0.00015;
     if (random.chance(cancelChance)) {
       finish(pr, 'cancelled', now);
       return;
@@ -280,11 +300,13 @@ export function createMergeQueueModel(
     find: (prNumber) => byNumber.get(prNumber),
     step(now, stepSeconds) {
       stepQueueState(now);
-      arrive(now);
+      // A sized queue gets its arrivals from the refill below, so its length stays exact.
+      if (shape.pullRequests === undefined) arrive(now);
       for (const pr of [...active]) {
         if (active.includes(pr) && !changedIn(pr, now)) stepPullRequest(pr, now, stepSeconds);
       }
       assignTestSlots(now);
+      while (shape.pullRequests !== undefined && active.length < shape.pullRequests) submit(now);
     },
   };
 }

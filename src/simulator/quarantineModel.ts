@@ -43,6 +43,17 @@ const KEPT_VERSIONS = 32;
 
 const DAY = 86_400;
 
+/** How a list deviates from its natural behaviour, for benchmarks and soak runs. */
+export interface QuarantineListShape {
+  /** Start with this many tests instead of 40-150. */
+  readonly tests?: number | undefined;
+  /** Tests are added and released many times more often, around the starting size. */
+  readonly heavyChurn?: boolean | undefined;
+}
+
+/** Heavy churn: chance per step of an add, and of a release when the list is at its start size. */
+const HEAVY_CHURN_CHANCE = 0.3;
+
 /** A list of 40-150 tests quarantined over the last four months, for a repository of `owner`. */
 export function createQuarantineListModel(
   random: Random,
@@ -50,6 +61,7 @@ export function createQuarantineListModel(
   owner: string,
   now: number,
   statistics: SimulatorStatistics,
+  shape: QuarantineListShape = {},
 ): QuarantineListModel {
   const teams = TEAMS_BY_STYLE[style].map((team) => `@${owner}/${team}`);
 
@@ -80,7 +92,7 @@ export function createQuarantineListModel(
   });
 
   const initial: SimulatedQuarantinedTest[] = [];
-  const count = random.int(40, 150);
+  const count = shape.tests ?? random.int(40, 150);
   for (let i = 0; i < count; i++) {
     const quarantinedAt = now - random.int(3600, 120 * DAY);
     const statusRoll = random.next();
@@ -132,6 +144,14 @@ export function createQuarantineListModel(
     },
     atVersion: (wanted) => history.get(wanted),
     step(now) {
+      if (shape.heavyChurn) {
+        // Releases grow with the list, so it wanders around its starting size instead of drifting.
+        if (random.chance(HEAVY_CHURN_CHANCE)) add(now);
+        const releaseChance = Math.min(0.95, (HEAVY_CHURN_CHANCE * tests.length) / count);
+        if (tests.length > 0 && random.chance(releaseChance)) remove();
+        if (tests.length > 0 && random.chance(HEAVY_CHURN_CHANCE)) changeStatus(now);
+        return;
+      }
       // Adds slightly outpace removals, so the list grows slowly; growth halves past 400 tests.
       if (random.chance(tests.length > 400 ? 0.00125 : 0.0025)) add(now);
       if (tests.length > 0 && random.chance(0.0022)) remove();

@@ -7,6 +7,10 @@ export interface SimulatedRepository {
   readonly name: string;
   /** Target branches that have a merge queue. */
   readonly branches: readonly string[];
+  /** Keep each of its queues at this many pull requests (benchmarks); natural size when absent. */
+  readonly pullRequestsPerQueue?: number | undefined;
+  /** Start its quarantine list with this many tests (benchmarks); 40-150 when absent. */
+  readonly quarantinedTests?: number | undefined;
 }
 
 /** The organization slug the quarantine endpoint accepts unless told otherwise. */

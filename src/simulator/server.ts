@@ -1,6 +1,7 @@
 // The simulator's HTTP face: the three POST operations under /v1, with the live service's error
 // behaviour (plain-text 400/401/404 bodies, X-Request-Id on every response).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
 import type { z } from 'zod';
 import { silentLogger, type Logger } from '../log/logger.js';
@@ -36,6 +37,8 @@ export interface SimulatorServerOptions {
   readonly orgSlug?: string | undefined;
   /** When set, a timer moves the world forward; otherwise only the caller does. */
   readonly autoAdvance?: AutoAdvanceOptions | undefined;
+  /** Every answer waits this long first, like a distant API (benchmarks); defaults to 0. */
+  readonly latencyMs?: number | undefined;
   readonly logger?: Logger | undefined;
   /** Scripted misbehaviour, consulted for every authenticated call (tests and `simulate --fault`). */
   readonly faults?: FaultPlan | undefined;
@@ -120,6 +123,7 @@ export async function startSimulatorServer(
   const host = options.host ?? '127.0.0.1';
   const orgSlug = options.orgSlug ?? SIMULATOR_ORG_SLUG;
   const logger = options.logger ?? silentLogger();
+  const latencyMs = options.latencyMs ?? 0;
   let counts: Record<string, number> = {};
   let requestNumber = 0;
 
@@ -172,7 +176,11 @@ export async function startSimulatorServer(
     // Deterministic ids: tests can predict them and logs of two runs line up.
     const requestId = `sim-${String(requestNumber).padStart(8, '0')}`;
     response.setHeader('X-Request-Id', requestId);
-    answer(request, response).then(
+    const answered =
+      latencyMs > 0
+        ? delay(latencyMs).then(() => answer(request, response))
+        : answer(request, response);
+    answered.then(
       (status) => {
         logger.debug({ requestId, method: request.method, url: request.url, status }, 'request');
       },

@@ -29,7 +29,10 @@ export const DEFAULT_SIMULATOR_START_TIME = Date.UTC(2026, 0, 1) / 1000;
 export const SIMULATOR_STEP_SECONDS = 5;
 
 /** Simulated time run before startTime, so queues are already busy when the world is created. */
-const WARM_UP_SECONDS = 2 * 3600;
+const DEFAULT_WARM_UP_SECONDS = 2 * 3600;
+
+/** `heavy`: pull requests and quarantined tests constantly arrive and leave (soak runs). */
+export type SimulatorChurn = 'normal' | 'heavy';
 
 export interface SimulatorWorldOptions {
   readonly seed: number;
@@ -37,6 +40,10 @@ export interface SimulatorWorldOptions {
   readonly startTime?: number;
   readonly flavour?: SimulatorFlavour;
   readonly repositories?: readonly SimulatedRepository[];
+  /** Defaults to `normal`. */
+  readonly churn?: SimulatorChurn;
+  /** Simulated seconds run before startTime; defaults to two hours. Big worlds want less. */
+  readonly warmUpSeconds?: number;
 }
 
 /** A repository reference as sent in request bodies. */
@@ -91,7 +98,8 @@ export function createSimulatorWorld(options: SimulatorWorldOptions): SimulatorW
   const repositories = options.repositories ?? DEFAULT_SIMULATED_REPOSITORIES;
   const startTime = Math.floor(options.startTime ?? DEFAULT_SIMULATOR_START_TIME);
   const statistics = createStatistics();
-  let time = startTime - WARM_UP_SECONDS;
+  const heavyChurn = options.churn === 'heavy';
+  let time = startTime - (options.warmUpSeconds ?? DEFAULT_WARM_UP_SECONDS);
 
   const states = new Map<string, RepositoryState>();
   repositories.forEach((repository, index) => {
@@ -107,7 +115,13 @@ export function createSimulatorWorld(options: SimulatorWorldOptions): SimulatorW
     const queues = new Map<string, MergeQueueModel>();
     for (const branch of repository.branches) {
       const random = createRandom(deriveSeed(seed, `queue:${key}:${branch}`));
-      queues.set(branch, createMergeQueueModel(random, branch, nextNumber, statistics));
+      queues.set(
+        branch,
+        createMergeQueueModel(random, branch, nextNumber, statistics, {
+          pullRequests: repository.pullRequestsPerQueue,
+          heavyChurn,
+        }),
+      );
     }
     const quarantine = createQuarantineListModel(
       createRandom(deriveSeed(seed, `quarantine:${key}`)),
@@ -115,6 +129,7 @@ export function createSimulatorWorld(options: SimulatorWorldOptions): SimulatorW
       repository.owner,
       time,
       statistics,
+      { tests: repository.quarantinedTests, heavyChurn },
     );
     states.set(key, { repository, key, queues, quarantine });
   });

@@ -95,6 +95,20 @@ export class SnapshotStore {
     );
   }
 
+  /**
+   * Changes whenever what statuses() returns changes: on every write, and when a snapshot turns
+   * stale (which happens with time, not with a write). Renderers key their caches on it.
+   */
+  viewKey(): string {
+    const now = this.now();
+    let hidden = 0;
+    for (const status of this.entries.values()) {
+      if (isStale(status, now, this.staleAfterSeconds)) hidden++;
+    }
+    // For one version, staleness only grows with time, so the count identifies the hidden set.
+    return `${this.changeCount}:${hidden}`;
+  }
+
   /** True once every configured target has finished at least one poll, successfully or not. */
   allPolledOnce(): boolean {
     for (const status of this.entries.values()) {

@@ -25,7 +25,11 @@ export class RequestLimiter {
   readonly #maxConcurrent: number;
   readonly #intervalMs: number;
   readonly #now: () => number;
-  readonly #waiters: SlotWaiter[] = [];
+  /**
+   * FIFO of requests waiting for a slot. A Set, not an array: a cycle queues thousands of lookups
+   * at once, and Array#shift on a long array copies it, which made every release O(n).
+   */
+  readonly #waiters = new Set<SlotWaiter>();
   #inFlight = 0;
   #nextStartAt = 0;
   #pausedUntil = 0;
@@ -83,8 +87,7 @@ export class RequestLimiter {
     }
     await new Promise<void>((resolve, reject) => {
       const onAbort = (): void => {
-        const index = this.#waiters.indexOf(waiter);
-        if (index >= 0) this.#waiters.splice(index, 1);
+        this.#waiters.delete(waiter);
         reject(signal?.reason as Error);
       };
       // The releaser hands its slot over directly (#inFlight unchanged), so FIFO order holds.
@@ -94,15 +97,18 @@ export class RequestLimiter {
           resolve();
         },
       };
-      this.#waiters.push(waiter);
+      this.#waiters.add(waiter);
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 
   #releaseSlot(): void {
-    const next = this.#waiters.shift();
-    if (next) next.grant();
-    else this.#inFlight -= 1;
+    // Sets iterate in insertion order: the first value is the longest waiter.
+    const next = this.#waiters.values().next().value;
+    if (next) {
+      this.#waiters.delete(next);
+      next.grant();
+    } else this.#inFlight -= 1;
   }
 
   async #waitForStart(signal: AbortSignal | undefined): Promise<void> {

@@ -131,6 +131,8 @@ export function loadScenario(name: string): Scenario {
 export interface ReplayedScenario {
   readonly registry: Registry;
   readonly store: SnapshotStore;
+  /** The metrics registerExporterMetrics says come from the store alone. */
+  readonly snapshotMetrics: ReadonlySet<string>;
   readonly apiCallObserver: ApiCallObserver;
   /** Moves the store's clock (unix seconds). */
   readonly setClock: (seconds: number) => void;
@@ -153,7 +155,7 @@ export function replayScenario(scenario: Scenario, options: ReplayOptions = {}):
   const store = new SnapshotStore(scenario.staleAfterSeconds, () => clock);
   store.setTargets(scenario.targets);
   const registry = createRegistry({ defaultMetrics: options.defaultMetrics ?? false });
-  const { apiCallObserver } = registerExporterMetrics({
+  const { apiCallObserver, snapshotMetrics } = registerExporterMetrics({
     registry,
     store,
     version: TEST_VERSION,
@@ -184,6 +186,7 @@ export function replayScenario(scenario: Scenario, options: ReplayOptions = {}):
   return {
     registry,
     store,
+    snapshotMetrics,
     apiCallObserver,
     setClock: (seconds) => {
       clock = seconds;

@@ -36,7 +36,7 @@ async function startApp(options: { logger?: Logger; registry?: Registry } = {}):
   const store = new SnapshotStore(600, () => clock);
   store.setTargets([QUEUE, FLAKY]);
   const registry = options.registry ?? createRegistry({ defaultMetrics: false });
-  registerExporterMetrics({
+  const { snapshotMetrics } = registerExporterMetrics({
     registry,
     store,
     version: '9.9.9-test',
@@ -47,6 +47,7 @@ async function startApp(options: { logger?: Logger; registry?: Registry } = {}):
   const app = createHttpApp({
     registry,
     store,
+    snapshotMetrics,
     version: '9.9.9-test',
     logger: options.logger ?? silentLogger(),
     intervals: { mergeQueueIntervalSeconds: 30, flakyTestsIntervalSeconds: 300 },

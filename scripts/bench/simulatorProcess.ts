@@ -1,0 +1,55 @@
+// A Trunk API simulator of a given scale in its own process, so that its CPU and memory never count
+// as the exporter's. Prints "READY <baseUrl>" once listening; runs until killed.
+import type * as ServerModule from '../../src/simulator/server.js';
+import type * as WorldModule from '../../src/simulator/world.js';
+import { loadBuilt } from './built.ts';
+import { BENCH_TOKEN, simulatedRepositories, type Scale } from './scale.ts';
+
+/** What the parent asks for, as JSON in argv[2]. */
+export interface SimulatorProcessSpec {
+  readonly scale: Scale;
+  readonly flavour: 'documented' | 'live';
+  readonly latencyMs: number;
+  readonly churn: 'normal' | 'heavy';
+  /** Moves the world on by itself: simulated seconds every tickMs, until SIGUSR2 freezes it. */
+  readonly advance?: { readonly tickMs: number; readonly secondsPerTick: number };
+}
+
+const spec = JSON.parse(process.argv[2] ?? '{}') as SimulatorProcessSpec;
+const { createSimulatorWorld } = await loadBuilt<typeof WorldModule>('simulator/world.js');
+const { startSimulatorServer } = await loadBuilt<typeof ServerModule>('simulator/server.js');
+const world = createSimulatorWorld({
+  seed: 1,
+  flavour: spec.flavour,
+  repositories: simulatedRepositories(spec.scale),
+  churn: spec.churn,
+  // Ten minutes are enough to mix pull request states; two hours of 1,000 queues take minutes.
+  warmUpSeconds: 600,
+});
+const simulator = await startSimulatorServer({
+  world,
+  token: BENCH_TOKEN,
+  latencyMs: spec.latencyMs,
+});
+const advance = spec.advance;
+if (advance !== undefined) {
+  let simulated = world.now();
+  const timer = setInterval(() => {
+    simulated += advance.secondsPerTick;
+    world.advance(simulated);
+  }, advance.tickMs);
+  // A soak run freezes the world at the end, to compare the exporter with what it holds then.
+  process.on('SIGUSR2', () => {
+    clearInterval(timer);
+    process.stdout.write('FROZEN\n');
+  });
+}
+process.stdout.write(`READY ${simulator.baseUrl}\n`);
+// A parent killed without stopping us (Ctrl-C on a soak run) must not leave a simulator behind.
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) process.exit(0);
+}, 1000).unref();
+process.on('SIGTERM', () => {
+  void simulator.close().then(() => process.exit(0));
+});

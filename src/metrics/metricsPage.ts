@@ -1,0 +1,146 @@
+import { promisify } from 'node:util';
+import { gzip as gzipCallback } from 'node:zlib';
+import type { Registry } from 'prom-client';
+import type { SnapshotStore } from '../snapshot/store.js';
+import { collectFamilies, contentTypeOf, renderFamilies } from './exposition.js';
+import type { ExpositionFormat } from './exposition.js';
+
+// What /metrics sends, built from two parts:
+// - the snapshot part: every family computed from the snapshot store alone (merge queues,
+//   quarantine lists, target health). It is rendered once per store change (SnapshotStore.viewKey),
+//   as text and, on the first request that accepts it, as gzip; concurrent scrapes share one render.
+// - the live part: everything else (Trunk API request counters, process and Node.js metrics, and
+//   any metric set outside the store). These move between polls, so they are not tied to the
+//   store: they are rendered (and gzipped) again once the last render is older than
+//   LIVE_PART_MAX_AGE_MS. Scrapes within that second share one render: collecting the process
+//   metrics (reading /proc, event-loop histograms) costs more than sending the whole cached page,
+//   and no Prometheus scrapes one target more than once a second, so every ordinary scrape still
+//   sees values taken at most a second earlier.
+// A gzip response is the two parts as two gzip members back to back: RFC 1952 allows a file of
+// several members, and Go's gzip reader (Prometheus) and Node's zlib read them as one stream.
+
+const gzip = promisify(gzipCallback);
+
+/** How old the live part may be when served; see above. */
+export const LIVE_PART_MAX_AGE_MS = 1000;
+
+/** A rendered page: the chunks to send in order, their total length, and the headers they need. */
+export interface MetricsPageResponse {
+  readonly contentType: string;
+  /** 'gzip' when the chunks are gzip members; undefined for plain text. */
+  readonly contentEncoding: 'gzip' | undefined;
+  readonly chunks: readonly Buffer[];
+  readonly length: number;
+}
+
+export interface MetricsPageOptions {
+  readonly registry: Registry;
+  readonly store: SnapshotStore;
+  /**
+   * Names of the metrics whose values come from the store and nothing else: they may be cached
+   * until the store changes. Anything not listed is rendered on every scrape.
+   */
+  readonly snapshotMetrics: ReadonlySet<string>;
+  /** Milliseconds on a monotonic clock; injectable for tests. */
+  readonly clockMs?: () => number;
+}
+
+interface RenderedPart {
+  readonly text: Buffer;
+  gzipped: Promise<Buffer> | undefined;
+}
+
+interface CacheEntry<K> {
+  readonly key: K;
+  readonly part: Promise<RenderedPart>;
+}
+
+/** Renders /metrics pages, reusing the snapshot part until the store changes. */
+export class MetricsPage {
+  readonly #registry: Registry;
+  readonly #store: SnapshotStore;
+  readonly #snapshotMetrics: ReadonlySet<string>;
+  readonly #clockMs: () => number;
+  readonly #snapshotParts = new Map<ExpositionFormat, CacheEntry<string>>();
+  /** Keyed by when they were rendered. */
+  readonly #liveParts = new Map<ExpositionFormat, CacheEntry<number>>();
+  #renders = 0;
+
+  constructor(options: MetricsPageOptions) {
+    this.#registry = options.registry;
+    this.#store = options.store;
+    this.#snapshotMetrics = options.snapshotMetrics;
+    this.#clockMs = options.clockMs ?? (() => performance.now());
+  }
+
+  /** How many times the snapshot part has been rendered (either format); for tests and benchmarks. */
+  get snapshotRenders(): number {
+    return this.#renders;
+  }
+
+  /** The page in `format`, gzip-encoded when `acceptGzip` is set. */
+  async render(
+    format: ExpositionFormat,
+    { acceptGzip }: { acceptGzip: boolean },
+  ): Promise<MetricsPageResponse> {
+    const [snapshot, live] = await Promise.all([
+      this.#snapshotPart(format),
+      this.#livePart(format),
+    ]);
+    const chunks = acceptGzip
+      ? await Promise.all([encoded(snapshot), encoded(live)])
+      : [snapshot.text, live.text];
+    return {
+      contentType: contentTypeOf(format),
+      contentEncoding: acceptGzip ? 'gzip' : undefined,
+      chunks,
+      length: chunks.reduce((sum, chunk) => sum + chunk.length, 0),
+    };
+  }
+
+  #snapshotPart(format: ExpositionFormat): Promise<RenderedPart> {
+    // Read the key and start the collects in the same tick: no poll can land in between.
+    const key = this.#store.viewKey();
+    const cached = this.#snapshotParts.get(format);
+    if (cached?.key === key) return cached.part;
+    this.#renders++;
+    return remember(this.#snapshotParts, format, key, this.#renderPart(format, true));
+  }
+
+  #livePart(format: ExpositionFormat): Promise<RenderedPart> {
+    const now = this.#clockMs();
+    const cached = this.#liveParts.get(format);
+    if (cached !== undefined && now - cached.key <= LIVE_PART_MAX_AGE_MS) return cached.part;
+    return remember(this.#liveParts, format, now, this.#renderPart(format, false));
+  }
+
+  async #renderPart(format: ExpositionFormat, fromSnapshots: boolean): Promise<RenderedPart> {
+    const families = await collectFamilies(
+      this.#registry,
+      (name) => this.#snapshotMetrics.has(name) === fromSnapshots,
+    );
+    // The live part goes last, so it carries OpenMetrics' `# EOF`.
+    const text = renderFamilies(families, format, { endOfPage: !fromSnapshots });
+    return { text: Buffer.from(text), gzipped: undefined };
+  }
+}
+
+/** Caches a part under `key`, unless its render fails: a failure must not be served to later scrapes. */
+function remember<K>(
+  cache: Map<ExpositionFormat, CacheEntry<K>>,
+  format: ExpositionFormat,
+  key: K,
+  part: Promise<RenderedPart>,
+): Promise<RenderedPart> {
+  cache.set(format, { key, part });
+  part.catch(() => {
+    if (cache.get(format)?.part === part) cache.delete(format);
+  });
+  return part;
+}
+
+/** The part's gzip member, compressed once, off the event loop. */
+function encoded(part: RenderedPart): Promise<Buffer> {
+  part.gzipped ??= gzip(part.text);
+  return part.gzipped;
+}

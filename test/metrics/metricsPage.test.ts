@@ -1,0 +1,140 @@
+import { gunzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { renderExposition } from '../../src/metrics/exposition.js';
+import type { ExpositionFormat } from '../../src/metrics/exposition.js';
+import { LIVE_PART_MAX_AGE_MS, MetricsPage } from '../../src/metrics/metricsPage.js';
+import type { MetricsPageResponse } from '../../src/metrics/metricsPage.js';
+import { loadScenario, replayScenario } from './scenario.js';
+import type { ReplayedScenario } from './scenario.js';
+
+function pageFor(replay: ReplayedScenario, clockMs?: () => number): MetricsPage {
+  return new MetricsPage({
+    registry: replay.registry,
+    store: replay.store,
+    snapshotMetrics: replay.snapshotMetrics,
+    ...(clockMs === undefined ? {} : { clockMs }),
+  });
+}
+
+async function text(page: MetricsPage, format: ExpositionFormat = 'prometheus'): Promise<string> {
+  return body(await page.render(format, { acceptGzip: false }));
+}
+
+function body(response: MetricsPageResponse): string {
+  const bytes = Buffer.concat(response.chunks);
+  expect(bytes.length).toBe(response.length);
+  return (response.contentEncoding === 'gzip' ? gunzipSync(bytes) : bytes).toString('utf8');
+}
+
+async function fresh(replay: ReplayedScenario, format: ExpositionFormat): Promise<string> {
+  return (await renderExposition(replay.registry, format)).body;
+}
+
+describe('MetricsPage', () => {
+  it.each(['prometheus', 'openmetrics'] as const)(
+    'serves from its cache exactly what a fresh render gives (%s)',
+    async (format) => {
+      const replay = replayScenario(loadScenario('normal-queue'));
+      const page = pageFor(replay);
+      const first = await text(page, format);
+      const second = await text(page, format);
+
+      expect(first).toBe(await fresh(replay, format));
+      expect(second).toBe(first);
+      expect(page.snapshotRenders).toBe(1);
+    },
+  );
+
+  it('renders the snapshot part once per store change, however many scrapes come in between', async () => {
+    const replay = replayScenario(loadScenario('pull-request-left-between-polls'), { polls: 1 });
+    const page = pageFor(replay);
+    const pages = await Promise.all(Array.from({ length: 10 }, () => text(page)));
+    expect(new Set(pages).size).toBe(1);
+    expect(page.snapshotRenders).toBe(1);
+
+    expect(replay.recordNextPoll()).toBe(true);
+    const afterPoll = await text(page);
+    expect(page.snapshotRenders).toBe(2);
+    expect(afterPoll).not.toBe(pages[0]);
+    expect(afterPoll).toBe(await fresh(replay, 'prometheus'));
+  });
+
+  it('drops a snapshot that went stale with time alone, without a poll', async () => {
+    // The queue succeeded at 00:00, then fails from 00:05: it goes stale 600s after its success.
+    const replay = replayScenario(loadScenario('stale-target-drops-data-series'), { polls: 2 });
+    const start = Date.parse('2026-01-01T00:00:00Z') / 1000;
+    const queue = { kind: 'merge_queue', repo: 'github.com/acme/widgets', branch: 'main' } as const;
+    replay.setClock(start + 300);
+    replay.store.recordFailure(queue, 'HTTP 503', 1);
+    const page = pageFor(replay);
+    const beforeStale = await text(page);
+    expect(beforeStale).toContain('trunk_merge_queue_state{');
+
+    replay.setClock(start + 601);
+    const afterStale = await text(page);
+    expect(afterStale).not.toContain('trunk_merge_queue_state{');
+    expect(afterStale).toBe(await fresh(replay, 'prometheus'));
+  });
+
+  it('renders the exporter self-metrics again once a second has passed, between polls too', async () => {
+    const replay = replayScenario(loadScenario('normal-queue'));
+    let clock = 5_000;
+    const page = pageFor(replay, () => clock);
+    const count = (page: string): string | undefined =>
+      /trunk_exporter_api_requests_total\{endpoint="getQueue",code="503"\} (\d+)/.exec(page)?.[1];
+    expect(count(await text(page))).toBeUndefined();
+
+    replay.apiCallObserver.requestFinished('getQueue', '503', 0.2);
+    replay.apiCallObserver.requestFinished('getQueue', '503', 0.2);
+    clock += LIVE_PART_MAX_AGE_MS;
+    expect(count(await text(page))).toBeUndefined();
+    clock += 1;
+    const after = await text(page);
+    expect(count(after)).toBe('2');
+    expect(page.snapshotRenders).toBe(1);
+    expect(after).toBe(await fresh(replay, 'prometheus'));
+  });
+
+  it.each(['prometheus', 'openmetrics'] as const)(
+    'gzips to the same bytes as the plain page (%s)',
+    async (format) => {
+      const replay = replayScenario(loadScenario('hostile-label-values'));
+      const page = pageFor(replay);
+      const plain = await page.render(format, { acceptGzip: false });
+      const gzipped = await page.render(format, { acceptGzip: true });
+
+      expect(plain.contentEncoding).toBeUndefined();
+      expect(gzipped.contentEncoding).toBe('gzip');
+      expect(gzipped.contentType).toBe(plain.contentType);
+      // Two members: the cached snapshot part, then the live part gzipped per scrape.
+      expect(gzipped.chunks).toHaveLength(2);
+      expect(body(gzipped)).toBe(body(plain));
+      expect(body(gzipped)).toBe(await fresh(replay, format));
+      expect(gzipped.length).toBeLessThan(plain.length);
+    },
+  );
+
+  it('does not keep a failed render: the next scrape renders again', async () => {
+    const replay = replayScenario(loadScenario('normal-queue'));
+    const failing = new Set([...replay.snapshotMetrics, 'broken_metric']);
+    const { Gauge } = await import('prom-client');
+    let broken = true;
+    new Gauge({
+      name: 'broken_metric',
+      help: 'Fails to collect while `broken` is set.',
+      registers: [replay.registry],
+      collect() {
+        if (broken) throw new Error('collector broke');
+        this.set(1);
+      },
+    });
+    const page = new MetricsPage({
+      registry: replay.registry,
+      store: replay.store,
+      snapshotMetrics: failing,
+    });
+    await expect(text(page)).rejects.toThrow('collector broke');
+    broken = false;
+    expect(await text(page)).toContain('broken_metric 1');
+  });
+});

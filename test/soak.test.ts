@@ -1,0 +1,32 @@
+// The short soak: a few hundred poll cycles against a simulator with heavy churn, through the same
+// script as `npm run soak` (which runs 10,000). Bounds only, never timings.
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { runNode } from './support/nodeProcess.js';
+
+const resultSchema = z.object({
+  cycles: z.number(),
+  series: z.number(),
+  seriesOfFreshExporter: z.number(),
+  extraSeries: z.number(),
+  extraSeriesExamples: z.array(z.string()),
+  heapGrowth: z.number(),
+  ok: z.boolean(),
+});
+
+describe('soak (short)', () => {
+  it('keeps data series within what the simulator holds and the heap flat over 400 churning cycles', async () => {
+    const run = await runNode(['--expose-gc', 'scripts/soak.ts', '--cycles', '400', '--json']);
+    expect(run.stderr).toBe('');
+    const result = resultSchema.parse(JSON.parse(run.stdout));
+
+    expect(result.cycles).toBeGreaterThanOrEqual(400);
+    // Churn made series come and go all along; at the end only today's may remain.
+    expect(result.series).toBeGreaterThan(0);
+    expect(result.extraSeriesExamples).toEqual([]);
+    expect(result.series).toBeLessThanOrEqual(result.seriesOfFreshExporter);
+    expect(result.heapGrowth).toBeLessThanOrEqual(0.1);
+    expect(result.ok).toBe(true);
+    expect(run.code).toBe(0);
+  }, 120_000);
+});
