@@ -68,7 +68,7 @@ export async function startExporter(
     apiBudget: () => apiBudget,
     sharding: () => current.sharding,
   });
-  const reloadObserver = registerReloadMetrics(registry);
+  const reloadObserver = registerReloadMetrics(registry, metrics.metricChanges);
   const clients = new TrunkClientSlot(
     (trunk) =>
       new TrunkClient({
@@ -108,6 +108,7 @@ export async function startExporter(
     registry,
     store,
     snapshotMetrics: metrics.snapshotMetrics,
+    metricChanges: metrics.metricChanges,
     version,
     logger,
     auth,

@@ -10,6 +10,8 @@ const resultSchema = z.object({
   seriesOfFreshExporter: z.number(),
   extraSeries: z.number(),
   extraSeriesExamples: z.array(z.string()),
+  flowSeries: z.number(),
+  unboundedFlowSeries: z.array(z.string()),
   heapGrowth: z.number(),
   ok: z.boolean(),
 });
@@ -24,6 +26,9 @@ describe('soak (short)', () => {
     // Churn made series come and go all along; at the end only today's may remain.
     expect(result.series).toBeGreaterThan(0);
     expect(result.extraSeriesExamples).toEqual([]);
+    // Queue-flow counters outlive the PRs they counted, but only for known PR states.
+    expect(result.flowSeries).toBeGreaterThan(0);
+    expect(result.unboundedFlowSeries).toEqual([]);
     expect(result.series).toBeLessThanOrEqual(result.seriesOfFreshExporter);
     expect(result.heapGrowth).toBeLessThanOrEqual(0.1);
     expect(result.ok).toBe(true);

@@ -2,6 +2,7 @@ import { Counter, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { ApiCallObserver } from '../trunk/observer.js';
 import { ENDPOINTS } from '../trunk/schemas.js';
+import type { MetricChanges } from './metricChanges.js';
 import { NAMESPACE, fqName } from './naming.js';
 
 const SUBSYSTEM = 'exporter';
@@ -14,7 +15,7 @@ const API_SCHEMA_MISMATCHES = fqName(NAMESPACE, SUBSYSTEM, 'api_schema_mismatche
 const DURATION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30];
 
 /** Registers the Trunk API call metrics and returns the observer the API client reports to. */
-export function registerApiMetrics(registry: Registry): ApiCallObserver {
+export function registerApiMetrics(registry: Registry, changes: MetricChanges): ApiCallObserver {
   const requests = new Counter({
     name: API_REQUESTS,
     help: 'Requests sent to the Trunk API, by endpoint and HTTP status code (or timeout / network_error).',
@@ -39,6 +40,7 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
 
   return {
     requestFinished(endpoint, code, durationSeconds) {
+      changes.record();
       requests.inc({ endpoint, code });
       // A NaN would poison the histogram's sum for the life of the process; skip it rather.
       if (Number.isFinite(durationSeconds) && durationSeconds >= 0) {
@@ -46,6 +48,7 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
       }
     },
     schemaMismatch(endpoint) {
+      changes.record();
       schemaMismatches.inc({ endpoint });
     },
   };

@@ -2,6 +2,7 @@ import type { Registry } from 'prom-client';
 import type { SnapshotStore } from '../snapshot/store.js';
 import type { ApiCallObserver } from '../trunk/observer.js';
 import { registerApiMetrics } from './apiMetrics.js';
+import { MetricChanges } from './metricChanges.js';
 import { registerExporterStatusMetrics } from './exporterMetrics.js';
 import { registerFlakyTestsMetrics } from './flakyTestsMetrics.js';
 import { registerMergeQueueMetrics } from './mergeQueueMetrics.js';
@@ -49,12 +50,16 @@ export function registerExporterMetrics(options: MetricsOptions): {
   applySettings(settings: SnapshotMetricSettings): void;
   /** Names of the metrics computed from the store alone (cacheable per store change). */
   snapshotMetrics: ReadonlySet<string>;
+  /** Counts changes to the metrics set outside the store; pass it to registerReloadMetrics too. */
+  metricChanges: MetricChanges;
 } {
   const { registry } = options;
   let current: SnapshotMetricSettings = options;
   let snapshotMetricNames = registerSnapshotMetrics(options);
+  const metricChanges = new MetricChanges();
   return {
-    apiCallObserver: registerApiMetrics(registry),
+    apiCallObserver: registerApiMetrics(registry, metricChanges),
+    metricChanges,
     // Re-registration keeps the names, so this set holds across reloads.
     snapshotMetrics: new Set(snapshotMetricNames),
     applySettings(settings) {

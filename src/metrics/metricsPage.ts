@@ -2,6 +2,7 @@ import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
 import type { Registry } from 'prom-client';
 import type { SnapshotStore } from '../snapshot/store.js';
+import type { MetricChanges } from './metricChanges.js';
 import { collectFamilies, contentTypeOf, renderFamilies } from './exposition.js';
 import type { ExpositionFormat } from './exposition.js';
 
@@ -11,8 +12,9 @@ import type { ExpositionFormat } from './exposition.js';
 //   as text and, on the first request that accepts it, as gzip; concurrent scrapes share one render.
 // - the live part: everything else (Trunk API request counters, process and Node.js metrics, and
 //   any metric set outside the store). These move between polls, so they are not tied to the
-//   store: they are rendered (and gzipped) again once the last render is older than
-//   LIVE_PART_MAX_AGE_MS. Scrapes within that second share one render: collecting the process
+//   store: they are rendered (and gzipped) again when one of them changed (MetricChanges: an API
+//   call finished, a reload) or once the last render is older than LIVE_PART_MAX_AGE_MS, for the
+//   process metrics. Scrapes within that second share one render: collecting the process
 //   metrics (reading /proc, event-loop histograms) costs more than sending the whole cached page,
 //   and no Prometheus scrapes one target more than once a second, so every ordinary scrape still
 //   sees values taken at most a second earlier.
@@ -41,6 +43,8 @@ export interface MetricsPageOptions {
    * until the store changes. Anything not listed is rendered on every scrape.
    */
   readonly snapshotMetrics: ReadonlySet<string>;
+  /** Changes to the metrics set outside the store; without it they are treated like process metrics. */
+  readonly metricChanges?: MetricChanges;
   /** Milliseconds on a monotonic clock; injectable for tests. */
   readonly clockMs?: () => number;
 }
@@ -48,6 +52,12 @@ export interface MetricsPageOptions {
 interface RenderedPart {
   readonly text: Buffer;
   gzipped: Promise<Buffer> | undefined;
+}
+
+interface LiveKey {
+  readonly changes: number;
+  /** Milliseconds (clockMs) when rendered. */
+  readonly at: number;
 }
 
 interface CacheEntry<K> {
@@ -62,14 +72,16 @@ export class MetricsPage {
   readonly #snapshotMetrics: ReadonlySet<string>;
   readonly #clockMs: () => number;
   readonly #snapshotParts = new Map<ExpositionFormat, CacheEntry<string>>();
-  /** Keyed by when they were rendered. */
-  readonly #liveParts = new Map<ExpositionFormat, CacheEntry<number>>();
+  /** Keyed by the change count they show and when they were rendered. */
+  readonly #liveParts = new Map<ExpositionFormat, CacheEntry<LiveKey>>();
+  readonly #metricChanges: MetricChanges | undefined;
   #renders = 0;
 
   constructor(options: MetricsPageOptions) {
     this.#registry = options.registry;
     this.#store = options.store;
     this.#snapshotMetrics = options.snapshotMetrics;
+    this.#metricChanges = options.metricChanges;
     this.#clockMs = options.clockMs ?? (() => performance.now());
   }
 
@@ -109,9 +121,12 @@ export class MetricsPage {
 
   #livePart(format: ExpositionFormat): Promise<RenderedPart> {
     const now = this.#clockMs();
+    const changes = this.#metricChanges?.count ?? 0;
     const cached = this.#liveParts.get(format);
-    if (cached !== undefined && now - cached.key <= LIVE_PART_MAX_AGE_MS) return cached.part;
-    return remember(this.#liveParts, format, now, this.#renderPart(format, false));
+    if (cached?.key.changes === changes && now - cached.key.at <= LIVE_PART_MAX_AGE_MS) {
+      return cached.part;
+    }
+    return remember(this.#liveParts, format, { changes, at: now }, this.#renderPart(format, false));
   }
 
   async #renderPart(format: ExpositionFormat, fromSnapshots: boolean): Promise<RenderedPart> {

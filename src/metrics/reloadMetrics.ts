@@ -1,5 +1,6 @@
 import { Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
+import type { MetricChanges } from './metricChanges.js';
 import { NAMESPACE, fqName } from './naming.js';
 
 const SUBSYSTEM = 'exporter';
@@ -19,7 +20,7 @@ export interface ReloadObserver {
 }
 
 /** Registers the configuration reload gauges, as Prometheus names its own. */
-export function registerReloadMetrics(registry: Registry): ReloadObserver {
+export function registerReloadMetrics(registry: Registry, changes: MetricChanges): ReloadObserver {
   const successful = new Gauge({
     name: LAST_RELOAD_SUCCESSFUL,
     help: 'Whether the last configuration reload attempt succeeded (1) or was rejected (0); 1 after start-up.',
@@ -32,10 +33,12 @@ export function registerReloadMetrics(registry: Registry): ReloadObserver {
   });
   return {
     reloadSucceeded(atSeconds) {
+      changes.record();
       successful.set(1);
       successTimestamp.set(atSeconds);
     },
     reloadFailed() {
+      changes.record();
       successful.set(0);
     },
   };

@@ -3,6 +3,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../log/logger.js';
 import { negotiateExpositionFormat } from '../metrics/exposition.js';
+import type { MetricChanges } from '../metrics/metricChanges.js';
 import { MetricsPage } from '../metrics/metricsPage.js';
 import type { SnapshotStore } from '../snapshot/store.js';
 import { requireBasicAuth, type BasicAuthVerifier } from './basicAuth.js';
@@ -14,6 +15,8 @@ export interface HttpAppOptions {
   store: SnapshotStore;
   /** Metrics computed from the store alone, as registerExporterMetrics returns them. */
   snapshotMetrics: ReadonlySet<string>;
+  /** Changes to the metrics set outside the store, as registerExporterMetrics returns them. */
+  metricChanges?: MetricChanges;
   version: string;
   logger: Logger;
   intervals: { mergeQueueIntervalSeconds: number; flakyTestsIntervalSeconds: number };
@@ -47,6 +50,7 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
     registry,
     store,
     snapshotMetrics: options.snapshotMetrics,
+    ...(options.metricChanges && { metricChanges: options.metricChanges }),
   });
   const app = express();
   app.disable('x-powered-by');

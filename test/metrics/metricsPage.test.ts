@@ -12,6 +12,7 @@ function pageFor(replay: ReplayedScenario, clockMs?: () => number): MetricsPage 
     registry: replay.registry,
     store: replay.store,
     snapshotMetrics: replay.snapshotMetrics,
+    metricChanges: replay.metricChanges,
     ...(clockMs === undefined ? {} : { clockMs }),
   });
 }
@@ -76,23 +77,34 @@ describe('MetricsPage', () => {
     expect(afterStale).toBe(await fresh(replay, 'prometheus'));
   });
 
-  it('renders the exporter self-metrics again once a second has passed, between polls too', async () => {
+  it('renders the exporter self-metrics again as soon as one changes, between polls too', async () => {
     const replay = replayScenario(loadScenario('normal-queue'));
-    let clock = 5_000;
-    const page = pageFor(replay, () => clock);
+    const page = pageFor(replay, () => 5_000);
     const count = (page: string): string | undefined =>
       /trunk_exporter_api_requests_total\{endpoint="getQueue",code="503"\} (\d+)/.exec(page)?.[1];
     expect(count(await text(page))).toBeUndefined();
 
     replay.apiCallObserver.requestFinished('getQueue', '503', 0.2);
     replay.apiCallObserver.requestFinished('getQueue', '503', 0.2);
-    clock += LIVE_PART_MAX_AGE_MS;
-    expect(count(await text(page))).toBeUndefined();
-    clock += 1;
     const after = await text(page);
     expect(count(after)).toBe('2');
     expect(page.snapshotRenders).toBe(1);
     expect(after).toBe(await fresh(replay, 'prometheus'));
+  });
+
+  it('reuses the live part within a second when nothing in it changed (process metrics)', async () => {
+    const replay = replayScenario(loadScenario('normal-queue'), { defaultMetrics: true });
+    let clock = 5_000;
+    const page = pageFor(replay, () => clock);
+    const livePart = async (): Promise<Buffer | undefined> =>
+      (await page.render('prometheus', { acceptGzip: false })).chunks.at(-1);
+    const first = await livePart();
+    clock += LIVE_PART_MAX_AGE_MS;
+    expect(await livePart()).toBe(first);
+    clock += 1;
+    const later = await livePart();
+    expect(later).not.toBe(first);
+    expect(later?.toString()).toContain('process_cpu_seconds_total');
   });
 
   it.each(['prometheus', 'openmetrics'] as const)(

@@ -1,3 +1,4 @@
+import type { MetricChanges } from '../../src/metrics/metricChanges.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Registry } from 'prom-client';
@@ -134,6 +135,8 @@ export interface ReplayedScenario {
   /** The metrics registerExporterMetrics says come from the store alone. */
   readonly snapshotMetrics: ReadonlySet<string>;
   readonly apiCallObserver: ApiCallObserver;
+  /** Counts what the API observer (and reload gauges) changed. */
+  readonly metricChanges: MetricChanges;
   /** Moves the store's clock (unix seconds). */
   readonly setClock: (seconds: number) => void;
   /** Records the next poll not yet replayed, at its time; false when none is left. */
@@ -155,7 +158,7 @@ export function replayScenario(scenario: Scenario, options: ReplayOptions = {}):
   const store = new SnapshotStore(scenario.staleAfterSeconds, () => clock);
   store.setTargets(scenario.targets);
   const registry = createRegistry({ defaultMetrics: options.defaultMetrics ?? false });
-  const { apiCallObserver, snapshotMetrics } = registerExporterMetrics({
+  const { apiCallObserver, snapshotMetrics, metricChanges } = registerExporterMetrics({
     registry,
     store,
     version: TEST_VERSION,
@@ -188,6 +191,7 @@ export function replayScenario(scenario: Scenario, options: ReplayOptions = {}):
     store,
     snapshotMetrics,
     apiCallObserver,
+    metricChanges,
     setClock: (seconds) => {
       clock = seconds;
     },
