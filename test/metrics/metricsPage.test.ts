@@ -114,6 +114,30 @@ describe('MetricsPage', () => {
     },
   );
 
+  it('answers current() without waiting only while both parts are rendered and still current', async () => {
+    const replay = replayScenario(loadScenario('pull-request-left-between-polls'), { polls: 1 });
+    let clock = 5_000;
+    const page = pageFor(replay, () => clock);
+    expect(page.current('prometheus', false)).toBeUndefined();
+
+    const rendered = await page.render('prometheus', { acceptGzip: false });
+    expect(page.current('prometheus', false)).toBe(rendered);
+    expect(page.current('openmetrics', false)).toBeUndefined();
+    // Gzip members are made on the first request that accepts them, not before.
+    expect(page.current('prometheus', true)).toBeUndefined();
+    const gzipped = await page.render('prometheus', { acceptGzip: true });
+    expect(page.current('prometheus', true)).toBe(gzipped);
+
+    expect(replay.recordNextPoll()).toBe(true);
+    expect(page.current('prometheus', false)).toBeUndefined();
+    const afterPoll = await page.render('prometheus', { acceptGzip: false });
+    expect(body(afterPoll)).toBe(await fresh(replay, 'prometheus'));
+    expect(page.current('prometheus', false)).toBe(afterPoll);
+
+    clock += LIVE_PART_MAX_AGE_MS + 1;
+    expect(page.current('prometheus', false)).toBeUndefined();
+  });
+
   it('does not keep a failed render: the next scrape renders again', async () => {
     const replay = replayScenario(loadScenario('normal-queue'));
     const failing = new Set([...replay.snapshotMetrics, 'broken_metric']);
