@@ -52,6 +52,8 @@ export interface MetricsPageOptions {
 interface RenderedPart {
   readonly text: Buffer;
   gzipped: Promise<Buffer> | undefined;
+  /** The gzip member once `gzipped` has resolved, for the synchronous path. */
+  gzippedBytes: Buffer | undefined;
 }
 
 interface LiveKey {
@@ -63,6 +65,15 @@ interface LiveKey {
 interface CacheEntry<K> {
   readonly key: K;
   readonly part: Promise<RenderedPart>;
+  /** The part once `part` has resolved, for the synchronous path. */
+  settled: RenderedPart | undefined;
+}
+
+/** A response built from two given parts, kept while both are still the current ones. */
+interface BuiltResponse {
+  readonly snapshot: RenderedPart;
+  readonly live: RenderedPart;
+  readonly response: MetricsPageResponse;
 }
 
 /** Renders /metrics pages, reusing the snapshot part until the store changes. */
@@ -75,6 +86,11 @@ export class MetricsPage {
   /** Keyed by the change count they show and when they were rendered. */
   readonly #liveParts = new Map<ExpositionFormat, CacheEntry<LiveKey>>();
   readonly #metricChanges: MetricChanges | undefined;
+  /** The last response per format and encoding: [plain, gzip]. */
+  readonly #responses = new Map<
+    ExpositionFormat,
+    [BuiltResponse | undefined, BuiltResponse | undefined]
+  >();
   #renders = 0;
 
   constructor(options: MetricsPageOptions) {
@@ -99,15 +115,51 @@ export class MetricsPage {
       this.#snapshotPart(format),
       this.#livePart(format),
     ]);
-    const chunks = acceptGzip
-      ? await Promise.all([encoded(snapshot), encoded(live)])
-      : [snapshot.text, live.text];
-    return {
+    if (acceptGzip) await Promise.all([encoded(snapshot), encoded(live)]);
+    return this.#response(format, acceptGzip, snapshot, live);
+  }
+
+  /**
+   * The page as render() would give it, if it can be had without waiting: both parts rendered and
+   * current, and gzipped when asked. Otherwise undefined, and the caller awaits render(). Scrapes of
+   * an unchanged page take this path and allocate nothing here.
+   */
+  current(format: ExpositionFormat, acceptGzip: boolean): MetricsPageResponse | undefined {
+    const snapshot = this.#snapshotParts.get(format);
+    const live = this.#liveParts.get(format);
+    if (snapshot?.settled === undefined || live?.settled === undefined) return undefined;
+    if (snapshot.key !== this.#store.viewKey()) return undefined;
+    if (!this.#isCurrent(live.key)) return undefined;
+    if (acceptGzip && (!snapshot.settled.gzippedBytes || !live.settled.gzippedBytes)) {
+      return undefined;
+    }
+    return this.#response(format, acceptGzip, snapshot.settled, live.settled);
+  }
+
+  /** The response of two rendered parts (gzipped already when `acceptGzip`), built once per pair. */
+  #response(
+    format: ExpositionFormat,
+    acceptGzip: boolean,
+    snapshot: RenderedPart,
+    live: RenderedPart,
+  ): MetricsPageResponse {
+    let built = this.#responses.get(format);
+    if (built === undefined) {
+      built = [undefined, undefined];
+      this.#responses.set(format, built);
+    }
+    const index = acceptGzip ? 1 : 0;
+    const last = built[index];
+    if (last?.snapshot === snapshot && last.live === live) return last.response;
+    const chunks = [snapshot, live].map((part) => (acceptGzip ? gzippedBytes(part) : part.text));
+    const response: MetricsPageResponse = {
       contentType: contentTypeOf(format),
       contentEncoding: acceptGzip ? 'gzip' : undefined,
       chunks,
       length: chunks.reduce((sum, chunk) => sum + chunk.length, 0),
     };
+    built[index] = { snapshot, live, response };
+    return response;
   }
 
   #snapshotPart(format: ExpositionFormat): Promise<RenderedPart> {
@@ -119,13 +171,20 @@ export class MetricsPage {
     return remember(this.#snapshotParts, format, key, this.#renderPart(format, true));
   }
 
+  /** Whether a live part still shows every metric change and is at most a second old. */
+  #isCurrent(
+    key: LiveKey,
+    changes = this.#metricChanges?.count ?? 0,
+    now = this.#clockMs(),
+  ): boolean {
+    return key.changes === changes && now - key.at <= LIVE_PART_MAX_AGE_MS;
+  }
+
   #livePart(format: ExpositionFormat): Promise<RenderedPart> {
     const now = this.#clockMs();
     const changes = this.#metricChanges?.count ?? 0;
     const cached = this.#liveParts.get(format);
-    if (cached?.key.changes === changes && now - cached.key.at <= LIVE_PART_MAX_AGE_MS) {
-      return cached.part;
-    }
+    if (cached !== undefined && this.#isCurrent(cached.key, changes, now)) return cached.part;
     return remember(this.#liveParts, format, { changes, at: now }, this.#renderPart(format, false));
   }
 
@@ -136,7 +195,7 @@ export class MetricsPage {
     );
     // The live part goes last, so it carries OpenMetrics' `# EOF`.
     const text = renderFamilies(families, format, { endOfPage: !fromSnapshots });
-    return { text: Buffer.from(text), gzipped: undefined };
+    return { text: Buffer.from(text), gzipped: undefined, gzippedBytes: undefined };
   }
 }
 
@@ -147,15 +206,26 @@ function remember<K>(
   key: K,
   part: Promise<RenderedPart>,
 ): Promise<RenderedPart> {
-  cache.set(format, { key, part });
-  part.catch(() => {
-    if (cache.get(format)?.part === part) cache.delete(format);
-  });
+  const entry: CacheEntry<K> = { key, part, settled: undefined };
+  cache.set(format, entry);
+  part.then(
+    (rendered) => {
+      entry.settled = rendered;
+    },
+    () => {
+      if (cache.get(format) === entry) cache.delete(format);
+    },
+  );
   return part;
 }
 
 /** The part's gzip member, compressed once, off the event loop. */
 function encoded(part: RenderedPart): Promise<Buffer> {
-  part.gzipped ??= gzip(part.text);
+  part.gzipped ??= gzip(part.text).then((bytes) => (part.gzippedBytes = bytes));
   return part.gzipped;
+}
+
+function gzippedBytes(part: RenderedPart): Buffer {
+  if (part.gzippedBytes === undefined) throw new Error('metrics page part not gzipped yet');
+  return part.gzippedBytes;
 }

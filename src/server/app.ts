@@ -1,14 +1,14 @@
+import type { RequestListener } from 'node:http';
 import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../log/logger.js';
-import { negotiateExpositionFormat } from '../metrics/exposition.js';
 import type { MetricChanges } from '../metrics/metricChanges.js';
 import { MetricsPage } from '../metrics/metricsPage.js';
 import type { SnapshotStore } from '../snapshot/store.js';
 import { requireBasicAuth, type BasicAuthVerifier } from './basicAuth.js';
-import { acceptsGzip } from './contentEncoding.js';
 import { LANDING_PAGE_CSP, renderLandingPage } from './landingPage.js';
+import { MetricsEndpoint, SECURITY_HEADERS, withMetricsFastPath } from './metricsEndpoint.js';
 
 export interface HttpAppOptions {
   registry: Registry;
@@ -40,25 +40,28 @@ export interface ReloadEndpoint {
 const READY_RETRY_AFTER_SECONDS = 5;
 
 /**
- * Builds the HTTP app: /metrics, the landing page, /healthz, /readyz and /-/reload, all behind the
- * optional basic auth. Serving never polls.
+ * Builds the HTTP request listener: /metrics, the landing page, /healthz, /readyz and /-/reload, all
+ * behind the optional basic auth. Serving never polls.
  */
-export function createHttpApp(options: HttpAppOptions): express.Express {
+export function createHttpApp(options: HttpAppOptions): RequestListener {
   const { registry, store, logger } = options;
   const now = options.now ?? (() => Date.now() / 1000);
-  const metricsPage = new MetricsPage({
-    registry,
-    store,
-    snapshotMetrics: options.snapshotMetrics,
-    ...(options.metricChanges && { metricChanges: options.metricChanges }),
-  });
+  const metrics = new MetricsEndpoint(
+    new MetricsPage({
+      registry,
+      store,
+      snapshotMetrics: options.snapshotMetrics,
+      ...(options.metricChanges && { metricChanges: options.metricChanges }),
+    }),
+    logger,
+  );
   const app = express();
   app.disable('x-powered-by');
   // ETags would hash every metrics page for a client that never revalidates.
   app.set('etag', false);
 
   app.use((_req: Request, res: Response, next: NextFunction) => {
-    res.set('X-Content-Type-Options', 'nosniff');
+    res.set(SECURITY_HEADERS);
     next();
   });
   // Every endpoint, /healthz included, as Prometheus's web config does: a probe can send the header.
@@ -66,31 +69,9 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
 
   app
     .route('/metrics')
-    .get(async (req: Request, res: Response) => {
-      const format = negotiateExpositionFormat(req.get('accept'));
-      try {
-        const page = await metricsPage.render(format, {
-          acceptGzip: acceptsGzip(req.get('accept-encoding')),
-        });
-        // Straight to the socket: the cached buffers go out as they are, without Express copying.
-        res.writeHead(200, {
-          'Content-Type': page.contentType,
-          'Content-Length': page.length,
-          Vary: 'Accept-Encoding',
-          ...(page.contentEncoding === undefined
-            ? {}
-            : { 'Content-Encoding': page.contentEncoding }),
-        });
-        // Corked, the headers and both parts leave in one writev.
-        res.cork();
-        for (const chunk of page.chunks) res.write(chunk);
-        res.end();
-        res.uncork();
-      } catch (error) {
-        // A broken collector must cost one scrape, not the process.
-        logger.error({ err: error, format }, 'rendering metrics failed');
-        sendText(res, 500, 'error rendering metrics; see the exporter log\n');
-      }
+    // Only what the fast path passes on gets here: /metrics/, /METRICS and the like.
+    .get((req: Request, res: Response) => {
+      metrics.serve(req, res);
     })
     .all(methodNotAllowed);
 
@@ -176,7 +157,7 @@ export function createHttpApp(options: HttpAppOptions): express.Express {
     sendText(res, 500, 'internal server error\n');
   });
 
-  return app;
+  return withMetricsFastPath(app, metrics, options.auth);
 }
 
 function methodNotAllowed(_req: Request, res: Response): void {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import bcrypt from 'bcryptjs';
 import type { NextFunction, Request, Response } from 'express';
 
@@ -63,21 +64,30 @@ export class BasicAuthVerifier {
 /** Express middleware: 401 with a Basic challenge unless the request carries valid credentials. */
 export function requireBasicAuth(verifier: BasicAuthVerifier) {
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    if (!verifier.enabled) {
-      next();
-      return;
-    }
-    const credentials = parseBasicAuthorization(req.get('authorization'));
-    if (credentials && (await verifier.verify(credentials.username, credentials.password))) {
-      next();
-      return;
-    }
-    res
-      .status(401)
-      .set('WWW-Authenticate', BASIC_AUTH_CHALLENGE)
-      .set('Content-Type', 'text/plain; charset=utf-8')
-      .send('unauthorized\n');
+    if (await isAuthorized(verifier, req.headers.authorization)) next();
+    else sendUnauthorized(res);
   };
+}
+
+/** Whether a request with this Authorization header may pass: always, when no user is configured. */
+export async function isAuthorized(
+  verifier: BasicAuthVerifier,
+  authorization: string | undefined,
+): Promise<boolean> {
+  if (!verifier.enabled) return true;
+  const credentials = parseBasicAuthorization(authorization);
+  return credentials !== undefined && verifier.verify(credentials.username, credentials.password);
+}
+
+/** Answers 401 with the Basic challenge, on a plain node:http response (Express's included). */
+export function sendUnauthorized(res: ServerResponse): void {
+  const body = 'unauthorized\n';
+  res.writeHead(401, {
+    'WWW-Authenticate': BASIC_AUTH_CHALLENGE,
+    'Content-Type': 'text/plain; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+  });
+  res.end(body);
 }
 
 /** `Basic dXNlcjpwYXNz` → {username, password}; undefined for anything else. */

@@ -1,9 +1,8 @@
 import { createServer } from 'node:http';
-import type { Server } from 'node:http';
+import type { RequestListener, Server } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { Server as TlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type express from 'express';
 import type { ServerTls } from '../config/types.js';
 
 /**
@@ -29,7 +28,7 @@ export interface RunningHttpServer {
  * once the socket is bound.
  */
 export function startHttpServer(
-  app: express.Express,
+  app: RequestListener,
   address: string,
   port: number,
   tls?: ServerTls,

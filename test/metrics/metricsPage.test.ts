@@ -84,8 +84,12 @@ describe('MetricsPage', () => {
       /trunk_exporter_api_requests_total\{endpoint="getQueue",code="503"\} (\d+)/.exec(page)?.[1];
     expect(count(await text(page))).toBeUndefined();
 
+    expect(page.current('prometheus', false)).toBeDefined();
+
     replay.apiCallObserver.requestFinished('getQueue', '503', 0.2);
     replay.apiCallObserver.requestFinished('getQueue', '503', 0.2);
+    // The synchronous path (what /metrics tries first) must not serve the old live part either.
+    expect(page.current('prometheus', false)).toBeUndefined();
     const after = await text(page);
     expect(count(after)).toBe('2');
     expect(page.snapshotRenders).toBe(1);
@@ -125,6 +129,30 @@ describe('MetricsPage', () => {
       expect(gzipped.length).toBeLessThan(plain.length);
     },
   );
+
+  it('answers current() without waiting only while both parts are rendered and still current', async () => {
+    const replay = replayScenario(loadScenario('pull-request-left-between-polls'), { polls: 1 });
+    let clock = 5_000;
+    const page = pageFor(replay, () => clock);
+    expect(page.current('prometheus', false)).toBeUndefined();
+
+    const rendered = await page.render('prometheus', { acceptGzip: false });
+    expect(page.current('prometheus', false)).toBe(rendered);
+    expect(page.current('openmetrics', false)).toBeUndefined();
+    // Gzip members are made on the first request that accepts them, not before.
+    expect(page.current('prometheus', true)).toBeUndefined();
+    const gzipped = await page.render('prometheus', { acceptGzip: true });
+    expect(page.current('prometheus', true)).toBe(gzipped);
+
+    expect(replay.recordNextPoll()).toBe(true);
+    expect(page.current('prometheus', false)).toBeUndefined();
+    const afterPoll = await page.render('prometheus', { acceptGzip: false });
+    expect(body(afterPoll)).toBe(await fresh(replay, 'prometheus'));
+    expect(page.current('prometheus', false)).toBe(afterPoll);
+
+    clock += LIVE_PART_MAX_AGE_MS + 1;
+    expect(page.current('prometheus', false)).toBeUndefined();
+  });
 
   it('does not keep a failed render: the next scrape renders again', async () => {
     const replay = replayScenario(loadScenario('normal-queue'));

@@ -1,0 +1,194 @@
+// The /metrics fast path (a node:http listener in front of Express): it must answer exactly as the
+// Express route does, and keep basic auth and TLS, which it no longer gets from Express.
+import { readFileSync } from 'node:fs';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import bcrypt from 'bcryptjs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Secret } from '../../src/config/secret.js';
+import type { ServerTls } from '../../src/config/types.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { registerExporterMetrics } from '../../src/metrics/index.js';
+import { createRegistry } from '../../src/metrics/registry.js';
+import { BasicAuthVerifier, createHttpApp, startHttpServer } from '../../src/server/index.js';
+import type { RunningHttpServer } from '../../src/server/index.js';
+import { SnapshotStore } from '../../src/snapshot/store.js';
+
+const USER = 'prometheus';
+const PASSWORD = 'scrape: me';
+const tlsDirectory = join(import.meta.dirname, '..', 'fixtures', 'tls');
+const OPENMETRICS_ACCEPT = 'application/openmetrics-text;version=1.0.0;q=0.5,text/plain;q=0.3';
+
+let running: RunningHttpServer | undefined;
+
+afterEach(async () => {
+  await running?.close();
+  running = undefined;
+});
+
+async function startServer(options: { auth?: boolean; tls?: ServerTls } = {}): Promise<string> {
+  const store = new SnapshotStore(600);
+  store.setTargets([{ kind: 'merge_queue', repo: 'github.com/acme/web', branch: 'main' }]);
+  const registry = createRegistry({ defaultMetrics: false });
+  const { snapshotMetrics } = registerExporterMetrics({
+    registry,
+    store,
+    version: '9.9.9-test',
+    mergeQueueIntervalSeconds: 30,
+    flakyTestsIntervalSeconds: 300,
+    topCodeowners: 5,
+  });
+  const app = createHttpApp({
+    registry,
+    store,
+    snapshotMetrics,
+    version: '9.9.9-test',
+    logger: silentLogger(),
+    intervals: { mergeQueueIntervalSeconds: 30, flakyTestsIntervalSeconds: 300 },
+    ...(options.auth === true && {
+      auth: new BasicAuthVerifier(new Map([[USER, bcrypt.hashSync(PASSWORD, 4)]])),
+    }),
+  });
+  running = await startHttpServer(app, '127.0.0.1', 0, options.tls);
+  return running.url;
+}
+
+interface RawAnswer {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  /** Decompressed when the answer was gzip. */
+  readonly text: string;
+}
+
+/** A request that shows the headers and bytes as sent (fetch would decompress silently). */
+function send(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; ca?: string } = {},
+): Promise<RawAnswer> {
+  const request = url.startsWith('https:') ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const outgoing = request(
+      url,
+      {
+        method: options.method ?? 'GET',
+        headers: options.headers ?? {},
+        agent: false,
+        ...(options.ca !== undefined && { ca: options.ca }),
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => {
+          const bytes = Buffer.concat(chunks);
+          const gzipped = response.headers['content-encoding'] === 'gzip' && bytes.length > 0;
+          resolve({
+            status: response.statusCode ?? 0,
+            headers: response.headers,
+            text: (gzipped ? gunzipSync(bytes) : bytes).toString('utf8'),
+          });
+        });
+        response.on('error', reject);
+      },
+    );
+    outgoing.on('error', reject);
+    outgoing.end();
+  });
+}
+
+function basic(credentials: string): Record<string, string> {
+  return { authorization: `Basic ${Buffer.from(credentials).toString('base64')}` };
+}
+
+/** The headers that identify a response, without the ones that change by the second. */
+function stableHeaders(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => name !== 'date'));
+}
+
+describe('/metrics fast path', () => {
+  it('answers exactly as the Express route does, in every format and encoding, GET and HEAD', async () => {
+    const url = await startServer();
+    const variants = [
+      {},
+      { 'accept-encoding': 'gzip' },
+      { accept: OPENMETRICS_ACCEPT },
+      { accept: OPENMETRICS_ACCEPT, 'accept-encoding': 'br, gzip;q=0.5' },
+      { 'accept-encoding': 'gzip;q=0' },
+    ];
+    for (const headers of variants) {
+      for (const method of ['GET', 'HEAD']) {
+        // /metrics/ is not a scrape to the fast path: Express's route answers it.
+        const viaExpress = await send(`${url}/metrics/`, { method, headers });
+        for (const path of ['/metrics', '/metrics?debug=1']) {
+          const fast = await send(`${url}${path}`, { method, headers });
+          expect({ path, method, headers, status: fast.status }).toEqual({
+            path,
+            method,
+            headers,
+            status: 200,
+          });
+          expect(stableHeaders(fast.headers)).toEqual(stableHeaders(viaExpress.headers));
+          expect(fast.text).toBe(viaExpress.text);
+        }
+        expect(viaExpress.headers['x-content-type-options']).toBe('nosniff');
+        expect(viaExpress.headers.vary).toBe('Accept-Encoding');
+        if (method === 'HEAD') expect(viaExpress.text).toBe('');
+        else expect(viaExpress.text).toContain('trunk_exporter_build_info{');
+      }
+    }
+  });
+
+  it('leaves other methods on /metrics to Express: 405 with Allow', async () => {
+    const url = await startServer();
+    const answer = await send(`${url}/metrics`, { method: 'POST' });
+    expect(answer.status).toBe(405);
+    expect(answer.headers.allow).toBe('GET, HEAD');
+  });
+
+  it('asks for basic auth on every spelling of /metrics, and serves the right credentials', async () => {
+    const url = await startServer({ auth: true });
+    for (const path of ['/metrics', '/metrics?x=1', '/metrics/']) {
+      for (const method of ['GET', 'HEAD']) {
+        for (const headers of [{}, basic(`${USER}:wrong`), basic(`nobody:${PASSWORD}`)]) {
+          const denied = await send(`${url}${path}`, { method, headers });
+          expect({ path, method, headers, status: denied.status }).toEqual({
+            path,
+            method,
+            headers,
+            status: 401,
+          });
+          expect(denied.headers['www-authenticate']).toBe(
+            'Basic realm="trunk-exporter", charset="UTF-8"',
+          );
+          expect(denied.headers['x-content-type-options']).toBe('nosniff');
+          expect(denied.text).toBe(method === 'HEAD' ? '' : 'unauthorized\n');
+        }
+        const allowed = await send(`${url}${path}`, {
+          method,
+          headers: { ...basic(`${USER}:${PASSWORD}`), 'accept-encoding': 'gzip' },
+        });
+        expect({ path, method, status: allowed.status }).toEqual({ path, method, status: 200 });
+        expect(allowed.headers['content-encoding']).toBe('gzip');
+      }
+    }
+  });
+
+  it('is served over TLS only, with basic auth', async () => {
+    const cert = readFileSync(join(tlsDirectory, 'server.crt'), 'utf8');
+    const key = readFileSync(join(tlsDirectory, 'server.key'), 'utf8');
+    const url = await startServer({
+      auth: true,
+      tls: { certFile: 'server.crt', keyFile: 'server.key', cert, key: new Secret(key) },
+    });
+    expect(url).toMatch(/^https:/);
+    expect((await send(`${url}/metrics`, { ca: cert })).status).toBe(401);
+    const scraped = await send(`${url}/metrics`, {
+      ca: cert,
+      headers: basic(`${USER}:${PASSWORD}`),
+    });
+    expect(scraped.status).toBe(200);
+    expect(scraped.text).toContain('trunk_exporter_build_info{');
+    await expect(send(`${url.replace('https:', 'http:')}/metrics`)).rejects.toThrow();
+  });
+});
