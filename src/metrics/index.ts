@@ -1,4 +1,4 @@
-import type { Registry } from 'prom-client';
+import type { Metric, Registry } from 'prom-client';
 import type { SnapshotStore } from '../snapshot/store.js';
 import type { ApiCallObserver } from '../trunk/observer.js';
 import { registerApiMetrics } from './apiMetrics.js';
@@ -104,8 +104,30 @@ function registerSnapshotMetrics(options: MetricsOptions): string[] {
     mergeQueueIntervalSeconds: options.mergeQueueIntervalSeconds,
     flakyTestsIntervalSeconds: options.flakyTestsIntervalSeconds,
   });
-  return registry
+  const added = registry
     .getMetricsAsArray()
     .map((metric) => metric.name)
     .filter((name) => !before.has(name));
+  for (const name of added) {
+    const metric = registry.getSingleMetric(name);
+    if (metric !== undefined) releaseSeriesAfterEachRead(metric);
+  }
+  return added;
+}
+
+/**
+ * A snapshot metric with a collect() rebuilds every series from the store on each read (collect()
+ * starts with reset()), so the series it keeps between reads are never used again: with 1,000
+ * queues that is about 135,000 label sets and keys (tens of MB of heap) held only to be replaced
+ * by the next read. Dropping them once read keeps only the rendered page. Metrics without a
+ * collect() (build_info, set once) keep their series.
+ */
+function releaseSeriesAfterEachRead(metric: Metric): void {
+  if (typeof (metric as { collect?: unknown }).collect !== 'function') return;
+  const read = metric.get.bind(metric);
+  metric.get = async () => {
+    const values = await read();
+    metric.reset();
+    return values;
+  };
 }

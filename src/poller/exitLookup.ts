@@ -3,7 +3,7 @@ import type { ExitLookup, ExitOutcome } from '../flow/types.js';
 import type { Logger } from '../log/logger.js';
 import type { RepoRef, SubmittedPullRequest } from '../trunk/schemas.js';
 import { parseTimestampSeconds } from './timestamps.js';
-import type { ReadOptions, TrunkReader } from './trunkReader.js';
+import { followUp, type ReadOptions, type TrunkReader } from './trunkReader.js';
 
 const FINAL_STATES: ReadonlySet<string> = new Set<ExitOutcome>(['merged', 'failed', 'cancelled']);
 
@@ -26,13 +26,15 @@ interface ExitLookupRequest {
  */
 export async function lookUpExits(request: ExitLookupRequest): Promise<Map<number, ExitLookup>> {
   const { reader, repo, branch, options } = request;
+  // Made after the poll's getQueue: part of a poll in progress.
+  const lookupOptions = followUp(options);
   if (!request.pullRequestDetails) {
     return new Map(request.prNumbers.map((number) => [number, unknownExit()]));
   }
   const answers = await Promise.all(
     request.prNumbers.map(async (number): Promise<ExitLookup> => {
       try {
-        return exitOf(await reader.getSubmittedPullRequest(repo, branch, number, options));
+        return exitOf(await reader.getSubmittedPullRequest(repo, branch, number, lookupOptions));
       } catch (error) {
         if (options.signal?.aborted === true) throw error;
         request.logger.warn(

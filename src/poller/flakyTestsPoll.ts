@@ -7,7 +7,7 @@ import {
 } from '../snapshot/types.js';
 import { MAX_PAGE_SIZE, MIN_PAGE_SIZE, type RepoRef } from '../trunk/schemas.js';
 import { parseTimestampSeconds } from './timestamps.js';
-import type { ReadOptions, TrunkReader } from './trunkReader.js';
+import { followUp, type ReadOptions, type TrunkReader } from './trunkReader.js';
 
 /** Hard stop for a list that never ends, whatever total_rows says: 100,000 tests at 100 a page. */
 const MAX_PAGES = 1000;
@@ -70,7 +70,8 @@ export async function pollFlakyTests(request: FlakyTestsPollRequest): Promise<Fl
       repo,
       orgUrlSlug,
       { pageSize: MAX_PAGE_SIZE, pageToken },
-      options,
+      // Every page after the first continues a walk in progress, which holds its counts so far.
+      pages === 0 ? options : followUp(options),
     );
     const rows = page.page.total_rows;
     if (totalRows !== undefined && rows !== totalRows) {

@@ -3,7 +3,7 @@ import type { EnqueuedPullRequest, RepoRef, SubmittedPullRequest } from '../trun
 import { needsLookup, type LookupPlan, type PullRequestLookupMemory } from './lookupPlan.js';
 import { failingReadinessRules } from './readiness.js';
 import { parseTimestampSeconds } from './timestamps.js';
-import type { ReadOptions, TrunkReader } from './trunkReader.js';
+import { followUp, type ReadOptions, type TrunkReader } from './trunkReader.js';
 
 /** The PR state used when neither the queue item nor a lookup says what it is. */
 export const UNKNOWN_STATE = 'unknown';
@@ -40,8 +40,11 @@ export async function pollMergeQueue(request: MergeQueuePollRequest): Promise<Me
       reuse: new Map(),
     };
     const { lookUp } = plan;
+    const lookupOptions = followUp(options);
     const results = await Promise.all(
-      lookUp.map((item) => reader.getSubmittedPullRequest(repo, branch, item.prNumber, options)),
+      lookUp.map((item) =>
+        reader.getSubmittedPullRequest(repo, branch, item.prNumber, lookupOptions),
+      ),
     );
     lookUp.forEach((item, index) => details.set(item.prNumber, results[index]));
     request.lookupMemory?.commit(plan, details, startedAt);

@@ -12,6 +12,7 @@ import {
   parseRetryAfter,
   resolveRetrySettings,
 } from './retryPolicy.js';
+import type { RequestPriority } from './requestLimiter.js';
 import type { RetrySettings } from './retryPolicy.js';
 import {
   ENDPOINTS,
@@ -46,6 +47,8 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Epoch ms: no retry wait may end after it. */
   deadlineMs?: number;
+  /** `follow_up` for a call that continues a poll already in progress (see RequestLimiter). */
+  priority?: RequestPriority;
 }
 
 type ErrorFactory = (
@@ -202,7 +205,13 @@ export class TrunkClient {
           detail: `not sent: Trunk's Retry-After holds every request until ${new Date(pausedUntil).toISOString()}`,
         });
       }
-      const outcome = await this.#transport.send(target, payload, signal, attempt);
+      const outcome = await this.#transport.send(
+        target,
+        payload,
+        signal,
+        attempt,
+        options.priority,
+      );
       const failed: ErrorFactory = (reason, status, detail, cause) =>
         new TrunkApiError({
           ...target,

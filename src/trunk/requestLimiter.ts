@@ -11,6 +11,12 @@ export interface RequestLimiterOptions {
 /** Gives back a concurrency slot; calling it twice is harmless. */
 export type ReleaseSlot = () => void;
 
+/**
+ * `follow_up`: a request that continues a poll already in progress (a PR lookup after its queue, the
+ * next page of a list); it goes ahead of every `new_poll` request waiting for a slot.
+ */
+export type RequestPriority = 'new_poll' | 'follow_up';
+
 interface SlotWaiter {
   readonly grant: () => void;
 }
@@ -20,16 +26,25 @@ interface SlotWaiter {
  * token bucket of depth one (so no second ever sees more than `maxPerSecond` starts, even right
  * after an idle spell: Trunk's limit is per organization and other tokens share it), and a global
  * pause that a 429 with `Retry-After` sets for everybody.
+ *
+ * A freed slot goes to the longest-waiting follow-up request, and only when none waits to the
+ * longest-waiting new poll. Started polls thus finish before new ones start: when a thousand polls
+ * are due at once, only about `maxConcurrent` of them hold a parsed queue (or a half-walked list)
+ * while their follow-ups wait, instead of all of them. Slots never idle while anything waits, and
+ * no poll starves: each poll has finitely many follow-ups.
  */
 export class RequestLimiter {
   readonly #maxConcurrent: number;
   readonly #intervalMs: number;
   readonly #now: () => number;
   /**
-   * FIFO of requests waiting for a slot. A Set, not an array: a cycle queues thousands of lookups
-   * at once, and Array#shift on a long array copies it, which made every release O(n).
+   * FIFOs of requests waiting for a slot, by priority. Sets, not arrays: a cycle queues thousands
+   * of requests at once, and Array#shift on a long array copies it, which made every release O(n).
    */
-  readonly #waiters = new Set<SlotWaiter>();
+  readonly #waiters: Readonly<Record<RequestPriority, Set<SlotWaiter>>> = {
+    follow_up: new Set(),
+    new_poll: new Set(),
+  };
   #inFlight = 0;
   #nextStartAt = 0;
   #pausedUntil = 0;
@@ -62,9 +77,12 @@ export class RequestLimiter {
    * Waits for a slot, the rate limit and any pause; rejects with the signal's reason on abort.
    * The caller must call the returned function once the attempt (body included) is over.
    */
-  async acquire(signal?: AbortSignal): Promise<ReleaseSlot> {
+  async acquire(
+    signal?: AbortSignal,
+    priority: RequestPriority = 'new_poll',
+  ): Promise<ReleaseSlot> {
     signal?.throwIfAborted();
-    await this.#takeSlot(signal);
+    await this.#takeSlot(signal, this.#waiters[priority]);
     let released = false;
     const release: ReleaseSlot = () => {
       if (released) return;
@@ -80,33 +98,35 @@ export class RequestLimiter {
     return release;
   }
 
-  async #takeSlot(signal: AbortSignal | undefined): Promise<void> {
+  async #takeSlot(signal: AbortSignal | undefined, queue: Set<SlotWaiter>): Promise<void> {
     if (this.#inFlight < this.#maxConcurrent) {
       this.#inFlight += 1;
       return;
     }
     await new Promise<void>((resolve, reject) => {
       const onAbort = (): void => {
-        this.#waiters.delete(waiter);
+        queue.delete(waiter);
         reject(signal?.reason as Error);
       };
-      // The releaser hands its slot over directly (#inFlight unchanged), so FIFO order holds.
+      // The releaser hands its slot over directly (#inFlight unchanged), so the order holds.
       const waiter: SlotWaiter = {
         grant: () => {
           signal?.removeEventListener('abort', onAbort);
           resolve();
         },
       };
-      this.#waiters.add(waiter);
+      queue.add(waiter);
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 
   #releaseSlot(): void {
     // Sets iterate in insertion order: the first value is the longest waiter.
-    const next = this.#waiters.values().next().value;
+    const queue =
+      this.#waiters.follow_up.size > 0 ? this.#waiters.follow_up : this.#waiters.new_poll;
+    const next = queue.values().next().value;
     if (next) {
-      this.#waiters.delete(next);
+      queue.delete(next);
       next.grant();
     } else this.#inFlight -= 1;
   }

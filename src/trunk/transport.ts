@@ -5,7 +5,7 @@ import type { Dispatcher } from 'undici';
 import type { Secret } from '../config/secret.js';
 import { TrunkApiError } from './errors.js';
 import type { ApiCallObserver } from './observer.js';
-import { RequestLimiter } from './requestLimiter.js';
+import { RequestLimiter, type RequestPriority } from './requestLimiter.js';
 import { parseRetryAfter } from './retryPolicy.js';
 import type { Endpoint } from './schemas.js';
 
@@ -91,7 +91,7 @@ export class TrunkTransport {
   }
 
   /**
-   * Attempt number `attempt` of a call: waits for the limiter, then sends. Resolves with whatever
+   * Attempt number `attempt` of a call: waits for the limiter (at `priority`), then sends. Resolves with whatever
    * happened on the wire; rejects only with a TrunkApiError `aborted` when `signal` fires.
    */
   async send(
@@ -99,6 +99,7 @@ export class TrunkTransport {
     payload: string,
     signal: AbortSignal,
     attempt: number,
+    priority: RequestPriority = 'new_poll',
   ): Promise<AttemptOutcome> {
     const aborted = (attempts: number, cause: unknown): TrunkApiError =>
       new TrunkApiError({
@@ -112,7 +113,7 @@ export class TrunkTransport {
       });
     let release: () => void;
     try {
-      release = await this.#limiter.acquire(signal);
+      release = await this.#limiter.acquire(signal, priority);
     } catch (error) {
       throw aborted(attempt - 1, error);
     }

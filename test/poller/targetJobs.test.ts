@@ -290,3 +290,54 @@ describe('buildPollJobs failures', () => {
     expect(store.statuses().map((status) => status.up)).toEqual([undefined]);
   });
 });
+
+describe('buildPollJobs and the request limiter', () => {
+  it('finishes started polls before starting new ones: lookups go ahead of the next getQueue', async () => {
+    const { world, simulator } = await startTestSimulator({ seed: 42, token: TOKEN });
+    const config = exporterConfig(simulator.baseUrl, [
+      repository(WEB, ['main', 'release'], false),
+      repository(API, ['main'], false),
+    ]);
+    // One request at a time, so the order the API sees is the order the limiter grants.
+    const { client, observer } = makeClient(simulator.baseUrl, { maxConcurrentRequests: 1 });
+    const store = new SnapshotStore(600, () => TAKEN_AT);
+    store.setTargets(configuredTargets(config));
+    const jobs = buildPollJobs({
+      config,
+      reader: client,
+      store,
+      logger: capturingLogger().logger,
+      now: () => TAKEN_AT,
+    });
+    // The documented shape has no state in queue items: every enqueued PR is looked up.
+    const queueLength = (repo: string, branch: string): number => {
+      const found = world.repositories.find((r) => `${r.host}/${r.owner}/${r.name}` === repo);
+      const answer = found === undefined ? undefined : world.getQueue(found, branch);
+      if (answer?.ok !== true) throw new Error(`simulator has no queue ${repo} ${branch}`);
+      return answer.body.enqueuedPullRequests.length;
+    };
+    const [first, second, third] = [
+      queueLength(WEB, 'main'),
+      queueLength(WEB, 'release'),
+      queueLength(API, 'main'),
+    ];
+    expect(first).toBeGreaterThan(0);
+
+    // All three polls ask for their queue in the same tick.
+    await Promise.all(jobs.map((job) => job.run(new AbortController().signal)));
+
+    const lookups = (count: number): string[] =>
+      Array<string>(count).fill('getSubmittedPullRequest');
+    // The second getQueue was already waiting when the first answered; the third waits until
+    // the lookups of both started polls are done. First come, first served would send all three
+    // getQueue calls first.
+    expect(observer.finished.map((call) => call.endpoint)).toEqual([
+      'getQueue',
+      'getQueue',
+      ...lookups(first + second),
+      'getQueue',
+      ...lookups(third),
+    ]);
+    expect(store.statuses().every((status) => status.up === true)).toBe(true);
+  });
+});

@@ -31,6 +31,32 @@ describe('RequestLimiter', () => {
     (await fourth)();
   });
 
+  it('serves waiting follow-ups before new polls, each in arrival order', async () => {
+    const limiter = new RequestLimiter({ maxConcurrent: 1, maxPerSecond: 1e9 });
+    const releaseFirst = await limiter.acquire();
+    const order: string[] = [];
+    const controller = new AbortController();
+    const waiting = [
+      ['new A', 'new_poll'],
+      ['follow-up B', 'follow_up'],
+      ['new C', 'new_poll'],
+      ['follow-up D', 'follow_up'],
+    ] as const;
+    const granted = waiting.map(async ([name, priority]) => {
+      const release = await limiter.acquire(undefined, priority);
+      order.push(name);
+      release();
+    });
+    // An aborted follow-up leaves its queue: it neither runs nor holds up the others.
+    const aborted = limiter.acquire(controller.signal, 'follow_up');
+    controller.abort(new Error('gone'));
+    await expect(aborted).rejects.toThrow('gone');
+
+    releaseFirst();
+    await Promise.all(granted);
+    expect(order).toEqual(['follow-up B', 'follow-up D', 'new A', 'new C']);
+  });
+
   it('spaces starts by 1/maxPerSecond', async () => {
     const limiter = new RequestLimiter({ maxConcurrent: 10, maxPerSecond: 20 });
     const started: number[] = [];
