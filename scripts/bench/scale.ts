@@ -49,6 +49,8 @@ export function configYaml(
     maxRequestsPerSecond: number;
     mergeQueueIntervalSeconds: number;
     flakyTestsIntervalSeconds: number;
+    /** polling.pullRequestRecheckSeconds; the exporter's default when absent. */
+    pullRequestRecheckSeconds?: number;
   },
 ): string {
   const targets = simulatedRepositories(scale).flatMap((repository, index) => [
@@ -70,6 +72,9 @@ export function configYaml(
     'polling:',
     `  mergeQueueIntervalSeconds: ${options.mergeQueueIntervalSeconds}`,
     `  flakyTestsIntervalSeconds: ${options.flakyTestsIntervalSeconds}`,
+    ...(options.pullRequestRecheckSeconds === undefined
+      ? []
+      : [`  pullRequestRecheckSeconds: ${options.pullRequestRecheckSeconds}`]),
     '  staleAfterSeconds: 3600',
     'targets:',
     ...targets,
