@@ -3,7 +3,6 @@
 // come from the world itself: its event statistics, and its own answers at each poll.
 import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Secret } from '../../src/config/secret.js';
 import type { ExporterConfig, RepositoryTarget } from '../../src/config/types.js';
 import type { QueueFlow } from '../../src/flow/types.js';
 import {
@@ -12,13 +11,13 @@ import {
   renderExposition,
 } from '../../src/metrics/index.js';
 import { buildPollJobs, configuredTargets } from '../../src/poller/targetJobs.js';
-import { SIMULATOR_ORG_SLUG } from '../../src/simulator/repositories.js';
 import type { SimulatorFlavour } from '../../src/simulator/responses.js';
 import type { SimulatorWorld } from '../../src/simulator/world.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
 import type { Target } from '../../src/snapshot/types.js';
 import type { RepoRef } from '../../src/trunk/schemas.js';
 import { parseExposition, sum } from '../support/exposition.js';
+import { exporterConfig } from '../support/exporterConfig.js';
 import { startTestSimulator } from '../support/simulator.js';
 import {
   TOKEN,
@@ -35,41 +34,6 @@ const STEP = 5;
 const WEB: RepoRef = { host: 'github.com', owner: 'acme', name: 'web' };
 const WEB_NAME = 'github.com/acme/web';
 const WEB_MAIN: Target = { kind: 'merge_queue', repo: WEB_NAME, branch: 'main' };
-
-function exporterConfig(
-  apiUrl: string,
-  targets: readonly RepositoryTarget[],
-  pullRequestDetails = true,
-): ExporterConfig {
-  return {
-    trunk: {
-      apiUrl,
-      token: new Secret(TOKEN),
-      orgUrlSlug: SIMULATOR_ORG_SLUG,
-      timeoutSeconds: 2,
-      maxConcurrentRequests: 8,
-      maxRequestsPerSecond: 10_000,
-    },
-    server: {
-      address: '127.0.0.1',
-      port: 0,
-      enableReload: false,
-      tls: undefined,
-      basicAuthUsers: new Map(),
-    },
-    polling: {
-      mergeQueueIntervalSeconds: 30,
-      flakyTestsIntervalSeconds: 300,
-      pullRequestDetails,
-      pullRequestRecheckSeconds: 300,
-      flakyTestDetails: true,
-      staleAfterSeconds: 600,
-    },
-    metrics: { topCodeowners: 20 },
-    sharding: { shard: 0, totalShards: 1 },
-    targets,
-  };
-}
 
 /** An exporter's polling half (jobs and store) with the world's clock, run by hand. */
 function watcher(world: SimulatorWorld, config: ExporterConfig) {
@@ -315,7 +279,10 @@ describe('queue flow across failures and restarts', () => {
     'with pullRequestDetails off (%s), makes no lookups and counts every exit as unknown',
     async (flavour) => {
       const { world, simulator } = await startTestSimulator({ seed: 7, flavour, token: TOKEN });
-      const exporter = watcher(world, exporterConfig(simulator.baseUrl, webMainOnly, false));
+      const exporter = watcher(
+        world,
+        exporterConfig(simulator.baseUrl, webMainOnly, { polling: { pullRequestDetails: false } }),
+      );
       await exporter.pollAll();
       const first = queuedNow(world);
       world.advance(world.now() + 1800);

@@ -3,13 +3,12 @@
 // (a repository the API does not know) fails alone and no failure carries the API token.
 import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Secret } from '../../src/config/secret.js';
-import type { ExporterConfig, RepositoryTarget } from '../../src/config/types.js';
+import type { RepositoryTarget } from '../../src/config/types.js';
 import { buildPollJobs, configuredTargets } from '../../src/poller/targetJobs.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
 import { targetKey, type Target, type TargetStatus } from '../../src/snapshot/types.js';
-import { SIMULATOR_ORG_SLUG } from '../../src/simulator/repositories.js';
 import type { SimulatorWorld } from '../../src/simulator/world.js';
+import { exporterConfig } from '../support/exporterConfig.js';
 import { startTestSimulator } from '../support/simulator.js';
 import {
   TOKEN,
@@ -31,37 +30,6 @@ function repository(
 ): RepositoryTarget {
   const [host = '', owner = '', repo = ''] = name.split('/');
   return { repo: { host, owner, name: repo }, name, branches, flakyTests };
-}
-
-function exporterConfig(apiUrl: string, targets: readonly RepositoryTarget[]): ExporterConfig {
-  return {
-    trunk: {
-      apiUrl,
-      token: new Secret(TOKEN),
-      orgUrlSlug: SIMULATOR_ORG_SLUG,
-      timeoutSeconds: 2,
-      maxConcurrentRequests: 4,
-      maxRequestsPerSecond: 1000,
-    },
-    server: {
-      address: '127.0.0.1',
-      port: 0,
-      enableReload: false,
-      tls: undefined,
-      basicAuthUsers: new Map(),
-    },
-    polling: {
-      mergeQueueIntervalSeconds: 30,
-      flakyTestsIntervalSeconds: 300,
-      pullRequestDetails: true,
-      pullRequestRecheckSeconds: 300,
-      flakyTestDetails: true,
-      staleAfterSeconds: 600,
-    },
-    metrics: { topCodeowners: 20 },
-    sharding: { shard: 0, totalShards: 1 },
-    targets,
-  };
 }
 
 const WEB = 'github.com/acme/web';

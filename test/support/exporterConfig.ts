@@ -1,0 +1,49 @@
+// A complete ExporterConfig for tests that drive the poller without the config file: the schema's
+// defaults, loopback addresses, and what each test overrides. One place to add a new config key.
+import { Secret } from '../../src/config/secret.js';
+import type { ExporterConfig, RepositoryTarget } from '../../src/config/types.js';
+import { SIMULATOR_ORG_SLUG } from '../../src/simulator/repositories.js';
+import { TOKEN } from '../trunk/harness.js';
+
+interface ConfigOverrides {
+  readonly trunk?: Partial<Omit<ExporterConfig['trunk'], 'apiUrl' | 'token'>>;
+  readonly polling?: Partial<ExporterConfig['polling']>;
+}
+
+/** The configuration of an exporter polling `apiUrl` (with the test token) for `targets`. */
+export function exporterConfig(
+  apiUrl: string,
+  targets: readonly RepositoryTarget[],
+  overrides: ConfigOverrides = {},
+): ExporterConfig {
+  return {
+    trunk: {
+      apiUrl,
+      token: new Secret(TOKEN),
+      orgUrlSlug: SIMULATOR_ORG_SLUG,
+      timeoutSeconds: 2,
+      maxConcurrentRequests: 8,
+      maxRequestsPerSecond: 10_000,
+      ...overrides.trunk,
+    },
+    server: {
+      address: '127.0.0.1',
+      port: 0,
+      enableReload: false,
+      tls: undefined,
+      basicAuthUsers: new Map(),
+    },
+    polling: {
+      mergeQueueIntervalSeconds: 30,
+      flakyTestsIntervalSeconds: 300,
+      pullRequestDetails: true,
+      pullRequestRecheckSeconds: 300,
+      flakyTestDetails: true,
+      staleAfterSeconds: 600,
+      ...overrides.polling,
+    },
+    metrics: { topCodeowners: 20 },
+    sharding: { shard: 0, totalShards: 1 },
+    targets,
+  };
+}
