@@ -16,7 +16,7 @@ export interface HttpAppOptions {
   /** Metrics computed from the store alone, as registerExporterMetrics returns them. */
   snapshotMetrics: ReadonlySet<string>;
   /** Changes to the metrics set outside the store, as registerExporterMetrics returns them. */
-  metricChanges?: MetricChanges;
+  metricChanges: MetricChanges;
   version: string;
   logger: Logger;
   intervals: { mergeQueueIntervalSeconds: number; flakyTestsIntervalSeconds: number };
@@ -51,7 +51,7 @@ export function createHttpApp(options: HttpAppOptions): RequestListener {
       registry,
       store,
       snapshotMetrics: options.snapshotMetrics,
-      ...(options.metricChanges && { metricChanges: options.metricChanges }),
+      metricChanges: options.metricChanges,
     }),
     logger,
   );

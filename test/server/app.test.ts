@@ -36,7 +36,7 @@ async function startApp(options: { logger?: Logger; registry?: Registry } = {}):
   const store = new SnapshotStore(600, () => clock);
   store.setTargets([QUEUE, FLAKY]);
   const registry = options.registry ?? createRegistry({ defaultMetrics: false });
-  const { snapshotMetrics } = registerExporterMetrics({
+  const { snapshotMetrics, metricChanges } = registerExporterMetrics({
     registry,
     store,
     version: '9.9.9-test',
@@ -48,6 +48,7 @@ async function startApp(options: { logger?: Logger; registry?: Registry } = {}):
     registry,
     store,
     snapshotMetrics,
+    metricChanges,
     version: '9.9.9-test',
     logger: options.logger ?? silentLogger(),
     intervals: { mergeQueueIntervalSeconds: 30, flakyTestsIntervalSeconds: 300 },

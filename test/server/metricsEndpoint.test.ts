@@ -32,7 +32,7 @@ async function startServer(options: { auth?: boolean; tls?: ServerTls } = {}): P
   const store = new SnapshotStore(600);
   store.setTargets([{ kind: 'merge_queue', repo: 'github.com/acme/web', branch: 'main' }]);
   const registry = createRegistry({ defaultMetrics: false });
-  const { snapshotMetrics } = registerExporterMetrics({
+  const { snapshotMetrics, metricChanges } = registerExporterMetrics({
     registry,
     store,
     version: '9.9.9-test',
@@ -44,6 +44,7 @@ async function startServer(options: { auth?: boolean; tls?: ServerTls } = {}): P
     registry,
     store,
     snapshotMetrics,
+    metricChanges,
     version: '9.9.9-test',
     logger: silentLogger(),
     intervals: { mergeQueueIntervalSeconds: 30, flakyTestsIntervalSeconds: 300 },
