@@ -2,14 +2,14 @@ import { Writable } from 'node:stream';
 import { Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLogger, silentLogger } from '../../src/log/logger.js';
+import { createLogger } from '../../src/log/logger.js';
 import type { Logger } from '../../src/log/logger.js';
-import { registerExporterMetrics } from '../../src/metrics/index.js';
 import { createRegistry } from '../../src/metrics/registry.js';
-import { createHttpApp, startHttpServer } from '../../src/server/index.js';
+import { startHttpServer } from '../../src/server/index.js';
 import type { RunningHttpServer } from '../../src/server/index.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
 import type { FlakyTestsSnapshot, Target } from '../../src/snapshot/types.js';
+import { createTestHttpApp } from '../support/httpApp.js';
 
 const NOW = 1_767_225_600;
 const HOSTILE_REPO = 'github.com/acme/<script>alert("repo")</script>';
@@ -35,23 +35,10 @@ async function startApp(options: { logger?: Logger; registry?: Registry } = {}):
   let clock = NOW;
   const store = new SnapshotStore(600, () => clock);
   store.setTargets([QUEUE, FLAKY]);
-  const registry = options.registry ?? createRegistry({ defaultMetrics: false });
-  const { snapshotMetrics, metricChanges } = registerExporterMetrics({
-    registry,
+  const { app, registry } = createTestHttpApp({
     store,
-    version: '9.9.9-test',
-    mergeQueueIntervalSeconds: 30,
-    flakyTestsIntervalSeconds: 300,
-    topCodeowners: 5,
-  });
-  const app = createHttpApp({
-    registry,
-    store,
-    snapshotMetrics,
-    metricChanges,
-    version: '9.9.9-test',
-    logger: options.logger ?? silentLogger(),
-    intervals: { mergeQueueIntervalSeconds: 30, flakyTestsIntervalSeconds: 300 },
+    ...(options.registry && { registry: options.registry }),
+    ...(options.logger && { logger: options.logger }),
     now: () => clock,
   });
   running = await startHttpServer(app, '127.0.0.1', 0);

@@ -9,12 +9,10 @@ import bcrypt from 'bcryptjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Secret } from '../../src/config/secret.js';
 import type { ServerTls } from '../../src/config/types.js';
-import { silentLogger } from '../../src/log/logger.js';
-import { registerExporterMetrics } from '../../src/metrics/index.js';
-import { createRegistry } from '../../src/metrics/registry.js';
-import { BasicAuthVerifier, createHttpApp, startHttpServer } from '../../src/server/index.js';
+import { BasicAuthVerifier, startHttpServer } from '../../src/server/index.js';
 import type { RunningHttpServer } from '../../src/server/index.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
+import { createTestHttpApp } from '../support/httpApp.js';
 
 const USER = 'prometheus';
 const PASSWORD = 'scrape: me';
@@ -31,23 +29,8 @@ afterEach(async () => {
 async function startServer(options: { auth?: boolean; tls?: ServerTls } = {}): Promise<string> {
   const store = new SnapshotStore(600);
   store.setTargets([{ kind: 'merge_queue', repo: 'github.com/acme/web', branch: 'main' }]);
-  const registry = createRegistry({ defaultMetrics: false });
-  const { snapshotMetrics, metricChanges } = registerExporterMetrics({
-    registry,
+  const { app } = createTestHttpApp({
     store,
-    version: '9.9.9-test',
-    mergeQueueIntervalSeconds: 30,
-    flakyTestsIntervalSeconds: 300,
-    topCodeowners: 5,
-  });
-  const app = createHttpApp({
-    registry,
-    store,
-    snapshotMetrics,
-    metricChanges,
-    version: '9.9.9-test',
-    logger: silentLogger(),
-    intervals: { mergeQueueIntervalSeconds: 30, flakyTestsIntervalSeconds: 300 },
     ...(options.auth === true && {
       auth: new BasicAuthVerifier(new Map([[USER, bcrypt.hashSync(PASSWORD, 4)]])),
     }),

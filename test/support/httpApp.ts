@@ -1,0 +1,49 @@
+// The HTTP app wired as startExporter wires it (every exporter metric on one registry, the render
+// cache told about metric changes), over a store the test fills by hand.
+import type { RequestListener } from 'node:http';
+import type { Registry } from 'prom-client';
+import { silentLogger, type Logger } from '../../src/log/logger.js';
+import { registerExporterMetrics } from '../../src/metrics/index.js';
+import { createRegistry } from '../../src/metrics/registry.js';
+import { createHttpApp, type BasicAuthVerifier } from '../../src/server/index.js';
+import type { SnapshotStore } from '../../src/snapshot/store.js';
+
+/** The version the test apps report. */
+export const TEST_APP_VERSION = '9.9.9-test';
+
+interface TestAppOptions {
+  readonly store: SnapshotStore;
+  /** A fresh registry without default metrics unless given. */
+  readonly registry?: Registry;
+  readonly logger?: Logger;
+  readonly now?: () => number;
+  readonly auth?: BasicAuthVerifier;
+}
+
+/** The app and the registry its metrics live on. */
+export function createTestHttpApp(options: TestAppOptions): {
+  app: RequestListener;
+  registry: Registry;
+} {
+  const registry = options.registry ?? createRegistry({ defaultMetrics: false });
+  const { snapshotMetrics, metricChanges } = registerExporterMetrics({
+    registry,
+    store: options.store,
+    version: TEST_APP_VERSION,
+    mergeQueueIntervalSeconds: 30,
+    flakyTestsIntervalSeconds: 300,
+    topCodeowners: 5,
+  });
+  const app = createHttpApp({
+    registry,
+    store: options.store,
+    snapshotMetrics,
+    metricChanges,
+    version: TEST_APP_VERSION,
+    logger: options.logger ?? silentLogger(),
+    intervals: { mergeQueueIntervalSeconds: 30, flakyTestsIntervalSeconds: 300 },
+    ...(options.now && { now: options.now }),
+    ...(options.auth && { auth: options.auth }),
+  });
+  return { app, registry };
+}
