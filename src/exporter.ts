@@ -1,4 +1,4 @@
-import { checkApiBudget } from './budget/apiBudget.js';
+import { checkApiBudget, computeApiBudget } from './budget/apiBudget.js';
 import type { ExporterConfig } from './config/types.js';
 import { KnownSecrets } from './log/knownSecrets.js';
 import { scrubSecrets, type Logger } from './log/logger.js';
@@ -49,7 +49,8 @@ export async function startExporter(
   const { logger, version } = dependencies;
   const secrets = dependencies.secrets ?? new KnownSecrets();
   let current = config;
-  let apiBudget = checkApiBudget(config, logger);
+  // Read by its gauge from the first scrape on; applyConfig checks (and logs) it for every config.
+  let apiBudget = computeApiBudget(config);
   const registry = createRegistry();
   const store = new SnapshotStore(config.polling.staleAfterSeconds);
   // Before the server starts, so /readyz never sees an empty (hence "ready") target list.
@@ -141,8 +142,7 @@ export async function startExporter(
     // HELP texts may just have changed, is rendered again.
     store.setTargets(configuredTargets(next), next.polling.staleAfterSeconds);
     scheduler.setJobs(buildPollJobs({ config: next, reader: clients.current, store, logger }));
-    // Start-up has just checked it; a reload checks the new config (and warns when it is over).
-    if (next !== config) apiBudget = checkApiBudget(next, logger);
+    apiBudget = checkApiBudget(next, logger);
     current = next;
     return changes;
   }
