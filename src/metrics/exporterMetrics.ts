@@ -1,9 +1,9 @@
 import { Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
-import type { SnapshotStore } from '../snapshot/store.js';
 import type { PollKind } from '../snapshot/types.js';
 import { formatInterval } from './help.js';
 import { NAMESPACE, fqName } from './naming.js';
+import type { StatusSource } from './snapshotView.js';
 
 const SUBSYSTEM = 'exporter';
 
@@ -16,21 +16,26 @@ const TARGET_LABELS = ['repo', 'branch', 'kind'] as const;
 
 interface ExporterMetricsOptions {
   readonly registry: Registry;
-  readonly store: SnapshotStore;
-  readonly version: string;
   readonly mergeQueueIntervalSeconds: number;
   readonly flakyTestsIntervalSeconds: number;
 }
 
+function scheduleOf(options: ExporterMetricsOptions): string {
+  return (
+    `Targets are polled every ${formatInterval(options.mergeQueueIntervalSeconds)} (merge_queue) ` +
+    `and every ${formatInterval(options.flakyTestsIntervalSeconds)} (flaky_tests).`
+  );
+}
+
 /**
- * Registers the exporter's own health gauges. Unlike the data series these come from every
+ * Registers the exporter's per-target health gauges. Unlike the data series these come from every
  * configured target, stale or not: they are what tells a dashboard why the data is missing.
  */
-export function registerExporterStatusMetrics(options: ExporterMetricsOptions): void {
-  const { registry, store } = options;
-  const schedule =
-    `Targets are polled every ${formatInterval(options.mergeQueueIntervalSeconds)} (merge_queue) ` +
-    `and every ${formatInterval(options.flakyTestsIntervalSeconds)} (flaky_tests).`;
+export function registerTargetStatusMetrics(
+  options: ExporterMetricsOptions & { readonly source: StatusSource },
+): void {
+  const { registry, source } = options;
+  const schedule = scheduleOf(options);
 
   new Gauge({
     name: TARGET_UP,
@@ -39,7 +44,7 @@ export function registerExporterStatusMetrics(options: ExporterMetricsOptions): 
     registers: [registry],
     collect() {
       this.reset();
-      for (const { target, up } of store.statuses()) {
+      for (const { target, up } of source.statuses()) {
         if (up === undefined) continue;
         this.set({ repo: target.repo, branch: target.branch, kind: target.kind }, up ? 1 : 0);
       }
@@ -53,12 +58,23 @@ export function registerExporterStatusMetrics(options: ExporterMetricsOptions): 
     registers: [registry],
     collect() {
       this.reset();
-      for (const { target, lastSuccessAt } of store.statuses()) {
+      for (const { target, lastSuccessAt } of source.statuses()) {
         if (lastSuccessAt === undefined) continue;
         this.set({ repo: target.repo, branch: target.branch, kind: target.kind }, lastSuccessAt);
       }
     },
   });
+}
+
+/**
+ * Registers the exporter's gauges that are not per target: the slowest poll of each kind, read
+ * across every target, and the build.
+ */
+export function registerExporterSummaryMetrics(
+  options: ExporterMetricsOptions & { readonly source: StatusSource; readonly version: string },
+): void {
+  const { registry, source } = options;
+  const schedule = scheduleOf(options);
 
   new Gauge({
     name: POLL_DURATION,
@@ -68,7 +84,7 @@ export function registerExporterStatusMetrics(options: ExporterMetricsOptions): 
     collect() {
       this.reset();
       const slowest = new Map<PollKind, number>();
-      for (const { target, lastDurationSeconds } of store.statuses()) {
+      for (const { target, lastDurationSeconds } of source.statuses()) {
         if (lastDurationSeconds === undefined) continue;
         const current = slowest.get(target.kind);
         if (current === undefined || lastDurationSeconds > current) {

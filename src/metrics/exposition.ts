@@ -99,12 +99,11 @@ export function renderFamilies(
   format: ExpositionFormat,
   { endOfPage }: { endOfPage: boolean },
 ): string {
-  return format === 'openmetrics'
-    ? renderOpenMetrics(families, endOfPage)
-    : renderPrometheusText(families);
+  return renderPage(families, format, endOfPage);
 }
 
-function toFamilies(
+/** prom-client's JSON of metrics as families. */
+export function toFamilies(
   metrics: readonly {
     name: string;
     help: string;
@@ -147,37 +146,52 @@ function parseAccept(header: string): MediaRange[] {
   return ranges;
 }
 
-/** Prometheus text format 0.0.4. Families without samples are left out, as client_golang does. */
-function renderPrometheusText(families: readonly MetricFamily[]): string {
-  const lines: string[] = [];
-  for (const family of families) {
-    if (family.values.length === 0) continue;
-    lines.push(`# HELP ${family.name} ${escapeHelp(family.help, false)}`);
-    lines.push(`# TYPE ${family.name} ${prometheusType(family.type)}`);
-    for (const sample of family.values) {
-      const name = sample.metricName ?? family.name;
-      lines.push(`${name}${formatLabels(sample.labels, false)} ${formatNumber(sample.value)}`);
-    }
-  }
-  return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
+/**
+ * A family's `# HELP` and `# TYPE` lines. In OpenMetrics 1.0.0 a counter family is named without
+ * `_total` (its samples keep it).
+ */
+export function renderFamilyHeader(family: MetricFamily, format: ExpositionFormat): string {
+  const openMetrics = format === 'openmetrics';
+  const name = familyNameOf(family, openMetrics);
+  const type = openMetrics ? openMetricsType(family.type) : prometheusType(family.type);
+  return `# HELP ${name} ${escapeHelp(family.help, openMetrics)}\n# TYPE ${name} ${type}\n`;
 }
 
-/** OpenMetrics 1.0.0: counter families named without `_total`, their samples with it, `# EOF` last. */
-function renderOpenMetrics(families: readonly MetricFamily[], endOfPage: boolean): string {
-  const lines: string[] = [];
+/** A family's sample lines, each ending in a newline; '' when it has none. */
+export function renderFamilySamples(family: MetricFamily, format: ExpositionFormat): string {
+  const openMetrics = format === 'openmetrics';
+  const familyName = familyNameOf(family, openMetrics);
+  const isOpenMetricsCounter = openMetrics && family.type === 'counter';
+  let text = '';
+  for (const sample of family.values) {
+    const name = isOpenMetricsCounter ? `${familyName}_total` : (sample.metricName ?? familyName);
+    text += `${name}${formatLabels(sample.labels, openMetrics)} ${formatNumber(sample.value)}\n`;
+  }
+  return text;
+}
+
+/**
+ * Prometheus text format 0.0.4 or OpenMetrics 1.0.0 (with `# EOF` when the part ends the page).
+ * Families without samples are left out, as client_golang does.
+ */
+function renderPage(
+  families: readonly MetricFamily[],
+  format: ExpositionFormat,
+  endOfPage: boolean,
+): string {
+  let text = '';
   for (const family of families) {
     if (family.values.length === 0) continue;
-    const isCounter = family.type === 'counter';
-    const familyName = isCounter ? family.name.replace(/_total$/, '') : family.name;
-    lines.push(`# HELP ${familyName} ${escapeHelp(family.help, true)}`);
-    lines.push(`# TYPE ${familyName} ${openMetricsType(family.type)}`);
-    for (const sample of family.values) {
-      const name = isCounter ? `${familyName}_total` : (sample.metricName ?? familyName);
-      lines.push(`${name}${formatLabels(sample.labels, true)} ${formatNumber(sample.value)}`);
-    }
+    text += renderFamilyHeader(family, format) + renderFamilySamples(family, format);
   }
-  if (endOfPage) lines.push('# EOF');
-  return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
+  if (endOfPage && format === 'openmetrics') text += '# EOF\n';
+  return text;
+}
+
+function familyNameOf(family: MetricFamily, openMetrics: boolean): string {
+  return openMetrics && family.type === 'counter'
+    ? family.name.replace(/_total$/, '')
+    : family.name;
 }
 
 function prometheusType(type: string): string {

@@ -1,11 +1,11 @@
 import { Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
-import type { SnapshotStore } from '../snapshot/store.js';
 import { NO_CODEOWNER, QUARANTINE_AGES, QUARANTINE_WINDOWS } from '../snapshot/types.js';
 import { ENDPOINTS } from '../trunk/schemas.js';
 import { currentFlakyTestsSnapshots } from './currentSnapshots.js';
 import { refreshedBy } from './help.js';
 import { NAMESPACE, fqName } from './naming.js';
+import type { StatusSource } from './snapshotView.js';
 
 const SUBSYSTEM = 'flaky_tests';
 
@@ -20,14 +20,15 @@ export const OTHER_CODEOWNERS = 'other';
 
 interface FlakyTestsMetricsOptions {
   readonly registry: Registry;
-  readonly store: SnapshotStore;
+  /** The statuses of the targets whose series to render. */
+  readonly source: StatusSource;
   readonly intervalSeconds: number;
   readonly topCodeowners: number;
 }
 
 /** Registers the quarantine gauges; each rebuilds itself from the store's fresh snapshots on scrape. */
 export function registerFlakyTestsMetrics(options: FlakyTestsMetricsOptions): void {
-  const { registry, store, topCodeowners } = options;
+  const { registry, source, topCodeowners } = options;
   const freshness = refreshedBy(ENDPOINTS.listQuarantinedTests, options.intervalSeconds);
 
   new Gauge({
@@ -37,7 +38,7 @@ export function registerFlakyTestsMetrics(options: FlakyTestsMetricsOptions): vo
     registers: [registry],
     collect() {
       this.reset();
-      for (const snapshot of currentFlakyTestsSnapshots(store)) {
+      for (const snapshot of currentFlakyTestsSnapshots(source)) {
         this.set({ repo: snapshot.repo }, snapshot.quarantined);
       }
     },
@@ -53,7 +54,7 @@ export function registerFlakyTestsMetrics(options: FlakyTestsMetricsOptions): vo
     registers: [registry],
     collect() {
       this.reset();
-      for (const snapshot of currentFlakyTestsSnapshots(store)) {
+      for (const snapshot of currentFlakyTestsSnapshots(source)) {
         for (const [codeowner, count] of topCodeownerCounts(snapshot.byCodeowner, topCodeowners)) {
           this.set({ repo: snapshot.repo, codeowner }, count);
         }
@@ -68,7 +69,7 @@ export function registerFlakyTestsMetrics(options: FlakyTestsMetricsOptions): vo
     registers: [registry],
     collect() {
       this.reset();
-      for (const snapshot of currentFlakyTestsSnapshots(store)) {
+      for (const snapshot of currentFlakyTestsSnapshots(source)) {
         if (snapshot.oldestQuarantinedAt === undefined) continue;
         this.set({ repo: snapshot.repo }, snapshot.oldestQuarantinedAt);
       }
@@ -86,7 +87,7 @@ export function registerFlakyTestsMetrics(options: FlakyTestsMetricsOptions): vo
     registers: [registry],
     collect() {
       this.reset();
-      for (const snapshot of currentFlakyTestsSnapshots(store)) {
+      for (const snapshot of currentFlakyTestsSnapshots(source)) {
         for (const [window, count] of snapshot.quarantinedRecently) {
           this.set({ repo: snapshot.repo, window }, count);
         }
@@ -101,7 +102,7 @@ export function registerFlakyTestsMetrics(options: FlakyTestsMetricsOptions): vo
     registers: [registry],
     collect() {
       this.reset();
-      for (const snapshot of currentFlakyTestsSnapshots(store)) {
+      for (const snapshot of currentFlakyTestsSnapshots(source)) {
         for (const [age, count] of snapshot.quarantinedOlderThan) {
           this.set({ repo: snapshot.repo, age }, count);
         }

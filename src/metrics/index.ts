@@ -3,10 +3,12 @@ import type { SnapshotStore } from '../snapshot/store.js';
 import type { ApiCallObserver } from '../trunk/observer.js';
 import { registerApiMetrics } from './apiMetrics.js';
 import { MetricChanges } from './metricChanges.js';
-import { registerExporterStatusMetrics } from './exporterMetrics.js';
+import { registerExporterSummaryMetrics, registerTargetStatusMetrics } from './exporterMetrics.js';
 import { registerFlakyTestsMetrics } from './flakyTestsMetrics.js';
 import { registerMergeQueueMetrics } from './mergeQueueMetrics.js';
 import { registerQueueFlowMetrics } from './queueFlowMetrics.js';
+import { SnapshotView } from './snapshotView.js';
+import type { SnapshotMetrics } from './snapshotView.js';
 
 export { registerCapacityMetrics } from './capacityMetrics.js';
 export { createRegistry } from './registry.js';
@@ -22,6 +24,7 @@ export { registerReloadMetrics } from './reloadMetrics.js';
 export type { ReloadObserver } from './reloadMetrics.js';
 export { MetricsPage } from './metricsPage.js';
 export type { MetricsPageResponse } from './metricsPage.js';
+export type { SnapshotMetrics } from './snapshotView.js';
 
 export interface MetricsOptions {
   registry: Registry;
@@ -47,21 +50,27 @@ export type SnapshotMetricSettings = Pick<
  */
 export function registerExporterMetrics(options: MetricsOptions): {
   apiCallObserver: ApiCallObserver;
-  applySettings(settings: SnapshotMetricSettings): void;
-  /** Names of the metrics computed from the store alone (cacheable per store change). */
-  snapshotMetrics: ReadonlySet<string>;
+  applySettings: (settings: SnapshotMetricSettings) => void;
+  /** The metrics computed from the store alone (cacheable per store change), and what they read. */
+  snapshotMetrics: SnapshotMetrics;
   /** Counts changes to the metrics set outside the store; pass it to registerReloadMetrics too. */
   metricChanges: MetricChanges;
 } {
   const { registry } = options;
   let current: SnapshotMetricSettings = options;
-  let snapshotMetricNames = registerSnapshotMetrics(options);
+  const view = new SnapshotView(options.store);
+  const registered = registerSnapshotMetrics(options, view);
+  let snapshotMetricNames = registered.names;
   const metricChanges = new MetricChanges();
   return {
     apiCallObserver: registerApiMetrics(registry, metricChanges),
     metricChanges,
-    // Re-registration keeps the names, so this set holds across reloads.
-    snapshotMetrics: new Set(snapshotMetricNames),
+    // Re-registration keeps the names, so these sets hold across reloads.
+    snapshotMetrics: {
+      names: new Set(snapshotMetricNames),
+      perTarget: new Set(registered.perTarget),
+      view,
+    },
     applySettings(settings) {
       if (
         settings.mergeQueueIntervalSeconds === current.mergeQueueIntervalSeconds &&
@@ -72,47 +81,59 @@ export function registerExporterMetrics(options: MetricsOptions): {
       }
       for (const name of snapshotMetricNames) registry.removeSingleMetric(name);
       current = settings;
-      snapshotMetricNames = registerSnapshotMetrics({ ...options, ...settings });
+      snapshotMetricNames = registerSnapshotMetrics({ ...options, ...settings }, view).names;
     },
   };
 }
 
-/** Registers the metrics computed from snapshots; returns their names. */
-function registerSnapshotMetrics(options: MetricsOptions): string[] {
-  const { registry, store } = options;
-  const before = new Set(registry.getMetricsAsArray().map((metric) => metric.name));
+/**
+ * Registers the metrics computed from snapshots, reading `view`; returns their names, and which of
+ * them are per target.
+ */
+function registerSnapshotMetrics(
+  options: MetricsOptions,
+  view: SnapshotView,
+): { names: string[]; perTarget: string[] } {
+  const { registry } = options;
+  const namesNow = (): string[] => registry.getMetricsAsArray().map((metric) => metric.name);
+  const before = new Set(namesNow());
+  const source = view.perTarget;
   registerMergeQueueMetrics({
     registry,
-    store,
+    source,
     intervalSeconds: options.mergeQueueIntervalSeconds,
   });
   registerQueueFlowMetrics({
     registry,
-    store,
+    source,
     intervalSeconds: options.mergeQueueIntervalSeconds,
   });
   registerFlakyTestsMetrics({
     registry,
-    store,
+    source,
     intervalSeconds: options.flakyTestsIntervalSeconds,
     topCodeowners: options.topCodeowners,
   });
-  registerExporterStatusMetrics({
+  registerTargetStatusMetrics({
     registry,
-    store,
+    source,
+    mergeQueueIntervalSeconds: options.mergeQueueIntervalSeconds,
+    flakyTestsIntervalSeconds: options.flakyTestsIntervalSeconds,
+  });
+  const perTarget = namesNow().filter((name) => !before.has(name));
+  registerExporterSummaryMetrics({
+    registry,
+    source: view.allTargets,
     version: options.version,
     mergeQueueIntervalSeconds: options.mergeQueueIntervalSeconds,
     flakyTestsIntervalSeconds: options.flakyTestsIntervalSeconds,
   });
-  const added = registry
-    .getMetricsAsArray()
-    .map((metric) => metric.name)
-    .filter((name) => !before.has(name));
+  const added = namesNow().filter((name) => !before.has(name));
   for (const name of added) {
     const metric = registry.getSingleMetric(name);
     if (metric !== undefined) releaseSeriesAfterEachRead(metric);
   }
-  return added;
+  return { names: added, perTarget };
 }
 
 /**

@@ -1,6 +1,5 @@
 import { Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
-import type { SnapshotStore } from '../snapshot/store.js';
 import { BLOCKED_REASONS, QUEUE_SETTINGS } from '../snapshot/types.js';
 import type { BlockedReason, MergeQueueSnapshot } from '../snapshot/types.js';
 import {
@@ -12,6 +11,7 @@ import {
 import { currentMergeQueueSnapshots } from './currentSnapshots.js';
 import { refreshedBy } from './help.js';
 import { NAMESPACE, fqName } from './naming.js';
+import type { StatusSource } from './snapshotView.js';
 
 const SUBSYSTEM = 'merge_queue';
 
@@ -81,13 +81,14 @@ const QUEUE_NUMBERS: readonly {
 
 interface MergeQueueMetricsOptions {
   readonly registry: Registry;
-  readonly store: SnapshotStore;
+  /** The statuses of the targets whose series to render. */
+  readonly source: StatusSource;
   readonly intervalSeconds: number;
 }
 
 /** Registers the merge-queue gauges; each rebuilds itself from the store's fresh snapshots on scrape. */
 export function registerMergeQueueMetrics(options: MergeQueueMetricsOptions): void {
-  const { registry, store } = options;
+  const { registry, source } = options;
   const queueFreshness = refreshedBy(ENDPOINTS.getQueue, options.intervalSeconds);
   const readinessFreshness = refreshedBy(
     ENDPOINTS.getSubmittedPullRequest,
@@ -101,7 +102,7 @@ export function registerMergeQueueMetrics(options: MergeQueueMetricsOptions): vo
     registers: [registry],
     collect() {
       this.reset();
-      for (const snapshot of currentMergeQueueSnapshots(store)) {
+      for (const snapshot of currentMergeQueueSnapshots(source)) {
         const { repo, branch } = snapshot;
         // Known states always get a series so that `== 1` and `== 0` both work in alerts; an
         // unknown state is shown as-is rather than dropped.
@@ -125,7 +126,7 @@ export function registerMergeQueueMetrics(options: MergeQueueMetricsOptions): vo
     registers: [registry],
     collect() {
       this.reset();
-      for (const snapshot of currentMergeQueueSnapshots(store)) {
+      for (const snapshot of currentMergeQueueSnapshots(source)) {
         this.set(
           {
             repo: snapshot.repo,
@@ -149,7 +150,7 @@ export function registerMergeQueueMetrics(options: MergeQueueMetricsOptions): vo
       registers: [registry],
       collect() {
         this.reset();
-        for (const snapshot of currentMergeQueueSnapshots(store)) {
+        for (const snapshot of currentMergeQueueSnapshots(source)) {
           this.set({ repo: snapshot.repo, branch: snapshot.branch }, number.value(snapshot));
         }
       },
@@ -163,7 +164,7 @@ export function registerMergeQueueMetrics(options: MergeQueueMetricsOptions): vo
     registers: [registry],
     collect() {
       this.reset();
-      for (const snapshot of currentMergeQueueSnapshots(store)) {
+      for (const snapshot of currentMergeQueueSnapshots(source)) {
         for (const setting of QUEUE_SETTINGS) {
           this.set(
             { repo: snapshot.repo, branch: snapshot.branch, setting },
@@ -181,7 +182,7 @@ export function registerMergeQueueMetrics(options: MergeQueueMetricsOptions): vo
     registers: [registry],
     collect() {
       this.reset();
-      for (const snapshot of currentMergeQueueSnapshots(store)) {
+      for (const snapshot of currentMergeQueueSnapshots(source)) {
         const { repo, branch } = snapshot;
         // Zeros for every known combination, so an emptied state reads 0 instead of disappearing.
         for (const state of KNOWN_PULL_REQUEST_STATES) {
@@ -202,7 +203,7 @@ export function registerMergeQueueMetrics(options: MergeQueueMetricsOptions): vo
     registers: [registry],
     collect() {
       this.reset();
-      for (const snapshot of currentMergeQueueSnapshots(store)) {
+      for (const snapshot of currentMergeQueueSnapshots(source)) {
         for (const [state, at] of earliestStateChanges(snapshot)) {
           this.set({ repo: snapshot.repo, branch: snapshot.branch, state }, at);
         }
@@ -217,7 +218,7 @@ export function registerMergeQueueMetrics(options: MergeQueueMetricsOptions): vo
     registers: [registry],
     collect() {
       this.reset();
-      for (const snapshot of currentMergeQueueSnapshots(store)) {
+      for (const snapshot of currentMergeQueueSnapshots(source)) {
         // Without readiness lookups a 0 would claim "nothing blocked"; no series says "unknown".
         if (!snapshot.readinessKnown) continue;
         for (const [reason, count] of blockedCounts(snapshot)) {

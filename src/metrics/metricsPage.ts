@@ -5,11 +5,16 @@ import type { SnapshotStore } from '../snapshot/store.js';
 import type { MetricChanges } from './metricChanges.js';
 import { collectFamilies, contentTypeOf, renderFamilies } from './exposition.js';
 import type { ExpositionFormat } from './exposition.js';
+import { SnapshotPartRenderer } from './snapshotPart.js';
+import type { SnapshotMetrics } from './snapshotView.js';
 
 // What /metrics sends, built from two parts:
 // - the snapshot part: every family computed from the snapshot store alone (merge queues,
 //   quarantine lists, target health). It is rendered once per store change (SnapshotStore.viewKey),
-//   as text and, on the first request that accepts it, as gzip; concurrent scrapes share one render.
+//   as text and, on the first request that accepts it, as gzip, and only the targets that changed
+//   are rendered again (SnapshotPartRenderer). Renders of one format run one at a time: scrapes
+//   that arrive while one runs share the next, which reads the store when it starts, so a burst of
+//   polls costs one render rather than one each, and no scrape is answered from before it arrived.
 // - the live part: everything else (Trunk API request counters, process and Node.js metrics, and
 //   any metric set outside the store). These move between polls, so they are not tied to the
 //   store: they are rendered (and gzipped) again when one of them changed (MetricChanges: an API
@@ -39,10 +44,10 @@ export interface MetricsPageOptions {
   readonly registry: Registry;
   readonly store: SnapshotStore;
   /**
-   * Names of the metrics whose values come from the store and nothing else: they may be cached
-   * until the store changes. Anything not listed is rendered on every scrape.
+   * The metrics whose values come from the store and nothing else: they may be cached until the
+   * store changes. Anything not listed is rendered again when it may have changed (see above).
    */
-  readonly snapshotMetrics: ReadonlySet<string>;
+  readonly snapshotMetrics: SnapshotMetrics;
   /** Changes to the metrics set outside the store; without it they are treated like process metrics. */
   readonly metricChanges?: MetricChanges;
   /** Milliseconds on a monotonic clock; injectable for tests. */
@@ -80,9 +85,10 @@ interface BuiltResponse {
 export class MetricsPage {
   readonly #registry: Registry;
   readonly #store: SnapshotStore;
-  readonly #snapshotMetrics: ReadonlySet<string>;
+  readonly #snapshotMetrics: SnapshotMetrics;
   readonly #clockMs: () => number;
   readonly #snapshotParts = new Map<ExpositionFormat, CacheEntry<string>>();
+  readonly #snapshotRenderers = new Map<ExpositionFormat, SnapshotPartRenderer>();
   /** Keyed by the change count they show and when they were rendered. */
   readonly #liveParts = new Map<ExpositionFormat, CacheEntry<LiveKey>>();
   readonly #metricChanges: MetricChanges | undefined;
@@ -162,13 +168,33 @@ export class MetricsPage {
     return response;
   }
 
+  /** How many targets' samples have been rendered, over both formats; for tests and benchmarks. */
+  get targetRenders(): number {
+    let count = 0;
+    for (const renderer of this.#snapshotRenderers.values()) count += renderer.targetRenders;
+    return count;
+  }
+
   #snapshotPart(format: ExpositionFormat): Promise<RenderedPart> {
-    // Read the key and start the collects in the same tick: no poll can land in between.
     const key = this.#store.viewKey();
     const cached = this.#snapshotParts.get(format);
     if (cached?.key === key) return cached.part;
+    if (cached !== undefined && cached.settled === undefined) {
+      // A render is running: wait for it, then ask again. Every scrape that waited finds the same
+      // new key then, so the first starts the next render and the others share it.
+      return cached.part.catch(() => undefined).then(() => this.#snapshotPart(format));
+    }
     this.#renders++;
-    return remember(this.#snapshotParts, format, key, this.#renderPart(format, true));
+    let renderer = this.#snapshotRenderers.get(format);
+    if (renderer === undefined) {
+      renderer = new SnapshotPartRenderer(this.#registry, format, this.#snapshotMetrics);
+      this.#snapshotRenderers.set(format, renderer);
+    }
+    // The key and the statuses are read in the same tick: no poll can land in between.
+    const part = renderer
+      .render(this.#store.statuses())
+      .then((text): RenderedPart => ({ text, gzipped: undefined, gzippedBytes: undefined }));
+    return remember(this.#snapshotParts, format, key, part);
   }
 
   /** Whether a live part still shows every metric change and is at most a second old. */
@@ -185,16 +211,16 @@ export class MetricsPage {
     const changes = this.#metricChanges?.count ?? 0;
     const cached = this.#liveParts.get(format);
     if (cached !== undefined && this.#isCurrent(cached.key, changes, now)) return cached.part;
-    return remember(this.#liveParts, format, { changes, at: now }, this.#renderPart(format, false));
+    return remember(this.#liveParts, format, { changes, at: now }, this.#renderLivePart(format));
   }
 
-  async #renderPart(format: ExpositionFormat, fromSnapshots: boolean): Promise<RenderedPart> {
+  async #renderLivePart(format: ExpositionFormat): Promise<RenderedPart> {
     const families = await collectFamilies(
       this.#registry,
-      (name) => this.#snapshotMetrics.has(name) === fromSnapshots,
+      (name) => !this.#snapshotMetrics.names.has(name),
     );
     // The live part goes last, so it carries OpenMetrics' `# EOF`.
-    const text = renderFamilies(families, format, { endOfPage: !fromSnapshots });
+    const text = renderFamilies(families, format, { endOfPage: true });
     return { text: Buffer.from(text), gzipped: undefined, gzippedBytes: undefined };
   }
 }

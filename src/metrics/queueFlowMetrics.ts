@@ -3,10 +3,10 @@
 import { Counter } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { QueueFlow } from '../flow/types.js';
-import type { SnapshotStore } from '../snapshot/store.js';
 import { ENDPOINTS } from '../trunk/schemas.js';
 import { formatInterval } from './help.js';
 import { NAMESPACE, fqName } from './naming.js';
+import type { StatusSource } from './snapshotView.js';
 import { StoredHistogram, type StoredHistogramSeries } from './storedHistogram.js';
 
 const SUBSYSTEM = 'merge_queue';
@@ -19,7 +19,8 @@ const STATE_SECONDS = fqName(NAMESPACE, SUBSYSTEM, 'state_seconds', 'total');
 
 interface QueueFlowMetricsOptions {
   readonly registry: Registry;
-  readonly store: SnapshotStore;
+  /** The statuses of the targets whose series to render. */
+  readonly source: StatusSource;
   readonly intervalSeconds: number;
 }
 
@@ -30,9 +31,9 @@ interface LabelledFlow {
 }
 
 /** Every configured queue with a ledger, stale or not: counters only count what was seen. */
-function queueFlows(store: SnapshotStore): LabelledFlow[] {
+function queueFlows(source: StatusSource): LabelledFlow[] {
   const flows: LabelledFlow[] = [];
-  for (const { target, queueFlow } of store.statuses()) {
+  for (const { target, queueFlow } of source.statuses()) {
     if (queueFlow !== undefined)
       flows.push({ repo: target.repo, branch: target.branch, flow: queueFlow });
   }
@@ -41,7 +42,7 @@ function queueFlows(store: SnapshotStore): LabelledFlow[] {
 
 /** Registers the flow counters and histograms; each reads the store's ledgers on scrape. */
 export function registerQueueFlowMetrics(options: QueueFlowMetricsOptions): void {
-  const { registry, store } = options;
+  const { registry, source } = options;
   const every = formatInterval(options.intervalSeconds);
   const seen =
     `Derived from consecutive successful polls of ${ENDPOINTS.getQueue} (every ${every}); ` +
@@ -57,7 +58,7 @@ export function registerQueueFlowMetrics(options: QueueFlowMetricsOptions): void
     registers: [registry],
     collect() {
       this.reset();
-      for (const { repo, branch, flow } of queueFlows(store)) {
+      for (const { repo, branch, flow } of queueFlows(source)) {
         for (const [outcome, count] of flow.counts.exited)
           this.inc({ repo, branch, outcome }, count);
       }
@@ -73,7 +74,7 @@ export function registerQueueFlowMetrics(options: QueueFlowMetricsOptions): void
     registers: [registry],
     collect() {
       this.reset();
-      for (const { repo, branch, flow } of queueFlows(store)) {
+      for (const { repo, branch, flow } of queueFlows(source)) {
         for (const { from, to, count } of flow.counts.transitions.values()) {
           this.inc({ repo, branch, from, to }, count);
         }
@@ -90,7 +91,7 @@ export function registerQueueFlowMetrics(options: QueueFlowMetricsOptions): void
     labelNames: ['repo', 'branch', 'outcome'] as const,
     registers: [registry],
     read: () =>
-      seriesOf(store, (flow) =>
+      seriesOf(source, (flow) =>
         [...flow.counts.timeInQueue].map(([outcome, histogram]) => [{ outcome }, histogram]),
       ),
   });
@@ -103,7 +104,7 @@ export function registerQueueFlowMetrics(options: QueueFlowMetricsOptions): void
     labelNames: ['repo', 'branch', 'state'] as const,
     registers: [registry],
     read: () =>
-      seriesOf(store, (flow) =>
+      seriesOf(source, (flow) =>
         [...flow.counts.timeInState].map(([state, histogram]) => [{ state }, histogram]),
       ),
   });
@@ -118,7 +119,7 @@ export function registerQueueFlowMetrics(options: QueueFlowMetricsOptions): void
     registers: [registry],
     collect() {
       this.reset();
-      for (const { repo, branch, flow } of queueFlows(store)) {
+      for (const { repo, branch, flow } of queueFlows(source)) {
         for (const [state, seconds] of flow.counts.queueStateSeconds) {
           this.inc({ repo, branch, state }, seconds);
         }
@@ -128,10 +129,10 @@ export function registerQueueFlowMetrics(options: QueueFlowMetricsOptions): void
 }
 
 function seriesOf<L extends 'outcome' | 'state'>(
-  store: SnapshotStore,
+  source: StatusSource,
   perQueue: (flow: QueueFlow) => [Record<L, string>, StoredHistogramSeries<string>['histogram']][],
 ): StoredHistogramSeries<'repo' | 'branch' | L>[] {
-  return queueFlows(store).flatMap(({ repo, branch, flow }) =>
+  return queueFlows(source).flatMap(({ repo, branch, flow }) =>
     perQueue(flow).map(([labels, histogram]) => ({
       labels: { repo, branch, ...labels },
       histogram,

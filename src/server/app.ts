@@ -5,6 +5,7 @@ import type { Registry } from 'prom-client';
 import type { Logger } from '../log/logger.js';
 import type { MetricChanges } from '../metrics/metricChanges.js';
 import { MetricsPage } from '../metrics/metricsPage.js';
+import type { SnapshotMetrics } from '../metrics/snapshotView.js';
 import type { SnapshotStore } from '../snapshot/store.js';
 import { requireBasicAuth, type BasicAuthVerifier } from './basicAuth.js';
 import { LANDING_PAGE_CSP, renderLandingPage } from './landingPage.js';
@@ -14,7 +15,7 @@ export interface HttpAppOptions {
   registry: Registry;
   store: SnapshotStore;
   /** Metrics computed from the store alone, as registerExporterMetrics returns them. */
-  snapshotMetrics: ReadonlySet<string>;
+  snapshotMetrics: SnapshotMetrics;
   /** Changes to the metrics set outside the store, as registerExporterMetrics returns them. */
   metricChanges: MetricChanges;
   version: string;

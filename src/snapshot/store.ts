@@ -8,6 +8,11 @@ import { targetKey } from './types.js';
  */
 export class SnapshotStore {
   private readonly entries = new Map<string, TargetStatus>();
+  /**
+   * The status with its stale snapshot hidden, one per stored status, so that statuses() gives the
+   * same object for an unchanged target on every call: renderers cache each target's series by it.
+   */
+  private readonly hiddenViews = new WeakMap<TargetStatus, TargetStatus>();
   private changeCount = 0;
   /** viewKey()'s last answer, and the success time of the target that will change it first. */
   private view:
@@ -88,14 +93,22 @@ export class SnapshotStore {
   /** Every configured target in configuration order, with snapshots older than the stale limit hidden. */
   statuses(): TargetStatus[] {
     const now = this.now();
-    // A pure read: the scrape path calls this once per collector and must not change the store.
+    // A pure read (the memo of hidden views aside): the scrape path calls it and must not change
+    // the store.
     // Hiding is as good as dropping, since lastSuccessAt only moves on a success, which replaces
     // the snapshot anyway.
     return [...this.entries.values()].map((status) =>
-      isStale(status, now, this.staleAfterSeconds)
-        ? Object.freeze({ ...status, snapshot: undefined })
-        : status,
+      isStale(status, now, this.staleAfterSeconds) ? this.hidden(status) : status,
     );
+  }
+
+  private hidden(status: TargetStatus): TargetStatus {
+    let view = this.hiddenViews.get(status);
+    if (view === undefined) {
+      view = Object.freeze({ ...status, snapshot: undefined });
+      this.hiddenViews.set(status, view);
+    }
+    return view;
   }
 
   /**

@@ -13,12 +13,14 @@ describe('registerExporterMetrics', () => {
   it('drops the series of every snapshot metric once it has been read', async () => {
     const { registry, snapshotMetrics } = replayScenario(loadScenario('normal-queue'));
     const snapshotFamilies = async (): Promise<unknown[]> =>
-      (await registry.getMetricsAsJSON()).filter((family) => snapshotMetrics.has(family.name));
+      (await registry.getMetricsAsJSON()).filter((family) =>
+        snapshotMetrics.names.has(family.name),
+      );
     const first = (await snapshotFamilies()) as { values: unknown[] }[];
     const seriesRead = first.reduce((sum, family) => sum + family.values.length, 0);
     expect(seriesRead).toBeGreaterThan(50);
 
-    for (const name of snapshotMetrics) {
+    for (const name of snapshotMetrics.names) {
       const metric = registry.getSingleMetric(name);
       expect(metric, name).toBeDefined();
       // Unlabelled metrics keep their one default series; labelled ones keep none.

@@ -156,7 +156,10 @@ describe('MetricsPage', () => {
 
   it('does not keep a failed render: the next scrape renders again', async () => {
     const replay = replayScenario(loadScenario('normal-queue'));
-    const failing = new Set([...replay.snapshotMetrics, 'broken_metric']);
+    const failing = {
+      ...replay.snapshotMetrics,
+      names: new Set([...replay.snapshotMetrics.names, 'broken_metric']),
+    };
     const { Gauge } = await import('prom-client');
     let broken = true;
     new Gauge({

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Registry } from 'prom-client';
 import { z } from 'zod';
 import { registerExporterMetrics } from '../../src/metrics/index.js';
+import type { SnapshotMetrics } from '../../src/metrics/index.js';
 import { createRegistry } from '../../src/metrics/registry.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
 import { BLOCKED_REASONS, QUEUE_SETTINGS } from '../../src/snapshot/types.js';
@@ -133,8 +134,10 @@ export interface ReplayedScenario {
   readonly registry: Registry;
   readonly store: SnapshotStore;
   /** The metrics registerExporterMetrics says come from the store alone. */
-  readonly snapshotMetrics: ReadonlySet<string>;
+  readonly snapshotMetrics: SnapshotMetrics;
   readonly apiCallObserver: ApiCallObserver;
+  /** What a reload does to the metrics. */
+  readonly applySettings: ReturnType<typeof registerExporterMetrics>['applySettings'];
   /** Counts what the API observer (and reload gauges) changed. */
   readonly metricChanges: MetricChanges;
   /** Moves the store's clock (unix seconds). */
@@ -158,14 +161,15 @@ export function replayScenario(scenario: Scenario, options: ReplayOptions = {}):
   const store = new SnapshotStore(scenario.staleAfterSeconds, () => clock);
   store.setTargets(scenario.targets);
   const registry = createRegistry({ defaultMetrics: options.defaultMetrics ?? false });
-  const { apiCallObserver, snapshotMetrics, metricChanges } = registerExporterMetrics({
-    registry,
-    store,
-    version: TEST_VERSION,
-    mergeQueueIntervalSeconds: MERGE_QUEUE_INTERVAL_SECONDS,
-    flakyTestsIntervalSeconds: FLAKY_TESTS_INTERVAL_SECONDS,
-    topCodeowners: scenario.topCodeowners,
-  });
+  const { apiCallObserver, snapshotMetrics, metricChanges, applySettings } =
+    registerExporterMetrics({
+      registry,
+      store,
+      version: TEST_VERSION,
+      mergeQueueIntervalSeconds: MERGE_QUEUE_INTERVAL_SECONDS,
+      flakyTestsIntervalSeconds: FLAKY_TESTS_INTERVAL_SECONDS,
+      topCodeowners: scenario.topCodeowners,
+    });
   for (const call of scenario.apiCalls) {
     apiCallObserver.requestFinished(call.endpoint, call.code, call.durationSeconds);
   }
@@ -191,6 +195,7 @@ export function replayScenario(scenario: Scenario, options: ReplayOptions = {}):
     store,
     snapshotMetrics,
     apiCallObserver,
+    applySettings,
     metricChanges,
     setClock: (seconds) => {
       clock = seconds;
