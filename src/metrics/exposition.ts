@@ -171,6 +171,31 @@ export function renderFamilySamples(family: MetricFamily, format: ExpositionForm
 }
 
 /**
+ * The sample lines of one histogram series, exactly as renderFamilySamples renders them from
+ * prom-client's JSON, without building that JSON: for a large page, histogram buckets are most of
+ * the lines, and one object per bucket and label set is most of what a render allocates.
+ */
+export function renderHistogramSeries(
+  name: string,
+  labels: Readonly<Record<string, string | number | undefined>>,
+  buckets: readonly { readonly le: number | '+Inf'; readonly count: number }[],
+  sum: number,
+  count: number,
+  format: ExpositionFormat,
+): string {
+  const openMetrics = format === 'openmetrics';
+  const pairs = formatLabels(labels, openMetrics);
+  // `le` goes last, inside the same braces as the other labels.
+  const bucketOpen = pairs === '' ? `${name}_bucket{` : `${name}_bucket${pairs.slice(0, -1)},`;
+  let text = '';
+  for (const bucket of buckets) {
+    const le = escapeLabelValue(formatBound(bucket.le, openMetrics));
+    text += `${bucketOpen}le="${le}"} ${formatNumber(bucket.count)}\n`;
+  }
+  return `${text}${name}_sum${pairs} ${formatNumber(sum)}\n${name}_count${pairs} ${formatNumber(count)}\n`;
+}
+
+/**
  * Prometheus text format 0.0.4 or OpenMetrics 1.0.0 (with `# EOF` when the part ends the page).
  * Families without samples are left out, as client_golang does.
  */

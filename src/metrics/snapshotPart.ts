@@ -4,6 +4,7 @@ import { targetKey } from '../snapshot/types.js';
 import { renderFamilyHeader, renderFamilySamples, toFamilies } from './exposition.js';
 import type { ExpositionFormat, MetricFamily } from './exposition.js';
 import type { SnapshotMetrics } from './snapshotView.js';
+import { StoredHistogram } from './storedHistogram.js';
 
 // The snapshot part of /metrics in one format, rendered the way kube-state-metrics keeps its page:
 // each target's samples of each family are rendered on their own and kept, and a page is those
@@ -92,7 +93,11 @@ export class SnapshotPartRenderer {
         scope([status]);
         const texts: string[] = [];
         for (const metric of perTarget) {
-          texts.push(renderFamilySamples(await familyOf(metric), this.#format));
+          texts.push(
+            metric instanceof StoredHistogram
+              ? metric.renderSamples(this.#format)
+              : renderFamilySamples(await familyOf(metric), this.#format),
+          );
         }
         fresh.set(key, { status, texts });
         this.#targetRenders++;

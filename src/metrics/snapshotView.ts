@@ -54,7 +54,11 @@ export class SnapshotView {
         this.#scope = undefined;
       }
     });
-    this.#lock = run.catch(() => undefined);
+    // Not run.catch(): that would hold on to the last render's result (a whole page) until the next.
+    this.#lock = run.then(
+      () => undefined,
+      () => undefined,
+    );
     return run;
   }
 }

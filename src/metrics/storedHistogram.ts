@@ -3,6 +3,8 @@
 // the ledger, not the metric, is the record, so a removed target's series vanish with it.
 import { Histogram } from 'prom-client';
 import type { HistogramConfiguration, LabelValues } from 'prom-client';
+import { renderHistogramSeries } from './exposition.js';
+import type { ExpositionFormat } from './exposition.js';
 import {
   cumulativeBuckets,
   FLOW_BUCKETS_SECONDS,
@@ -26,10 +28,28 @@ type StoredHistogramConfiguration<T extends string> = Omit<
 /** A histogram with FLOW_BUCKETS_SECONDS that renders whatever `read` returns on each scrape. */
 export class StoredHistogram<T extends string> extends Histogram<T> {
   readonly #read: () => Iterable<StoredHistogramSeries<T>>;
+  readonly #name: string;
 
   constructor({ read, ...configuration }: StoredHistogramConfiguration<T>) {
     super({ ...configuration, buckets: [...FLOW_BUCKETS_SECONDS] });
     this.#read = read;
+    this.#name = configuration.name;
+  }
+
+  /** The stored series as exposition lines, as get() then renderFamilySamples would give them. */
+  renderSamples(format: ExpositionFormat): string {
+    let text = '';
+    for (const { labels, histogram } of this.#read()) {
+      text += renderHistogramSeries(
+        this.#name,
+        labels,
+        cumulativeBuckets(histogram),
+        histogram.sum,
+        histogram.count,
+        format,
+      );
+    }
+    return text;
   }
 
   /** The stored series in prom-client's JSON shape (`_bucket` with `le`, `_sum`, `_count`). */

@@ -6,7 +6,10 @@ import {
   PROMETHEUS_CONTENT_TYPE,
   negotiateExpositionFormat,
   renderExposition,
+  renderFamilySamples,
+  renderHistogramSeries,
 } from '../../src/metrics/exposition.js';
+import type { MetricFamily } from '../../src/metrics/exposition.js';
 import { createRegistry } from '../../src/metrics/registry.js';
 
 /** What Prometheus 2.x sends by default (scrape_protocols unset). */
@@ -231,5 +234,38 @@ describe('renderExposition', () => {
     expect(body).not.toContain('test_labelled_never_set');
     // A label-less gauge has its one sample from the start, as in prom-client's own output.
     expect(body).toContain('test_never_set 0\n');
+  });
+});
+
+describe('renderHistogramSeries', () => {
+  const buckets = [
+    { le: 60, count: 1 },
+    { le: 0.5, count: 2 },
+    { le: '+Inf', count: 3 },
+  ] as const;
+  const cases = [{ repo: 'github.com/acme/"quoted"\\back\nline', outcome: 'merged' }, {}] as const;
+
+  it.each(
+    (['prometheus', 'openmetrics'] as const).flatMap((format) =>
+      cases.map((labels) => [format, labels] as const),
+    ),
+  )('renders what renderFamilySamples renders from the same JSON (%s, %j)', (format, labels) => {
+    const family: MetricFamily = {
+      name: 'flow_seconds',
+      help: 'h',
+      type: 'histogram',
+      values: [
+        ...buckets.map((bucket) => ({
+          labels: { ...labels, le: bucket.le },
+          value: bucket.count,
+          metricName: 'flow_seconds_bucket',
+        })),
+        { labels, value: 12.5, metricName: 'flow_seconds_sum' },
+        { labels, value: 3, metricName: 'flow_seconds_count' },
+      ],
+    };
+    expect(renderHistogramSeries('flow_seconds', labels, buckets, 12.5, 3, format)).toBe(
+      renderFamilySamples(family, format),
+    );
   });
 });
