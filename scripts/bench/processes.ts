@@ -23,11 +23,12 @@ export interface RunningChild {
 export function startChild(
   command: string,
   args: readonly string[],
-  options: { ready?: RegExp; timeoutMs?: number; cwd?: string } = {},
+  options: { ready?: RegExp; timeoutMs?: number; cwd?: string; env?: NodeJS.ProcessEnv } = {},
 ): Promise<RunningChild & { match: RegExpMatchArray }> {
   const child = spawn(command, args, {
     cwd: options.cwd ?? ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...options.env },
   });
   let output = '';
   const watchers = new Set<(text: string) => void>();
@@ -134,13 +135,14 @@ export async function startSimulatorProcess(
 export async function startExporterProcess(
   config: string,
   nodeOptions: readonly string[] = [],
+  env: NodeJS.ProcessEnv = {},
 ): Promise<RunningChild & { url: string }> {
   const path = join(temporaryDirectory('config'), 'config.yaml');
   writeFileSync(path, config);
   const running = await startChild(
     process.execPath,
     [...nodeOptions, 'bin/trunk-exporter.js', '--config', path],
-    { ready: /serving metrics on (http:\S+)\/metrics/ },
+    { ready: /serving metrics on (http:\S+)\/metrics/, env },
   );
   const url = running.match[1] ?? '';
   try {
