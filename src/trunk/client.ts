@@ -71,6 +71,12 @@ export class TrunkClient {
   readonly #random: () => number;
   /** Aborted by close(), so pending waits and requests end instead of holding the process. */
   readonly #closing = new AbortController();
+  /**
+   * The caller's signal joined with #closing, one per caller signal: a poll passes the same signal
+   * to all its calls, and a cycle that queues thousands of lookups otherwise made thousands of
+   * composite signals, each tracked by both sources (garbage collection was most of its CPU).
+   */
+  readonly #joinedSignals = new WeakMap<AbortSignal, AbortSignal>();
   /** Calls not yet settled. */
   readonly #active = new Set<Promise<unknown>>();
   #closed: Promise<void> | undefined;
@@ -177,6 +183,15 @@ export class TrunkClient {
     return call;
   }
 
+  #joined(signal: AbortSignal): AbortSignal {
+    let joined = this.#joinedSignals.get(signal);
+    if (joined === undefined) {
+      joined = AbortSignal.any([signal, this.#closing.signal]);
+      this.#joinedSignals.set(signal, joined);
+    }
+    return joined;
+  }
+
   /** Runs attempts until one succeeds, one fails for good, or the next wait would pass the deadline. */
   async #attempts<T, N = never>(
     target: CallTarget,
@@ -187,9 +202,7 @@ export class TrunkClient {
     onNotFound?: () => N,
   ): Promise<T | N> {
     const signal =
-      options.signal === undefined
-        ? this.#closing.signal
-        : AbortSignal.any([options.signal, this.#closing.signal]);
+      options.signal === undefined ? this.#closing.signal : this.#joined(options.signal);
     const payload = JSON.stringify(requestBody);
     for (let attempt = 1; ; attempt += 1) {
       const pausedUntil = this.#transport.pausedUntil;
