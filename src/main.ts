@@ -3,14 +3,10 @@ import { listenToProcessSignals, type ProcessSignals } from './cli/processSignal
 import { loadConfigFile } from './config/load.js';
 import { ConfigError, configErrorLines } from './config/problems.js';
 import type { ExporterConfig } from './config/types.js';
-import { startDemo } from './demo/demo.js';
 import { startExporter, type RunningExporter } from './exporter.js';
 import { KnownSecrets } from './log/knownSecrets.js';
 import { createLogger, type Logger } from './log/logger.js';
 import { shardingProblem } from './sharding/shardAssignment.js';
-import { startSimulatorServer } from './simulator/server.js';
-import { SIMULATOR_DEMO_TOKEN } from './simulator/repositories.js';
-import { createSimulatorWorld } from './simulator/world.js';
 import { VERSION } from './version.js';
 
 /** Exit status for a bad command line or configuration, as `--check-config` documents. */
@@ -41,6 +37,13 @@ export async function main(argv: readonly string[]): Promise<number> {
     case 'check-config':
       return checkConfig(command.configPath);
     case 'simulate': {
+      // The simulator is loaded only by the commands that run it: an exporter never holds its code.
+      const [{ startSimulatorServer }, { SIMULATOR_DEMO_TOKEN }, { createSimulatorWorld }] =
+        await Promise.all([
+          import('./simulator/server.js'),
+          import('./simulator/repositories.js'),
+          import('./simulator/world.js'),
+        ]);
       const logger = createLogger({ level: command.logLevel, secrets: () => [] });
       const world = createSimulatorWorld({
         seed: command.seed,
@@ -62,6 +65,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       }, logger);
     }
     case 'demo': {
+      const { startDemo } = await import('./demo/demo.js');
       const logger = createLogger({ level: command.logLevel, secrets: () => [] });
       return startThenRun(
         () => startDemo({ logger, version: VERSION, port: command.port ?? 9740 }),
