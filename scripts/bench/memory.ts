@@ -3,7 +3,12 @@
 // in a fresh process against a simulator in another one, so only the exporter counts. A preload
 // given as a data: URL (so nothing else is loaded into the exporter) collects garbage and prints
 // process.memoryUsage() when the process gets SIGUSR2.
-import { freePort, startExporterProcess, startSimulatorProcess } from './processes.ts';
+import {
+  freePort,
+  startExporterProcess,
+  startSimulatorProcess,
+  type RunningChild,
+} from './processes.ts';
 import { configYaml, type Scale } from './scale.ts';
 import { rawGet } from './staticServers.ts';
 import { readFileSync } from 'node:fs';
@@ -172,11 +177,16 @@ export async function run(options: {
   };
 }
 
-async function measureSteadyState(
+/** The exporter's command line polling a simulator of `scale`, both stopped once `use` is done. */
+async function withExporter<T>(
   scale: Scale,
-  seconds: number,
-  environment: Record<string, string>,
-): Promise<SteadyFigures> {
+  options: {
+    readonly intervalSeconds: { readonly mergeQueue: number; readonly flakyTests: number };
+    readonly nodeOptions: readonly string[];
+    readonly environment: Record<string, string>;
+  },
+  use: (exporter: RunningChild & { url: string }) => Promise<T>,
+): Promise<T> {
   const simulator = await startSimulatorProcess({
     scale,
     flavour: 'live',
@@ -189,11 +199,30 @@ async function measureSteadyState(
       port: await freePort(),
       maxConcurrentRequests: 16,
       maxRequestsPerSecond: 10_000,
-      mergeQueueIntervalSeconds: 30,
-      flakyTestsIntervalSeconds: 300,
+      mergeQueueIntervalSeconds: options.intervalSeconds.mergeQueue,
+      flakyTestsIntervalSeconds: options.intervalSeconds.flakyTests,
     });
-    const exporter = await startExporterProcess(config, [], environment);
+    const exporter = await startExporterProcess(config, options.nodeOptions, options.environment);
     try {
+      return await use(exporter);
+    } finally {
+      await exporter.stop();
+    }
+  } finally {
+    await simulator.stop();
+  }
+}
+
+async function measureSteadyState(
+  scale: Scale,
+  seconds: number,
+  environment: Record<string, string>,
+): Promise<SteadyFigures> {
+  const intervalSeconds = { mergeQueue: 30, flakyTests: 300 };
+  return withExporter(
+    scale,
+    { intervalSeconds, nodeOptions: [], environment },
+    async (exporter) => {
       const status = (): string =>
         readFileSync(`/proc/${String(exporter.child.pid)}/status`, 'utf8');
       const kilobytes = (field: string): number =>
@@ -222,54 +251,30 @@ async function measureSteadyState(
         max: Math.max(...rss),
         peak: kilobytes('VmHWM'),
       };
-    } finally {
-      await exporter.stop();
-    }
-  } finally {
-    await simulator.stop();
-  }
+    },
+  );
 }
 
 async function measure(scale: Scale, environment: Record<string, string>): Promise<MemoryFigures> {
-  const simulator = await startSimulatorProcess({
-    scale,
-    flavour: 'live',
-    latencyMs: 0,
-    churn: 'normal',
+  const options = {
+    intervalSeconds: { mergeQueue: 86_400, flakyTests: 86_400 },
+    nodeOptions: ['--expose-gc', '--import', MEMORY_ON_SIGUSR2],
+    environment,
+  };
+  return withExporter(scale, options, async (exporter) => {
+    // What a scraped exporter holds: both encodings of the page in its render cache.
+    const plain = await rawGet(`${exporter.url}/metrics`);
+    await rawGet(`${exporter.url}/metrics`, { 'Accept-Encoding': 'gzip' });
+    const printed = exporter.waitFor(/MEMORY (\{.*\})/);
+    exporter.child.kill('SIGUSR2');
+    const usage = JSON.parse((await printed)[1] ?? '{}') as Omit<
+      MemoryFigures,
+      'series' | 'pageBytes'
+    >;
+    const series = plain.body
+      .toString('utf8')
+      .split('\n')
+      .filter((line) => line !== '' && !line.startsWith('#')).length;
+    return { ...usage, series, pageBytes: plain.body.length };
   });
-  try {
-    const config = configYaml(scale, {
-      apiUrl: simulator.baseUrl,
-      port: await freePort(),
-      maxConcurrentRequests: 16,
-      maxRequestsPerSecond: 10_000,
-      mergeQueueIntervalSeconds: 86_400,
-      flakyTestsIntervalSeconds: 86_400,
-    });
-    const exporter = await startExporterProcess(
-      config,
-      ['--expose-gc', '--import', MEMORY_ON_SIGUSR2],
-      environment,
-    );
-    try {
-      // What a scraped exporter holds: both encodings of the page in its render cache.
-      const plain = await rawGet(`${exporter.url}/metrics`);
-      await rawGet(`${exporter.url}/metrics`, { 'Accept-Encoding': 'gzip' });
-      const printed = exporter.waitFor(/MEMORY (\{.*\})/);
-      exporter.child.kill('SIGUSR2');
-      const usage = JSON.parse((await printed)[1] ?? '{}') as Omit<
-        MemoryFigures,
-        'series' | 'pageBytes'
-      >;
-      const series = plain.body
-        .toString('utf8')
-        .split('\n')
-        .filter((line) => line !== '' && !line.startsWith('#')).length;
-      return { ...usage, series, pageBytes: plain.body.length };
-    } finally {
-      await exporter.stop();
-    }
-  } finally {
-    await simulator.stop();
-  }
 }
