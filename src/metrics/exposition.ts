@@ -1,4 +1,4 @@
-import type { Registry } from 'prom-client';
+import type { Metric, Registry } from 'prom-client';
 
 // Both text formats are rendered here from the registry's JSON rather than by prom-client's own
 // `metrics()`: switching a shared registry with `setContentType()` per request is racy, and
@@ -82,24 +82,41 @@ export async function collectFamilies(
   registry: Registry,
   include: (name: string) => boolean,
 ): Promise<readonly MetricFamily[]> {
-  const metrics = registry
+  const metrics = registeredMetrics(registry, include);
+  return toFamilies(await Promise.all(metrics.map(({ metric }) => metric.get())));
+}
+
+/** The registry's metrics whose names `include` accepts, in registry order, with their names. */
+export function registeredMetrics(
+  registry: Registry,
+  include: (name: string) => boolean,
+): { readonly name: string; readonly metric: Metric }[] {
+  return registry
     .getMetricsAsArray()
-    .filter((metric) => include(metric.name))
-    .map((metric) => registry.getSingleMetric(metric.name))
-    .filter((metric) => metric !== undefined);
-  return toFamilies(await Promise.all(metrics.map((metric) => metric.get())));
+    .filter(({ name }) => include(name))
+    .flatMap(({ name }) => {
+      const metric = registry.getSingleMetric(name);
+      return metric === undefined ? [] : [{ name, metric }];
+    });
 }
 
 /**
- * Renders families as one part of a page; only the part that ends the page carries OpenMetrics'
- * `# EOF`, so parts rendered separately can be sent one after the other.
+ * Renders families as one part of a page, in Prometheus text format 0.0.4 or OpenMetrics 1.0.0.
+ * Families without samples are left out, as client_golang does. Only the part that ends the page
+ * carries OpenMetrics' `# EOF`, so parts rendered separately can be sent one after the other.
  */
 export function renderFamilies(
   families: readonly MetricFamily[],
   format: ExpositionFormat,
   { endOfPage }: { endOfPage: boolean },
 ): string {
-  return renderPage(families, format, endOfPage);
+  let text = '';
+  for (const family of families) {
+    if (family.values.length === 0) continue;
+    text += renderFamilyHeader(family, format) + renderFamilySamples(family, format);
+  }
+  if (endOfPage && format === 'openmetrics') text += '# EOF\n';
+  return text;
 }
 
 /** prom-client's JSON of metrics as families. */
@@ -193,24 +210,6 @@ export function renderHistogramSeries(
     text += `${bucketOpen}le="${le}"} ${formatNumber(bucket.count)}\n`;
   }
   return `${text}${name}_sum${pairs} ${formatNumber(sum)}\n${name}_count${pairs} ${formatNumber(count)}\n`;
-}
-
-/**
- * Prometheus text format 0.0.4 or OpenMetrics 1.0.0 (with `# EOF` when the part ends the page).
- * Families without samples are left out, as client_golang does.
- */
-function renderPage(
-  families: readonly MetricFamily[],
-  format: ExpositionFormat,
-  endOfPage: boolean,
-): string {
-  let text = '';
-  for (const family of families) {
-    if (family.values.length === 0) continue;
-    text += renderFamilyHeader(family, format) + renderFamilySamples(family, format);
-  }
-  if (endOfPage && format === 'openmetrics') text += '# EOF\n';
-  return text;
 }
 
 function familyNameOf(family: MetricFamily, openMetrics: boolean): string {
