@@ -1,7 +1,12 @@
 import type { Metric, Registry } from 'prom-client';
 import type { TargetStatus } from '../snapshot/types.js';
 import { targetKey } from '../snapshot/types.js';
-import { renderFamilyHeader, renderFamilySamples, toFamilies } from './exposition.js';
+import {
+  registeredMetrics,
+  renderFamilyHeader,
+  renderFamilySamples,
+  toFamilies,
+} from './exposition.js';
 import type { ExpositionFormat, MetricFamily } from './exposition.js';
 import type { SnapshotMetrics } from './snapshotView.js';
 import { StoredHistogram } from './storedHistogram.js';
@@ -43,6 +48,8 @@ export class SnapshotPartRenderer {
   #pieces = new Map<string, TargetPieces>();
   /** The per-target metric objects the pieces were rendered by; a reload re-registers them. */
   #perTargetMetrics: readonly Metric[] = [];
+  /** Their HELP and TYPE lines, which change only with them. */
+  #perTargetHeaders: readonly string[] = [];
   #targetRenders = 0;
 
   constructor(registry: Registry, format: ExpositionFormat, snapshotMetrics: SnapshotMetrics) {
@@ -59,31 +66,38 @@ export class SnapshotPartRenderer {
   /** The part for `statuses` (read from the store in the caller's tick), reusing unchanged targets. */
   render(statuses: readonly TargetStatus[]): Promise<Buffer> {
     return this.#snapshotMetrics.view.pinned(statuses, async (scope) => {
-      const metrics = this.#registry
-        .getMetricsAsArray()
-        .filter(({ name }) => this.#snapshotMetrics.names.has(name))
-        .map(({ name }) => this.#registry.getSingleMetric(name))
-        .filter((metric) => metric !== undefined);
-      const perTarget = metrics.filter((metric) =>
-        this.#snapshotMetrics.perTarget.has(nameOf(metric)),
+      const metrics = registeredMetrics(this.#registry, (name) =>
+        this.#snapshotMetrics.names.has(name),
       );
+      const perTarget = metrics
+        .filter(({ name }) => this.#snapshotMetrics.perTarget.has(name))
+        .map(({ metric }) => metric);
       if (!sameMetrics(perTarget, this.#perTargetMetrics)) {
+        // First render, or a reload re-registered them: new HELP texts, maybe other samples.
+        scope([]);
+        const headers: string[] = [];
+        for (const metric of perTarget) {
+          headers.push(renderFamilyHeader(await familyOf(metric), this.#format));
+        }
         this.#pieces = new Map();
         this.#perTargetMetrics = perTarget;
+        this.#perTargetHeaders = headers;
       }
 
-      // Headers (and the families read across targets) first, from an empty scope.
+      // The families read across targets are small and rendered whole, every time.
+      scope(undefined);
       const families: PartFamily[] = [];
-      for (const metric of metrics) {
+      for (const { metric } of metrics) {
         const index = perTarget.indexOf(metric);
-        scope(index >= 0 ? [] : undefined);
+        if (index >= 0) {
+          families.push({ header: this.#perTargetHeaders[index] ?? '', perTargetIndex: index });
+          continue;
+        }
         const family = await familyOf(metric);
-        const header = renderFamilyHeader(family, this.#format);
-        families.push(
-          index >= 0
-            ? { header, perTargetIndex: index }
-            : { header, text: renderFamilySamples(family, this.#format) },
-        );
+        families.push({
+          header: renderFamilyHeader(family, this.#format),
+          text: renderFamilySamples(family, this.#format),
+        });
       }
 
       const fresh = new Map<string, FreshPieces>();
@@ -116,11 +130,19 @@ export class SnapshotPartRenderer {
     families: readonly PartFamily[],
     fresh: ReadonlyMap<string, FreshPieces>,
   ): void {
-    const keys = statuses.map((status) => targetKey(status.target));
+    // Bounds start at (0, 0): right for the families left out below, which have no samples.
+    const targets = statuses.map((status) => ({
+      key: targetKey(status.target),
+      status,
+      bounds: new Int32Array(this.#perTargetMetrics.length * 2),
+    }));
     const lengths = families.map((family) =>
       'text' in family
         ? Buffer.byteLength(family.text)
-        : keys.reduce((sum, key) => sum + this.#pieceLength(key, family.perTargetIndex, fresh), 0),
+        : targets.reduce(
+            (sum, { key }) => sum + this.#pieceLength(key, family.perTargetIndex, fresh),
+            0,
+          ),
     );
     // A family with no sample at all is left out, header included, as in a whole render.
     const total = families.reduce(
@@ -131,9 +153,6 @@ export class SnapshotPartRenderer {
       0,
     );
     const page = Buffer.allocUnsafe(total);
-    const bounds = new Map(
-      keys.map((key) => [key, new Int32Array(this.#perTargetMetrics.length * 2)]),
-    );
     let offset = 0;
     families.forEach((family, index) => {
       if ((lengths[index] ?? 0) === 0) return;
@@ -143,10 +162,8 @@ export class SnapshotPartRenderer {
         return;
       }
       const slot = family.perTargetIndex * 2;
-      for (const key of keys) {
-        const target = bounds.get(key);
-        if (target === undefined) continue;
-        target[slot] = offset;
+      for (const { key, bounds } of targets) {
+        bounds[slot] = offset;
         const renderedNow = fresh.get(key);
         if (renderedNow !== undefined) {
           offset += page.write(renderedNow.texts[family.perTargetIndex] ?? '', offset);
@@ -154,18 +171,11 @@ export class SnapshotPartRenderer {
           const kept = this.#pieces.get(key)?.bounds;
           offset += this.#page.copy(page, offset, kept?.[slot] ?? 0, kept?.[slot + 1] ?? 0);
         }
-        target[slot + 1] = offset;
+        bounds[slot + 1] = offset;
       }
     });
-    // Families left out still need empty bounds (0, 0 from the Int32Array), which is what they are.
-    const pieces = new Map<string, TargetPieces>();
-    statuses.forEach((status, index) => {
-      const key = keys[index] ?? '';
-      const targetBounds = bounds.get(key);
-      if (targetBounds !== undefined) pieces.set(key, { status, bounds: targetBounds });
-    });
     this.#page = page;
-    this.#pieces = pieces;
+    this.#pieces = new Map(targets.map(({ key, status, bounds }) => [key, { status, bounds }]));
   }
 
   #pieceLength(key: string, index: number, fresh: ReadonlyMap<string, FreshPieces>): number {
@@ -180,11 +190,6 @@ async function familyOf(metric: Metric): Promise<MetricFamily> {
   const [family] = toFamilies([await metric.get()]);
   if (family === undefined) throw new Error('prom-client returned no family');
   return family;
-}
-
-/** prom-client's Metric type does not declare the name every metric has. */
-function nameOf(metric: Metric): string {
-  return (metric as unknown as { name: string }).name;
 }
 
 function sameMetrics(a: readonly Metric[], b: readonly Metric[]): boolean {
