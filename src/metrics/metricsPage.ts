@@ -191,9 +191,7 @@ export class MetricsPage {
       this.#snapshotRenderers.set(format, renderer);
     }
     // The key and the statuses are read in the same tick: no poll can land in between.
-    const part = renderer
-      .render(this.#store.statuses())
-      .then((text): RenderedPart => ({ text, gzipped: undefined, gzippedBytes: undefined }));
+    const part = renderer.render(this.#store.statuses()).then(unencoded);
     return remember(this.#snapshotParts, format, key, part);
   }
 
@@ -221,7 +219,7 @@ export class MetricsPage {
     );
     // The live part goes last, so it carries OpenMetrics' `# EOF`.
     const text = renderFamilies(families, format, { endOfPage: true });
-    return { text: Buffer.from(text), gzipped: undefined, gzippedBytes: undefined };
+    return unencoded(Buffer.from(text));
   }
 }
 
@@ -243,6 +241,11 @@ function remember<K>(
     },
   );
   return part;
+}
+
+/** A rendered part whose gzip member is made on the first request that accepts it. */
+function unencoded(text: Buffer): RenderedPart {
+  return { text, gzipped: undefined, gzippedBytes: undefined };
 }
 
 /** The part's gzip member, compressed once, off the event loop. */
