@@ -8,11 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FaultPlan } from '../../src/simulator/faults.js';
+import { REPOSITORY_ROOT, runNode } from '../support/nodeProcess.js';
 import { startTestSimulator } from '../support/simulator.js';
 import { API, WEB } from './harness.js';
 
-const root = join(import.meta.dirname, '..', '..');
-const bin = join(root, 'bin', 'trunk-exporter.js');
+const bin = join(REPOSITORY_ROOT, 'bin', 'trunk-exporter.js');
 const TOKEN = 'tok_FAULTRUN_5e1f0c9a7b3d_SECRET';
 
 const directories: string[] = [];
@@ -20,33 +20,20 @@ afterEach(async () => {
   for (const directory of directories.splice(0)) await rm(directory, { recursive: true });
 });
 
-/** Output of a finished command. */
-interface Finished {
-  readonly code: number | null;
-  readonly output: string;
-}
-
-function run(args: string[], env: Record<string, string>): Promise<Finished> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], {
-      cwd: root,
-      env: { PATH: process.env.PATH ?? '', ...env },
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      resolve({ code, output });
-    });
-  });
+/** Runs the command line; resolves with its exit code and everything it printed. */
+async function run(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; output: string }> {
+  const { code, stdout, stderr } = await runNode([bin, ...args], env);
+  return { code, output: stdout + stderr };
 }
 
 /** Runs the exporter until every target has been polled, fetches every page, then SIGTERM. */
 function runExporter(configPath: string, env: Record<string, string>): Promise<string[]> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [bin, '--config', configPath, '--log-level', 'trace'], {
-      cwd: root,
+      cwd: REPOSITORY_ROOT,
       env: { PATH: process.env.PATH ?? '', ...env },
     });
     let output = '';
