@@ -52,12 +52,9 @@ export const trunkSectionSchema = z
 
 export const configFileSchema = z
   .strictObject({
-    trunk: trunkSectionSchema.default({
-      apiUrl: 'https://api.trunk.io/v1',
-      timeoutSeconds: 10,
-      maxConcurrentRequests: 4,
-      maxRequestsPerSecond: 10,
-    }),
+    // prefault, not default: an absent section is parsed as {}, so each key's own default applies
+    // and no default is written twice.
+    trunk: trunkSectionSchema.prefault({}),
     server: z
       .strictObject({
         address: nonEmptyString.default('0.0.0.0'),
@@ -68,7 +65,7 @@ export const configFileSchema = z
           .record(z.string(), bcryptHash, { error: 'expected a map of username: bcrypt hash' })
           .optional(),
       })
-      .default({ address: '0.0.0.0', port: 9740, enableReload: false }),
+      .prefault({}),
     polling: z
       .strictObject({
         mergeQueueIntervalSeconds: positiveNumber.default(30),
@@ -78,25 +75,18 @@ export const configFileSchema = z
         flakyTestDetails: z.boolean().default(true),
         staleAfterSeconds: positiveNumber.default(600),
       })
-      .default({
-        mergeQueueIntervalSeconds: 30,
-        flakyTestsIntervalSeconds: 300,
-        pullRequestDetails: true,
-        pullRequestRecheckSeconds: 300,
-        flakyTestDetails: true,
-        staleAfterSeconds: 600,
-      }),
+      .prefault({}),
     metrics: z
       .strictObject({
         topCodeowners: positiveInt.default(20),
       })
-      .default({ topCodeowners: 20 }),
+      .prefault({}),
     sharding: z
       .strictObject({
         shard: z.number().int().nonnegative().default(0),
         totalShards: positiveInt.default(1),
       })
-      .default({ shard: 0, totalShards: 1 }),
+      .prefault({}),
     targets: z
       .array(targetSchema, { error: 'expected a non-empty list' })
       .min(1, 'expected a non-empty list'),

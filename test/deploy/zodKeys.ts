@@ -14,7 +14,11 @@ export function schemaKeys(schema: z.ZodType, prefix = ''): string[] {
 }
 
 function unwrap(schema: z.ZodType): z.ZodType {
-  if (schema instanceof z.ZodDefault || schema instanceof z.ZodOptional) {
+  if (
+    schema instanceof z.ZodDefault ||
+    schema instanceof z.ZodPrefault ||
+    schema instanceof z.ZodOptional
+  ) {
     return unwrap(schema.unwrap() as z.ZodType);
   }
   return schema;
