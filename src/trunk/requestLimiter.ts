@@ -18,14 +18,24 @@ export type ReleaseSlot = () => void;
 export type RequestPriority = 'new_poll' | 'follow_up';
 
 interface SlotWaiter {
-  readonly grant: () => void;
+  readonly queue: Set<SlotWaiter>;
+  readonly signal: AbortSignal | undefined;
+  readonly resolve: () => void;
+  readonly reject: (reason: unknown) => void;
+}
+
+/** The waiters that share one abort signal, and the one listener that rejects them all. */
+interface SignalWaiters {
+  readonly waiters: Set<SlotWaiter>;
+  readonly onAbort: () => void;
 }
 
 /**
  * Gatekeeper in front of every HTTP attempt: at most `maxConcurrent` in flight, starts spaced by a
  * token bucket of depth one (so no second ever sees more than `maxPerSecond` starts, even right
- * after an idle spell: Trunk's limit is per organization and other tokens share it), and a global
- * pause that a 429 with `Retry-After` sets for everybody.
+ * after an idle spell: Trunk's limit is per organization and other tokens share it; above 1,000 a
+ * second, give or take a millisecond's worth), and a global pause that a 429 with `Retry-After`
+ * sets for everybody.
  *
  * A freed slot goes to the longest-waiting follow-up request, and only when none waits to the
  * longest-waiting new poll. Started polls thus finish before new ones start: when a thousand polls
@@ -45,6 +55,12 @@ export class RequestLimiter {
     follow_up: new Set(),
     new_poll: new Set(),
   };
+  /**
+   * One abort listener per signal rather than per waiter: a poll's lookups all wait on the poll's
+   * signal, and EventTarget walks its whole listener list on every add, so thousands of waiters
+   * each adding their own listener cost quadratic time.
+   */
+  readonly #waitersBySignal = new WeakMap<AbortSignal, SignalWaiters>();
   #inFlight = 0;
   #nextStartAt = 0;
   #pausedUntil = 0;
@@ -104,20 +120,42 @@ export class RequestLimiter {
       return;
     }
     await new Promise<void>((resolve, reject) => {
-      const onAbort = (): void => {
-        queue.delete(waiter);
-        reject(signal?.reason as Error);
-      };
       // The releaser hands its slot over directly (#inFlight unchanged), so the order holds.
-      const waiter: SlotWaiter = {
-        grant: () => {
-          signal?.removeEventListener('abort', onAbort);
-          resolve();
-        },
-      };
+      const waiter: SlotWaiter = { queue, signal, resolve, reject };
       queue.add(waiter);
-      signal?.addEventListener('abort', onAbort, { once: true });
+      if (signal !== undefined) this.#watch(signal, waiter);
     });
+  }
+
+  #watch(signal: AbortSignal, waiter: SlotWaiter): void {
+    let group = this.#waitersBySignal.get(signal);
+    if (group === undefined) {
+      const waiters = new Set<SlotWaiter>();
+      const onAbort = (): void => {
+        this.#waitersBySignal.delete(signal);
+        for (const aborted of waiters) {
+          aborted.queue.delete(aborted);
+          aborted.reject(signal.reason);
+        }
+      };
+      group = { waiters, onAbort };
+      this.#waitersBySignal.set(signal, group);
+      signal.addEventListener('abort', onAbort, { once: true });
+    }
+    group.waiters.add(waiter);
+  }
+
+  #unwatch(waiter: SlotWaiter): void {
+    const signal = waiter.signal;
+    if (signal === undefined) return;
+    const group = this.#waitersBySignal.get(signal);
+    if (group === undefined) return;
+    group.waiters.delete(waiter);
+    // No listener stays behind on a signal that outlives this limiter (a job's, across a reload).
+    if (group.waiters.size === 0) {
+      this.#waitersBySignal.delete(signal);
+      signal.removeEventListener('abort', group.onAbort);
+    }
   }
 
   #releaseSlot(): void {
@@ -127,7 +165,8 @@ export class RequestLimiter {
     const next = queue.values().next().value;
     if (next) {
       queue.delete(next);
-      next.grant();
+      this.#unwatch(next);
+      next.resolve();
     } else this.#inFlight -= 1;
   }
 
@@ -139,6 +178,10 @@ export class RequestLimiter {
       // Reserve the start time now so concurrent waiters line up behind each other.
       this.#nextStartAt = startAt + this.#intervalMs;
       if (startAt <= now) return;
+      // Above 1,000 a second the spacing is finer than the clock and the timers: a wait of a
+      // fraction of a millisecond would sleep a whole one, so that start goes now. The reservation
+      // above still holds later starts back once they run a millisecond ahead.
+      if (this.#intervalMs < 1 && startAt - now < 1) return;
       await sleep(startAt - now, undefined, signal ? { signal } : undefined);
       if (this.#now() >= this.#pausedUntil) return;
     }

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { RequestLimiter } from '../../src/trunk/requestLimiter.js';
 
@@ -68,6 +69,50 @@ describe('RequestLimiter', () => {
       }),
     );
     expect((started[3] ?? 0) - (started[0] ?? 0)).toBeGreaterThanOrEqual(150 - 5);
+  });
+
+  it('listens once on a signal that many waiting requests share, and leaves no listener', async () => {
+    const limiter = new RequestLimiter({ maxConcurrent: 1, maxPerSecond: 1e9 });
+    const releaseFirst = await limiter.acquire();
+    const shared = new AbortController();
+    const waiting = Array.from({ length: 50 }, () => limiter.acquire(shared.signal));
+    expect(getEventListeners(shared.signal, 'abort')).toHaveLength(1);
+
+    // Granting every waiter removes the listener once the last one leaves.
+    releaseFirst();
+    for (const acquired of waiting) (await acquired)();
+    expect(getEventListeners(shared.signal, 'abort')).toHaveLength(0);
+
+    // Aborting rejects every waiter of that signal and no other.
+    const releaseAgain = await limiter.acquire();
+    const doomed = new AbortController();
+    const aborted = Array.from({ length: 3 }, () => limiter.acquire(doomed.signal));
+    const other = limiter.acquire(new AbortController().signal);
+    doomed.abort(new Error('poll stopped'));
+    for (const rejected of aborted) await expect(rejected).rejects.toThrow('poll stopped');
+    releaseAgain();
+    (await other)();
+    expect(getEventListeners(doomed.signal, 'abort')).toHaveLength(0);
+  });
+
+  it('starts at once when the next start is due within a millisecond, above 1,000 a second', async () => {
+    // A frozen clock: every start falls in the same millisecond.
+    const fast = new RequestLimiter({ maxConcurrent: 10, maxPerSecond: 1e6, now: () => 1000 });
+    const slow = new RequestLimiter({ maxConcurrent: 10, maxPerSecond: 1000, now: () => 1000 });
+    const beforeAnyTimer = (): Promise<string> =>
+      new Promise((resolve) => {
+        setImmediate(resolve, 'a timer was needed');
+      });
+    (await fast.acquire())();
+    // Sleeping 0.001 ms would wait for a timer, which fires after setImmediate.
+    expect(await Promise.race([fast.acquire().then(() => 'at once'), beforeAnyTimer()])).toBe(
+      'at once',
+    );
+    // At 1,000 a second the spacing is a whole millisecond and is still kept.
+    (await slow.acquire())();
+    expect(await Promise.race([slow.acquire().then(() => 'at once'), beforeAnyTimer()])).toBe(
+      'a timer was needed',
+    );
   });
 
   it('rejects limits that would block forever', () => {
