@@ -1,0 +1,68 @@
+import { getEventListeners } from 'node:events';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Secret } from '../../src/config/secret.js';
+import { TrunkTransport } from '../../src/trunk/transport.js';
+import type { CallTarget } from '../../src/trunk/transport.js';
+import { TOKEN, cleanUp, recordingObserver, sendJson, startApiServer } from './harness.js';
+
+const TARGET: CallTarget = {
+  endpoint: 'getQueue',
+  repo: 'github.com/acme/web',
+  branch: 'main',
+};
+
+function makeTransport(apiUrl: string, timeoutMs: number): TrunkTransport {
+  return new TrunkTransport({
+    apiUrl,
+    token: new Secret(TOKEN),
+    timeoutMs,
+    maxConcurrentRequests: 4,
+    maxRequestsPerSecond: 1000,
+    observer: recordingObserver(),
+    userAgent: 'trunk-exporter/test',
+  });
+}
+
+afterEach(cleanUp);
+
+describe('TrunkTransport', () => {
+  it("leaves no listener on the caller's signal once an attempt is over", async () => {
+    const server = await startApiServer((_req, res, index) => {
+      // The second request never gets an answer and times out.
+      if (index === 0) sendJson(res, 200, { ok: true });
+    });
+    const transport = makeTransport(server.apiUrl, 200);
+    const poll = new AbortController();
+
+    const answered = transport.send(TARGET, '{}', poll.signal, 1);
+    const outcome = await answered;
+    expect(outcome).toMatchObject({ kind: 'response', status: 200 });
+    expect(getEventListeners(poll.signal, 'abort')).toHaveLength(0);
+
+    const timedOut = transport.send(TARGET, '{}', poll.signal, 1);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // While the attempt is in flight it listens, so that aborting the poll ends it.
+    expect(getEventListeners(poll.signal, 'abort')).toHaveLength(1);
+    expect(await timedOut).toMatchObject({ kind: 'failure', reason: 'timeout' });
+    expect(getEventListeners(poll.signal, 'abort')).toHaveLength(0);
+    await transport.close();
+  });
+
+  it('ends an attempt in flight when the caller aborts, as aborted rather than a timeout', async () => {
+    const server = await startApiServer(() => {
+      // Never answer.
+    });
+    const transport = makeTransport(server.apiUrl, 60_000);
+    const poll = new AbortController();
+    const attempt = transport.send(TARGET, '{}', poll.signal, 1);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    poll.abort(new Error('poll stopped'));
+
+    // Long before the attempt's own timeout (a minute) could end it.
+    const stillRunning = new Promise((resolve) => setTimeout(resolve, 2000, 'still running'));
+    const ended = await Promise.race([attempt.catch((error: unknown) => error), stillRunning]);
+    expect(ended).toMatchObject({ reason: 'aborted', attempts: 1 });
+    expect(getEventListeners(poll.signal, 'abort')).toHaveLength(0);
+    await transport.close();
+  });
+});
