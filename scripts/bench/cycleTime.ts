@@ -155,16 +155,16 @@ async function measure(setting: CycleSetting, runs: number): Promise<CycleRun[]>
     });
     const store = new SnapshotStore(3600);
     store.setTargets(configuredTargets(config));
-    const jobs = buildPollJobs({ config, reader: client, store, logger: silentLogger() }).filter(
-      (job) => job.key.startsWith('merge_queue'),
-    );
-    const signal = new AbortController().signal;
+    // One signal per job, as the scheduler gives each job its own controller.
+    const jobs = buildPollJobs({ config, reader: client, store, logger: silentLogger() })
+      .filter((job) => job.key.startsWith('merge_queue'))
+      .map((job) => ({ job, signal: new AbortController().signal }));
     const results: CycleRun[] = [];
     for (let index = 0; index <= runs; index++) {
       calls.total = 0;
       calls.getQueue = 0;
       const started = performance.now();
-      await Promise.all(jobs.map((job) => job.run(signal)));
+      await Promise.all(jobs.map(({ job, signal }) => job.run(signal)));
       const seconds = (performance.now() - started) / 1000;
       const failed = store.statuses().filter((status) => status.up !== true).length;
       if (failed > 0) throw new Error(`${failed} targets failed their poll during the cycle`);
