@@ -1,5 +1,6 @@
 // `npm run bench`: runs every benchmark module in turn and writes docs/benchmarks.md.
 // `--quick` runs each at a small size, to check that the whole chain works (the report then says so).
+import './exporterV8Flags.ts';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem, type as osType, release } from 'node:os';
 import { dirname, join } from 'node:path';
