@@ -1,11 +1,11 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
-import type { Dispatcher } from 'undici';
 import type { Secret } from '../config/secret.js';
 import { TrunkApiError } from './errors.js';
 import type { ApiCallObserver } from './observer.js';
 import { RequestLimiter, type RequestPriority } from './requestLimiter.js';
+import { ResponseCollector } from './responseCollector.js';
 import { parseRetryAfter } from './retryPolicy.js';
 import type { Endpoint } from './schemas.js';
 
@@ -62,19 +62,23 @@ const UNDICI_TIMEOUT_CODES: ReadonlySet<string> = new Set([
 export class TrunkTransport {
   readonly #pool: Pool;
   readonly #basePath: string;
-  readonly #token: Secret;
   readonly #timeoutMs: number;
   readonly #observer: ApiCallObserver;
-  readonly #userAgent: string;
   readonly #limiter: RequestLimiter;
+  /** The same for every request, so built once. */
+  readonly #headers: Record<string, string>;
 
   constructor(options: TrunkTransportOptions) {
     const url = new URL(options.apiUrl);
     this.#basePath = url.pathname.replace(/\/+$/, '');
-    this.#token = options.token;
     this.#timeoutMs = options.timeoutMs;
     this.#observer = options.observer;
-    this.#userAgent = options.userAgent;
+    this.#headers = {
+      'content-type': 'application/json',
+      accept: 'application/json',
+      'user-agent': options.userAgent,
+      'x-api-token': options.token.reveal(),
+    };
     this.#limiter = new RequestLimiter({
       maxConcurrent: options.maxConcurrentRequests,
       maxPerSecond: options.maxRequestsPerSecond,
@@ -118,76 +122,60 @@ export class TrunkTransport {
       throw aborted(attempt - 1, error);
     }
     const started = performance.now();
-    // One controller per attempt, fed by the caller's signal and the timer. Not AbortSignal.any():
-    // it tracks each composite signal from its sources through weak references, and at a thousand
-    // attempts a second their collection was a large part of the client's garbage-collection time.
-    // Not AbortSignal.timeout() either: its timer cannot be cleared, so every finished attempt kept
-    // a timer and two signals alive for the whole timeout.
-    const attemptAbort = new AbortController();
+    const collector = new ResponseCollector(MAX_ERROR_BODY_BYTES);
+    // A listener on the caller's signal and a timer per attempt. Not AbortSignal.any() over the
+    // caller's signal and a timeout signal: that builds a composite signal per attempt, tracked
+    // from each source through weak references. Not AbortSignal.timeout() either: its timer cannot
+    // be cleared, so every finished attempt kept a timer and two signals alive for the whole timeout.
     const onCallerAbort = (): void => {
-      attemptAbort.abort(signal.reason);
+      collector.abort(asError(signal.reason));
     };
     signal.addEventListener('abort', onCallerAbort);
     // The signal may have fired between the limiter's grant and here; a listener added now never runs.
     if (signal.aborted) onCallerAbort();
     // Started after the limiter admits the request, so queueing never eats into the timeout.
     const timer = setTimeout(() => {
-      attemptAbort.abort(new DOMException('attempt timed out', 'TimeoutError'));
+      collector.abort(new DOMException('attempt timed out', 'TimeoutError'));
     }, this.#timeoutMs);
-    const settle = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', onCallerAbort);
-    };
-    let response: Dispatcher.ResponseData | undefined;
     let outcome: AttemptOutcome;
     try {
-      response = await this.#pool.request({
-        method: 'POST',
-        path: `${this.#basePath}/${target.endpoint}`,
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json',
-          'user-agent': this.#userAgent,
-          'x-api-token': this.#token.reveal(),
+      this.#pool.dispatch(
+        {
+          method: 'POST',
+          path: `${this.#basePath}/${target.endpoint}`,
+          headers: this.#headers,
+          body: payload,
+          headersTimeout: this.#timeoutMs,
+          bodyTimeout: this.#timeoutMs,
         },
-        body: payload,
-        signal: attemptAbort.signal,
-        headersTimeout: this.#timeoutMs,
-        bodyTimeout: this.#timeoutMs,
-      });
-      const { statusCode: status, headers } = response;
+        collector,
+      );
+      const { status, headers, text } = await collector.done;
+      // An error status is kept without its body when the caller aborts while it is read.
+      signal.throwIfAborted();
       const requestId = firstHeader(headers['x-request-id']);
-      let text: string;
-      if (status >= 200 && status < 300) {
-        text = await response.body.text();
-      } else {
-        // The status decides what happens next; a body that fails mid-way only loses the excerpt.
-        text = await readAtMost(response.body, MAX_ERROR_BODY_BYTES).catch(() => '');
-        signal.throwIfAborted();
-      }
       outcome = { kind: 'response', status, headers, requestId, text };
     } catch (error) {
-      // A body left half-read would pin the socket; destroying a consumed one is a no-op.
-      response?.body.destroy();
       if (signal.aborted) {
-        settle();
         release();
         throw aborted(attempt, error);
       }
-      // The caller's abort was handled above, so an aborted attempt here is the timer's doing.
       const timedOut =
-        attemptAbort.signal.aborted || UNDICI_TIMEOUT_CODES.has(errorCode(error) ?? '');
+        (error instanceof DOMException && error.name === 'TimeoutError') ||
+        UNDICI_TIMEOUT_CODES.has(errorCode(error) ?? '');
       outcome = {
         kind: 'failure',
         reason: timedOut ? 'timeout' : 'network_error',
-        requestId: response ? firstHeader(response.headers['x-request-id']) : undefined,
+        requestId: firstHeader(collector.headers?.['x-request-id']),
         detail: timedOut
           ? `timed out after ${this.#timeoutMs / 1000}s`
           : `network error: ${describeError(error)}`,
         cause: error,
       };
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onCallerAbort);
     }
-    settle();
     if (outcome.kind === 'response' && outcome.status === 429) {
       // Trunk's limit is per organization, so every call of this transport holds back; set before
       // the slot is released, so a request waiting for that very slot already sees the pause.
@@ -206,6 +194,10 @@ export class TrunkTransport {
   }
 }
 
+function asError(reason: unknown): Error {
+  return reason instanceof Error ? reason : new Error(String(reason));
+}
+
 function firstHeader(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
@@ -219,20 +211,4 @@ function describeError(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   const code = errorCode(error);
   return code === undefined ? message : `${code} ${message}`;
-}
-
-async function readAtMost(
-  body: Dispatcher.ResponseData['body'],
-  maxBytes: number,
-): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
-    chunks.push(buffer);
-    size += buffer.length;
-    // Leaving the loop destroys the stream, which closes the connection instead of draining it.
-    if (size >= maxBytes) break;
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
