@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { Pool } from 'undici';
+import { Pool } from './undiciPool.js';
 import type { Secret } from '../config/secret.js';
 import { TrunkApiError } from './errors.js';
 import type { ApiCallObserver } from './observer.js';
