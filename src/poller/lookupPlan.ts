@@ -7,13 +7,19 @@
 import { fnv1a64 } from '../sharding/fnv1a.js';
 import type { EnqueuedPullRequest, SubmittedPullRequest } from '../trunk/schemas.js';
 
+/**
+ * The part of a getSubmittedPullRequest answer a poll reads. Only this is remembered: the title,
+ * author, ids and the rest of every remembered answer would otherwise stay on the heap between polls.
+ */
+export type PullRequestDetail = Pick<SubmittedPullRequest, 'state' | 'readiness'>;
+
 /** What the last successful poll learned about one PR, and from which version of its queue item. */
 export interface RememberedLookup {
   readonly stateChangedAt: string;
   readonly sha: string;
   /** The queue item's own `state` (live service only). */
   readonly itemState: string | undefined;
-  readonly detail: SubmittedPullRequest;
+  readonly detail: PullRequestDetail;
   /** Unix seconds of the poll that looked it up. */
   readonly lookedUpAt: number;
 }
@@ -24,7 +30,7 @@ export type LookupMemory = ReadonlyMap<number, RememberedLookup>;
 /** The lookups one poll makes, and the answers it reuses instead. */
 export interface LookupPlan {
   readonly lookUp: readonly EnqueuedPullRequest[];
-  readonly reuse: ReadonlyMap<number, SubmittedPullRequest>;
+  readonly reuse: ReadonlyMap<number, PullRequestDetail>;
 }
 
 interface PlanOptions {
@@ -51,7 +57,7 @@ export function planLookups(
   options: PlanOptions,
 ): LookupPlan {
   const lookUp: EnqueuedPullRequest[] = [];
-  const reuse = new Map<number, SubmittedPullRequest>();
+  const reuse = new Map<number, PullRequestDetail>();
   for (const item of items) {
     if (!needsLookup(item)) continue;
     const remembered = memory.get(item.prNumber);
@@ -74,7 +80,7 @@ export function planLookups(
  */
 export function rememberLookups(
   plan: LookupPlan,
-  answers: ReadonlyMap<number, SubmittedPullRequest | undefined>,
+  answers: ReadonlyMap<number, PullRequestDetail | undefined>,
   previous: LookupMemory,
   now: number,
 ): LookupMemory {
@@ -86,7 +92,7 @@ export function rememberLookups(
       stateChangedAt: item.stateChangedAt,
       sha: item.prSha,
       itemState: item.state,
-      detail,
+      detail: keptDetail(detail),
       lookedUpAt: now,
     });
   }
@@ -118,11 +124,19 @@ export class PullRequestLookupMemory {
   /** Records a successful poll's answers; call only once the whole poll has succeeded. */
   commit(
     plan: LookupPlan,
-    answers: ReadonlyMap<number, SubmittedPullRequest | undefined>,
+    answers: ReadonlyMap<number, PullRequestDetail | undefined>,
     now: number,
   ): void {
     this.#memory = rememberLookups(plan, answers, this.#memory, now);
   }
+}
+
+/** A copy with only the fields a poll reads, whatever else the answer object carries. */
+function keptDetail(answer: PullRequestDetail): PullRequestDetail {
+  return {
+    ...(answer.state === undefined ? {} : { state: answer.state }),
+    ...(answer.readiness === undefined ? {} : { readiness: answer.readiness }),
+  };
 }
 
 function isSameItem(remembered: RememberedLookup, item: EnqueuedPullRequest): boolean {

@@ -1,6 +1,11 @@
 import type { MergeQueueSnapshot, PullRequestSnapshot } from '../snapshot/types.js';
-import type { EnqueuedPullRequest, RepoRef, SubmittedPullRequest } from '../trunk/schemas.js';
-import { needsLookup, type LookupPlan, type PullRequestLookupMemory } from './lookupPlan.js';
+import type { EnqueuedPullRequest, RepoRef } from '../trunk/schemas.js';
+import {
+  needsLookup,
+  type LookupPlan,
+  type PullRequestDetail,
+  type PullRequestLookupMemory,
+} from './lookupPlan.js';
 import { failingReadinessRules } from './readiness.js';
 import { parseTimestampSeconds } from './timestamps.js';
 import { followUp, type ReadOptions, type TrunkReader } from './trunkReader.js';
@@ -32,7 +37,7 @@ export async function pollMergeQueue(request: MergeQueuePollRequest): Promise<Me
   const startedAt = request.now();
   const queue = await reader.getQueue(repo, branch, options);
 
-  const details = new Map<number, SubmittedPullRequest | undefined>();
+  const details = new Map<number, PullRequestDetail | undefined>();
   let plan: LookupPlan | undefined;
   if (request.pullRequestDetails) {
     plan = request.lookupMemory?.plan(queue.enqueuedPullRequests, startedAt) ?? {
@@ -91,7 +96,7 @@ export async function pollMergeQueue(request: MergeQueuePollRequest): Promise<Me
 
 function toPullRequestSnapshot(
   item: EnqueuedPullRequest,
-  detail: SubmittedPullRequest | undefined,
+  detail: PullRequestDetail | undefined,
 ): PullRequestSnapshot {
   const state = item.state ?? detail?.state ?? UNKNOWN_STATE;
   const blockedReasons =

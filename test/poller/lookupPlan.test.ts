@@ -242,6 +242,35 @@ describe('recheck spreading', () => {
   });
   const detail = { state: 'testing' } as SubmittedPullRequest;
 
+  it('remembers only the state and readiness of an answer, not its title, author or ids', () => {
+    const items = [item(7)];
+    const options = { recheckSeconds: 120, phaseSeed: 'merge_queue github.com/acme/web main' };
+    const answer: SubmittedPullRequest = {
+      stateChangedAt: '2026-01-01T00:00:00Z',
+      priorityValue: 100,
+      priorityName: 'medium',
+      skipTheLine: false,
+      forceEnqueued: false,
+      isCurrentlySubmittedToQueue: true,
+      prNumber: 7,
+      prTitle: 'A long title that nothing reads after the poll',
+      prSha: 's',
+      prBaseBranch: 'main',
+      prAuthor: 'a',
+      id: 'id-7',
+      state: 'not_ready',
+      readiness: { doesBaseBranchMatch: false },
+    };
+    const memory = rememberLookups(
+      planLookups(items, new Map(), { ...options, now: 0 }),
+      new Map([[7, answer]]),
+      new Map(),
+      0,
+    );
+    const reused = planLookups(items, memory, { ...options, now: 1 }).reuse.get(7);
+    expect(reused).toEqual({ state: 'not_ready', readiness: { doesBaseBranchMatch: false } });
+  });
+
   it('rechecks each unchanged PR once per interval, spread over the polls of that interval', () => {
     const items = Array.from({ length: 40 }, (_, index) => item(1000 + index));
     const options = { recheckSeconds: 120, phaseSeed: 'merge_queue github.com/acme/web main' };
