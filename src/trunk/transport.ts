@@ -151,8 +151,9 @@ export class TrunkTransport {
         collector,
       );
       const { status, headers, text } = await collector.done;
-      // An error status is kept without its body when the caller aborts while it is read.
-      signal.throwIfAborted();
+      // An error status is kept without its body when the caller aborts while it is read; that
+      // abort still ends the call. A 2xx that has arrived whole is complete, and is returned.
+      if (status < 200 || status >= 300) signal.throwIfAborted();
       const requestId = firstHeader(headers['x-request-id']);
       outcome = { kind: 'response', status, headers, requestId, text };
     } catch (error) {
