@@ -226,23 +226,27 @@ function openMetricsType(type: string): string {
   return ['counter', 'gauge', 'histogram', 'summary'].includes(type) ? type : 'unknown';
 }
 
-/** `le` and `quantile` go last, where readers (and client_golang) put them. */
+/**
+ * `le` and `quantile` go last, where readers (and client_golang) put them. Built as one string,
+ * without intermediate arrays: every sample of a render goes through here.
+ */
 function formatLabels(
   labels: Readonly<Record<string, string | number | undefined>>,
   openMetrics: boolean,
 ): string {
-  const pairs: string[] = [];
-  const trailing: string[] = [];
-  for (const [name, value] of Object.entries(labels)) {
+  let pairs = '';
+  let trailing = '';
+  for (const name of Object.keys(labels)) {
+    const value = labels[name];
     if (value === undefined) continue;
     if (name === 'le' || name === 'quantile') {
-      trailing.push(`${name}="${escapeLabelValue(formatBound(value, openMetrics))}"`);
+      trailing += `,${name}="${escapeLabelValue(formatBound(value, openMetrics))}"`;
     } else {
-      pairs.push(`${name}="${escapeLabelValue(String(value))}"`);
+      pairs += `,${name}="${escapeLabelValue(String(value))}"`;
     }
   }
-  const all = [...pairs, ...trailing];
-  return all.length === 0 ? '' : `{${all.join(',')}}`;
+  const all = pairs + trailing;
+  return all === '' ? '' : `{${all.slice(1)}}`;
 }
 
 /** OpenMetrics wants canonical floats for `le`/`quantile` (`1.0`, not `1`) so series match. */
@@ -267,6 +271,10 @@ function escapeHelp(help: string, openMetrics: boolean): string {
   return openMetrics ? escaped.replace(/"/g, '\\"') : escaped;
 }
 
+/** Characters a label value must escape; most values have none and are returned as they are. */
+const LABEL_VALUE_SPECIALS = /[\\"\n]/;
+
 function escapeLabelValue(value: string): string {
+  if (!LABEL_VALUE_SPECIALS.test(value)) return value;
   return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 }

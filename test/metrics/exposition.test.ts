@@ -105,6 +105,28 @@ describe('renderExposition', () => {
     );
   });
 
+  // Label values are checked for these characters before they are escaped: each on its own must
+  // still be caught, not only when another one comes along.
+  it.each([
+    ['a backslash', 'C:\\temp', 'C:\\\\temp'],
+    ['a double quote', 'say "hi"', 'say \\"hi\\"'],
+    ['a newline', 'two\nlines', 'two\\nlines'],
+  ])('escapes a label value whose only special character is %s', async (_name, value, escaped) => {
+    const registry = emptyRegistry();
+    const gauge = new Gauge({
+      name: 'test_escaping',
+      help: 'Escaping.',
+      labelNames: ['value'] as const,
+      registers: [registry],
+    });
+    gauge.set({ value }, 1);
+    for (const format of ['prometheus', 'openmetrics'] as const) {
+      expect((await renderExposition(registry, format)).body).toContain(
+        `test_escaping{value="${escaped}"} 1\n`,
+      );
+    }
+  });
+
   it('spells NaN and infinities as the parsers expect', async () => {
     const registry = emptyRegistry();
     const gauge = new Gauge({
