@@ -1,10 +1,9 @@
-import { promisify } from 'node:util';
-import { gzip as gzipCallback } from 'node:zlib';
 import type { Registry } from 'prom-client';
 import type { SnapshotStore } from '../snapshot/store.js';
 import type { MetricChanges } from './metricChanges.js';
 import { collectFamilies, contentTypeOf, renderFamilies } from './exposition.js';
 import type { ExpositionFormat } from './exposition.js';
+import { PagePart } from './pagePart.js';
 import { SnapshotPartRenderer } from './snapshotPart.js';
 import type { SnapshotMetrics } from './snapshotView.js';
 
@@ -25,8 +24,8 @@ import type { SnapshotMetrics } from './snapshotView.js';
 //   sees values taken at most a second earlier.
 // A gzip response is the two parts as two gzip members back to back: RFC 1952 allows a file of
 // several members, and Go's gzip reader (Prometheus) and Node's zlib read them as one stream.
-
-const gzip = promisify(gzipCallback);
+// A part replaced by a newer one is freed as soon as the last response written from it has been
+// sent (PagePart), so each response is released by whoever received it.
 
 /** How old the live part may be when served; see above. */
 export const LIVE_PART_MAX_AGE_MS = 1000;
@@ -38,6 +37,12 @@ export interface MetricsPageResponse {
   readonly contentEncoding: 'gzip' | undefined;
   readonly chunks: readonly Buffer[];
   readonly length: number;
+  /**
+   * Says that the chunks have been sent, or will not be. Every response render() and current()
+   * give holds the parts it is made of until then, so call it once per response received, and
+   * only after the last byte has left (a response never released keeps its parts for the GC).
+   */
+  readonly release: () => void;
 }
 
 export interface MetricsPageOptions {
@@ -54,13 +59,6 @@ export interface MetricsPageOptions {
   readonly clockMs?: () => number;
 }
 
-interface RenderedPart {
-  readonly text: Buffer;
-  gzipped: Promise<Buffer> | undefined;
-  /** The gzip member once `gzipped` has resolved, for the synchronous path. */
-  gzippedBytes: Buffer | undefined;
-}
-
 interface LiveKey {
   readonly changes: number;
   /** Milliseconds (clockMs) when rendered. */
@@ -69,15 +67,15 @@ interface LiveKey {
 
 interface CacheEntry<K> {
   readonly key: K;
-  readonly part: Promise<RenderedPart>;
+  readonly part: Promise<PagePart>;
   /** The part once `part` has resolved, for the synchronous path. */
-  settled: RenderedPart | undefined;
+  settled: PagePart | undefined;
 }
 
 /** A response built from two given parts, kept while both are still the current ones. */
 interface BuiltResponse {
-  readonly snapshot: RenderedPart;
-  readonly live: RenderedPart;
+  readonly snapshot: PagePart;
+  readonly live: PagePart;
   readonly response: MetricsPageResponse;
 }
 
@@ -112,16 +110,32 @@ export class MetricsPage {
     return this.#renders;
   }
 
-  /** The page in `format`, gzip-encoded when `acceptGzip` is set. */
+  /** The page in `format`, gzip-encoded when `acceptGzip` is set; release() it once sent. */
   async render(
     format: ExpositionFormat,
     { acceptGzip }: { acceptGzip: boolean },
   ): Promise<MetricsPageResponse> {
-    const [snapshot, live] = await Promise.all([
-      this.#snapshotPart(format),
-      this.#livePart(format),
-    ]);
-    if (acceptGzip) await Promise.all([encoded(snapshot), encoded(live)]);
+    // Each part is held from the moment it is handed out, before anything else is awaited: a newer
+    // render may retire it in the meantime, and must not free it under this response.
+    const held = [
+      heldOnArrival(this.#snapshotPart(format)),
+      heldOnArrival(this.#livePart(format)),
+    ] as const;
+    let parts: [PagePart, PagePart];
+    try {
+      parts = await Promise.all(held);
+    } catch (error) {
+      for (const part of held) part.then(releasePart, ignore);
+      throw error;
+    }
+    const [snapshot, live] = parts;
+    try {
+      if (acceptGzip) await Promise.all([snapshot.gzipped(), live.gzipped()]);
+    } catch (error) {
+      snapshot.release();
+      live.release();
+      throw error;
+    }
     return this.#response(format, acceptGzip, snapshot, live);
   }
 
@@ -139,15 +153,20 @@ export class MetricsPage {
     if (acceptGzip && (!snapshot.settled.gzippedBytes || !live.settled.gzippedBytes)) {
       return undefined;
     }
+    snapshot.settled.hold();
+    live.settled.hold();
     return this.#response(format, acceptGzip, snapshot.settled, live.settled);
   }
 
-  /** The response of two rendered parts (gzipped already when `acceptGzip`), built once per pair. */
+  /**
+   * The response of two rendered parts (gzipped already when `acceptGzip`, held once for the
+   * caller), built once per pair.
+   */
   #response(
     format: ExpositionFormat,
     acceptGzip: boolean,
-    snapshot: RenderedPart,
-    live: RenderedPart,
+    snapshot: PagePart,
+    live: PagePart,
   ): MetricsPageResponse {
     let built = this.#responses.get(format);
     if (built === undefined) {
@@ -163,6 +182,10 @@ export class MetricsPage {
       contentEncoding: acceptGzip ? 'gzip' : undefined,
       chunks,
       length: chunks.reduce((sum, chunk) => sum + chunk.length, 0),
+      release: () => {
+        snapshot.release();
+        live.release();
+      },
     };
     built[index] = { snapshot, live, response };
     return response;
@@ -175,7 +198,7 @@ export class MetricsPage {
     return count;
   }
 
-  #snapshotPart(format: ExpositionFormat): Promise<RenderedPart> {
+  #snapshotPart(format: ExpositionFormat): Promise<PagePart> {
     const key = this.#store.viewKey();
     const cached = this.#snapshotParts.get(format);
     if (cached?.key === key) return cached.part;
@@ -191,7 +214,7 @@ export class MetricsPage {
       this.#snapshotRenderers.set(format, renderer);
     }
     // The key and the statuses are read in the same tick: no poll can land in between.
-    const part = renderer.render(this.#store.statuses()).then(unencoded);
+    const part = renderer.render(this.#store.statuses()).then((text) => new PagePart(text));
     return remember(this.#snapshotParts, format, key, part);
   }
 
@@ -204,7 +227,7 @@ export class MetricsPage {
     return key.changes === changes && now - key.at <= LIVE_PART_MAX_AGE_MS;
   }
 
-  #livePart(format: ExpositionFormat): Promise<RenderedPart> {
+  #livePart(format: ExpositionFormat): Promise<PagePart> {
     const now = this.#clockMs();
     const changes = this.#metricChanges?.count ?? 0;
     const cached = this.#liveParts.get(format);
@@ -212,29 +235,36 @@ export class MetricsPage {
     return remember(this.#liveParts, format, { changes, at: now }, this.#renderLivePart(format));
   }
 
-  async #renderLivePart(format: ExpositionFormat): Promise<RenderedPart> {
+  async #renderLivePart(format: ExpositionFormat): Promise<PagePart> {
     const families = await collectFamilies(
       this.#registry,
       (name) => !this.#snapshotMetrics.names.has(name),
     );
     // The live part goes last, so it carries OpenMetrics' `# EOF`.
     const text = renderFamilies(families, format, { endOfPage: true });
-    return unencoded(Buffer.from(text));
+    return new PagePart(Buffer.from(text));
   }
 }
 
-/** Caches a part under `key`, unless its render fails: a failure must not be served to later scrapes. */
+/**
+ * Caches a part under `key`, unless its render fails: a failure must not be served to later
+ * scrapes. Once it has rendered, the part it replaces is retired.
+ */
 function remember<K>(
   cache: Map<ExpositionFormat, CacheEntry<K>>,
   format: ExpositionFormat,
   key: K,
-  part: Promise<RenderedPart>,
-): Promise<RenderedPart> {
+  part: Promise<PagePart>,
+): Promise<PagePart> {
+  const replaced = cache.get(format)?.settled;
   const entry: CacheEntry<K> = { key, part, settled: undefined };
   cache.set(format, entry);
   part.then(
     (rendered) => {
       entry.settled = rendered;
+      // Only now: until the new part exists, the snapshot renderer copies from the old one. A
+      // renderer that handed back the same buffer has not replaced it.
+      if (replaced !== undefined && replaced.text !== rendered.text) replaced.retire();
     },
     () => {
       if (cache.get(format) === entry) cache.delete(format);
@@ -243,18 +273,23 @@ function remember<K>(
   return part;
 }
 
-/** A rendered part whose gzip member is made on the first request that accepts it. */
-function unencoded(text: Buffer): RenderedPart {
-  return { text, gzipped: undefined, gzippedBytes: undefined };
+/** The part, held for the caller once it is there. */
+function heldOnArrival(part: Promise<PagePart>): Promise<PagePart> {
+  return part.then((rendered) => {
+    rendered.hold();
+    return rendered;
+  });
 }
 
-/** The part's gzip member, compressed once, off the event loop. */
-function encoded(part: RenderedPart): Promise<Buffer> {
-  part.gzipped ??= gzip(part.text).then((bytes) => (part.gzippedBytes = bytes));
-  return part.gzipped;
+function releasePart(part: PagePart): void {
+  part.release();
 }
 
-function gzippedBytes(part: RenderedPart): Buffer {
+function ignore(): void {
+  // The failure is the caller's: render() rethrows the first one.
+}
+
+function gzippedBytes(part: PagePart): Buffer {
   if (part.gzippedBytes === undefined) throw new Error('metrics page part not gzipped yet');
   return part.gzippedBytes;
 }

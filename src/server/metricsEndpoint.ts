@@ -70,7 +70,9 @@ export class MetricsEndpoint {
     // Corked, the headers and both parts leave in one writev, the cached buffers as they are.
     res.cork();
     for (const chunk of page.chunks) res.write(chunk);
-    res.end();
+    // 'finish' comes once the socket has taken the last byte: only then may the page be freed. A
+    // response cut off before that never releases it, which leaves the page to the GC.
+    res.end(page.release);
     res.uncork();
   }
 }

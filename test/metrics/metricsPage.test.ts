@@ -4,7 +4,7 @@ import { renderExposition } from '../../src/metrics/exposition.js';
 import type { ExpositionFormat } from '../../src/metrics/exposition.js';
 import { LIVE_PART_MAX_AGE_MS, MetricsPage } from '../../src/metrics/metricsPage.js';
 import type { MetricsPageResponse } from '../../src/metrics/metricsPage.js';
-import { loadScenario, replayScenario } from './scenario.js';
+import { acrossRepositories, loadScenario, replayScenario } from './scenario.js';
 import type { ReplayedScenario } from './scenario.js';
 
 function pageFor(replay: ReplayedScenario, clockMs?: () => number): MetricsPage {
@@ -180,4 +180,37 @@ describe('MetricsPage', () => {
     broken = false;
     expect(await text(page)).toContain('broken_metric 1');
   });
+
+  it.each([false, true])(
+    'frees a replaced snapshot part once every response written from it is released (gzip: %s)',
+    async (acceptGzip) => {
+      // Pages large enough to own their memory: Node.js pools small buffers, and those are left
+      // to the GC.
+      const repositories = 300;
+      const scenario = acrossRepositories(
+        loadScenario('pull-request-left-between-polls'),
+        repositories,
+      );
+      const replay = replayScenario(scenario, { polls: repositories });
+      const page = pageFor(replay);
+      const rendered = await page.render('prometheus', { acceptGzip });
+      rendered.release();
+      // A scrape of the unchanged page, still being sent when the next render replaces it.
+      const sending = page.current('prometheus', acceptGzip);
+      if (sending === undefined) throw new Error('the page should be current');
+      const sent = body(sending);
+
+      expect(replay.recordNextPoll()).toBe(true);
+      const next = await page.render('prometheus', { acceptGzip });
+      expect(body(sending)).toBe(sent);
+      const [snapshotChunk] = sending.chunks;
+      expect(snapshotChunk?.length).toBeGreaterThan(Buffer.poolSize / 2);
+
+      sending.release();
+      expect(snapshotChunk?.length).toBe(0);
+      // The current page is never freed, however many responses release it.
+      next.release();
+      expect(body(next)).toBe(await fresh(replay, 'prometheus'));
+    },
+  );
 });

@@ -155,6 +155,19 @@ export interface ReplayOptions {
   readonly defaultMetrics?: boolean;
 }
 
+/** A scenario's targets and polls, once per repository `github.com/acme/repo-<n>`. */
+export function acrossRepositories(base: Scenario, count: number): Scenario {
+  const repos = Array.from({ length: count }, (_unused, index) => `github.com/acme/repo-${index}`);
+  return {
+    ...base,
+    targets: repos.flatMap((repo) => base.targets.map((target) => ({ ...target, repo }))),
+    // Interleaved by time, as a real scheduler records them.
+    polls: base.polls.flatMap((poll) =>
+      repos.map((repo) => ({ ...poll, target: { ...poll.target, repo } })),
+    ),
+  };
+}
+
 /** Registers every metric on a fresh registry and records the scenario into a real store. */
 export function replayScenario(scenario: Scenario, options: ReplayOptions = {}): ReplayedScenario {
   let clock = scenario.polls[0]?.at ?? scenario.renderAt;

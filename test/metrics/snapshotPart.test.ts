@@ -7,6 +7,7 @@ import type { ExpositionFormat } from '../../src/metrics/exposition.js';
 import { MetricsPage } from '../../src/metrics/metricsPage.js';
 import type { Target } from '../../src/snapshot/types.js';
 import {
+  acrossRepositories,
   FLAKY_TESTS_INTERVAL_SECONDS,
   MERGE_QUEUE_INTERVAL_SECONDS,
   loadScenario,
@@ -18,19 +19,7 @@ const REPOSITORIES = 6;
 
 /** normal-queue's targets and polls, once per repository. */
 function manyRepositories(): Scenario {
-  const base = loadScenario('normal-queue');
-  const repos = Array.from(
-    { length: REPOSITORIES },
-    (_unused, index) => `github.com/acme/repo-${index}`,
-  );
-  return {
-    ...base,
-    targets: repos.flatMap((repo) => base.targets.map((target) => ({ ...target, repo }))),
-    // Interleaved by time, as a real scheduler records them.
-    polls: base.polls.flatMap((poll) =>
-      repos.map((repo) => ({ ...poll, target: { ...poll.target, repo } })),
-    ),
-  };
+  return acrossRepositories(loadScenario('normal-queue'), REPOSITORIES);
 }
 
 function pageFor(replay: ReplayedScenario): MetricsPage {

@@ -1,7 +1,8 @@
 // The /metrics fast path (a node:http listener in front of Express): it must answer exactly as the
 // Express route does, and keep basic auth and TLS, which it no longer gets from Express.
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -12,6 +13,7 @@ import type { ServerTls } from '../../src/config/types.js';
 import { BasicAuthVerifier, startHttpServer } from '../../src/server/index.js';
 import type { RunningHttpServer } from '../../src/server/index.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
+import type { Target } from '../../src/snapshot/types.js';
 import { createTestHttpApp } from '../support/httpApp.js';
 
 const USER = 'prometheus';
@@ -175,4 +177,74 @@ describe('/metrics fast path', () => {
     expect(scraped.text).toContain('trunk_exporter_build_info{');
     await expect(send(`${url.replace('https:', 'http:')}/metrics`)).rejects.toThrow();
   });
+});
+
+describe('/metrics pages replaced while being sent', () => {
+  // A render frees the page it replaces once the last response written from it is sent
+  // (src/metrics/pagePart.ts). A client that reads slowly still has most of the old page in the
+  // exporter's socket buffers when the next render replaces it: it must get that page whole.
+  // The page is made large (long repository names) so that it cannot all sit in the kernel's
+  // socket buffers of a client that does not read. Over TLS the same breakage does not show, since
+  // TLS copies what it is given when it encrypts: it is left out here.
+
+  /** Starts a request and pauses its answer as soon as the headers are in. */
+  function pausedGet(url: string, headers: Record<string, string>): Promise<IncomingMessage> {
+    return new Promise((resolve, reject) => {
+      const outgoing = httpRequest(`${url}/metrics`, { headers, agent: false }, (response) => {
+        response.pause();
+        resolve(response);
+      });
+      outgoing.on('error', reject);
+      outgoing.end();
+    });
+  }
+
+  function readAll(response: IncomingMessage): Promise<Buffer> {
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => {
+        resolve(Buffer.concat(chunks));
+      });
+      response.on('error', reject);
+      response.resume();
+    });
+  }
+
+  it.each([{}, { 'accept-encoding': 'gzip' }])(
+    'gives a slow client the whole page it asked for, though a newer one replaced it (%o)',
+    async (headers) => {
+      const store = new SnapshotStore(600);
+      const targets: Target[] = Array.from({ length: 24 }, (_unused, index) => ({
+        kind: 'merge_queue',
+        // Random, so that gzip cannot shrink the page either.
+        repo: `github.com/acme/${String(index).padStart(2, '0')}-${randomBytes(400_000).toString('hex')}`,
+        branch: 'main',
+      }));
+      store.setTargets(targets);
+      // A target shows once polled: a failed poll gives it its health series.
+      for (const target of targets) store.recordFailure(target, 'connection refused', 0.1);
+      const { app } = createTestHttpApp({ store });
+      running = await startHttpServer(app, '127.0.0.1', 0, undefined);
+      const { url } = running;
+
+      const before = await send(`${url}/metrics`, { headers });
+      expect(before.text.length).toBeGreaterThan(16_000_000);
+      const slow = await pausedGet(url, headers);
+      // Give the exporter time to fill the socket buffers and stall on the rest.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+
+      // A target dropped from the config: the next scrape renders a page without it.
+      store.setTargets(targets.slice(1));
+      const after = await send(`${url}/metrics`, { headers });
+      expect(after.text).not.toBe(before.text);
+
+      const bytes = await readAll(slow);
+      const text = (
+        slow.headers['content-encoding'] === 'gzip' ? gunzipSync(bytes) : bytes
+      ).toString();
+      expect(bytes.length).toBe(Number(slow.headers['content-length']));
+      expect(text).toBe(before.text);
+    },
+  );
 });
