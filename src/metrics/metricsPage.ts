@@ -214,7 +214,9 @@ export class MetricsPage {
       this.#snapshotRenderers.set(format, renderer);
     }
     // The key and the statuses are read in the same tick: no poll can land in between.
-    const part = renderer.render(this.#store.statuses()).then((text) => new PagePart(text));
+    const part = renderer
+      .render(this.#store.statuses())
+      .then((text) => new PagePart(text, { ownsMemory: true }));
     return remember(this.#snapshotParts, format, key, part);
   }
 

@@ -19,6 +19,8 @@ const gzip = promisify(gzipCallback);
 
 export class PagePart {
   readonly text: Buffer;
+  /** Whether `text` is a view on memory no other buffer shares (a PageWriter's page). */
+  readonly #ownsMemory: boolean;
   #gzipped: Promise<Buffer> | undefined;
   #gzippedBytes: Buffer | undefined;
   /** Responses and compressions still reading the part. */
@@ -26,8 +28,9 @@ export class PagePart {
   /** Set once a newer part has replaced this one: no new reader can come. */
   #retired = false;
 
-  constructor(text: Buffer) {
+  constructor(text: Buffer, { ownsMemory = false }: { ownsMemory?: boolean } = {}) {
     this.text = text;
+    this.#ownsMemory = ownsMemory;
   }
 
   /** The gzip member once gzipped() has resolved, for the synchronous path. */
@@ -77,18 +80,20 @@ export class PagePart {
 
   #freeIfUnread(): void {
     if (!this.#retired || this.#readers > 0) return;
-    detach(this.text);
-    if (this.#gzippedBytes !== undefined) detach(this.#gzippedBytes);
+    detach(this.text, this.#ownsMemory);
+    if (this.#gzippedBytes !== undefined) detach(this.#gzippedBytes, false);
   }
 }
 
 /**
- * Frees a buffer's memory now, if the buffer owns all of it: small buffers are slices of a pool
- * that Node.js shares between them, and freeing one would empty the others.
+ * Frees a buffer's memory now, if nothing else can be using it: the buffer is said to own it, or
+ * spans all of it. Small buffers are slices of a pool that Node.js shares between them, and
+ * freeing one would empty the others.
  */
-function detach(buffer: Buffer): void {
+function detach(buffer: Buffer, ownsMemory: boolean): void {
   const memory = buffer.buffer;
   if (!(memory instanceof ArrayBuffer) || memory.detached) return;
-  if (buffer.byteOffset !== 0 || buffer.byteLength !== memory.byteLength) return;
+  const spansAll = buffer.byteOffset === 0 && buffer.byteLength === memory.byteLength;
+  if (!ownsMemory && !spansAll) return;
   memory.transfer(0);
 }
