@@ -18,6 +18,8 @@ import { format, median, megabytes, progress, table } from './stats.ts';
 
 interface MemoryFigures {
   readonly rss: number;
+  /** RSS SETTLE_MS after the collection, the process idle: what V8 has given back by then. */
+  readonly settledRss: number;
   readonly heapTotal: number;
   readonly heapUsed: number;
   readonly external: number;
@@ -44,6 +46,13 @@ interface SteadyFigures {
   /** VmHWM: the most the process ever had resident, start-up and first render included. */
   readonly peak: number;
 }
+
+/**
+ * How long after the forced collection RSS is read again. V8 keeps the pages a collection emptied
+ * in a pool for reuse and gives them back only at its next memory-reducing collection, which its
+ * memory reducer runs once the process has been idle for a few seconds (8 s at most).
+ */
+const SETTLE_MS = 10_000;
 
 const MEMORY_ON_SIGUSR2 = `data:text/javascript,${encodeURIComponent(
   'process.on("SIGUSR2", () => { for (let i = 0; i < 3; i++) globalThis.gc(); ' +
@@ -108,6 +117,7 @@ export async function run(options: {
       format(scale.flakyRepositories),
       format(figures.series),
       `**${megabytes(figures.rss)}**`,
+      `**${megabytes(figures.settledRss)}**`,
       megabytes(figures.heapTotal),
       megabytes(figures.heapUsed),
       megabytes(figures.external),
@@ -145,6 +155,7 @@ export async function run(options: {
           'quarantine lists',
           'series',
           'RSS',
+          `RSS ${format(SETTLE_MS / 1000)} s later`,
           'heap total',
           'heap used',
           'external',
@@ -172,7 +183,7 @@ export async function run(options: {
       '',
       `Against the target, RSS under 150 MB at 1,000 targets × 30 PRs and 50 × 2,000 quarantined tests: the steady-state median with the image's settings is ${megabytes(steady.median)} (${steady.median < 150e6 ? 'under' : 'over'} it), its maximum ${megabytes(steady.max)}; without them, ${megabytes(steadyWithout.median)}.`,
       '',
-      "**What limits it.** About 52 MB of RSS at every size is the `node` binary's own code, mapped from the file, and about 40 MB more is Node.js, V8 and the loaded modules before the first poll (the 1-target row). Above that, at 1,000 targets: the snapshots and flow ledgers (about 17 MB of heap in use), the cached page (16 MB of text as external memory, plus its gzip member), and the garbage between two collections. The snapshot part of the page is rendered per target (`src/metrics/snapshotPart.ts`): a poll renders that target's samples again and copies every other target's bytes from the previous page, so a render allocates in proportion to what changed, and histogram buckets (half the lines) are written straight to text rather than through prom-client's sample objects. Two settings outside the code matter. V8's `--optimize-for-size`, which the `trunk-exporter` command sets at run time before it loads anything (`src/cli/v8Flags.ts`): without it V8 grows its young generation to 128 MB and its old space to about 200 MB during the first poll cycle and render and keeps them (about 390 MB at the largest size); it costs some CPU in garbage collection (see Cycle time). And glibc's malloc settings, which the container image sets: without them glibc raises its mmap threshold once the first large buffer is freed and then keeps every later page-sized buffer in its heap, and gives busy threads arenas of their own (the \"none\" rows). They cannot be set from inside the process; on a plain command line, set them in the environment. Measured and not kept (2026-11-21, median of the same steady-state run): releasing the page's plain text when only gzip is asked for and restoring it from the gzip member for the next render (external memory 16 MB lower, median RSS about 2 MB lower, one gunzip per render); V8's `--no-concurrent-recompilation` (no change). Measured and not kept (2026-11-22, scratch runs of the same two measurements): jemalloc or mimalloc preloaded with `LD_PRELOAD` (Debian's libjemalloc2 and libmimalloc2.0) instead of glibc with the image's settings (RSS after forced GC 161 and 152 MB against 146-150 MB); V8's `--heap-growing-percent=15` and `--external-memory-accounted-in-global-limit` (steady-state medians 138.5 and 135.5 MB against 135.7-137.9 MB the same hour: within the noise).",
+      "**What limits it.** About 52 MB of RSS at every size is the `node` binary's own code, mapped from the file, and about 40 MB more is Node.js, V8 and the loaded modules before the first poll (the 1-target row). Above that, at 1,000 targets: the snapshots and flow ledgers (about 17 MB of heap in use), the cached page (16 MB of text as external memory, plus its gzip member), and the garbage between two collections. The first RSS column is read right after the forced collection, with the pages it emptied still resident: V8 keeps those in a pool for reuse until its next memory-reducing collection, which its memory reducer runs once the process has been idle for a few seconds; the second column is read 10 s later (`SETTLE_MS`), the process idle, once V8 has given them back (the same process, the same heap in use). The external column counts the page's whole buffer, which a render reserves with room to grow; only the bytes written are ever touched, and only those are resident. The snapshot part of the page is rendered per target (`src/metrics/snapshotPart.ts`): a poll renders that target's samples again and copies every other target's bytes from the previous page, so a render allocates in proportion to what changed, and histogram buckets (half the lines) are written straight to text rather than through prom-client's sample objects. A render writes the new page in one pass, family by family, each changed target's samples written into it as soon as they are rendered (`src/metrics/pageWriter.ts`), and the page it replaces is freed as soon as the last response written from it has been sent (`src/metrics/pagePart.ts`), not when V8's next full collection finds it seconds later. Same steady-state run, scratch, 2026-11-22, two runs each: before both, median 141.1 and 149.9 MB, maximum 179.9 and 192.3 MB; with the early release alone, median 140.9 and 143.1 MB, maximum 167.4 and 170.7 MB; with both, median 142.8 and 141.3 MB, maximum 160.9 and 162.3 MB. They lower the peaks around each render, not the floor between them. Two settings outside the code matter. V8's `--optimize-for-size`, which the `trunk-exporter` command sets at run time before it loads anything (`src/cli/v8Flags.ts`): without it V8 grows its young generation to 128 MB and its old space to about 200 MB during the first poll cycle and render and keeps them (about 390 MB at the largest size); it costs some CPU in garbage collection (see Cycle time). And glibc's malloc settings, which the container image sets: without them glibc raises its mmap threshold once the first large buffer is freed and then keeps every later page-sized buffer in its heap, and gives busy threads arenas of their own (the \"none\" rows). They cannot be set from inside the process; on a plain command line, set them in the environment. Measured and not kept (2026-11-21, median of the same steady-state run): releasing the page's plain text when only gzip is asked for and restoring it from the gzip member for the next render (external memory 16 MB lower, median RSS about 2 MB lower, one gunzip per render); V8's `--no-concurrent-recompilation` (no change). Measured and not kept (2026-11-22, scratch runs of the same two measurements): jemalloc or mimalloc preloaded with `LD_PRELOAD` (Debian's libjemalloc2 and libmimalloc2.0) instead of glibc with the image's settings (RSS after forced GC 161 and 152 MB against 146-150 MB); V8's `--heap-growing-percent=15` and `--external-memory-accounted-in-global-limit` (steady-state medians 138.5 and 135.5 MB against 135.7-137.9 MB the same hour: within the noise).",
     ].join('\n'),
   };
 }
@@ -269,12 +280,15 @@ async function measure(scale: Scale, environment: Record<string, string>): Promi
     exporter.child.kill('SIGUSR2');
     const usage = JSON.parse((await printed)[1] ?? '{}') as Omit<
       MemoryFigures,
-      'series' | 'pageBytes'
+      'series' | 'pageBytes' | 'settledRss'
     >;
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    const status = readFileSync(`/proc/${String(exporter.child.pid)}/status`, 'utf8');
+    const settledRss = Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN) * 1024;
     const series = plain.body
       .toString('utf8')
       .split('\n')
       .filter((line) => line !== '' && !line.startsWith('#')).length;
-    return { ...usage, series, pageBytes: plain.body.length };
+    return { ...usage, settledRss, series, pageBytes: plain.body.length };
   });
 }
