@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { Secret } from '../config/secret.js';
 import { scrubSecrets } from '../log/logger.js';
 import type { Logger } from '../log/logger.js';
-import { TrunkApiError, bodyExcerpt, describeSchemaIssues } from './errors.js';
+import { TrunkApiError, bodyExcerpt, describeSchemaIssues, notSentWhilePaused } from './errors.js';
 import type { TrunkApiErrorReason } from './errors.js';
 import type { ApiCallObserver } from './observer.js';
 import {
@@ -209,21 +209,17 @@ export class TrunkClient {
       if (options.deadlineMs !== undefined && pausedUntil > options.deadlineMs) {
         // Waiting in the limiter would hold this poll past its budget and freeze its schedule:
         // fail now, send nothing, and let the next poll try once the pause is over.
-        throw new TrunkApiError({
-          ...target,
-          reason: 'rate_limited',
-          status: undefined,
-          requestId: undefined,
-          attempts: attempt - 1,
-          detail: `not sent: Trunk's Retry-After holds every request until ${new Date(pausedUntil).toISOString()}`,
-        });
+        throw notSentWhilePaused(target, attempt - 1, pausedUntil);
       }
+      // The same holds for a pause that begins while this attempt waits in the limiter (another
+      // call's 429 arriving while it queues for a slot): the transport fails it the same way.
       const outcome = await this.#transport.send(
         target,
         payload,
         signal,
         attempt,
         options.priority,
+        options.deadlineMs,
       );
       const failed: ErrorFactory = (reason, status, detail, cause) =>
         new TrunkApiError({

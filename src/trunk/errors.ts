@@ -54,6 +54,27 @@ export class TrunkApiError extends Error {
   }
 }
 
+/**
+ * The call was not sent: a 429's Retry-After holds every request until `pausedUntil`, past the
+ * caller's deadline. Waiting would freeze the poll's schedule; its next poll tries again.
+ */
+export function notSentWhilePaused(
+  target: Pick<TrunkApiErrorDetails, 'endpoint' | 'repo' | 'branch'>,
+  attempts: number,
+  pausedUntil: number,
+): TrunkApiError {
+  return new TrunkApiError({
+    endpoint: target.endpoint,
+    repo: target.repo,
+    branch: target.branch,
+    reason: 'rate_limited',
+    status: undefined,
+    requestId: undefined,
+    attempts,
+    detail: `not sent: Trunk's Retry-After holds every request until ${new Date(pausedUntil).toISOString()}`,
+  });
+}
+
 function formatMessage(details: TrunkApiErrorDetails): string {
   const target =
     details.branch === undefined ? details.repo : `${details.repo} branch ${details.branch}`;

@@ -17,6 +17,18 @@ export type ReleaseSlot = () => void;
  */
 export type RequestPriority = 'new_poll' | 'follow_up';
 
+/** acquire() gave up: a pause holds every request past the time this one had to start by. */
+export class PausedPastStartBy extends Error {
+  /** Epoch ms the pause lasts until. */
+  readonly pausedUntil: number;
+
+  constructor(pausedUntil: number) {
+    super(`requests are paused until ${new Date(pausedUntil).toISOString()}`);
+    this.name = 'PausedPastStartBy';
+    this.pausedUntil = pausedUntil;
+  }
+}
+
 interface SlotWaiter {
   readonly queue: Set<SlotWaiter>;
   readonly signal: AbortSignal | undefined;
@@ -90,12 +102,15 @@ export class RequestLimiter {
   }
 
   /**
-   * Waits for a slot, the rate limit and any pause; rejects with the signal's reason on abort.
+   * Waits for a slot, the rate limit and any pause; rejects with the signal's reason on abort, and
+   * with PausedPastStartBy when a pause would hold the request past `startBy` (epoch ms), however
+   * the pause began: before the call, or while it waited for a slot or slept.
    * The caller must call the returned function once the attempt (body included) is over.
    */
   async acquire(
     signal?: AbortSignal,
     priority: RequestPriority = 'new_poll',
+    startBy?: number,
   ): Promise<ReleaseSlot> {
     signal?.throwIfAborted();
     await this.#takeSlot(signal, this.#waiters[priority]);
@@ -106,7 +121,7 @@ export class RequestLimiter {
       this.#releaseSlot();
     };
     try {
-      await this.#waitForStart(signal);
+      await this.#waitForStart(signal, startBy);
     } catch (error) {
       release();
       throw error;
@@ -170,9 +185,12 @@ export class RequestLimiter {
     } else this.#inFlight -= 1;
   }
 
-  async #waitForStart(signal: AbortSignal | undefined): Promise<void> {
+  async #waitForStart(signal: AbortSignal | undefined, startBy: number | undefined): Promise<void> {
     // A loop because a 429 elsewhere may extend the pause while this request sleeps.
     for (;;) {
+      if (startBy !== undefined && this.#pausedUntil > startBy) {
+        throw new PausedPastStartBy(this.#pausedUntil);
+      }
       const now = this.#now();
       const startAt = Math.max(now, this.#nextStartAt, this.#pausedUntil);
       // Reserve the start time now so concurrent waiters line up behind each other.

@@ -2,9 +2,9 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { Pool } from './undiciPool.js';
 import type { Secret } from '../config/secret.js';
-import { TrunkApiError } from './errors.js';
+import { notSentWhilePaused, TrunkApiError } from './errors.js';
 import type { ApiCallObserver } from './observer.js';
-import { RequestLimiter, type RequestPriority } from './requestLimiter.js';
+import { PausedPastStartBy, RequestLimiter, type RequestPriority } from './requestLimiter.js';
 import { ResponseCollector } from './responseCollector.js';
 import { parseRetryAfter } from './retryPolicy.js';
 import type { Endpoint } from './schemas.js';
@@ -104,6 +104,8 @@ export class TrunkTransport {
     signal: AbortSignal,
     attempt: number,
     priority: RequestPriority = 'new_poll',
+    /** Epoch ms; a 429's pause that holds this attempt past it fails it unsent (rate_limited). */
+    startBy?: number,
   ): Promise<AttemptOutcome> {
     const aborted = (attempts: number, cause: unknown): TrunkApiError =>
       new TrunkApiError({
@@ -117,8 +119,11 @@ export class TrunkTransport {
       });
     let release: () => void;
     try {
-      release = await this.#limiter.acquire(signal, priority);
+      release = await this.#limiter.acquire(signal, priority, startBy);
     } catch (error) {
+      if (error instanceof PausedPastStartBy) {
+        throw notSentWhilePaused(target, attempt - 1, error.pausedUntil);
+      }
       throw aborted(attempt - 1, error);
     }
     const started = performance.now();

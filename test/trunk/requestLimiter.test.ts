@@ -1,6 +1,6 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { RequestLimiter } from '../../src/trunk/requestLimiter.js';
+import { PausedPastStartBy, RequestLimiter } from '../../src/trunk/requestLimiter.js';
 
 describe('RequestLimiter', () => {
   it('hands a freed slot to the next waiter and skips aborted ones', async () => {
@@ -113,6 +113,26 @@ describe('RequestLimiter', () => {
     expect(await Promise.race([slow.acquire().then(() => 'at once'), beforeAnyTimer()])).toBe(
       'a timer was needed',
     );
+  });
+
+  it('gives up on a waiting request once a pause that began while it queued outlasts its start-by time', async () => {
+    let now = 1_000_000;
+    const limiter = new RequestLimiter({ maxConcurrent: 1, maxPerSecond: 1000, now: () => now });
+    const releaseFirst = await limiter.acquire();
+    // Queued for the only slot before any pause: its poll must start by now + 200 ms.
+    const waiting = limiter.acquire(undefined, 'new_poll', now + 200);
+    // The request holding the slot gets a 429 with Retry-After: 2 s; the pause is set before its
+    // slot is released, as the transport does.
+    limiter.pauseUntil(now + 2_000);
+    releaseFirst();
+    const error: unknown = await waiting.catch((rejection: unknown) => rejection);
+    expect(error).toBeInstanceOf(PausedPastStartBy);
+    expect(error instanceof PausedPastStartBy && error.pausedUntil).toBe(now + 2_000);
+
+    // It gave its slot back: a request that may start after the pause gets it.
+    now += 2_000;
+    const release = await limiter.acquire(undefined, 'new_poll', now + 200);
+    release();
   });
 
   it('rejects limits that would block forever', () => {

@@ -11,12 +11,16 @@ const TARGET: CallTarget = {
   branch: 'main',
 };
 
-function makeTransport(apiUrl: string, timeoutMs: number): TrunkTransport {
+function makeTransport(
+  apiUrl: string,
+  timeoutMs: number,
+  maxConcurrentRequests = 4,
+): TrunkTransport {
   return new TrunkTransport({
     apiUrl,
     token: new Secret(TOKEN),
     timeoutMs,
-    maxConcurrentRequests: 4,
+    maxConcurrentRequests,
     maxRequestsPerSecond: 1000,
     observer: recordingObserver(),
     userAgent: 'trunk-exporter/test',
@@ -63,6 +67,27 @@ describe('TrunkTransport', () => {
     const ended = await Promise.race([attempt.catch((error: unknown) => error), stillRunning]);
     expect(ended).toMatchObject({ reason: 'aborted', attempts: 1 });
     expect(getEventListeners(poll.signal, 'abort')).toHaveLength(0);
+    await transport.close();
+  });
+
+  it("fails a queued attempt unsent when another call's 429 pauses requests past its start-by time", async () => {
+    const server = await startApiServer((_req, res, index) => {
+      if (index === 0) {
+        res.writeHead(429, { 'Content-Type': 'text/plain', 'Retry-After': '3' });
+        res.end('Too Many Requests');
+      } else sendJson(res, 200, { ok: true });
+    });
+    // One connection: the second call queues behind the first, which the 429 answers.
+    const transport = makeTransport(server.apiUrl, 5_000, 1);
+    const poll = new AbortController();
+    const limited = transport.send(TARGET, '{}', poll.signal, 1);
+    const queued = transport.send(TARGET, '{}', poll.signal, 1, 'new_poll', Date.now() + 500);
+
+    expect(await limited).toMatchObject({ kind: 'response', status: 429 });
+    const error: unknown = await queued.catch((rejection: unknown) => rejection);
+    expect(error).toMatchObject({ reason: 'rate_limited', attempts: 0 });
+    expect(String(error)).toContain("not sent: Trunk's Retry-After holds every request until");
+    expect(server.requests).toHaveLength(1);
     await transport.close();
   });
 });
