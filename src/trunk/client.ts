@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { Secret } from '../config/secret.js';
 import { scrubSecrets } from '../log/logger.js';
 import type { Logger } from '../log/logger.js';
-import { TrunkApiError, bodyExcerpt, describeSchemaIssues, notSentWhilePaused } from './errors.js';
+import { TrunkApiError, bodyExcerpt, describeSchemaIssues } from './errors.js';
 import type { TrunkApiErrorReason } from './errors.js';
 import type { ApiCallObserver } from './observer.js';
 import {
@@ -205,14 +205,9 @@ export class TrunkClient {
       options.signal === undefined ? this.#closing.signal : this.#joined(options.signal);
     const payload = JSON.stringify(requestBody);
     for (let attempt = 1; ; attempt += 1) {
-      const pausedUntil = this.#transport.pausedUntil;
-      if (options.deadlineMs !== undefined && pausedUntil > options.deadlineMs) {
-        // Waiting in the limiter would hold this poll past its budget and freeze its schedule:
-        // fail now, send nothing, and let the next poll try once the pause is over.
-        throw notSentWhilePaused(target, attempt - 1, pausedUntil);
-      }
-      // The same holds for a pause that begins while this attempt waits in the limiter (another
-      // call's 429 arriving while it queues for a slot): the transport fails it the same way.
+      // A 429's pause that would hold this attempt past the deadline (set before it, or by another
+      // call while it queues) would freeze the poll's schedule: the transport fails it unsent
+      // (rate_limited), and the next poll tries once the pause is over.
       const outcome = await this.#transport.send(
         target,
         payload,

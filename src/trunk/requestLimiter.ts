@@ -113,6 +113,8 @@ export class RequestLimiter {
     startBy?: number,
   ): Promise<ReleaseSlot> {
     signal?.throwIfAborted();
+    // Before queueing for a slot too: a request that cannot start in time must not wait for one.
+    this.#checkStartBy(startBy);
     await this.#takeSlot(signal, this.#waiters[priority]);
     let released = false;
     const release: ReleaseSlot = () => {
@@ -185,12 +187,16 @@ export class RequestLimiter {
     } else this.#inFlight -= 1;
   }
 
+  #checkStartBy(startBy: number | undefined): void {
+    if (startBy !== undefined && this.#pausedUntil > startBy) {
+      throw new PausedPastStartBy(this.#pausedUntil);
+    }
+  }
+
   async #waitForStart(signal: AbortSignal | undefined, startBy: number | undefined): Promise<void> {
     // A loop because a 429 elsewhere may extend the pause while this request sleeps.
     for (;;) {
-      if (startBy !== undefined && this.#pausedUntil > startBy) {
-        throw new PausedPastStartBy(this.#pausedUntil);
-      }
+      this.#checkStartBy(startBy);
       const now = this.#now();
       const startAt = Math.max(now, this.#nextStartAt, this.#pausedUntil);
       // Reserve the start time now so concurrent waiters line up behind each other.

@@ -135,6 +135,19 @@ describe('RequestLimiter', () => {
     release();
   });
 
+  it('gives up at once, without queueing for a slot, when a pause already outlasts the start-by time', async () => {
+    const now = 1_000_000;
+    const limiter = new RequestLimiter({ maxConcurrent: 1, maxPerSecond: 1000, now: () => now });
+    const releaseFirst = await limiter.acquire();
+    limiter.pauseUntil(now + 2_000);
+    // The only slot stays taken: only a check made before queueing can answer this request.
+    const error: unknown = await limiter
+      .acquire(undefined, 'new_poll', now + 200)
+      .catch((rejection: unknown) => rejection);
+    expect(error).toBeInstanceOf(PausedPastStartBy);
+    releaseFirst();
+  });
+
   it('rejects limits that would block forever', () => {
     expect(() => new RequestLimiter({ maxConcurrent: 0, maxPerSecond: 1 })).toThrow(RangeError);
     expect(() => new RequestLimiter({ maxConcurrent: 1, maxPerSecond: 0 })).toThrow(RangeError);
