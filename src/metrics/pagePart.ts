@@ -73,7 +73,7 @@ export class PagePart {
     this.#freeIfUnread();
   }
 
-  /** Whether the buffers have been freed; for tests. */
+  /** Whether the part is retired and unread: its buffers are freed, unless they are pooled; for tests. */
   get released(): boolean {
     return this.#retired && this.#readers <= 0;
   }

@@ -1,4 +1,4 @@
-/** Below this, a page's memory would come from Node's shared buffer pool, which is never freed. */
+/** The smallest reservation: a first render starts here and doubles its way up to the page. */
 const MIN_CAPACITY = 64 * 1024;
 
 /**
