@@ -1,4 +1,5 @@
 import { checkApiBudget, computeApiBudget } from './budget/apiBudget.js';
+import { configuredTargets } from './config/targets.js';
 import type { ExporterConfig } from './config/types.js';
 import { KnownSecrets } from './log/knownSecrets.js';
 import { scrubSecrets, type Logger } from './log/logger.js';
@@ -9,7 +10,7 @@ import {
 } from './metrics/index.js';
 import { createRegistry } from './metrics/registry.js';
 import { PollScheduler } from './poller/scheduler.js';
-import { buildPollJobs, configuredTargets } from './poller/targetJobs.js';
+import { buildPollJobs } from './poller/targetJobs.js';
 import { clientSettingsChanged, diffConfigs, type ConfigChanges } from './reload/configChanges.js';
 import { ConfigReloader, type ReloadResult, type ReloadTrigger } from './reload/configReloader.js';
 import { TrunkClientSlot } from './reload/trunkClientSlot.js';

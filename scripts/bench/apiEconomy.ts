@@ -11,6 +11,7 @@ import { loadBuilt } from './built.ts';
 
 // Types only (erased when Node strips them): the values are loaded from dist/ below.
 import type * as ConfigSecret from '../../src/config/secret.js';
+import type * as ConfigTargets from '../../src/config/targets.js';
 import type { ExporterConfig as Config } from '../../src/config/types.js';
 import type * as Logging from '../../src/log/logger.js';
 import type * as Readiness from '../../src/poller/readiness.js';
@@ -26,6 +27,7 @@ import type * as Observer from '../../src/trunk/observer.js';
 
 interface Modules {
   readonly secret: typeof ConfigSecret;
+  readonly targets: typeof ConfigTargets;
   readonly targetJobs: typeof TargetJobs;
   readonly readiness: typeof Readiness;
   readonly store: typeof Store;
@@ -40,6 +42,7 @@ interface Modules {
 async function loadModules(): Promise<Modules> {
   return {
     secret: await loadBuilt('config/secret.js'),
+    targets: await loadBuilt('config/targets.js'),
     targetJobs: await loadBuilt('poller/targetJobs.js'),
     readiness: await loadBuilt('poller/readiness.js'),
     store: await loadBuilt('snapshot/store.js'),
@@ -152,7 +155,7 @@ async function setUp(
     logger,
   });
   const store = new modules.store.SnapshotStore(config.polling.staleAfterSeconds);
-  store.setTargets(modules.targetJobs.configuredTargets(config));
+  store.setTargets(modules.targets.configuredTargets(config));
   const jobs = modules.targetJobs.buildPollJobs({
     config,
     reader: client,

@@ -2,9 +2,9 @@
 // operator learns at start-up, not from late polls, that the intervals and targets do not fit
 // under `trunk.maxRequestsPerSecond`. Queue depths and list sizes are not in the config: the
 // estimate assumes typical values (BUDGET_ASSUMPTIONS), and says so.
+import { configuredTargets } from '../config/targets.js';
 import type { ExporterConfig } from '../config/types.js';
 import type { Logger } from '../log/logger.js';
-import { configuredTargets } from '../poller/targetJobs.js';
 import { ENDPOINTS, MAX_PAGE_SIZE, type Endpoint } from '../trunk/schemas.js';
 
 /** What the estimate assumes about the parts of the load the config does not say. */

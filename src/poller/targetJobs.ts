@@ -1,3 +1,4 @@
+import { configuredTargets } from '../config/targets.js';
 import type { ExporterConfig, RepositoryTarget } from '../config/types.js';
 import type { QueueFlow } from '../flow/types.js';
 import type { Logger } from '../log/logger.js';
@@ -9,7 +10,6 @@ import {
   type Target,
 } from '../snapshot/types.js';
 import { TrunkApiError } from '../trunk/errors.js';
-import { isAssignedToShard } from '../sharding/shardAssignment.js';
 import { isAuthenticationFailure, whatToCheck } from './failureHint.js';
 import { pollFlakyTests } from './flakyTestsPoll.js';
 import { PullRequestLookupMemory } from './lookupPlan.js';
@@ -30,25 +30,6 @@ interface TargetJobsContext {
 interface PollResult {
   readonly snapshot: Snapshot;
   readonly queueFlow?: QueueFlow;
-}
-
-/**
- * The targets this instance polls, in configuration order: each (repo, branch) queue, then each
- * quarantine list; with sharding, only those assigned to this shard.
- */
-export function configuredTargets(config: ExporterConfig): Target[] {
-  const queues = config.targets.flatMap((repository) =>
-    repository.branches.map((branch): Target => ({
-      kind: 'merge_queue',
-      repo: repository.name,
-      branch,
-    })),
-  );
-  const flakyRepos = [
-    ...new Set(config.targets.filter((repository) => repository.flakyTests).map((r) => r.name)),
-  ];
-  const flaky = flakyRepos.map((repo): Target => ({ kind: 'flaky_tests', repo, branch: '' }));
-  return [...queues, ...flaky].filter((target) => isAssignedToShard(target, config.sharding));
 }
 
 /** One poll job per configured target, each recording its outcome in the store. */

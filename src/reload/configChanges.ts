@@ -1,5 +1,5 @@
+import { configuredTargets } from '../config/targets.js';
 import type { ExporterConfig } from '../config/types.js';
-import { configuredTargets } from '../poller/targetJobs.js';
 import type { Target } from '../snapshot/types.js';
 
 /** What a reload changed, by name only: never a setting's value, which may be a secret. */

@@ -10,7 +10,8 @@ import {
   registerExporterMetrics,
   renderExposition,
 } from '../../src/metrics/index.js';
-import { buildPollJobs, configuredTargets } from '../../src/poller/targetJobs.js';
+import { configuredTargets } from '../../src/config/targets.js';
+import { buildPollJobs } from '../../src/poller/targetJobs.js';
 import type { SimulatorFlavour } from '../../src/simulator/responses.js';
 import type { SimulatorWorld } from '../../src/simulator/world.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';

@@ -4,7 +4,8 @@
 import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RepositoryTarget } from '../../src/config/types.js';
-import { buildPollJobs, configuredTargets } from '../../src/poller/targetJobs.js';
+import { configuredTargets } from '../../src/config/targets.js';
+import { buildPollJobs } from '../../src/poller/targetJobs.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
 import { targetKey, type Target, type TargetStatus } from '../../src/snapshot/types.js';
 import type { SimulatorWorld } from '../../src/simulator/world.js';
