@@ -1,7 +1,7 @@
 import { checkApiBudget, computeApiBudget } from './budget/apiBudget.js';
 import { configuredTargets } from './config/targets.js';
 import type { ExporterConfig } from './config/types.js';
-import { KnownSecrets } from './log/knownSecrets.js';
+import { KnownSecrets } from './secrets/knownSecrets.js';
 import { scrubSecrets, type Logger } from './log/logger.js';
 import {
   registerCapacityMetrics,

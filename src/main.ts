@@ -4,7 +4,7 @@ import { loadConfigFile } from './config/load.js';
 import { ConfigError, configErrorLines } from './config/problems.js';
 import type { ExporterConfig } from './config/types.js';
 import { startExporter, type RunningExporter } from './exporter.js';
-import { KnownSecrets } from './log/knownSecrets.js';
+import { KnownSecrets } from './secrets/knownSecrets.js';
 import { createLogger, type Logger } from './log/logger.js';
 import { shardingProblem } from './sharding/shardAssignment.js';
 import { VERSION } from './version.js';

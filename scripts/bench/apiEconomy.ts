@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { loadBuilt } from './built.ts';
 
 // Types only (erased when Node strips them): the values are loaded from dist/ below.
-import type * as ConfigSecret from '../../src/config/secret.js';
+import type * as ConfigSecret from '../../src/secrets/secret.js';
 import type * as ConfigTargets from '../../src/config/targets.js';
 import type { ExporterConfig as Config } from '../../src/config/types.js';
 import type * as Logging from '../../src/log/logger.js';
@@ -41,7 +41,7 @@ interface Modules {
 /** The compiled modules; a benchmark measures what ships, so it runs dist/, not the sources. */
 async function loadModules(): Promise<Modules> {
   return {
-    secret: await loadBuilt('config/secret.js'),
+    secret: await loadBuilt('secrets/secret.js'),
     targets: await loadBuilt('config/targets.js'),
     targetJobs: await loadBuilt('poller/targetJobs.js'),
     readiness: await loadBuilt('poller/readiness.js'),

@@ -3,7 +3,7 @@ import { LineCounter, parseDocument, isMap, isNode, isScalar, type Document } fr
 import { expandEnvironment } from './environment.js';
 import { ConfigError, formatPath, problemsFromZod, type ConfigProblem } from './problems.js';
 import { configFileSchema, repoName, type ConfigFile } from './schema.js';
-import { Secret } from './secret.js';
+import { Secret } from '../secrets/secret.js';
 import { describeError, readServerTls, readSettingFile } from './settingFiles.js';
 import type { ExporterConfig, RepositoryTarget, ServerTls } from './types.js';
 

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { createSecureContext } from 'node:tls';
 import type { ConfigProblem } from './problems.js';
-import { Secret } from './secret.js';
+import { Secret } from '../secrets/secret.js';
 import type { ServerTls } from './types.js';
 
 /** A file's text, or the problem to report at the setting that named it. */

@@ -1,6 +1,6 @@
 import type { Sharding } from '../sharding/shardAssignment.js';
 import type { RepoRef } from '../trunk/schemas.js';
-import type { Secret } from './secret.js';
+import type { Secret } from '../secrets/secret.js';
 
 /** One repository to poll, normalized from either config form. */
 export interface RepositoryTarget {

@@ -1,4 +1,4 @@
-import { Secret } from '../config/secret.js';
+import { Secret } from '../secrets/secret.js';
 import type { ExporterConfig } from '../config/types.js';
 import { startExporter, type RunningExporter } from '../exporter.js';
 import type { Logger } from '../log/logger.js';

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { z } from 'zod';
-import type { Secret } from '../config/secret.js';
+import type { Secret } from '../secrets/secret.js';
 import { scrubSecrets } from '../log/logger.js';
 import type { Logger } from '../log/logger.js';
 import { TrunkApiError, bodyExcerpt, describeSchemaIssues } from './errors.js';

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { Pool } from './undiciPool.js';
-import type { Secret } from '../config/secret.js';
+import type { Secret } from '../secrets/secret.js';
 import { notSentWhilePaused, TrunkApiError } from './errors.js';
 import type { ApiCallObserver } from './observer.js';
 import { PausedPastStartBy, RequestLimiter, type RequestPriority } from './requestLimiter.js';

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/secrets/secret.js';
 import type { ExporterConfig } from '../../src/config/types.js';
 import { TrunkClientSlot } from '../../src/reload/trunkClientSlot.js';
 import { TrunkApiError } from '../../src/trunk/errors.js';

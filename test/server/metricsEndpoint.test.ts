@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import bcrypt from 'bcryptjs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/secrets/secret.js';
 import type { ServerTls } from '../../src/config/types.js';
 import { BasicAuthVerifier, startHttpServer } from '../../src/server/index.js';
 import type { RunningHttpServer } from '../../src/server/index.js';

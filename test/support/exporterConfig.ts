@@ -1,6 +1,6 @@
 // A complete ExporterConfig for tests that drive the poller without the config file: the schema's
 // defaults, loopback addresses, and what each test overrides. One place to add a new config key.
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/secrets/secret.js';
 import type { ExporterConfig, RepositoryTarget } from '../../src/config/types.js';
 import { SIMULATOR_ORG_SLUG } from '../../src/simulator/repositories.js';
 import { TOKEN } from '../trunk/harness.js';

@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import { afterEach } from 'vitest';
 import { loadConfigFile, parseConfig } from '../../src/config/load.js';
 import { startExporter, type RunningExporter } from '../../src/exporter.js';
-import { KnownSecrets } from '../../src/log/knownSecrets.js';
+import { KnownSecrets } from '../../src/secrets/knownSecrets.js';
 import { createLogger } from '../../src/log/logger.js';
 import type { RunningSimulator } from '../../src/simulator/server.js';
 import type { SimulatorWorld } from '../../src/simulator/world.js';

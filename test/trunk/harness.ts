@@ -4,7 +4,7 @@ import { createServer } from 'node:http';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/secrets/secret.js';
 import { createLogger, silentLogger } from '../../src/log/logger.js';
 import type { Logger } from '../../src/log/logger.js';
 import { TrunkClient } from '../../src/trunk/client.js';

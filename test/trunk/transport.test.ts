@@ -1,6 +1,6 @@
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/secrets/secret.js';
 import { TrunkTransport } from '../../src/trunk/transport.js';
 import type { CallTarget } from '../../src/trunk/transport.js';
 import { TOKEN, cleanUp, recordingObserver, sendJson, startApiServer } from './harness.js';

@@ -1,4 +1,4 @@
-import type { Secret } from '../config/secret.js';
+import type { Secret } from './secret.js';
 
 /**
  * Every secret the process has held, for the logger's scrubber: after a reload rotates the token,
