@@ -1,13 +1,13 @@
 // Folding flow events into cumulative counts. Counts only grow; every fold returns new maps.
 import { KNOWN_QUEUE_STATES } from '../trunk/schemas.js';
-import { emptyHistogram, observe } from './histogram.js';
+import { emptyHistogram, observe } from '../snapshot/histogram.js';
 import {
   EXIT_OUTCOMES,
   transitionKey,
   type FlowEvent,
   type QueueFlowCounts,
   type TransitionCount,
-} from './types.js';
+} from '../snapshot/queueFlowTypes.js';
 
 /**
  * Zero counts. Every outcome and every known queue state is present from the start, so the first

@@ -11,7 +11,7 @@ import {
   type FlowEvent,
   type QueueFlow,
   type TrackedPullRequest,
-} from './types.js';
+} from '../snapshot/queueFlowTypes.js';
 
 export interface QueueDiff {
   readonly events: readonly FlowEvent[];

@@ -3,7 +3,7 @@
 import type { MergeQueueSnapshot } from '../snapshot/types.js';
 import { applyFlowEvents, emptyFlowCounts } from './ledger.js';
 import { diffQueuePoll, seenOnFirstPoll, type QueueDiffOptions } from './queueDiff.js';
-import type { ExitLookup, QueueFlow } from './types.js';
+import type { ExitLookup, QueueFlow } from '../snapshot/queueFlowTypes.js';
 
 /** The ledger after the first successful poll since the exporter started: zero counts, every PR tracked. */
 export function startQueueFlow(first: MergeQueueSnapshot): QueueFlow {

@@ -2,7 +2,7 @@
 // successful polls (src/flow/), rendered from each queue's ledger in the snapshot store.
 import { Counter } from 'prom-client';
 import type { Registry } from 'prom-client';
-import type { QueueFlow } from '../flow/types.js';
+import type { QueueFlow } from '../snapshot/queueFlowTypes.js';
 import { ENDPOINTS } from '../trunk/schemas.js';
 import { formatInterval } from './help.js';
 import { NAMESPACE, fqName } from './naming.js';

@@ -9,7 +9,7 @@ import {
   cumulativeBuckets,
   FLOW_BUCKETS_SECONDS,
   type HistogramCounts,
-} from '../flow/histogram.js';
+} from '../snapshot/histogram.js';
 
 /** One labelled histogram series as it is stored. */
 export interface StoredHistogramSeries<T extends string> {

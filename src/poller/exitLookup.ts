@@ -1,5 +1,5 @@
 // One getSubmittedPullRequest per pull request that left the queue, to learn how it left.
-import type { ExitLookup, ExitOutcome } from '../flow/types.js';
+import type { ExitLookup, ExitOutcome } from '../snapshot/queueFlowTypes.js';
 import type { Logger } from '../log/logger.js';
 import type { RepoRef, SubmittedPullRequest } from '../trunk/schemas.js';
 import { parseTimestampSeconds } from './timestamps.js';

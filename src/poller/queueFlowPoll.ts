@@ -1,7 +1,7 @@
 // After a successful merge-queue poll: the flow since the previous successful poll of that queue.
 import { advanceQueueFlow, startQueueFlow } from '../flow/queueFlow.js';
 import { departedPullRequests } from '../flow/queueDiff.js';
-import type { QueueFlow } from '../flow/types.js';
+import type { QueueFlow } from '../snapshot/queueFlowTypes.js';
 import type { Logger } from '../log/logger.js';
 import type { MergeQueueSnapshot } from '../snapshot/types.js';
 import type { RepoRef } from '../trunk/schemas.js';

@@ -1,6 +1,6 @@
 import { configuredTargets } from '../config/targets.js';
 import type { ExporterConfig, RepositoryTarget } from '../config/types.js';
-import type { QueueFlow } from '../flow/types.js';
+import type { QueueFlow } from '../snapshot/queueFlowTypes.js';
 import type { Logger } from '../log/logger.js';
 import type { SnapshotStore } from '../snapshot/store.js';
 import {

@@ -1,4 +1,4 @@
-import type { QueueFlow } from '../flow/types.js';
+import type { QueueFlow } from './queueFlowTypes.js';
 import type { Snapshot, Target, TargetStatus } from './types.js';
 import { targetKey } from './types.js';
 

@@ -1,6 +1,6 @@
 // Immutable, already-interpreted results of one poll of one target. The poller builds them from API
 // responses; the metrics layer renders them. Nothing here refers to HTTP, zod or prom-client.
-import type { QueueFlow } from '../flow/types.js';
+import type { QueueFlow } from './queueFlowTypes.js';
 
 /** The two things polled per target, as used in the `kind` label. */
 export type PollKind = 'merge_queue' | 'flaky_tests';

@@ -1,9 +1,9 @@
 // The flow ledger over scripted sequences of polls: every count and histogram observation below is
 // worked out by hand from the snapshots, not from the code under test.
 import { describe, expect, it } from 'vitest';
-import { cumulativeBuckets, type HistogramCounts } from '../../src/flow/histogram.js';
+import { cumulativeBuckets, type HistogramCounts } from '../../src/snapshot/histogram.js';
 import { advanceQueueFlow, startQueueFlow } from '../../src/flow/queueFlow.js';
-import type { ExitLookup, QueueFlow } from '../../src/flow/types.js';
+import type { ExitLookup, QueueFlow } from '../../src/snapshot/queueFlowTypes.js';
 import type { MergeQueueSnapshot } from '../../src/snapshot/types.js';
 
 const T0 = 1_767_225_600;

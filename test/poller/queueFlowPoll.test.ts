@@ -4,7 +4,7 @@
 import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ExporterConfig, RepositoryTarget } from '../../src/config/types.js';
-import type { QueueFlow } from '../../src/flow/types.js';
+import type { QueueFlow } from '../../src/snapshot/queueFlowTypes.js';
 import {
   createRegistry,
   registerExporterMetrics,
