@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import type * as LoadModule from '../src/config/load.js';
 import type * as ExporterModule from '../src/exporter.js';
 import type * as LoggerModule from '../src/log/logger.js';
-import type * as SchemasModule from '../src/trunk/schemas.js';
+import type * as SnapshotTypesModule from '../src/snapshot/types.js';
 import { loadBuilt } from './bench/built.ts';
 import { startSimulatorProcess } from './bench/processes.ts';
 import { configYaml, type Scale } from './bench/scale.ts';
@@ -47,7 +47,8 @@ const SCALE: Scale = {
 const { parseConfig } = await loadBuilt<typeof LoadModule>('config/load.js');
 const { startExporter } = await loadBuilt<typeof ExporterModule>('exporter.js');
 const { silentLogger } = await loadBuilt<typeof LoggerModule>('log/logger.js');
-const { KNOWN_PULL_REQUEST_STATES } = await loadBuilt<typeof SchemasModule>('trunk/schemas.js');
+const { KNOWN_PULL_REQUEST_STATES } =
+  await loadBuilt<typeof SnapshotTypesModule>('snapshot/types.js');
 
 const log = (message: string): void => {
   if (!values.json) process.stderr.write(`[soak] ${message}\n`);

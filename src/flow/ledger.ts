@@ -1,5 +1,4 @@
 // Folding flow events into cumulative counts. Counts only grow; every fold returns new maps.
-import { KNOWN_QUEUE_STATES } from '../trunk/schemas.js';
 import { emptyHistogram, observe } from '../snapshot/histogram.js';
 import {
   EXIT_OUTCOMES,
@@ -8,6 +7,7 @@ import {
   type QueueFlowCounts,
   type TransitionCount,
 } from '../snapshot/queueFlowTypes.js';
+import { KNOWN_QUEUE_STATES } from '../snapshot/types.js';
 
 /**
  * Zero counts. Every outcome and every known queue state is present from the start, so the first

@@ -2,8 +2,11 @@
 // ledger, snapshot and lookups always give the same events. What happens between two polls is
 // invisible: a PR that enters and leaves in between is never seen, and a PR that moves through
 // several states in between shows one transition from the first to the last.
-import { UNKNOWN_STATE } from '../poller/mergeQueuePoll.js';
-import type { MergeQueueSnapshot, PullRequestSnapshot } from '../snapshot/types.js';
+import {
+  UNKNOWN_STATE,
+  type MergeQueueSnapshot,
+  type PullRequestSnapshot,
+} from '../snapshot/types.js';
 import {
   MAX_EXIT_LOOKUP_ATTEMPTS,
   type DepartedPullRequest,

@@ -1,13 +1,14 @@
 import { Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
-import { BLOCKED_REASONS, QUEUE_SETTINGS } from '../snapshot/types.js';
-import type { BlockedReason, MergeQueueSnapshot } from '../snapshot/types.js';
 import {
-  ENDPOINTS,
+  BLOCKED_REASONS,
   KNOWN_PRIORITY_NAMES,
   KNOWN_PULL_REQUEST_STATES,
   KNOWN_QUEUE_STATES,
-} from '../trunk/schemas.js';
+  QUEUE_SETTINGS,
+} from '../snapshot/types.js';
+import type { BlockedReason, MergeQueueSnapshot } from '../snapshot/types.js';
+import { ENDPOINTS } from '../trunk/schemas.js';
 import { currentMergeQueueSnapshots } from './currentSnapshots.js';
 import { refreshedBy } from './help.js';
 import { NAMESPACE, fqName } from './naming.js';

@@ -1,4 +1,8 @@
-import type { MergeQueueSnapshot, PullRequestSnapshot } from '../snapshot/types.js';
+import {
+  UNKNOWN_STATE,
+  type MergeQueueSnapshot,
+  type PullRequestSnapshot,
+} from '../snapshot/types.js';
 import type { EnqueuedPullRequest, RepoRef } from '../trunk/schemas.js';
 import {
   needsLookup,
@@ -9,9 +13,6 @@ import {
 import { failingReadinessRules } from './readiness.js';
 import { parseTimestampSeconds } from './timestamps.js';
 import { followUp, type ReadOptions, type TrunkReader } from './trunkReader.js';
-
-/** The PR state used when neither the queue item nor a lookup says what it is. */
-export const UNKNOWN_STATE = 'unknown';
 
 interface MergeQueuePollRequest {
   readonly reader: TrunkReader;

@@ -19,6 +19,27 @@ export function targetKey(target: Target): string {
   return `${target.kind}\u0000${target.repo}\u0000${target.branch}`;
 }
 
+/** Queue states named by the interface document; others are passed through as-is. */
+export const KNOWN_QUEUE_STATES = ['running', 'paused', 'draining', 'switching_modes'] as const;
+
+/** Pull request states named by the interface document; others are passed through as-is. */
+export const KNOWN_PULL_REQUEST_STATES = [
+  'not_ready',
+  'pending',
+  'testing',
+  'tests_passed',
+  'merged',
+  'failed',
+  'cancelled',
+  'pending_failure',
+] as const;
+
+/** Priority names Trunk documents (urgent 0, high 10, medium 100, low 200). */
+export const KNOWN_PRIORITY_NAMES = ['urgent', 'high', 'medium', 'low'] as const;
+
+/** The PR state used when neither the queue item nor a lookup says what it is. */
+export const UNKNOWN_STATE = 'unknown';
+
 /** Readiness rules of trunk-api-v1.md 2.7 that can keep a `not_ready` PR from testing. */
 export const BLOCKED_REASONS = [
   'base_branch_mismatch',

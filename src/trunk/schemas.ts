@@ -5,24 +5,6 @@ import { z } from 'zod';
 // says new values may appear at any time, and an unknown value must become its own label value
 // rather than a failed poll. Unknown fields are accepted and dropped.
 
-/** Queue states named by the interface document; others are passed through as-is. */
-export const KNOWN_QUEUE_STATES = ['running', 'paused', 'draining', 'switching_modes'] as const;
-
-/** Pull request states named by the interface document; others are passed through as-is. */
-export const KNOWN_PULL_REQUEST_STATES = [
-  'not_ready',
-  'pending',
-  'testing',
-  'tests_passed',
-  'merged',
-  'failed',
-  'cancelled',
-  'pending_failure',
-] as const;
-
-/** Priority names Trunk documents (urgent 0, high 10, medium 100, low 200). */
-export const KNOWN_PRIORITY_NAMES = ['urgent', 'high', 'medium', 'low'] as const;
-
 export const repoRefSchema = z.object({
   host: z.string().min(1),
   owner: z.string().min(1),

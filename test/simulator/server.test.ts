@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { KNOWN_PULL_REQUEST_STATES, KNOWN_QUEUE_STATES } from '../../src/snapshot/types.js';
 import {
   enqueuedPullRequestSchema,
-  KNOWN_PULL_REQUEST_STATES,
-  KNOWN_QUEUE_STATES,
   mergeQueueSchema,
   pageInfoSchema,
   quarantinedTestSchema,

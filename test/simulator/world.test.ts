@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { KNOWN_PULL_REQUEST_STATES, KNOWN_QUEUE_STATES } from '../../src/trunk/schemas.js';
+import { KNOWN_PULL_REQUEST_STATES, KNOWN_QUEUE_STATES } from '../../src/snapshot/types.js';
 import { createRandom } from '../../src/simulator/random.js';
 import {
   createSimulatorWorld,
