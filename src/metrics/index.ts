@@ -21,7 +21,6 @@ export {
 } from './exposition.js';
 export type { ExpositionFormat } from './exposition.js';
 export { registerReloadMetrics } from './reloadMetrics.js';
-export type { ReloadObserver } from './reloadMetrics.js';
 export { MetricsPage } from './metricsPage.js';
 export type { MetricsPageResponse } from './metricsPage.js';
 export type { SnapshotMetrics } from './snapshotView.js';

@@ -1,5 +1,6 @@
 import { Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
+import type { ReloadObserver } from '../reload/observer.js';
 import type { MetricChanges } from './metricChanges.js';
 import { NAMESPACE, fqName } from './naming.js';
 
@@ -12,12 +13,6 @@ const LAST_RELOAD_SUCCESS_TIMESTAMP = fqName(
   'config_last_reload_success_timestamp',
   'seconds',
 );
-
-/** What the configuration reloader reports; the first load counts as a successful reload. */
-export interface ReloadObserver {
-  reloadSucceeded(atSeconds: number): void;
-  reloadFailed(): void;
-}
 
 /** Registers the configuration reload gauges, as Prometheus names its own. */
 export function registerReloadMetrics(registry: Registry, changes: MetricChanges): ReloadObserver {

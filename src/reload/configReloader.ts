@@ -1,8 +1,8 @@
 import { ConfigError, configErrorLines } from '../config/problems.js';
 import type { ExporterConfig } from '../config/types.js';
 import type { Logger } from '../log/logger.js';
-import type { ReloadObserver } from '../metrics/index.js';
 import { summarizeChanges, type ConfigChanges } from './configChanges.js';
+import type { ReloadObserver } from './observer.js';
 
 /** What asked for the reload, for the log line. */
 export type ReloadTrigger = 'SIGHUP' | 'HTTP';
