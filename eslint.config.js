@@ -1,8 +1,75 @@
 // Type-aware lint: the rules that catch real bugs in async, typed code (floating promises,
 // unsafe any at boundaries) plus the project's import and export conventions.
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import js from '@eslint/js';
 import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
+
+/**
+ * The layers of src/, top to bottom (docs/architecture.md). A module is a folder (`src/poller/`) or
+ * a file at the top of src/ (`src/exporter.ts`). A module imports its own files and the modules of
+ * the rows below its own: never a row above, never a sibling in its own row.
+ */
+const LAYERS = [
+  ['main'],
+  ['cli', 'demo'],
+  ['simulator'],
+  ['exporter'],
+  ['server'],
+  ['metrics'],
+  ['poller'],
+  ['flow', 'reload', 'budget'],
+  ['config'],
+  ['sharding'],
+  ['snapshot', 'trunk'],
+  ['log'],
+  ['secrets', 'version'],
+];
+
+/** Modules that are programs of their own (the fake Trunk API): they import only these. */
+const SEPARATE_PROGRAMS = new Map([['simulator', ['log', 'secrets', 'version']]]);
+
+/** One no-restricted-imports block per module, a pattern (and message) per module it may not import. */
+function layerRules() {
+  const entries = readdirSync(join(import.meta.dirname, 'src'), { withFileTypes: true });
+  const rootFiles = new Set(
+    entries.filter((entry) => entry.isFile()).map((entry) => entry.name.replace(/\.ts$/, '')),
+  );
+  const placed = LAYERS.flat();
+  // A module missing from LAYERS would be free to import anything: lint stops until it has a row.
+  const unplaced = entries
+    .map((entry) => entry.name.replace(/\.ts$/, ''))
+    .filter((module) => !placed.includes(module));
+  if (unplaced.length > 0) {
+    throw new Error(
+      `eslint.config.js: add ${unplaced.join(', ')} to LAYERS (docs/architecture.md)`,
+    );
+  }
+  /** @param {string} module */
+  const path = (module) => (rootFiles.has(module) ? `src/${module}.ts` : `src/${module}/`);
+  return placed.map((module) => {
+    const row = LAYERS.findIndex((names) => names.includes(module));
+    const allowed = SEPARATE_PROGRAMS.get(module) ?? LAYERS.slice(row + 1).flat();
+    const forbidden = placed.filter((other) => other !== module && !allowed.includes(other));
+    // Relative specifiers: `./x/…` from a file at the top of src/, `../x/…` (any depth) below it.
+    const up = rootFiles.has(module) ? '\\./' : '(\\.\\./)+';
+    return {
+      files: [rootFiles.has(module) ? path(module) : `${path(module)}**/*.ts`],
+      rules: {
+        'no-restricted-imports': [
+          'error',
+          {
+            patterns: forbidden.map((other) => ({
+              regex: `^${up}${other}${rootFiles.has(other) ? '\\.js$' : '/'}`,
+              message: `${path(module)} may not import ${path(other)}: imports point down the layers only (docs/architecture.md).`,
+            })),
+          },
+        ],
+      },
+    };
+  });
+}
 
 export default defineConfig(
   { ignores: ['dist/', 'node_modules/', 'coverage/', 'bin/'] },
@@ -25,6 +92,7 @@ export default defineConfig(
       ],
     },
   },
+  ...layerRules(),
   {
     files: ['eslint.config.js', 'vitest.config.ts'],
     rules: { 'no-restricted-syntax': 'off' },
