@@ -127,6 +127,7 @@ function normalize(config: ConfigFile, token: Secret, tls: ServerTls | undefined
     trunk: {
       apiUrl: config.trunk.apiUrl.replace(/\/+$/, ''),
       token,
+      tokenFile: config.trunk.tokenFile,
       orgUrlSlug: config.trunk.orgUrlSlug,
       timeoutSeconds: config.trunk.timeoutSeconds,
       maxConcurrentRequests: config.trunk.maxConcurrentRequests,

@@ -27,6 +27,8 @@ export interface ExporterConfig {
     /** Base URL ending in the version segment, without a trailing slash. */
     readonly apiUrl: string;
     readonly token: Secret;
+    /** Where the token was read from, when it came from a file. */
+    readonly tokenFile?: string | undefined;
     readonly orgUrlSlug: string | undefined;
     readonly timeoutSeconds: number;
     readonly maxConcurrentRequests: number;

@@ -1,5 +1,8 @@
+import { createHash } from 'node:crypto';
+import { SETTING_PATHS } from '../config/settingPaths.js';
 import { configuredTargets } from '../config/targets.js';
 import type { ExporterConfig } from '../config/types.js';
+import { Secret } from '../secrets/secret.js';
 import type { Target } from '../snapshot/types.js';
 
 /** What a reload changed, by name only: never a setting's value, which may be a secret. */
@@ -20,15 +23,6 @@ export interface ListeningSettings {
   readonly tls: boolean;
 }
 
-/** Settings the Trunk client is built from: a change to any of them means a new client. */
-const CLIENT_SETTINGS = [
-  'trunk.apiUrl',
-  'trunk.token',
-  'trunk.timeoutSeconds',
-  'trunk.maxConcurrentRequests',
-  'trunk.maxRequestsPerSecond',
-] as const;
-
 /** Compares two configurations; `listening` is what the HTTP server actually serves on. */
 export function diffConfigs(
   previous: ExporterConfig,
@@ -37,8 +31,6 @@ export function diffConfigs(
 ): ConfigChanges {
   const before = new Set(configuredTargets(previous).map(describeTarget));
   const after = new Set(configuredTargets(next).map(describeTarget));
-  const previousSettings = comparableSettings(previous);
-  const nextSettings = comparableSettings(next);
   const needRestart: string[] = [];
   if (next.server.address !== listening.address) needRestart.push('server.address');
   if (next.server.port !== listening.port) needRestart.push('server.port');
@@ -46,18 +38,19 @@ export function diffConfigs(
   return {
     targetsAdded: [...after].filter((target) => !before.has(target)),
     targetsRemoved: [...before].filter((target) => !after.has(target)),
-    settingsChanged: Object.keys(nextSettings).filter(
-      (path) => nextSettings[path] !== previousSettings[path],
-    ),
+    settingsChanged: changedSettings(previous, next),
     needRestart,
   };
 }
 
-/** Whether the Trunk client must be rebuilt to follow `next` (a rotated token included). */
+/**
+ * Whether the Trunk client must be rebuilt to follow `next` (a rotated token included): it is
+ * built from the whole `trunk` section, so any change there rebuilds it.
+ */
 export function clientSettingsChanged(previous: ExporterConfig, next: ExporterConfig): boolean {
-  const before = comparableSettings(previous);
-  const after = comparableSettings(next);
-  return CLIENT_SETTINGS.some((path) => before[path] !== after[path]);
+  return changedSettings(previous, next).some(
+    (path) => path === 'trunk' || path.startsWith('trunk.'),
+  );
 }
 
 /** One line for the log and the reload response, e.g. `1 target added (…), 0 removed; …`. */
@@ -84,33 +77,68 @@ function describeTarget(target: Target): string {
     : `${target.repo} (flaky tests)`;
 }
 
-/** Every setting as a comparable string, keyed by its path in the file. */
-function comparableSettings(config: ExporterConfig): Record<string, string> {
-  const { trunk, server, polling, metrics } = config;
-  const tls = server.tls;
-  const values: Record<string, unknown> = {
-    'trunk.apiUrl': trunk.apiUrl,
-    'trunk.token': trunk.token.reveal(),
-    'trunk.orgUrlSlug': trunk.orgUrlSlug,
-    'trunk.timeoutSeconds': trunk.timeoutSeconds,
-    'trunk.maxConcurrentRequests': trunk.maxConcurrentRequests,
-    'trunk.maxRequestsPerSecond': trunk.maxRequestsPerSecond,
-    'server.address': server.address,
-    'server.port': server.port,
-    'server.enableReload': server.enableReload,
-    // The files' contents count: a renewed certificate at the same path is a change.
-    'server.tls': tls && [tls.certFile, tls.keyFile, tls.cert, tls.key.reveal()],
-    'server.basicAuthUsers': [...server.basicAuthUsers].sort(),
-    'polling.mergeQueueIntervalSeconds': polling.mergeQueueIntervalSeconds,
-    'polling.flakyTestsIntervalSeconds': polling.flakyTestsIntervalSeconds,
-    'polling.pullRequestDetails': polling.pullRequestDetails,
-    'polling.staleAfterSeconds': polling.staleAfterSeconds,
-    'metrics.topCodeowners': metrics.topCodeowners,
-  };
-  return Object.fromEntries(
-    Object.entries(values).map(([path, value]) => [
-      path,
-      value === undefined ? '' : JSON.stringify(value),
-    ]),
+/**
+ * Paths of the settings whose value differs, named by the file's keys (SETTING_PATHS) in the order
+ * the configuration holds them. A section that changed as a whole (TLS turned on) is named alone,
+ * without each of its keys.
+ */
+function changedSettings(previous: ExporterConfig, next: ExporterConfig): string[] {
+  const before = settingValues(previous);
+  const after = settingValues(next);
+  const changed = [...new Set([...after.keys(), ...before.keys()])].filter(
+    (path) => before.get(path) !== after.get(path),
   );
+  return changed.filter((path) => !changed.some((other) => path.startsWith(`${other}.`)));
+}
+
+/**
+ * Every value of the configuration, targets aside, as one comparable string per setting. The
+ * values are walked from the configuration itself, so what the file's key resolved to counts too:
+ * the token read from `tokenFile`, the certificate read from `server.tls.certFile` (a renewed one
+ * at the same path is a change of `server.tls`). Each value belongs to the longest setting path
+ * that starts its own path.
+ */
+function settingValues(config: ExporterConfig): Map<string, string> {
+  const values = new Map<string, string>();
+  const visit = (value: unknown, path: string): void => {
+    if (isPlainObject(value)) {
+      for (const [key, child] of Object.entries(value)) {
+        visit(child, path === '' ? key : `${path}.${key}`);
+      }
+      return;
+    }
+    // Absent and undefined alike: an unset key has no value to compare.
+    if (value === undefined) return;
+    const setting = settingPathOf(path);
+    const previous = values.get(setting);
+    const entry = `${path}=${comparable(value)}`;
+    values.set(setting, previous === undefined ? entry : `${previous}\n${entry}`);
+  };
+  for (const [key, value] of Object.entries(config)) {
+    if (key !== 'targets') visit(value, key);
+  }
+  return values;
+}
+
+function settingPathOf(path: string): string {
+  for (let end = path.length; end > 0; end = path.lastIndexOf('.', end - 1)) {
+    const prefix = path.slice(0, end);
+    if (SETTING_PATHS.has(prefix)) return prefix;
+  }
+  return path;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return (
+    typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype
+  );
+}
+
+/** A value as a string that is equal exactly when the value is; a secret only as its digest. */
+function comparable(value: unknown): string {
+  if (value instanceof Secret) {
+    return `secret:${createHash('sha256').update(value.reveal()).digest('hex')}`;
+  }
+  if (value instanceof Map) return JSON.stringify([...value].sort());
+  return JSON.stringify(value) ?? String(value);
 }
