@@ -9,6 +9,7 @@ import {
   registerReloadMetrics,
 } from './metrics/index.js';
 import { createRegistry } from './metrics/registry.js';
+import { LookupMemories } from './poller/lookupMemories.js';
 import { PollScheduler } from './poller/scheduler.js';
 import { buildPollJobs } from './poller/targetJobs.js';
 import { clientSettingsChanged, diffConfigs, type ConfigChanges } from './reload/configChanges.js';
@@ -87,6 +88,7 @@ export async function startExporter(
   );
   const auth = new BasicAuthVerifier(config.server.basicAuthUsers);
   const scheduler = new PollScheduler({ logger });
+  const lookupMemories = new LookupMemories();
   const reloader =
     dependencies.loadConfig &&
     new ConfigReloader({
@@ -142,7 +144,9 @@ export async function startExporter(
     // After applySettings: setTargets counts as a store change, so the cached /metrics page, whose
     // HELP texts may just have changed, is rendered again.
     store.setTargets(configuredTargets(next), next.polling.staleAfterSeconds);
-    scheduler.setJobs(buildPollJobs({ config: next, reader: clients.current, store, logger }));
+    scheduler.setJobs(
+      buildPollJobs({ config: next, reader: clients.current, store, logger, lookupMemories }),
+    );
     apiBudget = checkApiBudget(next, logger);
     current = next;
     return changes;

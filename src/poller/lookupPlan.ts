@@ -108,7 +108,8 @@ export class PullRequestLookupMemory {
   #memory: LookupMemory = new Map();
 
   constructor(
-    private readonly recheckSeconds: number,
+    /** A reload may change it; the memory stays (see LookupMemories). */
+    public recheckSeconds: number,
     private readonly phaseSeed: string,
   ) {}
 

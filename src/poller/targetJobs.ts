@@ -12,7 +12,7 @@ import {
 import { TrunkApiError } from '../trunk/errors.js';
 import { isAuthenticationFailure, whatToCheck } from './failureHint.js';
 import { pollFlakyTests } from './flakyTestsPoll.js';
-import { PullRequestLookupMemory } from './lookupPlan.js';
+import { LookupMemories } from './lookupMemories.js';
 import { pollMergeQueue } from './mergeQueuePoll.js';
 import { followQueueFlow } from './queueFlowPoll.js';
 import type { PollJob } from './scheduler.js';
@@ -24,6 +24,8 @@ interface TargetJobsContext {
   readonly store: SnapshotStore;
   readonly logger: Logger;
   readonly now?: () => number;
+  /** Lookup memory kept from the jobs this set replaces; without it, every queue starts empty. */
+  readonly lookupMemories?: LookupMemories;
 }
 
 /** A successful poll: its snapshot and, for a merge queue, its flow ledger. */
@@ -37,7 +39,10 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
   const { config } = context;
   const now = context.now ?? (() => Date.now() / 1000);
   const repositories = new Map(config.targets.map((repository) => [repository.name, repository]));
-  return configuredTargets(config).map((target) => {
+  const targets = configuredTargets(config);
+  const lookupMemories = context.lookupMemories ?? new LookupMemories();
+  lookupMemories.keepOnly(targets);
+  return targets.map((target) => {
     const repository = repositories.get(target.repo) as RepositoryTarget;
     const intervalSeconds =
       target.kind === 'merge_queue'
@@ -59,10 +64,7 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
         maxGapSeconds: Math.max(config.polling.staleAfterSeconds, 2 * intervalSeconds),
       }),
     });
-    const lookupMemory = new PullRequestLookupMemory(
-      config.polling.pullRequestRecheckSeconds,
-      targetKey(target),
-    );
+    const lookupMemory = lookupMemories.of(target, config.polling.pullRequestRecheckSeconds);
     const poll = (options: ReadOptions): Promise<PollResult> =>
       target.kind === 'merge_queue'
         ? pollMergeQueue({
