@@ -9,6 +9,7 @@ type TrunkSettings = ExporterConfig['trunk'];
  */
 export class TrunkClientSlot {
   #current: TrunkClient;
+  #apiUrl: string;
   readonly #retiring = new Set<TrunkClient>();
 
   constructor(
@@ -16,6 +17,7 @@ export class TrunkClientSlot {
     settings: TrunkSettings,
   ) {
     this.#current = build(settings);
+    this.#apiUrl = settings.apiUrl;
   }
 
   /** The client new polls should use. */
@@ -23,10 +25,16 @@ export class TrunkClientSlot {
     return this.#current;
   }
 
-  /** Builds a client for `settings`; the previous one retires in the background. */
+  /**
+   * Builds a client for `settings`; the previous one retires in the background. A 429's pause
+   * carries over unless the API URL changed: Trunk's limit is per organization, and a new token or
+   * new limits do not lift it.
+   */
   replace(settings: TrunkSettings): void {
     const previous = this.#current;
     this.#current = this.build(settings);
+    if (settings.apiUrl === this.#apiUrl) this.#current.pauseUntil(previous.pausedUntil);
+    this.#apiUrl = settings.apiUrl;
     this.#retiring.add(previous);
     void previous
       .retire()

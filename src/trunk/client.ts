@@ -148,6 +148,16 @@ export class TrunkClient {
     return this.#call(target, body, quarantinedTestsPageSchema, options);
   }
 
+  /** Epoch ms until which a 429's Retry-After holds every request back (0 or past when not paused). */
+  get pausedUntil(): number {
+    return this.#transport.pausedUntil;
+  }
+
+  /** Holds back every request not yet started until `epochMs` (a replaced client's pause); never shortens one. */
+  pauseUntil(epochMs: number): void {
+    this.#transport.pauseUntil(epochMs);
+  }
+
   /**
    * For a client being replaced (a reload changed trunk.*): lets the calls in flight finish, so
    * their polls are not failed by the reload, then closes. close() still ends them at once.

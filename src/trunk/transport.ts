@@ -94,6 +94,11 @@ export class TrunkTransport {
     return this.#limiter.pausedUntil;
   }
 
+  /** Holds back every request not yet started until `epochMs`; never shortens a pause. */
+  pauseUntil(epochMs: number): void {
+    this.#limiter.pauseUntil(epochMs);
+  }
+
   /**
    * Attempt number `attempt` of a call: waits for the limiter (at `priority`), then sends. Resolves with whatever
    * happened on the wire; rejects only with a TrunkApiError `aborted` when `signal` fires.

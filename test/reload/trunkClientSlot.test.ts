@@ -94,4 +94,38 @@ describe('TrunkClientSlot', () => {
     expect(error).toBeInstanceOf(TrunkApiError);
     expect((error as TrunkApiError).reason).toBe('aborted');
   });
+
+  it("carries a 429's pause over to the new client: Trunk's limit is per organization", async () => {
+    const server = await startApiServer((_req, res, index) => {
+      if (index === 0) sendJson(res, 429, { message: 'slow down' }, { 'retry-after': '60' });
+      else sendJson(res, 200, queueResponse());
+    });
+    const slot = new TrunkClientSlot(
+      (trunk) => makeClient(trunk.apiUrl, { token: trunk.token, retry: { maxAttempts: 1 } }).client,
+      settings(server.apiUrl, 'old-token'),
+    );
+    const limited = (await rejectionOf(slot.current.getQueue(REPO, 'main'))) as TrunkApiError;
+    expect(limited.status).toBe(429);
+
+    slot.replace(settings(server.apiUrl, 'new-token'));
+    const deadlineMs = Date.now() + 5_000;
+    const error = await rejectionOf(slot.current.getQueue(REPO, 'main', { deadlineMs }));
+    expect((error as TrunkApiError).reason).toBe('rate_limited');
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('does not carry a pause over to another API URL', async () => {
+    const limiting = await startApiServer((_req, res) =>
+      sendJson(res, 429, { message: 'slow down' }, { 'retry-after': '60' }),
+    );
+    const other = await startApiServer((_req, res) => sendJson(res, 200, queueResponse()));
+    const slot = new TrunkClientSlot(
+      (trunk) => makeClient(trunk.apiUrl, { token: trunk.token, retry: { maxAttempts: 1 } }).client,
+      settings(limiting.apiUrl, 'token'),
+    );
+    await rejectionOf(slot.current.getQueue(REPO, 'main'));
+    slot.replace(settings(other.apiUrl, 'token'));
+    const deadlineMs = Date.now() + 5_000;
+    expect((await slot.current.getQueue(REPO, 'main', { deadlineMs })).state).toBe('running');
+  });
 });
