@@ -2,7 +2,8 @@ import { checkApiBudget, computeApiBudget } from './budget/apiBudget.js';
 import { configuredTargets } from './config/targets.js';
 import type { ExporterConfig } from './config/types.js';
 import { KnownSecrets } from './secrets/knownSecrets.js';
-import { scrubSecrets, type Logger } from './log/logger.js';
+import { scrubSecrets } from './secrets/scrubSecrets.js';
+import type { Logger } from './log/logger.js';
 import {
   registerCapacityMetrics,
   registerExporterMetrics,

@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import { pino, type Logger, type LevelWithSilent } from 'pino';
+import { scrubSecrets } from '../secrets/scrubSecrets.js';
 
 export type { Logger } from 'pino';
 
@@ -40,18 +41,6 @@ export function createLogger(options: LoggerOptions): Logger {
     },
     scrubbing,
   );
-}
-
-/** Replaces every occurrence of each secret (and its JSON-escaped form) with `<redacted>`. */
-export function scrubSecrets(text: string, secrets: readonly string[]): string {
-  let result = text;
-  for (const secret of secrets) {
-    if (secret.length === 0) continue;
-    result = result.split(secret).join('<redacted>');
-    const escaped = JSON.stringify(secret).slice(1, -1);
-    if (escaped !== secret) result = result.split(escaped).join('<redacted>');
-  }
-  return result;
 }
 
 /** A logger that drops everything, for tests and library callers that do not log. */

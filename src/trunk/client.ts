@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { z } from 'zod';
 import type { Secret } from '../secrets/secret.js';
-import { scrubSecrets } from '../log/logger.js';
+import { scrubSecrets } from '../secrets/scrubSecrets.js';
 import type { Logger } from '../log/logger.js';
 import { TrunkApiError, bodyExcerpt, describeSchemaIssues } from './errors.js';
 import type { TrunkApiErrorReason } from './errors.js';

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { scrubSecrets } from '../log/logger.js';
+import { scrubSecrets } from '../secrets/scrubSecrets.js';
 import type { Endpoint } from './schemas.js';
 
 /**
