@@ -140,5 +140,5 @@ function comparable(value: unknown): string {
     return `secret:${createHash('sha256').update(value.reveal()).digest('hex')}`;
   }
   if (value instanceof Map) return JSON.stringify([...value].sort());
-  return JSON.stringify(value) ?? String(value);
+  return JSON.stringify(value);
 }

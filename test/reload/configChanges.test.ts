@@ -79,22 +79,34 @@ const SPECIAL_CHANGES: Record<
   string,
   { before?: (file: FileObject) => void; after: (file: FileObject) => void }
 > = {
-  'trunk.apiUrl': { after: (file) => setIn(file, 'trunk.apiUrl', 'http://127.0.0.1:2/v1') },
+  'trunk.apiUrl': {
+    after: (file) => {
+      setIn(file, 'trunk.apiUrl', 'http://127.0.0.1:2/v1');
+    },
+  },
   'trunk.tokenFile': {
     before: (file) => {
       delete (file.trunk as FileObject).token;
       setIn(file, 'trunk.tokenFile', 'token');
     },
-    after: (file) => setIn(file, 'trunk.tokenFile', 'token-copy'),
+    after: (file) => {
+      setIn(file, 'trunk.tokenFile', 'token-copy');
+    },
   },
   'server.tls.certFile': {
-    after: (file) => setIn(file, 'server.tls.certFile', 'copy-of-server.crt'),
+    after: (file) => {
+      setIn(file, 'server.tls.certFile', 'copy-of-server.crt');
+    },
   },
   'server.tls.keyFile': {
-    after: (file) => setIn(file, 'server.tls.keyFile', 'copy-of-server.key'),
+    after: (file) => {
+      setIn(file, 'server.tls.keyFile', 'copy-of-server.key');
+    },
   },
   'server.basicAuthUsers': {
-    after: (file) => setIn(file, 'server.basicAuthUsers', { alice: BCRYPT_HASH }),
+    after: (file) => {
+      setIn(file, 'server.basicAuthUsers', { alice: BCRYPT_HASH });
+    },
   },
 };
 

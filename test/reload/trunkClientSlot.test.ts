@@ -115,10 +115,12 @@ describe('TrunkClientSlot', () => {
   });
 
   it('does not carry a pause over to another API URL', async () => {
-    const limiting = await startApiServer((_req, res) =>
-      sendJson(res, 429, { message: 'slow down' }, { 'retry-after': '60' }),
-    );
-    const other = await startApiServer((_req, res) => sendJson(res, 200, queueResponse()));
+    const limiting = await startApiServer((_req, res) => {
+      sendJson(res, 429, { message: 'slow down' }, { 'retry-after': '60' });
+    });
+    const other = await startApiServer((_req, res) => {
+      sendJson(res, 200, queueResponse());
+    });
     const slot = new TrunkClientSlot(
       (trunk) => makeClient(trunk.apiUrl, { token: trunk.token, retry: { maxAttempts: 1 } }).client,
       settings(limiting.apiUrl, 'token'),
