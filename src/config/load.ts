@@ -165,9 +165,9 @@ function excessiveAliasOffset(document: Document, limit: number): number | undef
   return found ?? first;
 }
 
-/** `value[key]` when it is an object, else an empty one. */
+/** `value[key]`, `{}` when the key is absent, undefined when `value` is not a mapping. */
 function settingsOf(value: unknown, key: string): unknown {
-  if (value === null || typeof value !== 'object') return {};
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
   return (value as Record<string, unknown>)[key] ?? {};
 }
 
