@@ -114,15 +114,7 @@ interface CrossFieldIssue {
 // The fields the rules read, each checked on its own: a rule runs whenever its own fields are
 // valid, whatever else in the file is wrong.
 const objectOrAbsent = z.record(z.string(), z.unknown()).optional().catch(undefined);
-const targetKeys = z.object({
-  repo: repoSchema,
-  branches: z.array(z.unknown()),
-  flakyTests: z.unknown(),
-});
-const shardingKeys = z.object({
-  shard: z.number().int().nonnegative().default(0),
-  totalShards: positiveInt.default(1),
-});
+const targetKeys = z.object({ repo: repoSchema, branches: z.array(z.unknown()) });
 
 /** The rules between fields, on a value that may be invalid elsewhere (it is read defensively). */
 function crossFieldIssues(value: unknown): CrossFieldIssue[] {
@@ -149,7 +141,7 @@ function crossFieldIssues(value: unknown): CrossFieldIssue[] {
         });
     }
   });
-  const sharding = shardingKeys.safeParse(config.sharding ?? {});
+  const sharding = configFileSchema.shape.sharding.safeParse(config.sharding);
   if (sharding.success && sharding.data.shard >= sharding.data.totalShards) {
     issues.push({
       path: ['sharding', 'shard'],
