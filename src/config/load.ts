@@ -2,6 +2,7 @@ import { z } from 'zod';
 import {
   LineCounter,
   parseDocument,
+  isAlias,
   isMap,
   isNode,
   isScalar,
@@ -131,35 +132,44 @@ function documentValue(document: Document, lineCounter: LineCounter, source: str
 
 /**
  * Where a reader should look for an alias bomb: the first alias (in file order) at which the
- * aliases so far, each counted with every alias its target holds, pass `limit`; else the first alias.
+ * aliases so far, each counted with every alias its target holds, pass `limit`; else the first
+ * alias. One pass in file order (anchors resolved as they are met), each anchored node walked once.
  */
 function excessiveAliasOffset(document: Document, limit: number): number | undefined {
-  const expansions = new Map<Node, number>();
-  const expansion = (node: Node): number => {
-    const known = expansions.get(node);
+  const anchors = new Map<string, Node>();
+  /** What an alias costs: itself and, recursively, every alias inside its target. */
+  const aliasCosts = new Map<Node, number>();
+  const targetCosts = new Map<Node, number>();
+  const targetCost = (target: Node): number => {
+    const known = targetCosts.get(target);
     if (known !== undefined) return known;
-    expansions.set(node, 0); // an alias inside its own anchor cannot resolve; never loop
-    let total = 0;
-    visit(node, {
+    let cost = 0;
+    // Aliases inside the target come before it is referenced, so theirs are known.
+    visit(target, {
       Alias(_key, alias) {
-        const target = alias.resolve(document);
-        total += 1 + (target === undefined ? 0 : expansion(target));
+        cost += aliasCosts.get(alias) ?? 1;
       },
     });
-    expansions.set(node, total);
-    return total;
+    targetCosts.set(target, cost);
+    return cost;
   };
   let first: number | undefined;
   let found: number | undefined;
   let total = 0;
   visit(document, {
-    Alias(_key, alias) {
-      first ??= alias.range?.[0];
-      const target = alias.resolve(document);
-      total += 1 + (target === undefined ? 0 : expansion(target));
-      if (total <= limit) return undefined;
-      found = alias.range?.[0];
-      return visit.BREAK;
+    Node(_key, node) {
+      if (isAlias(node)) {
+        first ??= node.range?.[0];
+        const target = anchors.get(node.source);
+        const cost = 1 + (target === undefined ? 0 : targetCost(target));
+        aliasCosts.set(node, cost);
+        total += cost;
+        if (total <= limit) return undefined;
+        found = node.range?.[0];
+        return visit.BREAK;
+      }
+      if (node.anchor !== undefined) anchors.set(node.anchor, node);
+      return undefined;
     },
   });
   return found ?? first;
