@@ -1,4 +1,5 @@
 import { parseCommandLine, USAGE, UsageError, type Command } from './cli/arguments.js';
+import { checkConfig } from './cli/checkConfig.js';
 import { listenToProcessSignals, type ProcessSignals } from './cli/processSignals.js';
 import { loadConfigFile } from './config/load.js';
 import { ConfigError, configErrorLines } from './config/problems.js';
@@ -131,21 +132,6 @@ async function startThenRun(start: () => Promise<Runnable>, logger: Logger): Pro
     return 1;
   }
   return runUntilSignal(running, signals, logger);
-}
-
-async function checkConfig(path: string): Promise<number> {
-  try {
-    const config = await loadConfigFile(path);
-    const queues = config.targets.reduce((sum, target) => sum + target.branches.length, 0);
-    process.stdout.write(
-      `${path}: OK (${config.targets.length} repositories, ${queues} merge queues)\n`,
-    );
-    return 0;
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    printProblems(error);
-    return EXIT_USAGE;
-  }
 }
 
 function printProblems(error: ConfigError): void {

@@ -45,8 +45,8 @@ export function formatPath(path: readonly PropertyKey[]): string {
 /** Turns zod issues into problems with paths as written in the file and messages a person can act on. */
 export function problemsFromZod(
   issues: readonly z.core.$ZodIssue[],
-): { path: PropertyKey[]; message: string }[] {
-  const problems: { path: PropertyKey[]; message: string }[] = [];
+): { path: PropertyKey[]; message: string; linePath?: PropertyKey[] }[] {
+  const problems: { path: PropertyKey[]; message: string; linePath?: PropertyKey[] }[] = [];
   for (const issue of issues) {
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys)
@@ -56,6 +56,10 @@ export function problemsFromZod(
         path: issue.path,
         message: describeInvalidType(issue.message, issue.expected),
       });
+    } else if (issue.code === 'custom' && Array.isArray(issue.params?.linePath)) {
+      // A rule about a key left out says which line made it required.
+      const linePath = issue.params.linePath as PropertyKey[];
+      problems.push({ path: issue.path, message: issue.message, linePath });
     } else {
       problems.push({ path: issue.path, message: issue.message });
     }

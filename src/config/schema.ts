@@ -37,6 +37,11 @@ export const trunkSectionSchema = z
   .strictObject({
     apiUrl: z
       .url({ protocol: /^https?$/, error: 'expected an http(s) URL' })
+      // A user:password@ would be logged with the URL and never sent; the token is the only credential.
+      .refine((url) => !/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(url), {
+        error:
+          'must not contain credentials (user:password@); the API token goes in trunk.token, trunk.tokenFile or TRUNK_API_TOKEN',
+      })
       .default('https://api.trunk.io/v1'),
     token: nonEmptyString.optional(),
     tokenFile: nonEmptyString.optional(),
@@ -91,57 +96,88 @@ export const configFileSchema = z
       .array(targetSchema, { error: 'expected a non-empty list' })
       .min(1, 'expected a non-empty list'),
   })
-  .superRefine((config, ctx) => {
-    const firstIndex = new Map<string, number>();
-    config.targets.forEach((target, index) => {
-      const repo = repoName(target.repo);
-      for (const branch of target.branches) {
-        const key = `${repo}@${branch}`;
-        const seen = firstIndex.get(key);
-        if (seen === undefined) firstIndex.set(key, index);
-        else
-          ctx.addIssue({
-            code: 'custom',
-            path: ['targets', index, 'branches'],
-            message: `duplicate target ${key} (already in targets[${seen}])`,
-          });
-      }
-    });
-    if (config.sharding.shard >= config.sharding.totalShards) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['sharding', 'shard'],
-        message: `must be less than sharding.totalShards (${config.sharding.totalShards})`,
-      });
-    }
-    const users = config.server.basicAuthUsers;
-    if (users !== undefined) {
-      if (Object.keys(users).length === 0) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['server', 'basicAuthUsers'],
-          message: 'expected at least one user (remove the key to turn basic auth off)',
+  // Run also when other fields are invalid, so that every problem is reported at once.
+  .superRefine(
+    (config, ctx) => {
+      for (const issue of crossFieldIssues(config)) ctx.addIssue({ code: 'custom', ...issue });
+    },
+    { when: () => true },
+  );
+
+/** A rule between fields that failed; `linePath` is where to point when `path` is absent from the file. */
+interface CrossFieldIssue {
+  readonly path: PropertyKey[];
+  readonly message: string;
+  readonly params?: { readonly linePath: PropertyKey[] };
+}
+
+// The fields the rules read, each checked on its own: a rule runs whenever its own fields are
+// valid, whatever else in the file is wrong.
+const objectOrAbsent = z.record(z.string(), z.unknown()).optional().catch(undefined);
+const targetKeys = z.object({ repo: repoSchema, branches: z.array(z.unknown()) });
+
+/** The rules between fields, on a value that may be invalid elsewhere (it is read defensively). */
+function crossFieldIssues(value: unknown): CrossFieldIssue[] {
+  const issues: CrossFieldIssue[] = [];
+  const config = objectOrAbsent.parse(value) ?? {};
+  const trunk = objectOrAbsent.parse(config.trunk) ?? {};
+  const server = objectOrAbsent.parse(config.server) ?? {};
+  const targets = Array.isArray(config.targets) ? (config.targets as unknown[]) : [];
+
+  const firstIndex = new Map<string, number>();
+  targets.forEach((raw, index) => {
+    const target = targetKeys.safeParse(raw);
+    if (!target.success) return;
+    const repo = repoName(target.data.repo);
+    for (const branch of target.data.branches) {
+      if (typeof branch !== 'string' || branch === '') continue;
+      const key = `${repo}@${branch}`;
+      const seen = firstIndex.get(key);
+      if (seen === undefined) firstIndex.set(key, index);
+      else
+        issues.push({
+          path: ['targets', index, 'branches'],
+          message: `duplicate target ${key} (already in targets[${seen}])`,
         });
-      }
-      for (const username of Object.keys(users)) {
-        // Basic auth sends "username:password"; a colon in the name could never match.
-        if (username === '' || username.includes(':')) {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['server', 'basicAuthUsers', username],
-            message: 'a username must be non-empty and cannot contain ":"',
-          });
-        }
-      }
-    }
-    if (config.targets.some((target) => target.flakyTests) && !config.trunk.orgUrlSlug) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['trunk', 'orgUrlSlug'],
-        message: 'required when any target has flakyTests: true',
-      });
     }
   });
+  const sharding = configFileSchema.shape.sharding.safeParse(config.sharding);
+  if (sharding.success && sharding.data.shard >= sharding.data.totalShards) {
+    issues.push({
+      path: ['sharding', 'shard'],
+      message: `must be less than sharding.totalShards (${sharding.data.totalShards})`,
+    });
+  }
+  const users = server.basicAuthUsers;
+  if (users !== null && typeof users === 'object' && !Array.isArray(users)) {
+    if (Object.keys(users).length === 0) {
+      issues.push({
+        path: ['server', 'basicAuthUsers'],
+        message: 'expected at least one user (remove the key to turn basic auth off)',
+      });
+    }
+    for (const username of Object.keys(users)) {
+      // Basic auth sends "username:password"; a colon in the name could never match.
+      if (username === '' || username.includes(':')) {
+        issues.push({
+          path: ['server', 'basicAuthUsers', username],
+          message: 'a username must be non-empty and cannot contain ":"',
+        });
+      }
+    }
+  }
+  const flakyTarget = targets.findIndex(
+    (target) => objectOrAbsent.parse(target)?.flakyTests === true,
+  );
+  if (flakyTarget >= 0 && trunk.orgUrlSlug === undefined) {
+    issues.push({
+      path: ['trunk', 'orgUrlSlug'],
+      message: 'required when any target has flakyTests: true',
+      params: { linePath: ['targets', flakyTarget, 'flakyTests'] },
+    });
+  }
+  return issues;
+}
 
 export type ConfigFile = z.infer<typeof configFileSchema>;
 export type RepoSetting = ConfigFile['targets'][number]['repo'];

@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import { pino, type Logger, type LevelWithSilent } from 'pino';
+import { redactUrlCredentials } from '../secrets/redactUrlCredentials.js';
 import { scrubSecrets } from '../secrets/scrubSecrets.js';
 
 export type { Logger } from 'pino';
@@ -25,7 +26,7 @@ export function createLogger(options: LoggerOptions): Logger {
   const destination = options.destination ?? process.stdout;
   const scrubbing = new Writable({
     write(chunk: Buffer | string, _encoding, callback) {
-      const line = scrubSecrets(chunk.toString(), options.secrets());
+      const line = redactUrlCredentials(scrubSecrets(chunk.toString(), options.secrets()));
       destination.write(line, callback);
     },
   });

@@ -1,4 +1,5 @@
 import { ConfigError, configErrorLines } from '../config/problems.js';
+import { FILE_READ_TIMEOUT_MS } from '../config/settingFiles.js';
 import type { ExporterConfig } from '../config/types.js';
 import type { Logger } from '../log/logger.js';
 import { summarizeChanges, type ConfigChanges } from './configChanges.js';
@@ -21,7 +22,15 @@ interface ReloaderOptions {
   readonly observer: ReloadObserver;
   readonly logger: Logger;
   readonly now?: () => number;
+  /** Longest a reload may spend loading before it is rejected and the next one may start. */
+  readonly loadTimeoutMs?: number;
 }
+
+/**
+ * Default for `loadTimeoutMs`: the config file, then the tokenFile and TLS files (read together),
+ * each bounded by FILE_READ_TIMEOUT_MS, plus slack.
+ */
+export const RELOAD_LOAD_TIMEOUT_MS = 2 * FILE_READ_TIMEOUT_MS + 1000;
 
 /**
  * Reloads the configuration on request, one reload at a time: a valid file is applied, an invalid
@@ -44,7 +53,7 @@ export class ConfigReloader {
     const { logger, observer } = this.options;
     let changes: ConfigChanges;
     try {
-      changes = this.options.apply(await this.options.load());
+      changes = this.options.apply(await this.#loadWithinTimeout());
     } catch (error) {
       const problems =
         error instanceof ConfigError
@@ -66,5 +75,27 @@ export class ConfigReloader {
     if (changes.needRestart.length > 0) logger.warn(fields, `configuration reloaded: ${summary}`);
     else logger.info(fields, `configuration reloaded: ${summary}`);
     return { applied: true, message: `configuration reloaded: ${summary}` };
+  }
+
+  /**
+   * Reloads run one at a time, so a load that never ends (a hung file system) would hold every
+   * later reload: past the timeout this one is rejected, and whatever its load gives later is
+   * ignored.
+   */
+  async #loadWithinTimeout(): Promise<ExporterConfig> {
+    const timeoutMs = this.options.loadTimeoutMs ?? RELOAD_LOAD_TIMEOUT_MS;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => {
+        reject(new Error(`loading the configuration took longer than ${timeoutMs / 1000} s`));
+      }, timeoutMs);
+    });
+    const loading = this.options.load();
+    loading.catch(() => {}); // a late failure has nobody left to hear it
+    try {
+      return await Promise.race([loading, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }

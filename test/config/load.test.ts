@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -183,5 +184,66 @@ describe('valid configuration files', () => {
 
   it('reports a missing file by path', async () => {
     expect(await problemsOf('/nonexistent/config.yaml')).toEqual(['cannot read file: ENOENT']);
+  });
+});
+
+describe('files named in the configuration', () => {
+  const yamlWithTokenFile = (tokenFile: string) =>
+    `trunk:\n  tokenFile: ${tokenFile}\ntargets:\n  - repo: github.com/acme/web\n    branches: [main]\n`;
+
+  async function fifo(): Promise<string> {
+    const path = join(await mkdtemp(join(tmpdir(), 'trunk-exporter-fifo-')), 'fifo');
+    execFileSync('mkfifo', [path]);
+    return path;
+  }
+
+  it('refuses a FIFO as tokenFile at once instead of waiting for a writer', async () => {
+    const path = await fifo();
+    const directory = await mkdtemp(join(tmpdir(), 'trunk-exporter-config-'));
+    const configPath = join(directory, 'config.yaml');
+    await writeFile(configPath, yamlWithTokenFile(path));
+    expect(await problemsOf(configPath)).toEqual([
+      `trunk.tokenFile: cannot read ${path}: not a regular file (a FIFO) (line 2)`,
+    ]);
+  });
+
+  it('refuses a FIFO as the configuration file itself', async () => {
+    const path = await fifo();
+    expect(await problemsOf(path)).toEqual(['cannot read file: not a regular file (a FIFO)']);
+  });
+
+  it('refuses a tokenFile over 64 KiB without reading it into the token', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'trunk-exporter-config-'));
+    const tokenFile = join(directory, 'token');
+    await writeFile(tokenFile, 'x'.repeat(64 * 1024 + 1));
+    const configPath = join(directory, 'config.yaml');
+    await writeFile(configPath, yamlWithTokenFile(tokenFile));
+    expect(await problemsOf(configPath)).toEqual([
+      `trunk.tokenFile: cannot read ${tokenFile}: larger than 64 KiB (line 2)`,
+    ]);
+  });
+
+  it('names the source of a token that cannot be sent as a header, and never the token', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'trunk-exporter-config-'));
+    const tokenFile = join(directory, 'token');
+    // Two lines: trimming cannot make this one token.
+    await writeFile(tokenFile, 'first-secret-line\nsecond-secret-line\n');
+    const configPath = join(directory, 'config.yaml');
+    await writeFile(configPath, yamlWithTokenFile(tokenFile));
+    const fromFile = await problemsOf(configPath);
+    expect(fromFile).toEqual([
+      `trunk.tokenFile: the token in ${tokenFile} is not a valid HTTP header value: contains a line break (U+000A) at character 18 (line 2)`,
+    ]);
+
+    const noToken = join(validDirectory, 'minimal.yaml');
+    const fromEnvironment = await problemsOf(noToken, { TRUNK_API_TOKEN: 'env-secret\r\n' });
+    expect(fromEnvironment).toEqual([
+      'the TRUNK_API_TOKEN environment variable is not a valid HTTP header value: contains a carriage return (U+000D) at character 11',
+    ]);
+    const padded = await problemsOf(noToken, { TRUNK_API_TOKEN: ' env-secret' });
+    expect(padded).toEqual([
+      'the TRUNK_API_TOKEN environment variable is not a valid HTTP header value: starts or ends with white space',
+    ]);
+    expect([...fromFile, ...fromEnvironment, ...padded].join('\n')).not.toMatch(/secret/);
   });
 });

@@ -1,0 +1,42 @@
+import { loadConfigFile } from '../config/load.js';
+import { ConfigError, configErrorLines } from '../config/problems.js';
+import type { ExporterConfig } from '../config/types.js';
+
+/** Exit status of `--check-config` (and of a start-up) when the configuration has problems. */
+export const EXIT_CONFIG_PROBLEM = 2;
+
+interface CheckOutput {
+  readonly stdout: NodeJS.WritableStream;
+  readonly stderr: NodeJS.WritableStream;
+}
+
+/**
+ * `--check-config`: exit 0 with a one-line summary, or every problem (one per line, with its path
+ * and line) and exit 2.
+ */
+export async function checkConfig(
+  path: string,
+  output: CheckOutput = process,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<number> {
+  try {
+    const config = await loadConfigFile(path, env);
+    output.stdout.write(`${path}: OK (${describeTargets(config)})\n`);
+    return 0;
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    output.stderr.write(`${configErrorLines(error).join('\n')}\n`);
+    return EXIT_CONFIG_PROBLEM;
+  }
+}
+
+/** `1 repository, 3 merge queues`. */
+export function describeTargets(config: ExporterConfig): string {
+  const repositories = config.targets.length;
+  const queues = config.targets.reduce((sum, target) => sum + target.branches.length, 0);
+  return `${count(repositories, 'repository', 'repositories')}, ${count(queues, 'merge queue', 'merge queues')}`;
+}
+
+function count(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}

@@ -1,0 +1,72 @@
+// `--check-config` as a user runs it: the built CLI (`npm test` builds dist/ first) in a child
+// process, its output and exit status.
+import { readFileSync } from 'node:fs';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { REPOSITORY_ROOT, runNode } from '../support/nodeProcess.js';
+
+const bin = join(REPOSITORY_ROOT, 'bin', 'trunk-exporter.js');
+const fixtures = join(import.meta.dirname, '..', 'config', 'fixtures');
+
+function checkConfig(path: string, env: Record<string, string> = {}) {
+  return runNode([bin, '--check-config', '--config', path], env);
+}
+
+/** The `# expect:` lines of a fixture, as --check-config prints them. */
+function expectedLines(path: string): string[] {
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((line) => line.startsWith('# expect: '))
+    .map((line) => `${path}: ${line.slice('# expect: '.length)}`);
+}
+
+describe('--check-config', () => {
+  it('counts repositories and merge queues in singular and plural', async () => {
+    const one = join(fixtures, 'valid', 'minimal.yaml');
+    const directory = await mkdtemp(join(tmpdir(), 'trunk-exporter-check-'));
+    const three = join(directory, 'config.yaml');
+    await writeFile(
+      three,
+      'targets:\n  - repo: github.com/acme/web\n    branches: [main, release]\n  - repo: github.com/acme/api\n    branches: [main]\n',
+    );
+    const [single, plural] = await Promise.all([
+      checkConfig(one, { TRUNK_API_TOKEN: 'x' }),
+      checkConfig(three, { TRUNK_API_TOKEN: 'x' }),
+    ]);
+    expect(single).toEqual({
+      code: 0,
+      stdout: `${one}: OK (1 repository, 1 merge queue)\n`,
+      stderr: '',
+    });
+    expect(plural).toEqual({
+      code: 0,
+      stdout: `${three}: OK (2 repositories, 3 merge queues)\n`,
+      stderr: '',
+    });
+  });
+
+  it.each(['yaml-alias-bomb.yaml', 'duplicate-target-beside-schema-errors.yaml'])(
+    'reports %s as config problems, each with its line, and exits 2',
+    async (file) => {
+      const path = join(fixtures, 'invalid', file);
+      const result = await checkConfig(path);
+      expect(result).toEqual({
+        code: 2,
+        stdout: '',
+        stderr: `${expectedLines(path).join('\n')}\n`,
+      });
+    },
+  );
+
+  it('names TRUNK_API_TOKEN when the token from it cannot be sent as a header', async () => {
+    const path = join(fixtures, 'valid', 'minimal.yaml');
+    const result = await checkConfig(path, { TRUNK_API_TOKEN: 'env-token-1f2e\n' });
+    expect(result).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `${path}: the TRUNK_API_TOKEN environment variable is not a valid HTTP header value: contains a line break (U+000A) at character 15\n`,
+    });
+  });
+});

@@ -1,0 +1,69 @@
+// The scrubber every log line and every error excerpt passes through: the token in any form an
+// upstream might echo it back in, and credentials in URLs.
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/log/logger.js';
+import { scrubSecrets } from '../../src/secrets/scrubSecrets.js';
+
+const TOKEN = 'tok/Echo+Fault=5e1f~9a7b"c';
+
+function base64(text: string): string {
+  return Buffer.from(text).toString('base64');
+}
+
+describe('scrubSecrets', () => {
+  // Expected leftovers: at most one base64 character that mixes the token's bits with its
+  // neighbours' (or with padding), and what is not the token.
+  it.each([
+    ['as written', TOKEN, '<redacted>'],
+    ['upper-cased', TOKEN.toUpperCase(), '<redacted>'],
+    ['lower-cased', TOKEN.toLowerCase(), '<redacted>'],
+    ['JSON-escaped', JSON.stringify(TOKEN).slice(1, -1), '<redacted>'],
+    ['URL-encoded', encodeURIComponent(TOKEN), '<redacted>'],
+    ['URL-encoded with lower-case hex', 'tok%2fEcho%2bFault%3d5e1f~9a7b%22c', '<redacted>'],
+    ['base64', base64(TOKEN), '<redacted>M='],
+    ['base64 after one byte (Basic x:token)', base64(`x:${TOKEN}`), 'eDp<redacted>w=='],
+    ['base64 after two bytes', base64(`xy:${TOKEN}`), 'eHk6<redacted>M='],
+    ['base64 after three bytes', base64(`xyz:${TOKEN}`), 'eHl6On<redacted>'],
+    ['base64url', Buffer.from(`x:${TOKEN}`).toString('base64url'), 'eDp<redacted>w'],
+    ['cut to 16 characters', `${TOKEN.slice(0, 16)}…`, '<redacted>…'],
+    ['cut to 8 characters, upper-cased', `${TOKEN.slice(0, 8).toUpperCase()}...`, '<redacted>...'],
+    ['cut, then base64-encoded', base64(TOKEN.slice(0, 15)), '<redacted>'],
+  ])('removes the token %s', (_name, echo, expected) => {
+    expect(scrubSecrets(`401: invalid token "${echo}" (request 7)`, [TOKEN])).toBe(
+      `401: invalid token "${expected}" (request 7)`,
+    );
+  });
+
+  it('leaves ordinary text and short pieces of the token alone', () => {
+    const text = `queue github.com/acme/web paused; tok/Ech is 7 characters; ${base64('hello')}`;
+    expect(scrubSecrets(text, [TOKEN])).toBe(text);
+  });
+
+  it('scrubs a short token only as written', () => {
+    expect(scrubSecrets('abc ABC YWJj abcd', ['abc'])).toBe('<redacted> ABC YWJj <redacted>d');
+  });
+});
+
+describe('the logger', () => {
+  it('scrubs echoes of every known token and credentials from URLs in every line', async () => {
+    let output = '';
+    const destination = new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        output += chunk.toString();
+        callback();
+      },
+    });
+    const logger = createLogger({ level: 'info', secrets: () => [TOKEN], destination });
+    logger.warn(
+      { url: 'https://robot:hunter2@api.example.com/v1', body: base64(`user:${TOKEN}`) },
+      `poll failed: ${TOKEN.toUpperCase()} rejected by http://a:b@c@proxy.local:8080/path?x=y@z`,
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(output).toContain('"url":"https://<redacted>@api.example.com/v1"');
+    expect(output).toContain('http://<redacted>@proxy.local:8080/path?x=y@z');
+    expect(output).not.toMatch(/hunter2|robot|a:b|c@proxy/);
+    expect(output).not.toContain(TOKEN.toUpperCase().slice(0, 8));
+    expect(output).not.toContain(base64(`user:${TOKEN}`).slice(8, 16));
+  });
+});

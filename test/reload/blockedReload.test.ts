@@ -1,0 +1,77 @@
+// A reload that cannot finish loading (a FIFO as tokenFile, a file system that stops answering)
+// must not hold the reloads queued behind it.
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/load.js';
+import type { ExporterConfig } from '../../src/config/types.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { ConfigReloader } from '../../src/reload/configReloader.js';
+import { configYaml, startFrozenSimulator, startTestExporter } from '../support/exporterHarness.js';
+
+const WEB = '  - repo: github.com/acme/web\n    branches: [main]';
+const SLOW_POLLING = '  mergeQueueIntervalSeconds: 600\n  flakyTestsIntervalSeconds: 600';
+
+describe('a reload that cannot load', () => {
+  it('is refused at once when tokenFile names a FIFO, and the next reload goes through', async () => {
+    const { simulator } = await startFrozenSimulator();
+    const directory = await mkdtemp(join(tmpdir(), 'trunk-exporter-reload-'));
+    const tokenFile = join(directory, 'token');
+    const fifo = join(directory, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    await writeFile(tokenFile, 'sim-token-4b1d\n');
+    const file = join(directory, 'config.yaml');
+    const yaml = (path: string) =>
+      configYaml({
+        apiUrl: simulator.baseUrl,
+        tokenFile: path,
+        targets: WEB,
+        polling: SLOW_POLLING,
+      });
+    await writeFile(file, yaml(tokenFile));
+    const run = await startTestExporter(yaml(tokenFile), 'info', file);
+
+    await writeFile(file, yaml(fifo));
+    const blocked = await run.exporter.reload('SIGHUP');
+    expect(blocked).toEqual({
+      applied: false,
+      message: `configuration reload rejected; the running configuration stays:\n${file}: trunk.tokenFile: cannot read ${fifo}: not a regular file (a FIFO) (line 3)`,
+    });
+    await writeFile(file, yaml(tokenFile));
+    expect((await run.exporter.reload('SIGHUP')).applied).toBe(true);
+  });
+
+  it('is rejected after the load timeout, and the reloads queued behind it run', async () => {
+    const config: ExporterConfig = await parseConfig(`trunk:\n  token: t\ntargets:\n${WEB}\n`, {
+      source: 'inline',
+      env: {},
+    });
+    const failures: number[] = [];
+    const successes: number[] = [];
+    let loads = 0;
+    const reloader = new ConfigReloader({
+      // The first load never ends, as a read on a dead mount would not.
+      load: () => (loads++ === 0 ? new Promise<ExporterConfig>(() => {}) : Promise.resolve(config)),
+      apply: () => ({ targetsAdded: [], targetsRemoved: [], settingsChanged: [], needRestart: [] }),
+      observer: {
+        reloadFailed: () => failures.push(Date.now()),
+        reloadSucceeded: (at) => successes.push(at),
+      },
+      logger: silentLogger(),
+      loadTimeoutMs: 200,
+    });
+    const started = Date.now();
+    const [hung, next] = await Promise.all([reloader.reload('SIGHUP'), reloader.reload('HTTP')]);
+    expect(hung).toEqual({
+      applied: false,
+      message:
+        'configuration reload rejected; the running configuration stays:\nloading the configuration took longer than 0.2 s',
+    });
+    expect(next.applied).toBe(true);
+    expect(failures).toHaveLength(1);
+    expect(successes).toHaveLength(1);
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+});
