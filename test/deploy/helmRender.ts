@@ -62,7 +62,9 @@ export async function helmRenderer(): Promise<string | undefined> {
 /** Builds into tmpdir/trunk-exporter-helm-render-HASH once; concurrent test files wait for it. */
 async function build(go: string): Promise<string> {
   const hash = createHash('sha256');
-  for (const name of readdirSync(SOURCES).filter((file) => file.endsWith('.go')).sort()) {
+  for (const name of readdirSync(SOURCES)
+    .filter((file) => file.endsWith('.go'))
+    .sort()) {
     hash.update(name).update(readFileSync(join(SOURCES, name)));
   }
   const directory = join(tmpdir(), `trunk-exporter-helm-render-${hash.digest('hex').slice(0, 16)}`);

@@ -26,7 +26,10 @@ async function render(values = '', options: RenderOptions = {}) {
   });
 }
 
-async function probeData(values = '', options: RenderOptions = {}): Promise<Record<string, string>> {
+async function probeData(
+  values = '',
+  options: RenderOptions = {},
+): Promise<Record<string, string>> {
   const { manifests } = await render(values, options);
   const probe = manifests.find((manifest) =>
     (manifest.object as { metadata: { name: string } }).metadata.name.endsWith('-probe'),
