@@ -57,6 +57,11 @@ const valueSets: readonly ValueSet[] = [
     file: 'valid-two-repositories.yaml',
   },
   { name: 'Deployment with tls.existingSecret', file: 'valid-tls-deployment.yaml' },
+  {
+    name: "a StatefulSet of a 53-character release (Helm's longest name)",
+    file: 'valid-statefulset-pod-index.yaml',
+    releaseName: `acme-${'x'.repeat(43)}-prod`,
+  },
 ];
 const valuesPath = (file: string) => (file.startsWith('/') ? file : join(FIXTURES, file));
 
