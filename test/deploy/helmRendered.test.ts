@@ -21,6 +21,7 @@ import {
   type KubeObject,
   type LabelSelector,
 } from './kubernetesObjects.js';
+import { unknownFieldProblems } from './kubernetesFields.js';
 import { layOutPodFiles, type PodSpec } from './podFiles.js';
 import { CHART, ROOT } from './ruleFiles.js';
 
@@ -345,6 +346,24 @@ describe.skipIf(renderer === undefined).each(valueSets)('Helm chart rendered: $n
     }
     expect(notes).not.toMatch(/<no value>|\{\{/);
   });
+});
+
+describe.skipIf(renderer === undefined)('Helm chart rendered on every value set', () => {
+  it('has no field its kind does not know (what a wrong indent makes)', async () => {
+    const objects: KubeObject[] = [];
+    const labels: string[] = [];
+    for (const set of valueSets) {
+      const rendered = await renderChart(renderer ?? '', CHART, {
+        valueFiles: [valuesPath(set.file)],
+        releaseName: set.releaseName ?? 'trunk-exporter',
+      });
+      for (const manifest of rendered.manifests) {
+        objects.push(manifest.object as KubeObject);
+        labels.push(`${set.name}: ${manifest.source}`);
+      }
+    }
+    expect(unknownFieldProblems(objects, labels)).toEqual([]);
+  }, 120_000);
 });
 
 describe.skipIf(renderer === undefined)('Helm chart rendered with values it must refuse', () => {
