@@ -59,13 +59,15 @@ export function unknownFieldProblems(
     types: [],
   };
   const host = ts.createCompilerHost(options);
-  const { getSourceFile, fileExists, readFile } = host;
+  const getSourceFile = host.getSourceFile.bind(host);
+  const fileExists = host.fileExists.bind(host);
+  const readFile = host.readFile.bind(host);
   host.getSourceFile = (name, language, ...rest) =>
     name === file
       ? ts.createSourceFile(name, source, language)
-      : getSourceFile.call(host, name, language, ...rest);
-  host.fileExists = (name) => name === file || fileExists.call(host, name);
-  host.readFile = (name) => (name === file ? source : readFile.call(host, name));
+      : getSourceFile(name, language, ...rest);
+  host.fileExists = (name) => name === file || fileExists(name);
+  host.readFile = (name) => (name === file ? source : readFile(name));
   const program = ts.createProgram([file], options, host);
   const sourceFile = program.getSourceFile(file);
   return [
