@@ -98,6 +98,7 @@ interface Workload extends KubeObject {
   spec: {
     replicas: number;
     serviceName?: string;
+    podManagementPolicy?: string;
     selector: LabelSelector;
     template: {
       metadata: { labels: Record<string, string>; annotations: Record<string, string> };
@@ -296,6 +297,8 @@ describe.skipIf(renderer === undefined).each(valueSets)('Helm chart rendered: $n
     );
     expect(workload.spec.serviceName).toBe(headless?.metadata.name);
     expect(workload.spec.replicas).toBe(values.sharding.shards);
+    // Shards are independent: all start and roll at once.
+    expect(workload.spec.podManagementPolicy).toBe('Parallel');
     expect(container.args).toContain(`--total-shards=${values.sharding.shards}`);
     if (values.sharding.ordinalFrom === 'podIndexLabel') {
       expect(container.args).toContain('--shard=$(SHARD)');
@@ -349,6 +352,11 @@ describe.skipIf(renderer === undefined).each(valueSets)('Helm chart rendered: $n
 });
 
 describe.skipIf(renderer === undefined)('Helm chart rendered on every value set', () => {
+  it('has a value set for every valid-* values fixture', () => {
+    const fixtures = readdirSync(FIXTURES).filter((name) => name.startsWith('valid-'));
+    expect(fixtures.filter((name) => !valueSets.some((set) => set.file === name))).toEqual([]);
+  });
+
   it('has no field its kind does not know (what a wrong indent makes)', async () => {
     const objects: KubeObject[] = [];
     const labels: string[] = [];
