@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
+import { parseCommandLine } from '../../src/cli/arguments.js';
 import { CLI_BIN } from '../support/cli.js';
 import { findSystemBinary } from '../support/systemBinary.js';
 import { helmRenderer, RenderError, renderChart, type RenderedChart } from './helmRender.js';
@@ -58,6 +59,7 @@ const valueSets: readonly ValueSet[] = [
     file: 'valid-two-repositories.yaml',
   },
   { name: 'Deployment with tls.existingSecret', file: 'valid-tls-deployment.yaml' },
+  { name: 'every optional value set', file: 'valid-every-option.yaml' },
   {
     name: "a StatefulSet of a 53-character release (Helm's longest name)",
     file: 'valid-statefulset-pod-index.yaml',
@@ -193,6 +195,22 @@ describe.skipIf(renderer === undefined).each(valueSets)('Helm chart rendered: $n
     const server = (config as { server: { port: number; tls?: object } }).server;
     expect(container.ports.map((port) => port.containerPort)).toContain(server.port);
     expect(server.tls !== undefined).toBe(values.tls.existingSecret !== '');
+  });
+
+  it('starts the exporter with a command line it accepts, in each pod', () => {
+    const shards = values.workload.kind === 'StatefulSet' ? values.sharding.shards : 1;
+    for (let ordinal = 0; ordinal < shards; ordinal += 1) {
+      // podIndexLabel: the kubelet expands $(SHARD); hostname: the shell line prepends --shard.
+      const args = container.args.map((arg) => arg.replace('$(SHARD)', String(ordinal)));
+      const argv = container.command === undefined ? args : [`--shard=${ordinal}`, ...args];
+      const command = parseCommandLine(argv);
+      if (command.name !== 'run') throw new Error(`not a run command: ${command.name}`);
+      expect(command.configPath).toBe('/etc/trunk-exporter/config.yaml');
+      expect(command.port ?? values.containerPort).toBe(values.containerPort);
+      expect(command.sharding).toEqual(
+        values.workload.kind === 'StatefulSet' ? { shard: ordinal, totalShards: shards } : {},
+      );
+    }
   });
 
   it.skipIf(promtool === undefined)(

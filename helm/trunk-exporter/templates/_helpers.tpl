@@ -173,7 +173,8 @@ spec:
       secret:
         secretName: {{ include "trunk-exporter.tokenSecretName" . }}
         items:
-          - key: {{ .Values.token.existingSecretKey | default "token" }}
+          # existingSecretKey names the key of an existing Secret; the chart's own has `token`.
+          - key: {{ ternary (.Values.token.existingSecretKey | default "token") "token" (not (empty .Values.token.existingSecret)) }}
             path: token
     {{- if .Values.tls.existingSecret }}
     - name: tls
