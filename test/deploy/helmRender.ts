@@ -3,7 +3,15 @@
 // directory, never into the repository.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -21,6 +29,9 @@ const GO_LIBRARIES: Readonly<Record<string, string>> = {
   'github.com/ghodss/yaml': 'golang-github-ghodss-yaml-dev',
   'github.com/xeipuuv/gojsonschema': 'golang-github-xeipuuv-gojsonschema-dev',
 };
+
+/** How long a build may hold the lock before another run takes it as left behind. */
+const STALE_LOCK_MS = 180_000;
 
 /** A rendered chart: its manifests, each parsed as the API server parses it, and NOTES.txt. */
 export interface RenderedChart {
@@ -76,7 +87,12 @@ async function build(go: string): Promise<string> {
     try {
       mkdirSync(lock);
     } catch {
-      await sleep(200); // another test file is building it
+      // Another test file is building it; a lock older than a build takes was left by a killed run.
+      const held = statSync(lock, { throwIfNoEntry: false });
+      if (held !== undefined && Date.now() - held.mtimeMs > STALE_LOCK_MS) {
+        rmSync(lock, { recursive: true, force: true });
+      }
+      await sleep(200);
       continue;
     }
     try {
