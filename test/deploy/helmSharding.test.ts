@@ -1,121 +1,33 @@
-// The Helm chart's StatefulSet mode: one pod per shard, each deriving --shard from its ordinal, a
-// headless Service for the StatefulSet, the main Service over every pod and one ServiceMonitor
-// for all of them. Without a helm binary the templates are checked with their actions masked, and
-// the shell line of the `hostname` ordinal source runs for real.
+// The Helm chart's StatefulSet mode, run for real: the shell line of the `hostname` ordinal source
+// starts the exporter as the shard its pod name ends in, and an empty --shard (a pod without the
+// pod-index label) stops it at once. helmRendered.test.ts checks the rendered objects.
 import { mkdtemp, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
 import { SIMULATOR_TOKEN, configYaml, startFrozenSimulator } from '../support/exporterHarness.js';
 import { parseExposition, select } from '../support/exposition.js';
 import { CLI_BIN, startCli, startExporterProcess } from '../support/cli.js';
 import { findSystemBinary } from '../support/systemBinary.js';
-import { maskActions } from './goTemplate.js';
-import {
-  helpers,
-  maskedPodTemplate,
-  read,
-  template,
-  templateFiles,
-  type MaskedContainer,
-  type Values,
-} from './helmValues.js';
+import { helmRenderer, renderChart } from './helmRender.js';
+import { FIXTURES } from './helmValues.js';
 import { CHART } from './ruleFiles.js';
 
 const shell = findSystemBinary('sh');
+const renderer = await helmRenderer();
 
-const STATEFULSET_ONLY = /^\{\{- if eq \.Values\.workload\.kind "StatefulSet" \}\}\n/;
-
-interface MaskedObject {
-  kind: string;
-  metadata: { name: string; labels?: Values };
-  spec: Values & {
-    selector?: { matchLabels?: Values; matchExpressions?: Values[] };
-    ports?: Values[];
-  };
+/** The container command the chart renders with ordinalFrom hostname. */
+async function hostnameCommand(): Promise<string[] | undefined> {
+  const { manifests } = await renderChart(renderer ?? '', CHART, {
+    valueFiles: [join(FIXTURES, 'valid-statefulset-sharded.yaml')],
+  });
+  const statefulSet = manifests.find(
+    (manifest) => (manifest.object as { kind: string }).kind === 'StatefulSet',
+  )?.object as { spec: { template: { spec: { containers: { command?: string[] }[] } } } };
+  return statefulSet.spec.template.spec.containers[0]?.command;
 }
-const masked = (name: string) => parse(maskActions(template(name))) as MaskedObject;
-const container = (): MaskedContainer => {
-  const first = maskedPodTemplate().spec.containers[0];
-  if (first === undefined) throw new Error('the pod template has no container');
-  return first;
-};
 
 describe('Helm chart, StatefulSet mode', () => {
-  it('renders exactly one workload for each kind values.schema.json allows', () => {
-    const schema = JSON.parse(read(join(CHART, 'values.schema.json'))) as {
-      properties: { workload: { properties: { kind: { enum: string[] } } } };
-    };
-    expect(schema.properties.workload.properties.kind.enum).toEqual(['Deployment', 'StatefulSet']);
-    expect(template('deployment.yaml')).toMatch(
-      /^\{\{- if eq \.Values\.workload\.kind "Deployment" \}\}\n/,
-    );
-    expect(template('statefulset.yaml')).toMatch(STATEFULSET_ONLY);
-    for (const name of ['deployment.yaml', 'statefulset.yaml']) {
-      expect(template(name)).toContain('include "trunk-exporter.podTemplate" . | nindent 4');
-    }
-  });
-
-  it('runs one pod per shard, all at once, named by the headless Service', () => {
-    const statefulSet = masked('statefulset.yaml');
-    expect(statefulSet.kind).toBe('StatefulSet');
-    expect(statefulSet.spec).toMatchObject({
-      replicas: 'TEMPLATE',
-      serviceName: 'TEMPLATE',
-      podManagementPolicy: 'Parallel',
-    });
-    const text = template('statefulset.yaml');
-    expect(text).toContain('replicas: {{ .Values.sharding.shards }}');
-    expect(text).toContain('serviceName: {{ include "trunk-exporter.headlessServiceName" . }}');
-    expect(template('service-headless.yaml')).toContain(
-      'name: {{ include "trunk-exporter.headlessServiceName" . }}',
-    );
-  });
-
-  it('has a headless Service for the StatefulSet only, and a main Service over every pod', () => {
-    expect(template('service-headless.yaml')).toMatch(STATEFULSET_ONLY);
-    const headless = masked('service-headless.yaml');
-    expect(headless.kind).toBe('Service');
-    expect(headless.spec.clusterIP).toBe('None');
-    expect(headless.metadata.labels).toMatchObject({ 'app.kubernetes.io/component': 'headless' });
-    // The main Service is unconditional and selects by the pods' selector labels alone.
-    const main = template('service.yaml');
-    expect(main).not.toMatch(/^\{\{- if/);
-    expect(main).toMatch(
-      /selector:\n\s+\{\{- include "trunk-exporter.selectorLabels" \. \| nindent 4 \}\}\n$/,
-    );
-    expect(main).not.toContain('app.kubernetes.io/component');
-  });
-
-  it('scrapes every shard once: one ServiceMonitor over the main Service, not the headless one', () => {
-    const monitor = masked('servicemonitor.yaml');
-    expect(monitor.kind).toBe('ServiceMonitor');
-    expect(monitor.spec.selector?.matchExpressions).toEqual([
-      { key: 'app.kubernetes.io/component', operator: 'NotIn', values: ['headless'] },
-    ]);
-    // One for the whole release (not one per shard), and only the main Service lacks the label.
-    const kinds = templateFiles
-      .filter((name) => name.endsWith('.yaml'))
-      .map((name) => masked(name).kind);
-    expect(kinds.filter((kind) => kind === 'ServiceMonitor')).toHaveLength(1);
-    expect(template('servicemonitor.yaml')).not.toContain('range');
-  });
-
-  it('gives each pod --shard from its pod-index label and --total-shards in its template', () => {
-    const { args, env } = container();
-    expect(args).toContain('--shard=$(SHARD)');
-    expect(args).toContain('--total-shards=TEMPLATE');
-    expect(env).toContainEqual({
-      name: 'SHARD',
-      valueFrom: { fieldRef: { fieldPath: "metadata.labels['apps.kubernetes.io/pod-index']" } },
-    });
-    // The shard count is in the pod template, so changing it rolls every pod.
-    expect(helpers).toMatch(
-      /\{\{- if eq \.Values\.workload\.kind "StatefulSet" \}\}[\s\S]*- --total-shards=\{\{ \.Values\.sharding\.shards \}\}\n\s+\{\{- end \}\}/,
-    );
-  });
-
   it('rejects an empty --shard, as a pod without the pod-index label (Kubernetes < 1.28) gets', async () => {
     const cli = startCli(['--config', 'unused.yaml', '--shard=', '--total-shards=2']);
     cli.url.catch(() => undefined); // it never serves
@@ -123,10 +35,10 @@ describe('Helm chart, StatefulSet mode', () => {
     expect(cli.stdout()).toContain('--shard: expected a whole number, got ""');
   });
 
-  it.skipIf(shell === undefined)(
+  it.skipIf(shell === undefined || renderer === undefined)(
     'with ordinalFrom hostname, runs the exporter as the shard its pod name ends in',
     async () => {
-      const { command } = container();
+      const command = await hostnameCommand();
       expect(command?.slice(0, 2)).toEqual(['/bin/sh', '-c']);
       const [, , script = '', name = ''] = command ?? [];
       expect(name).toBe('trunk-exporter');

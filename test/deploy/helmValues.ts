@@ -3,7 +3,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { defineBody, maskActions } from './goTemplate.js';
 import { CHART } from './ruleFiles.js';
 
 /** A values tree. */
@@ -49,23 +48,4 @@ function fixtureOverride(name: string): Values {
 /** A fixture merged over values.yaml. */
 export function fixture(name: string): Values {
   return mergeValues(values, fixtureOverride(name));
-}
-
-/** A container of the pod template, with its actions masked. */
-export interface MaskedContainer {
-  readonly command?: string[];
-  readonly args: string[];
-  readonly env?: { name: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
-  readonly volumeMounts: { name: string; mountPath: string }[];
-  readonly [key: string]: unknown;
-}
-
-/** The shared pod template (`trunk-exporter.podTemplate`), every action masked. */
-export function maskedPodTemplate(): {
-  metadata: { annotations: Values };
-  spec: { containers: MaskedContainer[]; volumes: Values[] };
-} {
-  return parse(maskActions(defineBody(helpers, 'trunk-exporter.podTemplate'))) as ReturnType<
-    typeof maskedPodTemplate
-  >;
 }

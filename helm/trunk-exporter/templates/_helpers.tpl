@@ -34,6 +34,14 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end -}}
 {{- end -}}
 
+{{/*
+The StatefulSet's name: at most 52 characters, since its pods carry the label
+controller-revision-hash: <name>-<10 characters>, and a label value is at most 63.
+*/}}
+{{- define "trunk-exporter.statefulSetName" -}}
+{{- include "trunk-exporter.fullname" . | trunc 52 | trimSuffix "-" -}}
+{{- end -}}
+
 {{/* The StatefulSet's headless Service (its serviceName), which gives each shard's pod a DNS name. */}}
 {{- define "trunk-exporter.headlessServiceName" -}}
 {{- printf "%s-headless" (include "trunk-exporter.fullname" . | trunc 54 | trimSuffix "-") -}}
@@ -165,7 +173,8 @@ spec:
       secret:
         secretName: {{ include "trunk-exporter.tokenSecretName" . }}
         items:
-          - key: {{ .Values.token.existingSecretKey | default "token" }}
+          # existingSecretKey names the key of an existing Secret; the chart's own has `token`.
+          - key: {{ ternary (.Values.token.existingSecretKey | default "token") "token" (not (empty .Values.token.existingSecret)) }}
             path: token
     {{- if .Values.tls.existingSecret }}
     - name: tls

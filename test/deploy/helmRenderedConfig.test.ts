@@ -1,0 +1,151 @@
+// What the Helm chart hands the exporter and Prometheus, rendered on each value set: a config the
+// exporter accepts with the pod's files mounted where the pod mounts them (--check-config), a
+// command line it accepts in every pod, rule groups promtool accepts; and the values the chart
+// must refuse, refused with a message that names them.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
+import { parseCommandLine } from '../../src/cli/arguments.js';
+import { CLI_BIN } from '../support/cli.js';
+import { findSystemBinary } from '../support/systemBinary.js';
+import { helmRenderer, RenderError, renderChart } from './helmRender.js';
+import { FIXTURES, isMap } from './helmValues.js';
+import {
+  renderValueSet,
+  valueSets,
+  type Container,
+  type InstalledValues,
+  type Workload,
+} from './helmValueSets.js';
+import type { KubeObject } from './kubernetesObjects.js';
+import { layOutPodFiles } from './podFiles.js';
+import { CHART, ROOT } from './ruleFiles.js';
+
+const run = promisify(execFile);
+const renderer = await helmRenderer();
+const promtool = findSystemBinary('promtool');
+const TLS_FIXTURES = join(ROOT, 'test', 'fixtures', 'tls');
+
+describe.skipIf(renderer === undefined).each(valueSets)('Helm chart rendered: $name', (set) => {
+  let objects: readonly KubeObject[];
+  let values: InstalledValues;
+  let workload: Workload;
+  let container: Container;
+  beforeAll(async () => {
+    ({ objects, values, workload, container } = await renderValueSet(renderer ?? '', set));
+  });
+  const byKind = (kind: string) => objects.filter((object) => object.kind === kind);
+
+  it('embeds a config file the exporter accepts (--check-config, with the pod files mounted)', async () => {
+    const existingSecrets = {
+      [values.token.existingSecret]: {
+        [values.token.existingSecretKey]: 'from-an-existing-secret',
+      },
+      [values.tls.existingSecret]: {
+        'tls.crt': readFileSync(join(TLS_FIXTURES, 'server.crt'), 'utf8'),
+        'tls.key': readFileSync(join(TLS_FIXTURES, 'server.key'), 'utf8'),
+      },
+    };
+    const root = layOutPodFiles(workload.spec.template.spec, objects, existingSecrets);
+    // The exporter is told --config /etc/trunk-exporter/config.yaml; its files are under root.
+    const configPath = container.args[container.args.indexOf('--config') + 1] ?? '';
+    const config = parse(readFileSync(join(root, configPath), 'utf8')) as unknown;
+    const rooted = (node: unknown): unknown =>
+      typeof node === 'string' && node.startsWith('/etc/')
+        ? join(root, node)
+        : Array.isArray(node)
+          ? node.map(rooted)
+          : isMap(node)
+            ? Object.fromEntries(Object.entries(node).map(([key, value]) => [key, rooted(value)]))
+            : node;
+    const checked = join(root, 'checked-config.yaml');
+    writeFileSync(checked, stringify(rooted(config)));
+    const result = await run(process.execPath, [CLI_BIN, '--check-config', '--config', checked]);
+    expect(result.stdout).toMatch(/checked-config\.yaml: OK \(/);
+    // The exporter listens where the pod says it does.
+    const server = (config as { server: { port: number; tls?: object } }).server;
+    expect(container.ports.map((port) => port.containerPort)).toContain(server.port);
+    expect(server.tls !== undefined).toBe(values.tls.existingSecret !== '');
+  });
+
+  it('starts the exporter with a command line it accepts, in each pod', () => {
+    const shards = values.workload.kind === 'StatefulSet' ? values.sharding.shards : 1;
+    for (let ordinal = 0; ordinal < shards; ordinal += 1) {
+      // podIndexLabel: the kubelet expands $(SHARD); hostname: the shell line prepends --shard.
+      const args = container.args.map((arg) => arg.replace('$(SHARD)', String(ordinal)));
+      const argv = container.command === undefined ? args : [`--shard=${ordinal}`, ...args];
+      const command = parseCommandLine(argv);
+      if (command.name !== 'run') throw new Error(`not a run command: ${command.name}`);
+      expect(command.configPath).toBe('/etc/trunk-exporter/config.yaml');
+      expect(command.port ?? values.containerPort).toBe(values.containerPort);
+      expect(command.sharding).toEqual(
+        values.workload.kind === 'StatefulSet' ? { shard: ordinal, totalShards: shards } : {},
+      );
+    }
+  });
+
+  it.skipIf(promtool === undefined)(
+    'has a PrometheusRule whose groups promtool accepts, or none when disabled',
+    async () => {
+      const rules = byKind('PrometheusRule');
+      expect(rules).toHaveLength(values.prometheusRule.enabled ? 1 : 0);
+      for (const rule of rules) {
+        expect(rule.metadata.labels).toMatchObject(values.prometheusRule.labels);
+        const file = join(mkdtempSync(join(tmpdir(), 'trunk-exporter-rule-')), 'rules.yaml');
+        writeFileSync(file, stringify(rule.spec));
+        const { stdout } = await run(promtool ?? 'promtool', ['check', 'rules', file]);
+        expect(stdout).toContain('SUCCESS');
+        const { groups } = rule.spec as { groups: { name: string }[] };
+        const fileGroups = ['rules.yaml', 'alerts.yaml'].flatMap(
+          (name) =>
+            (
+              parse(readFileSync(join(CHART, 'files', name), 'utf8')) as {
+                groups: { name: string }[];
+              }
+            ).groups,
+        );
+        expect(groups.slice(0, fileGroups.length)).toEqual(fileGroups);
+      }
+    },
+  );
+});
+
+describe.skipIf(renderer === undefined)('Helm chart rendered with values it must refuse', () => {
+  const render = (file: string) =>
+    renderChart(renderer ?? '', CHART, { valueFiles: [join(FIXTURES, file)] }).then(
+      () => 'rendered',
+      (error: unknown) => (error instanceof RenderError ? error.message : String(error)),
+    );
+
+  it.each(readdirSync(FIXTURES).filter((name) => name.startsWith('invalid-')))(
+    'rejects %s by values.schema.json, before rendering',
+    async (name) => {
+      expect(await render(name)).toContain("values don't meet the specifications of the schema");
+    },
+  );
+
+  it('fails on the defaults alone, naming config.targets', async () => {
+    const message = await renderChart(renderer ?? '', CHART).then(
+      () => 'rendered',
+      (error: unknown) => String(error),
+    );
+    expect(message).toContain('config.targets: list at least one repository');
+  });
+
+  it('fails without a token, naming token.value and token.existingSecret', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'trunk-exporter-values-')), 'values.yaml');
+    writeFileSync(
+      file,
+      'config:\n  targets:\n    - repo: github.com/acme/web\n      branches: [main]\n',
+    );
+    const message = await renderChart(renderer ?? '', CHART, { valueFiles: [file] }).then(
+      () => 'rendered',
+      (error: unknown) => String(error),
+    );
+    expect(message).toContain('token.value or token.existingSecret: the Trunk API token');
+  });
+});
