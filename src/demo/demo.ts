@@ -47,7 +47,10 @@ export async function startDemo(options: DemoOptions): Promise<RunningExporter> 
   });
   let exporter: RunningExporter;
   try {
-    exporter = await startExporter(demoConfig(simulator.baseUrl, options), options);
+    exporter = await startExporter(demoConfig(simulator.baseUrl, options), {
+      ...options,
+      simulatedUpstream: true,
+    });
   } catch (error) {
     await simulator.close();
     throw error;
