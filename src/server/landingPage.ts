@@ -33,7 +33,7 @@ body { font-family: system-ui, sans-serif; margin: 2em; color: #222; background:
 table { border-collapse: collapse; margin-bottom: 1.5em; }
 th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; text-align: left; vertical-align: top; }
 td.number { text-align: right; }
-time { color: #666; font-size: 0.85em; }
+time { color: #666; font-size: 0.85em; white-space: nowrap; }
 .up { color: #1a7f37; } .down { color: #cf222e; } .pending { color: #777; }
 .state { font-weight: bold; padding: 0.1em 0.5em; border-radius: 0.3em; color: #fff; }
 .state-running { background: #1a7f37; } .state-paused { background: #cf222e; }
