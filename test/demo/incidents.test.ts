@@ -13,7 +13,7 @@ import {
   type IncidentKind,
 } from '../../src/simulator/incidents.js';
 import { SIMULATOR_DEMO_TOKEN } from '../../src/simulator/repositories.js';
-import type { SimulatorWorld } from '../../src/simulator/world.js';
+import { createSimulatorWorld, type SimulatorWorld } from '../../src/simulator/world.js';
 import { parseExposition, sum, type Sample } from '../support/exposition.js';
 import { startTestSimulator } from '../support/simulator.js';
 
@@ -38,6 +38,23 @@ async function waitFor(what: string, condition: () => boolean): Promise<void> {
 }
 
 describe('demo incident cycle', () => {
+  it('leaves the random model alone until its first incident', () => {
+    const origin = 1_767_225_600;
+    const plain = createSimulatorWorld({ seed: 1, startTime: origin });
+    const { world: scripted } = createDemoWorld(1, origin);
+    const queues = (world: SimulatorWorld) =>
+      world.repositories.flatMap((repository) =>
+        repository.branches.map((branch) => world.getQueue(repository, branch)),
+      );
+    const first = incident('paused').startsAfterSeconds;
+    plain.advance(origin + first - 5);
+    scripted.advance(origin + first - 5);
+    expect(queues(scripted)).toEqual(queues(plain));
+    plain.advance(origin + first);
+    scripted.advance(origin + first);
+    expect(queues(scripted)).not.toEqual(queues(plain));
+  });
+
   it('shows every scripted incident on /metrics, and the cycle repeats', async () => {
     // The world starts 15 simulated minutes in the past, so the test can move it up to the present
     // and every timestamp stays in the past as the live demo's do.
