@@ -38,6 +38,8 @@ interface ExporterDependencies {
   readonly loadConfig?: () => Promise<ExporterConfig>;
   /** Told every token the exporter uses, so the logger scrubs rotated ones too. */
   readonly secrets?: KnownSecrets;
+  /** The upstream is the built-in simulator (`--demo`); the landing page says so. */
+  readonly simulatedUpstream?: boolean;
 }
 
 /**
@@ -126,6 +128,7 @@ export async function startExporter(
       },
     },
     reload: { enabled: () => current.server.enableReload, reload: () => reload('HTTP') },
+    simulatedUpstream: dependencies.simulatedUpstream === true,
   });
   const { address, port, tls } = config.server;
   const http = await startHttpServer(app, address, port, tls);

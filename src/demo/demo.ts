@@ -9,8 +9,9 @@ import {
   repositoryKey,
 } from '../simulator/repositories.js';
 import { UNSHARDED } from '../sharding/shardAssignment.js';
+import { createIncidentCycle, type IncidentCycle } from '../simulator/incidents.js';
 import { startSimulatorServer } from '../simulator/server.js';
-import { createSimulatorWorld } from '../simulator/world.js';
+import { createSimulatorWorld, type SimulatorWorld } from '../simulator/world.js';
 
 interface DemoOptions {
   readonly logger: Logger;
@@ -21,21 +22,35 @@ interface DemoOptions {
   readonly seed?: number;
 }
 
+/** The demo's simulated world: the random model plus the scripted incident cycle from startTime. */
+export function createDemoWorld(
+  seed: number,
+  startTime: number,
+): { world: SimulatorWorld; incidents: IncidentCycle } {
+  const incidents = createIncidentCycle(Math.floor(startTime));
+  return { world: createSimulatorWorld({ seed, startTime, script: incidents }), incidents };
+}
+
 /**
- * The built-in demo: the simulator on a free loopback port, moving in real time, and an exporter
- * polling it with short intervals so the metrics visibly change within a minute.
+ * The built-in demo: the simulator on a free loopback port, moving in real time with the scripted
+ * incidents, and an exporter polling it with short intervals so the metrics visibly change within a
+ * minute.
  */
 export async function startDemo(options: DemoOptions): Promise<RunningExporter> {
-  const world = createSimulatorWorld({ seed: options.seed ?? 1, startTime: Date.now() / 1000 });
+  const { world, incidents } = createDemoWorld(options.seed ?? 1, Date.now() / 1000);
   const simulator = await startSimulatorServer({
     world,
     token: SIMULATOR_DEMO_TOKEN,
     autoAdvance: { tickMs: 1000 },
     logger: options.logger.child({ component: 'simulator' }),
+    faults: incidents,
   });
   let exporter: RunningExporter;
   try {
-    exporter = await startExporter(demoConfig(simulator.baseUrl, options), options);
+    exporter = await startExporter(demoConfig(simulator.baseUrl, options), {
+      ...options,
+      simulatedUpstream: true,
+    });
   } catch (error) {
     await simulator.close();
     throw error;

@@ -27,6 +27,8 @@ export interface HttpAppOptions {
   auth?: BasicAuthVerifier;
   /** What `POST /-/reload` does; absent, the endpoint answers 403 like a disabled one. */
   reload?: ReloadEndpoint;
+  /** The upstream is the built-in simulator (`--demo`); the landing page says so. */
+  simulatedUpstream?: boolean;
 }
 
 /** The lifecycle endpoint's view of the exporter's reload. */
@@ -85,6 +87,9 @@ export function createHttpApp(options: HttpAppOptions): RequestListener {
         mergeQueueIntervalSeconds: options.intervals.mergeQueueIntervalSeconds,
         flakyTestsIntervalSeconds: options.intervals.flakyTestsIntervalSeconds,
         now: now(),
+        simulatedUpstream: options.simulatedUpstream === true,
+        // Only reached past requireBasicAuth, so with users configured the reader passed it.
+        errorDetails: options.auth?.enabled === true,
       });
       res
         .status(200)

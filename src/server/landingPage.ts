@@ -1,8 +1,9 @@
-import type { TargetStatus } from '../snapshot/types.js';
 import { formatInterval } from '../metrics/help.js';
+import type { FlakyTestsSnapshot, MergeQueueSnapshot, TargetStatus } from '../snapshot/types.js';
+import { errorSummary, escapeHtml, renderTime } from './landingPageText.js';
 
-// Everything that reaches the page is escaped: repo names, branches and error messages come from
-// configuration and from the API's error bodies, which we do not control.
+// Everything that reaches the page is escaped: repo names, branches, queue states and error
+// messages come from configuration and from the API, which we do not control.
 
 export interface LandingPageData {
   readonly version: string;
@@ -11,101 +12,199 @@ export interface LandingPageData {
   readonly flakyTestsIntervalSeconds: number;
   /** Unix seconds, for the "12s ago" column. */
   readonly now: number;
+  /** The upstream is the built-in simulator (`--demo`): the page says the data is not real. */
+  readonly simulatedUpstream: boolean;
+  /**
+   * The reader passed the same basic auth as /metrics: poll errors show in full. Otherwise only
+   * their HTTP status and request id, since an error body may echo what the API was sent.
+   */
+  readonly errorDetails: boolean;
 }
 
 /** CSP for the page: nothing may load, only the inline stylesheet applies. */
 export const LANDING_PAGE_CSP =
   "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
+/** Seconds between the page's own reloads (a meta refresh: no script, so the CSP stays as it is). */
+export const LANDING_PAGE_REFRESH_SECONDS = 15;
+
 const STYLE = `
-body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
-table { border-collapse: collapse; }
+body { font-family: system-ui, sans-serif; margin: 2em; color: #222; background: #fff; }
+table { border-collapse: collapse; margin-bottom: 1.5em; }
 th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; text-align: left; vertical-align: top; }
+td.number { text-align: right; }
+time { color: #666; font-size: 0.85em; white-space: nowrap; }
 .up { color: #1a7f37; } .down { color: #cf222e; } .pending { color: #777; }
+.state { font-weight: bold; padding: 0.1em 0.5em; border-radius: 0.3em; color: #fff; }
+.state-running { background: #1a7f37; } .state-paused { background: #cf222e; }
+.state-draining, .state-switching_modes { background: #bf8700; } .state-other { background: #777; }
+.banner { background: #fff8c5; border: 1px solid #d4a72c; padding: 0.6em 1em; }
 code { font-size: 0.9em; }
 `;
 
-/** Renders the landing page: version, links and one row per configured target. */
+/** Queue states with a colour of their own; anything else the API sends is grey. */
+const COLOURED_STATES = new Set(['running', 'paused', 'draining', 'switching_modes']);
+
+/** Renders the landing page: version, links, and a table per kind of target with its live numbers. */
 export function renderLandingPage(data: LandingPageData): string {
-  const rows = data.statuses.map((status) => renderRow(status, data.now));
-  const table =
-    rows.length === 0
+  const queues = data.statuses.filter((status) => status.target.kind === 'merge_queue');
+  const lists = data.statuses.filter((status) => status.target.kind === 'flaky_tests');
+  const sections =
+    data.statuses.length === 0
       ? '<p>No targets configured.</p>'
       : [
-          '<table>',
-          '<thead><tr><th>Kind</th><th>Repository</th><th>Branch</th><th>Last poll</th>' +
-            '<th>Last success</th><th>Data</th><th>Last error</th></tr></thead>',
-          '<tbody>',
-          ...rows,
-          '</tbody>',
-          '</table>',
+          queues.length === 0 ? '' : renderMergeQueues(queues, data),
+          lists.length === 0 ? '' : renderQuarantineLists(lists, data),
         ].join('\n');
   const schedule =
     `Merge queues are polled every ${formatInterval(data.mergeQueueIntervalSeconds)}, ` +
     `quarantine lists every ${formatInterval(data.flakyTestsIntervalSeconds)}.`;
+  const banner = data.simulatedUpstream
+    ? '<p class="banner"><strong>Demo:</strong> the upstream is the built-in Trunk API simulator ' +
+      'with scripted incidents; no number on this page comes from Trunk.</p>\n'
+    : '';
   // Relative links keep working behind a reverse proxy that serves the exporter under a prefix.
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
+<meta http-equiv="refresh" content="${LANDING_PAGE_REFRESH_SECONDS}">
 <title>trunk-exporter</title>
 <style>${STYLE}</style>
 </head>
 <body>
 <h1>trunk-exporter <small>${escapeHtml(data.version)}</small></h1>
-<p>Prometheus exporter for Trunk merge queues and flaky-test quarantine.</p>
-<p>${escapeHtml(schedule)}</p>
+${banner}<p>Prometheus exporter for Trunk merge queues and flaky-test quarantine.</p>
+<p>${escapeHtml(schedule)} This page reloads every ${LANDING_PAGE_REFRESH_SECONDS}s.</p>
 <ul>
 <li><a href="./metrics">/metrics</a></li>
 <li><a href="./healthz">/healthz</a></li>
 <li><a href="./readyz">/readyz</a></li>
 </ul>
-<h2>Targets</h2>
-${table}
+${sections}
 </body>
 </html>
 `;
 }
 
-function renderRow(status: TargetStatus, now: number): string {
-  const { target } = status;
+function renderMergeQueues(statuses: readonly TargetStatus[], data: LandingPageData): string {
+  const rows = statuses.map((status) => {
+    const snapshot = status.snapshot?.kind === 'merge_queue' ? status.snapshot : undefined;
+    return row([
+      `<code>${escapeHtml(status.target.repo)}</code>`,
+      `<code>${escapeHtml(status.target.branch)}</code>`,
+      snapshot === undefined ? '' : renderQueueState(snapshot.state),
+      numberCell(snapshot?.pullRequests.length),
+      snapshot === undefined ? '' : renderOldestPullRequest(status, snapshot, data.now),
+      numberCell(snapshot === undefined ? undefined : blockedCount(snapshot)),
+      ...pollCells(status, data),
+    ]);
+  });
+  return table(
+    'Merge queues',
+    [
+      'Repository',
+      'Branch',
+      'State',
+      'Pull requests',
+      'Oldest pull request',
+      'Blocked',
+      'Poll',
+      'Last success',
+      'Data',
+      'Last error',
+    ],
+    rows,
+  );
+}
+
+function renderQuarantineLists(statuses: readonly TargetStatus[], data: LandingPageData): string {
+  const rows = statuses.map((status) => {
+    const snapshot: FlakyTestsSnapshot | undefined =
+      status.snapshot?.kind === 'flaky_tests' ? status.snapshot : undefined;
+    return row([
+      `<code>${escapeHtml(status.target.repo)}</code>`,
+      numberCell(snapshot?.quarantined),
+      ...pollCells(status, data),
+    ]);
+  });
+  return table(
+    'Quarantine lists',
+    ['Repository', 'Quarantined tests', 'Poll', 'Last success', 'Data', 'Last error'],
+    rows,
+  );
+}
+
+function table(title: string, headings: readonly string[], rows: readonly string[]): string {
+  return [
+    `<h2>${escapeHtml(title)}</h2>`,
+    '<table>',
+    `<thead><tr>${headings.map((heading) => `<th>${escapeHtml(heading)}</th>`).join('')}</tr></thead>`,
+    '<tbody>',
+    ...rows,
+    '</tbody>',
+    '</table>',
+  ].join('\n');
+}
+
+function row(cells: readonly string[]): string {
+  return `<tr>${cells.map((cell) => (cell.startsWith('<td') ? cell : `<td>${cell}</td>`)).join('')}</tr>`;
+}
+
+function numberCell(value: number | undefined): string {
+  return `<td class="number">${value === undefined ? '' : String(value)}</td>`;
+}
+
+/** Poll outcome, last success (age and UTC), whether data is served, and the last error. */
+function pollCells(status: TargetStatus, data: LandingPageData): string[] {
   const poll = status.up === undefined ? 'pending' : status.up ? 'up' : 'down';
-  const lastSuccess =
-    status.lastSuccessAt === undefined ? 'never' : formatAge(now - status.lastSuccessAt);
-  const data =
+  const served =
     status.snapshot !== undefined
       ? 'current'
       : status.lastSuccessAt !== undefined
         ? 'dropped (stale)'
         : 'none';
-  const cells = [
-    escapeHtml(target.kind),
-    `<code>${escapeHtml(target.repo)}</code>`,
-    target.branch === '' ? '' : `<code>${escapeHtml(target.branch)}</code>`,
+  const error =
+    status.lastError === undefined
+      ? ''
+      : data.errorDetails
+        ? status.lastError
+        : errorSummary(status.lastError);
+  return [
     `<span class="${poll}">${poll}</span>`,
-    escapeHtml(lastSuccess),
-    escapeHtml(data),
-    escapeHtml(status.lastError ?? ''),
+    status.lastSuccessAt === undefined ? 'never' : renderTime(status.lastSuccessAt, data.now),
+    escapeHtml(served),
+    escapeHtml(error),
   ];
-  return `<tr>${cells.map((cell) => `<td>${cell}</td>`).join('')}</tr>`;
 }
 
-/** "12s ago", "3m 5s ago", "2h 10m ago", "4d 1h ago". */
-export function formatAge(seconds: number): string {
-  const whole = Math.max(0, Math.floor(seconds));
-  if (whole < 60) return `${whole}s ago`;
-  if (whole < 3_600) return `${Math.floor(whole / 60)}m ${whole % 60}s ago`;
-  if (whole < 86_400)
-    return `${Math.floor(whole / 3_600)}h ${Math.floor((whole % 3_600) / 60)}m ago`;
-  return `${Math.floor(whole / 86_400)}d ${Math.floor((whole % 86_400) / 3_600)}h ago`;
+function renderQueueState(state: string): string {
+  const colour = COLOURED_STATES.has(state) ? state : 'other';
+  return `<span class="state state-${colour}">${escapeHtml(state)}</span>`;
 }
 
-/** Escapes the five characters that matter in HTML text and attribute values. */
-export function escapeHtml(text: string): string {
-  return text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
+/** Pull requests held back by a readiness rule; '' when readiness was not looked up. */
+function blockedCount(snapshot: MergeQueueSnapshot): number | undefined {
+  if (!snapshot.readinessKnown) return undefined;
+  return snapshot.pullRequests.filter((pr) => pr.blockedReasons.length > 0).length;
+}
+
+/**
+ * The pull request longest in the queue: by when the exporter's flow ledger first saw it enter,
+ * else (no ledger yet) by its last state change, the only time the API reports.
+ */
+function renderOldestPullRequest(
+  status: TargetStatus,
+  snapshot: MergeQueueSnapshot,
+  now: number,
+): string {
+  let oldest: { number: number; since: number } | undefined;
+  for (const pr of snapshot.pullRequests) {
+    const since = status.queueFlow?.tracked.get(pr.number)?.enteredAt ?? pr.stateChangedAt;
+    if (since !== undefined && (oldest === undefined || since < oldest.since)) {
+      oldest = { number: pr.number, since };
+    }
+  }
+  if (oldest === undefined) return '';
+  return `#${oldest.number} ${renderTime(oldest.since, now)}`;
 }

@@ -188,7 +188,8 @@ function act(fault: Fault, call: InterceptedCall): void {
   }
 }
 
-function repoOf(body: unknown): string {
+/** The `host/owner/name` of a request body's `repo`, or '' when it has none. */
+export function repoOf(body: unknown): string {
   if (typeof body !== 'object' || body === null || !('repo' in body)) return '';
   const { repo } = body;
   if (typeof repo !== 'object' || repo === null) return '';

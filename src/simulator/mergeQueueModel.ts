@@ -67,6 +67,12 @@ export interface MergeQueueModel {
   find(prNumber: number): SimulatedPullRequest | undefined;
   /** Moves the queue forward by one step ending at `now`. */
   step(now: number, stepSeconds: number): void;
+  /** Scripted incidents: enters `next` now and stays in it until `until` (unix seconds). */
+  holdState(next: Exclude<QueueState, 'running' | 'switching_modes'>, until: number): void;
+  /** Scripted incidents: submits a new pull request now (in `not_ready`, like any submission). */
+  submit(now: number): SimulatedPullRequest;
+  /** Scripted incidents: fails an active pull request now, as a failed test run would. */
+  fail(pr: SimulatedPullRequest, now: number): void;
 }
 
 /** Draws stable, plausible settings for a new queue. */
@@ -193,7 +199,7 @@ export function createMergeQueueModel(
     if (random.chance(arrivalsPerStep * damping)) submit(now);
   };
 
-  const submit = (now: number): void => {
+  const submit = (now: number): SimulatedPullRequest => {
     sequence += 1;
     const pr = createPullRequest(random, {
       number: nextPullRequestNumber(random),
@@ -208,6 +214,7 @@ export function createMergeQueueModel(
     active.push(pr);
     active.sort(compareQueueOrder);
     byNumber.set(pr.number, pr);
+    return pr;
   };
 
   const ahead = (pr: SimulatedPullRequest): SimulatedPullRequest[] =>
@@ -307,6 +314,15 @@ export function createMergeQueueModel(
       }
       assignTestSlots(now);
       while (shape.pullRequests !== undefined && active.length < shape.pullRequests) submit(now);
+    },
+    holdState(next, until) {
+      state = next;
+      stateEndsAt = until;
+      recordQueueState(statistics, next);
+    },
+    submit,
+    fail(pr, now) {
+      if (active.includes(pr)) failPullRequest(pr, now);
     },
   };
 }

@@ -36,6 +36,10 @@ export interface QuarantineListModel {
   atVersion(version: number): readonly SimulatedQuarantinedTest[] | undefined;
   /** Moves the list forward by one step ending at `now`. */
   step(now: number): void;
+  /** Scripted incidents: quarantines `count` new tests at once; returns their test case ids. */
+  quarantineBatch(now: number, count: number): readonly string[];
+  /** Scripted incidents: releases the tests with these ids (those still quarantined). */
+  release(testCaseIds: readonly string[]): void;
 }
 
 /** How many past versions stay readable through page tokens. */
@@ -143,6 +147,19 @@ export function createQuarantineListModel(
       return tests;
     },
     atVersion: (wanted) => history.get(wanted),
+    quarantineBatch(now, count) {
+      const added = Array.from({ length: count }, () => drawTest(now, now, 'FLAKY'));
+      publish([...tests, ...added]);
+      statistics.quarantineAdded += count;
+      return added.map((test) => test.testCaseId);
+    },
+    release(testCaseIds) {
+      const released = new Set(testCaseIds);
+      const kept = tests.filter((test) => !released.has(test.testCaseId));
+      if (kept.length === tests.length) return;
+      statistics.quarantineRemoved += tests.length - kept.length;
+      publish(kept);
+    },
     step(now) {
       if (shape.heavyChurn) {
         // Releases grow with the list, so it wanders around its starting size instead of drifting.

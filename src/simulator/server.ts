@@ -40,8 +40,11 @@ export interface SimulatorServerOptions {
   /** Every answer waits this long first, like a distant API (benchmarks); defaults to 0. */
   readonly latencyMs?: number | undefined;
   readonly logger?: Logger | undefined;
-  /** Scripted misbehaviour, consulted for every authenticated call (tests and `simulate --fault`). */
-  readonly faults?: FaultPlan | undefined;
+  /**
+   * Scripted misbehaviour, consulted for every authenticated call (tests, `simulate --fault` and
+   * the demo's incident cycle).
+   */
+  readonly faults?: Pick<FaultPlan, 'intercept'> | undefined;
 }
 
 export interface RunningSimulator {

@@ -44,6 +44,19 @@ export interface SimulatorWorldOptions {
   readonly churn?: SimulatorChurn;
   /** Simulated seconds run before startTime; defaults to two hours. Big worlds want less. */
   readonly warmUpSeconds?: number;
+  /** Scripted changes on top of the random model after every step (the demo's incidents). */
+  readonly script?: WorldScript;
+}
+
+/** The models a script may change, by repository key (`host/owner/name`) and branch. */
+export interface ScriptableWorld {
+  queue(repositoryKey: string, branch: string): MergeQueueModel | undefined;
+  quarantine(repositoryKey: string): QuarantineListModel | undefined;
+}
+
+/** Runs after every model step of the world, warm-up included, with the step's end time. */
+export interface WorldScript {
+  afterStep(now: number, world: ScriptableWorld): void;
 }
 
 /** A repository reference as sent in request bodies. */
@@ -134,6 +147,10 @@ export function createSimulatorWorld(options: SimulatorWorldOptions): SimulatorW
     states.set(key, { repository, key, queues, quarantine });
   });
 
+  const scriptable: ScriptableWorld = {
+    queue: (key, branch) => states.get(key)?.queues.get(branch),
+    quarantine: (key) => states.get(key)?.quarantine,
+  };
   const advance = (nowSeconds: number): void => {
     while (time + SIMULATOR_STEP_SECONDS <= nowSeconds) {
       time += SIMULATOR_STEP_SECONDS;
@@ -141,6 +158,7 @@ export function createSimulatorWorld(options: SimulatorWorldOptions): SimulatorW
         for (const queue of state.queues.values()) queue.step(time, SIMULATOR_STEP_SECONDS);
         state.quarantine.step(time);
       }
+      options.script?.afterStep(time, scriptable);
     }
   };
   advance(startTime);

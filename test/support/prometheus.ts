@@ -33,6 +33,8 @@ interface PrometheusOptions {
   readonly ruleFiles?: readonly string[];
   /** Scrape and rule evaluation interval; 1 s unless given. */
   readonly intervalSeconds?: number;
+  /** A config file to run as it is, instead of the one made from the options above. */
+  readonly configFile?: string;
 }
 
 /**
@@ -79,7 +81,7 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Runni
   const child = spawn(
     options.binary,
     [
-      `--config.file=${configFile}`,
+      `--config.file=${options.configFile ?? configFile}`,
       `--storage.tsdb.path=${join(directory, 'data')}`,
       `--web.listen-address=127.0.0.1:${port}`,
       '--log.level=warn',

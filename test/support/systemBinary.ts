@@ -6,7 +6,7 @@ import { delimiter, join } from 'node:path';
  * `npm test` works on a fresh machine; but under REQUIRE_SYSTEM_BINARIES=1 (set by .ci/run) an
  * absent binary is an error, so CI can never pass by skipping.
  */
-export function findSystemBinary(name: string): string | undefined {
+export function findSystemBinary(name: string, debianPackage = 'prometheus'): string | undefined {
   for (const directory of (process.env.PATH ?? '').split(delimiter)) {
     const candidate = join(directory, name);
     try {
@@ -21,6 +21,6 @@ export function findSystemBinary(name: string): string | undefined {
       `${name} is required (REQUIRE_SYSTEM_BINARIES=1) but not on PATH; install Debian's package for it`,
     );
   }
-  console.warn(`skipping: ${name} is not installed (apt-get install prometheus provides it)`);
+  console.warn(`skipping: ${name} is not installed (apt-get install ${debianPackage} provides it)`);
   return undefined;
 }

@@ -1,0 +1,188 @@
+// Scripted incidents on top of the random model, for the demo: the random model pauses a queue a
+// few times a day, so a user watching for minutes would never see an alert path. This script
+// replays the same cycle of incidents, each on its own target, every INCIDENT_CYCLE_SECONDS of
+// simulated time. It changes the world only through the models' incident methods and answers 503s
+// through the server's fault hook, so `simulate` without it is the random model unchanged.
+import { repoOf, type FaultPlan, type InterceptedCall } from './faults.js';
+import type { SimulatedPullRequest } from './pullRequest.js';
+import type { ScriptableWorld, WorldScript } from './world.js';
+
+/** Simulated seconds from one incident cycle to the next. */
+export const INCIDENT_CYCLE_SECONDS = 600;
+
+export type IncidentKind =
+  'paused' | 'draining' | 'stuck_testing' | 'failure_burst' | 'quarantine_jump' | 'api_outage';
+
+/** One incident of the cycle: what happens, to which target, when, and the alert it drives. */
+export interface ScriptedIncident {
+  readonly kind: IncidentKind;
+  /** `host/owner/name`. */
+  readonly repo: string;
+  /** '' for repository-wide incidents (quarantine, outage). */
+  readonly branch: string;
+  /** Seconds after the start of each cycle. */
+  readonly startsAfterSeconds: number;
+  readonly lastsSeconds: number;
+  /** The alert of prometheus/alerts.yaml whose expression the incident makes true. */
+  readonly alert: string;
+}
+
+/** How far past its testing timeout the stuck pull request already is when it appears. */
+const STUCK_PAST_TIMEOUT_SECONDS = 35 * 60;
+/** Pull requests submitted and then failed together in a failure burst. */
+export const FAILURE_BURST_SIZE = 6;
+/** Tests quarantined at once in a quarantine jump (the alert's threshold is 10). */
+export const QUARANTINE_JUMP_SIZE = 15;
+
+/** The cycle, one incident per target so each shows on its own series. */
+export const DEMO_INCIDENTS: readonly ScriptedIncident[] = [
+  {
+    kind: 'paused',
+    repo: 'github.com/acme/web',
+    branch: 'main',
+    startsAfterSeconds: 30,
+    lastsSeconds: 180,
+    alert: 'TrunkMergeQueuePaused',
+  },
+  {
+    kind: 'draining',
+    repo: 'github.com/acme/api',
+    branch: 'main',
+    startsAfterSeconds: 60,
+    lastsSeconds: 180,
+    alert: 'TrunkMergeQueueDraining',
+  },
+  {
+    kind: 'stuck_testing',
+    repo: 'github.com/acme/web',
+    branch: 'release',
+    startsAfterSeconds: 90,
+    lastsSeconds: 420,
+    alert: 'TrunkMergeQueuePullRequestStuckTesting',
+  },
+  {
+    // Submitted at the start, failed together at the end: the exporter sees them queue, then fail.
+    kind: 'failure_burst',
+    repo: 'github.com/acme/mobile',
+    branch: 'develop',
+    startsAfterSeconds: 120,
+    lastsSeconds: 60,
+    alert: 'TrunkMergeQueueFailureRatioHigh',
+  },
+  {
+    // The jumped tests stay until the next cycle's jump replaces them, so the count stays up.
+    kind: 'quarantine_jump',
+    repo: 'github.com/acme/api',
+    branch: '',
+    startsAfterSeconds: 240,
+    lastsSeconds: INCIDENT_CYCLE_SECONDS,
+    alert: 'TrunkFlakyTestsQuarantineGrowing',
+  },
+  {
+    kind: 'api_outage',
+    repo: 'github.com/acme/mobile',
+    branch: '',
+    startsAfterSeconds: 300,
+    lastsSeconds: 60,
+    alert: 'TrunkExporterTargetDown',
+  },
+];
+
+/** The demo's incident cycle: a world script plus the fault hook that answers the outage's 503s. */
+export interface IncidentCycle extends WorldScript, Pick<FaultPlan, 'intercept'> {
+  readonly incidents: readonly ScriptedIncident[];
+}
+
+/**
+ * The incident cycle starting at `origin` (unix seconds, the demo's start); steps before it (the
+ * world's warm-up) are left to the random model.
+ */
+export function createIncidentCycle(
+  origin: number,
+  incidents: readonly ScriptedIncident[] = DEMO_INCIDENTS,
+): IncidentCycle {
+  let burst: SimulatedPullRequest[] = [];
+  let jumpedTests: readonly string[] = [];
+  let outageRepo: string | undefined;
+
+  const start = (incident: ScriptedIncident, now: number, world: ScriptableWorld): void => {
+    const until = now + incident.lastsSeconds;
+    const queue = world.queue(incident.repo, incident.branch);
+    switch (incident.kind) {
+      case 'paused':
+      case 'draining':
+        queue?.holdState(incident.kind, until);
+        return;
+      case 'stuck_testing': {
+        if (queue === undefined) return;
+        // A CI run that hung long ago and that the queue never timed out; it fails when released.
+        const pr = makeReady(queue.submit(now));
+        pr.state = 'testing';
+        pr.stateChangedAt =
+          now - queue.settings.testingTimeoutMinutes * 60 - STUCK_PAST_TIMEOUT_SECONDS;
+        pr.phaseEndsAt = until;
+        pr.testWillPass = false;
+        return;
+      }
+      case 'failure_burst':
+        if (queue === undefined) return;
+        burst = Array.from({ length: FAILURE_BURST_SIZE }, () => {
+          const pr = makeReady(queue.submit(now));
+          pr.state = 'pending';
+          return pr;
+        });
+        return;
+      case 'quarantine_jump': {
+        const list = world.quarantine(incident.repo);
+        if (list === undefined) return;
+        list.release(jumpedTests);
+        jumpedTests = list.quarantineBatch(now, QUARANTINE_JUMP_SIZE);
+        return;
+      }
+      case 'api_outage':
+        outageRepo = incident.repo;
+        return;
+    }
+  };
+
+  const end = (incident: ScriptedIncident, now: number, world: ScriptableWorld): void => {
+    if (incident.kind === 'failure_burst') {
+      const queue = world.queue(incident.repo, incident.branch);
+      for (const pr of burst) queue?.fail(pr, now);
+      burst = [];
+    } else if (incident.kind === 'api_outage' && outageRepo === incident.repo) {
+      outageRepo = undefined;
+    }
+    // Queue states end on their own; the stuck pull request fails when its run ends.
+  };
+
+  return {
+    incidents,
+    afterStep(now, world) {
+      if (now < origin) return;
+      const offset = (now - origin) % INCIDENT_CYCLE_SECONDS;
+      for (const incident of incidents) {
+        if (offset === incident.startsAfterSeconds) start(incident, now, world);
+        if (
+          offset ===
+          (incident.startsAfterSeconds + incident.lastsSeconds) % INCIDENT_CYCLE_SECONDS
+        )
+          end(incident, now, world);
+      }
+    },
+    intercept(call: InterceptedCall) {
+      if (outageRepo === undefined || repoOf(call.body) !== outageRepo) return false;
+      call.response.writeHead(503, { 'Content-Type': 'text/plain; charset=utf-8' });
+      call.response.end('503 Service Unavailable: scripted demo outage\n');
+      return true;
+    },
+  };
+}
+
+/** Readiness met, so the pull request may test (scripted pull requests skip the readiness wait). */
+function makeReady(pr: SimulatedPullRequest): SimulatedPullRequest {
+  pr.readiness.doesBaseBranchMatch = true;
+  pr.readiness.mergeability = 'mergeable';
+  pr.readiness.hasImpactedTargets = true;
+  return pr;
+}
