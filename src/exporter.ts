@@ -13,7 +13,12 @@ import { buildPollJobs, configuredTargets } from './poller/targetJobs.js';
 import { clientSettingsChanged, diffConfigs, type ConfigChanges } from './reload/configChanges.js';
 import { ConfigReloader, type ReloadResult, type ReloadTrigger } from './reload/configReloader.js';
 import { TrunkClientSlot } from './reload/trunkClientSlot.js';
-import { BasicAuthVerifier, createHttpApp, startHttpServer } from './server/index.js';
+import {
+  BasicAuthVerifier,
+  checkOpenFileLimit,
+  createHttpApp,
+  startHttpServer,
+} from './server/index.js';
 import { SnapshotStore } from './snapshot/store.js';
 import { TrunkClient } from './trunk/client.js';
 
@@ -124,7 +129,9 @@ export async function startExporter(
     reload: { enabled: () => current.server.enableReload, reload: () => reload('HTTP') },
   });
   const { address, port, tls } = config.server;
-  const http = await startHttpServer(app, address, port, tls);
+  const http = await startHttpServer(app, address, port, tls, {
+    maxConnections: config.server.maxConnections,
+  });
   const listening = { address, port, tls: tls !== undefined };
 
   /** Makes `next` the running configuration; kept targets keep their data and their schedule. */
@@ -135,6 +142,14 @@ export async function startExporter(
       http.updateTls(next.server.tls);
     }
     auth.setUsers(next.server.basicAuthUsers);
+    http.setMaxConnections(next.server.maxConnections);
+    checkOpenFileLimit(
+      {
+        maxConnections: next.server.maxConnections,
+        maxConcurrentRequests: next.trunk.maxConcurrentRequests,
+      },
+      logger,
+    );
     secrets.add(next.trunk.token);
     if (clientSettingsChanged(current, next)) clients.replace(next.trunk);
     metrics.applySettings({ ...next.polling, topCodeowners: next.metrics.topCodeowners });

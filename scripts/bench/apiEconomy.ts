@@ -98,6 +98,7 @@ function exporterConfig(
       address: '127.0.0.1',
       port: 0,
       enableReload: false,
+      maxConnections: 512,
       tls: undefined,
       basicAuthUsers: new Map(),
     },

@@ -70,6 +70,7 @@ export function demoConfig(
       address: options.address ?? '0.0.0.0',
       port: options.port,
       enableReload: false,
+      maxConnections: 512,
       tls: undefined,
       basicAuthUsers: new Map(),
     },
