@@ -2,6 +2,9 @@
 # README "Deploy"). Run: mount a config at /etc/trunk-exporter/config.yaml and give the token via
 # TRUNK_API_TOKEN or trunk.tokenFile; `--demo` needs neither.
 
+# Any base image must have Node.js >= 22.19 (package.json engines: undici 8 needs it); the final
+# stage runs the exporter's own version check, so an older one fails the build, not the pod.
+
 # Compiles TypeScript to dist/ with the dev dependencies.
 FROM node:24-bookworm-slim AS build
 # Only for builds behind a TLS-intercepting proxy: a CA bundle (mounted into the build) npm trusts.
@@ -35,7 +38,8 @@ COPY --from=dependencies /app/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
 RUN chmod 0755 bin/trunk-exporter.js \
   && ln -s /app/bin/trunk-exporter.js /usr/local/bin/trunk-exporter \
-  && mkdir -p /etc/trunk-exporter
+  && mkdir -p /etc/trunk-exporter \
+  && trunk-exporter --version
 # The node user of the base image, by number so Kubernetes can check runAsNonRoot.
 USER 1000:1000
 EXPOSE 9740

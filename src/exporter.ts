@@ -16,7 +16,12 @@ import { buildPollJobs } from './poller/targetJobs.js';
 import { clientSettingsChanged, diffConfigs, type ConfigChanges } from './reload/configChanges.js';
 import { ConfigReloader, type ReloadResult, type ReloadTrigger } from './reload/configReloader.js';
 import { TrunkClientSlot } from './reload/trunkClientSlot.js';
-import { BasicAuthVerifier, createHttpApp, startHttpServer } from './server/index.js';
+import {
+  BasicAuthVerifier,
+  checkOpenFileLimit,
+  createHttpApp,
+  startHttpServer,
+} from './server/index.js';
 import { SnapshotStore } from './snapshot/store.js';
 import { TrunkClient } from './trunk/client.js';
 
@@ -131,7 +136,9 @@ export async function startExporter(
     simulatedUpstream: dependencies.simulatedUpstream === true,
   });
   const { address, port, tls } = config.server;
-  const http = await startHttpServer(app, address, port, tls);
+  const http = await startHttpServer(app, address, port, tls, {
+    maxConnections: config.server.maxConnections,
+  });
   const listening = { address, port, tls: tls !== undefined };
 
   /** Makes `next` the running configuration; kept targets keep their data and their schedule. */
@@ -142,6 +149,14 @@ export async function startExporter(
       http.updateTls(next.server.tls);
     }
     auth.setUsers(next.server.basicAuthUsers);
+    http.setMaxConnections(next.server.maxConnections);
+    checkOpenFileLimit(
+      {
+        maxConnections: next.server.maxConnections,
+        maxConcurrentRequests: next.trunk.maxConcurrentRequests,
+      },
+      logger,
+    );
     secrets.add(next.trunk.token);
     if (clientSettingsChanged(current, next)) clients.replace(next.trunk);
     metrics.applySettings({ ...next.polling, topCodeowners: next.metrics.topCodeowners });

@@ -101,6 +101,7 @@ function exporterConfig(
       address: '127.0.0.1',
       port: 0,
       enableReload: false,
+      maxConnections: 512,
       tls: undefined,
       basicAuthUsers: new Map(),
     },

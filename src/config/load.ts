@@ -289,6 +289,7 @@ function normalize(config: ConfigFile, token: Secret, tls: ServerTls | undefined
       address: config.server.address,
       port: config.server.port,
       enableReload: config.server.enableReload,
+      maxConnections: config.server.maxConnections,
       tls,
       basicAuthUsers: new Map(Object.entries(config.server.basicAuthUsers ?? {})),
     },

@@ -65,6 +65,9 @@ export const configFileSchema = z
         address: nonEmptyString.default('0.0.0.0'),
         port: z.number().int().min(0).max(65535).default(9740),
         enableReload: z.boolean().default(false),
+        // Well below the usual open-file limit (1,024 at the least), which the exporter also needs
+        // for its connections to Trunk; a connection beyond it is closed at once.
+        maxConnections: positiveInt.default(512),
         tls: z.strictObject({ certFile: nonEmptyString, keyFile: nonEmptyString }).optional(),
         basicAuthUsers: z
           .record(z.string(), bcryptHash, { error: 'expected a map of username: bcrypt hash' })

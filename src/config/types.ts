@@ -39,6 +39,8 @@ export interface ExporterConfig {
     readonly port: number;
     /** Whether `POST /-/reload` reloads the configuration (SIGHUP always does). */
     readonly enableReload: boolean;
+    /** Connections the HTTP server holds at once; more are closed as they arrive. */
+    readonly maxConnections: number;
     /** HTTPS instead of HTTP when set. */
     readonly tls: ServerTls | undefined;
     /** Username → bcrypt hash; empty when basic auth is off. */

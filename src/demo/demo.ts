@@ -85,6 +85,7 @@ export function demoConfig(
       address: options.address ?? '0.0.0.0',
       port: options.port,
       enableReload: false,
+      maxConnections: 512,
       tls: undefined,
       basicAuthUsers: new Map(),
     },

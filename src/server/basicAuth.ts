@@ -2,31 +2,57 @@ import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import bcrypt from 'bcryptjs';
 import type { NextFunction, Request, Response } from 'express';
+import { BcryptSlots, NO_SLOT } from './bcryptSlots.js';
 
 /** Successful verifications remembered, so a scraper pays bcrypt's cost once, not per scrape. */
 const MAX_REMEMBERED = 100;
+/** Failed (user, password) pairs remembered, and for how long: a scraper with a stale password, or a
+ * client repeating one guess, pays bcrypt's cost once a minute, not once per request. */
+const MAX_REMEMBERED_FAILURES = 1_000;
+const FAILURE_MEMORY_MS = 60_000;
+/** bcrypt comparisons at once, and more waiting in line; beyond that a request gets 429 unhashed. */
+const BCRYPT_RUNNING = 2;
+const BCRYPT_WAITING = 8;
 
 /** Sent with every 401 so that browsers and curl know to ask for credentials. */
 export const BASIC_AUTH_CHALLENGE = 'Basic realm="trunk-exporter", charset="UTF-8"';
+/** Seconds a client turned away with 429 (every bcrypt slot taken) is asked to wait. */
+export const AUTH_BUSY_RETRY_AFTER_SECONDS = 1;
+
+/** A credentials check's outcome; `busy`: not checked, every bcrypt slot was taken. */
+export type AuthVerdict = 'valid' | 'invalid' | 'busy';
+
+/** Test seams of BasicAuthVerifier. */
+export interface BasicAuthVerifierOptions {
+  /** bcrypt's compare; tests wrap it to count or hold the comparisons. */
+  readonly compare?: (password: string, hash: string) => Promise<boolean>;
+  /** Milliseconds since the epoch, for how long failures are remembered. */
+  readonly now?: () => number;
+}
 
 /**
- * Checks HTTP basic-auth credentials against bcrypt hashes, as Prometheus's web config does. A
- * success is cached under a SHA-256 of (username, hash, password), never the password itself; an
- * unknown username is checked against a configured hash anyway, so it costs the same time as a
+ * Checks HTTP basic-auth credentials against bcrypt hashes, as Prometheus's web config does, at a
+ * bounded cost: successes are remembered, failures too for a minute (each under a SHA-256 of
+ * (username, hash, password), never the password itself), and at most BCRYPT_RUNNING comparisons
+ * run at once, so a flood of wrong passwords cannot take the CPU from scrapes. An unknown username
+ * is checked against the configured hash of the highest cost, so it costs the same time as any
  * known one and answers cannot tell which usernames exist.
  */
 export class BasicAuthVerifier {
   #users: ReadonlyMap<string, string>;
+  #unknownUserHash: string | undefined;
   readonly #remembered = new Set<string>();
+  /** Key → when the failure is forgotten; in insertion order, so the first entry is the oldest. */
+  readonly #failures = new Map<string, number>();
+  readonly #slots = new BcryptSlots(BCRYPT_RUNNING, BCRYPT_WAITING);
   readonly #compare: (password: string, hash: string) => Promise<boolean>;
+  readonly #now: () => number;
 
-  /** `compare` is bcrypt's; tests wrap it to count how often it runs. */
-  constructor(
-    users: ReadonlyMap<string, string>,
-    compare: (password: string, hash: string) => Promise<boolean> = bcrypt.compare,
-  ) {
+  constructor(users: ReadonlyMap<string, string>, options: BasicAuthVerifierOptions = {}) {
     this.#users = users;
-    this.#compare = compare;
+    this.#unknownUserHash = costliestHash(users);
+    this.#compare = options.compare ?? bcrypt.compare;
+    this.#now = options.now ?? Date.now;
   }
 
   /** Whether any user is configured; with none, every request is let through. */
@@ -34,49 +60,106 @@ export class BasicAuthVerifier {
     return this.#users.size > 0;
   }
 
-  /** Replaces the users (on reload); remembered successes of the old ones are forgotten. */
+  /** Replaces the users (on reload); remembered successes and failures of the old ones are forgotten. */
   setUsers(users: ReadonlyMap<string, string>): void {
     this.#users = users;
+    this.#unknownUserHash = costliestHash(users);
     this.#remembered.clear();
+    this.#failures.clear();
   }
 
-  /** Whether `password` is the password of `username`. */
+  /** Whether `password` is the password of `username`; false also when it could not be checked. */
   async verify(username: string, password: string): Promise<boolean> {
+    return (await this.check(username, password)) === 'valid';
+  }
+
+  /** Checks `password` against `username`'s hash, or answers `busy` without hashing. */
+  async check(username: string, password: string): Promise<AuthVerdict> {
     const users = this.#users;
     const hash = users.get(username);
     const key = createHash('sha256')
       .update(JSON.stringify([username, hash ?? '', password]))
       .digest('hex');
-    if (hash !== undefined && this.#remembered.has(key)) return true;
-    const [anyHash] = users.values();
-    if (anyHash === undefined) return false;
-    const matches = await this.#compare(password, hash ?? anyHash);
-    if (hash === undefined || !matches) return false;
+    if (hash !== undefined && this.#remembered.has(key)) return 'valid';
+    if (this.#failedRecently(key)) return 'invalid';
+    const against = hash ?? this.#unknownUserHash;
+    if (against === undefined) return 'invalid';
+    const matches = await this.#slots.run(() => this.#compare(password, against));
+    if (matches === NO_SLOT) return 'busy';
+    const valid = hash !== undefined && matches;
     // Users may have changed while bcrypt ran; remember only what is still true.
     if (this.#users === users) {
-      if (this.#remembered.size >= MAX_REMEMBERED) this.#remembered.clear();
-      this.#remembered.add(key);
+      if (valid) {
+        if (this.#remembered.size >= MAX_REMEMBERED) this.#remembered.clear();
+        this.#remembered.add(key);
+      } else {
+        this.#rememberFailure(key);
+      }
     }
-    return true;
+    return valid ? 'valid' : 'invalid';
   }
+
+  #failedRecently(key: string): boolean {
+    const forgetAt = this.#failures.get(key);
+    if (forgetAt === undefined) return false;
+    if (forgetAt > this.#now()) return true;
+    this.#failures.delete(key);
+    return false;
+  }
+
+  #rememberFailure(key: string): void {
+    this.#failures.delete(key);
+    if (this.#failures.size >= MAX_REMEMBERED_FAILURES) {
+      const [oldest] = this.#failures.keys();
+      if (oldest !== undefined) this.#failures.delete(oldest);
+    }
+    this.#failures.set(key, this.#now() + FAILURE_MEMORY_MS);
+  }
+}
+
+/** The hash of the highest bcrypt cost (`$2y$12$…` → 12); the first of equals. */
+function costliestHash(users: ReadonlyMap<string, string>): string | undefined {
+  let costliest: { hash: string; cost: number } | undefined;
+  for (const hash of users.values()) {
+    const cost = Number(/^\$2[aby]\$(\d{2})\$/.exec(hash)?.[1] ?? 0);
+    if (costliest === undefined || cost > costliest.cost) costliest = { hash, cost };
+  }
+  return costliest?.hash;
 }
 
 /** Express middleware: 401 with a Basic challenge unless the request carries valid credentials. */
 export function requireBasicAuth(verifier: BasicAuthVerifier) {
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    if (await isAuthorized(verifier, req.headers.authorization)) next();
-    else sendUnauthorized(res);
+    const verdict = await authorize(verifier, req.headers.authorization);
+    if (verdict === 'valid') next();
+    else sendAuthFailure(res, verdict);
   };
 }
 
-/** Whether a request with this Authorization header may pass: always, when no user is configured. */
-export async function isAuthorized(
+/** The verdict on a request's Authorization header: `valid` for anyone when no user is configured. */
+export async function authorize(
   verifier: BasicAuthVerifier,
   authorization: string | undefined,
-): Promise<boolean> {
-  if (!verifier.enabled) return true;
+): Promise<AuthVerdict> {
+  if (!verifier.enabled) return 'valid';
   const credentials = parseBasicAuthorization(authorization);
-  return credentials !== undefined && verifier.verify(credentials.username, credentials.password);
+  if (credentials === undefined) return 'invalid';
+  return verifier.check(credentials.username, credentials.password);
+}
+
+/** Answers a failed check: 401 with the Basic challenge, or 429 with Retry-After when `busy`. */
+export function sendAuthFailure(res: ServerResponse, verdict: Exclude<AuthVerdict, 'valid'>): void {
+  if (verdict === 'invalid') {
+    sendUnauthorized(res);
+    return;
+  }
+  const body = 'too many authentication attempts; retry later\n';
+  res.writeHead(429, {
+    'Retry-After': String(AUTH_BUSY_RETRY_AFTER_SECONDS),
+    'Content-Type': 'text/plain; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+  });
+  res.end(body);
 }
 
 /** Answers 401 with the Basic challenge, on a plain node:http response (Express's included). */

@@ -13,12 +13,40 @@ const CLOSE_GRACE_MS = 2_000;
 
 const UNSPECIFIED_ADDRESSES = new Set(['0.0.0.0', '::']);
 
+/**
+ * How the listener sheds connections that hold a file descriptor without asking for anything: a
+ * scraper sends its request headers at once, so a connection that has not within a few seconds
+ * (a half-open or slowloris one) is answered 408 and closed, and one beyond `maxConnections` is
+ * closed as it arrives. Node.js's own defaults (60 s, 300 s, no limit) let 1,100 idle connections
+ * exhaust a 1,024-descriptor limit and fail every scrape for minutes.
+ */
+export interface ConnectionLimits {
+  /** Connections held at once (`server.maxConnections`). */
+  readonly maxConnections: number;
+  /** From the connection (or the previous request) to the end of the request headers. */
+  readonly headersTimeoutMs: number;
+  /** From the connection to the end of the whole request; a scrape has no body. */
+  readonly requestTimeoutMs: number;
+  /** How often the two timeouts are checked; a connection is shed at most this much later. */
+  readonly checkIntervalMs: number;
+}
+
+/** The metrics listener's limits; `maxConnections` is the config's default. */
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
+  maxConnections: 512,
+  headersTimeoutMs: 5_000,
+  requestTimeoutMs: 10_000,
+  checkIntervalMs: 1_000,
+};
+
 export interface RunningHttpServer {
   server: Server | TlsServer;
   /** Base URL of the bound socket, e.g. `http://127.0.0.1:9740` (`https://` with TLS). */
   url: string;
   /** Serves new TLS connections with this certificate and key (on reload); false without TLS. */
   updateTls(tls: ServerTls): boolean;
+  /** Applies a new `server.maxConnections` (on reload); connections already held stay. */
+  setMaxConnections(maxConnections: number): void;
   /** Stops accepting connections and resolves once every connection is closed. */
   close(): Promise<void>;
 }
@@ -32,11 +60,32 @@ export function startHttpServer(
   address: string,
   port: number,
   tls?: ServerTls,
+  limits: Partial<ConnectionLimits> = {},
 ): Promise<RunningHttpServer> {
+  const { maxConnections, headersTimeoutMs, requestTimeoutMs, checkIntervalMs } = {
+    ...DEFAULT_CONNECTION_LIMITS,
+    ...limits,
+  };
+  const timeouts = {
+    headersTimeout: headersTimeoutMs,
+    requestTimeout: requestTimeoutMs,
+    connectionsCheckingInterval: checkIntervalMs,
+  };
   const server =
     tls === undefined
-      ? createServer(app)
-      : createTlsServer({ cert: tls.cert, key: tls.key.reveal() }, app);
+      ? createServer(timeouts, app)
+      : // A TLS client that never finishes its handshake is not an HTTP connection yet: the
+        // handshake has its own timeout (120 s by default).
+        createTlsServer(
+          {
+            ...timeouts,
+            handshakeTimeout: headersTimeoutMs,
+            cert: tls.cert,
+            key: tls.key.reveal(),
+          },
+          app,
+        );
+  server.maxConnections = maxConnections;
   return new Promise((resolve, reject) => {
     const onError = (error: Error): void => {
       reject(error);
@@ -55,6 +104,9 @@ export function startHttpServer(
           if (!('setSecureContext' in server)) return false;
           server.setSecureContext({ cert: next.cert, key: next.key.reveal() });
           return true;
+        },
+        setMaxConnections(next) {
+          server.maxConnections = next;
         },
         close: () => closeServer(server),
       });

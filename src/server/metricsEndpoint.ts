@@ -2,7 +2,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import type { Logger } from '../log/logger.js';
 import { negotiateExpositionFormat, type ExpositionFormat } from '../metrics/exposition.js';
 import type { MetricsPage, MetricsPageResponse } from '../metrics/metricsPage.js';
-import { isAuthorized, sendUnauthorized, type BasicAuthVerifier } from './basicAuth.js';
+import { authorize, sendAuthFailure, type BasicAuthVerifier } from './basicAuth.js';
 import { acceptsGzip } from './contentEncoding.js';
 
 // Scrapes are the one request that comes often, so GET and HEAD of exactly /metrics are answered
@@ -95,12 +95,14 @@ export function withMetricsFastPath(
       endpoint.serve(req, res);
       return;
     }
-    isAuthorized(auth, req.headers.authorization).then(
-      (allowed) => {
-        if (!allowed) {
-          res.setHeader('X-Content-Type-Options', SECURITY_HEADERS['X-Content-Type-Options']);
-          sendUnauthorized(res);
-        } else endpoint.serve(req, res);
+    authorize(auth, req.headers.authorization).then(
+      (verdict) => {
+        if (verdict === 'valid') {
+          endpoint.serve(req, res);
+          return;
+        }
+        res.setHeader('X-Content-Type-Options', SECURITY_HEADERS['X-Content-Type-Options']);
+        sendAuthFailure(res, verdict);
       },
       // Express runs the same check again and sends its failure to its error handler (log, 500).
       () => {

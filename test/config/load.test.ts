@@ -61,6 +61,7 @@ describe('valid configuration files', () => {
         address: '0.0.0.0',
         port: 9740,
         enableReload: false,
+        maxConnections: 512,
         tls: undefined,
         basicAuthUsers: new Map(),
       },

@@ -1,0 +1,182 @@
+// Connections that take a file descriptor and never ask for anything (half-open, or a request line
+// without its end: slowloris). With Node.js's defaults, 1,100 of them under `ulimit -n 1024` failed
+// every scrape for minutes. Now the listener holds at most server.maxConnections, closes the rest
+// as they arrive, and sheds the ones it holds after headersTimeout: a real scrape gets through.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startHttpServer, type RunningHttpServer } from '../../src/server/index.js';
+import { SnapshotStore } from '../../src/snapshot/store.js';
+import { CLI_BIN, startExporterProcess, type RunningCli } from '../support/cli.js';
+import { configYaml, startFrozenSimulator } from '../support/exporterHarness.js';
+import { createTestHttpApp } from '../support/httpApp.js';
+import { until } from './harness.js';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A client connection that sends nothing, or half a request line, and records how it ended. */
+interface IdleConnection {
+  readonly socket: Socket;
+  /** What the server sent before closing it (a 408 once headersTimeout passed). */
+  received: string;
+  closed: boolean;
+}
+
+/** Opens `count` connections to `url`'s port, one after the other, every other one slowloris. */
+async function openIdleConnections(url: string, count: number): Promise<IdleConnection[]> {
+  const { hostname, port } = new URL(url);
+  const connections: IdleConnection[] = [];
+  for (let index = 0; index < count; index++) {
+    const socket = connect(Number(port), hostname);
+    const connection: IdleConnection = { socket, received: '', closed: false };
+    socket.on('data', (chunk: Buffer) => (connection.received += chunk.toString()));
+    socket.on('error', () => {});
+    socket.on('close', () => (connection.closed = true));
+    await new Promise<void>((resolve) => {
+      socket.once('connect', () => {
+        if (index % 2 === 1) socket.write('GET /metrics HTTP/1.1\r\nHost: x\r\n');
+        resolve();
+      });
+      socket.once('close', () => {
+        resolve();
+      });
+    });
+    connections.push(connection);
+  }
+  cleanups.push(() => {
+    for (const { socket } of connections) socket.destroy();
+  });
+  return connections;
+}
+
+/** Scrapes until one succeeds; how many attempts failed first (connection closed on arrival). */
+async function scrapeUntilServed(url: string): Promise<{ failedAttempts: number; text: string }> {
+  let failedAttempts = 0;
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    try {
+      const response = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(2_000) });
+      if (response.status === 200) return { failedAttempts, text: await response.text() };
+    } catch {
+      // Closed as it arrived: the listener is full. Prometheus would try again next interval.
+    }
+    failedAttempts++;
+    if (Date.now() > deadline) throw new Error(`no scrape served after ${failedAttempts} attempts`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('more idle connections than server.maxConnections', () => {
+  it('closes those beyond the limit at once, sheds the rest after headersTimeout, then serves a scrape', async () => {
+    const store = new SnapshotStore(600);
+    store.setTargets([{ kind: 'merge_queue', repo: 'github.com/acme/web', branch: 'main' }]);
+    const { app } = createTestHttpApp({ store });
+    const running: RunningHttpServer = await startHttpServer(app, '127.0.0.1', 0, undefined, {
+      maxConnections: 20,
+      headersTimeoutMs: 2_000,
+      requestTimeoutMs: 3_000,
+      checkIntervalMs: 200,
+    });
+    cleanups.push(() => running.close());
+
+    const idle = await openIdleConnections(running.url, 30);
+    // The ten beyond the limit are closed as they arrive, unanswered; the server holds twenty.
+    await until(() => idle.filter((c) => c.closed).length >= 10, 'ten connections closed');
+    expect(await connectionCount(running)).toBe(20);
+    expect(idle.filter((c) => c.received !== '')).toEqual([]);
+
+    const { text } = await scrapeUntilServed(running.url);
+    expect(text).toContain('trunk_exporter_build_info');
+    // Every connection the server held was shed with a 408 once its headers were late.
+    await until(() => idle.every((c) => c.closed), 'every idle connection closed');
+    expect(idle.filter((c) => c.received.startsWith('HTTP/1.1 408'))).toHaveLength(20);
+  });
+
+  it('keeps the built exporter scraping and polling under `ulimit -n 256` with 400 idle connections', async () => {
+    const file = await writeConfigFile({
+      polling: '  mergeQueueIntervalSeconds: 0.5',
+      server: '  maxConnections: 100',
+    });
+    const cli = startUnderFileLimit(256, file);
+    const url = await cli.url;
+    // 100 + 8 + 64 descriptors fit in 256: no warning.
+    expect(cli.stdout()).not.toContain('open-file limit');
+
+    const idle = await openIdleConnections(url, 400);
+    // The exporter holds 100; the other 300 are closed as they arrive, before it runs out.
+    await until(() => idle.filter((c) => c.closed).length >= 300, '300 connections closed');
+    const { text } = await scrapeUntilServed(url);
+    expect(text).toMatch(/^trunk_exporter_target_up\{[^}]*\} 1$/m);
+    expect(cli.stdout()).not.toMatch(/EMFILE|too many open files/i);
+  }, 30_000);
+
+  it('warns at start when the open-file limit is below what the settings need', async () => {
+    // The default server.maxConnections (512) does not fit in 256 descriptors.
+    const file = await writeConfigFile({});
+    const cli = startUnderFileLimit(256, file);
+    await cli.url;
+    const warning = cli
+      .stdout()
+      .split('\n')
+      .filter((line) => line.includes('open-file limit'))
+      .map((line) => JSON.parse(line) as { level: number; msg: string });
+    expect(warning).toEqual([
+      {
+        ...warning[0],
+        level: 40,
+        msg:
+          'the open-file limit (RLIMIT_NOFILE, ulimit -n) is 256, below the 584 that ' +
+          'server.maxConnections (512) and trunk.maxConcurrentRequests (8) need with 64 to spare: ' +
+          "raise it (ulimit -n, or the container runtime's nofile limit) or lower server.maxConnections",
+      },
+    ]);
+  });
+});
+
+/** A config file polling one queue of a fresh simulator, with these lines under the sections. */
+async function writeConfigFile(lines: { polling?: string; server?: string }): Promise<string> {
+  const { simulator } = await startFrozenSimulator();
+  const directory = await mkdtemp(join(tmpdir(), 'trunk-exporter-fds-'));
+  cleanups.push(() => rm(directory, { recursive: true, force: true }));
+  const file = join(directory, 'config.yaml');
+  await writeFile(
+    file,
+    configYaml({
+      apiUrl: simulator.baseUrl,
+      targets: '  - repo: github.com/acme/web\n    branches: [main]',
+      ...lines,
+    }),
+  );
+  return file;
+}
+
+/** The built command line on `file`, run by a shell that first sets `ulimit -n limit`. */
+function startUnderFileLimit(limit: number, file: string): RunningCli {
+  const cli = startExporterProcess('sh', [
+    '-c',
+    `ulimit -n ${limit} && exec "$0" "$@"`,
+    process.execPath,
+    CLI_BIN,
+    '--config',
+    file,
+  ]);
+  cleanups.push(async () => {
+    cli.child.kill('SIGTERM');
+    await cli.exit;
+  });
+  return cli;
+}
+
+function connectionCount(running: RunningHttpServer): Promise<number> {
+  return new Promise((resolve, reject) => {
+    running.server.getConnections((error, count) => {
+      if (error) reject(error);
+      else resolve(count);
+    });
+  });
+}

@@ -1,0 +1,108 @@
+// Wrong passwords against a real server with basic auth: every failed check used to run bcrypt, so
+// a flood of them took the CPU from the scraper. Now a repeated wrong password is hashed once, at
+// most two comparisons run at once with eight more in line, and the rest get 429 unhashed, while a
+// scraper whose credentials were checked before keeps getting its page.
+import bcrypt from 'bcryptjs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { BasicAuthVerifier, startHttpServer } from '../../src/server/index.js';
+import type { RunningHttpServer } from '../../src/server/index.js';
+import { SnapshotStore } from '../../src/snapshot/store.js';
+import { createTestHttpApp } from '../support/httpApp.js';
+import { until } from './harness.js';
+
+const USER = 'prometheus';
+const PASSWORD = 'right-password';
+// Cost 8 keeps the case quick; the limits do not depend on the cost.
+const HASH = bcrypt.hashSync(PASSWORD, 8);
+
+let running: RunningHttpServer | undefined;
+afterEach(async () => {
+  await running?.close();
+  running = undefined;
+});
+
+/** A real server whose verifier counts the bcrypt comparisons it starts, and can hold them. */
+async function startServer() {
+  const store = new SnapshotStore(600);
+  store.setTargets([{ kind: 'merge_queue', repo: 'github.com/acme/web', branch: 'main' }]);
+  const compared: string[] = [];
+  let held: Promise<void> | undefined;
+  const auth = new BasicAuthVerifier(new Map([[USER, HASH]]), {
+    compare: async (password, hash) => {
+      compared.push(password);
+      await held;
+      return bcrypt.compare(password, hash);
+    },
+  });
+  const { app } = createTestHttpApp({ store, auth });
+  running = await startHttpServer(app, '127.0.0.1', 0);
+  /** Holds every comparison that starts from now on until the returned function is called. */
+  const holdComparisons = (): (() => void) => {
+    let release: () => void = () => {};
+    held = new Promise<void>((resolve) => (release = resolve));
+    return release;
+  };
+  return { url: running.url, compared, holdComparisons };
+}
+
+function get(url: string, password: string, username = USER): Promise<Response> {
+  const credentials = Buffer.from(`${username}:${password}`).toString('base64');
+  return fetch(url, { headers: { authorization: `Basic ${credentials}` } });
+}
+
+describe('a flood of wrong passwords', () => {
+  it('hashes a repeated wrong password once, for every endpoint and every username', async () => {
+    const { url, compared } = await startServer();
+    for (let attempt = 0; attempt < 20; attempt++) {
+      for (const [path, username] of [
+        ['/metrics', USER],
+        ['/healthz', USER],
+        ['/metrics', 'nobody'],
+      ] as const) {
+        const response = await get(`${url}${path}`, 'stale-password', username);
+        expect(response.status).toBe(401);
+        expect(response.headers.get('www-authenticate')).toMatch(/^Basic /);
+        await response.arrayBuffer();
+      }
+    }
+    // One comparison for the known username and one for the unknown one, not 60.
+    expect(compared).toEqual(['stale-password', 'stale-password']);
+  });
+
+  it('runs at most ten comparisons; the rest get 429 unhashed while a known scraper gets its page', async () => {
+    const { url, compared, holdComparisons } = await startServer();
+    // The scraper's credentials were checked once before the flood; it runs bcrypt no more.
+    expect((await get(`${url}/metrics`, PASSWORD)).status).toBe(200);
+    expect(compared).toEqual([PASSWORD]);
+
+    const release = holdComparisons();
+    const answered: number[] = [];
+    const flood = Array.from({ length: 100 }, async (_, index) => {
+      const response = await get(
+        `${url}${index % 2 === 0 ? '/metrics' : '/healthz'}`,
+        `guess ${index}`,
+      );
+      if (response.status === 429) expect(response.headers.get('retry-after')).toBe('1');
+      await response.arrayBuffer();
+      answered.push(response.status);
+      return response.status;
+    });
+    await until(() => answered.length >= 90, '90 answers while ten checks are held');
+    expect(answered).toEqual(Array<number>(90).fill(429));
+    // Two comparisons run; eight wait in line for a slot without having started.
+    expect(compared).toHaveLength(3);
+    for (let scrape = 0; scrape < 3; scrape++) {
+      const page = await get(`${url}/metrics`, PASSWORD);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('trunk_exporter_build_info');
+    }
+
+    release();
+    const statuses = await Promise.all(flood);
+    expect(statuses.filter((status) => status === 401)).toHaveLength(10);
+    expect(compared).toHaveLength(11);
+    // With the flood over, every slot is free again: a new wrong password is checked, not refused.
+    expect((await get(`${url}/healthz`, 'one more guess')).status).toBe(401);
+    expect(compared).toHaveLength(12);
+  });
+});
