@@ -13,7 +13,7 @@ export type ReleaseSlot = () => void;
 
 /**
  * `follow_up`: a request that continues a poll already in progress (a PR lookup after its queue, the
- * next page of a list); it goes ahead of every `new_poll` request waiting for a slot.
+ * next page of a list); it goes ahead of its own target's `new_poll` requests waiting for a slot.
  */
 export type RequestPriority = 'new_poll' | 'follow_up';
 
@@ -29,7 +29,20 @@ export class PausedPastStartBy extends Error {
   }
 }
 
+/**
+ * The requests of one target (one merge queue, or one repository's quarantine list): the unit the
+ * limiter shares capacity between. Exists while it holds a slot or has a request waiting.
+ */
+interface Flow {
+  readonly key: string;
+  /** Slots its requests hold now. */
+  held: number;
+  /** Its requests waiting for a slot, FIFO by priority (Sets: see #waitersBySignal). */
+  readonly waiting: Readonly<Record<RequestPriority, Set<SlotWaiter>>>;
+}
+
 interface SlotWaiter {
+  readonly flow: Flow;
   readonly queue: Set<SlotWaiter>;
   readonly signal: AbortSignal | undefined;
   readonly resolve: () => void;
@@ -42,6 +55,12 @@ interface SignalWaiters {
   readonly onAbort: () => void;
 }
 
+/** A flow that asked for a slot this recently may come back at any moment: see #mayTakeSlot. */
+const RECENT_FLOW_MS = 60_000;
+
+/** The flow of requests that name none (one flow for everything, as before flows existed). */
+const DEFAULT_FLOW = '';
+
 /**
  * Gatekeeper in front of every HTTP attempt: at most `maxConcurrent` in flight, starts spaced by a
  * token bucket of depth one (so no second ever sees more than `maxPerSecond` starts, even right
@@ -49,24 +68,30 @@ interface SignalWaiters {
  * second, give or take a millisecond's worth), and a global pause that a 429 with `Retry-After`
  * sets for everybody.
  *
- * A freed slot goes to the longest-waiting follow-up request, and only when none waits to the
- * longest-waiting new poll. Started polls thus finish before new ones start: when a thousand polls
- * are due at once, only about `maxConcurrent` of them hold a parsed queue (or a half-walked list)
- * while their follow-ups wait, instead of all of them. Slots never idle while anything waits, and
- * no poll starves: each poll has finitely many follow-ups.
+ * Capacity is shared between flows (targets) round-robin: a freed slot goes to the next flow in
+ * turn that has a request waiting, and within a flow to its longest-waiting follow-up, then to its
+ * longest-waiting new poll. A 10,000-PR queue's lookups thus take turns with another target's
+ * getQueue and lookups instead of going ahead of them all (which starved every other target for
+ * the whole of the big poll), and no target's follow-ups hold more than their fair share while
+ * another target waits for its first call. Starts follow grants (a slot is taken before the start
+ * time is reserved), so the rate is shared the same way. With one flow nothing changes: follow-ups
+ * first, each priority in arrival order, no slot idle while anything waits.
+ *
+ * One slot stays free for other flows: while another flow has asked for a slot in the last minute,
+ * no single flow may hold all of them (unless there is only one). A flow whose requests hang (a
+ * queue whose lookups never answer) would otherwise fill every slot between two polls of a small
+ * queue, and that queue's next poll would wait for one of them to time out.
  */
 export class RequestLimiter {
   readonly #maxConcurrent: number;
   readonly #intervalMs: number;
   readonly #now: () => number;
-  /**
-   * FIFOs of requests waiting for a slot, by priority. Sets, not arrays: a cycle queues thousands
-   * of requests at once, and Array#shift on a long array copies it, which made every release O(n).
-   */
-  readonly #waiters: Readonly<Record<RequestPriority, Set<SlotWaiter>>> = {
-    follow_up: new Set(),
-    new_poll: new Set(),
-  };
+  /** Flows holding a slot or waiting for one. */
+  readonly #flows = new Map<string, Flow>();
+  /** Flows with a request waiting, in turn order: the first one is served next. */
+  readonly #rotation = new Set<Flow>();
+  /** The two flows that last asked for a slot, the latest first (two distinct keys). */
+  #lastFlows: { key: string; at: number }[] = [];
   /**
    * One abort listener per signal rather than per waiter: a poll's lookups all wait on the poll's
    * signal, and EventTarget walks its whole listener list on every add, so thousands of waiters
@@ -104,23 +129,25 @@ export class RequestLimiter {
   /**
    * Waits for a slot, the rate limit and any pause; rejects with the signal's reason on abort, and
    * with PausedPastStartBy when a pause would hold the request past `startBy` (epoch ms), however
-   * the pause began: before the call, or while it waited for a slot or slept.
+   * the pause began: before the call, or while it waited for a slot or slept. `flow` names the
+   * target the request is for; flows share the slots in turn.
    * The caller must call the returned function once the attempt (body included) is over.
    */
   async acquire(
     signal?: AbortSignal,
     priority: RequestPriority = 'new_poll',
     startBy?: number,
+    flow: string = DEFAULT_FLOW,
   ): Promise<ReleaseSlot> {
     signal?.throwIfAborted();
     // Before queueing for a slot too: a request that cannot start in time must not wait for one.
     this.#checkStartBy(startBy);
-    await this.#takeSlot(signal, this.#waiters[priority]);
+    const owner = await this.#takeSlot(signal, priority, flow);
     let released = false;
     const release: ReleaseSlot = () => {
       if (released) return;
       released = true;
-      this.#releaseSlot();
+      this.#releaseSlot(owner);
     };
     try {
       await this.#waitForStart(signal, startBy);
@@ -131,17 +158,98 @@ export class RequestLimiter {
     return release;
   }
 
-  async #takeSlot(signal: AbortSignal | undefined, queue: Set<SlotWaiter>): Promise<void> {
-    if (this.#inFlight < this.#maxConcurrent) {
-      this.#inFlight += 1;
-      return;
+  async #takeSlot(
+    signal: AbortSignal | undefined,
+    priority: RequestPriority,
+    key: string,
+  ): Promise<Flow> {
+    this.#noteFlow(key);
+    let flow = this.#flows.get(key);
+    if (flow === undefined) {
+      flow = { key, held: 0, waiting: { follow_up: new Set(), new_poll: new Set() } };
+      this.#flows.set(key, flow);
     }
+    // Straight in only when nobody waits: a waiting request is either next in turn or held back by
+    // #mayTakeSlot, and a newcomer must not pass either.
+    if (
+      this.#rotation.size === 0 &&
+      this.#inFlight < this.#maxConcurrent &&
+      this.#mayTakeSlot(flow)
+    ) {
+      this.#grant(flow);
+      return flow;
+    }
+    const owner = flow;
     await new Promise<void>((resolve, reject) => {
-      // The releaser hands its slot over directly (#inFlight unchanged), so the order holds.
-      const waiter: SlotWaiter = { queue, signal, resolve, reject };
+      const queue = owner.waiting[priority];
+      const waiter: SlotWaiter = { flow: owner, queue, signal, resolve, reject };
       queue.add(waiter);
+      this.#rotation.add(owner);
       if (signal !== undefined) this.#watch(signal, waiter);
+      this.#dispatch();
     });
+    return owner;
+  }
+
+  #noteFlow(key: string): void {
+    const at = this.#now();
+    const [latest] = this.#lastFlows;
+    if (latest?.key === key) latest.at = at;
+    else this.#lastFlows = latest === undefined ? [{ key, at }] : [{ key, at }, latest];
+  }
+
+  /** Whether a flow other than `key` asked for a slot within RECENT_FLOW_MS. */
+  #otherFlowIsRecent(key: string): boolean {
+    const other = this.#lastFlows.find((flow) => flow.key !== key);
+    return other !== undefined && this.#now() - other.at < RECENT_FLOW_MS;
+  }
+
+  /** False when granting would give `flow` every slot while another flow may need one soon. */
+  #mayTakeSlot(flow: Flow): boolean {
+    if (this.#maxConcurrent < 2 || flow.held < this.#maxConcurrent - 1) return true;
+    return !this.#otherFlowIsRecent(flow.key);
+  }
+
+  #grant(flow: Flow): void {
+    this.#inFlight += 1;
+    flow.held += 1;
+  }
+
+  /** Hands free slots to waiting requests, flow by flow in turn. */
+  #dispatch(): void {
+    while (this.#inFlight < this.#maxConcurrent) {
+      const flow = this.#nextFlow();
+      if (flow === undefined) return;
+      const queue =
+        flow.waiting.follow_up.size > 0 ? flow.waiting.follow_up : flow.waiting.new_poll;
+      // Sets iterate in insertion order: the first value is the longest waiter.
+      const next = queue.values().next().value;
+      if (next === undefined) return;
+      queue.delete(next);
+      this.#unwatch(next);
+      this.#grant(flow);
+      // Served: to the back of the turn order, if it still has requests waiting.
+      this.#rotation.delete(flow);
+      if (hasWaiters(flow)) this.#rotation.add(flow);
+      next.resolve();
+    }
+  }
+
+  /**
+   * The first flow in turn that may take a slot. Only a flow holding all slots but one is ever
+   * passed over, and at most two flows can (each holds at least half the slots), so this loop
+   * looks at no more than three.
+   */
+  #nextFlow(): Flow | undefined {
+    for (const flow of this.#rotation) if (this.#mayTakeSlot(flow)) return flow;
+    return undefined;
+  }
+
+  /** Drops a flow from the turn order once nothing of it waits, and altogether once it is idle. */
+  #dropIfIdle(flow: Flow): void {
+    if (hasWaiters(flow)) return;
+    this.#rotation.delete(flow);
+    if (flow.held === 0) this.#flows.delete(flow.key);
   }
 
   #watch(signal: AbortSignal, waiter: SlotWaiter): void {
@@ -152,6 +260,7 @@ export class RequestLimiter {
         this.#waitersBySignal.delete(signal);
         for (const aborted of waiters) {
           aborted.queue.delete(aborted);
+          this.#dropIfIdle(aborted.flow);
           aborted.reject(signal.reason);
         }
       };
@@ -175,16 +284,11 @@ export class RequestLimiter {
     }
   }
 
-  #releaseSlot(): void {
-    // Sets iterate in insertion order: the first value is the longest waiter.
-    const queue =
-      this.#waiters.follow_up.size > 0 ? this.#waiters.follow_up : this.#waiters.new_poll;
-    const next = queue.values().next().value;
-    if (next) {
-      queue.delete(next);
-      this.#unwatch(next);
-      next.resolve();
-    } else this.#inFlight -= 1;
+  #releaseSlot(flow: Flow): void {
+    this.#inFlight -= 1;
+    flow.held -= 1;
+    this.#dropIfIdle(flow);
+    this.#dispatch();
   }
 
   #checkStartBy(startBy: number | undefined): void {
@@ -210,4 +314,8 @@ export class RequestLimiter {
       if (this.#now() >= this.#pausedUntil) return;
     }
   }
+}
+
+function hasWaiters(flow: Flow): boolean {
+  return flow.waiting.follow_up.size > 0 || flow.waiting.new_poll.size > 0;
 }

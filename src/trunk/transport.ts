@@ -119,7 +119,13 @@ export class TrunkTransport {
       });
     let release: () => void;
     try {
-      release = await this.#limiter.acquire(signal, priority, startBy);
+      // One flow per target (its queue and lookups, or its list's pages): they share slots in turn.
+      release = await this.#limiter.acquire(
+        signal,
+        priority,
+        startBy,
+        `${target.repo}\u0000${target.branch ?? ''}`,
+      );
     } catch (error) {
       if (error instanceof PausedPastStartBy) {
         throw notSentWhilePaused(target, attempt - 1, error.pausedUntil);
