@@ -7,6 +7,7 @@ import {
   registerExporterMetrics,
   registerReloadMetrics,
 } from './metrics/index.js';
+import { registerPollOverrunMetrics } from './metrics/pollOverrunMetrics.js';
 import { createRegistry } from './metrics/registry.js';
 import { PollScheduler } from './poller/scheduler.js';
 import { buildPollJobs, configuredTargets } from './poller/targetJobs.js';
@@ -70,6 +71,7 @@ export async function startExporter(
     sharding: () => current.sharding,
   });
   const reloadObserver = registerReloadMetrics(registry, metrics.metricChanges);
+  const pollObserver = registerPollOverrunMetrics(registry, metrics.metricChanges);
   const clients = new TrunkClientSlot(
     (trunk) =>
       new TrunkClient({
@@ -141,7 +143,9 @@ export async function startExporter(
     // After applySettings: setTargets counts as a store change, so the cached /metrics page, whose
     // HELP texts may just have changed, is rendered again.
     store.setTargets(configuredTargets(next), next.polling.staleAfterSeconds);
-    scheduler.setJobs(buildPollJobs({ config: next, reader: clients.current, store, logger }));
+    scheduler.setJobs(
+      buildPollJobs({ config: next, reader: clients.current, store, logger, pollObserver }),
+    );
     apiBudget = checkApiBudget(next, logger);
     current = next;
     return changes;
