@@ -57,6 +57,8 @@ export async function startExporter(
   // Before the server starts, so /readyz never sees an empty (hence "ready") target list.
   const targets = configuredTargets(config);
   store.setTargets(targets);
+  /** How many targets share the Trunk client's limits; set by applyConfig. */
+  let targetCount = targets.length;
   const metrics = registerExporterMetrics({
     registry,
     store,
@@ -83,6 +85,7 @@ export async function startExporter(
         observer: metrics.apiCallObserver,
         logger,
         version,
+        targets: () => targetCount,
       }),
     config.trunk,
   );
@@ -142,7 +145,9 @@ export async function startExporter(
     metrics.applySettings({ ...next.polling, topCodeowners: next.metrics.topCodeowners });
     // After applySettings: setTargets counts as a store change, so the cached /metrics page, whose
     // HELP texts may just have changed, is rendered again.
-    store.setTargets(configuredTargets(next), next.polling.staleAfterSeconds);
+    const nextTargets = configuredTargets(next);
+    targetCount = nextTargets.length;
+    store.setTargets(nextTargets, next.polling.staleAfterSeconds);
     scheduler.setJobs(
       buildPollJobs({ config: next, reader: clients.current, store, logger, pollObserver }),
     );

@@ -6,6 +6,11 @@ export interface RequestLimiterOptions {
   readonly maxPerSecond: number;
   /** Epoch milliseconds; injectable for tests. */
   readonly now?: () => number;
+  /**
+   * How many targets share these limits (read at each decision, so a reload may change it). When
+   * absent, a target counts as sharing them once it has asked for a slot in the last minute.
+   */
+  readonly targets?: () => number;
 }
 
 /** Gives back a concurrency slot; calling it twice is harmless. */
@@ -77,15 +82,17 @@ const DEFAULT_FLOW = '';
  * time is reserved), so the rate is shared the same way. With one flow nothing changes: follow-ups
  * first, each priority in arrival order, no slot idle while anything waits.
  *
- * One slot stays free for other flows: while another flow has asked for a slot in the last minute,
- * no single flow may hold all of them (unless there is only one). A flow whose requests hang (a
- * queue whose lookups never answer) would otherwise fill every slot between two polls of a small
- * queue, and that queue's next poll would wait for one of them to time out.
+ * One slot stays free for other flows: when more than one target shares the limits (or, not told
+ * how many do, another flow has asked for a slot in the last minute), no single flow may hold all of
+ * them (unless there is only one). A flow whose requests hang (a queue whose lookups never answer)
+ * would otherwise fill every slot between two polls of a small queue, and that queue's next poll
+ * would wait for one of them to time out.
  */
 export class RequestLimiter {
   readonly #maxConcurrent: number;
   readonly #intervalMs: number;
   readonly #now: () => number;
+  readonly #targets: (() => number) | undefined;
   /** Flows holding a slot or waiting for one. */
   readonly #flows = new Map<string, Flow>();
   /** Flows with a request waiting, in turn order: the first one is served next. */
@@ -114,6 +121,7 @@ export class RequestLimiter {
     this.#maxConcurrent = options.maxConcurrent;
     this.#intervalMs = 1000 / options.maxPerSecond;
     this.#now = options.now ?? Date.now;
+    this.#targets = options.targets;
   }
 
   /** Epoch ms until which no request may start (0 when not paused). */
@@ -198,8 +206,10 @@ export class RequestLimiter {
     else this.#lastFlows = latest === undefined ? [{ key, at }] : [{ key, at }, latest];
   }
 
-  /** Whether a flow other than `key` asked for a slot within RECENT_FLOW_MS. */
-  #otherFlowIsRecent(key: string): boolean {
+  /** Whether a flow other than `key` may ask for a slot soon. */
+  #othersMayCome(key: string): boolean {
+    // Told how many targets there are: a target yet to make its first call counts too.
+    if (this.#targets !== undefined) return this.#targets() > 1;
     const other = this.#lastFlows.find((flow) => flow.key !== key);
     return other !== undefined && this.#now() - other.at < RECENT_FLOW_MS;
   }
@@ -207,7 +217,7 @@ export class RequestLimiter {
   /** False when granting would give `flow` every slot while another flow may need one soon. */
   #mayTakeSlot(flow: Flow): boolean {
     if (this.#maxConcurrent < 2 || flow.held < this.#maxConcurrent - 1) return true;
-    return !this.#otherFlowIsRecent(flow.key);
+    return !this.#othersMayCome(flow.key);
   }
 
   #grant(flow: Flow): void {

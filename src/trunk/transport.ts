@@ -44,6 +44,8 @@ export interface TrunkTransportOptions {
   readonly maxRequestsPerSecond: number;
   readonly observer: ApiCallObserver;
   readonly userAgent: string;
+  /** How many targets share this transport (see RequestLimiterOptions.targets). */
+  readonly targets?: () => number;
 }
 
 /** Error bodies are read up to this size for the excerpt; the rest is dropped with the socket. */
@@ -82,6 +84,7 @@ export class TrunkTransport {
     this.#limiter = new RequestLimiter({
       maxConcurrent: options.maxConcurrentRequests,
       maxPerSecond: options.maxRequestsPerSecond,
+      ...(options.targets === undefined ? {} : { targets: options.targets }),
     });
     this.#pool = new Pool(url.origin, {
       connections: options.maxConcurrentRequests,

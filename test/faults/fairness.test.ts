@@ -96,7 +96,7 @@ function gaps(times: readonly number[]): number[] {
  * A fake API in the documented shape (no state in queue items, so every PR is looked up): acme/web
  * has `bigQueue` PRs, acme/api five. The simulator needs minutes to build a 10,000-PR queue.
  */
-async function startDocumentedApi(bigQueue: number) {
+async function startDocumentedApi(bigQueue: number, lookups: 'answer' | 'hang' = 'answer') {
   const queueBody = (count: number, first: number): string => {
     const template = queueResponse();
     const documentedItem = { ...(template.enqueuedPullRequests as Record<string, unknown>[])[0] };
@@ -116,6 +116,8 @@ async function startDocumentedApi(bigQueue: number) {
     if (recorded.url.endsWith('/getQueue')) {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(body.repo.name === 'web' ? bodies.web : bodies.api);
+    } else if (lookups === 'hang' && body.repo.name === 'web') {
+      // Never answered: the client gives up at its timeout.
     } else {
       sendJson(res, 200, { ...pullRequestResponse(), prNumber: body.pr?.number, state: 'pending' });
     }
@@ -171,6 +173,46 @@ describe('one big queue beside a small one', () => {
       expect(record).toMatchObject({ level: LEVEL.warn, repo: WEB, branch: 'main' });
       expect(record.msg).toContain(`merge queue ${WEB} main is late`);
     }
+  }, 30_000);
+});
+
+describe('one hanging queue beside a small one', () => {
+  it('lookups that never answer leave a slot free: the small queue keeps its 1 s schedule within 20 %', async () => {
+    const server = await startDocumentedApi(50, 'hang');
+    const subject = await startTestExporter(
+      configYaml({
+        apiUrl: server.apiUrl,
+        token: SIMULATOR_TOKEN,
+        targets: TARGETS,
+        polling: '  mergeQueueIntervalSeconds: 1\n  flakyTestsIntervalSeconds: 600',
+        maxConcurrentRequests: 4,
+        timeoutSeconds: 5,
+      }),
+    );
+    const calls = (repo: 'web' | 'api', endpoint: string) =>
+      server.requests.filter(
+        (request) =>
+          request.url.endsWith(`/${endpoint}`) && request.body.includes(`"name":"${repo}"`),
+      );
+    await until(
+      () => calls('web', 'getSubmittedPullRequest').length >= 3,
+      'the hanging lookups to be sent',
+    );
+    const since = Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 6_000));
+
+    // The hanging queue holds three of the four slots, never the fourth: at most three of its
+    // lookups were ever open at once, and the small queue polled on time in the one left.
+    // Taking turns alone is not enough here: the small queue's getQueue waited for a hanging
+    // lookup to time out (5 s) before it got a slot.
+    const small = calls('api', 'getQueue').filter((call) => call.receivedAt >= since - 1_000);
+    expect(small.length).toBeGreaterThanOrEqual(5);
+    for (const gap of gaps(small.map((call) => call.receivedAt))) {
+      expect(gap).toBeLessThanOrEqual(1_000 * 1.2);
+    }
+    expect(pollFailures(subject, API)).toEqual([]);
+    const samples = await subject.samples();
+    expect(sum(samples, 'trunk_exporter_target_up', { repo: API })).toBe(1);
   }, 30_000);
 });
 

@@ -131,6 +131,25 @@ describe('RequestLimiter', () => {
     expect(third).toBe(true);
   });
 
+  it('told that several targets share it, keeps the slot free before the others have asked', async () => {
+    const limiter = new RequestLimiter({ maxConcurrent: 2, maxPerSecond: 1e9, targets: () => 2 });
+    const first = await limiter.acquire(undefined, 'follow_up', undefined, 'hanging');
+    let second = false;
+    const waiting = limiter
+      .acquire(undefined, 'follow_up', undefined, 'hanging')
+      .then((release) => {
+        second = true;
+        return release;
+      });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(second).toBe(false);
+    // The other target's first call, the first time it asks, gets the slot at once.
+    (await limiter.acquire(undefined, 'new_poll', undefined, 'small'))();
+    first();
+    (await waiting)();
+    expect(second).toBe(true);
+  });
+
   it('spaces starts by 1/maxPerSecond', async () => {
     const limiter = new RequestLimiter({ maxConcurrent: 10, maxPerSecond: 20 });
     const started: number[] = [];
