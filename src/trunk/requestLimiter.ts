@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { FairSlots, type RequestPriority } from './fairSlots.js';
 
 /** Limits shared by every call of one client. */
 export interface RequestLimiterOptions {
@@ -13,14 +14,10 @@ export interface RequestLimiterOptions {
   readonly targets?: () => number;
 }
 
+export type { RequestPriority } from './fairSlots.js';
+
 /** Gives back a concurrency slot; calling it twice is harmless. */
 export type ReleaseSlot = () => void;
-
-/**
- * `follow_up`: a request that continues a poll already in progress (a PR lookup after its queue, the
- * next page of a list); it goes ahead of its own target's `new_poll` requests waiting for a slot.
- */
-export type RequestPriority = 'new_poll' | 'follow_up';
 
 /** acquire() gave up: a pause holds every request past the time this one had to start by. */
 export class PausedPastStartBy extends Error {
@@ -34,35 +31,6 @@ export class PausedPastStartBy extends Error {
   }
 }
 
-/**
- * The requests of one target (one merge queue, or one repository's quarantine list): the unit the
- * limiter shares capacity between. Exists while it holds a slot or has a request waiting.
- */
-interface Flow {
-  readonly key: string;
-  /** Slots its requests hold now. */
-  held: number;
-  /** Its requests waiting for a slot, FIFO by priority (Sets: see #waitersBySignal). */
-  readonly waiting: Readonly<Record<RequestPriority, Set<SlotWaiter>>>;
-}
-
-interface SlotWaiter {
-  readonly flow: Flow;
-  readonly queue: Set<SlotWaiter>;
-  readonly signal: AbortSignal | undefined;
-  readonly resolve: () => void;
-  readonly reject: (reason: unknown) => void;
-}
-
-/** The waiters that share one abort signal, and the one listener that rejects them all. */
-interface SignalWaiters {
-  readonly waiters: Set<SlotWaiter>;
-  readonly onAbort: () => void;
-}
-
-/** A flow that asked for a slot this recently may come back at any moment: see #mayTakeSlot. */
-const RECENT_FLOW_MS = 60_000;
-
 /** The flow of requests that name none (one flow for everything, as before flows existed). */
 const DEFAULT_FLOW = '';
 
@@ -73,39 +41,14 @@ const DEFAULT_FLOW = '';
  * second, give or take a millisecond's worth), and a global pause that a 429 with `Retry-After`
  * sets for everybody.
  *
- * Capacity is shared between flows (targets) round-robin: a freed slot goes to the next flow in
- * turn that has a request waiting, and within a flow to its longest-waiting follow-up, then to its
- * longest-waiting new poll. A 10,000-PR queue's lookups thus take turns with another target's
- * getQueue and lookups instead of going ahead of them all (which starved every other target for
- * the whole of the big poll), and no target's follow-ups hold more than their fair share while
- * another target waits for its first call. Starts follow grants (a slot is taken before the start
- * time is reserved), so the rate is shared the same way. With one flow nothing changes: follow-ups
- * first, each priority in arrival order, no slot idle while anything waits.
- *
- * One slot stays free for other flows: when more than one target shares the limits (or, not told
- * how many do, another flow has asked for a slot in the last minute), no single flow may hold all of
- * them (unless there is only one). A flow whose requests hang (a queue whose lookups never answer)
- * would otherwise fill every slot between two polls of a small queue, and that queue's next poll
- * would wait for one of them to time out.
+ * Concurrency slots are shared between targets in turn (FairSlots, where the rule is explained), and
+ * starts follow grants (a slot is taken before the start time is reserved), so the rate is shared
+ * the same way.
  */
 export class RequestLimiter {
-  readonly #maxConcurrent: number;
   readonly #intervalMs: number;
   readonly #now: () => number;
-  readonly #targets: (() => number) | undefined;
-  /** Flows holding a slot or waiting for one. */
-  readonly #flows = new Map<string, Flow>();
-  /** Flows with a request waiting, in turn order: the first one is served next. */
-  readonly #rotation = new Set<Flow>();
-  /** The two flows that last asked for a slot, the latest first (two distinct keys). */
-  #lastFlows: { key: string; at: number }[] = [];
-  /**
-   * One abort listener per signal rather than per waiter: a poll's lookups all wait on the poll's
-   * signal, and EventTarget walks its whole listener list on every add, so thousands of waiters
-   * each adding their own listener cost quadratic time.
-   */
-  readonly #waitersBySignal = new WeakMap<AbortSignal, SignalWaiters>();
-  #inFlight = 0;
+  readonly #slots: FairSlots;
   #nextStartAt = 0;
   #pausedUntil = 0;
 
@@ -118,10 +61,13 @@ export class RequestLimiter {
     if (!(options.maxPerSecond > 0) || !Number.isFinite(options.maxPerSecond)) {
       throw new RangeError(`maxRequestsPerSecond must be > 0, got ${options.maxPerSecond}`);
     }
-    this.#maxConcurrent = options.maxConcurrent;
     this.#intervalMs = 1000 / options.maxPerSecond;
     this.#now = options.now ?? Date.now;
-    this.#targets = options.targets;
+    this.#slots = new FairSlots({
+      maxConcurrent: options.maxConcurrent,
+      now: this.#now,
+      targets: options.targets,
+    });
   }
 
   /** Epoch ms until which no request may start (0 when not paused). */
@@ -150,12 +96,12 @@ export class RequestLimiter {
     signal?.throwIfAborted();
     // Before queueing for a slot too: a request that cannot start in time must not wait for one.
     this.#checkStartBy(startBy);
-    const owner = await this.#takeSlot(signal, priority, flow);
+    const owner = await this.#slots.take(signal, priority, flow);
     let released = false;
     const release: ReleaseSlot = () => {
       if (released) return;
       released = true;
-      this.#releaseSlot(owner);
+      this.#slots.release(owner);
     };
     try {
       await this.#waitForStart(signal, startBy);
@@ -164,141 +110,6 @@ export class RequestLimiter {
       throw error;
     }
     return release;
-  }
-
-  async #takeSlot(
-    signal: AbortSignal | undefined,
-    priority: RequestPriority,
-    key: string,
-  ): Promise<Flow> {
-    this.#noteFlow(key);
-    let flow = this.#flows.get(key);
-    if (flow === undefined) {
-      flow = { key, held: 0, waiting: { follow_up: new Set(), new_poll: new Set() } };
-      this.#flows.set(key, flow);
-    }
-    // Straight in only when nobody waits: a waiting request is either next in turn or held back by
-    // #mayTakeSlot, and a newcomer must not pass either.
-    if (
-      this.#rotation.size === 0 &&
-      this.#inFlight < this.#maxConcurrent &&
-      this.#mayTakeSlot(flow)
-    ) {
-      this.#grant(flow);
-      return flow;
-    }
-    const owner = flow;
-    await new Promise<void>((resolve, reject) => {
-      const queue = owner.waiting[priority];
-      const waiter: SlotWaiter = { flow: owner, queue, signal, resolve, reject };
-      queue.add(waiter);
-      this.#rotation.add(owner);
-      if (signal !== undefined) this.#watch(signal, waiter);
-      this.#dispatch();
-    });
-    return owner;
-  }
-
-  #noteFlow(key: string): void {
-    const at = this.#now();
-    const [latest] = this.#lastFlows;
-    if (latest?.key === key) latest.at = at;
-    else this.#lastFlows = latest === undefined ? [{ key, at }] : [{ key, at }, latest];
-  }
-
-  /** Whether a flow other than `key` may ask for a slot soon. */
-  #othersMayCome(key: string): boolean {
-    // Told how many targets there are: a target yet to make its first call counts too.
-    if (this.#targets !== undefined) return this.#targets() > 1;
-    const other = this.#lastFlows.find((flow) => flow.key !== key);
-    return other !== undefined && this.#now() - other.at < RECENT_FLOW_MS;
-  }
-
-  /** False when granting would give `flow` every slot while another flow may need one soon. */
-  #mayTakeSlot(flow: Flow): boolean {
-    if (this.#maxConcurrent < 2 || flow.held < this.#maxConcurrent - 1) return true;
-    return !this.#othersMayCome(flow.key);
-  }
-
-  #grant(flow: Flow): void {
-    this.#inFlight += 1;
-    flow.held += 1;
-  }
-
-  /** Hands free slots to waiting requests, flow by flow in turn. */
-  #dispatch(): void {
-    while (this.#inFlight < this.#maxConcurrent) {
-      const flow = this.#nextFlow();
-      if (flow === undefined) return;
-      const queue =
-        flow.waiting.follow_up.size > 0 ? flow.waiting.follow_up : flow.waiting.new_poll;
-      // Sets iterate in insertion order: the first value is the longest waiter.
-      const next = queue.values().next().value;
-      if (next === undefined) return;
-      queue.delete(next);
-      this.#unwatch(next);
-      this.#grant(flow);
-      // Served: to the back of the turn order, if it still has requests waiting.
-      this.#rotation.delete(flow);
-      if (hasWaiters(flow)) this.#rotation.add(flow);
-      next.resolve();
-    }
-  }
-
-  /**
-   * The first flow in turn that may take a slot. Only a flow holding all slots but one is ever
-   * passed over, and at most two flows can (each holds at least half the slots), so this loop
-   * looks at no more than three.
-   */
-  #nextFlow(): Flow | undefined {
-    for (const flow of this.#rotation) if (this.#mayTakeSlot(flow)) return flow;
-    return undefined;
-  }
-
-  /** Drops a flow from the turn order once nothing of it waits, and altogether once it is idle. */
-  #dropIfIdle(flow: Flow): void {
-    if (hasWaiters(flow)) return;
-    this.#rotation.delete(flow);
-    if (flow.held === 0) this.#flows.delete(flow.key);
-  }
-
-  #watch(signal: AbortSignal, waiter: SlotWaiter): void {
-    let group = this.#waitersBySignal.get(signal);
-    if (group === undefined) {
-      const waiters = new Set<SlotWaiter>();
-      const onAbort = (): void => {
-        this.#waitersBySignal.delete(signal);
-        for (const aborted of waiters) {
-          aborted.queue.delete(aborted);
-          this.#dropIfIdle(aborted.flow);
-          aborted.reject(signal.reason);
-        }
-      };
-      group = { waiters, onAbort };
-      this.#waitersBySignal.set(signal, group);
-      signal.addEventListener('abort', onAbort, { once: true });
-    }
-    group.waiters.add(waiter);
-  }
-
-  #unwatch(waiter: SlotWaiter): void {
-    const signal = waiter.signal;
-    if (signal === undefined) return;
-    const group = this.#waitersBySignal.get(signal);
-    if (group === undefined) return;
-    group.waiters.delete(waiter);
-    // No listener stays behind on a signal that outlives this limiter (a job's, across a reload).
-    if (group.waiters.size === 0) {
-      this.#waitersBySignal.delete(signal);
-      signal.removeEventListener('abort', group.onAbort);
-    }
-  }
-
-  #releaseSlot(flow: Flow): void {
-    this.#inFlight -= 1;
-    flow.held -= 1;
-    this.#dropIfIdle(flow);
-    this.#dispatch();
   }
 
   #checkStartBy(startBy: number | undefined): void {
@@ -324,8 +135,4 @@ export class RequestLimiter {
       if (this.#now() >= this.#pausedUntil) return;
     }
   }
-}
-
-function hasWaiters(flow: Flow): boolean {
-  return flow.waiting.follow_up.size > 0 || flow.waiting.new_poll.size > 0;
 }
