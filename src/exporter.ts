@@ -9,6 +9,7 @@ import {
   registerExporterMetrics,
   registerReloadMetrics,
 } from './metrics/index.js';
+import { registerPollOverrunMetrics } from './metrics/pollOverrunMetrics.js';
 import { createRegistry } from './metrics/registry.js';
 import { LookupMemories } from './poller/lookupMemories.js';
 import { PollScheduler } from './poller/scheduler.js';
@@ -66,6 +67,8 @@ export async function startExporter(
   // Before the server starts, so /readyz never sees an empty (hence "ready") target list.
   const targets = configuredTargets(config);
   store.setTargets(targets);
+  /** How many targets share the Trunk client's limits; set by applyConfig. */
+  let targetCount = targets.length;
   const metrics = registerExporterMetrics({
     registry,
     store,
@@ -80,6 +83,7 @@ export async function startExporter(
     sharding: () => current.sharding,
   });
   const reloadObserver = registerReloadMetrics(registry, metrics.metricChanges);
+  const pollObserver = registerPollOverrunMetrics(registry, metrics.metricChanges);
   const clients = new TrunkClientSlot(
     (trunk) =>
       new TrunkClient({
@@ -91,6 +95,7 @@ export async function startExporter(
         observer: metrics.apiCallObserver,
         logger,
         version,
+        targets: () => targetCount,
       }),
     config.trunk,
   );
@@ -162,9 +167,18 @@ export async function startExporter(
     metrics.applySettings({ ...next.polling, topCodeowners: next.metrics.topCodeowners });
     // After applySettings: setTargets counts as a store change, so the cached /metrics page, whose
     // HELP texts may just have changed, is rendered again.
-    store.setTargets(configuredTargets(next), next.polling.staleAfterSeconds);
+    const nextTargets = configuredTargets(next);
+    targetCount = nextTargets.length;
+    store.setTargets(nextTargets, next.polling.staleAfterSeconds);
     scheduler.setJobs(
-      buildPollJobs({ config: next, reader: clients.current, store, logger, lookupMemories }),
+      buildPollJobs({
+        config: next,
+        reader: clients.current,
+        store,
+        logger,
+        lookupMemories,
+        pollObserver,
+      }),
     );
     apiBudget = checkApiBudget(next, logger);
     current = next;

@@ -46,12 +46,24 @@ export async function pollMergeQueue(request: MergeQueuePollRequest): Promise<Me
       reuse: new Map(),
     };
     const { lookUp } = plan;
-    const lookupOptions = followUp(options);
+    // The first failed lookup fails the poll; the rest, queued behind the request limiter or in
+    // flight, are cancelled at once instead of being sent for a snapshot that will never be made.
+    const lookups = new AbortController();
+    const lookupOptions = {
+      ...followUp(options),
+      signal:
+        options.signal === undefined
+          ? lookups.signal
+          : AbortSignal.any([options.signal, lookups.signal]),
+    };
     const results = await Promise.all(
       lookUp.map((item) =>
         reader.getSubmittedPullRequest(repo, branch, item.prNumber, lookupOptions),
       ),
-    );
+    ).catch((error: unknown) => {
+      lookups.abort(error);
+      throw error;
+    });
     lookUp.forEach((item, index) => details.set(item.prNumber, results[index]));
     request.lookupMemory?.commit(plan, details, startedAt);
     for (const [prNumber, detail] of plan.reuse) details.set(prNumber, detail);

@@ -15,6 +15,7 @@ import { pollFlakyTests } from './flakyTestsPoll.js';
 import { LookupMemories } from './lookupMemories.js';
 import { pollMergeQueue } from './mergeQueuePoll.js';
 import { followQueueFlow } from './queueFlowPoll.js';
+import type { PollObserver } from './pollObserver.js';
 import type { PollJob } from './scheduler.js';
 import type { ReadOptions, TrunkReader } from './trunkReader.js';
 
@@ -26,6 +27,8 @@ interface TargetJobsContext {
   readonly now?: () => number;
   /** Lookup memory kept from the jobs this set replaces; without it, every queue starts empty. */
   readonly lookupMemories?: LookupMemories;
+  /** Told about each poll that outruns its interval (the overrun counter). */
+  readonly pollObserver?: PollObserver;
 }
 
 /** A successful poll: its snapshot and, for a merge queue, its flow ledger. */
@@ -106,6 +109,10 @@ async function runPoll(
   const started = performance.now();
   // Retries may use the poll's interval and no more, so a poll never runs into the next one.
   const deadlineMs = Date.now() + intervalSeconds * 1000;
+  // Still running when the next poll is due: said at once, not when (or if) the poll ends.
+  const overrun = setTimeout(() => {
+    reportOverrun(target, intervalSeconds, context);
+  }, intervalSeconds * 1000);
   try {
     const { snapshot, queueFlow } = await poll({ signal, deadlineMs });
     const durationSeconds = (performance.now() - started) / 1000;
@@ -128,7 +135,34 @@ async function runPoll(
       },
       `poll failed: ${message}${hint === undefined ? '' : `; ${hint}`}`,
     );
+  } finally {
+    clearTimeout(overrun);
   }
+}
+
+/**
+ * A poll still running after its interval: its target's data is late, and the next poll starts
+ * only when this one ends. One line per overrun, so at most one per interval and target.
+ */
+function reportOverrun(target: Target, intervalSeconds: number, context: TargetJobsContext): void {
+  const what =
+    target.kind === 'merge_queue'
+      ? `merge queue ${target.repo} ${target.branch}`
+      : `quarantine list of ${target.repo}`;
+  const message = `poll still running after its interval of ${intervalSeconds}s; data is late`;
+  context.pollObserver?.pollOverran(target.kind);
+  context.store.recordOverrun(target, message);
+  context.logger.warn(
+    {
+      kind: target.kind,
+      repo: target.repo,
+      branch: target.branch || undefined,
+      intervalSeconds,
+    },
+    `poll of ${what} is late: still running after its interval of ${intervalSeconds}s; ` +
+      'it counts as down until a poll finishes (too many targets or requests for ' +
+      'trunk.maxRequestsPerSecond, or a slow API)',
+  );
 }
 
 /** What an operator needs to find a failed call in Trunk's logs (never the token). */

@@ -85,6 +85,19 @@ export class SnapshotStore {
     this.changeCount++;
   }
 
+  /**
+   * Records that a poll has outrun its interval: the target counts as down (its data is late) until
+   * a poll finishes, and its snapshot goes stale on the usual clock. Before the first poll finishes
+   * there is no data to be late, so nothing changes.
+   */
+  recordOverrun(target: Target, error: string): void {
+    const key = targetKey(target);
+    const previous = this.entries.get(key);
+    if (previous?.up === undefined) return;
+    this.entries.set(key, Object.freeze({ ...previous, up: false, lastError: error }));
+    this.changeCount++;
+  }
+
   /** The flow ledger as of the target's last successful poll, stale or not (the poller diffs against it). */
   queueFlow(target: Target): QueueFlow | undefined {
     return this.entries.get(targetKey(target))?.queueFlow;

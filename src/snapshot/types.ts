@@ -134,7 +134,7 @@ export type Snapshot = MergeQueueSnapshot | FlakyTestsSnapshot;
 /** What is known about one target: its last poll's outcome and its last good snapshot, if fresh. */
 export interface TargetStatus {
   readonly target: Target;
-  /** Undefined until the first poll finishes. */
+  /** Undefined until the first poll finishes; false after a failed poll, or while one runs late. */
   readonly up: boolean | undefined;
   readonly lastAttemptAt: number | undefined;
   readonly lastSuccessAt: number | undefined;

@@ -40,6 +40,8 @@ export interface TrunkClientOptions {
   random?: () => number;
   /** Sent as `User-Agent: trunk-exporter/<version>`. */
   version?: string;
+  /** How many targets share this client's limits, read as it goes (see RequestLimiter). */
+  targets?: () => number;
 }
 
 /** Per-call controls. */
@@ -98,6 +100,7 @@ export class TrunkClient {
       maxRequestsPerSecond: options.maxRequestsPerSecond,
       observer: options.observer,
       userAgent: `trunk-exporter/${options.version ?? 'dev'}`,
+      ...(options.targets === undefined ? {} : { targets: options.targets }),
     });
   }
 

@@ -44,6 +44,8 @@ export interface TrunkTransportOptions {
   readonly maxRequestsPerSecond: number;
   readonly observer: ApiCallObserver;
   readonly userAgent: string;
+  /** How many targets share this transport (see RequestLimiterOptions.targets). */
+  readonly targets?: () => number;
 }
 
 /** Error bodies are read up to this size for the excerpt; the rest is dropped with the socket. */
@@ -82,6 +84,7 @@ export class TrunkTransport {
     this.#limiter = new RequestLimiter({
       maxConcurrent: options.maxConcurrentRequests,
       maxPerSecond: options.maxRequestsPerSecond,
+      ...(options.targets === undefined ? {} : { targets: options.targets }),
     });
     this.#pool = new Pool(url.origin, {
       connections: options.maxConcurrentRequests,
@@ -124,7 +127,13 @@ export class TrunkTransport {
       });
     let release: () => void;
     try {
-      release = await this.#limiter.acquire(signal, priority, startBy);
+      // One flow per target (its queue and lookups, or its list's pages): they share slots in turn.
+      release = await this.#limiter.acquire(
+        signal,
+        priority,
+        startBy,
+        `${target.repo}\u0000${target.branch ?? ''}`,
+      );
     } catch (error) {
       if (error instanceof PausedPastStartBy) {
         throw notSentWhilePaused(target, attempt - 1, error.pausedUntil);

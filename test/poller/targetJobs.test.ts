@@ -261,7 +261,7 @@ describe('buildPollJobs failures', () => {
 });
 
 describe('buildPollJobs and the request limiter', () => {
-  it('finishes started polls before starting new ones: lookups go ahead of the next getQueue', async () => {
+  it("shares the one connection between targets in turn: no getQueue waits for another poll's lookups", async () => {
     const { world, simulator } = await startTestSimulator({ seed: 42, token: TOKEN });
     const config = exporterConfig(simulator.baseUrl, [
       repository(WEB, ['main', 'release'], false),
@@ -297,15 +297,13 @@ describe('buildPollJobs and the request limiter', () => {
 
     const lookups = (count: number): string[] =>
       Array<string>(count).fill('getSubmittedPullRequest');
-    // The second getQueue was already waiting when the first answered; the third waits until
-    // the lookups of both started polls are done. First come, first served would send all three
-    // getQueue calls first.
+    // Each getQueue is the next call of its target's turn. Started polls first (the limiter before
+    // targets took turns) sent the third getQueue only after every lookup of the first two polls.
     expect(observer.finished.map((call) => call.endpoint)).toEqual([
       'getQueue',
       'getQueue',
-      ...lookups(first + second),
       'getQueue',
-      ...lookups(third),
+      ...lookups(first + second + third),
     ]);
     expect(store.statuses().every((status) => status.up === true)).toBe(true);
   });

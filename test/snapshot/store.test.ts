@@ -52,6 +52,32 @@ describe('SnapshotStore', () => {
     expect(store.statuses()[0]).toMatchObject({ up: false, lastSuccessAt: 1000 });
   });
 
+  it('counts a late poll as down, with its data going stale on the usual clock, until a poll ends', () => {
+    const clock = { now: 1000 };
+    const store = storeAt(clock, 60);
+    store.setTargets([web, api]);
+    // Not polled yet: nothing to be late, and readiness still waits for the first poll.
+    store.recordOverrun(api, 'late');
+    expect(store.statuses()[1]?.up).toBeUndefined();
+    expect(store.allPolledOnce()).toBe(false);
+
+    store.recordSuccess(web, snapshot(web.repo, 3), 0.1);
+    const version = store.version;
+    store.recordOverrun(web, 'poll still running after its interval of 30s; data is late');
+    expect(store.version).toBeGreaterThan(version);
+    expect(store.statuses()[0]).toMatchObject({
+      up: false,
+      lastSuccessAt: 1000,
+      lastError: 'poll still running after its interval of 30s; data is late',
+    });
+    expect(store.statuses()[0]?.snapshot).toMatchObject({ quarantined: 3 });
+    // A poll that keeps running: its data goes as a failing target's would.
+    clock.now = 1061;
+    expect(store.statuses()[0]?.snapshot).toBeUndefined();
+    store.recordSuccess(web, snapshot(web.repo, 4), 70);
+    expect(store.statuses()[0]).toMatchObject({ up: true, lastError: undefined });
+  });
+
   it('never expires the snapshot of a target that is up, however old', () => {
     const clock = { now: 1000 };
     const store = storeAt(clock, 60);

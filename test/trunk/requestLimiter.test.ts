@@ -1,6 +1,11 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { PausedPastStartBy, RequestLimiter } from '../../src/trunk/requestLimiter.js';
+import {
+  PausedPastStartBy,
+  RequestLimiter,
+  type ReleaseSlot,
+  type RequestPriority,
+} from '../../src/trunk/requestLimiter.js';
 
 describe('RequestLimiter', () => {
   it('hands a freed slot to the next waiter and skips aborted ones', async () => {
@@ -56,6 +61,93 @@ describe('RequestLimiter', () => {
     releaseFirst();
     await Promise.all(granted);
     expect(order).toEqual(['follow-up B', 'follow-up D', 'new A', 'new C']);
+  });
+
+  it("takes turns between flows: a big poll's follow-ups do not go ahead of another target's calls", async () => {
+    const limiter = new RequestLimiter({ maxConcurrent: 1, maxPerSecond: 1e9 });
+    const releaseFirst = await limiter.acquire(undefined, 'new_poll', undefined, 'big');
+    const order: string[] = [];
+    const request = async (name: string, priority: RequestPriority, flow: string) => {
+      const release = await limiter.acquire(undefined, priority, undefined, flow);
+      order.push(name);
+      release();
+    };
+    // The big queue's lookups are all waiting when the small queue asks for its queue; the small
+    // queue's own lookup comes later still.
+    const granted = [
+      ...Array.from({ length: 5 }, (_, index) => request(`big ${index + 1}`, 'follow_up', 'big')),
+      request('small queue', 'new_poll', 'small'),
+    ];
+    releaseFirst();
+    await granted[0];
+    granted.push(request('small lookup', 'follow_up', 'small'));
+    await Promise.all(granted);
+    // Before flows, the five follow-ups went first and the small queue waited for all of them.
+    expect(order).toEqual([
+      'big 1',
+      'small queue',
+      'big 2',
+      'small lookup',
+      'big 3',
+      'big 4',
+      'big 5',
+    ]);
+  });
+
+  it('keeps one slot for other targets: one flow never holds them all while another is about', async () => {
+    const limiter = new RequestLimiter({ maxConcurrent: 3, maxPerSecond: 1e9 });
+    const held: ReleaseSlot[] = [];
+    const take = (flow: string): Promise<void> =>
+      limiter.acquire(undefined, 'follow_up', undefined, flow).then((release) => {
+        held.push(release);
+      });
+    // Alone, a flow may use every slot.
+    await Promise.all([take('alone'), take('alone'), take('alone')]);
+    expect(held).toHaveLength(3);
+    for (const release of held.splice(0)) release();
+
+    // Once another flow has asked for a slot, the hanging flow gets all but one...
+    await take('small');
+    held.splice(0).forEach((release) => {
+      release();
+    });
+    const hanging = [take('hanging'), take('hanging'), take('hanging')];
+    await Promise.all(hanging.slice(0, 2));
+    let third = false;
+    void hanging[2]?.then(() => (third = true));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(third).toBe(false);
+    expect(held).toHaveLength(2);
+    // ...and the small flow's next call gets the one left at once.
+    await take('small');
+    expect(held).toHaveLength(3);
+    // When the small flow is done, its slot goes back to... nobody: the hanging flow still may not
+    // hold every slot; it gets one when one of its own comes back.
+    held[2]?.();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(third).toBe(false);
+    held[0]?.();
+    await hanging[2];
+    expect(third).toBe(true);
+  });
+
+  it('told that several targets share it, keeps the slot free before the others have asked', async () => {
+    const limiter = new RequestLimiter({ maxConcurrent: 2, maxPerSecond: 1e9, targets: () => 2 });
+    const first = await limiter.acquire(undefined, 'follow_up', undefined, 'hanging');
+    let second = false;
+    const waiting = limiter
+      .acquire(undefined, 'follow_up', undefined, 'hanging')
+      .then((release) => {
+        second = true;
+        return release;
+      });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(second).toBe(false);
+    // The other target's first call, the first time it asks, gets the slot at once.
+    (await limiter.acquire(undefined, 'new_poll', undefined, 'small'))();
+    first();
+    (await waiting)();
+    expect(second).toBe(true);
   });
 
   it('spaces starts by 1/maxPerSecond', async () => {

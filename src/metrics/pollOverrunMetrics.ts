@@ -1,0 +1,38 @@
+import { Counter } from 'prom-client';
+import type { Registry } from 'prom-client';
+import type { PollObserver } from '../poller/pollObserver.js';
+import type { PollKind } from '../snapshot/types.js';
+import type { MetricChanges } from './metricChanges.js';
+import { NAMESPACE, fqName } from './naming.js';
+
+const SUBSYSTEM = 'exporter';
+
+const POLL_OVERRUNS = fqName(NAMESPACE, SUBSYSTEM, 'poll_overruns', 'total');
+
+const POLL_KINDS: readonly PollKind[] = ['merge_queue', 'flaky_tests'];
+
+/**
+ * Registers the counter of polls that outlasted their interval and returns what feeds it; each
+ * overrun is recorded in `changes`, so a cached page shows it on the next scrape.
+ */
+export function registerPollOverrunMetrics(
+  registry: Registry,
+  changes: MetricChanges,
+): PollObserver {
+  const overruns = new Counter({
+    name: POLL_OVERRUNS,
+    help:
+      'Polls still running when their interval had passed, by target kind: their data is late. ' +
+      'The log names the target; it shows trunk_exporter_target_up 0 until a poll finishes.',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+  });
+  // Present from the first scrape, so rate() and increase() see the first overrun as a change.
+  for (const kind of POLL_KINDS) overruns.inc({ kind }, 0);
+  return {
+    pollOverran(kind) {
+      changes.record();
+      overruns.inc({ kind });
+    },
+  };
+}
