@@ -27,6 +27,7 @@ const CLIENT_SETTINGS = [
   'trunk.timeoutSeconds',
   'trunk.maxConcurrentRequests',
   'trunk.maxRequestsPerSecond',
+  'trunk.maxResponseBytes',
 ] as const;
 
 /** Compares two configurations; `listening` is what the HTTP server actually serves on. */
@@ -95,6 +96,7 @@ function comparableSettings(config: ExporterConfig): Record<string, string> {
     'trunk.timeoutSeconds': trunk.timeoutSeconds,
     'trunk.maxConcurrentRequests': trunk.maxConcurrentRequests,
     'trunk.maxRequestsPerSecond': trunk.maxRequestsPerSecond,
+    'trunk.maxResponseBytes': trunk.maxResponseBytes,
     'server.address': server.address,
     'server.port': server.port,
     'server.enableReload': server.enableReload,

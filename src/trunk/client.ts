@@ -24,6 +24,13 @@ import type { MergeQueue, QuarantinedTestsPage, RepoRef, SubmittedPullRequest } 
 import { TrunkTransport } from './transport.js';
 import type { CallTarget } from './transport.js';
 
+/**
+ * trunk.maxResponseBytes's default: a 10,000-PR getQueue answer is about 3.7 MB and a 100-row
+ * quarantine page under 40 KB (the simulator's live shape), so 32 MiB leaves 8x room for longer
+ * titles and fields Trunk adds, and parsing it stays well inside the chart's 256 MiB limit.
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+
 /** How a TrunkClient reaches the API and how hard it may push it. */
 export interface TrunkClientOptions {
   /** Base URL ending in /v1 (may have a path prefix); a trailing slash is tolerated. */
@@ -33,6 +40,8 @@ export interface TrunkClientOptions {
   timeoutSeconds: number;
   maxConcurrentRequests: number;
   maxRequestsPerSecond: number;
+  /** Largest 2xx body read (trunk.maxResponseBytes); default DEFAULT_MAX_RESPONSE_BYTES. */
+  maxResponseBytes?: number | undefined;
   observer: ApiCallObserver;
   logger: Logger;
   retry?: { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number };
@@ -96,6 +105,7 @@ export class TrunkClient {
       timeoutMs: Math.ceil(options.timeoutSeconds * 1000),
       maxConcurrentRequests: options.maxConcurrentRequests,
       maxRequestsPerSecond: options.maxRequestsPerSecond,
+      maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
       observer: options.observer,
       userAgent: `trunk-exporter/${options.version ?? 'dev'}`,
     });
@@ -231,6 +241,8 @@ export class TrunkClient {
       let retryAfterMs: number | undefined;
       if (outcome.kind === 'failure') {
         error = failed(outcome.reason, undefined, outcome.detail, outcome.cause);
+        // The same oversized answer would come again: the next poll may find it smaller.
+        if (outcome.reason === 'response_too_large') throw error;
       } else if (outcome.status >= 200 && outcome.status < 300) {
         return this.#parse(target, schema, outcome.status, outcome.text, failed);
       } else if (outcome.status === 404 && onNotFound !== undefined) {

@@ -5,7 +5,7 @@ import type { Endpoint } from './schemas.js';
  * never imports prom-client and tests can count calls without a registry.
  */
 export interface ApiCallObserver {
-  /** One finished attempt: `code` is the HTTP status, or `timeout` / `network_error`. */
+  /** One finished attempt: `code` is the HTTP status, or `timeout` / `network_error` / `response_too_large`. */
   requestFinished(endpoint: Endpoint, code: string, durationSeconds: number): void;
   /** A 2xx response whose body did not match the endpoint's schema (or was not JSON). */
   schemaMismatch(endpoint: Endpoint): void;
