@@ -150,6 +150,7 @@ async function measure(setting: CycleSetting, runs: number): Promise<CycleRun[]>
           if (endpoint === 'getQueue') calls.getQueue++;
         },
         schemaMismatch() {},
+        anomaly() {},
       },
       logger: silentLogger(),
     });

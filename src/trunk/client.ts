@@ -7,6 +7,12 @@ import { TrunkApiError, bodyExcerpt, describeSchemaIssues } from './errors.js';
 import type { TrunkApiErrorReason } from './errors.js';
 import type { ApiCallObserver } from './observer.js';
 import {
+  checkQuarantinedTestsPage,
+  checkQueue,
+  checkSubmittedPullRequest,
+  type AnomalyReport,
+} from './responseAnomalies.js';
+import {
   RETRYABLE_STATUSES,
   backoffDelayMs,
   parseRetryAfter,
@@ -59,6 +65,9 @@ export interface CallOptions {
   /** `follow_up` for a call that continues a poll already in progress (see RequestLimiter). */
   priority?: RequestPriority;
 }
+
+/** Reports the anomalies of a parsed response and returns it made harmless (responseAnomalies.ts). */
+type ResponseCheck<T> = (value: T, report: AnomalyReport) => T;
 
 type ErrorFactory = (
   reason: TrunkApiErrorReason,
@@ -119,7 +128,7 @@ export class TrunkClient {
   ): Promise<MergeQueue> {
     const target = { endpoint: ENDPOINTS.getQueue, repo: repoName(repo), branch: targetBranch };
     const body = { repo: repoBody(repo), targetBranch };
-    return this.#call(target, body, mergeQueueSchema, options);
+    return this.#call(target, body, mergeQueueSchema, checkQueue, options);
   }
 
   /** undefined when the API answers 404 (PR left the queue or was never submitted). */
@@ -135,7 +144,14 @@ export class TrunkClient {
       branch: targetBranch,
     };
     const body = { repo: repoBody(repo), pr: { number: prNumber }, targetBranch };
-    return this.#call(target, body, submittedPullRequestSchema, options, () => undefined);
+    return this.#call(
+      target,
+      body,
+      submittedPullRequestSchema,
+      checkSubmittedPullRequest,
+      options,
+      () => undefined,
+    );
   }
 
   /** One page of the repository's quarantined tests; `pageToken` "" selects the first page. */
@@ -155,7 +171,7 @@ export class TrunkClient {
       org_url_slug: orgUrlSlug,
       page_query: { page_size: page.pageSize, page_token: page.pageToken },
     };
-    return this.#call(target, body, quarantinedTestsPageSchema, options);
+    return this.#call(target, body, quarantinedTestsPageSchema, checkQuarantinedTestsPage, options);
   }
 
   /**
@@ -181,10 +197,11 @@ export class TrunkClient {
     target: CallTarget,
     requestBody: unknown,
     schema: z.ZodType<T>,
+    check: ResponseCheck<T>,
     options: CallOptions,
     onNotFound?: () => N,
   ): Promise<T | N> {
-    const call = this.#attempts(target, requestBody, schema, options, onNotFound);
+    const call = this.#attempts(target, requestBody, schema, check, options, onNotFound);
     this.#active.add(call);
     const forget = (): void => {
       this.#active.delete(call);
@@ -207,6 +224,7 @@ export class TrunkClient {
     target: CallTarget,
     requestBody: unknown,
     schema: z.ZodType<T>,
+    check: ResponseCheck<T>,
     options: CallOptions,
     /** What a 404 means, for the endpoint where it is an answer rather than an error. */
     onNotFound?: () => N,
@@ -244,7 +262,7 @@ export class TrunkClient {
         // The same oversized answer would come again: the next poll may find it smaller.
         if (outcome.reason === 'response_too_large') throw error;
       } else if (outcome.status >= 200 && outcome.status < 300) {
-        return this.#parse(target, schema, outcome.status, outcome.text, failed);
+        return this.#parse(target, schema, check, outcome.status, outcome.text, failed);
       } else if (outcome.status === 404 && onNotFound !== undefined) {
         return onNotFound();
       } else {
@@ -290,6 +308,7 @@ export class TrunkClient {
   #parse<T>(
     target: CallTarget,
     schema: z.ZodType<T>,
+    check: ResponseCheck<T>,
     status: number,
     text: string,
     failed: ErrorFactory,
@@ -304,7 +323,11 @@ export class TrunkClient {
       throw failed('schema_mismatch', status, `response is not JSON: "${excerpt}"`);
     }
     const parsed = schema.safeParse(json);
-    if (parsed.success) return parsed.data;
+    if (parsed.success) {
+      return check(parsed.data, (kind, count) => {
+        this.#observer.anomaly(target.endpoint, kind, count);
+      });
+    }
     this.#observer.schemaMismatch(target.endpoint);
     const issues = describeSchemaIssues(parsed.error.issues);
     throw failed('schema_mismatch', status, `response does not match the schema: ${issues}`);

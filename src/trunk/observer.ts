@@ -1,6 +1,13 @@
 import type { Endpoint } from './schemas.js';
 
 /**
+ * Odd data in a 2xx response that matched its schema: `duplicate_pr`, a PR number listed twice in
+ * one queue (the copies are dropped); `timestamp_out_of_range`, a timestamp outside 2000-2100
+ * (not exported).
+ */
+export type ApiAnomalyKind = 'duplicate_pr' | 'timestamp_out_of_range';
+
+/**
  * What the client reports about each HTTP exchange. Implemented by the metrics layer, so the client
  * never imports prom-client and tests can count calls without a registry.
  */
@@ -9,10 +16,13 @@ export interface ApiCallObserver {
   requestFinished(endpoint: Endpoint, code: string, durationSeconds: number): void;
   /** A 2xx response whose body did not match the endpoint's schema (or was not JSON). */
   schemaMismatch(endpoint: Endpoint): void;
+  /** `count` anomalies of `kind` in one response of `endpoint`. */
+  anomaly(endpoint: Endpoint, kind: ApiAnomalyKind, count: number): void;
 }
 
 /** An observer that records nothing, for callers that do not export API metrics. */
 export const noopApiCallObserver: ApiCallObserver = {
   requestFinished: () => undefined,
   schemaMismatch: () => undefined,
+  anomaly: () => undefined,
 };

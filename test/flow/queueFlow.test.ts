@@ -293,4 +293,26 @@ describe('queue flow edge cases', () => {
     // Merged "in the future": it left no later than the poll that saw it gone.
     expect(after.counts.timeInQueue.get('merged')).toMatchObject({ count: 1, sum: 160 });
   });
+
+  it('never counts a transition without a state change: a PR listed twice, an exit in its own state', () => {
+    // PR 7 listed twice with two states, on an unchanging queue: nothing happens between polls.
+    const twice: ScriptedPullRequest[] = [
+      [7, 'testing', T0 - 50],
+      [7, 'pending', T0 - 100],
+    ];
+    const listed: ScriptedPullRequest[] = [...twice, [8, 'merged', T0 - 10]];
+    let flow = startQueueFlow(poll(T0, 'running', listed));
+    for (let at = T0 + 30; at <= T0 + 150; at += 30) {
+      flow = advanceQueueFlow(flow, poll(at, 'running', listed), new Map(), OPTIONS);
+    }
+    // PR 8 was already `merged` in the queue, and its lookup says merged: an exit, no transition.
+    flow = advanceQueueFlow(
+      flow,
+      poll(T0 + 180, 'running', twice),
+      new Map([[8, found('merged', T0 - 10)]]),
+      OPTIONS,
+    );
+    expect(transitions(flow)).toEqual({});
+    expect(flow.counts.exited.get('merged')).toBe(1);
+  });
 });
