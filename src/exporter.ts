@@ -92,6 +92,7 @@ export async function startExporter(
         timeoutSeconds: trunk.timeoutSeconds,
         maxConcurrentRequests: trunk.maxConcurrentRequests,
         maxRequestsPerSecond: trunk.maxRequestsPerSecond,
+        maxResponseBytes: trunk.maxResponseBytes,
         observer: metrics.apiCallObserver,
         logger,
         version,

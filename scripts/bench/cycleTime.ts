@@ -151,6 +151,7 @@ async function measure(setting: CycleSetting, runs: number): Promise<CycleRun[]>
           if (endpoint === 'getQueue') calls.getQueue++;
         },
         schemaMismatch() {},
+        anomaly() {},
       },
       logger: silentLogger(),
     });

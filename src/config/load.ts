@@ -284,6 +284,7 @@ function normalize(config: ConfigFile, token: Secret, tls: ServerTls | undefined
       timeoutSeconds: config.trunk.timeoutSeconds,
       maxConcurrentRequests: config.trunk.maxConcurrentRequests,
       maxRequestsPerSecond: config.trunk.maxRequestsPerSecond,
+      maxResponseBytes: config.trunk.maxResponseBytes,
     },
     server: {
       address: config.server.address,

@@ -49,6 +49,8 @@ export const trunkSectionSchema = z
     timeoutSeconds: positiveNumber.default(10),
     maxConcurrentRequests: positiveInt.default(4),
     maxRequestsPerSecond: positiveNumber.default(10),
+    // Absent: the client's default (DEFAULT_MAX_RESPONSE_BYTES, 32 MiB), kept in one place there.
+    maxResponseBytes: positiveInt.optional(),
   })
   .refine((trunk) => trunk.token === undefined || trunk.tokenFile === undefined, {
     message: 'at most one of token & tokenFile',

@@ -33,6 +33,8 @@ export interface ExporterConfig {
     readonly timeoutSeconds: number;
     readonly maxConcurrentRequests: number;
     readonly maxRequestsPerSecond: number;
+    /** Largest 2xx body read from the API; undefined: the client's default (32 MiB). */
+    readonly maxResponseBytes?: number | undefined;
   };
   readonly server: {
     readonly address: string;

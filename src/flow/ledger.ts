@@ -2,12 +2,14 @@
 import { emptyHistogram, observe } from '../snapshot/histogram.js';
 import {
   EXIT_OUTCOMES,
+  MAX_UNKNOWN_STATES,
+  OTHER_STATE,
   transitionKey,
   type FlowEvent,
   type QueueFlowCounts,
   type TransitionCount,
 } from '../snapshot/queueFlowTypes.js';
-import { KNOWN_QUEUE_STATES } from '../snapshot/types.js';
+import { KNOWN_PULL_REQUEST_STATES, KNOWN_QUEUE_STATES } from '../snapshot/types.js';
 
 /**
  * Zero counts. Every outcome and every known queue state is present from the start, so the first
@@ -24,6 +26,27 @@ export function emptyFlowCounts(): QueueFlowCounts {
   };
 }
 
+const KNOWN_PR_STATES: ReadonlySet<string> = new Set([...KNOWN_PULL_REQUEST_STATES, OTHER_STATE]);
+const KNOWN_QUEUE_STATE_SET: ReadonlySet<string> = new Set([...KNOWN_QUEUE_STATES, OTHER_STATE]);
+
+/**
+ * A family's state label values: the documented ones, the first MAX_UNKNOWN_STATES others it
+ * already holds or meets, and OTHER_STATE for the rest.
+ */
+function stateLabels(
+  known: ReadonlySet<string>,
+  held: Iterable<string>,
+): (state: string) => string {
+  const unknown = new Set<string>();
+  for (const state of held) if (!known.has(state)) unknown.add(state);
+  return (state) => {
+    if (known.has(state) || unknown.has(state)) return state;
+    if (unknown.size >= MAX_UNKNOWN_STATES) return OTHER_STATE;
+    unknown.add(state);
+    return state;
+  };
+}
+
 /** The counts after `events`; `counts` itself is left as it was. */
 export function applyFlowEvents(
   counts: QueueFlowCounts,
@@ -35,6 +58,12 @@ export function applyFlowEvents(
   const timeInQueue = new Map(counts.timeInQueue);
   const timeInState = new Map(counts.timeInState);
   const queueStateSeconds = new Map(counts.queueStateSeconds);
+  const transitionLabel = stateLabels(
+    KNOWN_PR_STATES,
+    [...transitions.values()].flatMap(({ from, to }) => [from, to]),
+  );
+  const timeInStateLabel = stateLabels(KNOWN_PR_STATES, timeInState.keys());
+  const queueStateLabel = stateLabels(KNOWN_QUEUE_STATE_SET, queueStateSeconds.keys());
   for (const event of events) {
     switch (event.kind) {
       case 'exit':
@@ -45,25 +74,23 @@ export function applyFlowEvents(
         );
         break;
       case 'transition': {
-        const key = transitionKey(event.from, event.to);
-        const previous: TransitionCount = transitions.get(key) ?? {
-          from: event.from,
-          to: event.to,
-          count: 0,
-        };
+        const from = transitionLabel(event.from);
+        const to = transitionLabel(event.to);
+        const key = transitionKey(from, to);
+        const previous: TransitionCount = transitions.get(key) ?? { from, to, count: 0 };
         transitions.set(key, { ...previous, count: previous.count + 1 });
+        const left = timeInStateLabel(event.from);
         timeInState.set(
-          event.from,
-          observe(timeInState.get(event.from) ?? emptyHistogram(), event.secondsInFrom),
+          left,
+          observe(timeInState.get(left) ?? emptyHistogram(), event.secondsInFrom),
         );
         break;
       }
-      case 'queue_state':
-        queueStateSeconds.set(
-          event.state,
-          (queueStateSeconds.get(event.state) ?? 0) + event.seconds,
-        );
+      case 'queue_state': {
+        const state = queueStateLabel(event.state);
+        queueStateSeconds.set(state, (queueStateSeconds.get(state) ?? 0) + event.seconds);
         break;
+      }
     }
   }
   return { exited, transitions, timeInQueue, timeInState, queueStateSeconds };

@@ -64,6 +64,8 @@ export function diffQueuePoll(
 
   const tracked = new Map<number, TrackedPullRequest>();
   for (const pr of current.pullRequests) {
+    // The client keeps one entry per PR number; were there two, the second must not count again.
+    if (tracked.has(pr.number)) continue;
     const seen = flow.tracked.get(pr.number);
     if (seen === undefined) {
       tracked.set(pr.number, firstSeen(pr, flow.lastPollAt, now));
@@ -125,14 +127,17 @@ function firstSeen(
   };
 }
 
-/** A state the poll could not learn is no state: no transition into or out of it is counted. */
+/**
+ * A state the poll could not learn is no state: no transition into or out of it is counted; nor
+ * is a "transition" that changes nothing (a PR still `merged` whose lookup says merged).
+ */
 function pushTransition(
   events: FlowEvent[],
   from: string,
   to: string,
   secondsInFrom: number,
 ): void {
-  if (from === UNKNOWN_STATE || to === UNKNOWN_STATE) return;
+  if (from === UNKNOWN_STATE || to === UNKNOWN_STATE || from === to) return;
   events.push({ kind: 'transition', from, to, secondsInFrom: Math.max(0, secondsInFrom) });
 }
 

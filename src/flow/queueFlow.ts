@@ -3,7 +3,7 @@
 import type { MergeQueueSnapshot } from '../snapshot/types.js';
 import { applyFlowEvents, emptyFlowCounts } from './ledger.js';
 import { diffQueuePoll, seenOnFirstPoll, type QueueDiffOptions } from './queueDiff.js';
-import type { ExitLookup, QueueFlow } from '../snapshot/queueFlowTypes.js';
+import type { ExitLookup, QueueFlow, TrackedPullRequest } from '../snapshot/queueFlowTypes.js';
 
 /** The ledger after the first successful poll since the exporter started: zero counts, every PR tracked. */
 export function startQueueFlow(first: MergeQueueSnapshot): QueueFlow {
@@ -11,9 +11,7 @@ export function startQueueFlow(first: MergeQueueSnapshot): QueueFlow {
     counts: emptyFlowCounts(),
     lastPollAt: first.takenAt,
     lastQueueState: first.state,
-    tracked: new Map(
-      first.pullRequests.map((pr) => [pr.number, seenOnFirstPoll(pr, first.takenAt)]),
-    ),
+    tracked: firstEntries(first),
     departed: new Map(),
   };
 }
@@ -33,4 +31,13 @@ export function advanceQueueFlow(
     tracked: diff.tracked,
     departed: diff.departed,
   };
+}
+
+/** Every PR tracked from its first entry, as diffQueuePoll keeps it (a repeated number counts once). */
+function firstEntries(first: MergeQueueSnapshot): Map<number, TrackedPullRequest> {
+  const tracked = new Map<number, TrackedPullRequest>();
+  for (const pr of first.pullRequests) {
+    if (!tracked.has(pr.number)) tracked.set(pr.number, seenOnFirstPoll(pr, first.takenAt));
+  }
+  return tracked;
 }

@@ -10,6 +10,7 @@ const SUBSYSTEM = 'exporter';
 const API_REQUESTS = fqName(NAMESPACE, SUBSYSTEM, 'api_requests', 'total');
 const API_REQUEST_DURATION = fqName(NAMESPACE, SUBSYSTEM, 'api_request_duration', 'seconds');
 const API_SCHEMA_MISMATCHES = fqName(NAMESPACE, SUBSYSTEM, 'api_schema_mismatches', 'total');
+const API_ANOMALIES = fqName(NAMESPACE, SUBSYSTEM, 'api_anomalies', 'total');
 
 /** From a fast API answer to the client's longest sensible timeout. */
 const DURATION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30];
@@ -37,6 +38,19 @@ export function registerApiMetrics(registry: Registry, changes: MetricChanges): 
   });
   // Present from the first scrape, so rate() and increase() see the first mismatch as a change.
   for (const endpoint of Object.values(ENDPOINTS)) schemaMismatches.inc({ endpoint }, 0);
+  const anomalies = new Counter({
+    name: API_ANOMALIES,
+    help:
+      'Odd data in Trunk API responses that matched the schema, by endpoint and kind: duplicate_pr ' +
+      '(a PR number listed twice in one queue; the entry with the latest stateChangedAt is kept), ' +
+      'timestamp_out_of_range (a timestamp outside 2000-2100; not exported).',
+    labelNames: ['endpoint', 'kind'] as const,
+    registers: [registry],
+  });
+  anomalies.inc({ endpoint: ENDPOINTS.getQueue, kind: 'duplicate_pr' }, 0);
+  for (const endpoint of Object.values(ENDPOINTS)) {
+    anomalies.inc({ endpoint, kind: 'timestamp_out_of_range' }, 0);
+  }
 
   return {
     requestFinished(endpoint, code, durationSeconds) {
@@ -50,6 +64,10 @@ export function registerApiMetrics(registry: Registry, changes: MetricChanges): 
     schemaMismatch(endpoint) {
       changes.record();
       schemaMismatches.inc({ endpoint });
+    },
+    anomaly(endpoint, kind, count) {
+      changes.record();
+      anomalies.inc({ endpoint, kind }, count);
     },
   };
 }

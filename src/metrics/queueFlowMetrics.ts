@@ -48,6 +48,8 @@ export function registerQueueFlowMetrics(options: QueueFlowMetricsOptions): void
     `Derived from consecutive successful polls of ${ENDPOINTS.getQueue} (every ${every}); ` +
     'starts at 0 when the exporter starts';
   const missed = 'A pull request that enters and leaves between two polls is never seen.';
+  const capped =
+    'At most 20 undocumented state values per queue are kept as labels; later ones count as other';
 
   new Counter({
     name: EXITED,
@@ -69,7 +71,8 @@ export function registerQueueFlowMetrics(options: QueueFlowMetricsOptions): void
     name: TRANSITIONS,
     help:
       `Pull request state changes seen between two polls (testing to pending is a restart); ` +
-      `several changes between two polls count as one from the first state to the last. ${seen}. ${missed}`,
+      `several changes between two polls count as one from the first state to the last. ${seen}. ${missed} ` +
+      `${capped}.`,
     labelNames: ['repo', 'branch', 'from', 'to'] as const,
     registers: [registry],
     collect() {
@@ -100,7 +103,7 @@ export function registerQueueFlowMetrics(options: QueueFlowMetricsOptions): void
     name: TIME_IN_STATE,
     help:
       'Time pull requests spent in a state, observed when a poll sees them leave it, in seconds, ' +
-      `from stateChangedAt to stateChangedAt where the API gives them. ${seen}. ${missed}`,
+      `from stateChangedAt to stateChangedAt where the API gives them. ${seen}. ${missed} ${capped}.`,
     labelNames: ['repo', 'branch', 'state'] as const,
     registers: [registry],
     read: () =>
@@ -114,7 +117,7 @@ export function registerQueueFlowMetrics(options: QueueFlowMetricsOptions): void
     help:
       'Seconds the merge queue spent in each state while the exporter watched it: each interval between ' +
       'two successful polls counts for the state seen at its start; longer gaps than ' +
-      `polling.staleAfterSeconds (at least two intervals) count for nothing. ${seen}.`,
+      `polling.staleAfterSeconds (at least two intervals) count for nothing. ${seen}. ${capped}.`,
     labelNames: ['repo', 'branch', 'state'] as const,
     registers: [registry],
     collect() {

@@ -1,6 +1,9 @@
-/** Unix seconds of an ISO 8601 timestamp, or undefined when it does not parse. */
+import { exportableSeconds } from '../trunk/timestamps.js';
+
+/**
+ * Unix seconds of an RFC 3339 timestamp, or undefined when it is absent, malformed or outside
+ * 2000-2100 (the client has counted that as an API anomaly): such a value is never exported.
+ */
 export function parseTimestampSeconds(value: string | null | undefined): number | undefined {
-  if (value === undefined || value === null || value === '') return undefined;
-  const milliseconds = Date.parse(value);
-  return Number.isNaN(milliseconds) ? undefined : milliseconds / 1000;
+  return exportableSeconds(value);
 }

@@ -7,6 +7,16 @@ import type { HistogramCounts } from './histogram.js';
 export const EXIT_OUTCOMES = ['merged', 'failed', 'cancelled', 'unknown'] as const;
 export type ExitOutcome = (typeof EXIT_OUTCOMES)[number];
 
+/**
+ * Distinct state values outside the documented ones that each flow family of one queue keeps as
+ * label values; later new ones count as OTHER_STATE. A queue inventing a state per poll would
+ * otherwise add series for ever.
+ */
+export const MAX_UNKNOWN_STATES = 20;
+
+/** The label value of the unknown states past MAX_UNKNOWN_STATES. */
+export const OTHER_STATE = 'other';
+
 /** Lookups of a departed PR that may fail before it is counted as `unknown`. */
 export const MAX_EXIT_LOOKUP_ATTEMPTS = 3;
 

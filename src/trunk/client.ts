@@ -7,6 +7,12 @@ import { TrunkApiError, bodyExcerpt, describeSchemaIssues } from './errors.js';
 import type { TrunkApiErrorReason } from './errors.js';
 import type { ApiCallObserver } from './observer.js';
 import {
+  checkQuarantinedTestsPage,
+  checkQueue,
+  checkSubmittedPullRequest,
+  type AnomalyReport,
+} from './responseAnomalies.js';
+import {
   RETRYABLE_STATUSES,
   backoffDelayMs,
   parseRetryAfter,
@@ -24,6 +30,13 @@ import type { MergeQueue, QuarantinedTestsPage, RepoRef, SubmittedPullRequest } 
 import { TrunkTransport } from './transport.js';
 import type { CallTarget } from './transport.js';
 
+/**
+ * trunk.maxResponseBytes's default: a 10,000-PR getQueue answer is about 3.7 MB and a 100-row
+ * quarantine page under 40 KB (the simulator's live shape), so 32 MiB leaves 8x room for longer
+ * titles and fields Trunk adds, and parsing it stays well inside the chart's 256 MiB limit.
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+
 /** How a TrunkClient reaches the API and how hard it may push it. */
 export interface TrunkClientOptions {
   /** Base URL ending in /v1 (may have a path prefix); a trailing slash is tolerated. */
@@ -33,6 +46,8 @@ export interface TrunkClientOptions {
   timeoutSeconds: number;
   maxConcurrentRequests: number;
   maxRequestsPerSecond: number;
+  /** Largest 2xx body read (trunk.maxResponseBytes); default DEFAULT_MAX_RESPONSE_BYTES. */
+  maxResponseBytes?: number | undefined;
   observer: ApiCallObserver;
   logger: Logger;
   retry?: { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number };
@@ -52,6 +67,9 @@ export interface CallOptions {
   /** `follow_up` for a call that continues a poll already in progress (see RequestLimiter). */
   priority?: RequestPriority;
 }
+
+/** Reports the anomalies of a parsed response and returns it made harmless (responseAnomalies.ts). */
+type ResponseCheck<T> = (value: T, report: AnomalyReport) => T;
 
 type ErrorFactory = (
   reason: TrunkApiErrorReason,
@@ -98,6 +116,7 @@ export class TrunkClient {
       timeoutMs: Math.ceil(options.timeoutSeconds * 1000),
       maxConcurrentRequests: options.maxConcurrentRequests,
       maxRequestsPerSecond: options.maxRequestsPerSecond,
+      maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
       observer: options.observer,
       userAgent: `trunk-exporter/${options.version ?? 'dev'}`,
       ...(options.targets === undefined ? {} : { targets: options.targets }),
@@ -112,7 +131,7 @@ export class TrunkClient {
   ): Promise<MergeQueue> {
     const target = { endpoint: ENDPOINTS.getQueue, repo: repoName(repo), branch: targetBranch };
     const body = { repo: repoBody(repo), targetBranch };
-    return this.#call(target, body, mergeQueueSchema, options);
+    return this.#call(target, body, mergeQueueSchema, checkQueue, options);
   }
 
   /** undefined when the API answers 404 (PR left the queue or was never submitted). */
@@ -128,7 +147,14 @@ export class TrunkClient {
       branch: targetBranch,
     };
     const body = { repo: repoBody(repo), pr: { number: prNumber }, targetBranch };
-    return this.#call(target, body, submittedPullRequestSchema, options, () => undefined);
+    return this.#call(
+      target,
+      body,
+      submittedPullRequestSchema,
+      checkSubmittedPullRequest,
+      options,
+      () => undefined,
+    );
   }
 
   /** One page of the repository's quarantined tests; `pageToken` "" selects the first page. */
@@ -148,7 +174,7 @@ export class TrunkClient {
       org_url_slug: orgUrlSlug,
       page_query: { page_size: page.pageSize, page_token: page.pageToken },
     };
-    return this.#call(target, body, quarantinedTestsPageSchema, options);
+    return this.#call(target, body, quarantinedTestsPageSchema, checkQuarantinedTestsPage, options);
   }
 
   /** Epoch ms until which a 429's Retry-After holds every request back (0 or past when not paused). */
@@ -184,10 +210,11 @@ export class TrunkClient {
     target: CallTarget,
     requestBody: unknown,
     schema: z.ZodType<T>,
+    check: ResponseCheck<T>,
     options: CallOptions,
     onNotFound?: () => N,
   ): Promise<T | N> {
-    const call = this.#attempts(target, requestBody, schema, options, onNotFound);
+    const call = this.#attempts(target, requestBody, schema, check, options, onNotFound);
     this.#active.add(call);
     const forget = (): void => {
       this.#active.delete(call);
@@ -210,6 +237,7 @@ export class TrunkClient {
     target: CallTarget,
     requestBody: unknown,
     schema: z.ZodType<T>,
+    check: ResponseCheck<T>,
     options: CallOptions,
     /** What a 404 means, for the endpoint where it is an answer rather than an error. */
     onNotFound?: () => N,
@@ -244,8 +272,10 @@ export class TrunkClient {
       let retryAfterMs: number | undefined;
       if (outcome.kind === 'failure') {
         error = failed(outcome.reason, undefined, outcome.detail, outcome.cause);
+        // The same oversized answer would come again: the next poll may find it smaller.
+        if (outcome.reason === 'response_too_large') throw error;
       } else if (outcome.status >= 200 && outcome.status < 300) {
-        return this.#parse(target, schema, outcome.status, outcome.text, failed);
+        return this.#parse(target, schema, check, outcome.status, outcome.text, failed);
       } else if (outcome.status === 404 && onNotFound !== undefined) {
         return onNotFound();
       } else {
@@ -291,6 +321,7 @@ export class TrunkClient {
   #parse<T>(
     target: CallTarget,
     schema: z.ZodType<T>,
+    check: ResponseCheck<T>,
     status: number,
     text: string,
     failed: ErrorFactory,
@@ -305,7 +336,11 @@ export class TrunkClient {
       throw failed('schema_mismatch', status, `response is not JSON: "${excerpt}"`);
     }
     const parsed = schema.safeParse(json);
-    if (parsed.success) return parsed.data;
+    if (parsed.success) {
+      return check(parsed.data, (kind, count) => {
+        this.#observer.anomaly(target.endpoint, kind, count);
+      });
+    }
     this.#observer.schemaMismatch(target.endpoint);
     const issues = describeSchemaIssues(parsed.error.issues);
     throw failed('schema_mismatch', status, `response does not match the schema: ${issues}`);

@@ -5,9 +5,16 @@ import type { Endpoint } from './schemas.js';
 /**
  * Why a Trunk API call failed; `http_status`, `timeout` and `network_error` may have been retried.
  * `rate_limited`: not sent at all, because a Retry-After pause outlasts the caller's deadline.
+ * `response_too_large`: a 2xx body over trunk.maxResponseBytes, never retried (it would be again).
  */
 export type TrunkApiErrorReason =
-  'http_status' | 'timeout' | 'network_error' | 'schema_mismatch' | 'aborted' | 'rate_limited';
+  | 'http_status'
+  | 'timeout'
+  | 'network_error'
+  | 'response_too_large'
+  | 'schema_mismatch'
+  | 'aborted'
+  | 'rate_limited';
 
 /** Everything a TrunkApiError carries; `detail` must already be free of secrets. */
 export interface TrunkApiErrorDetails {

@@ -1,18 +1,28 @@
 import type { Endpoint } from './schemas.js';
 
 /**
+ * Odd data in a 2xx response that matched its schema: `duplicate_pr`, a PR number listed twice in
+ * one queue (the copies are dropped); `timestamp_out_of_range`, a timestamp outside 2000-2100
+ * (not exported).
+ */
+export type ApiAnomalyKind = 'duplicate_pr' | 'timestamp_out_of_range';
+
+/**
  * What the client reports about each HTTP exchange. Implemented by the metrics layer, so the client
  * never imports prom-client and tests can count calls without a registry.
  */
 export interface ApiCallObserver {
-  /** One finished attempt: `code` is the HTTP status, or `timeout` / `network_error`. */
+  /** One finished attempt: `code` is the HTTP status, or `timeout` / `network_error` / `response_too_large`. */
   requestFinished(endpoint: Endpoint, code: string, durationSeconds: number): void;
   /** A 2xx response whose body did not match the endpoint's schema (or was not JSON). */
   schemaMismatch(endpoint: Endpoint): void;
+  /** `count` anomalies of `kind` in one response of `endpoint`. */
+  anomaly(endpoint: Endpoint, kind: ApiAnomalyKind, count: number): void;
 }
 
 /** An observer that records nothing, for callers that do not export API metrics. */
 export const noopApiCallObserver: ApiCallObserver = {
   requestFinished: () => undefined,
   schemaMismatch: () => undefined,
+  anomaly: () => undefined,
 };

@@ -1,9 +1,11 @@
 import { z } from 'zod';
+import { rfc3339DateTimeSchema } from './timestamps.js';
 
 // Response schemas for the three read operations of trunk-api-v1.md, widened where the live
 // service is documented to differ (trunk-api-notes.md). Enums are plain strings on purpose: Trunk
 // says new values may appear at any time, and an unknown value must become its own label value
-// rather than a failed poll. Unknown fields are accepted and dropped.
+// rather than a failed poll. Unknown fields are accepted and dropped. Exported timestamps must be
+// RFC 3339 date-times (timestamps.ts); status_last_updated_at is not exported, so not checked.
 
 export const repoRefSchema = z.object({
   host: z.string().min(1),
@@ -13,7 +15,7 @@ export const repoRefSchema = z.object({
 export type RepoRef = z.infer<typeof repoRefSchema>;
 
 export const enqueuedPullRequestSchema = z.object({
-  stateChangedAt: z.string(),
+  stateChangedAt: rfc3339DateTimeSchema,
   priorityValue: z.number(),
   priorityName: z.string(),
   skipTheLine: z.boolean(),
@@ -66,7 +68,7 @@ export const readinessSchema = z.object({
 export type Readiness = z.infer<typeof readinessSchema>;
 
 export const submittedPullRequestSchema = z.object({
-  stateChangedAt: z.string(),
+  stateChangedAt: rfc3339DateTimeSchema,
   priorityValue: z.number(),
   priorityName: z.string(),
   skipTheLine: z.boolean(),
@@ -95,7 +97,7 @@ export const quarantinedTestSchema = z.object({
     .nullish()
     .transform((owners) => owners ?? []),
   // Added to the live service in late 2025; older deployments may omit it.
-  quarantined_at: z.string().optional(),
+  quarantined_at: rfc3339DateTimeSchema.optional(),
   status_last_updated_at: z.string().optional(),
   test_case_id: z.string(),
   variant: z.string().nullish(),

@@ -5,7 +5,7 @@ import type { Secret } from '../secrets/secret.js';
 import { notSentWhilePaused, TrunkApiError } from './errors.js';
 import type { ApiCallObserver } from './observer.js';
 import { PausedPastStartBy, RequestLimiter, type RequestPriority } from './requestLimiter.js';
-import { ResponseCollector } from './responseCollector.js';
+import { ResponseCollector, ResponseTooLargeError } from './responseCollector.js';
 import { parseRetryAfter } from './retryPolicy.js';
 import type { Endpoint } from './schemas.js';
 
@@ -28,7 +28,7 @@ export type AttemptOutcome =
     }
   | {
       readonly kind: 'failure';
-      readonly reason: 'timeout' | 'network_error';
+      readonly reason: 'timeout' | 'network_error' | 'response_too_large';
       readonly requestId: string | undefined;
       /** e.g. `network error: UND_ERR_SOCKET other side closed`; may need scrubbing. */
       readonly detail: string;
@@ -42,6 +42,8 @@ export interface TrunkTransportOptions {
   readonly timeoutMs: number;
   readonly maxConcurrentRequests: number;
   readonly maxRequestsPerSecond: number;
+  /** A 2xx body over this many bytes fails the attempt unread (`response_too_large`). */
+  readonly maxResponseBytes: number;
   readonly observer: ApiCallObserver;
   readonly userAgent: string;
   /** How many targets share this transport (see RequestLimiterOptions.targets). */
@@ -65,6 +67,7 @@ export class TrunkTransport {
   readonly #pool: Pool;
   readonly #basePath: string;
   readonly #timeoutMs: number;
+  readonly #maxResponseBytes: number;
   readonly #observer: ApiCallObserver;
   readonly #limiter: RequestLimiter;
   /** The same for every request, so built once. */
@@ -74,6 +77,7 @@ export class TrunkTransport {
     const url = new URL(options.apiUrl);
     this.#basePath = url.pathname.replace(/\/+$/, '');
     this.#timeoutMs = options.timeoutMs;
+    this.#maxResponseBytes = options.maxResponseBytes;
     this.#observer = options.observer;
     this.#headers = {
       'content-type': 'application/json',
@@ -141,7 +145,7 @@ export class TrunkTransport {
       throw aborted(attempt - 1, error);
     }
     const started = performance.now();
-    const collector = new ResponseCollector(MAX_ERROR_BODY_BYTES);
+    const collector = new ResponseCollector(MAX_ERROR_BODY_BYTES, this.#maxResponseBytes);
     // A listener on the caller's signal and a timer per attempt. Not AbortSignal.any() over the
     // caller's signal and a timeout signal: that builds a composite signal per attempt, tracked
     // from each source through weak references. Not AbortSignal.timeout() either: its timer cannot
@@ -183,13 +187,16 @@ export class TrunkTransport {
       const timedOut =
         (error instanceof DOMException && error.name === 'TimeoutError') ||
         UNDICI_TIMEOUT_CODES.has(errorCode(error) ?? '');
+      const tooLarge = error instanceof ResponseTooLargeError;
       outcome = {
         kind: 'failure',
-        reason: timedOut ? 'timeout' : 'network_error',
+        reason: tooLarge ? 'response_too_large' : timedOut ? 'timeout' : 'network_error',
         requestId: firstHeader(collector.headers?.['x-request-id']),
-        detail: timedOut
-          ? `timed out after ${this.#timeoutMs / 1000}s`
-          : `network error: ${describeError(error)}`,
+        detail: tooLarge
+          ? `response body larger than trunk.maxResponseBytes (${this.#maxResponseBytes} bytes); not read further and not retried`
+          : timedOut
+            ? `timed out after ${this.#timeoutMs / 1000}s`
+            : `network error: ${describeError(error)}`,
         cause: error,
       };
     } finally {

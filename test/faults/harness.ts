@@ -41,6 +41,8 @@ export interface FaultRigOptions {
   readonly timeoutSeconds?: number;
   readonly maxConcurrentRequests?: number;
   readonly flavour?: SimulatorFlavour;
+  /** Extra lines under `trunk:`, e.g. `  maxResponseBytes: 65536`. */
+  readonly trunk?: string;
   readonly repositories?: readonly SimulatedRepository[];
 }
 
@@ -53,18 +55,24 @@ export async function startFaultRig(options: FaultRigOptions = {}): Promise<Faul
     ...(options.repositories === undefined ? {} : { repositories: options.repositories }),
   });
   const { simulator } = await startTestSimulator({ world, token: SIMULATOR_TOKEN, faults });
+  const yaml = configYaml({
+    apiUrl: simulator.baseUrl,
+    targets: options.targets ?? TWO_QUEUES,
+    polling:
+      options.polling ??
+      '  mergeQueueIntervalSeconds: 0.2\n  flakyTestsIntervalSeconds: 0.3\n  staleAfterSeconds: 60',
+    ...(options.timeoutSeconds === undefined ? {} : { timeoutSeconds: options.timeoutSeconds }),
+    ...(options.maxConcurrentRequests === undefined
+      ? {}
+      : { maxConcurrentRequests: options.maxConcurrentRequests }),
+  });
   const subject = await startTestExporter(
-    configYaml({
-      apiUrl: simulator.baseUrl,
-      targets: options.targets ?? TWO_QUEUES,
-      polling:
-        options.polling ??
-        '  mergeQueueIntervalSeconds: 0.2\n  flakyTestsIntervalSeconds: 0.3\n  staleAfterSeconds: 60',
-      ...(options.timeoutSeconds === undefined ? {} : { timeoutSeconds: options.timeoutSeconds }),
-      ...(options.maxConcurrentRequests === undefined
-        ? {}
-        : { maxConcurrentRequests: options.maxConcurrentRequests }),
-    }),
+    options.trunk === undefined
+      ? yaml
+      : yaml.replace(
+          '\n  maxRequestsPerSecond: 500\n',
+          `\n  maxRequestsPerSecond: 500\n${options.trunk}\n`,
+        ),
   );
   return { faults, world, simulator, subject };
 }

@@ -70,6 +70,49 @@ describe('schema mismatches', () => {
   );
 });
 
+describe('an answer over trunk.maxResponseBytes', () => {
+  it('fails the poll as response_too_large, unread and not retried; other targets unaffected', async () => {
+    const rig = await startFaultRig({ trunk: '  maxResponseBytes: 65536' });
+    await rig.subject.waitUntilReady();
+    const web = { repo: WEB, branch: 'main' };
+    const healthy = await rig.subject.samples();
+    // A well-formed queue of about 1 MiB: only its size is wrong.
+    rig.faults.inject(
+      'getQueue',
+      queueWith((queue) => {
+        queue.requiredStatuses = Array.from(
+          { length: 1024 },
+          (_, index) => `check-${index}-${'x'.repeat(1000)}`,
+        );
+      }),
+      { repo: WEB, times: Infinity },
+    );
+
+    await until(() => pollFailures(rig.subject, WEB).length >= 3, 'three failed polls');
+    const samples = await rig.subject.samples();
+    const failures = pollFailures(rig.subject, WEB);
+    const bad = callsTo(rig.faults, 'getQueue', WEB).filter((call) => call.fault !== undefined);
+    const tooLarge = sum(samples, 'trunk_exporter_api_requests_total', {
+      endpoint: 'getQueue',
+      code: 'response_too_large',
+    });
+    // One call per poll: never retried (one more poll may be under way).
+    expect(bad.length).toBeLessThanOrEqual(failures.length + 1);
+    expect(tooLarge).toBeGreaterThanOrEqual(failures.length);
+    expect(tooLarge).toBeLessThanOrEqual(bad.length);
+    expect(failures[0]?.reason).toBe('response_too_large');
+    expect(failures[0]?.msg).toContain(
+      'response body larger than trunk.maxResponseBytes (65536 bytes); not read further and not retried',
+    );
+    expect(sum(samples, 'trunk_exporter_api_schema_mismatches_total')).toBe(0);
+    expect(sum(samples, 'trunk_exporter_target_up', web)).toBe(0);
+    expect(sum(samples, 'trunk_exporter_target_up', { repo: API })).toBe(1);
+    expect(select(samples, 'trunk_merge_queue_pull_requests', web)).toEqual(
+      select(healthy, 'trunk_merge_queue_pull_requests', web),
+    );
+  });
+});
+
 describe('unknown enum values', () => {
   it('are no mismatch: each becomes its own label value and the target stays up', async () => {
     const rig = await startFaultRig({

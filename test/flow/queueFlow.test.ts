@@ -293,4 +293,57 @@ describe('queue flow edge cases', () => {
     // Merged "in the future": it left no later than the poll that saw it gone.
     expect(after.counts.timeInQueue.get('merged')).toMatchObject({ count: 1, sum: 160 });
   });
+
+  it('never counts a transition without a state change: a PR listed twice, an exit in its own state', () => {
+    // PR 7 listed twice with two states, on an unchanging queue: nothing happens between polls.
+    const twice: ScriptedPullRequest[] = [
+      [7, 'testing', T0 - 50],
+      [7, 'pending', T0 - 100],
+    ];
+    const listed: ScriptedPullRequest[] = [...twice, [8, 'merged', T0 - 10]];
+    let flow = startQueueFlow(poll(T0, 'running', listed));
+    for (let at = T0 + 30; at <= T0 + 150; at += 30) {
+      flow = advanceQueueFlow(flow, poll(at, 'running', listed), new Map(), OPTIONS);
+    }
+    // PR 8 was already `merged` in the queue, and its lookup says merged: an exit, no transition.
+    flow = advanceQueueFlow(
+      flow,
+      poll(T0 + 180, 'running', twice),
+      new Map([[8, found('merged', T0 - 10)]]),
+      OPTIONS,
+    );
+    expect(transitions(flow)).toEqual({});
+    expect(flow.counts.exited.get('merged')).toBe(1);
+  });
+
+  it('keeps at most 20 unknown state values per family and queue, counting later ones as other', () => {
+    // A queue and its PR that report a new, undocumented state on every one of 60 polls.
+    const invented = (at: number) => `state_${at}`;
+    let flow = startQueueFlow(poll(T0, invented(0), [[7, invented(0), T0]]));
+    for (let at = 1; at <= 60; at++) {
+      flow = advanceQueueFlow(
+        flow,
+        poll(T0 + 30 * at, invented(at), [[7, invented(at), T0 + 30 * at]]),
+        new Map(),
+        OPTIONS,
+      );
+    }
+    const unknown = (values: Iterable<string>) =>
+      new Set([...values].filter((value) => value.startsWith('state_')));
+    const transitionValues = [...flow.counts.transitions.values()].flatMap(({ from, to }) => [
+      from,
+      to,
+    ]);
+    expect(unknown(transitionValues).size).toBe(20);
+    expect(unknown(flow.counts.timeInState.keys()).size).toBe(20);
+    expect(unknown(flow.counts.queueStateSeconds.keys()).size).toBe(20);
+    // The first 20 keep their names; every later change still counts, as other.
+    expect(flow.counts.timeInState.has('state_19')).toBe(true);
+    expect(flow.counts.timeInState.get('other')?.count).toBe(60 - 20);
+    expect(flow.counts.queueStateSeconds.get('other')).toBe(30 * (60 - 20));
+    const counted = [...flow.counts.transitions.values()].reduce((total, t) => total + t.count, 0);
+    expect(counted).toBe(60);
+    // Series stay bounded: 20 named unknown states and other, on each side of a transition.
+    expect(flow.counts.transitions.size).toBeLessThanOrEqual(21 * 21);
+  });
 });

@@ -113,7 +113,8 @@ const SPECIAL_CHANGES: Record<
 /** A different valid value for a key of this type, from the base file's (or the default) value. */
 function changedValue(path: string, current: unknown): unknown {
   const schema = schemaAt(path);
-  if (schema instanceof z.ZodNumber) return (current as number) + 1;
+  // An optional number without a default (trunk.maxResponseBytes) changes from unset to a value.
+  if (schema instanceof z.ZodNumber) return ((current as number | undefined) ?? 1024) + 1;
   if (schema instanceof z.ZodBoolean) return !(current as boolean);
   if (schema instanceof z.ZodString) return `${(current as string | undefined) ?? 'value'}-changed`;
   throw new Error(

@@ -146,6 +146,7 @@ export function recordingObserver(): RecordingObserver {
     schemaMismatch: (endpoint) => {
       mismatches.push(endpoint);
     },
+    anomaly: () => undefined,
   };
 }
 

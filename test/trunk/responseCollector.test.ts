@@ -1,6 +1,6 @@
 import { Pool } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ResponseCollector } from '../../src/trunk/responseCollector.js';
+import { ResponseCollector, ResponseTooLargeError } from '../../src/trunk/responseCollector.js';
 import { cleanUp, startApiServer } from './harness.js';
 import type { ApiServer } from './harness.js';
 
@@ -108,5 +108,72 @@ describe('ResponseCollector', () => {
     await expect(hanging.done).rejects.toThrow('shutting down');
     await pool.close();
     expect(server.requests).toHaveLength(1);
+  });
+
+  describe('a 2xx body over the cap', () => {
+    const CAP = 64 * 1024;
+
+    /** A server answering 200 with `bytes` of JSON-ish text, announced or chunked; counts bytes written. */
+    async function oversized(bytes: number, announce: boolean) {
+      const sent = { bytes: 0, closedEarly: false };
+      const server = await startApiServer(async (_req, res) => {
+        res.writeHead(200, {
+          'content-type': 'application/json',
+          ...(announce ? { 'content-length': String(bytes) } : {}),
+        });
+        res.on('close', () => {
+          sent.closedEarly = !res.writableFinished;
+        });
+        const chunk = 'x'.repeat(16 * 1024);
+        while (sent.bytes < bytes && !res.destroyed) {
+          res.write(chunk);
+          sent.bytes += chunk.length;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        res.end();
+      });
+      return { server, sent };
+    }
+
+    it('is refused from its Content-Length, before a byte of the body arrives', async () => {
+      let closedEarly = false;
+      const server = await startApiServer((_req, res) => {
+        // Announces 4 MiB and sends none of it: only the header can end this exchange.
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '4194304' });
+        res.flushHeaders();
+        res.on('close', () => {
+          closedEarly = !res.writableFinished;
+        });
+      });
+      const collector = new ResponseCollector(MAX_ERROR_BODY_BYTES, CAP);
+      const pool = dispatch(server, collector);
+
+      await expect(collector.done).rejects.toBeInstanceOf(ResponseTooLargeError);
+      await expect.poll(() => closedEarly).toBe(true);
+      await pool.close();
+    });
+
+    it('without a Content-Length, is refused once the bytes read pass the cap', async () => {
+      const { server, sent } = await oversized(4 * 1024 * 1024, false);
+      const collector = new ResponseCollector(MAX_ERROR_BODY_BYTES, CAP);
+      const pool = dispatch(server, collector);
+
+      await expect(collector.done).rejects.toThrow(`response body larger than ${CAP} bytes`);
+      await expect.poll(() => sent.closedEarly).toBe(true);
+      expect(sent.bytes).toBeLessThan(4 * 1024 * 1024);
+      await pool.close();
+    });
+
+    it('up to the cap exactly, announced or not, is read whole', async () => {
+      for (const announce of [true, false]) {
+        const { server } = await oversized(CAP, announce);
+        const collector = new ResponseCollector(MAX_ERROR_BODY_BYTES, CAP);
+        const pool = dispatch(server, collector);
+
+        const response = await collector.done;
+        expect(response.text).toBe('x'.repeat(CAP));
+        await pool.close();
+      }
+    });
   });
 });

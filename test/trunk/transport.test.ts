@@ -22,6 +22,7 @@ function makeTransport(
     timeoutMs,
     maxConcurrentRequests,
     maxRequestsPerSecond: 1000,
+    maxResponseBytes: 1024 * 1024,
     observer: recordingObserver(),
     userAgent: 'trunk-exporter/test',
   });
