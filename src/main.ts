@@ -6,6 +6,7 @@ import type { ExporterConfig } from './config/types.js';
 import { startExporter, type RunningExporter } from './exporter.js';
 import { KnownSecrets } from './log/knownSecrets.js';
 import { createLogger, type Logger } from './log/logger.js';
+import { metricSelectionProblems } from './metrics/index.js';
 import { shardingProblem } from './sharding/shardAssignment.js';
 import { VERSION } from './version.js';
 
@@ -75,7 +76,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     case 'run': {
       // --port and --shard/--total-shards win over the file on every reload too.
       const loadConfig = async (): Promise<ExporterConfig> => {
-        const config = await loadConfigFile(command.configPath);
+        const config = await loadExporterConfig(command.configPath);
         const sharding = { ...config.sharding, ...command.sharding };
         const shardingError = shardingProblem(sharding);
         if (shardingError !== undefined) {
@@ -135,7 +136,7 @@ async function startThenRun(start: () => Promise<Runnable>, logger: Logger): Pro
 
 async function checkConfig(path: string): Promise<number> {
   try {
-    const config = await loadConfigFile(path);
+    const config = await loadExporterConfig(path);
     const queues = config.targets.reduce((sum, target) => sum + target.branches.length, 0);
     process.stdout.write(
       `${path}: OK (${config.targets.length} repositories, ${queues} merge queues)\n`,
@@ -146,6 +147,14 @@ async function checkConfig(path: string): Promise<number> {
     printProblems(error);
     return EXIT_USAGE;
   }
+}
+
+/** Loads the file and checks its `metrics.include`/`exclude` against the families there are. */
+async function loadExporterConfig(path: string): Promise<ExporterConfig> {
+  const config = await loadConfigFile(path);
+  const problems = metricSelectionProblems(config.metrics);
+  if (problems.length > 0) throw new ConfigError(path, problems);
+  return config;
 }
 
 function printProblems(error: ConfigError): void {

@@ -85,7 +85,7 @@ export const configFileSchema = z
         topCodeowners: positiveInt.default(20),
         // Family names or `*` globs; checked against the families by metricSelectionProblems.
         include: z.array(metricNamePattern).min(1, 'expected a non-empty list').optional(),
-        exclude: z.array(metricNamePattern).default([]),
+        exclude: z.array(metricNamePattern).optional(),
       })
       .prefault({}),
     sharding: z

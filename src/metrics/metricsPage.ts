@@ -270,7 +270,9 @@ export class MetricsPage {
     };
     // The render-error counter is read last, so the page counts its own failures.
     const collected = await Promise.all(
-      metrics.map((entry) => (entry.name === renderErrors?.name ? [] : collect(entry))),
+      metrics.map((entry) =>
+        entry.name === renderErrors?.name ? Promise.resolve([]) : collect(entry),
+      ),
     );
     const countedAt = metrics.findIndex(({ name }) => name === renderErrors?.name);
     const counted = metrics[countedAt];

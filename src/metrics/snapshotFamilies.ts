@@ -34,7 +34,7 @@ export class SnapshotFamilies {
     this.renderErrors = options.renderErrors;
     this.#settings = options.settings;
     this.#selection = options.selection;
-    this.#select();
+    this.#selected = this.#select(options.settings, options.selection);
   }
 
   /** Changes whenever the selected families or their HELP texts may have. */
@@ -58,23 +58,26 @@ export class SnapshotFamilies {
     ) {
       return;
     }
+    // Selected first: a selection that names no family throws and leaves everything as it was.
+    this.#selected = this.#select(settings, selection);
     this.#settings = settings;
     this.#selection = selection;
-    this.#select();
   }
 
-  #select(): void {
+  /** The families `selection` keeps with their HELP under `settings`; a new generation. */
+  #select(settings: FamilySettings, selection: MetricSelection): readonly SelectedFamily[] {
     const problems = selectionProblems(
       this.#definitions.map(({ name }) => name),
-      this.#selection,
+      selection,
       UNSELECTABLE_FAMILIES,
     );
     if (problems.length > 0) {
       throw new Error(problems.map(({ path, message }) => `${path}: ${message}`).join('\n'));
     }
-    this.#selected = selectFamilies(this.#definitions, this.#selection, UNSELECTABLE_FAMILIES).map(
-      (definition) => ({ definition, help: definition.help(this.#settings) }),
+    const selected = selectFamilies(this.#definitions, selection, UNSELECTABLE_FAMILIES).map(
+      (definition) => ({ definition, help: definition.help(settings) }),
     );
     this.#generation++;
+    return selected;
   }
 }
