@@ -55,7 +55,8 @@ export const FLAKY_TESTS_FAMILIES: readonly PerTargetFamily[] = [
     name: fqName(NAMESPACE, SUBSYSTEM, 'quarantined_by_codeowner'),
     help: (settings) =>
       `Quarantined tests by code owner: the ${settings.topCodeowners} owners with the most, the rest summed ` +
-      `under codeowner=${OTHER_CODEOWNERS}, tests without owner under codeowner=${NO_CODEOWNER_LABEL}; ` +
+      `under codeowner=${OTHER_CODEOWNERS}, tests without owner under codeowner=${NO_CODEOWNER_LABEL} ` +
+      `(owners named ${NO_CODEOWNER_LABEL} or ${OTHER_CODEOWNERS} count under ${OTHER_CODEOWNERS}); ` +
       `a test with several owners counts for each. ${freshness(settings)}`,
     type: 'gauge',
     labelNames: ['repo', 'codeowner'],

@@ -34,6 +34,7 @@ describe('golden exposition pages', () => {
     'stale-target-drops-data-series',
     'pull-request-left-between-polls',
     'hostile-label-values',
+    'codeowner-named-none-apart-from-no-owner',
   ];
 
   const openMetricsCases = ['normal-queue', 'hostile-label-values'];
