@@ -1,7 +1,8 @@
-// Both text formats are rendered here from the registry's JSON rather than by prom-client's own
-// `metrics()`: switching a shared registry with `setContentType()` per request is racy, and
+// The live part of the page (the prom-client registry) is rendered here in both text formats, from
+// the registry's JSON, rather than by prom-client's own `metrics()`: switching a shared registry with `setContentType()` per request is racy, and
 // prom-client 15 renames counters in place when it renders OpenMetrics (drops `_total`), which
-// breaks every later Prometheus-format scrape.
+// breaks every later Prometheus-format scrape. The engine's families are rendered by familyText.ts
+// with the same escaping.
 
 export type ExpositionFormat = 'prometheus' | 'openmetrics';
 

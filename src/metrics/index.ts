@@ -5,6 +5,7 @@ import type { ApiCallObserver } from '../trunk/observer.js';
 import { registerApiMetrics } from './apiMetrics.js';
 import { MetricChanges } from './metricChanges.js';
 import { RenderErrors } from './renderErrors.js';
+import type { FamilySettings } from './family.js';
 import type { MetricSelection } from './selection.js';
 import { SnapshotFamilies } from './snapshotFamilies.js';
 
@@ -77,7 +78,7 @@ export function registerExporterMetrics(options: MetricsOptions): {
   };
 }
 
-function familySettings(settings: SnapshotMetricSettings, version: string) {
+function familySettings(settings: SnapshotMetricSettings, version: string): FamilySettings {
   return {
     mergeQueueIntervalSeconds: settings.mergeQueueIntervalSeconds,
     flakyTestsIntervalSeconds: settings.flakyTestsIntervalSeconds,
