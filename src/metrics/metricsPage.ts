@@ -1,7 +1,8 @@
 import type { Registry } from 'prom-client';
 import type { SnapshotStore } from '../snapshot/store.js';
 import type { MetricChanges } from './metricChanges.js';
-import { contentTypeOf, renderFamilies, toFamilies } from './exposition.js';
+import { contentTypeOf } from './exposition.js';
+import { renderLivePart } from './livePart.js';
 import type { ExpositionFormat } from './exposition.js';
 import { PagePart } from './pagePart.js';
 import { SnapshotPartRenderer } from './snapshotPart.js';
@@ -253,34 +254,9 @@ export class MetricsPage {
   }
 
   async #renderLivePart(format: ExpositionFormat): Promise<PagePart> {
-    // Metric by metric rather than getMetricsAsJSON(), whose one Promise.all fails the whole page
-    // when one collect() throws: a failing metric is left out and counted, as a failing family is.
-    const renderErrors = this.#snapshotMetrics.renderErrors;
-    const metrics = this.#registry.getMetricsAsArray().flatMap(({ name }) => {
-      const metric = this.#registry.getSingleMetric(name);
-      return metric === undefined ? [] : [{ name, metric }];
-    });
-    const collect = async ({ name, metric }: (typeof metrics)[number]) => {
-      try {
-        return [await metric.get()];
-      } catch (error) {
-        renderErrors?.record(name, error);
-        return [];
-      }
-    };
-    // The render-error counter is read last, so the page counts its own failures.
-    const collected = await Promise.all(
-      metrics.map((entry) =>
-        entry.name === renderErrors?.name ? Promise.resolve([]) : collect(entry),
-      ),
+    return new PagePart(
+      Buffer.from(await renderLivePart(this.#registry, format, this.#snapshotMetrics.renderErrors)),
     );
-    const countedAt = metrics.findIndex(({ name }) => name === renderErrors?.name);
-    const counted = metrics[countedAt];
-    if (counted !== undefined) collected[countedAt] = await collect(counted);
-    const families = toFamilies(collected.flat());
-    // The live part goes last, so it carries OpenMetrics' `# EOF`.
-    const text = renderFamilies(families, format, { endOfPage: true });
-    return new PagePart(Buffer.from(text));
   }
 }
 
