@@ -75,7 +75,8 @@ export async function startExporter(
     version,
     mergeQueueIntervalSeconds: config.polling.mergeQueueIntervalSeconds,
     flakyTestsIntervalSeconds: config.polling.flakyTestsIntervalSeconds,
-    topCodeowners: config.metrics.topCodeowners,
+    ...config.metrics,
+    logger,
   });
   registerCapacityMetrics({
     registry,
@@ -165,7 +166,7 @@ export async function startExporter(
     );
     secrets.add(next.trunk.token);
     if (clientSettingsChanged(current, next)) clients.replace(next.trunk);
-    metrics.applySettings({ ...next.polling, topCodeowners: next.metrics.topCodeowners });
+    metrics.applySettings({ ...next.polling, ...next.metrics });
     // After applySettings: setTargets counts as a store change, so the cached /metrics page, whose
     // HELP texts may just have changed, is rendered again.
     const nextTargets = configuredTargets(next);

@@ -1,7 +1,6 @@
 import { parseCommandLine, USAGE, UsageError, type Command } from './cli/arguments.js';
-import { checkConfig } from './cli/checkConfig.js';
+import { checkConfig, loadExporterConfig } from './cli/checkConfig.js';
 import { listenToProcessSignals, type ProcessSignals } from './cli/processSignals.js';
-import { loadConfigFile } from './config/load.js';
 import { ConfigError, configErrorLines } from './config/problems.js';
 import type { ExporterConfig } from './config/types.js';
 import { startExporter, type RunningExporter } from './exporter.js';
@@ -76,7 +75,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     case 'run': {
       // --port and --shard/--total-shards win over the file on every reload too.
       const loadConfig = async (): Promise<ExporterConfig> => {
-        const config = await loadConfigFile(command.configPath);
+        const config = await loadExporterConfig(command.configPath);
         const sharding = { ...config.sharding, ...command.sharding };
         const shardingError = shardingProblem(sharding);
         if (shardingError !== undefined) {

@@ -1,6 +1,7 @@
 import { loadConfigFile } from '../config/load.js';
 import { ConfigError, configErrorLines } from '../config/problems.js';
 import type { ExporterConfig } from '../config/types.js';
+import { metricSelectionProblems } from '../metrics/index.js';
 
 /** Exit status of `--check-config` (and of a start-up) when the configuration has problems. */
 export const EXIT_CONFIG_PROBLEM = 2;
@@ -20,7 +21,7 @@ export async function checkConfig(
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): Promise<number> {
   try {
-    const config = await loadConfigFile(path, env);
+    const config = await loadExporterConfig(path, env);
     output.stdout.write(`${path}: OK (${describeTargets(config)})\n`);
     return 0;
   } catch (error) {
@@ -28,6 +29,20 @@ export async function checkConfig(
     output.stderr.write(`${configErrorLines(error).join('\n')}\n`);
     return EXIT_CONFIG_PROBLEM;
   }
+}
+
+/**
+ * Loads the file and checks its `metrics.include`/`exclude` against the families there are: the
+ * schema cannot, since the family names live in the metrics layer.
+ */
+export async function loadExporterConfig(
+  path: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<ExporterConfig> {
+  const config = await loadConfigFile(path, env);
+  const problems = metricSelectionProblems(config.metrics);
+  if (problems.length > 0) throw new ConfigError(path, problems);
+  return config;
 }
 
 /** `1 repository, 3 merge queues`. */

@@ -6,6 +6,10 @@ import { z } from 'zod';
 const positiveInt = z.number().int().positive();
 const positiveNumber = z.number().positive();
 const nonEmptyString = z.string().min(1, 'expected a non-empty string');
+/** A metric family name in which `*` stands for any run of characters. */
+const metricNamePattern = z
+  .string()
+  .regex(/^[a-zA-Z_:*][a-zA-Z0-9_:*]*$/, 'expected a metric family name or a `*` glob of one');
 
 // What htpasswd -B and Prometheus's web config produce: $2a$/$2b$/$2y$, a two-digit cost, 53 characters.
 const bcryptHash = z
@@ -89,6 +93,9 @@ export const configFileSchema = z
     metrics: z
       .strictObject({
         topCodeowners: positiveInt.default(20),
+        // Family names or `*` globs; checked against the families by metricSelectionProblems.
+        include: z.array(metricNamePattern).min(1, 'expected a non-empty list').optional(),
+        exclude: z.array(metricNamePattern).optional(),
       })
       .prefault({}),
     sharding: z

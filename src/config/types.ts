@@ -58,7 +58,13 @@ export interface ExporterConfig {
     readonly flakyTestDetails: boolean;
     readonly staleAfterSeconds: number;
   };
-  readonly metrics: { readonly topCodeowners: number };
+  readonly metrics: {
+    readonly topCodeowners: number;
+    /** Family names or `*` globs to keep; unset keeps every family. */
+    readonly include?: readonly string[] | undefined;
+    /** Family names or `*` globs to drop (self-health families stay). */
+    readonly exclude?: readonly string[] | undefined;
+  };
   /** Which share of the targets this instance polls. */
   readonly sharding: Sharding;
   readonly targets: readonly RepositoryTarget[];

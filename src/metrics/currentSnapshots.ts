@@ -1,23 +1,21 @@
-import type { FlakyTestsSnapshot, MergeQueueSnapshot } from '../snapshot/types.js';
-import type { StatusSource } from './snapshotView.js';
+import type { FlakyTestsSnapshot, MergeQueueSnapshot, TargetStatus } from '../snapshot/types.js';
+import type { FamilySettings, Sample } from './family.js';
 
 // Data series come only from snapshots the store still considers fresh: a target that went stale or
 // vanished from the configuration must lose its series, not keep its last values forever.
 
-/** Fresh merge-queue snapshots, in configuration order. */
-export function currentMergeQueueSnapshots(source: StatusSource): MergeQueueSnapshot[] {
-  const result: MergeQueueSnapshot[] = [];
-  for (const status of source.statuses()) {
-    if (status.snapshot?.kind === 'merge_queue') result.push(status.snapshot);
-  }
-  return result;
+/** The samples of a target's fresh merge-queue snapshot; none without one. */
+export function ofMergeQueue(
+  samples: (snapshot: MergeQueueSnapshot, settings: FamilySettings) => Iterable<Sample>,
+): (status: TargetStatus, settings: FamilySettings) => Iterable<Sample> {
+  return (status, settings) =>
+    status.snapshot?.kind === 'merge_queue' ? samples(status.snapshot, settings) : [];
 }
 
-/** Fresh quarantine snapshots, in configuration order. */
-export function currentFlakyTestsSnapshots(source: StatusSource): FlakyTestsSnapshot[] {
-  const result: FlakyTestsSnapshot[] = [];
-  for (const status of source.statuses()) {
-    if (status.snapshot?.kind === 'flaky_tests') result.push(status.snapshot);
-  }
-  return result;
+/** The samples of a target's fresh quarantine snapshot; none without one. */
+export function ofFlakyTests(
+  samples: (snapshot: FlakyTestsSnapshot, settings: FamilySettings) => Iterable<Sample>,
+): (status: TargetStatus, settings: FamilySettings) => Iterable<Sample> {
+  return (status, settings) =>
+    status.snapshot?.kind === 'flaky_tests' ? samples(status.snapshot, settings) : [];
 }

@@ -1,9 +1,8 @@
-import type { Metric, Registry } from 'prom-client';
-
-// Both text formats are rendered here from the registry's JSON rather than by prom-client's own
-// `metrics()`: switching a shared registry with `setContentType()` per request is racy, and
+// The live part of the page (the prom-client registry) is rendered here in both text formats, from
+// the registry's JSON, rather than by prom-client's own `metrics()`: switching a shared registry with `setContentType()` per request is racy, and
 // prom-client 15 renames counters in place when it renders OpenMetrics (drops `_total`), which
-// breaks every later Prometheus-format scrape.
+// breaks every later Prometheus-format scrape. The engine's families are rendered by familyText.ts
+// with the same escaping.
 
 export type ExpositionFormat = 'prometheus' | 'openmetrics';
 
@@ -57,47 +56,9 @@ export function negotiateExpositionFormat(acceptHeader: string | undefined): Exp
   return 'prometheus';
 }
 
-/** Renders every metric of the registry in the given format, with its Content-Type. */
-export async function renderExposition(
-  registry: Registry,
-  format: ExpositionFormat,
-): Promise<{ contentType: string; body: string }> {
-  const families = toFamilies(await registry.getMetricsAsJSON());
-  return {
-    contentType: contentTypeOf(format),
-    body: renderFamilies(families, format, { endOfPage: true }),
-  };
-}
-
 /** The Content-Type header of a format. */
 export function contentTypeOf(format: ExpositionFormat): string {
   return format === 'openmetrics' ? OPENMETRICS_CONTENT_TYPE : PROMETHEUS_CONTENT_TYPE;
-}
-
-/**
- * Collects the named metrics of the registry, in registry order. Every collect() starts in the
- * same tick, so no poll can land between two families of one page.
- */
-export async function collectFamilies(
-  registry: Registry,
-  include: (name: string) => boolean,
-): Promise<readonly MetricFamily[]> {
-  const metrics = registeredMetrics(registry, include);
-  return toFamilies(await Promise.all(metrics.map(({ metric }) => metric.get())));
-}
-
-/** The registry's metrics whose names `include` accepts, in registry order, with their names. */
-export function registeredMetrics(
-  registry: Registry,
-  include: (name: string) => boolean,
-): { readonly name: string; readonly metric: Metric }[] {
-  return registry
-    .getMetricsAsArray()
-    .filter(({ name }) => include(name))
-    .flatMap(({ name }) => {
-      const metric = registry.getSingleMetric(name);
-      return metric === undefined ? [] : [{ name, metric }];
-    });
 }
 
 /**
@@ -187,31 +148,6 @@ export function renderFamilySamples(family: MetricFamily, format: ExpositionForm
   return text;
 }
 
-/**
- * The sample lines of one histogram series, exactly as renderFamilySamples renders them from
- * prom-client's JSON, without building that JSON: for a large page, histogram buckets are most of
- * the lines, and one object per bucket and label set is most of what a render allocates.
- */
-export function renderHistogramSeries(
-  name: string,
-  labels: Readonly<Record<string, string | number | undefined>>,
-  buckets: readonly { readonly le: number | '+Inf'; readonly count: number }[],
-  sum: number,
-  count: number,
-  format: ExpositionFormat,
-): string {
-  const openMetrics = format === 'openmetrics';
-  const pairs = formatLabels(labels, openMetrics);
-  // `le` goes last, inside the same braces as the other labels.
-  const bucketOpen = pairs === '' ? `${name}_bucket{` : `${name}_bucket${pairs.slice(0, -1)},`;
-  let text = '';
-  for (const bucket of buckets) {
-    const le = escapeLabelValue(formatBound(bucket.le, openMetrics));
-    text += `${bucketOpen}le="${le}"} ${formatNumber(bucket.count)}\n`;
-  }
-  return `${text}${name}_sum${pairs} ${formatNumber(sum)}\n${name}_count${pairs} ${formatNumber(count)}\n`;
-}
-
 function familyNameOf(family: MetricFamily, openMetrics: boolean): string {
   return openMetrics && family.type === 'counter'
     ? family.name.replace(/_total$/, '')
@@ -250,7 +186,7 @@ function formatLabels(
 }
 
 /** OpenMetrics wants canonical floats for `le`/`quantile` (`1.0`, not `1`) so series match. */
-function formatBound(value: string | number, openMetrics: boolean): string {
+export function formatBound(value: string | number, openMetrics: boolean): string {
   if (typeof value === 'string') return value;
   const text = formatNumber(value);
   if (openMetrics && Number.isFinite(value) && !/[.e]/.test(text)) return `${text}.0`;
@@ -258,7 +194,7 @@ function formatBound(value: string | number, openMetrics: boolean): string {
 }
 
 /** Sample values as both parsers read them: `NaN`, `+Inf`, `-Inf`, else JavaScript's shortest form. */
-function formatNumber(value: number): string {
+export function formatNumber(value: number): string {
   if (Number.isNaN(value)) return 'NaN';
   if (value === Number.POSITIVE_INFINITY) return '+Inf';
   if (value === Number.NEGATIVE_INFINITY) return '-Inf';
@@ -266,7 +202,7 @@ function formatNumber(value: number): string {
 }
 
 /** HELP escapes backslash and newline; OpenMetrics also escapes the double quote. */
-function escapeHelp(help: string, openMetrics: boolean): string {
+export function escapeHelp(help: string, openMetrics: boolean): string {
   const escaped = help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
   return openMetrics ? escaped.replace(/"/g, '\\"') : escaped;
 }
@@ -274,7 +210,7 @@ function escapeHelp(help: string, openMetrics: boolean): string {
 /** Characters a label value must escape; most values have none and are returned as they are. */
 const LABEL_VALUE_SPECIALS = /[\\"\n]/;
 
-function escapeLabelValue(value: string): string {
+export function escapeLabelValue(value: string): string {
   if (!LABEL_VALUE_SPECIALS.test(value)) return value;
   return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 }

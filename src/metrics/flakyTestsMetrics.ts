@@ -1,120 +1,107 @@
-import { Gauge } from 'prom-client';
-import type { Registry } from 'prom-client';
 import { NO_CODEOWNER, QUARANTINE_AGES, QUARANTINE_WINDOWS } from '../snapshot/types.js';
+import type { FlakyTestsSnapshot } from '../snapshot/types.js';
 import { ENDPOINTS } from '../trunk/schemas.js';
-import { currentFlakyTestsSnapshots } from './currentSnapshots.js';
+import { ofFlakyTests } from './currentSnapshots.js';
+import type { FamilySettings, PerTargetFamily } from './family.js';
 import { refreshedBy } from './help.js';
 import { NAMESPACE, fqName } from './naming.js';
-import type { StatusSource } from './snapshotView.js';
 
 const SUBSYSTEM = 'flaky_tests';
-
-const QUARANTINED = fqName(NAMESPACE, SUBSYSTEM, 'quarantined');
-const QUARANTINED_BY_CODEOWNER = fqName(NAMESPACE, SUBSYSTEM, 'quarantined_by_codeowner');
-const OLDEST_QUARANTINE = fqName(NAMESPACE, SUBSYSTEM, 'oldest_quarantine_timestamp', 'seconds');
-const QUARANTINED_RECENTLY = fqName(NAMESPACE, SUBSYSTEM, 'quarantined_recently');
-const QUARANTINED_OLDER_THAN = fqName(NAMESPACE, SUBSYSTEM, 'quarantined_older_than');
 
 /** Label value summing the owners beyond the top N, which keeps the label's cardinality bounded. */
 export const OTHER_CODEOWNERS = 'other';
 
-interface FlakyTestsMetricsOptions {
-  readonly registry: Registry;
-  /** The statuses of the targets whose series to render. */
-  readonly source: StatusSource;
-  readonly intervalSeconds: number;
-  readonly topCodeowners: number;
+/**
+ * Label value of the tests without a code owner. A real owner of that name joins `other`, as one
+ * named `other` does, so each of the two labels has one meaning.
+ */
+export const NO_CODEOWNER_LABEL = 'none';
+
+function freshness(settings: FamilySettings): string {
+  return refreshedBy(ENDPOINTS.listQuarantinedTests, settings.flakyTestsIntervalSeconds);
 }
 
-/** Registers the quarantine gauges; each rebuilds itself from the store's fresh snapshots on scrape. */
-export function registerFlakyTestsMetrics(options: FlakyTestsMetricsOptions): void {
-  const { registry, source, topCodeowners } = options;
-  const freshness = refreshedBy(ENDPOINTS.listQuarantinedTests, options.intervalSeconds);
+const FROM_TIMESTAMPS =
+  "Counted from each test's quarantined_at at the poll's time, over every test listed; tests " +
+  'without quarantined_at are not counted.';
 
-  new Gauge({
-    name: QUARANTINED,
-    help: `Tests quarantined in the repository. ${freshness}`,
-    labelNames: ['repo'] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const snapshot of currentFlakyTestsSnapshots(source)) {
-        this.set({ repo: snapshot.repo }, snapshot.quarantined);
-      }
-    },
-  });
-
-  new Gauge({
-    name: QUARANTINED_BY_CODEOWNER,
-    help:
-      `Quarantined tests by code owner: the ${topCodeowners} owners with the most, the rest summed ` +
-      `under codeowner=${OTHER_CODEOWNERS}, tests without owner under codeowner=${NO_CODEOWNER}; ` +
-      `a test with several owners counts for each. ${freshness}`,
-    labelNames: ['repo', 'codeowner'] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const snapshot of currentFlakyTestsSnapshots(source)) {
-        for (const [codeowner, count] of topCodeownerCounts(snapshot.byCodeowner, topCodeowners)) {
-          this.set({ repo: snapshot.repo, codeowner }, count);
-        }
-      }
-    },
-  });
-
-  new Gauge({
-    name: OLDEST_QUARANTINE,
-    help: `Unix time of the earliest quarantine among the repository's quarantined tests. ${freshness}`,
-    labelNames: ['repo'] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const snapshot of currentFlakyTestsSnapshots(source)) {
-        if (snapshot.oldestQuarantinedAt === undefined) continue;
-        this.set({ repo: snapshot.repo }, snapshot.oldestQuarantinedAt);
-      }
-    },
-  });
-
-  const fromTimestamps =
-    "Counted from each test's quarantined_at at the poll's time, over every test listed; tests " +
-    'without quarantined_at are not counted.';
-
-  new Gauge({
-    name: QUARANTINED_RECENTLY,
-    help: `Tests whose quarantine began within the window (${QUARANTINE_WINDOWS.map(([w]) => w).join(', ')}). ${fromTimestamps} ${freshness}`,
-    labelNames: ['repo', 'window'] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const snapshot of currentFlakyTestsSnapshots(source)) {
-        for (const [window, count] of snapshot.quarantinedRecently) {
-          this.set({ repo: snapshot.repo, window }, count);
-        }
-      }
-    },
-  });
-
-  new Gauge({
-    name: QUARANTINED_OLDER_THAN,
-    help: `Tests whose quarantine began longer ago than the age (${QUARANTINE_AGES.map(([a]) => a).join(', ')}). ${fromTimestamps} ${freshness}`,
-    labelNames: ['repo', 'age'] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const snapshot of currentFlakyTestsSnapshots(source)) {
-        for (const [age, count] of snapshot.quarantinedOlderThan) {
-          this.set({ repo: snapshot.repo, age }, count);
-        }
-      }
-    },
-  });
+/** A `{repo, <label>}` gauge per entry of a map of the snapshot. */
+function countsBy(
+  label: string,
+  counts: (snapshot: FlakyTestsSnapshot) => ReadonlyMap<string, number>,
+): Pick<PerTargetFamily, 'labelNames' | 'samples'> {
+  return {
+    labelNames: ['repo', label],
+    samples: ofFlakyTests((snapshot) =>
+      Array.from(counts(snapshot), ([value, count]) => ({
+        labels: [snapshot.repo, value],
+        value: count,
+      })),
+    ),
+  };
 }
+
+/** The quarantine families, in page order: one per repository, from its fresh snapshot. */
+export const FLAKY_TESTS_FAMILIES: readonly PerTargetFamily[] = [
+  {
+    name: fqName(NAMESPACE, SUBSYSTEM, 'quarantined'),
+    help: (settings) => `Tests quarantined in the repository. ${freshness(settings)}`,
+    type: 'gauge',
+    labelNames: ['repo'],
+    scope: 'target',
+    samples: ofFlakyTests((snapshot) => [{ labels: [snapshot.repo], value: snapshot.quarantined }]),
+  },
+  {
+    name: fqName(NAMESPACE, SUBSYSTEM, 'quarantined_by_codeowner'),
+    help: (settings) =>
+      `Quarantined tests by code owner: the ${settings.topCodeowners} owners with the most, the rest summed ` +
+      `under codeowner=${OTHER_CODEOWNERS}, tests without owner under codeowner=${NO_CODEOWNER_LABEL} ` +
+      `(owners named ${NO_CODEOWNER_LABEL} or ${OTHER_CODEOWNERS} count under ${OTHER_CODEOWNERS}); ` +
+      `a test with several owners counts for each. ${freshness(settings)}`,
+    type: 'gauge',
+    labelNames: ['repo', 'codeowner'],
+    scope: 'target',
+    samples: ofFlakyTests((snapshot, settings) =>
+      topCodeownerCounts(snapshot.byCodeowner, settings.topCodeowners).map(
+        ([codeowner, count]) => ({ labels: [snapshot.repo, codeowner], value: count }),
+      ),
+    ),
+  },
+  {
+    name: fqName(NAMESPACE, SUBSYSTEM, 'oldest_quarantine_timestamp', 'seconds'),
+    help: (settings) =>
+      `Unix time of the earliest quarantine among the repository's quarantined tests. ${freshness(settings)}`,
+    type: 'gauge',
+    labelNames: ['repo'],
+    scope: 'target',
+    samples: ofFlakyTests((snapshot) =>
+      snapshot.oldestQuarantinedAt === undefined
+        ? []
+        : [{ labels: [snapshot.repo], value: snapshot.oldestQuarantinedAt }],
+    ),
+  },
+  {
+    name: fqName(NAMESPACE, SUBSYSTEM, 'quarantined_recently'),
+    help: (settings) =>
+      `Tests whose quarantine began within the window (${QUARANTINE_WINDOWS.map(([w]) => w).join(', ')}). ${FROM_TIMESTAMPS} ${freshness(settings)}`,
+    type: 'gauge',
+    scope: 'target',
+    ...countsBy('window', (snapshot) => snapshot.quarantinedRecently),
+  },
+  {
+    name: fqName(NAMESPACE, SUBSYSTEM, 'quarantined_older_than'),
+    help: (settings) =>
+      `Tests whose quarantine began longer ago than the age (${QUARANTINE_AGES.map(([a]) => a).join(', ')}). ${FROM_TIMESTAMPS} ${freshness(settings)}`,
+    type: 'gauge',
+    scope: 'target',
+    ...countsBy('age', (snapshot) => snapshot.quarantinedOlderThan),
+  },
+];
 
 /**
- * The `limit` owners with the most tests (ties by name), then `none` if present, then `other`
- * summing the rest if there is a rest. An owner literally named `other` joins the rest, so the
- * label never has two meanings.
+ * The `limit` owners with the most tests (ties by name), then `none` for the tests without owner
+ * if there are any, then `other` summing the rest if there is a rest. Owners literally named
+ * `other` or `none` join the rest, so the label never has two meanings.
  */
 export function topCodeownerCounts(
   byCodeowner: ReadonlyMap<string, number>,
@@ -124,7 +111,7 @@ export function topCodeownerCounts(
   let rest: number | undefined;
   for (const [owner, count] of byCodeowner) {
     if (owner === NO_CODEOWNER) continue;
-    if (owner === OTHER_CODEOWNERS) rest = (rest ?? 0) + count;
+    if (owner === OTHER_CODEOWNERS || owner === NO_CODEOWNER_LABEL) rest = (rest ?? 0) + count;
     else owners.push([owner, count]);
   }
   owners.sort(([ownerA, countA], [ownerB, countB]) =>
@@ -134,7 +121,7 @@ export function topCodeownerCounts(
   const result = owners.slice(0, kept);
   for (const [, count] of owners.slice(kept)) rest = (rest ?? 0) + count;
   const none = byCodeowner.get(NO_CODEOWNER);
-  if (none !== undefined) result.push([NO_CODEOWNER, none]);
+  if (none !== undefined) result.push([NO_CODEOWNER_LABEL, none]);
   if (rest !== undefined) result.push([OTHER_CODEOWNERS, rest]);
   return result;
 }

@@ -1,5 +1,3 @@
-import { Gauge } from 'prom-client';
-import type { Registry } from 'prom-client';
 import {
   BLOCKED_REASONS,
   KNOWN_PRIORITY_NAMES,
@@ -9,113 +7,65 @@ import {
 } from '../snapshot/types.js';
 import type { BlockedReason, MergeQueueSnapshot } from '../snapshot/types.js';
 import { ENDPOINTS } from '../trunk/schemas.js';
-import { currentMergeQueueSnapshots } from './currentSnapshots.js';
+import { ofMergeQueue } from './currentSnapshots.js';
+import type { FamilySettings, PerTargetFamily, ValueSample } from './family.js';
 import { refreshedBy } from './help.js';
 import { NAMESPACE, fqName } from './naming.js';
-import type { StatusSource } from './snapshotView.js';
 
 const SUBSYSTEM = 'merge_queue';
 
-const STATE = fqName(NAMESPACE, SUBSYSTEM, 'state');
-const INFO = fqName(NAMESPACE, SUBSYSTEM, 'info');
-const CONCURRENCY = fqName(NAMESPACE, SUBSYSTEM, 'concurrency');
-const TESTING_TIMEOUT = fqName(NAMESPACE, SUBSYSTEM, 'testing_timeout', 'seconds');
-const PENDING_FAILURE_DEPTH = fqName(NAMESPACE, SUBSYSTEM, 'pending_failure_depth');
-const BISECTION_CONCURRENCY = fqName(NAMESPACE, SUBSYSTEM, 'bisection_concurrency');
-const BATCHING_MAX_WAIT = fqName(NAMESPACE, SUBSYSTEM, 'batching_max_wait', 'seconds');
-const BATCHING_MIN_SIZE = fqName(NAMESPACE, SUBSYSTEM, 'batching_min_size');
-const REQUIRED_STATUSES = fqName(NAMESPACE, SUBSYSTEM, 'required_statuses');
-const SETTING_ENABLED = fqName(NAMESPACE, SUBSYSTEM, 'setting_enabled');
-const PULL_REQUESTS = fqName(NAMESPACE, SUBSYSTEM, 'pull_requests');
-const OLDEST_STATE_CHANGE = fqName(
-  NAMESPACE,
-  SUBSYSTEM,
-  'oldest_state_change_timestamp',
-  'seconds',
-);
-const PULL_REQUESTS_BLOCKED = fqName(NAMESPACE, SUBSYSTEM, 'pull_requests_blocked');
-
 const TARGET_LABELS = ['repo', 'branch'] as const;
 
-/** One `{repo,branch}` gauge per numeric queue setting: name, HELP and where the value comes from. */
-const QUEUE_NUMBERS: readonly {
-  readonly name: string;
-  readonly help: string;
-  readonly value: (snapshot: MergeQueueSnapshot) => number;
-}[] = [
-  {
-    name: CONCURRENCY,
-    help: 'Number of pull requests the merge queue tests at the same time.',
-    value: (snapshot) => snapshot.concurrency,
-  },
-  {
-    name: TESTING_TIMEOUT,
-    help: 'Time a pull request may spend testing in the merge queue before it fails, in seconds.',
-    value: (snapshot) => snapshot.testingTimeoutSeconds,
-  },
-  {
-    name: PENDING_FAILURE_DEPTH,
-    help: 'Number of pull requests behind a failed one that may finish testing before it is removed.',
-    value: (snapshot) => snapshot.pendingFailureDepth,
-  },
-  {
-    name: BISECTION_CONCURRENCY,
-    help: 'Number of tests the merge queue runs at the same time to bisect a failed batch.',
-    value: (snapshot) => snapshot.bisectionConcurrency,
-  },
-  {
-    name: BATCHING_MAX_WAIT,
-    help: 'Longest time the merge queue waits to fill a batch, in seconds.',
-    value: (snapshot) => snapshot.batchingMaxWaitSeconds,
-  },
-  {
-    name: BATCHING_MIN_SIZE,
-    help: 'Number of pull requests the merge queue waits for before it tests a batch.',
-    value: (snapshot) => snapshot.batchingMinSize,
-  },
-  {
-    name: REQUIRED_STATUSES,
-    help: 'Number of status checks a pull request must pass in the merge queue.',
-    value: (snapshot) => snapshot.requiredStatuses,
-  },
-];
-
-interface MergeQueueMetricsOptions {
-  readonly registry: Registry;
-  /** The statuses of the targets whose series to render. */
-  readonly source: StatusSource;
-  readonly intervalSeconds: number;
+function queueFreshness(settings: FamilySettings): string {
+  return refreshedBy(ENDPOINTS.getQueue, settings.mergeQueueIntervalSeconds);
 }
 
-/** Registers the merge-queue gauges; each rebuilds itself from the store's fresh snapshots on scrape. */
-export function registerMergeQueueMetrics(options: MergeQueueMetricsOptions): void {
-  const { registry, source } = options;
-  const queueFreshness = refreshedBy(ENDPOINTS.getQueue, options.intervalSeconds);
-  const readinessFreshness = refreshedBy(
-    ENDPOINTS.getSubmittedPullRequest,
-    options.intervalSeconds,
-  );
+/** One `{repo,branch}` gauge per numeric queue setting, read from the snapshot. */
+function queueNumber(
+  name: string,
+  unit: string,
+  help: string,
+  value: (snapshot: MergeQueueSnapshot) => number,
+): PerTargetFamily {
+  return {
+    name: fqName(NAMESPACE, SUBSYSTEM, name, unit),
+    help: (settings) => `${help} ${queueFreshness(settings)}`,
+    type: 'gauge',
+    labelNames: TARGET_LABELS,
+    scope: 'target',
+    samples: ofMergeQueue((snapshot) => [
+      { labels: [snapshot.repo, snapshot.branch], value: value(snapshot) },
+    ]),
+  };
+}
 
-  new Gauge({
-    name: STATE,
-    help: `Merge queue state: 1 for the current state, 0 for the other known states. ${queueFreshness}`,
-    labelNames: ['repo', 'branch', 'state'] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const snapshot of currentMergeQueueSnapshots(source)) {
-        const { repo, branch } = snapshot;
-        // Known states always get a series so that `== 1` and `== 0` both work in alerts; an
-        // unknown state is shown as-is rather than dropped.
-        for (const state of KNOWN_QUEUE_STATES) this.set({ repo, branch, state }, 0);
-        this.set({ repo, branch, state: snapshot.state }, 1);
+/** The merge-queue families, in page order: one per target, from its fresh snapshot. */
+export const MERGE_QUEUE_FAMILIES: readonly PerTargetFamily[] = [
+  {
+    name: fqName(NAMESPACE, SUBSYSTEM, 'state'),
+    help: (settings) =>
+      `Merge queue state: 1 for the current state, 0 for the other known states. ${queueFreshness(settings)}`,
+    type: 'stateset',
+    labelNames: ['repo', 'branch', 'state'],
+    scope: 'target',
+    samples: ofMergeQueue(({ repo, branch, state: current }) => {
+      // Known states always get a series so that `== 1` and `== 0` both work in alerts; an
+      // unknown state is shown as-is rather than dropped.
+      const samples: ValueSample[] = KNOWN_QUEUE_STATES.map((state) => ({
+        labels: [repo, branch, state],
+        value: state === current ? 1 : 0,
+      }));
+      if (!(KNOWN_QUEUE_STATES as readonly string[]).includes(current)) {
+        samples.push({ labels: [repo, branch, current], value: 1 });
       }
-    },
-  });
-
-  new Gauge({
-    name: INFO,
-    help: `Merge queue mode and methods as labels; always 1. ${queueFreshness}`,
+      return samples;
+    }),
+  },
+  {
+    name: fqName(NAMESPACE, SUBSYSTEM, 'info'),
+    help: (settings) =>
+      `Merge queue mode and methods as labels; always 1. ${queueFreshness(settings)}`,
+    type: 'info',
     labelNames: [
       'repo',
       'branch',
@@ -123,112 +73,137 @@ export function registerMergeQueueMetrics(options: MergeQueueMetricsOptions): vo
       'merge_method',
       'direct_merge_mode',
       'optimization_mode',
-    ] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const snapshot of currentMergeQueueSnapshots(source)) {
-        this.set(
-          {
-            repo: snapshot.repo,
-            branch: snapshot.branch,
-            mode: snapshot.mode,
-            merge_method: snapshot.mergeMethod,
-            direct_merge_mode: snapshot.directMergeMode,
-            optimization_mode: snapshot.optimizationMode,
-          },
-          1,
-        );
-      }
-    },
-  });
-
-  for (const number of QUEUE_NUMBERS) {
-    new Gauge({
-      name: number.name,
-      help: `${number.help} ${queueFreshness}`,
-      labelNames: TARGET_LABELS,
-      registers: [registry],
-      collect() {
-        this.reset();
-        for (const snapshot of currentMergeQueueSnapshots(source)) {
-          this.set({ repo: snapshot.repo, branch: snapshot.branch }, number.value(snapshot));
-        }
+    ],
+    scope: 'target',
+    samples: ofMergeQueue((snapshot) => [
+      {
+        labels: [
+          snapshot.repo,
+          snapshot.branch,
+          snapshot.mode,
+          snapshot.mergeMethod,
+          snapshot.directMergeMode,
+          snapshot.optimizationMode,
+        ],
+        value: 1,
       },
-    });
-  }
-
-  new Gauge({
-    name: SETTING_ENABLED,
-    help: `Whether a merge queue setting is enabled (1) or not (0). ${queueFreshness}`,
-    labelNames: ['repo', 'branch', 'setting'] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const snapshot of currentMergeQueueSnapshots(source)) {
-        for (const setting of QUEUE_SETTINGS) {
-          this.set(
-            { repo: snapshot.repo, branch: snapshot.branch, setting },
-            snapshot.settings[setting] ? 1 : 0,
-          );
-        }
+    ]),
+  },
+  queueNumber(
+    'concurrency',
+    '',
+    'Number of pull requests the merge queue tests at the same time.',
+    (snapshot) => snapshot.concurrency,
+  ),
+  queueNumber(
+    'testing_timeout',
+    'seconds',
+    'Time a pull request may spend testing in the merge queue before it fails, in seconds.',
+    (snapshot) => snapshot.testingTimeoutSeconds,
+  ),
+  queueNumber(
+    'pending_failure_depth',
+    '',
+    'Number of pull requests behind a failed one that may finish testing before it is removed.',
+    (snapshot) => snapshot.pendingFailureDepth,
+  ),
+  queueNumber(
+    'bisection_concurrency',
+    '',
+    'Number of tests the merge queue runs at the same time to bisect a failed batch.',
+    (snapshot) => snapshot.bisectionConcurrency,
+  ),
+  queueNumber(
+    'batching_max_wait',
+    'seconds',
+    'Longest time the merge queue waits to fill a batch, in seconds.',
+    (snapshot) => snapshot.batchingMaxWaitSeconds,
+  ),
+  queueNumber(
+    'batching_min_size',
+    '',
+    'Number of pull requests the merge queue waits for before it tests a batch.',
+    (snapshot) => snapshot.batchingMinSize,
+  ),
+  queueNumber(
+    'required_statuses',
+    '',
+    'Number of status checks a pull request must pass in the merge queue.',
+    (snapshot) => snapshot.requiredStatuses,
+  ),
+  {
+    name: fqName(NAMESPACE, SUBSYSTEM, 'setting_enabled'),
+    help: (settings) =>
+      `Whether a merge queue setting is enabled (1) or not (0). ${queueFreshness(settings)}`,
+    type: 'gauge',
+    labelNames: ['repo', 'branch', 'setting'],
+    scope: 'target',
+    samples: ofMergeQueue((snapshot) =>
+      QUEUE_SETTINGS.map((setting) => ({
+        labels: [snapshot.repo, snapshot.branch, setting],
+        value: snapshot.settings[setting] ? 1 : 0,
+      })),
+    ),
+  },
+  {
+    name: fqName(NAMESPACE, SUBSYSTEM, 'pull_requests'),
+    help: (settings) =>
+      `Pull requests in the merge queue by state and priority name. ${queueFreshness(settings)}`,
+    type: 'gauge',
+    labelNames: ['repo', 'branch', 'state', 'priority'],
+    scope: 'target',
+    samples: ofMergeQueue(({ repo, branch, pullRequests }) => {
+      // Zeros for every known combination, so an emptied state reads 0 instead of disappearing;
+      // other combinations follow in the order their first PR comes.
+      const counts = new Map<string, { state: string; priority: string; count: number }>();
+      const count = (state: string, priority: string, add: number): void => {
+        const key = `${state}\u0000${priority}`;
+        const entry = counts.get(key);
+        if (entry === undefined) counts.set(key, { state, priority, count: add });
+        else entry.count += add;
+      };
+      for (const state of KNOWN_PULL_REQUEST_STATES) {
+        for (const priority of KNOWN_PRIORITY_NAMES) count(state, priority, 0);
       }
-    },
-  });
-
-  new Gauge({
-    name: PULL_REQUESTS,
-    help: `Pull requests in the merge queue by state and priority name. ${queueFreshness}`,
-    labelNames: ['repo', 'branch', 'state', 'priority'] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const snapshot of currentMergeQueueSnapshots(source)) {
-        const { repo, branch } = snapshot;
-        // Zeros for every known combination, so an emptied state reads 0 instead of disappearing.
-        for (const state of KNOWN_PULL_REQUEST_STATES) {
-          for (const priority of KNOWN_PRIORITY_NAMES)
-            this.set({ repo, branch, state, priority }, 0);
-        }
-        for (const pr of snapshot.pullRequests) {
-          this.inc({ repo, branch, state: pr.state, priority: pr.priorityName });
-        }
-      }
-    },
-  });
-
-  new Gauge({
-    name: OLDEST_STATE_CHANGE,
-    help: `Unix time of the earliest state change among the merge queue's pull requests in that state. ${queueFreshness}`,
-    labelNames: ['repo', 'branch', 'state'] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const snapshot of currentMergeQueueSnapshots(source)) {
-        for (const [state, at] of earliestStateChanges(snapshot)) {
-          this.set({ repo: snapshot.repo, branch: snapshot.branch, state }, at);
-        }
-      }
-    },
-  });
-
-  new Gauge({
-    name: PULL_REQUESTS_BLOCKED,
-    help: `Not-ready pull requests in the merge queue by failing readiness rule; a pull request failing several rules counts under each. ${readinessFreshness}`,
-    labelNames: ['repo', 'branch', 'reason'] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const snapshot of currentMergeQueueSnapshots(source)) {
-        // Without readiness lookups a 0 would claim "nothing blocked"; no series says "unknown".
-        if (!snapshot.readinessKnown) continue;
-        for (const [reason, count] of blockedCounts(snapshot)) {
-          this.set({ repo: snapshot.repo, branch: snapshot.branch, reason }, count);
-        }
-      }
-    },
-  });
-}
+      for (const pr of pullRequests) count(pr.state, pr.priorityName, 1);
+      return Array.from(counts.values(), ({ state, priority, count: value }) => ({
+        labels: [repo, branch, state, priority],
+        value,
+      }));
+    }),
+  },
+  {
+    name: fqName(NAMESPACE, SUBSYSTEM, 'oldest_state_change_timestamp', 'seconds'),
+    help: (settings) =>
+      `Unix time of the earliest state change among the merge queue's pull requests in that state. ${queueFreshness(settings)}`,
+    type: 'gauge',
+    labelNames: ['repo', 'branch', 'state'],
+    scope: 'target',
+    samples: ofMergeQueue((snapshot) =>
+      Array.from(earliestStateChanges(snapshot), ([state, at]) => ({
+        labels: [snapshot.repo, snapshot.branch, state],
+        value: at,
+      })),
+    ),
+  },
+  {
+    name: fqName(NAMESPACE, SUBSYSTEM, 'pull_requests_blocked'),
+    help: (settings) =>
+      `Not-ready pull requests in the merge queue by failing readiness rule; a pull request failing several rules counts under each. ${refreshedBy(ENDPOINTS.getSubmittedPullRequest, settings.mergeQueueIntervalSeconds)}`,
+    type: 'gauge',
+    labelNames: ['repo', 'branch', 'reason'],
+    scope: 'target',
+    samples: ofMergeQueue((snapshot) =>
+      // Without readiness lookups a 0 would claim "nothing blocked"; no series says "unknown".
+      snapshot.readinessKnown
+        ? Array.from(blockedCounts(snapshot), ([reason, count]) => ({
+            labels: [snapshot.repo, snapshot.branch, reason],
+            value: count,
+          }))
+        : [],
+    ),
+  },
+];
 
 /** Earliest `stateChangedAt` per PR state, for states with at least one timestamped PR. */
 export function earliestStateChanges(snapshot: MergeQueueSnapshot): Map<string, number> {

@@ -1,21 +1,24 @@
 import type { Registry } from 'prom-client';
 import type { SnapshotStore } from '../snapshot/store.js';
 import type { MetricChanges } from './metricChanges.js';
-import { collectFamilies, contentTypeOf, renderFamilies } from './exposition.js';
+import { contentTypeOf } from './exposition.js';
+import { renderLivePart } from './livePart.js';
 import type { ExpositionFormat } from './exposition.js';
 import { PagePart } from './pagePart.js';
 import { SnapshotPartRenderer } from './snapshotPart.js';
-import type { SnapshotMetrics } from './snapshotView.js';
+import type { SnapshotFamilies } from './snapshotFamilies.js';
 
 // What /metrics sends, built from two parts:
 // - the snapshot part: every family computed from the snapshot store alone (merge queues,
-//   quarantine lists, target health). It is rendered once per store change (SnapshotStore.viewKey),
+//   quarantine lists, target health), as defined in the resource files and selected by the
+//   configuration (SnapshotFamilies). It is rendered once per store change (SnapshotStore.viewKey)
+//   or reload that changes the families,
 //   as text and, on the first request that accepts it, as gzip, and only the targets that changed
 //   are rendered again (SnapshotPartRenderer). Renders of one format run one at a time: scrapes
 //   that arrive while one runs share the next, which reads the store when it starts, so a burst of
 //   polls costs one render rather than one each, and no scrape is answered from before it arrived.
-// - the live part: everything else (Trunk API request counters, process and Node.js metrics, and
-//   any metric set outside the store). These move between polls, so they are not tied to the
+// - the live part: the prom-client registry (Trunk API request counters, reloads, render errors,
+//   process and Node.js metrics: what the exporter observes itself), read through its public API. These move between polls, so they are not tied to the
 //   store: they are rendered (and gzipped) again when one of them changed (MetricChanges: an API
 //   call finished, a reload) or once the last render is older than LIVE_PART_MAX_AGE_MS, for the
 //   process metrics. Scrapes within that second share one render: collecting the process
@@ -48,11 +51,8 @@ export interface MetricsPageResponse {
 export interface MetricsPageOptions {
   readonly registry: Registry;
   readonly store: SnapshotStore;
-  /**
-   * The metrics whose values come from the store and nothing else: they may be cached until the
-   * store changes. Anything not listed is rendered again when it may have changed (see above).
-   */
-  readonly snapshotMetrics: SnapshotMetrics;
+  /** The families computed from the store alone: cached until the store or they change. */
+  readonly snapshotMetrics: SnapshotFamilies;
   /** Changes to the metrics set outside the store; without it they are treated like process metrics. */
   readonly metricChanges?: MetricChanges;
   /** Milliseconds on a monotonic clock; injectable for tests. */
@@ -63,6 +63,12 @@ interface LiveKey {
   readonly changes: number;
   /** Milliseconds (clockMs) when rendered. */
   readonly at: number;
+}
+
+/** What a snapshot part shows: a view of the store (SnapshotStore.viewKey) under a generation of the families. */
+interface SnapshotKey {
+  readonly view: string;
+  readonly generation: number;
 }
 
 interface CacheEntry<K> {
@@ -83,9 +89,9 @@ interface BuiltResponse {
 export class MetricsPage {
   readonly #registry: Registry;
   readonly #store: SnapshotStore;
-  readonly #snapshotMetrics: SnapshotMetrics;
+  readonly #snapshotMetrics: SnapshotFamilies;
   readonly #clockMs: () => number;
-  readonly #snapshotParts = new Map<ExpositionFormat, CacheEntry<string>>();
+  readonly #snapshotParts = new Map<ExpositionFormat, CacheEntry<SnapshotKey>>();
   readonly #snapshotRenderers = new Map<ExpositionFormat, SnapshotPartRenderer>();
   /** Keyed by the change count they show and when they were rendered. */
   readonly #liveParts = new Map<ExpositionFormat, CacheEntry<LiveKey>>();
@@ -148,7 +154,7 @@ export class MetricsPage {
     const snapshot = this.#snapshotParts.get(format);
     const live = this.#liveParts.get(format);
     if (snapshot?.settled === undefined || live?.settled === undefined) return undefined;
-    if (snapshot.key !== this.#store.viewKey()) return undefined;
+    if (!this.#isCurrentSnapshot(snapshot.key)) return undefined;
     if (!this.#isCurrent(live.key)) return undefined;
     if (acceptGzip && (!snapshot.settled.gzippedBytes || !live.settled.gzippedBytes)) {
       return undefined;
@@ -199,9 +205,8 @@ export class MetricsPage {
   }
 
   #snapshotPart(format: ExpositionFormat): Promise<PagePart> {
-    const key = this.#store.viewKey();
     const cached = this.#snapshotParts.get(format);
-    if (cached?.key === key) return cached.part;
+    if (cached !== undefined && this.#isCurrentSnapshot(cached.key)) return cached.part;
     if (cached !== undefined && cached.settled === undefined) {
       // A render is running: wait for it, then ask again. Every scrape that waited finds the same
       // new key then, so the first starts the next render and the others share it.
@@ -210,14 +215,25 @@ export class MetricsPage {
     this.#renders++;
     let renderer = this.#snapshotRenderers.get(format);
     if (renderer === undefined) {
-      renderer = new SnapshotPartRenderer(this.#registry, format, this.#snapshotMetrics);
+      renderer = new SnapshotPartRenderer(format, this.#snapshotMetrics);
       this.#snapshotRenderers.set(format, renderer);
     }
     // The key and the statuses are read in the same tick: no poll can land in between.
+    const key: SnapshotKey = {
+      view: this.#store.viewKey(),
+      generation: this.#snapshotMetrics.generation,
+    };
     const part = renderer
       .render(this.#store.statuses())
       .then((text) => new PagePart(text, { ownsMemory: true }));
     return remember(this.#snapshotParts, format, key, part);
+  }
+
+  /** Whether a snapshot part shows the store's current view with the current families. */
+  #isCurrentSnapshot(key: SnapshotKey): boolean {
+    return (
+      key.view === this.#store.viewKey() && key.generation === this.#snapshotMetrics.generation
+    );
   }
 
   /** Whether a live part still shows every metric change and is at most a second old. */
@@ -238,13 +254,9 @@ export class MetricsPage {
   }
 
   async #renderLivePart(format: ExpositionFormat): Promise<PagePart> {
-    const families = await collectFamilies(
-      this.#registry,
-      (name) => !this.#snapshotMetrics.names.has(name),
+    return new PagePart(
+      Buffer.from(await renderLivePart(this.#registry, format, this.#snapshotMetrics.renderErrors)),
     );
-    // The live part goes last, so it carries OpenMetrics' `# EOF`.
-    const text = renderFamilies(families, format, { endOfPage: true });
-    return new PagePart(Buffer.from(text));
   }
 }
 

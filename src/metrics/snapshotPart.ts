@@ -1,16 +1,11 @@
-import type { Metric, Registry } from 'prom-client';
 import type { TargetStatus } from '../snapshot/types.js';
 import { targetKey } from '../snapshot/types.js';
-import {
-  registeredMetrics,
-  renderFamilyHeader,
-  renderFamilySamples,
-  toFamilies,
-} from './exposition.js';
-import type { ExpositionFormat, MetricFamily } from './exposition.js';
-import type { SnapshotMetrics } from './snapshotView.js';
+import type { ExpositionFormat } from './exposition.js';
+import type { PerTargetFamily } from './family.js';
+import { familyText } from './familyText.js';
+import type { FamilyText } from './familyText.js';
 import { PageWriter } from './pageWriter.js';
-import { StoredHistogram } from './storedHistogram.js';
+import type { SnapshotFamilies } from './snapshotFamilies.js';
 
 // The snapshot part of /metrics in one format, rendered the way kube-state-metrics keeps its page:
 // each target's samples of each family are rendered on their own and kept, and a page is those
@@ -47,27 +42,33 @@ interface TargetLayout {
   readonly bounds: Int32Array;
 }
 
-/** A family of the part: its header, and either per-target pieces or one text for all targets. */
+/** A family of the part: how to render it, and for a per-target one, its slot in the pieces. */
 type PartFamily =
-  | { readonly header: string; readonly perTargetIndex: number }
-  | { readonly header: string; readonly text: string };
+  | {
+      readonly name: string;
+      readonly text: FamilyText;
+      readonly definition: PerTargetFamily;
+      readonly perTargetIndex: number;
+    }
+  | { readonly name: string; readonly header: string; readonly samples: string };
 
+/** The engine: renders every selected family of `families` in one format, target by target. */
 export class SnapshotPartRenderer {
-  readonly #registry: Registry;
   readonly #format: ExpositionFormat;
-  readonly #snapshotMetrics: SnapshotMetrics;
+  readonly #families: SnapshotFamilies;
   #page: Buffer = Buffer.alloc(0);
   #pieces = new Map<string, TargetPieces>();
-  /** The per-target metric objects the pieces were rendered by; a reload re-registers them. */
-  #perTargetMetrics: readonly Metric[] = [];
-  /** Their HELP and TYPE lines, which change only with them. */
-  #perTargetHeaders: readonly string[] = [];
+  /** The generation of `families` the pieces were rendered for; a reload may change it. */
+  #generation = -1;
+  /** The per-target families of that generation, prepared for the format. */
+  #perTarget: readonly { readonly definition: PerTargetFamily; readonly text: FamilyText }[] = [];
+  /** Per-target families left out of the last page: their pieces are not kept. */
+  #failed = new Set<number>();
   #targetRenders = 0;
 
-  constructor(registry: Registry, format: ExpositionFormat, snapshotMetrics: SnapshotMetrics) {
-    this.#registry = registry;
+  constructor(format: ExpositionFormat, families: SnapshotFamilies) {
     this.#format = format;
-    this.#snapshotMetrics = snapshotMetrics;
+    this.#families = families;
   }
 
   /** How many targets' samples have been rendered so far; for tests and benchmarks. */
@@ -77,57 +78,57 @@ export class SnapshotPartRenderer {
 
   /**
    * The part for `statuses` (read from the store in the caller's tick), reusing unchanged targets.
-   * The page is a view on memory that no other buffer shares.
+   * The page is a view on memory that no other buffer shares. Renders must not overlap.
    */
-  render(statuses: readonly TargetStatus[]): Promise<Buffer> {
-    return this.#snapshotMetrics.view.pinned(statuses, async (scope) => {
-      const metrics = registeredMetrics(this.#registry, (name) =>
-        this.#snapshotMetrics.names.has(name),
+  async render(statuses: readonly TargetStatus[]): Promise<Buffer> {
+    const settings = this.#families.settings;
+    if (this.#generation !== this.#families.generation) {
+      // First render, or a reload: new HELP texts, maybe other families.
+      this.#generation = this.#families.generation;
+      this.#perTarget = this.#families.selected.flatMap(({ definition, help }) =>
+        definition.scope === 'target'
+          ? [{ definition, text: familyText(definition, help, this.#format) }]
+          : [],
       );
-      const perTarget = metrics
-        .filter(({ name }) => this.#snapshotMetrics.perTarget.has(name))
-        .map(({ metric }) => metric);
-      if (!sameMetrics(perTarget, this.#perTargetMetrics)) {
-        // First render, or a reload re-registered them: new HELP texts, maybe other samples.
-        scope([]);
-        const headers: string[] = [];
-        for (const metric of perTarget) {
-          headers.push(renderFamilyHeader(await familyOf(metric), this.#format));
-        }
-        this.#pieces = new Map();
-        this.#perTargetMetrics = perTarget;
-        this.#perTargetHeaders = headers;
-      }
+      this.#pieces = new Map();
+      this.#failed = new Set();
+    }
 
-      // The families read across targets are small and rendered whole, every time.
-      scope(undefined);
-      const families: PartFamily[] = [];
-      for (const { metric } of metrics) {
-        const index = perTarget.indexOf(metric);
-        if (index >= 0) {
-          families.push({ header: this.#perTargetHeaders[index] ?? '', perTargetIndex: index });
-          continue;
-        }
-        const family = await familyOf(metric);
+    // The families read across targets are small and rendered whole, every time.
+    const families: PartFamily[] = [];
+    let perTargetIndex = 0;
+    for (const { definition, help } of this.#families.selected) {
+      if (definition.scope === 'target') {
+        const prepared = this.#perTarget[perTargetIndex];
+        if (prepared === undefined) throw new Error(`no prepared family for ${definition.name}`);
+        families.push({ name: definition.name, ...prepared, perTargetIndex: perTargetIndex++ });
+        continue;
+      }
+      try {
+        const text = familyText(definition, help, this.#format);
         families.push({
-          header: renderFamilyHeader(family, this.#format),
-          text: renderFamilySamples(family, this.#format),
+          name: definition.name,
+          header: text.header,
+          samples: text.render(definition.samples(statuses, settings)),
         });
+      } catch (error) {
+        this.#families.renderErrors?.record(definition.name, error);
       }
+    }
 
-      this.#page = await this.#write(statuses, families, perTarget, scope);
-      return this.#page;
-    });
+    this.#page = await this.#write(statuses, families);
+    return this.#page;
   }
 
   /** Writes the new page: every family in order, each target's samples rendered now or copied. */
   async #write(
     statuses: readonly TargetStatus[],
     families: readonly PartFamily[],
-    perTarget: readonly Metric[],
-    scope: (targets: readonly TargetStatus[] | undefined) => void,
   ): Promise<Buffer> {
     const previousPage = this.#page;
+    const previouslyFailed = this.#failed;
+    this.#failed = new Set();
+    const settings = this.#families.settings;
     const targets: TargetLayout[] = statuses.map((status) => {
       const key = targetKey(status.target);
       const kept = this.#pieces.get(key);
@@ -136,7 +137,7 @@ export class SnapshotPartRenderer {
         status,
         kept: kept?.status === status ? kept.bounds : undefined,
         // Start at (0, 0): right for the families left out below, which have no samples.
-        bounds: new Int32Array(perTarget.length * 2),
+        bounds: new Int32Array(this.#perTarget.length * 2),
       };
     });
     this.#targetRenders += targets.filter(({ kept }) => kept === undefined).length;
@@ -146,34 +147,38 @@ export class SnapshotPartRenderer {
     let piecesRendered = 0;
     for (const family of families) {
       const familyStart = page.length;
-      page.write(family.header);
-      const samplesStart = page.length;
-      if ('text' in family) {
-        page.write(family.text);
-        // A family with no sample at all is left out, header included, as in a whole render.
-        if (page.length === samplesStart) page.truncate(familyStart);
+      if (!('perTargetIndex' in family)) {
+        // A family with no sample at all is left out, header included, as client_golang does.
+        if (family.samples !== '') page.write(family.header + family.samples);
         continue;
       }
-      const metric = perTarget[family.perTargetIndex];
-      const slot = family.perTargetIndex * 2;
+      page.write(family.text.header);
+      const samplesStart = page.length;
+      const index = family.perTargetIndex;
+      const slot = index * 2;
+      const keep = !previouslyFailed.has(index);
+      let failed = false;
       for (const { status, kept, bounds } of targets) {
         bounds[slot] = page.length;
-        if (kept !== undefined) {
+        if (kept !== undefined && keep) {
           page.copy(previousPage, kept[slot] ?? 0, kept[slot + 1] ?? 0);
-        } else if (metric !== undefined) {
-          scope([status]);
-          page.write(
-            metric instanceof StoredHistogram
-              ? metric.renderSamples(this.#format)
-              : renderFamilySamples(await familyOf(metric), this.#format),
-          );
+        } else {
+          try {
+            page.write(family.text.render(family.definition.samples(status, settings)));
+          } catch (error) {
+            // The whole family is left out of this page, and rendered afresh on the next.
+            this.#families.renderErrors?.record(family.name, error);
+            failed = true;
+            break;
+          }
           // A first render (or one after a reload) renders every target: let scrapes of the other
           // endpoints, and the polls, run in between.
           if (++piecesRendered % PIECES_PER_TURN === 0) await nextTurn();
         }
         bounds[slot + 1] = page.length;
       }
-      if (page.length === samplesStart) {
+      if (failed) this.#failed.add(index);
+      if (failed || page.length === samplesStart) {
         page.truncate(familyStart);
         for (const { bounds } of targets) bounds.fill(0, slot, slot + 2);
       }
@@ -181,16 +186,6 @@ export class SnapshotPartRenderer {
     this.#pieces = new Map(targets.map(({ key, status, bounds }) => [key, { status, bounds }]));
     return page.finish();
   }
-}
-
-async function familyOf(metric: Metric): Promise<MetricFamily> {
-  const [family] = toFamilies([await metric.get()]);
-  if (family === undefined) throw new Error('prom-client returned no family');
-  return family;
-}
-
-function sameMetrics(a: readonly Metric[], b: readonly Metric[]): boolean {
-  return a.length === b.length && a.every((metric, index) => metric === b[index]);
 }
 
 function nextTurn(): Promise<void> {

@@ -87,7 +87,8 @@ export async function pollFlakyTests(request: FlakyTestsPollRequest): Promise<Fl
       const identity = `${test.test_case_id}\u0000${test.variant ?? ''}`;
       if (seenTests.has(identity)) continue;
       seenTests.add(identity);
-      const owners = test.codeowners.length > 0 ? new Set(test.codeowners) : [NO_CODEOWNER];
+      const named = test.codeowners.filter((owner) => owner !== '');
+      const owners = named.length > 0 ? new Set(named) : [NO_CODEOWNER];
       for (const owner of owners) byCodeowner.set(owner, (byCodeowner.get(owner) ?? 0) + 1);
       const quarantinedAt = parseTimestampSeconds(test.quarantined_at);
       if (quarantinedAt !== undefined) quarantineTimes.push(quarantinedAt);

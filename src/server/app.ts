@@ -5,7 +5,7 @@ import type { Registry } from 'prom-client';
 import type { Logger } from '../log/logger.js';
 import type { MetricChanges } from '../metrics/metricChanges.js';
 import { MetricsPage } from '../metrics/metricsPage.js';
-import type { SnapshotMetrics } from '../metrics/snapshotView.js';
+import type { SnapshotFamilies } from '../metrics/snapshotFamilies.js';
 import type { SnapshotStore } from '../snapshot/store.js';
 import { requireBasicAuth, type BasicAuthVerifier } from './basicAuth.js';
 import { LANDING_PAGE_CSP, renderLandingPage } from './landingPage.js';
@@ -14,8 +14,8 @@ import { MetricsEndpoint, SECURITY_HEADERS, withMetricsFastPath } from './metric
 export interface HttpAppOptions {
   registry: Registry;
   store: SnapshotStore;
-  /** Metrics computed from the store alone, as registerExporterMetrics returns them. */
-  snapshotMetrics: SnapshotMetrics;
+  /** Families computed from the store alone, as registerExporterMetrics returns them. */
+  snapshotMetrics: SnapshotFamilies;
   /** Changes to the metrics set outside the store, as registerExporterMetrics returns them. */
   metricChanges: MetricChanges;
   version: string;

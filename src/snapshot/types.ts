@@ -97,8 +97,11 @@ export interface MergeQueueSnapshot {
   readonly readinessKnown: boolean;
 }
 
-/** The byCodeowner key (and label value) of tests that have no code owner. */
-export const NO_CODEOWNER = 'none';
+/**
+ * The byCodeowner key of tests that have no code owner: the empty string, which no real owner is
+ * (an empty owner name counts as none), so an owner literally named `none` stays apart.
+ */
+export const NO_CODEOWNER = '';
 
 /** `window` label values of trunk_flaky_tests_quarantined_recently, with their length in seconds. */
 export const QUARANTINE_WINDOWS = [

@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { registerApiMetrics } from '../../src/metrics/apiMetrics.js';
 import { MetricChanges } from '../../src/metrics/metricChanges.js';
-import { renderExposition } from '../../src/metrics/exposition.js';
 import { createRegistry } from '../../src/metrics/registry.js';
+import { renderRegistry } from './page.js';
 
 describe('API call observer', () => {
   it('starts every endpoint at 0 schema mismatches, so rate() sees the first one', async () => {
     const registry = createRegistry({ defaultMetrics: false });
     registerApiMetrics(registry, new MetricChanges());
-    const page = (await renderExposition(registry, 'prometheus')).body;
+    const page = await renderRegistry(registry, 'prometheus');
     expect(page).toContain('trunk_exporter_api_schema_mismatches_total{endpoint="getQueue"} 0\n');
     expect(page).toContain(
       'trunk_exporter_api_schema_mismatches_total{endpoint="getSubmittedPullRequest"} 0\n',
@@ -26,7 +26,7 @@ describe('API call observer', () => {
     observer.requestFinished('getQueue', '200', 0.3);
     observer.requestFinished('getQueue', 'network_error', 0.01);
     observer.schemaMismatch('getQueue');
-    const page = (await renderExposition(registry, 'prometheus')).body;
+    const page = await renderRegistry(registry, 'prometheus');
     expect(page).toContain('trunk_exporter_api_requests_total{endpoint="getQueue",code="200"} 2\n');
     expect(page).toContain(
       'trunk_exporter_api_requests_total{endpoint="getQueue",code="network_error"} 1\n',
@@ -46,7 +46,7 @@ describe('API call observer', () => {
     observer.requestFinished('getQueue', '200', 0.2);
     observer.requestFinished('getQueue', '200', Number.NaN);
     observer.requestFinished('getQueue', '200', -1);
-    const page = (await renderExposition(registry, 'prometheus')).body;
+    const page = await renderRegistry(registry, 'prometheus');
     expect(page).toContain('trunk_exporter_api_requests_total{endpoint="getQueue",code="200"} 3\n');
     expect(page).toContain(
       'trunk_exporter_api_request_duration_seconds_sum{endpoint="getQueue"} 0.2\n',

@@ -5,12 +5,14 @@ import {
   OPENMETRICS_CONTENT_TYPE,
   PROMETHEUS_CONTENT_TYPE,
   negotiateExpositionFormat,
-  renderExposition,
   renderFamilySamples,
-  renderHistogramSeries,
 } from '../../src/metrics/exposition.js';
 import type { MetricFamily } from '../../src/metrics/exposition.js';
+import type { FamilyDefinition } from '../../src/metrics/family.js';
+import { familyText } from '../../src/metrics/familyText.js';
 import { createRegistry } from '../../src/metrics/registry.js';
+import { cumulativeBuckets, emptyHistogram, observe } from '../../src/snapshot/histogram.js';
+import { registryPage, renderRegistry } from './page.js';
 
 /** What Prometheus 2.x sends by default (scrape_protocols unset). */
 const PROMETHEUS_2_ACCEPT =
@@ -55,23 +57,23 @@ describe('negotiateExpositionFormat', () => {
   });
 });
 
-describe('renderExposition', () => {
+describe('the page of the registry', () => {
   it('gives each format its content type', async () => {
     const registry = emptyRegistry();
-    expect((await renderExposition(registry, 'prometheus')).contentType).toBe(
-      'text/plain; version=0.0.4; charset=utf-8',
-    );
-    expect((await renderExposition(registry, 'openmetrics')).contentType).toBe(
-      'application/openmetrics-text; version=1.0.0; charset=utf-8',
-    );
+    expect(
+      (await registryPage(registry).render('prometheus', { acceptGzip: false })).contentType,
+    ).toBe('text/plain; version=0.0.4; charset=utf-8');
+    expect(
+      (await registryPage(registry).render('openmetrics', { acceptGzip: false })).contentType,
+    ).toBe('application/openmetrics-text; version=1.0.0; charset=utf-8');
     expect(PROMETHEUS_CONTENT_TYPE).toContain('0.0.4');
     expect(OPENMETRICS_CONTENT_TYPE).toContain('1.0.0');
   });
 
   it('ends an OpenMetrics page with # EOF even when it is empty', async () => {
     const registry = emptyRegistry();
-    expect((await renderExposition(registry, 'openmetrics')).body).toBe('# EOF\n');
-    expect((await renderExposition(registry, 'prometheus')).body).toBe('');
+    expect(await renderRegistry(registry, 'openmetrics')).toBe('# EOF\n');
+    expect(await renderRegistry(registry, 'prometheus')).toBe('');
   });
 
   it('escapes HELP and label values', async () => {
@@ -84,7 +86,7 @@ describe('renderExposition', () => {
     });
     gauge.set({ value: 'a\\b "c"\nd é' }, 1);
 
-    const prometheus = (await renderExposition(registry, 'prometheus')).body;
+    const prometheus = await renderRegistry(registry, 'prometheus');
     expect(prometheus).toBe(
       [
         '# HELP test_escaping back\\\\slash "quoted"\\nsecond line',
@@ -93,7 +95,7 @@ describe('renderExposition', () => {
         '',
       ].join('\n'),
     );
-    const openMetrics = (await renderExposition(registry, 'openmetrics')).body;
+    const openMetrics = await renderRegistry(registry, 'openmetrics');
     expect(openMetrics).toBe(
       [
         '# HELP test_escaping back\\\\slash \\"quoted\\"\\nsecond line',
@@ -121,7 +123,7 @@ describe('renderExposition', () => {
     });
     gauge.set({ value }, 1);
     for (const format of ['prometheus', 'openmetrics'] as const) {
-      expect((await renderExposition(registry, format)).body).toContain(
+      expect(await renderRegistry(registry, format)).toContain(
         `test_escaping{value="${escaped}"} 1\n`,
       );
     }
@@ -142,7 +144,7 @@ describe('renderExposition', () => {
     gauge.set({ case: 'negative' }, -2.5);
 
     for (const format of ['prometheus', 'openmetrics'] as const) {
-      const body = (await renderExposition(registry, format)).body;
+      const body = await renderRegistry(registry, format);
       expect(body).toContain('test_special{case="nan"} NaN\n');
       expect(body).toContain('test_special{case="plus"} +Inf\n');
       expect(body).toContain('test_special{case="minus"} -Inf\n');
@@ -163,7 +165,7 @@ describe('renderExposition', () => {
     histogram.observe({ endpoint: 'a' }, 0.7);
     histogram.observe({ endpoint: 'a' }, 3);
 
-    expect((await renderExposition(registry, 'prometheus')).body).toBe(
+    expect(await renderRegistry(registry, 'prometheus')).toBe(
       [
         '# HELP test_duration_seconds Durations.',
         '# TYPE test_duration_seconds histogram',
@@ -176,7 +178,7 @@ describe('renderExposition', () => {
       ].join('\n'),
     );
     // OpenMetrics compares `le` as text after canonicalising it: 1.0, never 1.
-    expect((await renderExposition(registry, 'openmetrics')).body).toContain(
+    expect(await renderRegistry(registry, 'openmetrics')).toContain(
       'test_duration_seconds_bucket{endpoint="a",le="1.0"} 1\n',
     );
   });
@@ -190,10 +192,10 @@ describe('renderExposition', () => {
       registers: [registry],
     });
     summary.observe(10);
-    const prometheus = (await renderExposition(registry, 'prometheus')).body;
+    const prometheus = await renderRegistry(registry, 'prometheus');
     expect(prometheus).toContain('test_size_bytes{quantile="0.5"} 10\n');
     expect(prometheus).toContain('test_size_bytes_sum 10\ntest_size_bytes_count 1\n');
-    const openMetrics = (await renderExposition(registry, 'openmetrics')).body;
+    const openMetrics = await renderRegistry(registry, 'openmetrics');
     expect(openMetrics).toContain('test_size_bytes{quantile="1.0"} 10\n');
   });
 
@@ -202,7 +204,7 @@ describe('renderExposition', () => {
     new Counter({ name: 'test_events_total', help: 'Events.', registers: [registry] }).inc(3);
     new Counter({ name: 'test_legacy', help: 'No suffix.', registers: [registry] }).inc();
 
-    expect((await renderExposition(registry, 'openmetrics')).body).toBe(
+    expect(await renderRegistry(registry, 'openmetrics')).toBe(
       [
         '# HELP test_events Events.',
         '# TYPE test_events counter',
@@ -214,7 +216,7 @@ describe('renderExposition', () => {
         '',
       ].join('\n'),
     );
-    expect((await renderExposition(registry, 'prometheus')).body).toBe(
+    expect(await renderRegistry(registry, 'prometheus')).toBe(
       [
         '# HELP test_events_total Events.',
         '# TYPE test_events_total counter',
@@ -231,10 +233,10 @@ describe('renderExposition', () => {
     const registry = emptyRegistry();
     new Counter({ name: 'test_requests_total', help: 'Requests.', registers: [registry] }).inc();
 
-    const before = (await renderExposition(registry, 'prometheus')).body;
-    await renderExposition(registry, 'openmetrics');
-    await renderExposition(registry, 'openmetrics');
-    const after = (await renderExposition(registry, 'prometheus')).body;
+    const before = await renderRegistry(registry, 'prometheus');
+    await renderRegistry(registry, 'openmetrics');
+    await renderRegistry(registry, 'openmetrics');
+    const after = await renderRegistry(registry, 'prometheus');
 
     expect(after).toBe(before);
     expect(after).toContain('# TYPE test_requests_total counter\ntest_requests_total 1\n');
@@ -249,7 +251,7 @@ describe('renderExposition', () => {
       labelNames: ['x'] as const,
       registers: [registry],
     });
-    const body = (await renderExposition(registry, 'openmetrics')).body;
+    const body = await renderRegistry(registry, 'openmetrics');
     expect(body).not.toMatch(/\n\n/);
     expect(body.endsWith('\n# EOF\n')).toBe(true);
     expect(body.match(/# EOF/g)).toHaveLength(1);
@@ -259,35 +261,44 @@ describe('renderExposition', () => {
   });
 });
 
-describe('renderHistogramSeries', () => {
-  const buckets = [
-    { le: 60, count: 1 },
-    { le: 0.5, count: 2 },
-    { le: '+Inf', count: 3 },
-  ] as const;
+describe('familyText', () => {
+  const histogram = [30, 90, 90, 100_000].reduce(observe, emptyHistogram());
   const cases = [{ repo: 'github.com/acme/"quoted"\\back\nline', outcome: 'merged' }, {}] as const;
 
   it.each(
     (['prometheus', 'openmetrics'] as const).flatMap((format) =>
       cases.map((labels) => [format, labels] as const),
     ),
-  )('renders what renderFamilySamples renders from the same JSON (%s, %j)', (format, labels) => {
-    const family: MetricFamily = {
-      name: 'flow_seconds',
-      help: 'h',
-      type: 'histogram',
-      values: [
-        ...buckets.map((bucket) => ({
-          labels: { ...labels, le: bucket.le },
-          value: bucket.count,
-          metricName: 'flow_seconds_bucket',
-        })),
-        { labels, value: 12.5, metricName: 'flow_seconds_sum' },
-        { labels, value: 3, metricName: 'flow_seconds_count' },
-      ],
-    };
-    expect(renderHistogramSeries('flow_seconds', labels, buckets, 12.5, 3, format)).toBe(
-      renderFamilySamples(family, format),
-    );
-  });
+  )(
+    'renders a histogram as renderFamilySamples renders prom-client JSON (%s, %j)',
+    (format, labels) => {
+      const family: MetricFamily = {
+        name: 'flow_seconds',
+        help: 'h',
+        type: 'histogram',
+        values: [
+          ...cumulativeBuckets(histogram).map((bucket) => ({
+            labels: { ...labels, le: bucket.le },
+            value: bucket.count,
+            metricName: 'flow_seconds_bucket',
+          })),
+          { labels, value: histogram.sum, metricName: 'flow_seconds_sum' },
+          { labels, value: histogram.count, metricName: 'flow_seconds_count' },
+        ],
+      };
+      const definition: FamilyDefinition = {
+        name: 'flow_seconds',
+        help: () => 'h',
+        type: 'histogram',
+        labelNames: Object.keys(labels),
+        scope: 'targets',
+        samples: () => [],
+      };
+      const text = familyText(definition, 'h', format).render([
+        { labels: Object.values(labels), histogram },
+      ]);
+      expect(text).toContain('le="+Inf"');
+      expect(text).toBe(renderFamilySamples(family, format));
+    },
+  );
 });

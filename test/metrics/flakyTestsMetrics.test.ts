@@ -5,7 +5,7 @@ describe('topCodeownerCounts', () => {
   it('keeps the N largest owners, ties by name, then none, then the rest as other', () => {
     const counts = new Map([
       ['@z', 5],
-      ['none', 7],
+      ['', 7],
       ['@b', 5],
       ['@big', 9],
       ['@a', 5],
@@ -22,7 +22,7 @@ describe('topCodeownerCounts', () => {
 
   it('adds no other series when nothing is left over', () => {
     expect(topCodeownerCounts(new Map([['@a', 1]]), 3)).toEqual([['@a', 1]]);
-    expect(topCodeownerCounts(new Map([['none', 2]]), 0)).toEqual([['none', 2]]);
+    expect(topCodeownerCounts(new Map([['', 2]]), 0)).toEqual([['none', 2]]);
     expect(topCodeownerCounts(new Map(), 5)).toEqual([]);
   });
 
@@ -51,6 +51,25 @@ describe('topCodeownerCounts', () => {
     ).toEqual([
       ['@a', 10],
       ['other', 5],
+    ]);
+  });
+});
+
+describe('the no-owner bucket', () => {
+  it('keeps tests without owner (key "") apart from an owner literally named none', () => {
+    expect(
+      topCodeownerCounts(
+        new Map([
+          ['', 3],
+          ['none', 2],
+          ['@a', 10],
+        ]),
+        5,
+      ),
+    ).toEqual([
+      ['@a', 10],
+      ['none', 3],
+      ['other', 2],
     ]);
   });
 });

@@ -1,19 +1,26 @@
 import { describe, expect, it } from 'vitest';
-import { renderExposition } from '../../src/metrics/exposition.js';
 import type { ExpositionFormat } from '../../src/metrics/exposition.js';
 import { expectGolden } from './golden.js';
 import { loadScenario, replayScenario } from './scenario.js';
 
 /**
- * Scrapes once before the first poll and after every poll, like Prometheus would, and returns the
- * last page: series left over from an earlier scrape (a collect without reset) end up in the golden.
+ * Scrapes the production page once before the first poll and after every poll, like Prometheus
+ * would, and returns the last page: series left over from an earlier scrape end up in the golden,
+ * and so do pieces of the per-target cache that a poll should have replaced. Scrapes alternate
+ * between plain and gzip, and the last page must read the same either way.
  */
 async function renderScenario(name: string, format: ExpositionFormat): Promise<string> {
   const replay = replayScenario(loadScenario(name), { polls: 0 });
-  await renderExposition(replay.registry, format);
-  while (replay.recordNextPoll()) await renderExposition(replay.registry, format);
+  let gzip = false;
+  await replay.render(format, { gzip });
+  while (replay.recordNextPoll()) {
+    gzip = !gzip;
+    await replay.render(format, { gzip });
+  }
   replay.finish();
-  return (await renderExposition(replay.registry, format)).body;
+  const page = await replay.render(format);
+  expect(await replay.render(format, { gzip: true })).toBe(page);
+  return page;
 }
 
 describe('golden exposition pages', () => {
@@ -27,7 +34,10 @@ describe('golden exposition pages', () => {
     'stale-target-drops-data-series',
     'pull-request-left-between-polls',
     'hostile-label-values',
+    'codeowner-named-none-apart-from-no-owner',
   ];
+
+  const openMetricsCases = ['normal-queue', 'hostile-label-values'];
 
   for (const name of prometheusCases) {
     it(`renders fixtures/${name}.json as golden/${name}.prom`, async () => {
@@ -35,9 +45,11 @@ describe('golden exposition pages', () => {
     });
   }
 
-  it('renders fixtures/normal-queue.json as golden/normal-queue.openmetrics', async () => {
-    expectGolden('normal-queue.openmetrics', await renderScenario('normal-queue', 'openmetrics'));
-  });
+  for (const name of openMetricsCases) {
+    it(`renders fixtures/${name}.json as golden/${name}.openmetrics`, async () => {
+      expectGolden(`${name}.openmetrics`, await renderScenario(name, 'openmetrics'));
+    });
+  }
 });
 
 // The goldens pin the whole page; these say in words what the riskiest cases are about, so a
@@ -46,9 +58,9 @@ describe('series life cycle', () => {
   it('drops the series of a PR that left the queue between two polls', async () => {
     // One registry scraped before and after, as in production: the second scrape must forget.
     const replay = replayScenario(loadScenario('pull-request-left-between-polls'), { polls: 1 });
-    const beforePage = (await renderExposition(replay.registry, 'prometheus')).body;
+    const beforePage = await replay.render();
     replay.recordNextPoll();
-    const afterPage = (await renderExposition(replay.registry, 'prometheus')).body;
+    const afterPage = await replay.render();
 
     const oldestPendingFailure =
       'trunk_merge_queue_oldest_state_change_timestamp_seconds{repo="github.com/acme/widgets",branch="main",state="pending_failure"}';
@@ -60,8 +72,7 @@ describe('series life cycle', () => {
   });
 
   it('keeps the values of a failed target within staleAfterSeconds and marks it down', async () => {
-    const { registry } = replayScenario(loadScenario('failed-target-keeps-values'));
-    const page = (await renderExposition(registry, 'prometheus')).body;
+    const page = await replayScenario(loadScenario('failed-target-keeps-values')).render();
     expect(page).toContain(
       'trunk_merge_queue_concurrency{repo="github.com/acme/widgets",branch="main"} 2',
     );
@@ -72,8 +83,7 @@ describe('series life cycle', () => {
   });
 
   it('drops every data series of a stale target but keeps its status series', async () => {
-    const { registry } = replayScenario(loadScenario('stale-target-drops-data-series'));
-    const page = (await renderExposition(registry, 'prometheus')).body;
+    const page = await replayScenario(loadScenario('stale-target-drops-data-series')).render();
     expect(page).not.toMatch(/^trunk_merge_queue_/m);
     expect(page).toContain(
       'trunk_exporter_target_up{repo="github.com/acme/widgets",branch="main",kind="merge_queue"} 0',
@@ -85,8 +95,7 @@ describe('series life cycle', () => {
   });
 
   it('renders no blocked series for a queue whose readiness is unknown', async () => {
-    const { registry } = replayScenario(loadScenario('readiness-unknown'));
-    const page = (await renderExposition(registry, 'prometheus')).body;
+    const page = await replayScenario(loadScenario('readiness-unknown')).render();
     expect(page).not.toContain('trunk_merge_queue_pull_requests_blocked');
     expect(page).toContain(
       'trunk_merge_queue_pull_requests{repo="github.com/acme/widgets",branch="main",state="not_ready",priority="medium"} 2',

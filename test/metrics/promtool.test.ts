@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { renderExposition } from '../../src/metrics/exposition.js';
 import { findSystemBinary } from '../support/systemBinary.js';
 import { loadScenario, replayScenario } from './scenario.js';
 
@@ -45,8 +44,7 @@ describe('promtool check metrics', () => {
   it.skipIf(promtool === undefined)(
     "parses and lints the exporter's own metrics, with hostile label values, without a word",
     async () => {
-      const { registry } = replayScenario(loadScenario('hostile-label-values'));
-      const page = (await renderExposition(registry, 'prometheus')).body;
+      const page = await replayScenario(loadScenario('hostile-label-values')).render();
       // The page really carries the hostile values.
       expect(page).toContain('\\"quoted\\"');
       expect(page).toContain('new\\nline');
@@ -60,10 +58,9 @@ describe('promtool check metrics', () => {
   it.skipIf(promtool === undefined)(
     'parses and lints the full page, process metrics included, without a word',
     async () => {
-      const { registry } = replayScenario(loadScenario('hostile-label-values'), {
+      const page = await replayScenario(loadScenario('hostile-label-values'), {
         defaultMetrics: true,
-      });
-      const page = (await renderExposition(registry, 'prometheus')).body;
+      }).render();
       expect(page).toContain('process_cpu_seconds_total');
       expect(page).toContain('nodejs_active_handles');
       expect(page).toContain('trunk_exporter_api_request_duration_seconds_bucket');

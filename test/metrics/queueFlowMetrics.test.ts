@@ -2,15 +2,13 @@
 // ledger, what stale and removed targets show, and promtool's verdict on the page.
 import { describe, expect, it } from 'vitest';
 import { advanceQueueFlow, startQueueFlow } from '../../src/flow/queueFlow.js';
-import {
-  createRegistry,
-  registerExporterMetrics,
-  renderExposition,
-} from '../../src/metrics/index.js';
+import { createRegistry, registerExporterMetrics } from '../../src/metrics/index.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
 import type { MergeQueueSnapshot, Target } from '../../src/snapshot/types.js';
 import { parseExposition, select, sum } from '../support/exposition.js';
 import { promtoolCheckMetrics } from '../support/promtool.js';
+import { MetricsPage } from '../../src/metrics/metricsPage.js';
+import { renderPage } from './page.js';
 import { findSystemBinary } from '../support/systemBinary.js';
 
 const T0 = 1_767_225_600;
@@ -70,7 +68,7 @@ function storeWithOneMerge(clock: { now: number }) {
   );
   store.recordSuccess(TARGET, second, 0.1, flow);
   const registry = createRegistry({ defaultMetrics: false });
-  registerExporterMetrics({
+  const { snapshotMetrics } = registerExporterMetrics({
     registry,
     store,
     version: 'test',
@@ -78,7 +76,8 @@ function storeWithOneMerge(clock: { now: number }) {
     flakyTestsIntervalSeconds: 300,
     topCodeowners: 20,
   });
-  const page = async () => (await renderExposition(registry, 'prometheus')).body;
+  const metricsPage = new MetricsPage({ registry, store, snapshotMetrics });
+  const page = () => renderPage(metricsPage);
   return { store, page };
 }
 

@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import type { Registry } from 'prom-client';
 import { z } from 'zod';
 import { registerExporterMetrics } from '../../src/metrics/index.js';
-import type { SnapshotMetrics } from '../../src/metrics/index.js';
+import type { ExpositionFormat } from '../../src/metrics/exposition.js';
+import { MetricsPage } from '../../src/metrics/metricsPage.js';
+import type { SnapshotFamilies } from '../../src/metrics/snapshotFamilies.js';
 import { createRegistry } from '../../src/metrics/registry.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
 import { BLOCKED_REASONS, QUEUE_SETTINGS } from '../../src/snapshot/types.js';
@@ -17,6 +19,7 @@ import type {
 } from '../../src/snapshot/types.js';
 import type { ApiCallObserver } from '../../src/trunk/observer.js';
 import { ENDPOINTS } from '../../src/trunk/schemas.js';
+import { renderPage } from './page.js';
 
 // A scenario file (test/metrics/fixtures/*.json) is a sequence of poll outcomes recorded into a real
 // SnapshotStore on a fake clock, plus API calls fed to the observer. Timestamps are ISO strings so
@@ -133,8 +136,12 @@ export function loadScenario(name: string): Scenario {
 export interface ReplayedScenario {
   readonly registry: Registry;
   readonly store: SnapshotStore;
-  /** The metrics registerExporterMetrics says come from the store alone. */
-  readonly snapshotMetrics: SnapshotMetrics;
+  /** The families registerExporterMetrics renders from the store alone. */
+  readonly snapshotMetrics: SnapshotFamilies;
+  /** The production page over the registry and the store, one for the whole replay. */
+  readonly page: MetricsPage;
+  /** The page in `format` (default Prometheus text) as a scrape gets it; `gzip` goes through gzip. */
+  readonly render: (format?: ExpositionFormat, options?: { gzip?: boolean }) => Promise<string>;
   readonly apiCallObserver: ApiCallObserver;
   /** What a reload does to the metrics. */
   readonly applySettings: ReturnType<typeof registerExporterMetrics>['applySettings'];
@@ -203,10 +210,13 @@ export function replayScenario(scenario: Scenario, options: ReplayOptions = {}):
   const count = options.polls ?? scenario.polls.length;
   while (next < count && recordNextPoll());
   if (options.polls === undefined) finish();
+  const page = new MetricsPage({ registry, store, snapshotMetrics, metricChanges });
   return {
     registry,
     store,
     snapshotMetrics,
+    page,
+    render: (format, renderOptions) => renderPage(page, format, renderOptions),
     apiCallObserver,
     applySettings,
     metricChanges,

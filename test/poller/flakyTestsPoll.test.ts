@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PaginationError, pollFlakyTests } from '../../src/poller/flakyTestsPoll.js';
-import type { FlakyTestsSnapshot } from '../../src/snapshot/types.js';
+import { NO_CODEOWNER, type FlakyTestsSnapshot } from '../../src/snapshot/types.js';
 import { SIMULATOR_ORG_SLUG, type SimulatedRepository } from '../../src/simulator/repositories.js';
 import type { SimulatorFlavour } from '../../src/simulator/responses.js';
 import { startTestSimulator } from '../support/simulator.js';
@@ -151,7 +151,7 @@ describe('pollFlakyTests paging', () => {
     // 430 tests, 86 of each owner shape; a two-owner test counts for both owners.
     expect(snapshot.byCodeowner).toEqual(
       new Map([
-        ['none', 86],
+        [NO_CODEOWNER, 86],
         ['@acme/web', 172],
         ['@acme/api', 172],
         ['@alice', 86],
@@ -186,7 +186,7 @@ describe('pollFlakyTests paging', () => {
       // 150 tests; 30 of them (shape 2) have two owners.
       150 + 30,
     );
-    expect(snapshot.byCodeowner.get('none')).toBe(30);
+    expect(snapshot.byCodeowner.get(NO_CODEOWNER)).toBe(30);
   });
 
   it('ends a walk whose next_page_token cycles with a PaginationError after a bounded number of requests', async () => {
@@ -278,11 +278,28 @@ describe('pollFlakyTests paging', () => {
     expect(snapshot.byCodeowner).toEqual(
       new Map([
         ['@acme/web', 1],
-        ['none', 1],
+        [NO_CODEOWNER, 1],
       ]),
     );
     // Only the test that has a quarantine timestamp can be the oldest.
     expect(snapshot.oldestQuarantinedAt).toBe(Date.parse('2025-11-20T08:30:00Z') / 1000);
+  });
+
+  it('counts an empty owner name as no owner, and keeps an owner named none apart from it', async () => {
+    const server = await startListFake([
+      { name: 'a', codeowners: [''], test_case_id: 'tc-a' },
+      { name: 'b', codeowners: [], test_case_id: 'tc-b' },
+      { name: 'c', codeowners: ['none', ''], test_case_id: 'tc-c' },
+    ]);
+
+    const snapshot = await poll(server.apiUrl);
+
+    expect(snapshot.byCodeowner).toEqual(
+      new Map([
+        [NO_CODEOWNER, 2],
+        ['none', 1],
+      ]),
+    );
   });
 
   it('reports no oldest quarantine when no test carries quarantined_at', async () => {
@@ -373,7 +390,7 @@ describe('pollFlakyTests against the simulator', () => {
             rows += 1;
             if (test.codeowners.length === 0) walked.unowned += 1;
             if (test.codeowners.length > 1) walked.multiOwner += 1;
-            const owners = test.codeowners.length === 0 ? ['none'] : test.codeowners;
+            const owners = test.codeowners.length === 0 ? [NO_CODEOWNER] : test.codeowners;
             for (const owner of owners) byCodeowner.set(owner, (byCodeowner.get(owner) ?? 0) + 1);
             const at = Date.parse(test.quarantined_at) / 1000;
             if (oldest === undefined || at < oldest) oldest = at;
@@ -428,7 +445,7 @@ describe('pollFlakyTests over a very large list', () => {
     expect(snapshot.quarantined).toBe(length);
     // Every row walked: OWNER_SHAPES gives @acme/web to two tests in five.
     expect(snapshot.byCodeowner.get('@acme/web')).toBe((length / 5) * 2);
-    expect(snapshot.byCodeowner.get('none')).toBe(length / 5);
+    expect(snapshot.byCodeowner.get(NO_CODEOWNER)).toBe(length / 5);
     expect(snapshot.quarantinedOlderThan.get('7d')).toBe(length);
     // Its cost: one call per page, no more (each is counted in trunk_exporter_api_requests_total).
     expect(listRequests(server)).toHaveLength(length / 100);

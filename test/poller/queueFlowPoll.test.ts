@@ -5,11 +5,7 @@ import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ExporterConfig, RepositoryTarget } from '../../src/config/types.js';
 import type { QueueFlow } from '../../src/snapshot/queueFlowTypes.js';
-import {
-  createRegistry,
-  registerExporterMetrics,
-  renderExposition,
-} from '../../src/metrics/index.js';
+import { createRegistry, registerExporterMetrics } from '../../src/metrics/index.js';
 import { configuredTargets } from '../../src/config/targets.js';
 import { buildPollJobs } from '../../src/poller/targetJobs.js';
 import type { SimulatorFlavour } from '../../src/simulator/responses.js';
@@ -17,6 +13,8 @@ import type { SimulatorWorld } from '../../src/simulator/world.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
 import type { Target } from '../../src/snapshot/types.js';
 import type { RepoRef } from '../../src/trunk/schemas.js';
+import { MetricsPage } from '../../src/metrics/metricsPage.js';
+import { renderPage } from '../metrics/page.js';
 import { parseExposition, sum } from '../support/exposition.js';
 import { exporterConfig } from '../support/exporterConfig.js';
 import { startTestSimulator } from '../support/simulator.js';
@@ -140,7 +138,7 @@ describe('queue flow against the simulator, polled at every step', () => {
 
     // What the exporter saw, through its public metrics.
     const registry = createRegistry({ defaultMetrics: false });
-    registerExporterMetrics({
+    const { snapshotMetrics } = registerExporterMetrics({
       registry,
       store: exporter.store,
       version: 'test',
@@ -148,7 +146,9 @@ describe('queue flow against the simulator, polled at every step', () => {
       flakyTestsIntervalSeconds: 300,
       topCodeowners: 20,
     });
-    const samples = parseExposition((await renderExposition(registry, 'prometheus')).body);
+    const samples = parseExposition(
+      await renderPage(new MetricsPage({ registry, store: exporter.store, snapshotMetrics })),
+    );
     const seenTransitions: Record<string, number> = {};
     for (const sample of samples) {
       if (sample.name !== 'trunk_merge_queue_state_transitions_total') continue;

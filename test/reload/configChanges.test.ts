@@ -103,6 +103,16 @@ const SPECIAL_CHANGES: Record<
       setIn(file, 'server.tls.keyFile', 'copy-of-server.key');
     },
   },
+  'metrics.include': {
+    after: (file) => {
+      setIn(file, 'metrics.include', ['trunk_merge_queue_state']);
+    },
+  },
+  'metrics.exclude': {
+    after: (file) => {
+      setIn(file, 'metrics.exclude', ['trunk_merge_queue_info']);
+    },
+  },
   'server.basicAuthUsers': {
     after: (file) => {
       setIn(file, 'server.basicAuthUsers', { alice: BCRYPT_HASH });

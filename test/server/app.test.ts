@@ -201,7 +201,7 @@ describe('/metrics', () => {
     expect(await response.text()).toBe('');
   });
 
-  it('answers 500 and logs when rendering fails, and keeps serving', async () => {
+  it('leaves a metric whose collect() throws out of the page, counts it and logs it once', async () => {
     const lines: string[] = [];
     const destination = new Writable({
       write(chunk: Buffer, _encoding, callback) {
@@ -221,12 +221,19 @@ describe('/metrics', () => {
     });
     const { url } = await startApp({ logger, registry });
 
-    const response = await fetch(`${url}/metrics`);
-    expect(response.status).toBe(500);
-    expect(response.headers.get('content-type')).toBe('text/plain; charset=utf-8');
-    // The log has the details; the scraper only learns where to look.
-    expect(await response.text()).toBe('error rendering metrics; see the exporter log\n');
-    expect(lines.join('')).toContain('collector exploded');
+    const first = await fetch(`${url}/metrics`);
+    expect(first.status).toBe(200);
+    const page = await first.text();
+    expect(page).not.toContain('test_broken ');
+    expect(page).toContain('trunk_exporter_build_info{');
+    expect(page).toContain('trunk_exporter_render_errors_total{family="test_broken"} 1');
+    // Each failed render counts; the same error is logged once.
+    expect(await (await fetch(`${url}/metrics`)).text()).toContain(
+      'trunk_exporter_render_errors_total{family="test_broken"} 2',
+    );
+    const logged = lines.filter((line) => line.includes('collector exploded'));
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toContain('"family":"test_broken"');
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
   });
 });

@@ -26,7 +26,9 @@ export function createTestHttpApp(options: TestAppOptions): {
   registry: Registry;
 } {
   const registry = options.registry ?? createRegistry({ defaultMetrics: false });
+  const logger = options.logger ?? silentLogger();
   const { snapshotMetrics, metricChanges } = registerExporterMetrics({
+    logger,
     registry,
     store: options.store,
     version: TEST_APP_VERSION,
@@ -40,7 +42,7 @@ export function createTestHttpApp(options: TestAppOptions): {
     snapshotMetrics,
     metricChanges,
     version: TEST_APP_VERSION,
-    logger: options.logger ?? silentLogger(),
+    logger,
     intervals: { mergeQueueIntervalSeconds: 30, flakyTestsIntervalSeconds: 300 },
     ...(options.now && { now: options.now }),
     ...(options.auth && { auth: options.auth }),

@@ -1,0 +1,39 @@
+import type { Registry } from 'prom-client';
+import { renderFamilies, toFamilies } from './exposition.js';
+import type { ExpositionFormat } from './exposition.js';
+import type { RenderErrors } from './renderErrors.js';
+
+/**
+ * The live part of /metrics: every metric of the prom-client registry (what the exporter observes
+ * itself), read through its public API. Metric by metric rather than getMetricsAsJSON(), whose one
+ * Promise.all fails the whole page when one collect() throws: a failing metric is left out and
+ * counted, as a failing family is. It goes last on the page, so it carries OpenMetrics' `# EOF`.
+ */
+export async function renderLivePart(
+  registry: Registry,
+  format: ExpositionFormat,
+  renderErrors: RenderErrors | undefined,
+): Promise<string> {
+  const metrics = registry.getMetricsAsArray().flatMap(({ name }) => {
+    const metric = registry.getSingleMetric(name);
+    return metric === undefined ? [] : [{ name, metric }];
+  });
+  const collect = async ({ name, metric }: (typeof metrics)[number]) => {
+    try {
+      return [await metric.get()];
+    } catch (error) {
+      renderErrors?.record(name, error);
+      return [];
+    }
+  };
+  // The render-error counter is read last, so the page counts its own failures.
+  const collected = await Promise.all(
+    metrics.map((entry) =>
+      entry.name === renderErrors?.name ? Promise.resolve([]) : collect(entry),
+    ),
+  );
+  const countedAt = metrics.findIndex(({ name }) => name === renderErrors?.name);
+  const counted = metrics[countedAt];
+  if (counted !== undefined) collected[countedAt] = await collect(counted);
+  return renderFamilies(toFamilies(collected.flat()), format, { endOfPage: true });
+}

@@ -1,0 +1,108 @@
+// `metrics.include` / `metrics.exclude`, as kube-state-metrics' allow and deny lists: families are
+// picked by name or `*` glob before anything is rendered, so an excluded family costs nothing.
+import type { FamilyDefinition } from './family.js';
+
+/** The configured selection; `include` unset keeps every family. */
+export interface MetricSelection {
+  readonly include?: readonly string[] | undefined;
+  readonly exclude?: readonly string[] | undefined;
+}
+
+/** A selection entry that names no family, with where it is in the configuration. */
+export interface SelectionProblem {
+  /** `metrics.exclude[1]`. */
+  readonly path: string;
+  readonly message: string;
+}
+
+/** How many near names an unknown one is told about. */
+const NEAR_NAMES = 3;
+
+/** `*` matches any run of characters (none included); everything else is literal. */
+function globPattern(glob: string): RegExp {
+  const literal = glob.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'));
+  return new RegExp(`^${literal.join('.*')}$`);
+}
+
+function matchesAny(name: string, patterns: readonly RegExp[]): boolean {
+  return patterns.some((pattern) => pattern.test(name));
+}
+
+/**
+ * The families the selection keeps, in their order: those `include` matches (all when unset),
+ * less those `exclude` matches; the families in `alwaysKept` stay whatever the lists say.
+ */
+export function selectFamilies<F extends FamilyDefinition>(
+  families: readonly F[],
+  selection: MetricSelection,
+  alwaysKept: ReadonlySet<string>,
+): F[] {
+  const include = selection.include?.map(globPattern);
+  const exclude = (selection.exclude ?? []).map(globPattern);
+  return families.filter(
+    ({ name }) =>
+      alwaysKept.has(name) ||
+      ((include === undefined || matchesAny(name, include)) && !matchesAny(name, exclude)),
+  );
+}
+
+/**
+ * Every entry of the selection that matches none of `names`, each with the nearest names; and
+ * every excluded entry that only matches families that cannot be excluded.
+ */
+export function selectionProblems(
+  names: readonly string[],
+  selection: MetricSelection,
+  alwaysKept: ReadonlySet<string>,
+): SelectionProblem[] {
+  const problems: SelectionProblem[] = [];
+  for (const key of ['include', 'exclude'] as const) {
+    (selection[key] ?? []).forEach((entry, index) => {
+      const path = `metrics.${key}[${index}]`;
+      const pattern = globPattern(entry);
+      const matched = names.filter((name) => pattern.test(name));
+      if (matched.length === 0) {
+        const near = nearestNames(entry, names);
+        problems.push({
+          path,
+          message:
+            `"${entry}" matches no metric family` +
+            (near.length > 0
+              ? `; did you mean ${near.map((name) => `"${name}"`).join(', ')}?`
+              : ''),
+        });
+      } else if (key === 'exclude' && matched.every((name) => alwaysKept.has(name))) {
+        problems.push({
+          path,
+          message: `"${entry}" cannot be excluded: ${matched.join(', ')} always stay on the page`,
+        });
+      }
+    });
+  }
+  return problems;
+}
+
+/** The names closest to `entry` by edit distance (globs compared without their `*`). */
+function nearestNames(entry: string, names: readonly string[]): string[] {
+  const bare = entry.replaceAll('*', '');
+  return names
+    .map((name) => ({ name, distance: editDistance(bare, name) }))
+    .sort((a, b) => a.distance - b.distance || (a.name < b.name ? -1 : 1))
+    .slice(0, NEAR_NAMES)
+    .filter(({ distance }) => distance <= Math.max(3, Math.floor(bare.length / 3)))
+    .map(({ name }) => name);
+}
+
+/** Levenshtein distance; names are short, so the plain two-row version does. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_unused, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution));
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}

@@ -1,0 +1,283 @@
+// Every family rendered against every fixture, through the production page in both formats, and
+// checked the way Prometheus reads it: no duplicate series, every sample under its family's HELP
+// and TYPE, names and label names Prometheus accepts, per-target families labelled with their
+// target. The checks are shown to fail on the definition that once slipped through: an unlabelled
+// per-target gauge, rendered once per target.
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { advanceQueueFlow, startQueueFlow } from '../../src/flow/queueFlow.js';
+import type { ExpositionFormat } from '../../src/metrics/exposition.js';
+import { SNAPSHOT_FAMILIES } from '../../src/metrics/families.js';
+import type { FamilyDefinition } from '../../src/metrics/family.js';
+import { MetricsPage } from '../../src/metrics/metricsPage.js';
+import { SnapshotFamilies } from '../../src/metrics/snapshotFamilies.js';
+import type { MergeQueueSnapshot, PullRequestSnapshot } from '../../src/snapshot/types.js';
+import { renderPage } from './page.js';
+import {
+  acrossRepositories,
+  FLAKY_TESTS_INTERVAL_SECONDS,
+  loadScenario,
+  MERGE_QUEUE_INTERVAL_SECONDS,
+  replayScenario,
+  TEST_VERSION,
+} from './scenario.js';
+import type { ReplayedScenario } from './scenario.js';
+
+/** The PR that leaves between two polls in addQueueFlows. */
+const LEAVING: PullRequestSnapshot = {
+  number: 999_999,
+  state: 'testing',
+  priorityName: 'medium',
+  priorityValue: 100,
+  stateChangedAt: undefined,
+  sha: 'abc',
+  skipTheLine: false,
+  blockedReasons: [],
+};
+
+const FIXTURES = readdirSync(join(import.meta.dirname, 'fixtures'))
+  .filter((file) => file.endsWith('.json'))
+  .map((file) => file.slice(0, -'.json'.length));
+
+const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
+const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
+const SAMPLE_LINE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{.*\})? (\S+)$/;
+const LABEL_PAIR = /([^=,{}]+)="((?:[^"\\]|\\.)*)"/g;
+
+/** What is wrong with the definitions themselves. */
+function definitionProblems(definitions: readonly FamilyDefinition[]): string[] {
+  const problems: string[] = [];
+  const names = new Set<string>();
+  for (const { name, type, labelNames, scope } of definitions) {
+    if (names.has(name)) problems.push(`${name}: defined twice`);
+    names.add(name);
+    if (!METRIC_NAME.test(name)) problems.push(`${name}: not a valid metric name`);
+    for (const label of labelNames) {
+      if (!LABEL_NAME.test(label) || label.startsWith('__')) {
+        problems.push(`${name}: label name ${JSON.stringify(label)} is not valid`);
+      }
+      if (type === 'histogram' && label === 'le') problems.push(`${name}: a histogram with le`);
+    }
+    if (new Set(labelNames).size !== labelNames.length) problems.push(`${name}: a label twice`);
+    if (scope === 'target' && !labelNames.includes('repo')) {
+      problems.push(`${name}: per target but without the target's labels`);
+    }
+    if (type === 'counter' && !name.endsWith('_total'))
+      problems.push(`${name}: counter without _total`);
+    if (type !== 'counter' && name.endsWith('_total'))
+      problems.push(`${name}: _total on a ${type}`);
+    if (type === 'info' && !name.endsWith('_info')) problems.push(`${name}: info without _info`);
+  }
+  return problems;
+}
+
+/** The sample names a family may write, in `format`, from its TYPE line's name and type. */
+function sampleNames(family: string, type: string): string[] {
+  switch (type) {
+    case 'histogram':
+      return [`${family}_bucket`, `${family}_sum`, `${family}_count`];
+    case 'counter':
+      return family.endsWith('_total') ? [family] : [`${family}_total`];
+    case 'info':
+      return family.endsWith('_info') ? [family] : [`${family}_info`];
+    default:
+      return [family];
+  }
+}
+
+/** What Prometheus would reject, or read wrongly, on a page. */
+function pageProblems(page: string, format: ExpositionFormat): string[] {
+  const problems: string[] = [];
+  const seenFamilies = new Set<string>();
+  const seenSeries = new Set<string>();
+  let help: string | undefined;
+  let family: { name: string; type: string; samples: number } | undefined;
+  const closeFamily = (): void => {
+    if (family !== undefined && family.samples === 0) problems.push(`${family.name}: no samples`);
+  };
+  const lines = page.split('\n');
+  if (lines.pop() !== '') problems.push('the page does not end in a newline');
+  if (format === 'openmetrics' && lines.pop() !== '# EOF') problems.push('no # EOF at the end');
+  for (const line of lines) {
+    const helpMatch = /^# HELP (\S+) (.*)$/.exec(line);
+    if (helpMatch) {
+      closeFamily();
+      family = undefined;
+      help = helpMatch[1];
+      if ((helpMatch[2] ?? '').trim() === '') problems.push(`${help ?? ''}: empty HELP`);
+      continue;
+    }
+    const typeMatch = /^# TYPE (\S+) (\S+)$/.exec(line);
+    if (typeMatch) {
+      const [, name = '', type = ''] = typeMatch;
+      if (name !== help)
+        problems.push(`${name}: TYPE without its HELP (HELP was ${help ?? 'none'})`);
+      if (seenFamilies.has(name)) problems.push(`${name}: family appears twice`);
+      seenFamilies.add(name);
+      const types =
+        format === 'openmetrics'
+          ? ['counter', 'gauge', 'histogram', 'summary', 'stateset', 'info', 'unknown']
+          : ['counter', 'gauge', 'histogram', 'summary', 'untyped'];
+      if (!types.includes(type)) problems.push(`${name}: type ${type} in ${format}`);
+      family = { name, type, samples: 0 };
+      help = undefined;
+      continue;
+    }
+    if (line.startsWith('#')) {
+      problems.push(`unexpected comment: ${line}`);
+      continue;
+    }
+    const sample = SAMPLE_LINE.exec(line);
+    if (!sample) {
+      problems.push(`not a sample line: ${line}`);
+      continue;
+    }
+    const [, name = '', labels = ''] = sample;
+    if (family === undefined || !sampleNames(family.name, family.type).includes(name)) {
+      problems.push(`${name}: sample outside its family (${family?.name ?? 'none'})`);
+    } else {
+      family.samples++;
+    }
+    const labelNames = [...labels.matchAll(LABEL_PAIR)].map((pair) => pair[1] ?? '');
+    for (const label of labelNames) {
+      if (!LABEL_NAME.test(label)) problems.push(`${name}: label name ${label}`);
+    }
+    if (new Set(labelNames).size !== labelNames.length) problems.push(`${line}: a label twice`);
+    const series = `${name}${labels}`;
+    if (seenSeries.has(series)) problems.push(`duplicate series: ${series}`);
+    seenSeries.add(series);
+  }
+  closeFamily();
+  return problems;
+}
+
+function families(definitions: readonly FamilyDefinition[]): SnapshotFamilies {
+  return new SnapshotFamilies({
+    settings: {
+      mergeQueueIntervalSeconds: MERGE_QUEUE_INTERVAL_SECONDS,
+      flakyTestsIntervalSeconds: FLAKY_TESTS_INTERVAL_SECONDS,
+      topCodeowners: 3,
+      version: TEST_VERSION,
+    },
+    selection: {},
+    definitions,
+  });
+}
+
+/**
+ * Gives every fresh merge queue of the replay a flow ledger (the scenarios record none): one
+ * earlier poll in which each PR was in another state and one more PR was queued, which then merged.
+ */
+function addQueueFlows(replay: ReplayedScenario): void {
+  for (const { target, snapshot } of replay.store.statuses()) {
+    if (snapshot?.kind !== 'merge_queue') continue;
+    const [first] = snapshot.pullRequests;
+    const departed = { ...(first ?? LEAVING), number: LEAVING.number, state: 'testing' };
+    const earlier: MergeQueueSnapshot = {
+      ...snapshot,
+      takenAt: snapshot.takenAt - MERGE_QUEUE_INTERVAL_SECONDS,
+      pullRequests: [
+        ...snapshot.pullRequests.map((pr) => ({
+          ...pr,
+          state: pr.state === 'pending' ? 'testing' : 'pending',
+        })),
+        departed,
+      ],
+    };
+    const flow = advanceQueueFlow(
+      startQueueFlow(earlier),
+      snapshot,
+      new Map([[LEAVING.number, { outcome: 'merged' as const, leftAt: snapshot.takenAt }]]),
+      { maxGapSeconds: 600 },
+    );
+    replay.store.recordSuccess(target, snapshot, 0.1, flow);
+  }
+}
+
+/** Every fixture's final page in `format`, rendered by the production page over `definitions`. */
+async function pages(
+  definitions: readonly FamilyDefinition[],
+  format: ExpositionFormat,
+): Promise<Map<string, string>> {
+  const result = new Map<string, string>();
+  for (const fixture of FIXTURES) {
+    const replay = replayScenario(loadScenario(fixture), { defaultMetrics: true });
+    addQueueFlows(replay);
+    const page = new MetricsPage({
+      registry: replay.registry,
+      store: replay.store,
+      snapshotMetrics: families(definitions),
+    });
+    result.set(fixture, await renderPage(page, format, { gzip: format === 'openmetrics' }));
+  }
+  return result;
+}
+
+describe('every family against every fixture', () => {
+  it('has definitions Prometheus accepts, each per-target one labelled with its target', () => {
+    expect(FIXTURES.length).toBeGreaterThanOrEqual(9);
+    expect(definitionProblems(SNAPSHOT_FAMILIES)).toEqual([]);
+  });
+
+  it.each(['prometheus', 'openmetrics'] as const)(
+    'renders pages without a duplicate series or a HELP/TYPE mismatch (%s)',
+    async (format) => {
+      const rendered = await pages(SNAPSHOT_FAMILIES, format);
+      for (const [fixture, page] of rendered) {
+        expect(pageProblems(page, format), fixture).toEqual([]);
+      }
+      // Every family has samples in some fixture, so each samples() above really ran.
+      const all = [...rendered.values()].join('\n');
+      for (const { name } of SNAPSHOT_FAMILIES)
+        expect(all, name).toMatch(new RegExp(`^${name}`, 'm'));
+    },
+  );
+
+  it('rejects an unlabelled per-target gauge: its definition, and the duplicate series it renders', async () => {
+    const trap: FamilyDefinition = {
+      name: 'trunk_merge_queue_pull_requests_everywhere',
+      help: () => 'Pull requests in every merge queue.',
+      type: 'gauge',
+      labelNames: [],
+      scope: 'target',
+      samples: (status) =>
+        status.snapshot?.kind === 'merge_queue'
+          ? [{ labels: [], value: status.snapshot.pullRequests.length }]
+          : [],
+    };
+    expect(definitionProblems([trap])).toEqual([
+      "trunk_merge_queue_pull_requests_everywhere: per target but without the target's labels",
+    ]);
+    // Two merge queues: the unlabelled series is written once for each.
+    const replay = replayScenario(acrossRepositories(loadScenario('normal-queue'), 2));
+    const page = await renderPage(
+      new MetricsPage({
+        registry: replay.registry,
+        store: replay.store,
+        snapshotMetrics: families([trap]),
+      }),
+    );
+    expect(pageProblems(page, 'prometheus')).toContain(
+      'duplicate series: trunk_merge_queue_pull_requests_everywhere',
+    );
+  });
+
+  it('rejects misnamed families and labels, and HELP/TYPE that do not match', () => {
+    expect(
+      definitionProblems([
+        { ...SNAPSHOT_FAMILIES[0], name: 'trunk-merge-queue', labelNames: ['repo', 'le-vel'] },
+      ] as FamilyDefinition[]),
+    ).toEqual([
+      'trunk-merge-queue: not a valid metric name',
+      'trunk-merge-queue: label name "le-vel" is not valid',
+    ]);
+    expect(
+      pageProblems('# HELP a_total A.\n# TYPE b_total counter\nb_total 1\n', 'prometheus'),
+    ).toEqual(['b_total: TYPE without its HELP (HELP was a_total)']);
+    expect(pageProblems('# HELP a A.\n# TYPE a gauge\nb 1\n', 'prometheus')).toEqual([
+      'b: sample outside its family (a)',
+      'a: no samples',
+    ]);
+  });
+});
