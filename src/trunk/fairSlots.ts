@@ -1,5 +1,6 @@
 // Concurrency slots shared between flows (targets) in turn; the request limiter adds the rate and
 // the Retry-After pause on top.
+import { SharedAbortListeners } from './sharedAbortListeners.js';
 
 /**
  * `follow_up`: a request that continues a poll already in progress (a PR lookup after its queue, the
@@ -15,7 +16,7 @@ export interface Flow {
   readonly key: string;
   /** Slots its requests hold now. */
   held: number;
-  /** Its requests waiting for a slot, FIFO by priority (Sets: see #waitersBySignal). */
+  /** Its requests waiting for a slot, FIFO by priority (Sets: see #aborts). */
   readonly waiting: Readonly<Record<RequestPriority, Set<SlotWaiter>>>;
 }
 
@@ -25,12 +26,6 @@ interface SlotWaiter {
   readonly signal: AbortSignal | undefined;
   readonly resolve: () => void;
   readonly reject: (reason: unknown) => void;
-}
-
-/** The waiters that share one abort signal, and the one listener that rejects them all. */
-interface SignalWaiters {
-  readonly waiters: Set<SlotWaiter>;
-  readonly onAbort: () => void;
 }
 
 /** A flow that asked for a slot this recently may come back at any moment: see #mayTakeSlot. */
@@ -70,12 +65,12 @@ export class FairSlots {
   readonly #rotation = new Set<Flow>();
   /** The two flows that last asked for a slot, the latest first (two distinct keys). */
   #lastFlows: { key: string; at: number }[] = [];
-  /**
-   * One abort listener per signal rather than per waiter: a poll's lookups all wait on the poll's
-   * signal, and EventTarget walks its whole listener list on every add, so thousands of waiters
-   * each adding their own listener cost quadratic time.
-   */
-  readonly #waitersBySignal = new WeakMap<AbortSignal, SignalWaiters>();
+  /** Rejects the waiters of an aborted signal (a poll that failed or stopped). */
+  readonly #aborts = new SharedAbortListeners<SlotWaiter>((waiter, reason) => {
+    waiter.queue.delete(waiter);
+    this.#dropIfIdle(waiter.flow);
+    waiter.reject(reason);
+  });
   #inFlight = 0;
 
   constructor(options: FairSlotsOptions) {
@@ -116,7 +111,7 @@ export class FairSlots {
       const waiter: SlotWaiter = { flow: owner, queue, signal, resolve, reject };
       queue.add(waiter);
       this.#rotation.add(owner);
-      if (signal !== undefined) this.#watch(signal, waiter);
+      if (signal !== undefined) this.#aborts.watch(signal, waiter);
       this.#dispatch();
     });
     return owner;
@@ -159,7 +154,7 @@ export class FairSlots {
       const next = queue.values().next().value;
       if (next === undefined) return;
       queue.delete(next);
-      this.#unwatch(next);
+      if (next.signal !== undefined) this.#aborts.unwatch(next.signal, next);
       this.#grant(flow);
       // Served: to the back of the turn order, if it still has requests waiting.
       this.#rotation.delete(flow);
@@ -183,38 +178,6 @@ export class FairSlots {
     if (hasWaiters(flow)) return;
     this.#rotation.delete(flow);
     if (flow.held === 0) this.#flows.delete(flow.key);
-  }
-
-  #watch(signal: AbortSignal, waiter: SlotWaiter): void {
-    let group = this.#waitersBySignal.get(signal);
-    if (group === undefined) {
-      const waiters = new Set<SlotWaiter>();
-      const onAbort = (): void => {
-        this.#waitersBySignal.delete(signal);
-        for (const aborted of waiters) {
-          aborted.queue.delete(aborted);
-          this.#dropIfIdle(aborted.flow);
-          aborted.reject(signal.reason);
-        }
-      };
-      group = { waiters, onAbort };
-      this.#waitersBySignal.set(signal, group);
-      signal.addEventListener('abort', onAbort, { once: true });
-    }
-    group.waiters.add(waiter);
-  }
-
-  #unwatch(waiter: SlotWaiter): void {
-    const signal = waiter.signal;
-    if (signal === undefined) return;
-    const group = this.#waitersBySignal.get(signal);
-    if (group === undefined) return;
-    group.waiters.delete(waiter);
-    // No listener stays behind on a signal that outlives this limiter (a job's, across a reload).
-    if (group.waiters.size === 0) {
-      this.#waitersBySignal.delete(signal);
-      signal.removeEventListener('abort', group.onAbort);
-    }
   }
 
   /** Gives back a slot taken by take(). */
