@@ -1,5 +1,6 @@
 // Concurrency slots shared between flows (targets) in turn; the request limiter adds the rate and
 // the Retry-After pause on top.
+import { FlowStandings, type RequestOutcome } from './flowStanding.js';
 import { SharedAbortListeners } from './sharedAbortListeners.js';
 
 /**
@@ -18,13 +19,22 @@ export interface Flow {
   held: number;
   /** Its requests waiting for a slot, FIFO by priority (Sets: see #aborts). */
   readonly waiting: Readonly<Record<RequestPriority, Set<SlotWaiter>>>;
+  /** The slots it holds (as many as `held`). */
+  readonly grants: Set<SlotGrant>;
+}
+
+/** One slot given to a request of `flow`; give it back with FairSlots.release(). */
+export interface SlotGrant {
+  readonly flow: Flow;
+  /** Epoch ms the request was sent (see FairSlots.started); undefined while it waits to start. */
+  startedAt: number | undefined;
 }
 
 interface SlotWaiter {
   readonly flow: Flow;
   readonly queue: Set<SlotWaiter>;
   readonly signal: AbortSignal | undefined;
-  readonly resolve: () => void;
+  readonly resolve: (grant: SlotGrant) => void;
   readonly reject: (reason: unknown) => void;
 }
 
@@ -38,6 +48,8 @@ export interface FairSlotsOptions {
   readonly now: () => number;
   /** How many targets share the slots; when absent, guessed from who asked in the last minute. */
   readonly targets: (() => number) | undefined;
+  /** A request running longer than this makes its flow suspect (see suspectAfterMs()). */
+  readonly suspectAfterMs: number;
 }
 
 /**
@@ -49,20 +61,43 @@ export interface FairSlotsOptions {
  * share while another target waits for its first call. With one flow nothing changes: follow-ups
  * first, each priority in arrival order, no slot idle while anything waits.
  *
- * One slot stays free for other flows: when more than one target shares the slots (or, not told
- * how many do, another flow has asked for a slot in the last minute), no single flow may hold all of
- * them (unless there is only one). A flow whose requests hang (a queue whose lookups never answer)
- * would otherwise fill every slot between two polls of a small queue, and that queue's next poll
- * would wait for one of them to time out.
+ * Two limits keep a slot for others, when more than one target shares the slots (or, not told how
+ * many do, another flow has asked for a slot in the last minute), C = maxConcurrent >= 2:
+ * - No single flow may hold all C slots. A flow whose requests hang (a queue whose lookups never
+ *   answer) would otherwise fill every slot between two polls of a small queue.
+ * - Flows not in good standing together hold at most C - 1 slots while some flow is in good
+ *   standing (FlowStandings: its latest request was answered within the threshold, and none of
+ *   its requests has been running longer). Taking turns alone lets twelve queues that never answer
+ *   hand every freed slot to one another: each holds a slot for the whole timeout, and a healthy
+ *   queue polled every 2 s waited about 30 s per poll. Suspect flows (last request timed out, failed
+ *   on the network or answered late, or one running too long) and unproven ones (none ended yet)
+ *   are both kept out of the last slot: a new target that hangs would otherwise take it for a whole
+ *   timeout. They still share the other C - 1 slots in turn, so none of them starves.
+ *
+ * Warm-up: a target is unproven until its first answer, and hangs only show after the threshold.
+ * Until some flow is in good standing nothing is kept back, so at start a healthy target takes its
+ * turn with the hanging ones (with N of them, at most about N / C timeouts) before its first answer
+ * puts it in good standing; a target that starts hanging takes one slot for a whole timeout before
+ * it is known. Requests that wait to start (rate, Retry-After pause) while holding a slot are not
+ * counted as running.
  */
 export class FairSlots {
   readonly #maxConcurrent: number;
   readonly #now: () => number;
   readonly #targets: (() => number) | undefined;
+  readonly #standings: FlowStandings;
   /** Flows holding a slot or waiting for one. */
   readonly #flows = new Map<string, Flow>();
   /** Flows with a request waiting, in turn order: the first one is served next. */
   readonly #rotation = new Set<Flow>();
+  /**
+   * The flows of #rotation whose latest request was answered in time, in the same kind of turn
+   * order: when the last slot is kept for flows in good standing, only these are looked at, so a
+   * thousand hanging targets waiting cost nothing per grant.
+   */
+  readonly #goodRotation = new Set<Flow>();
+  /** Flows holding a slot: at most maxConcurrent of them. */
+  readonly #holders = new Set<Flow>();
   /** The two flows that last asked for a slot, the latest first (two distinct keys). */
   #lastFlows: { key: string; at: number }[] = [];
   /** Rejects the waiters of an aborted signal (a poll that failed or stopped). */
@@ -77,22 +112,30 @@ export class FairSlots {
     this.#maxConcurrent = options.maxConcurrent;
     this.#now = options.now;
     this.#targets = options.targets;
+    this.#standings = new FlowStandings(options.suspectAfterMs);
   }
 
   /**
    * Waits for a slot for a request of flow `key` (a target); rejects with the signal's reason on
-   * abort. Give the slot back with release(owner).
+   * abort. Say when the request is sent with started(grant), and give the slot back with
+   * release(grant, outcome).
    */
   async take(
     signal: AbortSignal | undefined,
     priority: RequestPriority,
     key: string,
-  ): Promise<Flow> {
+  ): Promise<SlotGrant> {
     // Told how many targets there are, the limiter need not guess from who asked lately.
     if (this.#targets === undefined) this.#noteFlow(key);
+    this.#standings.touch(key, this.#now());
     let flow = this.#flows.get(key);
     if (flow === undefined) {
-      flow = { key, held: 0, waiting: { follow_up: new Set(), new_poll: new Set() } };
+      flow = {
+        key,
+        held: 0,
+        waiting: { follow_up: new Set(), new_poll: new Set() },
+        grants: new Set(),
+      };
       this.#flows.set(key, flow);
     }
     // Straight in only when nobody waits: a waiting request is either next in turn or held back by
@@ -100,21 +143,47 @@ export class FairSlots {
     if (
       this.#rotation.size === 0 &&
       this.#inFlight < this.#maxConcurrent &&
-      this.#mayTakeSlot(flow)
+      this.#mayTakeSlot(flow, this.#keepsLastSlot())
     ) {
-      this.#grant(flow);
-      return flow;
+      return this.#grant(flow);
     }
     const owner = flow;
-    await new Promise<void>((resolve, reject) => {
+    return new Promise<SlotGrant>((resolve, reject) => {
       const queue = owner.waiting[priority];
       const waiter: SlotWaiter = { flow: owner, queue, signal, resolve, reject };
       queue.add(waiter);
-      this.#rotation.add(owner);
+      this.#enterRotation(owner);
       if (signal !== undefined) this.#aborts.watch(signal, waiter);
       this.#dispatch();
     });
-    return owner;
+  }
+
+  /** The request holding `grant` is sent now: from here on it counts as running. */
+  started(grant: SlotGrant): void {
+    grant.startedAt = this.#now();
+  }
+
+  /**
+   * Gives back a slot taken by take(). `outcome` says how the request ended (undefined: it was
+   * never sent, or its caller gave up on it, which says nothing about the flow).
+   */
+  release(grant: SlotGrant, outcome?: RequestOutcome): void {
+    const flow = grant.flow;
+    if (!flow.grants.delete(grant)) return;
+    this.#inFlight -= 1;
+    flow.held -= 1;
+    if (flow.held === 0) this.#holders.delete(flow);
+    if (outcome !== undefined && grant.startedAt !== undefined) {
+      const now = this.#now();
+      this.#standings.record(flow.key, outcome, now - grant.startedAt, now);
+      // Its standing may have changed while it waits: into or out of the good turn order.
+      if (this.#rotation.has(flow)) {
+        if (!this.#standings.isGood(flow.key)) this.#goodRotation.delete(flow);
+        else if (!this.#goodRotation.has(flow)) this.#goodRotation.add(flow);
+      }
+    }
+    this.#dropIfIdle(flow);
+    this.#dispatch();
   }
 
   #noteFlow(key: string): void {
@@ -132,15 +201,67 @@ export class FairSlots {
     return other !== undefined && this.#now() - other.at < RECENT_FLOW_MS;
   }
 
-  /** False when granting would give `flow` every slot while another flow may need one soon. */
-  #mayTakeSlot(flow: Flow): boolean {
+  /** Whether a request of `flow` has been running longer than the threshold. */
+  #runsLong(flow: Flow, now: number): boolean {
+    for (const grant of flow.grants) {
+      if (grant.startedAt !== undefined && now - grant.startedAt > this.#standings.suspectAfterMs) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  #inGoodStanding(flow: Flow, now: number): boolean {
+    return this.#standings.isGood(flow.key) && !this.#runsLong(flow, now);
+  }
+
+  /**
+   * Whether the next free slot is kept for flows in good standing: flows not in good standing
+   * already hold C - 1 slots, and some flow is in good standing. O(C): only holders can run long.
+   */
+  #keepsLastSlot(): boolean {
+    if (this.#maxConcurrent < 2) return false;
+    if (this.#targets !== undefined && this.#targets() < 2) return false;
+    const now = this.#now();
+    let notGoodHeld = 0;
+    let goodButRunningLong = 0;
+    for (const flow of this.#holders) {
+      if (this.#inGoodStanding(flow, now)) continue;
+      notGoodHeld += flow.held;
+      if (this.#standings.isGood(flow.key)) goodButRunningLong += 1;
+    }
+    return notGoodHeld >= this.#maxConcurrent - 1 && this.#standings.goodCount > goodButRunningLong;
+  }
+
+  /**
+   * False when granting would give `flow` every slot while another flow may need one soon, or
+   * when the slot is kept for flows in good standing (`keepsLastSlot`) and `flow` is not one.
+   */
+  #mayTakeSlot(flow: Flow, keepsLastSlot: boolean): boolean {
+    if (keepsLastSlot && !this.#inGoodStanding(flow, this.#now())) return false;
     if (this.#maxConcurrent < 2 || flow.held < this.#maxConcurrent - 1) return true;
     return !this.#othersMayCome(flow.key);
   }
 
-  #grant(flow: Flow): void {
+  #grant(flow: Flow): SlotGrant {
+    const grant: SlotGrant = { flow, startedAt: undefined };
     this.#inFlight += 1;
     flow.held += 1;
+    flow.grants.add(grant);
+    this.#holders.add(flow);
+    return grant;
+  }
+
+  /** Puts a flow with a request waiting at the back of the turn order(s), unless it is in them. */
+  #enterRotation(flow: Flow): void {
+    if (this.#rotation.has(flow)) return;
+    this.#rotation.add(flow);
+    if (this.#standings.isGood(flow.key)) this.#goodRotation.add(flow);
+  }
+
+  #leaveRotation(flow: Flow): void {
+    this.#rotation.delete(flow);
+    this.#goodRotation.delete(flow);
   }
 
   /** Hands free slots to waiting requests, flow by flow in turn. */
@@ -155,37 +276,32 @@ export class FairSlots {
       if (next === undefined) return;
       queue.delete(next);
       if (next.signal !== undefined) this.#aborts.unwatch(next.signal, next);
-      this.#grant(flow);
+      const grant = this.#grant(flow);
       // Served: to the back of the turn order, if it still has requests waiting.
-      this.#rotation.delete(flow);
-      if (hasWaiters(flow)) this.#rotation.add(flow);
-      next.resolve();
+      this.#leaveRotation(flow);
+      if (hasWaiters(flow)) this.#enterRotation(flow);
+      next.resolve(grant);
     }
   }
 
   /**
-   * The first flow in turn that may take a slot. Only a flow holding all slots but one is ever
-   * passed over, and at most two flows can (each holds at least half the slots), so this loop
-   * looks at no more than three.
+   * The first flow in turn that may take a slot. When the slot is kept for flows in good standing,
+   * only those are looked at; of them only holders can be passed over (running long, or holding
+   * all slots but one), at most C. Otherwise only a flow holding all slots but one is passed over,
+   * and at most two flows can (each holds at least half the slots). Either way the loop is short.
    */
   #nextFlow(): Flow | undefined {
-    for (const flow of this.#rotation) if (this.#mayTakeSlot(flow)) return flow;
+    const keepsLastSlot = this.#keepsLastSlot();
+    const candidates = keepsLastSlot ? this.#goodRotation : this.#rotation;
+    for (const flow of candidates) if (this.#mayTakeSlot(flow, keepsLastSlot)) return flow;
     return undefined;
   }
 
   /** Drops a flow from the turn order once nothing of it waits, and altogether once it is idle. */
   #dropIfIdle(flow: Flow): void {
     if (hasWaiters(flow)) return;
-    this.#rotation.delete(flow);
+    this.#leaveRotation(flow);
     if (flow.held === 0) this.#flows.delete(flow.key);
-  }
-
-  /** Gives back a slot taken by take(). */
-  release(flow: Flow): void {
-    this.#inFlight -= 1;
-    flow.held -= 1;
-    this.#dropIfIdle(flow);
-    this.#dispatch();
   }
 }
 

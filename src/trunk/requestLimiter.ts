@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FairSlots, type RequestPriority } from './fairSlots.js';
+import { suspectAfterMs, type RequestOutcome } from './flowStanding.js';
 
 /** Limits shared by every call of one client. */
 export interface RequestLimiterOptions {
@@ -12,12 +13,24 @@ export interface RequestLimiterOptions {
    * absent, a target counts as sharing them once it has asked for a slot in the last minute.
    */
   readonly targets?: () => number;
+  /**
+   * The attempt timeout in ms, from which the time after which a running request makes its target
+   * suspect of hanging is derived (suspectAfterMs()); default 10 s.
+   */
+  readonly timeoutMs?: number;
 }
 
 export type { RequestPriority } from './fairSlots.js';
+export type { RequestOutcome } from './flowStanding.js';
 
-/** Gives back a concurrency slot; calling it twice is harmless. */
-export type ReleaseSlot = () => void;
+/**
+ * Gives back a concurrency slot, saying how the request ended (see RequestOutcome; leave it out
+ * when the request was not sent or was aborted); calling it twice is harmless.
+ */
+export type ReleaseSlot = (outcome?: RequestOutcome) => void;
+
+/** The default attempt timeout (trunk.timeoutSeconds: 10). */
+const DEFAULT_TIMEOUT_MS = 10_000;
 
 /** acquire() gave up: a pause holds every request past the time this one had to start by. */
 export class PausedPastStartBy extends Error {
@@ -67,6 +80,7 @@ export class RequestLimiter {
       maxConcurrent: options.maxConcurrent,
       now: this.#now,
       targets: options.targets,
+      suspectAfterMs: suspectAfterMs(options.timeoutMs ?? DEFAULT_TIMEOUT_MS),
     });
   }
 
@@ -84,8 +98,10 @@ export class RequestLimiter {
    * Waits for a slot, the rate limit and any pause; rejects with the signal's reason on abort, and
    * with PausedPastStartBy when a pause would hold the request past `startBy` (epoch ms), however
    * the pause began: before the call, or while it waited for a slot or slept. `flow` names the
-   * target the request is for; flows share the slots in turn.
-   * The caller must call the returned function once the attempt (body included) is over.
+   * target the request is for; flows share the slots in turn, and flows whose requests hang
+   * cannot take the last one (FairSlots).
+   * The caller must call the returned function once the attempt (body included) is over, with its
+   * outcome if it was sent.
    */
   async acquire(
     signal?: AbortSignal,
@@ -96,12 +112,12 @@ export class RequestLimiter {
     signal?.throwIfAborted();
     // Before queueing for a slot too: a request that cannot start in time must not wait for one.
     this.#checkStartBy(startBy);
-    const owner = await this.#slots.take(signal, priority, flow);
+    const grant = await this.#slots.take(signal, priority, flow);
     let released = false;
-    const release: ReleaseSlot = () => {
+    const release: ReleaseSlot = (outcome) => {
       if (released) return;
       released = true;
-      this.#slots.release(owner);
+      this.#slots.release(grant, outcome);
     };
     try {
       await this.#waitForStart(signal, startBy);
@@ -109,6 +125,8 @@ export class RequestLimiter {
       release();
       throw error;
     }
+    // From here the request runs: waiting for the rate or a Retry-After pause is not hanging.
+    this.#slots.started(grant);
     return release;
   }
 

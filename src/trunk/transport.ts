@@ -4,7 +4,12 @@ import { Pool } from './undiciPool.js';
 import type { Secret } from '../secrets/secret.js';
 import { notSentWhilePaused, TrunkApiError } from './errors.js';
 import type { ApiCallObserver } from './observer.js';
-import { PausedPastStartBy, RequestLimiter, type RequestPriority } from './requestLimiter.js';
+import {
+  PausedPastStartBy,
+  RequestLimiter,
+  type ReleaseSlot,
+  type RequestPriority,
+} from './requestLimiter.js';
 import { ResponseCollector, ResponseTooLargeError } from './responseCollector.js';
 import { parseRetryAfter } from './retryPolicy.js';
 import type { Endpoint } from './schemas.js';
@@ -88,6 +93,7 @@ export class TrunkTransport {
     this.#limiter = new RequestLimiter({
       maxConcurrent: options.maxConcurrentRequests,
       maxPerSecond: options.maxRequestsPerSecond,
+      timeoutMs: options.timeoutMs,
       ...(options.targets === undefined ? {} : { targets: options.targets }),
     });
     this.#pool = new Pool(url.origin, {
@@ -129,7 +135,7 @@ export class TrunkTransport {
         detail: 'aborted',
         cause,
       });
-    let release: () => void;
+    let release: ReleaseSlot;
     try {
       // One flow per target (its queue and lookups, or its list's pages): they share slots in turn.
       release = await this.#limiter.acquire(
@@ -209,7 +215,11 @@ export class TrunkTransport {
       const retryAfterMs = parseRetryAfter(outcome.headers['retry-after'], Date.now());
       if (retryAfterMs !== undefined) this.#limiter.pauseUntil(Date.now() + retryAfterMs);
     }
-    release();
+    // A timeout or a network error may have held the slot for the whole timeout: the limiter keeps
+    // its target out of the last slot until it answers again (FairSlots).
+    release(
+      outcome.kind === 'failure' && outcome.reason !== 'response_too_large' ? 'failed' : 'answered',
+    );
     const code = outcome.kind === 'response' ? String(outcome.status) : outcome.reason;
     this.#observer.requestFinished(target.endpoint, code, (performance.now() - started) / 1000);
     return outcome;
