@@ -216,6 +216,63 @@ describe('one hanging queue beside a small one', () => {
   }, 30_000);
 });
 
+describe('twelve never-answering queues beside a healthy one', () => {
+  it('at default limits, once the healthy queue has answered, it keeps its 2 s schedule within 20 %', async () => {
+    const hanging = Array.from({ length: 12 }, (_, index) => `hang${index}`);
+    const server = await startApiServer((_req, res, _index, recorded) => {
+      const body = JSON.parse(recorded.body) as { repo: { name: string }; pr?: { number: number } };
+      // The twelve queues never answer: each attempt runs to its timeout.
+      if (body.repo.name !== 'api') return;
+      if (recorded.url.endsWith('/getQueue')) sendJson(res, 200, queueResponse());
+      else sendJson(res, 200, { ...pullRequestResponse(), prNumber: body.pr?.number });
+    });
+    const subject = await startTestExporter(
+      configYaml({
+        apiUrl: server.apiUrl,
+        token: SIMULATOR_TOKEN,
+        targets: [
+          ...hanging.map((name) => `  - repo: github.com/acme/${name}\n    branches: [main]`),
+          `  - repo: ${API}\n    branches: [main]`,
+        ].join('\n'),
+        polling: '  mergeQueueIntervalSeconds: 2\n  flakyTestsIntervalSeconds: 600',
+        // trunk.* defaults: 10 s timeout, 4 slots, 10 requests/s.
+        timeoutSeconds: 10,
+        maxConcurrentRequests: 4,
+      }).replace('maxRequestsPerSecond: 500', 'maxRequestsPerSecond: 10'),
+    );
+    const healthyPolls = () =>
+      server.requests.filter(
+        (request) => request.url.endsWith('/getQueue') && request.body.includes('"name":"api"'),
+      );
+    // Warm-up: until its first answer the healthy queue is unproven, like the hanging ones, and
+    // takes its turn with them: at most about 12 / 4 timeouts (30 s), 2 s of first-poll spread.
+    const warmUpEnds = Date.now() + 40_000;
+    while (healthyPolls().length === 0) {
+      if (Date.now() > warmUpEnds) throw new Error('the healthy queue was never polled');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const since = healthyPolls()[0]?.receivedAt ?? 0;
+    // Longer than a timeout: every hanging slot is given back (and taken again) meanwhile.
+    await new Promise((resolve) => setTimeout(resolve, 12_000));
+
+    const polls = healthyPolls().filter((call) => call.receivedAt >= since);
+    // 12 s at 2 s ± 10 %: six polls or so, the first included. Before hanging queues were kept out of
+    // the last slot, each freed slot went to the next hanging queue in turn: about one poll per
+    // 10 s timeout here.
+    expect(polls.length).toBeGreaterThanOrEqual(6);
+    for (const gap of gaps(polls.map((call) => call.receivedAt))) {
+      expect(gap).toBeLessThanOrEqual(2_000 * 1.2);
+    }
+    expect(pollFailures(subject, API)).toEqual([]);
+    const samples = await subject.samples();
+    expect(sum(samples, 'trunk_exporter_target_up', { repo: API })).toBe(1);
+    // The hanging queues were polled all along, and timed out.
+    expect(sum(samples, 'trunk_exporter_api_requests_total', { code: 'timeout' })).toBeGreaterThan(
+      0,
+    );
+  }, 70_000);
+});
+
 describe('a failed lookup', () => {
   it('cancels the rest of its poll: the server sees at most the lookups already on their way', async () => {
     const maxConcurrentRequests = 4;
