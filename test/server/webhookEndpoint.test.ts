@@ -1,6 +1,8 @@
 // The webhook endpoint end to end: a real exporter polling a real simulator, sent real signed
 // requests over loopback, its answers, counters and polls checked from outside.
 import { readFileSync } from 'node:fs';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseExposition, select, sum } from '../support/exposition.js';
@@ -281,5 +283,37 @@ describe('POST /webhooks/trunk', () => {
     expect((await post(fixtureText('test-case-monitor-status-changed'))).status).toBe(204);
     await sleep(1000);
     expect(simulator.requestCounts()[LIST_QUARANTINED]).toBe(walked);
+  });
+
+  it('is turned on, re-keyed and turned off by a reload', async () => {
+    const { simulator } = await startFrozenSimulator();
+    const file = join(await mkdtemp(join(tmpdir(), 'trunk-exporter-webhooks-')), 'config.yaml');
+    const yaml = (webhooks: string) =>
+      `${configYaml({ apiUrl: simulator.baseUrl, targets: `  - repo: ${WEB}\n    branches: [main]` })}\n${webhooks}`;
+    const enabled = (secret: string) =>
+      yaml(`webhooks:\n  enabled: true\n  path: /hooks\n  signingSecret: ${secret}`);
+    await writeFile(file, yaml(''));
+    const test = await startTestExporter(yaml(''), 'info', file);
+    const url = `${test.exporter.url}/hooks`;
+    const body = pullRequestEvent('pull_request.merged');
+    // Off: the path is not served.
+    expect((await postWebhook(url, body, signedHeaders(body))).status).toBe(404);
+
+    await writeFile(file, enabled(WEBHOOK_SECRET));
+    expect((await test.exporter.reload('SIGHUP')).applied).toBe(true);
+    expect((await postWebhook(url, body, signedHeaders(body))).status).toBe(204);
+
+    await writeFile(file, enabled(OTHER_WEBHOOK_SECRET));
+    expect((await test.exporter.reload('SIGHUP')).applied).toBe(true);
+    const old = pullRequestEvent('pull_request.queued');
+    expect((await postWebhook(url, old, signedHeaders(old))).status).toBe(401);
+    const rotated = signedHeaders(old, { secret: OTHER_WEBHOOK_SECRET });
+    expect((await postWebhook(url, old, rotated)).status).toBe(204);
+
+    await writeFile(file, yaml(''));
+    expect((await test.exporter.reload('SIGHUP')).applied).toBe(true);
+    expect((await postWebhook(url, old, rotated)).status).toBe(404);
+    // The log of the reloads names what changed, never the secret.
+    expect(test.logs()).not.toContain(OTHER_WEBHOOK_SECRET.slice('whsec_'.length, 20));
   });
 });
