@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { request, type ClientRequest } from 'node:http';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseExposition, select, sum } from '../support/exposition.js';
@@ -233,6 +234,30 @@ describe('POST /webhooks/trunk', () => {
     expect(streamed.status).toBe(413);
     expect(streamed.sentBytes).toBeLessThanOrEqual(1024 * 1024 + 256 * 1024);
     expect(await results(test)).toMatchObject({ too_large: 2 });
+  });
+
+  it('reads at most 4 bodies at once: a fifth gets 503 before its body is read', async () => {
+    const { url, post } = await startWebhookExporter();
+    const body = pullRequestEvent('pull_request.merged');
+    // Four clients that send their headers and a first byte, then nothing.
+    const stalled: ClientRequest[] = [];
+    for (let index = 0; index < 4; index++) {
+      const req = request(url, {
+        method: 'POST',
+        headers: { ...signedHeaders(body), 'content-length': String(body.length) },
+      });
+      req.on('error', () => {});
+      req.write(body.slice(0, 1));
+      stalled.push(req);
+    }
+    await sleep(300);
+    const fifth = await fetch(url, { method: 'POST', body, headers: signedHeaders(body) });
+    expect(fifth.status).toBe(503);
+    expect(fifth.headers.get('retry-after')).toBe('1');
+    // A client that goes away frees its slot.
+    for (const req of stalled) req.destroy();
+    await sleep(300);
+    expect((await post(body)).status).toBe(204);
   });
 
   it('answers 405 to other methods', async () => {
