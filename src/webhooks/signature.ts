@@ -1,3 +1,4 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Webhook } from 'svix';
 import type { Secret } from '../secrets/secret.js';
 
@@ -44,13 +45,34 @@ export function svixHeadersOf(
   return { headers: { id, timestamp, signature } };
 }
 
-/** Verifies Svix signatures with the svix library, over the exact bytes received. */
-export class SignatureVerifier {
-  readonly #webhook: Webhook;
+/** What SignatureVerifier asks of the svix library: its `Webhook#verify`, which throws when invalid. */
+export interface SvixVerify {
+  verify(payload: Buffer, headers: Record<string, string>): unknown;
+}
 
-  /** `secret` was checked by the config loader, so the library accepts it. */
-  constructor(secret: Secret) {
-    this.#webhook = new Webhook(secret.reveal());
+/**
+ * Verifies Svix signatures with the svix library, over the exact bytes received. The library
+ * computes its HMAC in JavaScript (about 15 ms for a 1 MiB body on this project's CI machine), so
+ * an unsigned request with a large body and a made-up signature would cost real CPU before it is
+ * refused. A native HMAC (node:crypto, about 2 ms for 1 MiB) is compared against the signatures
+ * first: only a request carrying one that matches is handed to the library, whose verdict decides.
+ */
+export class SignatureVerifier {
+  readonly #library: SvixVerify;
+  readonly #key: Buffer;
+
+  /**
+   * `secret` was checked by the config loader, so the library accepts it. `library` is the svix
+   * `Webhook` for that secret unless a test wraps it.
+   */
+  constructor(secret: Secret, library?: SvixVerify) {
+    const value = secret.reveal();
+    this.#library = library ?? new Webhook(value);
+    // Svix's own key derivation: the base64 after the `whsec_` prefix.
+    this.#key = Buffer.from(
+      value.startsWith(SECRET_PREFIX) ? value.slice(SECRET_PREFIX.length) : value,
+      'base64',
+    );
   }
 
   /**
@@ -59,8 +81,9 @@ export class SignatureVerifier {
    * its own 5-minute window.
    */
   verify(body: Buffer, headers: SvixHeaders): boolean {
+    if (!this.#mayBeSigned(body, headers)) return false;
     try {
-      this.#webhook.verify(body, {
+      this.#library.verify(body, {
         'svix-id': headers.id,
         'svix-timestamp': headers.timestamp,
         'svix-signature': headers.signature,
@@ -70,4 +93,21 @@ export class SignatureVerifier {
       return false;
     }
   }
+
+  /** Whether a `v1` signature in the header equals the native HMAC of the signed content. */
+  #mayBeSigned(body: Buffer, headers: SvixHeaders): boolean {
+    const expected = createHmac('sha256', this.#key)
+      .update(`${headers.id}.${headers.timestamp}.`)
+      .update(body)
+      .digest();
+    for (const entry of headers.signature.split(' ')) {
+      const [version, encoded] = entry.split(',', 2);
+      if (version !== 'v1' || encoded === undefined) continue;
+      const given = Buffer.from(encoded, 'base64');
+      if (given.length === expected.length && timingSafeEqual(given, expected)) return true;
+    }
+    return false;
+  }
 }
+
+const SECRET_PREFIX = 'whsec_';
