@@ -108,8 +108,8 @@ const quarantiningSettingChangedBodySchema = z.object({
 const envelopeSchema = z.object({
   type: z.string().max(MAX_EVENT_TYPE_LENGTH).optional(),
   action: z.string().max(MAX_EVENT_TYPE_LENGTH).optional(),
-  pr_number: z.unknown(),
-  pr_numbers: z.unknown(),
+  pr_number: z.unknown().optional(),
+  pr_numbers: z.unknown().optional(),
 });
 
 interface EventBase {
