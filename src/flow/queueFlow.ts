@@ -16,14 +16,11 @@ import type {
   QueueFlow,
   TrackedPullRequest,
 } from '../snapshot/queueFlowTypes.js';
-import type {
-  PullRequestQueueEvent,
-  WebhookExitSettings,
-} from '../snapshot/webhookExitTypes.js';
+import { emptyWebhookExits } from './exitMemory.js';
+import type { PullRequestQueueEvent, WebhookExitSettings } from '../snapshot/webhookExitTypes.js';
 import {
   beginNewStays,
   countHeldExits,
-  emptyWebhookExits,
   exitsKnownFromEvents,
   recordPullRequestEvent,
   settlePollExits,

@@ -2,16 +2,11 @@
 // counts at once; a poll that sees a PR gone holds the exit for 2 × the poll interval, then counts
 // it itself unless the event came. Either way the exit is remembered, so the other witness, when it
 // comes, adds nothing. Pure: every function returns new values.
-import {
-  COUNTED_EXIT_RETENTION_SECONDS,
-  EXIT_SOURCES,
-  MAX_REMEMBERED_EXITS,
-  type CountedExit,
-  type ExitSource,
-  type PendingExit,
-  type PullRequestQueueEvent,
-  type WebhookExitSettings,
-  type WebhookExits,
+import type {
+  CountedExit,
+  PullRequestQueueEvent,
+  WebhookExitSettings,
+  WebhookExits,
 } from '../snapshot/webhookExitTypes.js';
 import type {
   DepartedPullRequest,
@@ -22,108 +17,25 @@ import type {
   TrackedPullRequest,
 } from '../snapshot/queueFlowTypes.js';
 import type { MergeQueueSnapshot } from '../snapshot/types.js';
+import { countExit, countFromPoll, settle, settled, working, type Working } from './exitMemory.js';
 import { firstSeen, type DepartedExit } from './queueDiff.js';
 
-/** No exits counted yet; both sources at 0 from the start, so the first one is an increase. */
-export function emptyWebhookExits(): WebhookExits {
-  return {
-    counted: new Map(),
-    pending: new Map(),
-    enteredAt: new Map(),
-    bySource: new Map(EXIT_SOURCES.map((source) => [source, 0])),
-  };
-}
-
-/** The mutable copy one update works on; frozen back into WebhookExits at the end. */
-interface Working {
-  readonly counted: Map<number, CountedExit>;
-  readonly pending: Map<number, PendingExit>;
-  readonly enteredAt: Map<number, number>;
-  readonly bySource: Map<ExitSource, number>;
-  /** The exits counted by this update, for the ledger's counts. */
-  readonly events: FlowEvent[];
-}
-
-function working(state: WebhookExits | undefined): Working {
-  const from = state ?? emptyWebhookExits();
-  return {
-    counted: new Map(from.counted),
-    pending: new Map(from.pending),
-    enteredAt: new Map(from.enteredAt),
-    bySource: new Map(from.bySource),
-    events: [],
-  };
-}
-
-function settled(work: Working): WebhookExits {
-  const { counted, pending, enteredAt, bySource } = work;
-  return { counted, pending, enteredAt, bySource };
-}
-
-/** Counts one exit and remembers it, as the PR's latest (a Map keeps the order of counting). */
-function countExit(
-  work: Working,
-  prNumber: number,
-  secondsInQueue: number,
+/**
+ * Whether an exit event (of transition time `at`, received at `receivedAt`) is the one `exit`
+ * already counted. A later stay's exit is not: one after the later stay began, or one well after
+ * the first ("well after" allows an interval of delay and of clock difference between Trunk's
+ * timestamps and the exporter's polls). Without a timestamp only a known later stay tells.
+ */
+function isCountedAlready(
   exit: CountedExit,
-): void {
-  work.events.push({ kind: 'exit', outcome: exit.outcome, secondsInQueue });
-  work.bySource.set(exit.source, (work.bySource.get(exit.source) ?? 0) + 1);
-  work.counted.delete(prNumber);
-  work.counted.set(prNumber, exit);
-  work.enteredAt.delete(prNumber);
-}
-
-function countFromPoll(work: Working, prNumber: number, held: PendingExit, now: number): void {
-  work.pending.delete(prNumber);
-  countExit(work, prNumber, held.leftAt - held.enteredAt, {
-    source: 'poll',
-    outcome: held.outcome,
-    leftAt: held.leftAt,
-    countedAt: now,
-    goneBy: held.goneAt,
-    restartedAt: undefined,
-  });
-}
-
-/**
- * Counts held exits whose event had its time, and forgets what no witness can still need. Over a
- * cap, the oldest go first: a held exit is then counted from the poll rather than lost.
- */
-function settle(work: Working, now: number): void {
-  for (const [prNumber, held] of [...work.pending]) {
-    if (held.dueAt <= now) countFromPoll(work, prNumber, held, now);
-  }
-  for (const [prNumber, held] of [...work.pending]) {
-    if (work.pending.size <= MAX_REMEMBERED_EXITS) break;
-    countFromPoll(work, prNumber, held, now);
-  }
-  for (const [prNumber, exit] of [...work.counted]) {
-    // Until a poll is done with it, an exit must stay to keep that poll from counting it again.
-    if (exit.goneBy !== undefined && now - exit.countedAt > COUNTED_EXIT_RETENTION_SECONDS) {
-      work.counted.delete(prNumber);
-    }
-  }
-  dropOldest(work.counted);
-  dropOldest(work.enteredAt);
-}
-
-function dropOldest(map: Map<number, unknown>): void {
-  for (const key of [...map.keys()]) {
-    if (map.size <= MAX_REMEMBERED_EXITS) return;
-    map.delete(key);
-  }
-}
-
-/**
- * Whether an exit at `leftAt` (an event's) is the one `exit` already counted. A later stay's exit
- * is not: one after the later stay began, or one well after the first. "Well after" allows for a
- * poll interval of delay and clock difference between Trunk's timestamps and the exporter's polls.
- */
-function isCountedAlready(exit: CountedExit, leftAt: number, settings: WebhookExitSettings): boolean {
-  if (exit.restartedAt !== undefined && leftAt > exit.restartedAt) return false;
+  at: number | undefined,
+  receivedAt: number,
+  settings: WebhookExitSettings,
+): boolean {
+  if (exit.restartedAt !== undefined && (at ?? receivedAt) > exit.restartedAt) return false;
+  if (at === undefined) return true;
   const latest = exit.source === 'event' ? exit.leftAt : (exit.goneBy ?? exit.leftAt);
-  return leftAt <= latest + settings.intervalSeconds;
+  return at <= latest + settings.intervalSeconds;
 }
 
 /** Whether a departure a poll saw ends the stay whose exit an event counted. */
@@ -163,13 +75,15 @@ export function beginNewStays(
   settings: WebhookExitSettings,
 ): QueueFlow {
   const state = flow.webhookExits;
-  if (state === undefined) return flow;
-  const counted = new Map(state.counted);
-  const tracked = new Map(flow.tracked);
+  if (state === undefined || state.counted.size === 0) return flow;
+  // Copied on the first change only: most polls list no PR with a counted exit.
+  let counted: Map<number, CountedExit> | undefined;
+  let tracked: Map<number, TrackedPullRequest> | undefined;
   const now = current.takenAt;
   for (const pr of current.pullRequests) {
-    const exit = counted.get(pr.number);
+    const exit = state.counted.get(pr.number);
     if (exit === undefined || exit.restartedAt !== undefined) continue;
+    counted ??= new Map(state.counted);
     if (exit.goneBy !== undefined) {
       if (now > exit.goneBy) counted.set(pr.number, { ...exit, restartedAt: exit.goneBy });
       continue;
@@ -178,9 +92,13 @@ export function beginNewStays(
     // The polls never saw the old stay end (it left and came back between two of them): the
     // event counted it, and the ledger's entry starts over as the new stay.
     counted.set(pr.number, { ...exit, goneBy: exit.countedAt, restartedAt: exit.leftAt });
-    if (tracked.has(pr.number)) tracked.set(pr.number, firstSeen(pr, exit.countedAt, now));
+    if (flow.tracked.has(pr.number)) {
+      tracked ??= new Map(flow.tracked);
+      tracked.set(pr.number, firstSeen(pr, exit.countedAt, now));
+    }
   }
-  return { ...flow, tracked, webhookExits: { ...state, counted } };
+  if (counted === undefined) return flow;
+  return { ...flow, tracked: tracked ?? flow.tracked, webhookExits: { ...state, counted } };
 }
 
 /**
@@ -247,12 +165,14 @@ export function recordPullRequestEvent(
   settings: WebhookExitSettings,
 ): { readonly webhookExits: WebhookExits; readonly events: readonly FlowEvent[] } {
   const work = working(flow.webhookExits);
+  // First what fell due before it came: an exit held past its wait is the poll's to count.
+  settle(work, receivedAt);
   const { prNumber } = event;
   const at = event.at ?? receivedAt;
   const exit = work.counted.get(prNumber);
   if (event.kind === 'exit') {
-    if (exit === undefined || !isCountedAlready(exit, at, settings)) {
-      countFromEvent(work, flow, prNumber, event.outcome, at, receivedAt, settings);
+    if (exit === undefined || !isCountedAlready(exit, event.at, receivedAt, settings)) {
+      countFromEvent(work, flow, { ...event, at }, event.at === undefined, receivedAt, settings);
     }
   } else {
     if (exit !== undefined && exit.restartedAt === undefined && at > exit.leftAt) {
@@ -272,16 +192,17 @@ export function recordPullRequestEvent(
 function countFromEvent(
   work: Working,
   flow: QueueFlow,
-  prNumber: number,
-  outcome: ExitOutcome,
-  leftAt: number,
+  event: { readonly prNumber: number; readonly outcome: ExitOutcome; readonly at: number },
+  untimed: boolean,
   receivedAt: number,
   settings: WebhookExitSettings,
 ): void {
+  const { prNumber, outcome, at: leftAt } = event;
   const held = work.pending.get(prNumber);
   let enteredAt: number;
   let goneBy: number | undefined;
-  if (held !== undefined && leftAt <= held.goneAt + settings.intervalSeconds) {
+  // Within the hold an untimed event can only be the exit the poll saw.
+  if (held !== undefined && (untimed || leftAt <= held.goneAt + settings.intervalSeconds)) {
     // The poll saw this very exit first: the event counts it, with its own outcome and time.
     work.pending.delete(prNumber);
     enteredAt = held.enteredAt;
