@@ -42,7 +42,7 @@ export function createDemoWorld(
  */
 export async function startDemo(options: DemoOptions): Promise<RunningExporter> {
   const { world, incidents } = createDemoWorld(options.seed ?? 1, Date.now() / 1000);
-  const webhookSecret = `whsec_${randomBytes(24).toString('base64')}`;
+  const webhookSecret = demoWebhookSecret();
   const simulator = await startSimulatorServer({
     world,
     token: SIMULATOR_DEMO_TOKEN,
@@ -60,24 +60,48 @@ export async function startDemo(options: DemoOptions): Promise<RunningExporter> 
     await simulator.close();
     throw error;
   }
-  const webhookUrl = `${loopbackUrl(exporter.url)}${DEFAULT_WEBHOOK_PATH}`;
-  const sender = createWebhookSender({
-    url: webhookUrl,
-    secret: webhookSecret,
-    logger: options.logger.child({ component: 'simulator' }),
-  });
-  const unsubscribe = sendWorldWebhooks(world, sender);
+  const webhooks = sendDemoWebhooks(world, exporter.url, webhookSecret, options.logger);
   options.logger.info(
-    `demo: Trunk API simulator on ${simulator.baseUrl}, sending webhooks to ${webhookUrl}; ` +
+    `demo: Trunk API simulator on ${simulator.baseUrl}, sending webhooks to ${webhooks.url}; ` +
       `metrics on ${exporter.url}/metrics`,
   );
   return {
     ...exporter,
     async stop() {
-      unsubscribe();
-      await sender.close();
+      await webhooks.stop();
       await exporter.stop();
       await simulator.close();
+    },
+  };
+}
+
+/** A new Svix signing secret for one demo run. */
+export function demoWebhookSecret(): string {
+  return `whsec_${randomBytes(24).toString('base64')}`;
+}
+
+/**
+ * Sends what the demo world does, as Trunk's webhooks signed with `secret`, to the demo exporter at
+ * `exporterUrl` (its configured webhook path); `stop` ends it.
+ */
+export function sendDemoWebhooks(
+  world: SimulatorWorld,
+  exporterUrl: string,
+  secret: string,
+  logger: Logger,
+): { readonly url: string; stop(): Promise<void> } {
+  const url = `${loopbackUrl(exporterUrl)}${DEFAULT_WEBHOOK_PATH}`;
+  const sender = createWebhookSender({
+    url,
+    secret,
+    logger: logger.child({ component: 'simulator' }),
+  });
+  const unsubscribe = sendWorldWebhooks(world, sender);
+  return {
+    url,
+    async stop() {
+      unsubscribe();
+      await sender.close();
     },
   };
 }
