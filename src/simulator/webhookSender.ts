@@ -16,7 +16,7 @@ export interface WebhookSenderOptions {
   readonly logger?: Logger | undefined;
   /** Webhooks waiting at most; defaults to 1000. */
   readonly maxQueued?: number | undefined;
-  /** Requests in flight at most; defaults to 4. */
+  /** Requests in flight at most; defaults to 2 (the exporter reads at most 4 bodies at once). */
   readonly concurrency?: number | undefined;
   /** Per request; defaults to 5000. */
   readonly timeoutMs?: number | undefined;
@@ -52,7 +52,7 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
   const signer = new Webhook(options.secret);
   const logger = options.logger ?? silentLogger();
   const maxQueued = options.maxQueued ?? 1000;
-  const concurrency = options.concurrency ?? 4;
+  const concurrency = options.concurrency ?? 2;
   const timeoutMs = options.timeoutMs ?? 5000;
   const waiting: WebhookPayload[] = [];
   const stopped = new AbortController();
