@@ -170,4 +170,73 @@ describe('exits with webhooks, against the simulator', () => {
     expect(seen).toBeLessThan(made);
     expect(silent.exporter.bySource()).toEqual({ event: 0, poll: seen });
   });
+
+  it('keeps an event that arrives while a poll looks up an exit: the poll folds into the ledger as it is then', async () => {
+    const world = createSimulatorWorld({ seed: 31, flavour: 'live' });
+    // The exit lookup of one departed PR is answered only when the test says so.
+    let held: { prNumber: number; release?: () => void } | undefined;
+    const { simulator } = await startTestSimulator({
+      world,
+      token: TOKEN,
+      faults: {
+        intercept: ({ path, body, response, answer }) => {
+          const asked = (body as { pr?: { number?: unknown } }).pr?.number;
+          if (held === undefined || !path.endsWith('/getSubmittedPullRequest')) return false;
+          if (asked !== held.prNumber) return false;
+          held.release = () => {
+            const reply = answer();
+            response.writeHead(200, { 'Content-Type': 'application/json' });
+            response.end(JSON.stringify(reply.ok ? reply.body : {}));
+          };
+          return true;
+        },
+      },
+    });
+    const [web] = allQueues(world);
+    if (web === undefined) throw new Error('no repository');
+    const webMain: RepositoryTarget = { ...web, branches: ['main'] };
+    const base = exporterConfig(simulator.baseUrl, [webMain]);
+    const exporter = watcher(world, { ...base, webhooks: { ...base.webhooks, enabled: true } });
+    await exporter.pollAll();
+    const queued = () => {
+      const answer = world.getQueue(webMain.repo, 'main');
+      if (!answer.ok) throw new Error(answer.message);
+      return answer.body.enqueuedPullRequests.map((pr) => pr.prNumber);
+    };
+    const first = queued();
+    while (first.every((prNumber) => queued().includes(prNumber))) {
+      world.advance(world.now() + 5);
+    }
+    const departed = first.find((prNumber) => !queued().includes(prNumber));
+    if (departed === undefined) throw new Error('no departure');
+    held = { prNumber: departed };
+
+    const target: Target = { kind: 'merge_queue', repo: webMain.name, branch: 'main' };
+    const parsed = parseWebhookEvent({
+      type: 'pull_request.merged',
+      pr_number: 999_999,
+      repository: webMain.repo,
+      target_branch: 'main',
+      timestamp: new Date(world.now() * 1000).toISOString(),
+    });
+    if (!parsed.ok || parsed.event.kind === 'flaky_tests') throw new Error('event does not parse');
+    const { event } = parsed;
+    const polling = exporter.pollAll();
+    const deadline = Date.now() + 10_000;
+    while (held.release === undefined) {
+      if (Date.now() > deadline) throw new Error('the exit lookup never came');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    // The poll has read the ledger and waits for its lookup: now the event comes.
+    expect(
+      exporter.store.updateQueueFlow(target, (flow) =>
+        applyMergeQueueEvent(flow, event, exporter.now(), { intervalSeconds: INTERVAL }),
+      ),
+    ).toBe(true);
+    held.release();
+    await polling;
+    // The departed PR is held for its event; the one exit counted is the event's, kept.
+    expect(exporter.bySource()).toEqual({ event: 1, poll: 0 });
+    expect(exporter.exited()).toMatchObject({ merged: 1 });
+  });
 });
