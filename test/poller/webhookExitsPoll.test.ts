@@ -174,15 +174,14 @@ describe('exits with webhooks, against the simulator', () => {
   it('keeps an event that arrives while a poll looks up an exit: the poll folds into the ledger as it is then', async () => {
     const world = createSimulatorWorld({ seed: 31, flavour: 'live' });
     // The exit lookup of one departed PR is answered only when the test says so.
-    let held: { prNumber: number; release?: () => void } | undefined;
+    const held: { prNumber: number | undefined; release?: () => void } = { prNumber: undefined };
     const { simulator } = await startTestSimulator({
       world,
       token: TOKEN,
       faults: {
         intercept: ({ path, body, response, answer }) => {
           const asked = (body as { pr?: { number?: unknown } }).pr?.number;
-          if (held === undefined || !path.endsWith('/getSubmittedPullRequest')) return false;
-          if (asked !== held.prNumber) return false;
+          if (!path.endsWith('/getSubmittedPullRequest') || asked !== held.prNumber) return false;
           held.release = () => {
             const reply = answer();
             response.writeHead(200, { 'Content-Type': 'application/json' });
@@ -209,7 +208,7 @@ describe('exits with webhooks, against the simulator', () => {
     }
     const departed = first.find((prNumber) => !queued().includes(prNumber));
     if (departed === undefined) throw new Error('no departure');
-    held = { prNumber: departed };
+    held.prNumber = departed;
 
     const target: Target = { kind: 'merge_queue', repo: webMain.name, branch: 'main' };
     const parsed = parseWebhookEvent({
