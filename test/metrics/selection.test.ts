@@ -50,6 +50,9 @@ describe('selectFamilies', () => {
       'trunk_flaky_tests_oldest_quarantine_timestamp_seconds',
       'trunk_flaky_tests_quarantined_recently',
       'trunk_flaky_tests_quarantined_older_than',
+      'trunk_flaky_tests_status_changes_total',
+      'trunk_flaky_tests_quarantine_setting_changes_total',
+      'trunk_flaky_tests_monitor_events_total',
       'trunk_exporter_target_up',
       'trunk_exporter_build_info',
     ]);
@@ -61,6 +64,9 @@ describe('selectFamilies', () => {
       'trunk_flaky_tests_quarantined_by_codeowner',
       'trunk_flaky_tests_oldest_quarantine_timestamp_seconds',
       'trunk_flaky_tests_quarantined_recently',
+      'trunk_flaky_tests_status_changes_total',
+      'trunk_flaky_tests_quarantine_setting_changes_total',
+      'trunk_flaky_tests_monitor_events_total',
       'trunk_exporter_target_up',
       'trunk_exporter_build_info',
     ]);
