@@ -64,6 +64,33 @@ describe('trunk-exporter command line', () => {
     expect(unknown.stderr).toContain('Usage:');
   });
 
+  it('simulate --webhook-url needs --webhook-secret, and a mistyped secret is never echoed', async () => {
+    const url = 'http://127.0.0.1:9/webhooks/trunk';
+    const noSecret = await run(['simulate', '--webhook-url', url]);
+    expect(noSecret.code).toBe(2);
+    expect(noSecret.stderr).toContain('--webhook-url needs --webhook-secret');
+    const notHttp = await run([
+      'simulate',
+      '--webhook-url',
+      'ftp://x/y',
+      '--webhook-secret',
+      'whsec_QUJD',
+    ]);
+    expect(notHttp.code).toBe(2);
+    expect(notHttp.stderr).toContain('--webhook-url: expected an http(s) URL');
+    const mistyped = await run([
+      'simulate',
+      '--webhook-url',
+      url,
+      '--webhook-secret',
+      'hunter2-secret',
+    ]);
+    expect(mistyped.code).toBe(2);
+    expect(mistyped.stderr).toContain('--webhook-secret: expected whsec_ followed by base64');
+    expect(mistyped.stderr).not.toContain('hunter2-secret');
+    expect((await run(['--help'])).stdout).toContain('--webhook-url URL --webhook-secret whsec_');
+  });
+
   it('--demo serves live metrics, logs its URL, and exits 0 on SIGTERM', async () => {
     const cli = startCli(['--demo', '--port', '0']);
     const url = await cli.url;

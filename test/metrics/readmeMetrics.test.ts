@@ -85,7 +85,9 @@ describe('the README metrics table', () => {
 /** Orders the README's groups: merge queue, quarantine, flow, exporter. */
 function group(name: string): number {
   if (
-    /_(exited|state_transitions|state_seconds)_total$|_time_in_(queue|state)_seconds$/.test(name)
+    /_(exited|state_transitions|state_seconds|exits_by_source)_total$|_time_in_(queue|state)_seconds$/.test(
+      name,
+    )
   ) {
     return 2;
   }
