@@ -42,6 +42,14 @@ export const valueSets: readonly ValueSet[] = [
   { name: 'Deployment with tls.existingSecret', file: 'valid-tls-deployment.yaml' },
   { name: 'every optional value set', file: 'valid-every-option.yaml' },
   {
+    name: 'webhooks, signingSecret.value, Ingress with TLS',
+    file: 'valid-webhooks-ingress.yaml',
+  },
+  {
+    name: 'webhooks, signingSecret.existingSecret, HTTPRoute, tls.existingSecret',
+    file: 'valid-webhooks-httproute-existing-secret.yaml',
+  },
+  {
     name: "a StatefulSet of a 53-character release (Helm's longest name)",
     file: 'valid-statefulset-pod-index.yaml',
     releaseName: `acme-${'x'.repeat(43)}-prod`,
@@ -62,6 +70,14 @@ export interface InstalledValues {
   sharding: { shards: number; ordinalFrom: string };
   token: { value: string; existingSecret: string; existingSecretKey: string };
   tls: { existingSecret: string };
+  webhooks: {
+    enabled: boolean;
+    path: string;
+    toleranceSeconds: number;
+    signingSecret: { value: string; existingSecret: string; existingSecretKey: string };
+    ingress: { enabled: boolean; host: string; tls: { secretName: string; hosts: string[] }[] };
+    httpRoute: { enabled: boolean; hostnames: string[] };
+  };
   containerPort: number;
   service: { port: number };
   serviceMonitor: { enabled: boolean; labels: Record<string, string> };
