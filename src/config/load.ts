@@ -16,6 +16,7 @@ import { configFileSchema, repoName, trunkSectionSchema, type ConfigFile } from 
 import { Secret } from '../secrets/secret.js';
 import { readRegularFile, readServerTls, readSettingFile } from './settingFiles.js';
 import type { ExporterConfig, RepositoryTarget, ServerTls } from './types.js';
+import { resolveWebhookSecret } from './webhookSecret.js';
 
 /** The environment variable read for the token when neither `token` nor `tokenFile` is set. */
 export const TOKEN_ENVIRONMENT_VARIABLE = 'TRUNK_API_TOKEN';
@@ -84,20 +85,28 @@ export async function parseConfig(text: string, context: LoadContext): Promise<E
       });
     }
   }
-  // The token and the TLS files are read whenever their own settings are valid, so that a file
-  // problem is reported together with every other one.
-  const [token, tls] = await Promise.all([
+  // The token, the TLS files and the webhook secret are read whenever their own settings are
+  // valid, so that a file problem is reported together with every other one.
+  const [token, tls, webhookSecret] = await Promise.all([
     resolveToken(settingsOf(expanded.value, 'trunk'), context.env),
     readServerTls(tlsSettingOf(expanded.value)),
+    resolveWebhookSecret(settingsOf(expanded.value, 'webhooks')),
   ]);
   const fileProblems = [
     ...('problem' in token ? [token.problem] : []),
     ...('problems' in tls ? tls.problems : []),
+    ...('problem' in webhookSecret ? [webhookSecret.problem] : []),
   ];
   for (const problem of fileProblems) {
     add({ ...problem, ...lineAt(document, problem.path.split('.'), lineCounter) });
   }
-  if (problems.length > 0 || !parsed.success || !('secret' in token) || !('tls' in tls)) {
+  if (
+    problems.length > 0 ||
+    !parsed.success ||
+    !('secret' in token) ||
+    !('tls' in tls) ||
+    !('secret' in webhookSecret)
+  ) {
     // In file order; problems without a line (about the whole file) first.
     problems.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || a.order - b.order);
     throw new ConfigError(
@@ -105,7 +114,7 @@ export async function parseConfig(text: string, context: LoadContext): Promise<E
       problems.map(({ order: _order, ...problem }) => problem),
     );
   }
-  return normalize(parsed.data, token.secret, tls.tls);
+  return normalize(parsed.data, token.secret, tls.tls, webhookSecret.secret);
 }
 
 /** The document as plain data; an alias bomb is a problem at the alias that set it off. */
@@ -265,7 +274,12 @@ function headerValueProblem(value: string): string | undefined {
   return undefined;
 }
 
-function normalize(config: ConfigFile, token: Secret, tls: ServerTls | undefined): ExporterConfig {
+function normalize(
+  config: ConfigFile,
+  token: Secret,
+  tls: ServerTls | undefined,
+  webhookSecret: Secret | undefined,
+): ExporterConfig {
   const targets: RepositoryTarget[] = config.targets.map((target) => {
     const repo = typeof target.repo === 'string' ? splitRepo(target.repo) : { ...target.repo };
     return {
@@ -297,6 +311,13 @@ function normalize(config: ConfigFile, token: Secret, tls: ServerTls | undefined
     polling: { ...config.polling },
     metrics: { ...config.metrics },
     sharding: { ...config.sharding },
+    webhooks: {
+      enabled: config.webhooks.enabled,
+      path: config.webhooks.path,
+      signingSecret: webhookSecret,
+      signingSecretFile: config.webhooks.signingSecretFile,
+      toleranceSeconds: config.webhooks.toleranceSeconds,
+    },
     targets,
   };
 }

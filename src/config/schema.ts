@@ -61,6 +61,59 @@ export const trunkSectionSchema = z
     path: ['tokenFile'],
   });
 
+/** The exporter's own endpoints; the webhook path must not be one of them. */
+export const RESERVED_HTTP_PATHS = ['/', '/metrics', '/healthz', '/readyz', '/-/reload'] as const;
+/** Default `webhooks.path`. */
+export const DEFAULT_WEBHOOK_PATH = '/webhooks/trunk';
+/**
+ * Largest `webhooks.toleranceSeconds`: the svix library, which verifies every request, refuses a
+ * timestamp more than 5 minutes from now whatever the exporter allows.
+ */
+export const MAX_WEBHOOK_TOLERANCE_SECONDS = 300;
+
+// Plain path segments only: the path is compared as is, never used as an Express route pattern,
+// and cannot hold a query, a fragment, `..` or a character that needs escaping.
+const webhookPath = z
+  .string()
+  .max(200, 'expected at most 200 characters')
+  .regex(
+    /^(\/(?!\.{1,2}(?:\/|$))[A-Za-z0-9._~-]+)+$/,
+    'expected an absolute path of plain segments, e.g. /webhooks/trunk',
+  )
+  .refine(
+    (path) => !(RESERVED_HTTP_PATHS as readonly string[]).includes(path.toLowerCase()),
+    { error: `must not be one of the exporter's own paths (${RESERVED_HTTP_PATHS.join(', ')})` },
+  );
+
+export const webhooksSectionSchema = z
+  .strictObject({
+    enabled: z.boolean().default(false),
+    path: webhookPath.default(DEFAULT_WEBHOOK_PATH),
+    signingSecret: nonEmptyString.optional(),
+    signingSecretFile: nonEmptyString.optional(),
+    toleranceSeconds: positiveInt
+      .max(
+        MAX_WEBHOOK_TOLERANCE_SECONDS,
+        `expected at most ${MAX_WEBHOOK_TOLERANCE_SECONDS} (the svix library's own limit)`,
+      )
+      .default(MAX_WEBHOOK_TOLERANCE_SECONDS),
+  })
+  .refine(
+    (webhooks) => webhooks.signingSecret === undefined || webhooks.signingSecretFile === undefined,
+    { message: 'at most one of signingSecret & signingSecretFile', path: ['signingSecretFile'] },
+  )
+  .refine(
+    (webhooks) =>
+      !webhooks.enabled ||
+      webhooks.signingSecret !== undefined ||
+      webhooks.signingSecretFile !== undefined,
+    {
+      message: 'one of signingSecret & signingSecretFile is required when webhooks are enabled',
+      path: ['signingSecret'],
+      params: { linePath: ['webhooks', 'enabled'] },
+    },
+  );
+
 export const configFileSchema = z
   .strictObject({
     // prefault, not default: an absent section is parsed as {}, so each key's own default applies
@@ -104,6 +157,7 @@ export const configFileSchema = z
         totalShards: positiveInt.default(1),
       })
       .prefault({}),
+    webhooks: webhooksSectionSchema.prefault({}),
     targets: z
       .array(targetSchema, { error: 'expected a non-empty list' })
       .min(1, 'expected a non-empty list'),

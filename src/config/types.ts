@@ -65,6 +65,18 @@ export interface ExporterConfig {
     /** Family names or `*` globs to drop (self-health families stay). */
     readonly exclude?: readonly string[] | undefined;
   };
+  /** Trunk's webhooks (through Svix), received at `POST path` on the metrics server. */
+  readonly webhooks: {
+    readonly enabled: boolean;
+    /** Absolute path of the endpoint, e.g. `/webhooks/trunk`; never one of the exporter's own. */
+    readonly path: string;
+    /** The Svix signing secret (`whsec_…`); set whenever `enabled` is. */
+    readonly signingSecret: Secret | undefined;
+    /** Where the secret was read from, when it came from a file. */
+    readonly signingSecretFile?: string | undefined;
+    /** How far `svix-timestamp` may be from now, in seconds (at most 300). */
+    readonly toleranceSeconds: number;
+  };
   /** Which share of the targets this instance polls. */
   readonly sharding: Sharding;
   readonly targets: readonly RepositoryTarget[];

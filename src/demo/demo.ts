@@ -1,4 +1,5 @@
 import { Secret } from '../secrets/secret.js';
+import { DEFAULT_WEBHOOK_PATH, MAX_WEBHOOK_TOLERANCE_SECONDS } from '../config/schema.js';
 import type { ExporterConfig } from '../config/types.js';
 import { startExporter, type RunningExporter } from '../exporter.js';
 import type { Logger } from '../log/logger.js';
@@ -100,6 +101,12 @@ export function demoConfig(
     },
     metrics: { topCodeowners: 20 },
     sharding: UNSHARDED,
+    webhooks: {
+      enabled: false,
+      path: DEFAULT_WEBHOOK_PATH,
+      signingSecret: undefined,
+      toleranceSeconds: MAX_WEBHOOK_TOLERANCE_SECONDS,
+    },
     targets: DEFAULT_SIMULATED_REPOSITORIES.map((repository) => ({
       repo: { host: repository.host, owner: repository.owner, name: repository.name },
       name: repositoryKey(repository),

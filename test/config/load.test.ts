@@ -75,6 +75,13 @@ describe('valid configuration files', () => {
       },
       metrics: { topCodeowners: 20 },
       sharding: { shard: 0, totalShards: 1 },
+      webhooks: {
+        enabled: false,
+        path: '/webhooks/trunk',
+        signingSecret: undefined,
+        signingSecretFile: undefined,
+        toleranceSeconds: 300,
+      },
       targets: [
         {
           repo: { host: 'github.com', owner: 'acme', name: 'web' },

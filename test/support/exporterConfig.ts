@@ -45,6 +45,12 @@ export function exporterConfig(
     },
     metrics: { topCodeowners: 20 },
     sharding: { shard: 0, totalShards: 1 },
+    webhooks: {
+      enabled: false,
+      path: '/webhooks/trunk',
+      signingSecret: undefined,
+      toleranceSeconds: 300,
+    },
     targets,
   };
 }
