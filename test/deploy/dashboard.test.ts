@@ -83,6 +83,10 @@ describe('Grafana dashboard', () => {
       'trunk_merge_queue_time_in_state_seconds',
       'trunk_flaky_tests_quarantined_recently',
       'trunk_flaky_tests_quarantined_older_than',
+      'trunk_merge_queue_webhook_events_total',
+      'trunk_merge_queue_pull_requests_failed_total',
+      'trunk_merge_queue_pull_request_exits_by_source_total',
+      'trunk_exporter_webhook_requests_total',
     ]) {
       expect(all).toContain(metric);
     }
