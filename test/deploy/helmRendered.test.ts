@@ -146,10 +146,20 @@ describe.skipIf(renderer === undefined).each(valueSets)('Helm chart rendered: $n
   });
 
   it('exposes only the webhook path, exactly, to the main Service, and only when asked', () => {
+    if (!values.webhooks.enabled) {
+      // Off (the default): no template of the webhooks renders anything.
+      expect(
+        rendered.manifests.filter((manifest) => manifest.source.includes('/webhook-')),
+      ).toEqual([]);
+    }
     const ingresses = byKind('Ingress') as IngressObject[];
     const routes = byKind('HTTPRoute') as (KubeObject & HttpRoute)[];
-    expect(ingresses).toHaveLength(values.webhooks.enabled && values.webhooks.ingress.enabled ? 1 : 0);
-    expect(routes).toHaveLength(values.webhooks.enabled && values.webhooks.httpRoute.enabled ? 1 : 0);
+    expect(ingresses).toHaveLength(
+      values.webhooks.enabled && values.webhooks.ingress.enabled ? 1 : 0,
+    );
+    expect(routes).toHaveLength(
+      values.webhooks.enabled && values.webhooks.httpRoute.enabled ? 1 : 0,
+    );
     const main = (byKind('Service') as ServiceObject[]).find(
       (service) => service.spec.clusterIP !== 'None',
     );

@@ -179,9 +179,11 @@ describe.skipIf(renderer === undefined)('Helm chart rendered with values it must
   );
 
   it('has a message for every refused-* values fixture', () => {
-    expect(readdirSync(FIXTURES).filter((name) => name.startsWith('refused-'))).toEqual(
-      Object.keys(REFUSED).sort(),
-    );
+    expect(
+      readdirSync(FIXTURES)
+        .filter((name) => name.startsWith('refused-'))
+        .sort(),
+    ).toEqual(Object.keys(REFUSED).sort());
   });
 
   it.each(Object.entries(REFUSED))('refuses %s, naming the values', async (name, message) => {
