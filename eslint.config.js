@@ -19,7 +19,7 @@ const LAYERS = [
   ['server'],
   ['metrics'],
   ['poller'],
-  ['flow', 'reload', 'budget'],
+  ['flow', 'reload', 'budget', 'webhooks'],
   ['config'],
   ['sharding'],
   ['snapshot', 'trunk'],

@@ -10,6 +10,7 @@ import {
   registerReloadMetrics,
 } from './metrics/index.js';
 import { registerPollOverrunMetrics } from './metrics/pollOverrunMetrics.js';
+import { registerWebhookRequestMetrics } from './metrics/webhookRequestMetrics.js';
 import { createRegistry } from './metrics/registry.js';
 import { LookupMemories } from './poller/lookupMemories.js';
 import { PollScheduler } from './poller/scheduler.js';
@@ -24,7 +25,11 @@ import {
   startHttpServer,
 } from './server/index.js';
 import { SnapshotStore } from './snapshot/store.js';
+import { targetKey, type Target } from './snapshot/types.js';
 import { TrunkClient } from './trunk/client.js';
+import type { MergeQueueEvent } from './trunk/webhookEvents.js';
+import { TriggeredPolls, type TriggerSpacing } from './webhooks/pollTriggers.js';
+import { WebhookReceiver } from './webhooks/receiver.js';
 
 /** A started exporter: its address, its state for tests, and how to reload and stop it. */
 export interface RunningExporter {
@@ -46,6 +51,8 @@ interface ExporterDependencies {
   readonly secrets?: KnownSecrets;
   /** The upstream is the built-in simulator (`--demo`); the landing page says so. */
   readonly simulatedUpstream?: boolean;
+  /** How webhook events turn into polls; tests shorten it. */
+  readonly webhookTriggerSpacing?: TriggerSpacing;
 }
 
 /**
@@ -104,6 +111,27 @@ export async function startExporter(
   const auth = new BasicAuthVerifier(config.server.basicAuthUsers);
   const scheduler = new PollScheduler({ logger });
   const lookupMemories = new LookupMemories();
+  // Event-triggered polls run as the target's own scheduled job: the same client limits,
+  // fairness and deadline as every other poll, and never two polls of one target at once.
+  const triggeredPolls = new TriggeredPolls((target) => {
+    scheduler.runNow(targetKey(target));
+  }, dependencies.webhookTriggerSpacing);
+  /**
+   * An accepted webhook event about a configured merge queue (its ledger already counted it):
+   * what else the event means for the queue starts here. Never blocks the answer to Trunk.
+   */
+  function onMergeQueueEvent(target: Target, _event: MergeQueueEvent, _receivedAt: number): void {
+    triggeredPolls.request(target);
+  }
+  const webhooks = new WebhookReceiver({
+    store,
+    observer: registerWebhookRequestMetrics(registry, metrics.metricChanges),
+    logger,
+    onMergeQueueEvent,
+    onFlakyTestEvent: (target) => {
+      triggeredPolls.request(target);
+    },
+  });
   const reloader =
     dependencies.loadConfig &&
     new ConfigReloader({
@@ -141,6 +169,7 @@ export async function startExporter(
     },
     reload: { enabled: () => current.server.enableReload, reload: () => reload('HTTP') },
     simulatedUpstream: dependencies.simulatedUpstream === true,
+    webhooks,
   });
   const { address, port, tls } = config.server;
   const http = await startHttpServer(app, address, port, tls, {
@@ -165,6 +194,7 @@ export async function startExporter(
       logger,
     );
     secrets.add(next.trunk.token);
+    if (next.webhooks.signingSecret) secrets.add(next.webhooks.signingSecret);
     if (clientSettingsChanged(current, next)) clients.replace(next.trunk);
     metrics.applySettings({ ...next.polling, ...next.metrics });
     // After applySettings: setTargets counts as a store change, so the cached /metrics page, whose
@@ -172,6 +202,8 @@ export async function startExporter(
     const nextTargets = configuredTargets(next);
     targetCount = nextTargets.length;
     store.setTargets(nextTargets, next.polling.staleAfterSeconds);
+    webhooks.configure(next.webhooks, nextTargets);
+    triggeredPolls.keepOnly(nextTargets);
     scheduler.setJobs(
       buildPollJobs({
         config: next,
@@ -201,6 +233,7 @@ export async function startExporter(
       tls: listening.tls,
       basicAuth: auth.enabled,
       reloadEndpoint: config.server.enableReload,
+      webhooks: webhooks.path,
     },
     `serving metrics on ${http.url}/metrics`,
   );
@@ -212,6 +245,7 @@ export async function startExporter(
     stop() {
       // All at once: no new scrapes, every poll and API call aborted, connections closed. A second
       // call (a signal during shutdown, a test cleanup) waits for the same stop.
+      triggeredPolls.stop();
       stopping ??= Promise.all([http.close(), scheduler.stop(), clients.close()]).then(() => {});
       return stopping;
     },

@@ -116,6 +116,12 @@ function exporterConfig(
     },
     metrics: { topCodeowners: 20 },
     sharding: { shard: 0, totalShards: 1 },
+    webhooks: {
+      enabled: false,
+      path: '/webhooks/trunk',
+      signingSecret: undefined,
+      toleranceSeconds: 300,
+    },
     targets: repositories.map((repository) => ({
       repo: { host: repository.host, owner: repository.owner, name: repository.name },
       name: `${repository.host}/${repository.owner}/${repository.name}`,

@@ -80,10 +80,9 @@ const webhookPath = z
     /^(\/(?!\.{1,2}(?:\/|$))[A-Za-z0-9._~-]+)+$/,
     'expected an absolute path of plain segments, e.g. /webhooks/trunk',
   )
-  .refine(
-    (path) => !(RESERVED_HTTP_PATHS as readonly string[]).includes(path.toLowerCase()),
-    { error: `must not be one of the exporter's own paths (${RESERVED_HTTP_PATHS.join(', ')})` },
-  );
+  .refine((path) => !(RESERVED_HTTP_PATHS as readonly string[]).includes(path.toLowerCase()), {
+    error: `must not be one of the exporter's own paths (${RESERVED_HTTP_PATHS.join(', ')})`,
+  });
 
 export const webhooksSectionSchema = z
   .strictObject({

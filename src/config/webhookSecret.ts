@@ -21,7 +21,7 @@ export async function resolveWebhookSecret(
   if (!webhooks.success) return { invalid: true };
   const { signingSecret, signingSecretFile } = webhooks.data;
   if (signingSecret !== undefined) {
-    return checkedSecret(signingSecret, 'webhooks.signingSecret', 'webhooks.signingSecret');
+    return checkedSecret(signingSecret, 'webhooks.signingSecret', '');
   }
   if (signingSecretFile === undefined) return { secret: undefined };
   const file = await readSettingFile(signingSecretFile, 'webhooks.signingSecretFile');
@@ -32,14 +32,19 @@ export async function resolveWebhookSecret(
       problem: { path: 'webhooks.signingSecretFile', message: `${signingSecretFile} is empty` },
     };
   }
-  return checkedSecret(trimmed, 'webhooks.signingSecretFile', `the secret in ${signingSecretFile}`);
+  return checkedSecret(
+    trimmed,
+    'webhooks.signingSecretFile',
+    `the secret in ${signingSecretFile} is `,
+  );
 }
 
 /** The secret, or a problem that says what is wrong without showing any of it. */
 function checkedSecret(
   value: string,
   path: string,
-  what: string,
+  /** What the message starts with, before `not a Svix signing secret`. */
+  subject: string,
 ): { readonly secret: Secret } | { readonly problem: ConfigProblem } {
   try {
     // The constructor decodes the base64 key and refuses an empty or malformed one.
@@ -48,7 +53,7 @@ function checkedSecret(
     return {
       problem: {
         path,
-        message: `${what} is not a Svix signing secret (expected whsec_ followed by base64, as Trunk shows it)`,
+        message: `${subject}not a Svix signing secret (expected whsec_ followed by base64, as Trunk shows it)`,
       },
     };
   }

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../log/logger.js';
 
 /** Something polled on its own interval. `run` should handle its own errors; the scheduler logs any that escape. */
@@ -22,6 +21,12 @@ interface RunningJob {
   job: PollJob;
   readonly controller: AbortController;
   readonly done: Promise<void>;
+  /** A poll is in flight. */
+  polling: boolean;
+  /** runNow() was called during the poll in flight: the next one starts as soon as it ends. */
+  pollAgain: boolean;
+  /** Ends the wait for the next poll early; undefined while polling. */
+  wake: (() => void) | undefined;
 }
 
 /**
@@ -58,6 +63,19 @@ export class PollScheduler {
     }
   }
 
+  /**
+   * Polls the job with this key now instead of when it is due (a webhook said its target changed):
+   * at once when it is waiting, else as soon as the poll in flight ends, never two at once. The
+   * next scheduled poll follows an interval after this one. False for an unknown key.
+   */
+  runNow(key: string): boolean {
+    const entry = this.running.get(key);
+    if (entry === undefined) return false;
+    if (entry.polling) entry.pollAgain = true;
+    else entry.wake?.();
+    return true;
+  }
+
   /** Keys of the jobs currently scheduled. */
   keys(): string[] {
     return [...this.running.keys()];
@@ -73,7 +91,14 @@ export class PollScheduler {
 
   private start(job: PollJob): RunningJob {
     const controller = new AbortController();
-    const entry: RunningJob = { job, controller, done: Promise.resolve() };
+    const entry: RunningJob = {
+      job,
+      controller,
+      done: Promise.resolve(),
+      polling: false,
+      pollAgain: false,
+      wake: undefined,
+    };
     const firstDelay = this.random() * Math.min(job.intervalSeconds, this.firstPollSpreadSeconds);
     return Object.assign(entry, { done: this.loop(entry, controller.signal, firstDelay) });
   }
@@ -85,7 +110,8 @@ export class PollScheduler {
   ): Promise<void> {
     let delaySeconds = firstDelaySeconds;
     while (!signal.aborted) {
-      if (!(await wait(delaySeconds, signal))) return;
+      if (!(await waitOrWake(entry, delaySeconds, signal))) return;
+      entry.polling = true;
       const started = performance.now();
       try {
         await entry.job.run(signal);
@@ -95,19 +121,33 @@ export class PollScheduler {
           'poll job failed unexpectedly',
         );
       }
+      entry.polling = false;
+      const pollAgain = entry.pollAgain;
+      entry.pollAgain = false;
       const elapsedSeconds = (performance.now() - started) / 1000;
       const jitter = 1 + this.jitterRatio * (2 * this.random() - 1);
-      delaySeconds = Math.max(0, entry.job.intervalSeconds * jitter - elapsedSeconds);
+      delaySeconds = pollAgain
+        ? 0
+        : Math.max(0, entry.job.intervalSeconds * jitter - elapsedSeconds);
     }
   }
 }
 
-/** Waits, resolving false instead of throwing when aborted. */
-async function wait(seconds: number, signal: AbortSignal): Promise<boolean> {
-  try {
-    await sleep(seconds * 1000, undefined, { signal });
-    return true;
-  } catch {
-    return false;
-  }
+/**
+ * Waits `seconds`, or until the entry's wake() is called; resolves false instead of throwing
+ * when aborted.
+ */
+function waitOrWake(entry: RunningJob, seconds: number, signal: AbortSignal): Promise<boolean> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      entry.wake = undefined;
+      resolve(!signal.aborted);
+    };
+    const timer = setTimeout(done, seconds * 1000);
+    signal.addEventListener('abort', done, { once: true });
+    entry.wake = done;
+    if (signal.aborted) done();
+  });
 }

@@ -10,6 +10,8 @@ import type { SnapshotStore } from '../snapshot/store.js';
 import { requireBasicAuth, type BasicAuthVerifier } from './basicAuth.js';
 import { LANDING_PAGE_CSP, renderLandingPage } from './landingPage.js';
 import { MetricsEndpoint, SECURITY_HEADERS, withMetricsFastPath } from './metricsEndpoint.js';
+import type { WebhookReceiver } from '../webhooks/receiver.js';
+import { webhookEndpoint } from './webhookEndpoint.js';
 
 export interface HttpAppOptions {
   registry: Registry;
@@ -29,6 +31,8 @@ export interface HttpAppOptions {
   reload?: ReloadEndpoint;
   /** The upstream is the built-in simulator (`--demo`); the landing page says so. */
   simulatedUpstream?: boolean;
+  /** Answers `POST <webhooks.path>` while webhooks are enabled; absent, there is no such path. */
+  webhooks?: WebhookReceiver;
 }
 
 /** The lifecycle endpoint's view of the exporter's reload. */
@@ -67,7 +71,10 @@ export function createHttpApp(options: HttpAppOptions): RequestListener {
     res.set(SECURITY_HEADERS);
     next();
   });
-  // Every endpoint, /healthz included, as Prometheus's web config does: a probe can send the header.
+  // Before basic auth: Svix cannot send credentials, and the signature authenticates each event.
+  if (options.webhooks) app.use(webhookEndpoint(options.webhooks));
+  // Every other endpoint, /healthz included, as Prometheus's web config does: a probe can send
+  // the header.
   if (options.auth) app.use(requireBasicAuth(options.auth));
 
   app
@@ -88,6 +95,7 @@ export function createHttpApp(options: HttpAppOptions): RequestListener {
         flakyTestsIntervalSeconds: options.intervals.flakyTestsIntervalSeconds,
         now: now(),
         simulatedUpstream: options.simulatedUpstream === true,
+        webhookPath: options.webhooks?.path,
         // Only reached past requireBasicAuth, so with users configured the reader passed it.
         errorDetails: options.auth?.enabled === true,
       });

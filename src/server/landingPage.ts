@@ -1,6 +1,6 @@
 import { formatInterval } from '../metrics/help.js';
 import type { FlakyTestsSnapshot, MergeQueueSnapshot, TargetStatus } from '../snapshot/types.js';
-import { errorSummary, escapeHtml, renderTime } from './landingPageText.js';
+import { errorSummary, escapeHtml, formatAge, renderTime } from './landingPageText.js';
 
 // Everything that reaches the page is escaped: repo names, branches, queue states and error
 // messages come from configuration and from the API, which we do not control.
@@ -19,6 +19,8 @@ export interface LandingPageData {
    * their HTTP status and request id, since an error body may echo what the API was sent.
    */
   readonly errorDetails: boolean;
+  /** `webhooks.path` while webhooks are enabled: the page shows each target's last event. */
+  readonly webhookPath?: string | undefined;
 }
 
 /** CSP for the page: nothing may load, only the inline stylesheet applies. */
@@ -59,6 +61,7 @@ export function renderLandingPage(data: LandingPageData): string {
   const schedule =
     `Merge queues are polled every ${formatInterval(data.mergeQueueIntervalSeconds)}, ` +
     `quarantine lists every ${formatInterval(data.flakyTestsIntervalSeconds)}.`;
+  const webhooks = data.webhookPath === undefined ? '' : `<p>${renderWebhookLine(data)}</p>\n`;
   const banner = data.simulatedUpstream
     ? '<p class="banner"><strong>Demo:</strong> the upstream is the built-in Trunk API simulator ' +
       'with scripted incidents; no number on this page comes from Trunk.</p>\n'
@@ -76,7 +79,7 @@ export function renderLandingPage(data: LandingPageData): string {
 <h1>trunk-exporter <small>${escapeHtml(data.version)}</small></h1>
 ${banner}<p>Prometheus exporter for Trunk merge queues and flaky-test quarantine.</p>
 <p>${escapeHtml(schedule)} This page reloads every ${LANDING_PAGE_REFRESH_SECONDS}s.</p>
-<ul>
+${webhooks}<ul>
 <li><a href="./metrics">/metrics</a></li>
 <li><a href="./healthz">/healthz</a></li>
 <li><a href="./readyz">/readyz</a></li>
@@ -98,6 +101,7 @@ function renderMergeQueues(statuses: readonly TargetStatus[], data: LandingPageD
       snapshot === undefined ? '' : renderOldestPullRequest(status, snapshot, data.now),
       numberCell(snapshot === undefined ? undefined : blockedCount(snapshot)),
       ...pollCells(status, data),
+      ...webhookCells(status, data),
     ]);
   });
   return table(
@@ -113,6 +117,7 @@ function renderMergeQueues(statuses: readonly TargetStatus[], data: LandingPageD
       'Last success',
       'Data',
       'Last error',
+      ...webhookHeadings(data),
     ],
     rows,
   );
@@ -126,11 +131,20 @@ function renderQuarantineLists(statuses: readonly TargetStatus[], data: LandingP
       `<code>${escapeHtml(status.target.repo)}</code>`,
       numberCell(snapshot?.quarantined),
       ...pollCells(status, data),
+      ...webhookCells(status, data),
     ]);
   });
   return table(
     'Quarantine lists',
-    ['Repository', 'Quarantined tests', 'Poll', 'Last success', 'Data', 'Last error'],
+    [
+      'Repository',
+      'Quarantined tests',
+      'Poll',
+      'Last success',
+      'Data',
+      'Last error',
+      ...webhookHeadings(data),
+    ],
     rows,
   );
 }
@@ -207,4 +221,34 @@ function renderOldestPullRequest(
   }
   if (oldest === undefined) return '';
   return `#${oldest.number} ${renderTime(oldest.since, now)}`;
+}
+
+function webhookHeadings(data: LandingPageData): string[] {
+  return data.webhookPath === undefined ? [] : ['Last webhook event'];
+}
+
+/** The target's last accepted event (type, age and UTC time), while webhooks are enabled. */
+function webhookCells(status: TargetStatus, data: LandingPageData): string[] {
+  if (data.webhookPath === undefined) return [];
+  const last = status.webhookLedger?.lastEvent;
+  if (last === undefined) return ['none yet'];
+  return [`<code>${escapeHtml(last.type)}</code><br>${renderTime(last.receivedAt, data.now)}`];
+}
+
+/** Where webhooks are received, and the last event of any target. */
+function renderWebhookLine(data: LandingPageData): string {
+  let last: { type: string; receivedAt: number; target: string } | undefined;
+  for (const status of data.statuses) {
+    const event = status.webhookLedger?.lastEvent;
+    if (event === undefined || (last !== undefined && event.receivedAt <= last.receivedAt))
+      continue;
+    const { repo, branch } = status.target;
+    last = { ...event, target: branch === '' ? repo : `${repo} ${branch}` };
+  }
+  const where = `Webhooks are received at POST <code>${escapeHtml(data.webhookPath ?? '')}</code>`;
+  if (last === undefined) return `${where}; no event accepted yet.`;
+  return (
+    `${where}; last event <code>${escapeHtml(last.type)}</code> for ` +
+    `<code>${escapeHtml(last.target)}</code>, ${escapeHtml(formatAge(data.now - last.receivedAt))}.`
+  );
 }

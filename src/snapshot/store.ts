@@ -1,6 +1,7 @@
 import type { QueueFlow } from './queueFlowTypes.js';
 import type { Snapshot, Target, TargetStatus } from './types.js';
 import { targetKey } from './types.js';
+import type { WebhookLedger } from './webhookLedger.js';
 
 /**
  * Latest poll outcome per target. Writers (the poller) replace whole entries; readers (metrics,
@@ -62,9 +63,32 @@ export class SnapshotStore {
         lastError: undefined,
         snapshot: deepFreeze(snapshot),
         queueFlow: queueFlow === undefined ? undefined : Object.freeze(queueFlow),
+        webhookLedger: this.entries.get(key)?.webhookLedger,
       }),
     );
     this.changeCount++;
+  }
+
+  /**
+   * Replaces a target's webhook ledger with `update(previous)`; false (and nothing called) for a
+   * target that is not configured.
+   */
+  updateWebhookLedger(
+    target: Target,
+    update: (previous: WebhookLedger | undefined) => WebhookLedger,
+  ): boolean {
+    const key = targetKey(target);
+    const previous = this.entries.get(key);
+    if (!previous) return false;
+    const webhookLedger = deepFreeze(update(previous.webhookLedger));
+    this.entries.set(key, Object.freeze({ ...previous, webhookLedger }));
+    this.changeCount++;
+    return true;
+  }
+
+  /** The target's webhook ledger, if any event for it was accepted. */
+  webhookLedger(target: Target): WebhookLedger | undefined {
+    return this.entries.get(targetKey(target))?.webhookLedger;
   }
 
   /** Records a failed poll; the previous snapshot is kept until it goes stale. */
@@ -187,6 +211,7 @@ function freshStatus(target: Target): TargetStatus {
     lastError: undefined,
     snapshot: undefined,
     queueFlow: undefined,
+    webhookLedger: undefined,
   });
 }
 

@@ -1,6 +1,7 @@
 // Immutable, already-interpreted results of one poll of one target. The poller builds them from API
 // responses; the metrics layer renders them. Nothing here refers to HTTP, zod or prom-client.
 import type { QueueFlow } from './queueFlowTypes.js';
+import type { WebhookLedger } from './webhookLedger.js';
 
 /** The two things polled per target, as used in the `kind` label. */
 export type PollKind = 'merge_queue' | 'flaky_tests';
@@ -151,4 +152,6 @@ export interface TargetStatus {
    * is stale (they only count what was seen); gone with the target when it leaves the config.
    */
   readonly queueFlow?: QueueFlow | undefined;
+  /** What Trunk's webhooks said about this target since the exporter started; kept like queueFlow. */
+  readonly webhookLedger?: WebhookLedger | undefined;
 }

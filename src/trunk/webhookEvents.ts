@@ -84,19 +84,16 @@ const flakyRepositoryFields = {
 
 const flakyRepositoryBodySchema = z.object(flakyRepositoryFields);
 
-const statusChangedBodySchema = z.object({
-  ...flakyRepositoryFields,
+const statusChangedBodySchema = flakyRepositoryBodySchema.extend({
   previous_status: eventValue,
   new_status: eventValue,
 });
 
-const monitorStatusChangedBodySchema = z.object({
-  ...flakyRepositoryFields,
+const monitorStatusChangedBodySchema = flakyRepositoryBodySchema.extend({
   monitor: z.object({ type: eventValue, status: eventValue }),
 });
 
-const quarantiningSettingChangedBodySchema = z.object({
-  ...flakyRepositoryFields,
+const quarantiningSettingChangedBodySchema = flakyRepositoryBodySchema.extend({
   quarantine_setting_changed: z.object({
     previous_quarantining_setting: eventValue.nullish(),
     updated_quarantining_setting: eventValue,
@@ -108,8 +105,8 @@ const quarantiningSettingChangedBodySchema = z.object({
 const envelopeSchema = z.object({
   type: z.string().max(MAX_EVENT_TYPE_LENGTH).optional(),
   action: z.string().max(MAX_EVENT_TYPE_LENGTH).optional(),
-  pr_number: z.unknown(),
-  pr_numbers: z.unknown(),
+  pr_number: z.unknown().optional(),
+  pr_numbers: z.unknown().optional(),
 });
 
 interface EventBase {
@@ -166,9 +163,7 @@ export interface QuarantiningSettingChangedEvent extends FlakyTestEventBase {
 }
 
 export type FlakyTestEvent =
-  | TestStatusChangedEvent
-  | MonitorStatusChangedEvent
-  | QuarantiningSettingChangedEvent;
+  TestStatusChangedEvent | MonitorStatusChangedEvent | QuarantiningSettingChangedEvent;
 
 export type MergeQueueEvent = PullRequestEvent | PullRequestBatchEvent;
 

@@ -13,6 +13,8 @@ import type { FamilyDefinition } from '../../src/metrics/family.js';
 import { MetricsPage } from '../../src/metrics/metricsPage.js';
 import { SnapshotFamilies } from '../../src/metrics/snapshotFamilies.js';
 import type { MergeQueueSnapshot, PullRequestSnapshot } from '../../src/snapshot/types.js';
+import type { WebhookEvent } from '../../src/trunk/webhookEvents.js';
+import { foldWebhookEvent } from '../../src/webhooks/ledger.js';
 import { renderPage } from './page.js';
 import {
   acrossRepositories,
@@ -195,6 +197,70 @@ function addQueueFlows(replay: ReplayedScenario): void {
   }
 }
 
+/**
+ * Gives every target of the replay a webhook ledger (the scenarios record none): for a queue a
+ * failed PR with a reason and a batch event; for a quarantine list one of each flaky-test event.
+ * Label values come from the target, so hostile repository names reach these families too.
+ */
+function addWebhookLedgers(replay: ReplayedScenario): void {
+  for (const { target } of replay.store.statuses()) {
+    const repo = { host: 'github.com', owner: 'acme', name: 'x' };
+    const events: WebhookEvent[] =
+      target.kind === 'merge_queue'
+        ? [
+            {
+              kind: 'pull_request',
+              type: 'pull_request.failed',
+              repo,
+              repoName: target.repo,
+              branch: target.branch,
+              prNumber: 1,
+              failureReason: `REASON "${target.branch}"\n`,
+              batched: undefined,
+              transitionSeconds: undefined,
+            },
+            {
+              kind: 'pull_request_batch',
+              type: 'pull_request_batch.merged',
+              repo,
+              repoName: target.repo,
+              branch: target.branch,
+              prNumbers: [1, 2],
+              transitionSeconds: undefined,
+            },
+          ]
+        : [
+            {
+              kind: 'flaky_tests',
+              type: 'v2.test_case.status_changed',
+              repoName: target.repo,
+              previousStatus: 'healthy',
+              newStatus: 'flaky',
+              transitionSeconds: undefined,
+            },
+            {
+              kind: 'flaky_tests',
+              type: 'test_case.monitor_status_changed',
+              repoName: target.repo,
+              monitorType: 'pass_on_retry',
+              monitorStatus: 'active',
+              transitionSeconds: undefined,
+            },
+            {
+              kind: 'flaky_tests',
+              type: 'test_case.quarantining_setting_changed',
+              repoName: target.repo,
+              previousSetting: undefined,
+              newSetting: 'ALWAYS_QUARANTINE',
+              transitionSeconds: undefined,
+            },
+          ];
+    for (const event of events) {
+      replay.store.updateWebhookLedger(target, (ledger) => foldWebhookEvent(ledger, event, 0));
+    }
+  }
+}
+
 /** Every fixture's final page in `format`, rendered by the production page over `definitions`. */
 async function pages(
   definitions: readonly FamilyDefinition[],
@@ -204,6 +270,7 @@ async function pages(
   for (const fixture of FIXTURES) {
     const replay = replayScenario(loadScenario(fixture), { defaultMetrics: true });
     addQueueFlows(replay);
+    addWebhookLedgers(replay);
     const page = new MetricsPage({
       registry: replay.registry,
       store: replay.store,

@@ -12,6 +12,7 @@ import {
   registerReloadMetrics,
 } from '../../src/metrics/index.js';
 import { registerPollOverrunMetrics } from '../../src/metrics/pollOverrunMetrics.js';
+import { registerWebhookRequestMetrics } from '../../src/metrics/webhookRequestMetrics.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
 
 interface Row {
@@ -52,6 +53,7 @@ function registeredNames(): string[] {
   });
   registerReloadMetrics(registry, metricChanges);
   registerPollOverrunMetrics(registry, metricChanges);
+  registerWebhookRequestMetrics(registry, metricChanges);
   return registry.getMetricsAsArray().map(({ name }) => name);
 }
 

@@ -97,4 +97,29 @@ describe('PollScheduler', () => {
     expect(hanging.stats.aborted).toBe(1);
     expect(hanging.stats.inFlight).toBe(0);
   });
+
+  it('runs a waiting job at once on runNow, and the next one an interval later', async () => {
+    const job = recordingJob('queue', 600, 1);
+    const running = newScheduler();
+    running.setJobs([job.job]);
+    await sleep(50);
+    expect(job.stats.starts).toBe(1);
+    expect(running.runNow('queue')).toBe(true);
+    await sleep(50);
+    expect(job.stats.starts).toBe(2);
+    expect(running.runNow('unknown')).toBe(false);
+  });
+
+  it('runs again right after the poll in flight on runNow, never two at once', async () => {
+    const job = recordingJob('queue', 600, 100);
+    const running = newScheduler();
+    running.setJobs([job.job]);
+    await sleep(30);
+    expect(job.stats.inFlight).toBe(1);
+    running.runNow('queue');
+    running.runNow('queue');
+    await sleep(300);
+    expect(job.stats.starts).toBe(2);
+    expect(job.stats.maxInFlight).toBe(1);
+  });
 });

@@ -17,6 +17,8 @@ import { schemaKeys } from '../deploy/zodKeys.js';
 const TLS_FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'tls');
 const LISTENING = { address: '0.0.0.0', port: 9740, tls: true };
 const BCRYPT_HASH = `$2y$10$${'a'.repeat(53)}`;
+const WEBHOOK_SECRET = 'whsec_C2FtcGxlLXdlYmhvb2stc2VjcmV0LTA0Mg==';
+const OTHER_WEBHOOK_SECRET = 'whsec_b3RoZXItd2ViaG9vay1zZWNyZXQtOTk5OQ==';
 
 type FileObject = Record<string, unknown>;
 
@@ -26,6 +28,8 @@ async function settingFiles() {
   const path = (name: string) => join(directory, name);
   await writeFile(path('token'), 'token-from-file\n');
   await writeFile(path('token-copy'), 'token-from-file\n');
+  await writeFile(path('webhook-secret'), `${WEBHOOK_SECRET}\n`);
+  await writeFile(path('webhook-secret-copy'), `${WEBHOOK_SECRET}\n`);
   for (const name of ['server.crt', 'server.key']) {
     await copyFile(join(TLS_FIXTURES, name), path(name));
     await copyFile(join(TLS_FIXTURES, name), path(`copy-of-${name}`));
@@ -118,6 +122,34 @@ const SPECIAL_CHANGES: Record<
       setIn(file, 'server.basicAuthUsers', { alice: BCRYPT_HASH });
     },
   },
+  // Enabled needs a secret, so the secret is there before and after.
+  'webhooks.enabled': {
+    before: (file) => {
+      setIn(file, 'webhooks.signingSecret', WEBHOOK_SECRET);
+    },
+    after: (file) => {
+      setIn(file, 'webhooks.enabled', true);
+    },
+  },
+  'webhooks.signingSecret': {
+    after: (file) => {
+      setIn(file, 'webhooks.signingSecret', OTHER_WEBHOOK_SECRET);
+    },
+  },
+  'webhooks.signingSecretFile': {
+    before: (file) => {
+      setIn(file, 'webhooks.signingSecretFile', 'webhook-secret');
+    },
+    after: (file) => {
+      setIn(file, 'webhooks.signingSecretFile', 'webhook-secret-copy');
+    },
+  },
+  // The default is the largest tolerance there is.
+  'webhooks.toleranceSeconds': {
+    after: (file) => {
+      setIn(file, 'webhooks.toleranceSeconds', 60);
+    },
+  },
 };
 
 /** A different valid value for a key of this type, from the base file's (or the default) value. */
@@ -144,7 +176,12 @@ function baseFile(): FileObject {
 /** Loads a file object as the exporter would, file paths resolved in `path`'s directory. */
 async function load(file: FileObject, path: (name: string) => string): Promise<ExporterConfig> {
   const resolved = structuredClone(file);
-  for (const key of ['trunk.tokenFile', 'server.tls.certFile', 'server.tls.keyFile']) {
+  for (const key of [
+    'trunk.tokenFile',
+    'server.tls.certFile',
+    'server.tls.keyFile',
+    'webhooks.signingSecretFile',
+  ]) {
     const name = getIn(resolved, key);
     if (typeof name === 'string') setIn(resolved, key, path(name));
   }

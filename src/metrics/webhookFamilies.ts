@@ -1,0 +1,107 @@
+// Counts from Trunk's webhooks, rendered from each target's webhook ledger in the snapshot store
+// (src/webhooks/ folds every accepted event into it). Every configured target with a ledger counts,
+// stale or not: counters only count what was received.
+import type { TargetStatus } from '../snapshot/types.js';
+import {
+  MAX_WEBHOOK_LABEL_VALUES,
+  OTHER_WEBHOOK_VALUE,
+  type WebhookLedger,
+} from '../snapshot/webhookLedger.js';
+import type { PerTargetFamily, Sample } from './family.js';
+import { NAMESPACE, fqName } from './naming.js';
+
+const SINCE_START = 'Counted from signed webhooks Trunk sent; starts at 0 when the exporter starts';
+
+function capped(what: string): string {
+  return (
+    `At most ${MAX_WEBHOOK_LABEL_VALUES} distinct ${what} per target are kept as labels; ` +
+    `later ones count as ${OTHER_WEBHOOK_VALUE}`
+  );
+}
+
+/** The samples of a target's ledger, given its repo and branch; none without a ledger. */
+function ofLedger(
+  samples: (ledger: WebhookLedger, repo: string, branch: string) => Iterable<Sample>,
+): (status: TargetStatus) => Iterable<Sample> {
+  return ({ target, webhookLedger }) =>
+    webhookLedger === undefined ? [] : samples(webhookLedger, target.repo, target.branch);
+}
+
+/** The webhook families, in page order: one per target with a ledger. */
+export const WEBHOOK_FAMILIES: readonly PerTargetFamily[] = [
+  {
+    name: fqName(NAMESPACE, 'merge_queue', 'webhook_events', 'total'),
+    help: () =>
+      'Merge-queue webhook events accepted, by event type (pull_request.* and pull_request_batch.*; ' +
+      `types the exporter does not know count as ${OTHER_WEBHOOK_VALUE}). ${SINCE_START}.`,
+    type: 'counter',
+    labelNames: ['repo', 'branch', 'event'],
+    scope: 'target',
+    samples: ofLedger((ledger, repo, branch) =>
+      Array.from(ledger.events, ([event, count]) => ({
+        labels: [repo, branch, event],
+        value: count,
+      })),
+    ),
+  },
+  {
+    name: fqName(NAMESPACE, 'merge_queue', 'pull_requests_failed', 'total'),
+    help: () =>
+      'Pull requests that failed in the merge queue, by the failure_reason of their ' +
+      `pull_request.failed event (unknown when it has none). ${SINCE_START}. ${capped('reasons')}.`,
+    type: 'counter',
+    labelNames: ['repo', 'branch', 'reason'],
+    scope: 'target',
+    samples: ofLedger((ledger, repo, branch) =>
+      Array.from(ledger.failureReasons, ([reason, count]) => ({
+        labels: [repo, branch, reason],
+        value: count,
+      })),
+    ),
+  },
+  {
+    name: fqName(NAMESPACE, 'flaky_tests', 'status_changes', 'total'),
+    help: () =>
+      `Test status changes (v2.test_case.status_changed), from the previous to the new status. ` +
+      `${SINCE_START}. ${capped('statuses')}.`,
+    type: 'counter',
+    labelNames: ['repo', 'from', 'to'],
+    scope: 'target',
+    samples: ofLedger((ledger, repo) =>
+      Array.from(ledger.statusChanges.values(), ({ first, second, count }) => ({
+        labels: [repo, first, second],
+        value: count,
+      })),
+    ),
+  },
+  {
+    name: fqName(NAMESPACE, 'flaky_tests', 'quarantine_setting_changes', 'total'),
+    help: () =>
+      "Manual changes of a test's quarantine setting (test_case.quarantining_setting_changed), " +
+      `by the new setting. ${SINCE_START}. ${capped('settings')}.`,
+    type: 'counter',
+    labelNames: ['repo', 'setting'],
+    scope: 'target',
+    samples: ofLedger((ledger, repo) =>
+      Array.from(ledger.settingChanges, ([setting, count]) => ({
+        labels: [repo, setting],
+        value: count,
+      })),
+    ),
+  },
+  {
+    name: fqName(NAMESPACE, 'flaky_tests', 'monitor_events', 'total'),
+    help: () =>
+      'Flaky-test monitor activations and resolutions (test_case.monitor_status_changed), by monitor ' +
+      `type and status. ${SINCE_START}. ${capped('monitor types and statuses')}.`,
+    type: 'counter',
+    labelNames: ['repo', 'monitor_type', 'status'],
+    scope: 'target',
+    samples: ofLedger((ledger, repo) =>
+      Array.from(ledger.monitorEvents.values(), ({ first, second, count }) => ({
+        labels: [repo, first, second],
+        value: count,
+      })),
+    ),
+  },
+];

@@ -1,0 +1,35 @@
+import { Counter } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { WEBHOOK_RESULTS, type WebhookObserver } from '../webhooks/observer.js';
+import type { MetricChanges } from './metricChanges.js';
+import { NAMESPACE, fqName } from './naming.js';
+
+const WEBHOOK_REQUESTS = fqName(NAMESPACE, 'exporter', 'webhook_requests', 'total');
+
+/**
+ * Registers the counter of requests to the webhook endpoint by how they were answered, and returns
+ * what feeds it; each request is recorded in `changes`, so a cached page shows it on the next scrape.
+ */
+export function registerWebhookRequestMetrics(
+  registry: Registry,
+  changes: MetricChanges,
+): WebhookObserver {
+  const requests = new Counter({
+    name: WEBHOOK_REQUESTS,
+    help:
+      'Requests to the webhook endpoint, by result: accepted (counted), duplicate (a svix-id already ' +
+      'accepted), ignored (signed, but for no configured target), invalid_signature (401: missing ' +
+      'or wrong signature, or svix-timestamp outside the tolerance), malformed (400: signed, but not ' +
+      'a known event) and too_large (413: over 1 MiB).',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  });
+  // Present from the first scrape, so rate() and increase() see the first request as a change.
+  for (const result of WEBHOOK_RESULTS) requests.inc({ result }, 0);
+  return {
+    requestHandled(result) {
+      changes.record();
+      requests.inc({ result });
+    },
+  };
+}

@@ -1,0 +1,153 @@
+import type { ExporterConfig } from '../config/types.js';
+import type { Logger } from '../log/logger.js';
+import type { SnapshotStore } from '../snapshot/store.js';
+import type { Target } from '../snapshot/types.js';
+import {
+  parseWebhookEvent,
+  type FlakyTestEvent,
+  type MergeQueueEvent,
+  type WebhookEvent,
+} from '../trunk/webhookEvents.js';
+import { foldWebhookEvent } from './ledger.js';
+import type { WebhookObserver, WebhookResult } from './observer.js';
+import { ReplayGuard } from './replayGuard.js';
+import { SignatureVerifier, svixHeadersOf, type SvixHeaders } from './signature.js';
+
+/** Largest body read; a longer one is answered 413 without reading the rest. */
+export const MAX_WEBHOOK_BODY_BYTES = 1024 * 1024;
+
+/** What to answer: the HTTP status and a short text (none for 204). */
+export interface WebhookAnswer {
+  readonly status: 204 | 400 | 401 | 413;
+  readonly result: WebhookResult;
+  readonly message: string;
+}
+
+export type WebhookSettings = ExporterConfig['webhooks'];
+
+interface ReceiverOptions {
+  readonly store: SnapshotStore;
+  readonly observer: WebhookObserver;
+  readonly logger: Logger;
+  /** An accepted event about a configured merge queue; after the ledger took it. */
+  readonly onMergeQueueEvent: (target: Target, event: MergeQueueEvent, receivedAt: number) => void;
+  /** An accepted event about a configured repository's flaky tests; after the ledger took it. */
+  readonly onFlakyTestEvent: (target: Target, event: FlakyTestEvent, receivedAt: number) => void;
+  /** Unix seconds. */
+  readonly now?: () => number;
+}
+
+/**
+ * Trunk's webhooks, from the request's headers to the store: checks the Svix headers before any
+ * body is read, verifies the signature over the body, answers a redelivery without counting it
+ * again, parses the event and folds it into its target's ledger. It never waits on anything: what
+ * an event sets off (a poll) is handed on and runs after the answer.
+ */
+export class WebhookReceiver {
+  readonly #options: ReceiverOptions;
+  readonly #now: () => number;
+  #settings: WebhookSettings | undefined;
+  #verifier: SignatureVerifier | undefined;
+  readonly #replays = new ReplayGuard(0);
+  /** Configured targets by lower-cased repository (GitHub's names ignore case) and branch. */
+  #targets = new Map<string, Target>();
+
+  constructor(options: ReceiverOptions) {
+    this.#options = options;
+    this.#now = options.now ?? (() => Date.now() / 1000);
+  }
+
+  /** Applies the running configuration's `webhooks` and targets (start-up and every reload). */
+  configure(settings: WebhookSettings, targets: readonly Target[]): void {
+    if (settings.signingSecret?.reveal() !== this.#settings?.signingSecret?.reveal()) {
+      this.#verifier =
+        settings.signingSecret === undefined
+          ? undefined
+          : new SignatureVerifier(settings.signingSecret);
+    }
+    this.#settings = settings;
+    this.#replays.setWindow(settings.toleranceSeconds);
+    this.#targets = new Map(targets.map((target) => [lookupKey(target), target]));
+  }
+
+  /** The path to answer at, or undefined while webhooks are off. */
+  get path(): string | undefined {
+    return this.#settings?.enabled === true && this.#verifier !== undefined
+      ? this.#settings.path
+      : undefined;
+  }
+
+  /**
+   * The Svix headers when they can belong to a signed message within the tolerance; otherwise the
+   * 401 to answer before reading the body.
+   */
+  checkHeaders(
+    header: (name: string) => string | undefined,
+  ): { readonly headers: SvixHeaders } | { readonly answer: WebhookAnswer } {
+    const checked = svixHeadersOf(header, this.#now(), this.#settings?.toleranceSeconds ?? 0);
+    if ('problem' in checked) return { answer: this.#answer(401, 'invalid_signature') };
+    return checked;
+  }
+
+  /** The 413 for a body over MAX_WEBHOOK_BODY_BYTES (announced or read). */
+  tooLarge(): WebhookAnswer {
+    return this.#answer(
+      413,
+      'too_large',
+      `body larger than ${MAX_WEBHOOK_BODY_BYTES / 1024 / 1024} MiB`,
+    );
+  }
+
+  /** Verifies, deduplicates, parses and records one request's body. */
+  receive(headers: SvixHeaders, body: Buffer): WebhookAnswer {
+    const now = this.#now();
+    if (this.#verifier?.verify(body, headers) !== true)
+      return this.#answer(401, 'invalid_signature');
+    if (this.#replays.has(headers.id, now)) return this.#answer(204, 'duplicate');
+    let json: unknown;
+    try {
+      json = JSON.parse(body.toString('utf8'));
+    } catch {
+      return this.#answer(400, 'malformed', 'body is not JSON');
+    }
+    const parsed = parseWebhookEvent(json);
+    if (!parsed.ok) return this.#answer(400, 'malformed', parsed.problem);
+    // Remembered only once answered 2xx: a message refused as malformed is refused again when
+    // Svix retries it, not taken for a duplicate.
+    this.#replays.remember(headers.id, now);
+    const target = this.#targets.get(eventLookupKey(parsed.event));
+    if (target === undefined) return this.#answer(204, 'ignored');
+    const event = parsed.event;
+    this.#options.store.updateWebhookLedger(target, (previous) =>
+      foldWebhookEvent(previous, event, now),
+    );
+    this.#options.logger.debug(
+      { event: event.type, repo: target.repo, branch: target.branch || undefined },
+      'webhook event accepted',
+    );
+    if (event.kind === 'flaky_tests') this.#options.onFlakyTestEvent(target, event, now);
+    else this.#options.onMergeQueueEvent(target, event, now);
+    return this.#answer(204, 'accepted');
+  }
+
+  #answer(status: WebhookAnswer['status'], result: WebhookResult, detail?: string): WebhookAnswer {
+    this.#options.observer.requestHandled(result);
+    const message =
+      status === 204
+        ? ''
+        : status === 401
+          ? 'invalid or missing Svix signature, or svix-timestamp outside the tolerance'
+          : (detail ?? result);
+    return { status, result, message };
+  }
+}
+
+function lookupKey(target: Target): string {
+  return `${target.kind}\u0000${target.repo.toLowerCase()}\u0000${target.branch}`;
+}
+
+function eventLookupKey(event: WebhookEvent): string {
+  return event.kind === 'flaky_tests'
+    ? lookupKey({ kind: 'flaky_tests', repo: event.repoName, branch: '' })
+    : lookupKey({ kind: 'merge_queue', repo: event.repoName, branch: event.branch });
+}

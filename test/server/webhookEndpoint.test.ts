@@ -1,0 +1,319 @@
+// The webhook endpoint end to end: a real exporter polling a real simulator, sent real signed
+// requests over loopback, its answers, counters and polls checked from outside.
+import { readFileSync } from 'node:fs';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseExposition, select, sum } from '../support/exposition.js';
+import {
+  configYaml,
+  startFrozenSimulator,
+  startTestExporter,
+  type ExporterUnderTest,
+} from '../support/exporterHarness.js';
+import {
+  OTHER_WEBHOOK_SECRET,
+  WEBHOOK_SECRET,
+  hmacSignature,
+  postWebhook,
+  signedHeaders,
+  slowPost,
+  svixSignature,
+} from '../support/webhooks.js';
+
+const FIXTURES = join(import.meta.dirname, '..', 'trunk', 'fixtures', 'webhooks');
+/** bcrypt of "secret" at cost 4. */
+const BCRYPT_HASH = '$2b$04$bCC77X2SvWaC134HlQkkQO.d5RAyugleVPV61W1BVOBhOA/1QKyfy';
+const WEB = 'github.com/acme/web';
+const GET_QUEUE = '/v1/getQueue';
+const LIST_QUARANTINED = '/v1/flaky-tests/list-quarantined-tests';
+
+function fixtureText(name: string): string {
+  return JSON.stringify(JSON.parse(readFileSync(join(FIXTURES, `${name}.json`), 'utf8')));
+}
+
+/** A merge-queue event for acme/web (main unless told), as Trunk sends it. */
+function pullRequestEvent(type: string, overrides: Record<string, unknown> = {}): string {
+  return JSON.stringify({
+    action: type.split('.')[1],
+    pr_number: 42,
+    repository: { host: 'github.com', owner: 'acme', name: 'web' },
+    target_branch: 'main',
+    status: type.split('.')[1],
+    timestamp: new Date().toISOString(),
+    type,
+    ...overrides,
+  });
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const ALICE = { authorization: `Basic ${Buffer.from('alice:secret').toString('base64')}` };
+
+async function startWebhookExporter(
+  options: { server?: string; auth?: Record<string, string> } = {},
+) {
+  const { simulator } = await startFrozenSimulator();
+  const yaml = [
+    configYaml({
+      apiUrl: simulator.baseUrl,
+      targets: `  - repo: ${WEB}\n    branches: [main]\n    flakyTests: true`,
+      ...(options.server === undefined ? {} : { server: options.server }),
+    }),
+    'webhooks:',
+    '  enabled: true',
+    `  signingSecret: ${WEBHOOK_SECRET}`,
+    '  toleranceSeconds: 60',
+  ].join('\n');
+  const test = await startTestExporter(yaml);
+  const deadline = Date.now() + 10_000;
+  while (
+    (await fetch(`${test.exporter.url}/readyz`, { headers: options.auth ?? {} })).status !== 200
+  ) {
+    if (Date.now() > deadline) throw new Error('exporter never became ready');
+    await sleep(50);
+  }
+  simulator.resetRequestCounts();
+  const url = `${test.exporter.url}/webhooks/trunk`;
+  const post = (body: string, headers: Record<string, string> = signedHeaders(body)) =>
+    postWebhook(url, body, headers);
+  return { simulator, test, url, post };
+}
+
+async function results(test: ExporterUnderTest, auth: Record<string, string> = {}) {
+  const samples = parseExposition(await test.scrape('/metrics', auth)).filter(
+    (sample) => sample.name === 'trunk_exporter_webhook_requests_total',
+  );
+  return Object.fromEntries(
+    samples.map((sample) => [sample.labels.result ?? '', sample.value] as const),
+  );
+}
+
+describe('POST /webhooks/trunk', () => {
+  it('accepts an event signed by svix, counts it by type and failure reason, and shows it', async () => {
+    const { test, post } = await startWebhookExporter();
+    expect(await results(test)).toEqual({
+      accepted: 0,
+      duplicate: 0,
+      ignored: 0,
+      invalid_signature: 0,
+      malformed: 0,
+      too_large: 0,
+    });
+    expect(await post(fixtureText('pull-request-failed'))).toEqual({ status: 204, text: '' });
+
+    const samples = await test.samples();
+    expect(sum(samples, 'trunk_exporter_webhook_requests_total', { result: 'accepted' })).toBe(1);
+    expect(
+      select(samples, 'trunk_merge_queue_webhook_events_total').map((s) => [s.labels, s.value]),
+    ).toEqual([[{ repo: WEB, branch: 'main', event: 'pull_request.failed' }, 1]]);
+    expect(
+      select(samples, 'trunk_merge_queue_pull_requests_failed_total').map((s) => [
+        s.labels,
+        s.value,
+      ]),
+    ).toEqual([[{ repo: WEB, branch: 'main', reason: 'TEST_RUN_REQUIRED_STATUS_FAILED' }, 1]]);
+    const page = await test.scrape('/');
+    expect(page).toContain('Webhooks are received at POST <code>/webhooks/trunk</code>');
+    expect(page).toContain('<code>pull_request.failed</code>');
+  });
+
+  it('accepts an event signed by an independent HMAC-SHA256, and the flaky-test events', async () => {
+    const { test, post } = await startWebhookExporter();
+    const independent = (body: string) => post(body, signedHeaders(body, { sign: hmacSignature }));
+    for (const name of [
+      'test-case-status-changed-v2',
+      'test-case-monitor-status-changed',
+      'test-case-quarantining-setting-changed-changelog-example',
+    ]) {
+      expect((await independent(fixtureText(name))).status).toBe(204);
+    }
+    const samples = await test.samples();
+    expect(sum(samples, 'trunk_exporter_webhook_requests_total', { result: 'accepted' })).toBe(3);
+    expect(
+      sum(samples, 'trunk_flaky_tests_status_changes_total', {
+        repo: WEB,
+        from: 'healthy',
+        to: 'flaky',
+      }),
+    ).toBe(1);
+    expect(
+      sum(samples, 'trunk_flaky_tests_monitor_events_total', {
+        repo: WEB,
+        monitor_type: 'pass_on_retry',
+        status: 'active',
+      }),
+    ).toBe(1);
+    expect(
+      sum(samples, 'trunk_flaky_tests_quarantine_setting_changes_total', {
+        repo: WEB,
+        setting: 'NEVER_QUARANTINE',
+      }),
+    ).toBe(1);
+  });
+
+  it('answers 401 to a missing, wrong or stale signature, and 400 to a signed non-event', async () => {
+    const { test, url, post } = await startWebhookExporter();
+    const body = pullRequestEvent('pull_request.merged');
+    const now = Math.floor(Date.now() / 1000);
+    const unsigned = await postWebhook(url, body, { 'content-type': 'application/json' });
+    expect(unsigned.status).toBe(401);
+    expect((await post(body, signedHeaders(body, { secret: OTHER_WEBHOOK_SECRET }))).status).toBe(
+      401,
+    );
+    // Signed correctly, but 61 s old with a tolerance of 60 s; and as far in the future.
+    expect((await post(body, signedHeaders(body, { timestamp: now - 61 }))).status).toBe(401);
+    expect((await post(body, signedHeaders(body, { timestamp: now + 61 }))).status).toBe(401);
+    // The body signed is not the body sent.
+    const tampered = signedHeaders(body);
+    expect((await post(body.replace('"pr_number":42', '"pr_number":43'), tampered)).status).toBe(
+      401,
+    );
+    const notJson = await post('not json');
+    expect(notJson).toEqual({ status: 400, text: 'body is not JSON\n' });
+    const unknownType = await post(fixtureText('invalid-unknown-event-type'));
+    expect(unknownType.status).toBe(400);
+    expect(unknownType.text).toContain('type: unknown event type');
+    expect(await results(test)).toMatchObject({ invalid_signature: 5, malformed: 2, accepted: 0 });
+    expect(select(await test.samples(), 'trunk_merge_queue_webhook_events_total')).toEqual([]);
+  });
+
+  it('accepts a rotation header whose second signature is the valid one', async () => {
+    const { test, post } = await startWebhookExporter();
+    const body = pullRequestEvent('pull_request.queued');
+    const id = 'msg_rotation';
+    const timestamp = Math.floor(Date.now() / 1000);
+    const old = svixSignature(OTHER_WEBHOOK_SECRET, id, timestamp, body);
+    const current = hmacSignature(WEBHOOK_SECRET, id, timestamp, body);
+    const headers = {
+      ...signedHeaders(body, { id, timestamp }),
+      'svix-signature': `${old} ${current}`,
+    };
+    expect((await post(body, headers)).status).toBe(204);
+    const onlyOld = { ...headers, 'svix-id': 'msg_rotation_2', 'svix-signature': old };
+    expect((await post(body, onlyOld)).status).toBe(401);
+    expect(await results(test)).toMatchObject({ accepted: 1, invalid_signature: 1 });
+  });
+
+  it('answers a replayed svix-id 204 without counting the event again', async () => {
+    const { test, post } = await startWebhookExporter();
+    const body = pullRequestEvent('pull_request.merged');
+    const headers = signedHeaders(body, { id: 'msg_replayed' });
+    expect((await post(body, headers)).status).toBe(204);
+    expect((await post(body, headers)).status).toBe(204);
+    const samples = await test.samples();
+    expect(await results(test)).toMatchObject({ accepted: 1, duplicate: 1 });
+    expect(sum(samples, 'trunk_merge_queue_webhook_events_total')).toBe(1);
+  });
+
+  it('accepts and ignores an event for a repository or branch that is not a target', async () => {
+    const { test, post } = await startWebhookExporter();
+    const otherRepo = pullRequestEvent('pull_request.merged', {
+      repository: { host: 'github.com', owner: 'acme', name: 'elsewhere' },
+    });
+    const otherBranch = pullRequestEvent('pull_request.merged', { target_branch: 'release' });
+    expect((await post(otherRepo)).status).toBe(204);
+    expect((await post(otherBranch)).status).toBe(204);
+    expect(await results(test)).toMatchObject({ ignored: 2, accepted: 0 });
+    expect(select(await test.samples(), 'trunk_merge_queue_webhook_events_total')).toEqual([]);
+  });
+
+  it('answers 413 at once to a body announced over 1 MiB, and to one that streams past it', async () => {
+    const { test, url } = await startWebhookExporter();
+    const headers = signedHeaders('{}');
+    const announced = await slowPost(url, headers, {
+      announcedBytes: 2 * 1024 * 1024,
+      chunkBytes: 1024,
+    });
+    expect(announced.status).toBe(413);
+    // Answered from the headers: before the trickle could have sent a tenth of the body.
+    expect(announced.sentBytes).toBeLessThan(200 * 1024);
+    const streamed = await slowPost(url, signedHeaders('{}'), { chunkBytes: 256 * 1024 });
+    expect(streamed.status).toBe(413);
+    expect(streamed.sentBytes).toBeLessThanOrEqual(1024 * 1024 + 256 * 1024);
+    expect(await results(test)).toMatchObject({ too_large: 2 });
+  });
+
+  it('answers 405 to other methods', async () => {
+    const { url } = await startWebhookExporter();
+    const response = await fetch(url);
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('POST');
+  });
+
+  it('is not behind basic auth, which still guards /metrics', async () => {
+    const { test, post } = await startWebhookExporter({
+      server: `  basicAuthUsers:\n    alice: "${BCRYPT_HASH}"`,
+      auth: ALICE,
+    });
+    expect((await post(pullRequestEvent('pull_request.testing'))).status).toBe(204);
+    expect((await fetch(`${test.exporter.url}/metrics`)).status).toBe(401);
+    expect(await results(test, ALICE)).toMatchObject({ accepted: 1 });
+  });
+
+  it("polls the event's queue within a second, once for a burst of events", async () => {
+    const { simulator, post } = await startWebhookExporter();
+    expect(simulator.requestCounts()[GET_QUEUE] ?? 0).toBe(0);
+    const answers = await Promise.all(
+      ['submitted', 'queued', 'testing', 'merged', 'failed'].map((action, index) =>
+        post(pullRequestEvent(`pull_request.${action}`, { pr_number: 100 + index })),
+      ),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual([204, 204, 204, 204, 204]);
+    const started = Date.now();
+    while ((simulator.requestCounts()[GET_QUEUE] ?? 0) === 0 && Date.now() - started < 1000) {
+      await sleep(20);
+    }
+    expect(simulator.requestCounts()[GET_QUEUE]).toBe(1);
+    // Another event right after the poll waits for the 5 s spacing: no second poll yet.
+    expect((await post(pullRequestEvent('pull_request.merged', { pr_number: 200 }))).status).toBe(
+      204,
+    );
+    await sleep(1500);
+    expect(simulator.requestCounts()[GET_QUEUE]).toBe(1);
+  });
+
+  it('walks the quarantine list after a flaky-test event, at most once a minute', async () => {
+    const { simulator, post } = await startWebhookExporter();
+    expect(simulator.requestCounts()[LIST_QUARANTINED] ?? 0).toBe(0);
+    expect((await post(fixtureText('test-case-status-changed-v2'))).status).toBe(204);
+    await sleep(1000);
+    const walked = simulator.requestCounts()[LIST_QUARANTINED] ?? 0;
+    expect(walked).toBeGreaterThan(0);
+    expect((await post(fixtureText('test-case-monitor-status-changed'))).status).toBe(204);
+    await sleep(1000);
+    expect(simulator.requestCounts()[LIST_QUARANTINED]).toBe(walked);
+  });
+
+  it('is turned on, re-keyed and turned off by a reload', async () => {
+    const { simulator } = await startFrozenSimulator();
+    const file = join(await mkdtemp(join(tmpdir(), 'trunk-exporter-webhooks-')), 'config.yaml');
+    const yaml = (webhooks: string) =>
+      `${configYaml({ apiUrl: simulator.baseUrl, targets: `  - repo: ${WEB}\n    branches: [main]` })}\n${webhooks}`;
+    const enabled = (secret: string) =>
+      yaml(`webhooks:\n  enabled: true\n  path: /hooks\n  signingSecret: ${secret}`);
+    await writeFile(file, yaml(''));
+    const test = await startTestExporter(yaml(''), 'info', file);
+    const url = `${test.exporter.url}/hooks`;
+    const body = pullRequestEvent('pull_request.merged');
+    // Off: the path is not served.
+    expect((await postWebhook(url, body, signedHeaders(body))).status).toBe(404);
+
+    await writeFile(file, enabled(WEBHOOK_SECRET));
+    expect((await test.exporter.reload('SIGHUP')).applied).toBe(true);
+    expect((await postWebhook(url, body, signedHeaders(body))).status).toBe(204);
+
+    await writeFile(file, enabled(OTHER_WEBHOOK_SECRET));
+    expect((await test.exporter.reload('SIGHUP')).applied).toBe(true);
+    const old = pullRequestEvent('pull_request.queued');
+    expect((await postWebhook(url, old, signedHeaders(old))).status).toBe(401);
+    const rotated = signedHeaders(old, { secret: OTHER_WEBHOOK_SECRET });
+    expect((await postWebhook(url, old, rotated)).status).toBe(204);
+
+    await writeFile(file, yaml(''));
+    expect((await test.exporter.reload('SIGHUP')).applied).toBe(true);
+    expect((await postWebhook(url, old, rotated)).status).toBe(404);
+    // The log of the reloads names what changed, never the secret.
+    expect(test.logs()).not.toContain(OTHER_WEBHOOK_SECRET.slice('whsec_'.length, 20));
+  });
+});

@@ -1,0 +1,94 @@
+// Signs webhook requests as Svix does, two ways: with the svix library the exporter verifies with,
+// and with an HMAC-SHA256 written here from Svix's specification, so that a misuse of the library
+// on both sides cannot pass unnoticed.
+import { createHmac, randomUUID } from 'node:crypto';
+import { request } from 'node:http';
+import { Webhook } from 'svix';
+
+/** A signing secret as Trunk shows it (whsec_ + base64 of 24 random-looking bytes). */
+export const WEBHOOK_SECRET = 'whsec_C2FtcGxlLXdlYmhvb2stc2VjcmV0LTA0Mg==';
+/** Another valid secret: what the exporter is not configured with. */
+export const OTHER_WEBHOOK_SECRET = 'whsec_b3RoZXItd2ViaG9vay1zZWNyZXQtOTk5OQ==';
+
+/** `v1,<base64>` by the svix library. */
+export function svixSignature(secret: string, id: string, timestamp: number, body: string): string {
+  return new Webhook(secret).sign(id, new Date(timestamp * 1000), body);
+}
+
+/** `v1,<base64>` by hand: HMAC-SHA256 keyed by the decoded secret over `id.timestamp.body`. */
+export function hmacSignature(secret: string, id: string, timestamp: number, body: string): string {
+  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+  const mac = createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64');
+  return `v1,${mac}`;
+}
+
+/** The three Svix headers for `body`, signed now (or at `timestamp`) with `secret`. */
+export function signedHeaders(
+  body: string,
+  options: {
+    secret?: string;
+    id?: string;
+    timestamp?: number;
+    sign?: typeof svixSignature;
+  } = {},
+): Record<string, string> {
+  const id = options.id ?? `msg_${randomUUID()}`;
+  const timestamp = options.timestamp ?? Math.floor(Date.now() / 1000);
+  const sign = options.sign ?? svixSignature;
+  return {
+    'content-type': 'application/json',
+    'svix-id': id,
+    'svix-timestamp': String(timestamp),
+    'svix-signature': sign(options.secret ?? WEBHOOK_SECRET, id, timestamp, body),
+  };
+}
+
+/** POSTs `body` with `headers`; the status and text of the answer. */
+export async function postWebhook(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; text: string }> {
+  const response = await fetch(url, { method: 'POST', body, headers });
+  return { status: response.status, text: await response.text() };
+}
+
+/**
+ * Sends the headers of a POST announcing `announcedBytes` and then a trickle of `chunkBytes`
+ * every 100 ms; resolves with the status as soon as an answer arrives, and how many body bytes
+ * had been sent by then.
+ */
+export function slowPost(
+  url: string,
+  headers: Record<string, string>,
+  options: { announcedBytes?: number; chunkBytes: number },
+): Promise<{ status: number; sentBytes: number; elapsedMs: number }> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    let sentBytes = 0;
+    const req = request(url, {
+      method: 'POST',
+      headers: {
+        ...headers,
+        ...(options.announcedBytes === undefined
+          ? { 'transfer-encoding': 'chunked' }
+          : { 'content-length': String(options.announcedBytes) }),
+      },
+    });
+    const trickle = setInterval(() => {
+      req.write(Buffer.alloc(options.chunkBytes, 0x20));
+      sentBytes += options.chunkBytes;
+    }, 100);
+    req.on('response', (response) => {
+      clearInterval(trickle);
+      resolve({ status: response.statusCode ?? 0, sentBytes, elapsedMs: Date.now() - started });
+      response.resume();
+      req.destroy();
+    });
+    req.on('error', (error) => {
+      clearInterval(trickle);
+      reject(error);
+    });
+    req.flushHeaders();
+  });
+}
