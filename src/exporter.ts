@@ -28,6 +28,7 @@ import { SnapshotStore } from './snapshot/store.js';
 import { targetKey, type Target } from './snapshot/types.js';
 import { TrunkClient } from './trunk/client.js';
 import type { MergeQueueEvent } from './trunk/webhookEvents.js';
+import { applyMergeQueueEvent } from './flow/queueEvents.js';
 import { TriggeredPolls, type TriggerSpacing } from './webhooks/pollTriggers.js';
 import { WebhookReceiver } from './webhooks/receiver.js';
 
@@ -120,7 +121,13 @@ export async function startExporter(
    * An accepted webhook event about a configured merge queue (its ledger already counted it):
    * what else the event means for the queue starts here. Never blocks the answer to Trunk.
    */
-  function onMergeQueueEvent(target: Target, _event: MergeQueueEvent, _receivedAt: number): void {
+  function onMergeQueueEvent(target: Target, event: MergeQueueEvent, receivedAt: number): void {
+    // An exit counts at once, and once: the poll that sees the PR gone will not count it again.
+    store.updateQueueFlow(target, (flow) =>
+      applyMergeQueueEvent(flow, event, receivedAt, {
+        intervalSeconds: current.polling.mergeQueueIntervalSeconds,
+      }),
+    );
     triggeredPolls.request(target);
   }
   const webhooks = new WebhookReceiver({

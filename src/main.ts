@@ -38,19 +38,30 @@ export async function main(argv: readonly string[]): Promise<number> {
       return checkConfig(command.configPath);
     case 'simulate': {
       // The simulator is loaded only by the commands that run it: an exporter never holds its code.
-      const [{ startSimulatorServer }, { SIMULATOR_DEMO_TOKEN }, { createSimulatorWorld }] =
-        await Promise.all([
-          import('./simulator/server.js'),
-          import('./simulator/repositories.js'),
-          import('./simulator/world.js'),
-        ]);
-      const logger = createLogger({ level: command.logLevel, secrets: () => [] });
+      const [
+        { startSimulatorServer },
+        { SIMULATOR_DEMO_TOKEN },
+        { createSimulatorWorld },
+        { createWebhookSender, sendWorldWebhooks },
+      ] = await Promise.all([
+        import('./simulator/server.js'),
+        import('./simulator/repositories.js'),
+        import('./simulator/world.js'),
+        import('./simulator/webhookSender.js'),
+      ]);
+      const { webhook } = command;
+      const logger = createLogger({
+        level: command.logLevel,
+        secrets: () => (webhook === undefined ? [] : [webhook.secret]),
+      });
       const world = createSimulatorWorld({
         seed: command.seed,
         flavour: command.flavour,
         startTime: Date.now() / 1000,
       });
       return startThenRun(async () => {
+        // Before the server: a secret svix cannot use stops the start-up.
+        const sender = webhook && createWebhookSender({ ...webhook, logger });
         const simulator = await startSimulatorServer({
           world,
           token: command.token ?? SIMULATOR_DEMO_TOKEN,
@@ -60,8 +71,15 @@ export async function main(argv: readonly string[]): Promise<number> {
           latencyMs: command.latencyMs,
           logger,
         });
+        const unsubscribe = sender && sendWorldWebhooks(world, sender);
         logger.info(`Trunk API simulator listening on ${simulator.baseUrl}`);
-        return { stop: () => simulator.close() };
+        if (webhook) logger.info({ url: webhook.url }, `sending webhooks to ${webhook.url}`);
+        return {
+          stop: async () => {
+            unsubscribe?.();
+            await Promise.all([simulator.close(), sender?.close()]);
+          },
+        };
       }, logger);
     }
     case 'demo': {

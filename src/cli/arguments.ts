@@ -26,6 +26,8 @@ export type Command =
       readonly token: string | undefined;
       readonly latencyMs: number;
       readonly logLevel: LogLevel;
+      /** --webhook-url and --webhook-secret: where to send the world's events, signed with what. */
+      readonly webhook: { readonly url: string; readonly secret: string } | undefined;
     };
 
 /** The shard flags given on the command line (absent ones come from the config). */
@@ -51,9 +53,10 @@ export const USAGE = `Usage:
   trunk-exporter --demo [--log-level LEVEL] [--port N]
       Run against the built-in Trunk API simulator; no token needed.
   trunk-exporter simulate [--port N] [--host ADDRESS] [--seed N] [--flavour documented|live] [--token T]
-                          [--latency-ms N]
+                          [--latency-ms N] [--webhook-url URL --webhook-secret whsec_...]
       Run the Trunk API simulator alone (default 127.0.0.1:8080, seed 1, token demo-token),
-      answering every request after N milliseconds (default 0).
+      answering every request after N milliseconds (default 0); with --webhook-url, also POST
+      Trunk's webhooks for what the simulated world does, signed Svix-style with the secret.
   trunk-exporter --version | --help
 
 Options:
@@ -133,6 +136,8 @@ function parseSimulate(argv: readonly string[]): Command {
     token: { type: 'string' },
     'latency-ms': { type: 'string' },
     'log-level': { type: 'string' },
+    'webhook-url': { type: 'string' },
+    'webhook-secret': { type: 'string' },
   });
   const flavour = values.flavour ?? 'documented';
   if (flavour !== 'documented' && flavour !== 'live') {
@@ -148,7 +153,35 @@ function parseSimulate(argv: readonly string[]): Command {
     latencyMs:
       values['latency-ms'] === undefined ? 0 : parseInteger('--latency-ms', values['latency-ms']),
     logLevel: parseLogLevel(values['log-level']),
+    webhook: parseWebhookFlags(values['webhook-url'], values['webhook-secret']),
   };
+}
+
+function parseWebhookFlags(
+  url: string | undefined,
+  secret: string | undefined,
+): { url: string; secret: string } | undefined {
+  if (url === undefined && secret === undefined) return undefined;
+  if (url === undefined) throw new UsageError('--webhook-secret needs --webhook-url');
+  if (secret === undefined || secret === '') {
+    throw new UsageError(
+      "--webhook-url needs --webhook-secret (the endpoint's whsec_ signing secret)",
+    );
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new UsageError(`--webhook-url: expected an http(s) URL, got ${JSON.stringify(url)}`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new UsageError(`--webhook-url: expected an http(s) URL, got ${JSON.stringify(url)}`);
+  }
+  if (!secret.startsWith('whsec_')) {
+    // Never echo a secret, even a mistyped one.
+    throw new UsageError('--webhook-secret: expected whsec_ followed by base64');
+  }
+  return { url, secret };
 }
 
 type OptionSpec = Record<string, { type: 'string' | 'boolean' }>;

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Secret } from '../secrets/secret.js';
 import { DEFAULT_WEBHOOK_PATH, MAX_WEBHOOK_TOLERANCE_SECONDS } from '../config/schema.js';
 import type { ExporterConfig } from '../config/types.js';
@@ -12,6 +13,7 @@ import {
 import { UNSHARDED } from '../sharding/shardAssignment.js';
 import { createIncidentCycle, type IncidentCycle } from '../simulator/incidents.js';
 import { startSimulatorServer } from '../simulator/server.js';
+import { createWebhookSender, sendWorldWebhooks } from '../simulator/webhookSender.js';
 import { createSimulatorWorld, type SimulatorWorld } from '../simulator/world.js';
 
 interface DemoOptions {
@@ -35,10 +37,12 @@ export function createDemoWorld(
 /**
  * The built-in demo: the simulator on a free loopback port, moving in real time with the scripted
  * incidents, and an exporter polling it with short intervals so the metrics visibly change within a
- * minute.
+ * minute. The simulator also sends its webhooks to the exporter, signed with a secret made for
+ * this run.
  */
 export async function startDemo(options: DemoOptions): Promise<RunningExporter> {
   const { world, incidents } = createDemoWorld(options.seed ?? 1, Date.now() / 1000);
+  const webhookSecret = demoWebhookSecret();
   const simulator = await startSimulatorServer({
     world,
     token: SIMULATOR_DEMO_TOKEN,
@@ -48,7 +52,7 @@ export async function startDemo(options: DemoOptions): Promise<RunningExporter> 
   });
   let exporter: RunningExporter;
   try {
-    exporter = await startExporter(demoConfig(simulator.baseUrl, options), {
+    exporter = await startExporter(demoConfig(simulator.baseUrl, options, webhookSecret), {
       ...options,
       simulatedUpstream: true,
     });
@@ -56,22 +60,66 @@ export async function startDemo(options: DemoOptions): Promise<RunningExporter> 
     await simulator.close();
     throw error;
   }
+  const webhooks = sendDemoWebhooks(world, exporter.url, webhookSecret, options.logger);
   options.logger.info(
-    `demo: Trunk API simulator on ${simulator.baseUrl}; metrics on ${exporter.url}/metrics`,
+    `demo: Trunk API simulator on ${simulator.baseUrl}, sending webhooks to ${webhooks.url}; ` +
+      `metrics on ${exporter.url}/metrics`,
   );
   return {
     ...exporter,
     async stop() {
+      await webhooks.stop();
       await exporter.stop();
       await simulator.close();
     },
   };
 }
 
+/** A new Svix signing secret for one demo run. */
+export function demoWebhookSecret(): string {
+  return `whsec_${randomBytes(24).toString('base64')}`;
+}
+
+/**
+ * Sends what the demo world does, as Trunk's webhooks signed with `secret`, to the demo exporter at
+ * `exporterUrl` (its configured webhook path); `stop` ends it.
+ */
+export function sendDemoWebhooks(
+  world: SimulatorWorld,
+  exporterUrl: string,
+  secret: string,
+  logger: Logger,
+): { readonly url: string; stop(): Promise<void> } {
+  const url = `${loopbackUrl(exporterUrl)}${DEFAULT_WEBHOOK_PATH}`;
+  const sender = createWebhookSender({
+    url,
+    secret,
+    logger: logger.child({ component: 'simulator' }),
+  });
+  const unsubscribe = sendWorldWebhooks(world, sender);
+  return {
+    url,
+    async stop() {
+      unsubscribe();
+      await sender.close();
+    },
+  };
+}
+
+/** The exporter's URL as the simulator beside it reaches it: a wildcard address is loopback. */
+function loopbackUrl(exporterUrl: string): string {
+  const url = new URL(exporterUrl);
+  if (url.hostname === '0.0.0.0') url.hostname = '127.0.0.1';
+  if (url.hostname === '[::]') url.hostname = '[::1]';
+  return url.origin;
+}
+
 /** The demo's configuration: every simulated repository, flaky tests included. */
 export function demoConfig(
   apiUrl: string,
   options: Pick<DemoOptions, 'port' | 'address'>,
+  /** With it, webhooks are on and verified with it; without, off. */
+  webhookSecret?: string,
 ): ExporterConfig {
   return {
     trunk: {
@@ -102,9 +150,9 @@ export function demoConfig(
     metrics: { topCodeowners: 20 },
     sharding: UNSHARDED,
     webhooks: {
-      enabled: false,
+      enabled: webhookSecret !== undefined,
       path: DEFAULT_WEBHOOK_PATH,
-      signingSecret: undefined,
+      signingSecret: webhookSecret === undefined ? undefined : new Secret(webhookSecret),
       toleranceSeconds: MAX_WEBHOOK_TOLERANCE_SECONDS,
     },
     targets: DEFAULT_SIMULATED_REPOSITORIES.map((repository) => ({

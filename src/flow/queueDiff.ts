@@ -11,13 +11,28 @@ import {
   MAX_EXIT_LOOKUP_ATTEMPTS,
   type DepartedPullRequest,
   type ExitLookup,
+  type ExitOutcome,
   type FlowEvent,
   type QueueFlow,
   type TrackedPullRequest,
 } from '../snapshot/queueFlowTypes.js';
 
+/** A pull request a poll saw gone, with what its lookup (or its event) said. */
+export interface DepartedExit {
+  readonly prNumber: number;
+  readonly outcome: ExitOutcome;
+  /** Best estimate of when it entered the queue. */
+  readonly enteredAt: number;
+  /** Best estimate of when it left: within the two polls around its departure. */
+  readonly leftAt: number;
+  /** takenAt of the first poll that no longer listed it. */
+  readonly goneAt: number;
+}
+
 export interface QueueDiff {
+  /** Transitions and queue-state time; exits are apart, since webhooks may have counted them. */
   readonly events: readonly FlowEvent[];
+  readonly exits: readonly DepartedExit[];
   readonly tracked: ReadonlyMap<number, TrackedPullRequest>;
   readonly departed: ReadonlyMap<number, DepartedPullRequest>;
 }
@@ -53,6 +68,7 @@ export function diffQueuePoll(
   options: QueueDiffOptions,
 ): QueueDiff {
   const events: FlowEvent[] = [];
+  const exits: DepartedExit[] = [];
   const now = current.takenAt;
 
   // Sample and hold: the interval counts for the state seen at its start. A change in between
@@ -93,13 +109,19 @@ export function diffQueuePoll(
     }
     // It left after the last poll that saw it and before the first one that did not.
     const leftAt = clamp(lookup.leftAt ?? pr.goneAt, pr.lastSeenAt, pr.goneAt);
-    events.push({ kind: 'exit', outcome: lookup.outcome, secondsInQueue: leftAt - pr.enteredAt });
+    exits.push({
+      prNumber: pr.number,
+      outcome: lookup.outcome,
+      enteredAt: pr.enteredAt,
+      leftAt,
+      goneAt: pr.goneAt,
+    });
     if (lookup.outcome !== 'unknown') {
       pushTransition(events, pr.state, lookup.outcome, leftAt - pr.stateSince);
     }
   }
 
-  return { events, tracked, departed };
+  return { events, exits, tracked, departed };
 }
 
 /** Tracking for a PR on the first poll: it has been queued at least since its current state began. */
@@ -112,7 +134,7 @@ export function seenOnFirstPoll(pr: PullRequestSnapshot, takenAt: number): Track
  * entered its current state (for a newcomer usually the queue itself), kept after `notBefore`
  * (the previous poll, which did not list it) and before this poll against clock skew.
  */
-function firstSeen(
+export function firstSeen(
   pr: PullRequestSnapshot,
   notBefore: number,
   takenAt: number,

@@ -1,19 +1,53 @@
 // The flow ledger of one merge queue, poll by poll: started by the first successful poll (which can
-// only establish what is there, so it counts nothing), advanced by each later one.
+// only establish what is there, so it counts nothing), advanced by each later one, and with webhooks
+// on also by each merge-queue event of the queue.
 import type { MergeQueueSnapshot } from '../snapshot/types.js';
 import { applyFlowEvents, emptyFlowCounts } from './ledger.js';
-import { diffQueuePoll, seenOnFirstPoll, type QueueDiffOptions } from './queueDiff.js';
-import type { ExitLookup, QueueFlow, TrackedPullRequest } from '../snapshot/queueFlowTypes.js';
+import {
+  departedPullRequests,
+  diffQueuePoll,
+  seenOnFirstPoll,
+  type DepartedExit,
+  type QueueDiffOptions,
+} from './queueDiff.js';
+import type {
+  ExitLookup,
+  FlowEvent,
+  QueueFlow,
+  TrackedPullRequest,
+} from '../snapshot/queueFlowTypes.js';
+import { emptyWebhookExits } from './exitMemory.js';
+import type { PullRequestQueueEvent, WebhookExitSettings } from '../snapshot/webhookExitTypes.js';
+import {
+  beginNewStays,
+  countHeldExits,
+  exitsKnownFromEvents,
+  recordPullRequestEvent,
+  settlePollExits,
+} from './webhookExits.js';
+
+export interface QueueFlowOptions extends QueueDiffOptions {
+  /** Webhooks on: exits are reconciled with their events (webhookExits.ts); off: counted as polled. */
+  readonly webhooks?: WebhookExitSettings | undefined;
+}
 
 /** The ledger after the first successful poll since the exporter started: zero counts, every PR tracked. */
-export function startQueueFlow(first: MergeQueueSnapshot): QueueFlow {
+export function startQueueFlow(first: MergeQueueSnapshot, options?: QueueFlowOptions): QueueFlow {
   return {
     counts: emptyFlowCounts(),
     lastPollAt: first.takenAt,
     lastQueueState: first.state,
     tracked: firstEntries(first),
     departed: new Map(),
+    ...(options?.webhooks === undefined ? {} : { webhookExits: emptyWebhookExits() }),
   };
+}
+
+/** The departed PRs whose final state must be looked up: those no event has told about. */
+export function exitsToLookUp(flow: QueueFlow, current: MergeQueueSnapshot): number[] {
+  const departed = departedPullRequests(flow, current);
+  const known = exitsKnownFromEvents(flow, departed);
+  return departed.filter((pr) => !known.has(pr.number)).map((pr) => pr.number);
 }
 
 /** The ledger after one more successful poll, given the lookups of the PRs that departed. */
@@ -21,16 +55,65 @@ export function advanceQueueFlow(
   flow: QueueFlow,
   current: MergeQueueSnapshot,
   lookups: ReadonlyMap<number, ExitLookup>,
-  options: QueueDiffOptions,
+  options: QueueFlowOptions,
 ): QueueFlow {
-  const diff = diffQueuePoll(flow, current, lookups, options);
-  return {
-    counts: applyFlowEvents(flow.counts, diff.events),
+  // Webhooks turned off by a reload still settle what the events counted, with no more waiting.
+  const reconcile =
+    options.webhooks ?? (flow.webhookExits === undefined ? undefined : { intervalSeconds: 0 });
+  const before = reconcile === undefined ? flow : beginNewStays(flow, current, reconcile);
+  // What an event said of a departed PR stands in for (and beats) its lookup.
+  const known = exitsKnownFromEvents(before, departedPullRequests(before, current));
+  const diff = diffQueuePoll(before, current, new Map([...lookups, ...known]), options);
+  const next = {
     lastPollAt: current.takenAt,
     lastQueueState: current.state,
     tracked: diff.tracked,
     departed: diff.departed,
   };
+  if (reconcile === undefined) {
+    return {
+      ...next,
+      counts: applyFlowEvents(flow.counts, [...diff.events, ...diff.exits.map(exitEvent)]),
+    };
+  }
+  const settled = settlePollExits(
+    before.webhookExits ?? emptyWebhookExits(),
+    diff.exits,
+    next,
+    current.takenAt,
+    reconcile,
+  );
+  if (options.webhooks === undefined) {
+    const held = countHeldExits(settled.webhookExits, current.takenAt);
+    return {
+      ...next,
+      counts: applyFlowEvents(flow.counts, [...diff.events, ...settled.events, ...held]),
+    };
+  }
+  return {
+    ...next,
+    counts: applyFlowEvents(flow.counts, [...diff.events, ...settled.events]),
+    webhookExits: settled.webhookExits,
+  };
+}
+
+/** The ledger after one merge-queue event of its queue (webhooks on). */
+export function recordQueueEvent(
+  flow: QueueFlow,
+  event: PullRequestQueueEvent,
+  receivedAt: number,
+  settings: WebhookExitSettings,
+): QueueFlow {
+  const recorded = recordPullRequestEvent(flow, event, receivedAt, settings);
+  return {
+    ...flow,
+    counts: applyFlowEvents(flow.counts, recorded.events),
+    webhookExits: recorded.webhookExits,
+  };
+}
+
+function exitEvent(exit: DepartedExit): FlowEvent {
+  return { kind: 'exit', outcome: exit.outcome, secondsInQueue: exit.leftAt - exit.enteredAt };
 }
 
 /** Every PR tracked from its first entry, as diffQueuePoll keeps it (a repeated number counts once). */

@@ -110,4 +110,21 @@ export const QUEUE_FLOW_FAMILIES: readonly PerTargetFamily[] = [
       })),
     ),
   },
+  {
+    name: fqName(NAMESPACE, SUBSYSTEM, 'pull_request_exits_by_source', 'total'),
+    help: (settings) =>
+      'Pull requests that left the merge queue, by which witness counted the exit: event (its ' +
+      'pull_request.merged, failed or canceled webhook) or poll (a poll saw it gone and no event ' +
+      `came within ${formatInterval(2 * settings.mergeQueueIntervalSeconds)}). Each exit counts once. ` +
+      'Only with webhooks enabled; starts at 0 when the exporter starts',
+    type: 'counter',
+    labelNames: ['repo', 'branch', 'source'],
+    scope: 'target',
+    samples: ofQueueFlow((flow, repo, branch) =>
+      Array.from(flow.webhookExits?.bySource ?? [], ([source, count]) => ({
+        labels: [repo, branch, source],
+        value: count,
+      })),
+    ),
+  },
 ];

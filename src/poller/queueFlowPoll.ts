@@ -1,6 +1,10 @@
 // After a successful merge-queue poll: the flow since the previous successful poll of that queue.
-import { advanceQueueFlow, startQueueFlow } from '../flow/queueFlow.js';
-import { departedPullRequests } from '../flow/queueDiff.js';
+import {
+  advanceQueueFlow,
+  exitsToLookUp,
+  startQueueFlow,
+  type QueueFlowOptions,
+} from '../flow/queueFlow.js';
 import type { QueueFlow } from '../snapshot/queueFlowTypes.js';
 import type { Logger } from '../log/logger.js';
 import type { MergeQueueSnapshot } from '../snapshot/types.js';
@@ -17,25 +21,33 @@ interface QueueFlowPollRequest {
   /** The ledger as of the previous successful poll; undefined after a start (or a config change). */
   readonly previous: QueueFlow | undefined;
   readonly current: MergeQueueSnapshot;
-  readonly maxGapSeconds: number;
+  readonly flowOptions: QueueFlowOptions;
 }
 
+/** Folds a poll into the queue's ledger as it is when the poll is recorded. */
+export type QueueFlowUpdate = (latest: QueueFlow | undefined) => QueueFlow;
+
 /**
- * The queue's ledger including `current`: looks up the PRs that left since the previous successful
- * poll, then diffs. Without a previous poll nothing is counted: every PR would look new.
+ * How the queue's ledger takes `current`: looks up the PRs that left since the previous successful
+ * poll, then diffs. Without a previous poll nothing is counted: every PR would look new. The diff is
+ * applied to the ledger as it is when the poll is recorded, not as it was before the lookups: a
+ * webhook event may have changed it meanwhile.
  */
-export async function followQueueFlow(request: QueueFlowPollRequest): Promise<QueueFlow> {
-  const { previous, current } = request;
-  if (previous === undefined) return startQueueFlow(current);
+export async function followQueueFlow(request: QueueFlowPollRequest): Promise<QueueFlowUpdate> {
+  const { previous, current, flowOptions } = request;
+  if (previous === undefined) return () => startQueueFlow(current, flowOptions);
   const lookups = await lookUpExits({
     reader: request.reader,
     repo: request.repo,
     repoName: current.repo,
     branch: current.branch,
-    prNumbers: departedPullRequests(previous, current).map((pr) => pr.number),
+    prNumbers: exitsToLookUp(previous, current),
     pullRequestDetails: request.pullRequestDetails,
     options: request.options,
     logger: request.logger,
   });
-  return advanceQueueFlow(previous, current, lookups, { maxGapSeconds: request.maxGapSeconds });
+  return (latest) =>
+    latest === undefined
+      ? startQueueFlow(current, flowOptions)
+      : advanceQueueFlow(latest, current, lookups, flowOptions);
 }

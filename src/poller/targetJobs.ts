@@ -1,8 +1,8 @@
 import { configuredTargets } from '../config/targets.js';
 import type { ExporterConfig, RepositoryTarget } from '../config/types.js';
-import type { QueueFlow } from '../snapshot/queueFlowTypes.js';
 import type { Logger } from '../log/logger.js';
 import type { SnapshotStore } from '../snapshot/store.js';
+import type { WebhookExitSettings } from '../snapshot/webhookExitTypes.js';
 import {
   targetKey,
   type MergeQueueSnapshot,
@@ -14,7 +14,7 @@ import { isAuthenticationFailure, whatToCheck } from './failureHint.js';
 import { pollFlakyTests } from './flakyTestsPoll.js';
 import { LookupMemories } from './lookupMemories.js';
 import { pollMergeQueue } from './mergeQueuePoll.js';
-import { followQueueFlow } from './queueFlowPoll.js';
+import { followQueueFlow, type QueueFlowUpdate } from './queueFlowPoll.js';
 import type { PollObserver } from './pollObserver.js';
 import type { PollJob } from './scheduler.js';
 import type { ReadOptions, TrunkReader } from './trunkReader.js';
@@ -31,10 +31,10 @@ interface TargetJobsContext {
   readonly pollObserver?: PollObserver;
 }
 
-/** A successful poll: its snapshot and, for a merge queue, its flow ledger. */
+/** A successful poll: its snapshot and, for a merge queue, how its flow ledger takes it. */
 interface PollResult {
   readonly snapshot: Snapshot;
-  readonly queueFlow?: QueueFlow;
+  readonly queueFlow?: QueueFlowUpdate;
 }
 
 /** One poll job per configured target, each recording its outcome in the store. */
@@ -64,7 +64,10 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
         logger: context.logger,
         previous: context.store.queueFlow(target),
         current: snapshot,
-        maxGapSeconds: Math.max(config.polling.staleAfterSeconds, 2 * intervalSeconds),
+        flowOptions: {
+          maxGapSeconds: Math.max(config.polling.staleAfterSeconds, 2 * intervalSeconds),
+          webhooks: webhookExitSettings(config),
+        },
       }),
     });
     const lookupMemory = lookupMemories.of(target, config.polling.pullRequestRecheckSeconds);
@@ -99,6 +102,13 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
   });
 }
 
+/** With webhooks on, exits are counted once between events and polls (flow/webhookExits.ts). */
+function webhookExitSettings(config: ExporterConfig): WebhookExitSettings | undefined {
+  return config.webhooks.enabled
+    ? { intervalSeconds: config.polling.mergeQueueIntervalSeconds }
+    : undefined;
+}
+
 async function runPoll(
   target: Target,
   intervalSeconds: number,
@@ -116,7 +126,9 @@ async function runPoll(
   try {
     const { snapshot, queueFlow } = await poll({ signal, deadlineMs });
     const durationSeconds = (performance.now() - started) / 1000;
-    context.store.recordSuccess(target, snapshot, durationSeconds, queueFlow);
+    // Read and written in one go: a webhook event may have moved the ledger since the poll began.
+    const flow = queueFlow?.(context.store.queueFlow(target));
+    context.store.recordSuccess(target, snapshot, durationSeconds, flow);
   } catch (error) {
     if (signal.aborted) return;
     const message = error instanceof Error ? error.message : String(error);

@@ -45,6 +45,16 @@ const STATUS_NAMES = ['ci/build', 'ci/unit-tests', 'ci/integration', 'lint', 'e2
 /** Allocates pull request numbers for a repository; shared by the repository's queues. */
 export type PullRequestNumberSource = (random: Random) => number;
 
+/**
+ * Told of every state change of a pull request in the queue (`from` undefined for a submission),
+ * after it happened: the world turns them into webhook events.
+ */
+export type PullRequestChangeListener = (
+  pr: SimulatedPullRequest,
+  from: PullRequestState | undefined,
+  now: number,
+) => void;
+
 /** How a queue deviates from its natural behaviour, for benchmarks and soak runs. */
 export interface MergeQueueShape {
   /** Refill the queue to this many pull requests at the end of every step. */
@@ -107,6 +117,7 @@ export function createMergeQueueModel(
   nextPullRequestNumber: PullRequestNumberSource,
   statistics: SimulatorStatistics,
   shape: MergeQueueShape = {},
+  onChange?: PullRequestChangeListener,
 ): MergeQueueModel {
   const settings = drawSettings(random);
   // Busy branches get more submissions; the arrival rate shrinks as the queue grows, like
@@ -124,9 +135,11 @@ export function createMergeQueueModel(
   const changedIn = (pr: SimulatedPullRequest, now: number): boolean => pr.stateChangedAt === now;
 
   const transition = (pr: SimulatedPullRequest, to: PullRequestState, now: number): void => {
-    recordTransition(statistics, pr.state, to);
+    const from = pr.state;
+    recordTransition(statistics, from, to);
     pr.state = to;
     pr.stateChangedAt = now;
+    onChange?.(pr, from, now);
   };
 
   const finish = (pr: SimulatedPullRequest, to: FinalPullRequestState, now: number): void => {
@@ -176,9 +189,11 @@ export function createMergeQueueModel(
       // A hung CI run: the queue gives up at the testing timeout.
       pr.phaseEndsAt = now + settings.testingTimeoutMinutes * 60;
       pr.testWillPass = false;
+      pr.failureReason = 'TEST_RUN_TIMED_OUT';
     } else {
       pr.phaseEndsAt = now + random.int(3 * 60, 15 * 60);
       pr.testWillPass = random.chance(0.85);
+      pr.failureReason = 'TEST_RUN_REQUIRED_STATUS_FAILED';
     }
   };
 
@@ -214,6 +229,7 @@ export function createMergeQueueModel(
     active.push(pr);
     active.sort(compareQueueOrder);
     byNumber.set(pr.number, pr);
+    onChange?.(pr, undefined, now);
     return pr;
   };
 

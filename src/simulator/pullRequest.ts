@@ -67,7 +67,16 @@ export interface SimulatedPullRequest {
   testWillPass: boolean;
   /** Set when a pull request ahead failed while this one waited in `pending_failure`. */
   blamedOnPullRequestAhead: boolean;
+  /** Why the current test run fails, if it does: its webhook's `failure_reason`. */
+  failureReason: FailureReason;
 }
+
+/**
+ * `failure_reason` values of pull_request.failed: Svix's catalog of Trunk's events shows the first;
+ * the second is the simulator's own name for a run that hit the queue's testing timeout.
+ */
+export const FAILURE_REASONS = ['TEST_RUN_REQUIRED_STATUS_FAILED', 'TEST_RUN_TIMED_OUT'] as const;
+export type FailureReason = (typeof FAILURE_REASONS)[number];
 
 export interface NewPullRequestParams {
   readonly number: number;
@@ -119,6 +128,7 @@ export function createPullRequest(
     phaseEndsAt: params.now,
     testWillPass: true,
     blamedOnPullRequestAhead: false,
+    failureReason: 'TEST_RUN_REQUIRED_STATUS_FAILED',
   };
 }
 

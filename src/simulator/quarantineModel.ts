@@ -42,6 +42,33 @@ export interface QuarantineListModel {
   release(testCaseIds: readonly string[]): void;
 }
 
+/**
+ * `test_case.quarantining_setting_changed` values: UNSPECIFIED leaves the test to the repository's
+ * auto-quarantine (the simulator's AUTO_QUARANTINE); NEVER_QUARANTINE releases it for good.
+ */
+export type QuarantiningSetting = 'UNSPECIFIED' | 'ALWAYS_QUARANTINE' | 'NEVER_QUARANTINE';
+
+/** A change to one test that Trunk announces by webhook, as it happened in the list. */
+export type QuarantineChange =
+  | {
+      readonly kind: 'status';
+      readonly test: SimulatedQuarantinedTest;
+      readonly previous: QuarantineStatus;
+      readonly at: number;
+    }
+  | {
+      readonly kind: 'setting';
+      readonly test: SimulatedQuarantinedTest;
+      readonly previous: QuarantiningSetting;
+      readonly updated: QuarantiningSetting;
+      readonly at: number;
+    };
+
+/** The webhook value of a test's setting. */
+function quarantiningSetting(setting: QuarantineSetting): QuarantiningSetting {
+  return setting === 'ALWAYS_QUARANTINE' ? 'ALWAYS_QUARANTINE' : 'UNSPECIFIED';
+}
+
 /** How many past versions stay readable through page tokens. */
 const KEPT_VERSIONS = 32;
 
@@ -66,6 +93,7 @@ export function createQuarantineListModel(
   now: number,
   statistics: SimulatorStatistics,
   shape: QuarantineListShape = {},
+  onChange?: (change: QuarantineChange) => void,
 ): QuarantineListModel {
   const teams = TEAMS_BY_STYLE[style].map((team) => `@${owner}/${team}`);
 
@@ -118,17 +146,38 @@ export function createQuarantineListModel(
   };
 
   const add = (now: number): void => {
-    publish([...tests, drawTest(now, now, random.chance(0.8) ? 'FLAKY' : 'BROKEN')]);
+    const test = drawTest(now, now, random.chance(0.8) ? 'FLAKY' : 'BROKEN');
+    publish([...tests, test]);
     statistics.quarantineAdded += 1;
+    // Always-quarantined from the start: someone set it so by hand.
+    if (test.setting === 'ALWAYS_QUARANTINE') {
+      onChange?.({
+        kind: 'setting',
+        test,
+        previous: 'UNSPECIFIED',
+        updated: 'ALWAYS_QUARANTINE',
+        at: now,
+      });
+    }
   };
 
-  const remove = (): void => {
+  const remove = (now: number): void => {
     // Auto-quarantine releases tests that turned healthy; a person sometimes releases any test.
     const healthy = tests.filter((test) => test.status === 'HEALTHY');
     const victim =
       healthy.length > 0 && random.chance(0.7) ? random.pick(healthy) : random.pick(tests);
     publish(tests.filter((test) => test !== victim));
     statistics.quarantineRemoved += 1;
+    // A test released while not healthy was released by a person: never quarantine it again.
+    if (victim.status !== 'HEALTHY') {
+      onChange?.({
+        kind: 'setting',
+        test: victim,
+        previous: quarantiningSetting(victim.setting),
+        updated: 'NEVER_QUARANTINE',
+        at: now,
+      });
+    }
   };
 
   const changeStatus = (now: number): void => {
@@ -137,6 +186,7 @@ export function createQuarantineListModel(
     const changed = { ...target, status: random.pick(others), statusLastUpdatedAt: now };
     publish(tests.map((test) => (test === target ? changed : test)));
     statistics.quarantineStatusChanges += 1;
+    onChange?.({ kind: 'status', test: changed, previous: target.status, at: now });
   };
 
   return {
@@ -165,13 +215,13 @@ export function createQuarantineListModel(
         // Releases grow with the list, so it wanders around its starting size instead of drifting.
         if (random.chance(HEAVY_CHURN_CHANCE)) add(now);
         const releaseChance = Math.min(0.95, (HEAVY_CHURN_CHANCE * tests.length) / count);
-        if (tests.length > 0 && random.chance(releaseChance)) remove();
+        if (tests.length > 0 && random.chance(releaseChance)) remove(now);
         if (tests.length > 0 && random.chance(HEAVY_CHURN_CHANCE)) changeStatus(now);
         return;
       }
       // Adds slightly outpace removals, so the list grows slowly; growth halves past 400 tests.
       if (random.chance(tests.length > 400 ? 0.00125 : 0.0025)) add(now);
-      if (tests.length > 0 && random.chance(0.0022)) remove();
+      if (tests.length > 0 && random.chance(0.0022)) remove(now);
       if (tests.length > 0 && random.chance(0.004)) changeStatus(now);
     },
   };

@@ -21,6 +21,7 @@ import {
 } from './responses.js';
 import { copyStatistics, createStatistics, type SimulatorStatistics } from './statistics.js';
 import { testStyleFor } from './vocabulary.js';
+import type { WorldEvent, WorldEventListener } from './worldEvents.js';
 
 /** 2026-01-01T00:00:00Z: the default start, so tests do not depend on the wall clock. */
 export const DEFAULT_SIMULATOR_START_TIME = Date.UTC(2026, 0, 1) / 1000;
@@ -92,6 +93,11 @@ export interface SimulatorWorld {
   ): WorldAnswer<QuarantinedTestsPageBody>;
   /** Cumulative event counts (a copy). */
   statistics(): SimulatorStatistics;
+  /**
+   * Tells `listener` of every change Trunk would send a webhook for, from the next advance() on
+   * (the warm-up is long past); returns the call that stops it.
+   */
+  subscribe(listener: WorldEventListener): () => void;
 }
 
 interface RepositoryState {
@@ -113,6 +119,12 @@ export function createSimulatorWorld(options: SimulatorWorldOptions): SimulatorW
   const statistics = createStatistics();
   const heavyChurn = options.churn === 'heavy';
   let time = startTime - (options.warmUpSeconds ?? DEFAULT_WARM_UP_SECONDS);
+  const listeners = new Set<WorldEventListener>();
+  const emit = (event: () => WorldEvent): void => {
+    if (listeners.size === 0) return;
+    const told = event();
+    for (const listener of listeners) listener(told);
+  };
 
   const states = new Map<string, RepositoryState>();
   repositories.forEach((repository, index) => {
@@ -130,10 +142,19 @@ export function createSimulatorWorld(options: SimulatorWorldOptions): SimulatorW
       const random = createRandom(deriveSeed(seed, `queue:${key}:${branch}`));
       queues.set(
         branch,
-        createMergeQueueModel(random, branch, nextNumber, statistics, {
-          pullRequests: repository.pullRequestsPerQueue,
-          heavyChurn,
-        }),
+        createMergeQueueModel(
+          random,
+          branch,
+          nextNumber,
+          statistics,
+          { pullRequests: repository.pullRequestsPerQueue, heavyChurn },
+          (pr, from, at) => {
+            emit(() => {
+              const batched = queues.get(branch)?.settings.batch ?? false;
+              return { kind: 'pull_request', repository, branch, batched, pr, from, at };
+            });
+          },
+        ),
       );
     }
     const quarantine = createQuarantineListModel(
@@ -143,6 +164,9 @@ export function createSimulatorWorld(options: SimulatorWorldOptions): SimulatorW
       time,
       statistics,
       { tests: repository.quarantinedTests, heavyChurn },
+      (change) => {
+        emit(() => ({ kind: 'quarantine', repository, change }));
+      },
     );
     states.set(key, { repository, key, queues, quarantine });
   });
@@ -247,5 +271,11 @@ export function createSimulatorWorld(options: SimulatorWorldOptions): SimulatorW
       };
     },
     statistics: () => copyStatistics(statistics),
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => {
+        listeners.delete(listener);
+      };
+    },
   };
 }

@@ -2,6 +2,7 @@
 // cumulative counts the metrics layer renders, and what it must remember of the last poll to diff
 // the next one against. Every value is immutable; each poll produces a new QueueFlow.
 import type { HistogramCounts } from './histogram.js';
+import type { WebhookExits } from './webhookExitTypes.js';
 
 /** How a pull request left the queue, as the `outcome` label. */
 export const EXIT_OUTCOMES = ['merged', 'failed', 'cancelled', 'unknown'] as const;
@@ -79,6 +80,8 @@ export interface QueueFlow {
   readonly tracked: ReadonlyMap<number, TrackedPullRequest>;
   /** Pull requests that left and wait for a successful lookup, by number. */
   readonly departed: ReadonlyMap<number, DepartedPullRequest>;
+  /** With webhooks on: what tells an exit's event and its poll apart, so it counts once. */
+  readonly webhookExits?: WebhookExits | undefined;
 }
 
 /** What one poll adds to the counts. */

@@ -122,6 +122,22 @@ export class SnapshotStore {
     this.changeCount++;
   }
 
+  /**
+   * Replaces a queue's flow ledger with `update` of it (a webhook event counted between polls).
+   * Nothing happens before its first successful poll, which starts the ledger, or for a target no
+   * longer configured. Read and write are one step, so no concurrent poll's result is lost.
+   */
+  updateQueueFlow(target: Target, update: (flow: QueueFlow) => QueueFlow): boolean {
+    const key = targetKey(target);
+    const previous = this.entries.get(key);
+    if (previous?.queueFlow === undefined) return false;
+    const queueFlow = update(previous.queueFlow);
+    if (queueFlow === previous.queueFlow) return false;
+    this.entries.set(key, Object.freeze({ ...previous, queueFlow: Object.freeze(queueFlow) }));
+    this.changeCount++;
+    return true;
+  }
+
   /** The flow ledger as of the target's last successful poll, stale or not (the poller diffs against it). */
   queueFlow(target: Target): QueueFlow | undefined {
     return this.entries.get(targetKey(target))?.queueFlow;

@@ -1,8 +1,17 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startDemo } from '../../src/demo/demo.js';
-import type { RunningExporter } from '../../src/exporter.js';
+import { DEFAULT_WEBHOOK_PATH } from '../../src/config/schema.js';
+import {
+  createDemoWorld,
+  demoConfig,
+  demoWebhookSecret,
+  sendDemoWebhooks,
+  startDemo,
+} from '../../src/demo/demo.js';
+import { startExporter, type RunningExporter } from '../../src/exporter.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { parseExposition, sum } from '../support/exposition.js';
+import { SIMULATOR_DEMO_TOKEN } from '../../src/simulator/repositories.js';
+import { parseExposition, sum, type Sample } from '../support/exposition.js';
+import { startTestSimulator } from '../support/simulator.js';
 import { promtoolCheckMetrics } from '../support/promtool.js';
 import { findSystemBinary } from '../support/systemBinary.js';
 
@@ -40,4 +49,95 @@ describe('demo', () => {
       });
     },
   );
+
+  it('receives webhooks: an unsigned request is refused, and exits are counted by source', async () => {
+    demo = await startDemo({
+      logger: silentLogger(),
+      version: '0.0.0-test',
+      port: 0,
+      address: '127.0.0.1',
+    });
+    const unsigned = await fetch(`${demo.url}${DEFAULT_WEBHOOK_PATH}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(unsigned.status).toBe(401);
+    const deadline = Date.now() + 10_000;
+    let page = '';
+    while (!page.includes('trunk_merge_queue_pull_request_exits_by_source_total{')) {
+      if (Date.now() > deadline) throw new Error('no exits_by_source series: webhooks off?');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      page = await (await fetch(`${demo.url}/metrics`)).text();
+    }
+  });
+});
+
+describe("the demo's webhooks, time compressed", () => {
+  it('moves the webhook counters and shows the last event on the landing page', async () => {
+    // As the incident test does: the world starts 15 simulated minutes in the past and the test
+    // moves it up to the present, so a minute of events takes a moment.
+    const origin = Math.floor(Date.now() / 1000) - 15 * 60;
+    const { world, incidents } = createDemoWorld(1, origin);
+    const { simulator } = await startTestSimulator({
+      world,
+      token: SIMULATOR_DEMO_TOKEN,
+      faults: incidents,
+    });
+    const secret = demoWebhookSecret();
+    const running = await startExporter(
+      demoConfig(simulator.baseUrl, { port: 0, address: '127.0.0.1' }, secret),
+      { logger: silentLogger(), version: '0.0.0-test' },
+    );
+    const webhooks = sendDemoWebhooks(world, running.url, secret, silentLogger());
+    demo = {
+      ...running,
+      stop: async () => {
+        await webhooks.stop();
+        await running.stop();
+      },
+    };
+    const metrics = async () =>
+      parseExposition(await (await fetch(`${running.url}/metrics`)).text());
+    const waitFor = async (what: string, done: () => Promise<boolean>) => {
+      const deadline = Date.now() + 20_000;
+      while (!(await done())) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    };
+    // Ledgers first: events before a queue's first poll only reach the webhook counters.
+    await waitFor('a first poll of every target', async () =>
+      Promise.resolve(running.store.allPolledOnce()),
+    );
+    const accepted = (samples: Sample[]) =>
+      sum(samples, 'trunk_exporter_webhook_requests_total', { result: 'accepted' });
+    const before = accepted(await metrics());
+    world.advance(origin + 5 * 60);
+    await waitFor(
+      'webhooks of five simulated minutes',
+      async () => accepted(await metrics()) > before,
+    );
+    const afterFive = accepted(await metrics());
+    world.advance(origin + 15 * 60);
+    await waitFor(
+      'webhooks of ten more minutes',
+      async () => accepted(await metrics()) > afterFive,
+    );
+
+    const samples = await metrics();
+    expect(
+      sum(samples, 'trunk_exporter_webhook_requests_total', { result: 'invalid_signature' }),
+    ).toBe(0);
+    expect(sum(samples, 'trunk_merge_queue_webhook_events_total')).toBeGreaterThan(0);
+    await waitFor(
+      'an exit counted from its event',
+      async () =>
+        sum(await metrics(), 'trunk_merge_queue_pull_request_exits_by_source_total', {
+          source: 'event',
+        }) > 0,
+    );
+    const landing = await (await fetch(`${running.url}/`)).text();
+    expect(landing).toMatch(/last event <code>(pull_request|v2\.test_case|test_case)\./);
+  });
 });

@@ -1,81 +1,18 @@
 // The flow ledger over scripted sequences of polls: every count and histogram observation below is
 // worked out by hand from the snapshots, not from the code under test.
 import { describe, expect, it } from 'vitest';
-import { cumulativeBuckets, type HistogramCounts } from '../../src/snapshot/histogram.js';
 import { advanceQueueFlow, startQueueFlow } from '../../src/flow/queueFlow.js';
-import type { ExitLookup, QueueFlow } from '../../src/snapshot/queueFlowTypes.js';
-import type { MergeQueueSnapshot } from '../../src/snapshot/types.js';
+import type { ExitLookup } from '../../src/snapshot/queueFlowTypes.js';
+import { poll, summary, transitions, type ScriptedPullRequest } from './scriptedPolls.js';
 
 const T0 = 1_767_225_600;
 const OPTIONS = { maxGapSeconds: 600 };
-
-type ScriptedPullRequest = readonly [number, string, number | undefined];
-
-function poll(
-  takenAt: number,
-  state: string,
-  pullRequests: readonly ScriptedPullRequest[],
-): MergeQueueSnapshot {
-  return {
-    kind: 'merge_queue',
-    repo: 'github.com/acme/web',
-    branch: 'main',
-    takenAt,
-    state,
-    mode: 'single',
-    mergeMethod: 'squash',
-    directMergeMode: 'off',
-    optimizationMode: 'off',
-    concurrency: 2,
-    testingTimeoutSeconds: 3600,
-    pendingFailureDepth: 0,
-    bisectionConcurrency: 1,
-    batchingMaxWaitSeconds: 0,
-    batchingMinSize: 1,
-    requiredStatuses: 1,
-    settings: {
-      batch: false,
-      can_optimistically_merge: false,
-      create_prs_for_testing_branches: false,
-      comments: true,
-      commands: true,
-      status_check: true,
-    },
-    pullRequests: pullRequests.map(([number, prState, stateChangedAt]) => ({
-      number,
-      state: prState,
-      priorityName: 'medium',
-      priorityValue: 100,
-      stateChangedAt,
-      sha: `sha${number}`,
-      skipTheLine: false,
-      blockedReasons: [],
-    })),
-    readinessKnown: true,
-  };
-}
 
 const found = (outcome: 'merged' | 'failed' | 'cancelled', leftAt?: number): ExitLookup => ({
   outcome,
   leftAt,
 });
 const notFound: ExitLookup = { outcome: 'unknown', leftAt: undefined };
-
-function transitions(flow: QueueFlow): Record<string, number> {
-  return Object.fromEntries(
-    [...flow.counts.transitions.values()].map(({ from, to, count }) => [`${from}->${to}`, count]),
-  );
-}
-
-/** count, sum and the non-zero cumulative buckets, for compact exact comparisons. */
-function summary(histogram: HistogramCounts | undefined) {
-  if (histogram === undefined) return undefined;
-  return {
-    count: histogram.count,
-    sum: histogram.sum,
-    buckets: cumulativeBuckets(histogram).map(({ le, count }) => `${le}:${count}`),
-  };
-}
 
 describe('queue flow over a scripted sequence of polls', () => {
   // Poll 1 (the first since start): three PRs, nothing counted.

@@ -169,7 +169,7 @@ function families(definitions: readonly FamilyDefinition[]): SnapshotFamilies {
 
 /**
  * Gives every fresh merge queue of the replay a flow ledger (the scenarios record none): one
- * earlier poll in which each PR was in another state and one more PR was queued, which then merged.
+ * earlier poll in which each PR was in another state and one more PR was queued, which then merged (held for its webhook event, webhooks being on).
  */
 function addQueueFlows(replay: ReplayedScenario): void {
   for (const { target, snapshot } of replay.store.statuses()) {
@@ -187,11 +187,16 @@ function addQueueFlows(replay: ReplayedScenario): void {
         departed,
       ],
     };
+    // With webhooks on, so that the exits-by-source family has its series too.
+    const options = {
+      maxGapSeconds: 600,
+      webhooks: { intervalSeconds: MERGE_QUEUE_INTERVAL_SECONDS },
+    };
     const flow = advanceQueueFlow(
-      startQueueFlow(earlier),
+      startQueueFlow(earlier, options),
       snapshot,
       new Map([[LEAVING.number, { outcome: 'merged' as const, leftAt: snapshot.takenAt }]]),
-      { maxGapSeconds: 600 },
+      options,
     );
     replay.store.recordSuccess(target, snapshot, 0.1, flow);
   }

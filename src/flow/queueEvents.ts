@@ -1,0 +1,42 @@
+// A merge-queue webhook event as the flow ledger reads it: the stay of one pull request beginning
+// (submitted, queued) or ending (merged, failed, canceled). Testing and batch events leave the
+// ledger as it is; the poll they trigger shows what they changed.
+import type { QueueFlow } from '../snapshot/queueFlowTypes.js';
+import type { PullRequestQueueEvent, WebhookExitSettings } from '../snapshot/webhookExitTypes.js';
+import type { MergeQueueEvent } from '../trunk/webhookEvents.js';
+import { recordQueueEvent } from './queueFlow.js';
+
+/** The ledger's reading of an event, or undefined when it says nothing about a stay. */
+export function pullRequestQueueEvent(event: MergeQueueEvent): PullRequestQueueEvent | undefined {
+  if (event.kind !== 'pull_request') return undefined;
+  const { prNumber, transitionSeconds: at } = event;
+  switch (event.type) {
+    case 'pull_request.submitted':
+      return { kind: 'submitted', prNumber, at };
+    case 'pull_request.queued':
+      return { kind: 'queued', prNumber, at };
+    case 'pull_request.merged':
+      return { kind: 'exit', prNumber, outcome: 'merged', at };
+    case 'pull_request.failed':
+      return { kind: 'exit', prNumber, outcome: 'failed', at };
+    // Trunk spells it `canceled`; the exporter's outcome label has always been `cancelled`.
+    case 'pull_request.canceled':
+      return { kind: 'exit', prNumber, outcome: 'cancelled', at };
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The queue's ledger after an event received at `receivedAt` (unix seconds, the exporter's
+ * clock); the same ledger when the event says nothing about a stay.
+ */
+export function applyMergeQueueEvent(
+  flow: QueueFlow,
+  event: MergeQueueEvent,
+  receivedAt: number,
+  settings: WebhookExitSettings,
+): QueueFlow {
+  const queueEvent = pullRequestQueueEvent(event);
+  return queueEvent === undefined ? flow : recordQueueEvent(flow, queueEvent, receivedAt, settings);
+}
