@@ -8,6 +8,11 @@
 // simulated world runs 60 times faster than the wall clock, starting two hours behind it: within
 // the test's seconds the queues merge, fail and restart, and every simulated timestamp stays in
 // the past (ages stay positive). No panel query falls back to a constant to look non-empty.
+//
+// The exporter has webhooks on, and the test posts signed events to it (failed PRs with a reason,
+// for a queue it polls), so the Webhooks row has data; exits by source come from its polls.
+import { randomUUID } from 'node:crypto';
+import { Webhook } from 'svix';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_SIMULATED_REPOSITORIES, repositoryKey } from '../../src/simulator/repositories.js';
 import { createSimulatorWorld } from '../../src/simulator/world.js';
@@ -33,6 +38,10 @@ const queries = panelQueries(dashboard);
 /** Simulated seconds per wall-clock second, and how far the simulated clock starts behind. */
 const WORLD_SPEED = 60;
 const WORLD_BEHIND_SECONDS = 2 * 3600;
+
+/** The exporter's webhook signing secret, and the path it receives events on (the default). */
+const SIGNING_SECRET = 'whsec_ZGFzaGJvYXJkLXRlc3Qtc2lnbmluZy1zZWNyZXQ=';
+const WEBHOOK_PATH = '/webhooks/trunk';
 
 /** Grafana's built-in interval variables, for a 1 s scrape interval. */
 const BUILT_IN_VARIABLES = { __interval: '1s', __rate_interval: '5s', __range: '60s' };
@@ -83,6 +92,10 @@ describe('Grafana dashboard', () => {
       'trunk_merge_queue_time_in_state_seconds',
       'trunk_flaky_tests_quarantined_recently',
       'trunk_flaky_tests_quarantined_older_than',
+      'trunk_merge_queue_webhook_events_total',
+      'trunk_merge_queue_pull_requests_failed_total',
+      'trunk_merge_queue_pull_request_exits_by_source_total',
+      'trunk_exporter_webhook_requests_total',
     ]) {
       expect(all).toContain(metric);
     }
@@ -91,7 +104,37 @@ describe('Grafana dashboard', () => {
 
 describe.skipIf(prometheusBinary === undefined)('Grafana dashboard on a real Prometheus', () => {
   let prometheus: RunningPrometheus;
+  let webhookUrl: string;
   const startedAt = Date.now() / 1000;
+
+  /** Posts a `pull_request.failed` event for the first simulated queue, signed as Svix signs it. */
+  async function postFailedPullRequest(prNumber: number): Promise<void> {
+    const [repository] = DEFAULT_SIMULATED_REPOSITORIES;
+    if (repository === undefined) throw new Error('no simulated repository');
+    const body = JSON.stringify({
+      type: 'pull_request.failed',
+      pr_number: prNumber,
+      repository: { host: repository.host, owner: repository.owner, name: repository.name },
+      target_branch: repository.branches[0],
+      failure_reason: 'test_failures',
+      batched: false,
+      timestamp: new Date().toISOString(),
+    });
+    const id = `msg_${randomUUID()}`;
+    const timestamp = new Date();
+    const signature = new Webhook(SIGNING_SECRET).sign(id, timestamp, body);
+    const response = await fetch(webhookUrl, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'svix-id': id,
+        'svix-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
+        'svix-signature': signature,
+      },
+      body,
+    });
+    if (response.status !== 204) throw new Error(`webhook answered ${response.status}`);
+  }
 
   beforeAll(async () => {
     const { simulator } = await startTestSimulator({
@@ -106,12 +149,13 @@ describe.skipIf(prometheusBinary === undefined)('Grafana dashboard on a real Pro
         '    flakyTests: true',
     ).join('\n');
     const exporter = await startTestExporter(
-      configYaml({
+      `${configYaml({
         apiUrl: simulator.baseUrl,
         targets,
         polling: '  mergeQueueIntervalSeconds: 1\n  flakyTestsIntervalSeconds: 2',
-      }),
+      })}\nwebhooks:\n  enabled: true\n  signingSecret: ${SIGNING_SECRET}`,
     );
+    webhookUrl = `${exporter.exporter.url}${WEBHOOK_PATH}`;
     prometheus = await startPrometheus({
       binary: prometheusBinary ?? 'prometheus',
       scrapeTarget: new URL(exporter.exporter.url).host,
@@ -174,9 +218,12 @@ describe.skipIf(prometheusBinary === undefined)('Grafana dashboard on a real Pro
     // Data arrives over a few seconds (first polls, two scrapes for rate(), rule evaluations); the
     // first restarts take up to half a minute.
     const deadline = Date.now() + 60_000;
+    let prNumber = 90_000;
+    await postFailedPullRequest((prNumber += 1));
     let failures = await failingQueries();
     while (failures.length > 0 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 1000));
+      await postFailedPullRequest((prNumber += 1));
       failures = await failingQueries();
     }
     expect(failures, prometheus.log()).toEqual([]);

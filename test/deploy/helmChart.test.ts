@@ -32,6 +32,7 @@ const CHART_MANAGED: Readonly<Record<string, { helpers: string } | { readme: str
   'server.tls': { helpers: '$_ := set $server "tls" (dict "certFile"' },
   'server.basicAuthUsers': { readme: 'The chart does not support `server.basicAuthUsers`' },
   sharding: { helpers: '- --total-shards={{ .Values.sharding.shards }}' },
+  webhooks: { helpers: '$_ := set $config "webhooks" (dict "enabled" true' },
 };
 
 describe('Helm chart', () => {

@@ -15,6 +15,7 @@ import {
   type ServiceObject,
   type Workload,
 } from './helmValueSets.js';
+import type { HttpRoute } from './gatewayApi.js';
 import { unknownFieldProblems } from './kubernetesFields.js';
 import {
   nameProblems,
@@ -25,6 +26,24 @@ import {
 } from './kubernetesObjects.js';
 
 const renderer = await helmRenderer();
+
+/** An Ingress, as far as the checks read it. */
+interface IngressObject extends KubeObject {
+  spec: {
+    defaultBackend?: unknown;
+    tls?: unknown[];
+    rules: {
+      host: string;
+      http: {
+        paths: {
+          path: string;
+          pathType: string;
+          backend: { service: { name: string; port: { name?: string; number?: number } } };
+        }[];
+      };
+    }[];
+  };
+}
 
 describe.skipIf(renderer === undefined).each(valueSets)('Helm chart rendered: $name', (set) => {
   let rendered: RenderedChart;
@@ -93,9 +112,10 @@ describe.skipIf(renderer === undefined).each(valueSets)('Helm chart rendered: $n
     const mounts = container.volumeMounts.map((mount) => mount.name);
     expect(new Set(mounts)).toEqual(new Set(volumes));
     expect(volumes.includes('tls')).toBe(values.tls.existingSecret !== '');
+    expect(volumes.includes('webhook-secret')).toBe(values.webhooks.enabled);
   });
 
-  it('rolls the pods when the config or the chart-made token changes (checksum annotations)', () => {
+  it('rolls the pods when the config or a chart-made Secret changes (checksum annotations)', () => {
     const annotations = workload.spec.template.metadata.annotations;
     const sha256 = (source: string) => {
       const manifest = rendered.manifests.find((candidate) => candidate.source === source);
@@ -104,11 +124,68 @@ describe.skipIf(renderer === undefined).each(valueSets)('Helm chart rendered: $n
         .digest('hex');
     };
     expect(annotations['checksum/config']).toBe(sha256('trunk-exporter/templates/configmap.yaml'));
+    const secrets = byKind('Secret').map((secret) => secret.metadata.name);
+    const secretOf = (volume: string) =>
+      workload.spec.template.spec.volumes.find((candidate) => candidate.name === volume)?.secret
+        ?.secretName;
     if (values.token.existingSecret === '') {
       expect(annotations['checksum/token']).toBe(sha256('trunk-exporter/templates/secret.yaml'));
     } else {
       expect(annotations['checksum/token']).toBeUndefined();
-      expect(byKind('Secret')).toEqual([]);
+      expect(secrets).not.toContain(secretOf('token'));
+    }
+    if (values.webhooks.enabled && values.webhooks.signingSecret.existingSecret === '') {
+      expect(annotations['checksum/webhook-secret']).toBe(
+        sha256('trunk-exporter/templates/webhook-secret.yaml'),
+      );
+      expect(secrets).toContain(secretOf('webhook-secret'));
+    } else {
+      expect(annotations['checksum/webhook-secret']).toBeUndefined();
+      expect(secrets.filter((name) => name.endsWith('-webhooks'))).toEqual([]);
+    }
+  });
+
+  it('exposes only the webhook path, exactly, to the main Service, and only when asked', () => {
+    if (!values.webhooks.enabled) {
+      // Off (the default): no template of the webhooks renders anything.
+      expect(
+        rendered.manifests.filter((manifest) => manifest.source.includes('/webhook-')),
+      ).toEqual([]);
+    }
+    const ingresses = byKind('Ingress') as IngressObject[];
+    const routes = byKind('HTTPRoute') as (KubeObject & HttpRoute)[];
+    expect(ingresses).toHaveLength(
+      values.webhooks.enabled && values.webhooks.ingress.enabled ? 1 : 0,
+    );
+    expect(routes).toHaveLength(
+      values.webhooks.enabled && values.webhooks.httpRoute.enabled ? 1 : 0,
+    );
+    const main = (byKind('Service') as ServiceObject[]).find(
+      (service) => service.spec.clusterIP !== 'None',
+    );
+    for (const ingress of ingresses) {
+      expect(ingress.spec.defaultBackend).toBeUndefined();
+      expect(ingress.spec.rules.map((rule) => rule.host)).toEqual([values.webhooks.ingress.host]);
+      const paths = ingress.spec.rules.flatMap((rule) => rule.http.paths);
+      expect(paths.map(({ path, pathType }) => ({ path, pathType }))).toEqual([
+        { path: values.webhooks.path, pathType: 'Exact' },
+      ]);
+      for (const { backend } of paths) {
+        expect(backend.service.name).toBe(main?.metadata.name);
+        expect(main?.spec.ports.map((port) => port.name)).toContain(backend.service.port.name);
+      }
+      expect(ingress.spec.tls ?? []).toEqual(values.webhooks.ingress.tls);
+    }
+    for (const route of routes) {
+      expect(route.spec.hostnames ?? []).toEqual(values.webhooks.httpRoute.hostnames);
+      const rules = route.spec.rules ?? [];
+      expect(rules.flatMap((rule) => rule.matches ?? [])).toEqual([
+        { path: { type: 'Exact', value: values.webhooks.path } },
+      ]);
+      for (const reference of rules.flatMap((rule) => rule.backendRefs ?? [])) {
+        expect(reference.name).toBe(main?.metadata.name);
+        expect(main?.spec.ports.map((port) => port.port)).toContain(reference.port);
+      }
     }
   });
 
@@ -186,6 +263,19 @@ describe.skipIf(renderer === undefined).each(valueSets)('Helm chart rendered: $n
     );
     if (values.workload.kind === 'StatefulSet') {
       expect(notes).toContain(`port-forward pod/${workload.metadata.name}-0 `);
+    }
+    if (values.webhooks.enabled) {
+      expect(notes).toContain(`POSTed to ${values.webhooks.path} `);
+      if (values.webhooks.ingress.enabled) {
+        expect(notes).toContain(`https://${values.webhooks.ingress.host}${values.webhooks.path}\n`);
+      }
+      if (values.webhooks.httpRoute.enabled) {
+        expect(notes).toContain(
+          `https://${values.webhooks.httpRoute.hostnames[0] ?? ''}${values.webhooks.path}\n`,
+        );
+      }
+    } else {
+      expect(notes).not.toContain('webhook');
     }
     expect(notes).not.toMatch(/<no value>|\{\{/);
   });

@@ -29,6 +29,20 @@ const run = promisify(execFile);
 const renderer = await helmRenderer();
 const promtool = findSystemBinary('promtool');
 const TLS_FIXTURES = join(ROOT, 'test', 'fixtures', 'tls');
+/** The signing secret an existing Secret holds, as the pod would mount it. */
+const EXISTING_SIGNING_SECRET = 'whsec_c2VjcmV0LWZyb20tYW4tZXhpc3Rpbmctc2VjcmV0';
+
+/** Values the chart's templates refuse (after the schema accepts them), with what the message says. */
+const REFUSED: Readonly<Record<string, string>> = {
+  'refused-webhooks-ingress-without-webhooks.yaml':
+    'webhooks.ingress.enabled: set webhooks.enabled too',
+  'refused-webhooks-httproute-without-parent.yaml':
+    'webhooks.httpRoute.parentRefs: name the Gateway to attach the route to',
+  'refused-webhooks-without-signing-secret.yaml':
+    'webhooks.signingSecret.value or webhooks.signingSecret.existingSecret',
+  'refused-webhooks-on-sharded-statefulset.yaml':
+    'webhooks.enabled: not with a sharded StatefulSet',
+};
 
 describe.skipIf(renderer === undefined).each(valueSets)('Helm chart rendered: $name', (set) => {
   let objects: readonly KubeObject[];
@@ -44,6 +58,9 @@ describe.skipIf(renderer === undefined).each(valueSets)('Helm chart rendered: $n
     const existingSecrets = {
       [values.token.existingSecret]: {
         [values.token.existingSecretKey]: 'from-an-existing-secret',
+      },
+      [values.webhooks.signingSecret.existingSecret]: {
+        [values.webhooks.signingSecret.existingSecretKey]: EXISTING_SIGNING_SECRET,
       },
       [values.tls.existingSecret]: {
         'tls.crt': readFileSync(join(TLS_FIXTURES, 'server.crt'), 'utf8'),
@@ -70,6 +87,39 @@ describe.skipIf(renderer === undefined).each(valueSets)('Helm chart rendered: $n
     const server = (config as { server: { port: number; tls?: object } }).server;
     expect(container.ports.map((port) => port.containerPort)).toContain(server.port);
     expect(server.tls !== undefined).toBe(values.tls.existingSecret !== '');
+  });
+
+  it('gives the exporter the webhook settings with the signing secret as a mounted file, never in the ConfigMap', () => {
+    const root = layOutPodFiles(workload.spec.template.spec, objects, {
+      [values.token.existingSecret]: { [values.token.existingSecretKey]: 'token' },
+      [values.webhooks.signingSecret.existingSecret]: {
+        [values.webhooks.signingSecret.existingSecretKey]: EXISTING_SIGNING_SECRET,
+      },
+      [values.tls.existingSecret]: { 'tls.crt': '', 'tls.key': '' },
+    });
+    const configMapText = JSON.stringify(byKind('ConfigMap'));
+    const config = parse(readFileSync(join(root, '/etc/trunk-exporter/config.yaml'), 'utf8')) as {
+      webhooks?: Record<string, unknown>;
+    };
+    if (!values.webhooks.enabled) {
+      expect(config.webhooks).toBeUndefined();
+      return;
+    }
+    expect(config.webhooks).toEqual({
+      enabled: true,
+      path: values.webhooks.path,
+      toleranceSeconds: values.webhooks.toleranceSeconds,
+      signingSecretFile: '/etc/trunk-exporter/webhook/signing-secret',
+    });
+    const secret =
+      values.webhooks.signingSecret.existingSecret === ''
+        ? values.webhooks.signingSecret.value
+        : EXISTING_SIGNING_SECRET;
+    expect(readFileSync(join(root, '/etc/trunk-exporter/webhook/signing-secret'), 'utf8')).toBe(
+      secret,
+    );
+    expect(configMapText).not.toContain(secret);
+    expect(configMapText).not.toContain('whsec_');
   });
 
   it('starts the exporter with a command line it accepts, in each pod', () => {
@@ -127,6 +177,20 @@ describe.skipIf(renderer === undefined)('Helm chart rendered with values it must
       expect(await render(name)).toContain("values don't meet the specifications of the schema");
     },
   );
+
+  it('has a message for every refused-* values fixture', () => {
+    expect(
+      readdirSync(FIXTURES)
+        .filter((name) => name.startsWith('refused-'))
+        .sort(),
+    ).toEqual(Object.keys(REFUSED).sort());
+  });
+
+  it.each(Object.entries(REFUSED))('refuses %s, naming the values', async (name, message) => {
+    const result = await render(name);
+    expect(result).not.toContain("values don't meet the specifications of the schema");
+    expect(result).toContain(message);
+  });
 
   it('fails on the defaults alone, naming config.targets', async () => {
     const message = await renderChart(renderer ?? '', CHART).then(

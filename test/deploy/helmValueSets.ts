@@ -10,13 +10,19 @@ import type { KubeObject, LabelSelector } from './kubernetesObjects.js';
 import type { PodSpec } from './podFiles.js';
 import { CHART, ROOT } from './ruleFiles.js';
 
-/** The README's `my-values.yaml`, as a user copies it. */
-function readmeExample(): string {
+/** A ```yaml block of the README, by its first line. */
+function readmeBlock(firstLine: string): string {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const block = /```yaml\n# my-values\.yaml\n([\s\S]*?)```/.exec(readme)?.[1];
-  if (block === undefined) throw new Error('README: no ```yaml block starting "# my-values.yaml"');
+  const block = readme.split(`\`\`\`yaml\n${firstLine}\n`)[1]?.split('```')[0];
+  if (block === undefined) throw new Error(`README: no \`\`\`yaml block starting "${firstLine}"`);
+  return block;
+}
+
+/** The README's `my-values.yaml`, as a user copies it, with the README's blocks adding to it. */
+function readmeExample(...additions: readonly string[]): string {
+  const text = [readmeBlock('# my-values.yaml'), ...additions.map(readmeBlock)].join('\n');
   const file = join(mkdtempSync(join(tmpdir(), 'trunk-exporter-readme-values-')), 'values.yaml');
-  writeFileSync(file, block);
+  writeFileSync(file, text);
   return file;
 }
 
@@ -30,6 +36,10 @@ export interface ValueSet {
 export const valueSets: readonly ValueSet[] = [
   { name: 'defaults (a target and a token only)', file: 'valid-defaults-with-target.yaml' },
   { name: "the README's example", file: readmeExample() },
+  {
+    name: "the README's example with its webhooks part",
+    file: readmeExample('# my-values.yaml, webhooks'),
+  },
   { name: 'StatefulSet, ordinalFrom podIndexLabel', file: 'valid-statefulset-pod-index.yaml' },
   {
     name: 'StatefulSet, ordinalFrom hostname, tls.existingSecret, token.existingSecret',
@@ -41,6 +51,14 @@ export const valueSets: readonly ValueSet[] = [
   },
   { name: 'Deployment with tls.existingSecret', file: 'valid-tls-deployment.yaml' },
   { name: 'every optional value set', file: 'valid-every-option.yaml' },
+  {
+    name: 'webhooks, signingSecret.value, Ingress with TLS',
+    file: 'valid-webhooks-ingress.yaml',
+  },
+  {
+    name: 'webhooks, signingSecret.existingSecret, HTTPRoute, tls.existingSecret',
+    file: 'valid-webhooks-httproute-existing-secret.yaml',
+  },
   {
     name: "a StatefulSet of a 53-character release (Helm's longest name)",
     file: 'valid-statefulset-pod-index.yaml',
@@ -62,6 +80,14 @@ export interface InstalledValues {
   sharding: { shards: number; ordinalFrom: string };
   token: { value: string; existingSecret: string; existingSecretKey: string };
   tls: { existingSecret: string };
+  webhooks: {
+    enabled: boolean;
+    path: string;
+    toleranceSeconds: number;
+    signingSecret: { value: string; existingSecret: string; existingSecretKey: string };
+    ingress: { enabled: boolean; host: string; tls: { secretName: string; hosts: string[] }[] };
+    httpRoute: { enabled: boolean; hostnames: string[] };
+  };
   containerPort: number;
   service: { port: number };
   serviceMonitor: { enabled: boolean; labels: Record<string, string> };

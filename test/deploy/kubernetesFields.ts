@@ -14,6 +14,7 @@ const TYPES: Readonly<Record<string, readonly [module: string, type: string]>> =
   'v1/ServiceAccount': ['kubernetes-models/v1/ServiceAccount', 'IServiceAccount'],
   'apps/v1/Deployment': ['kubernetes-models/apps/v1/Deployment', 'IDeployment'],
   'apps/v1/StatefulSet': ['kubernetes-models/apps/v1/StatefulSet', 'IStatefulSet'],
+  'networking.k8s.io/v1/Ingress': ['kubernetes-models/networking.k8s.io/v1/Ingress', 'IIngress'],
   'monitoring.coreos.com/v1/ServiceMonitor': [
     '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor',
     'IServiceMonitor',
@@ -27,7 +28,7 @@ const TYPES: Readonly<Record<string, readonly [module: string, type: string]>> =
 /**
  * Fields of each object that its kind does not have, as "LABEL: message"; `labels[i]` names
  * objects[i] in the messages. Objects of a kind without a declared type are left to
- * schemaProblems, which reports them.
+ * schemaProblems, which reports them (the HTTPRoute's stand-in schema is strict itself).
  */
 export function unknownFieldProblems(
   objects: readonly KubeObject[],

@@ -5,7 +5,9 @@ import {
   ServiceMonitor,
 } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1';
 import { Deployment, StatefulSet } from 'kubernetes-models/apps/v1';
+import { Ingress } from 'kubernetes-models/networking.k8s.io/v1';
 import { ConfigMap, Secret, Service, ServiceAccount } from 'kubernetes-models/v1';
+import { httpRouteProblems } from './gatewayApi.js';
 
 /** Any Kubernetes object, as far as these checks read it. */
 export interface KubeObject {
@@ -33,6 +35,13 @@ const MODELS: Readonly<Record<string, (data: never) => Validatable>> = {
   'apps/v1/StatefulSet': (data) => new StatefulSet(data),
   'monitoring.coreos.com/v1/ServiceMonitor': (data) => new ServiceMonitor(data),
   'monitoring.coreos.com/v1/PrometheusRule': (data) => new PrometheusRule(data),
+  'networking.k8s.io/v1/Ingress': (data) => new Ingress(data),
+  'gateway.networking.k8s.io/v1/HTTPRoute': (data) => ({
+    validate() {
+      const problems = httpRouteProblems(data);
+      if (problems.length > 0) throw new Error(problems.join('; '));
+    },
+  }),
 };
 
 /** Why Kubernetes would reject the object's shape ([] when its schema accepts it). */

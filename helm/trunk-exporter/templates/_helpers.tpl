@@ -60,7 +60,19 @@ controller-revision-hash: <name>-<10 characters>, and a label value is at most 6
 {{- default (include "trunk-exporter.fullname" .) .Values.token.existingSecret -}}
 {{- end -}}
 
-{{/* The exporter's config file: values.config plus the token file, listen address and TLS files the pod uses. */}}
+{{/* The webhook objects' name: the Ingress or HTTPRoute, and the chart-made signing secret. */}}
+{{- define "trunk-exporter.webhooksName" -}}
+{{- printf "%s-webhooks" (include "trunk-exporter.fullname" . | trunc 54 | trimSuffix "-") -}}
+{{- end -}}
+
+{{- define "trunk-exporter.webhookSecretName" -}}
+{{- default (include "trunk-exporter.webhooksName" .) .Values.webhooks.signingSecret.existingSecret -}}
+{{- end -}}
+
+{{/*
+The exporter's config file: values.config plus the token file, listen address, TLS files and
+webhook signing-secret file the pod uses.
+*/}}
 {{- define "trunk-exporter.config" -}}
 {{- if not .Values.config.targets -}}
 {{- fail "config.targets: list at least one repository (repo, branches, flakyTests)" -}}
@@ -74,7 +86,14 @@ controller-revision-hash: <name>-<10 characters>, and a label value is at most 6
 {{- if .Values.tls.existingSecret -}}
 {{- $_ := set $server "tls" (dict "certFile" "/etc/trunk-exporter/tls/tls.crt" "keyFile" "/etc/trunk-exporter/tls/tls.key") -}}
 {{- end -}}
-{{- toYaml (dict "trunk" $trunk "server" $server "polling" .Values.config.polling "metrics" .Values.config.metrics "targets" .Values.config.targets) -}}
+{{- $config := dict "trunk" $trunk "server" $server "polling" .Values.config.polling "metrics" .Values.config.metrics "targets" .Values.config.targets -}}
+{{- if .Values.webhooks.enabled -}}
+{{- if and (eq .Values.workload.kind "StatefulSet") (gt (int .Values.sharding.shards) 1) -}}
+{{- fail "webhooks.enabled: not with a sharded StatefulSet (workload.kind StatefulSet, sharding.shards > 1): Svix posts each event to one URL, which reaches one shard, and a shard ignores the other shards' targets" -}}
+{{- end -}}
+{{- $_ := set $config "webhooks" (dict "enabled" true "path" .Values.webhooks.path "toleranceSeconds" .Values.webhooks.toleranceSeconds "signingSecretFile" "/etc/trunk-exporter/webhook/signing-secret") -}}
+{{- end -}}
+{{- toYaml $config -}}
 {{- end -}}
 
 {{/* The pod template of both workloads; as a StatefulSet, each pod polls the shard of its ordinal. */}}
@@ -90,6 +109,9 @@ metadata:
     checksum/config: {{ include (print .Template.BasePath "/configmap.yaml") . | sha256sum }}
     {{- if not .Values.token.existingSecret }}
     checksum/token: {{ include (print .Template.BasePath "/secret.yaml") . | sha256sum }}
+    {{- end }}
+    {{- if and .Values.webhooks.enabled (not .Values.webhooks.signingSecret.existingSecret) }}
+    checksum/webhook-secret: {{ include (print .Template.BasePath "/webhook-secret.yaml") . | sha256sum }}
     {{- end }}
     {{- with .Values.podAnnotations }}
     {{- toYaml . | nindent 4 }}
@@ -163,6 +185,11 @@ spec:
           mountPath: /etc/trunk-exporter/tls
           readOnly: true
         {{- end }}
+        {{- if .Values.webhooks.enabled }}
+        - name: webhook-secret
+          mountPath: /etc/trunk-exporter/webhook
+          readOnly: true
+        {{- end }}
         - name: tmp
           mountPath: /tmp
   volumes:
@@ -180,6 +207,14 @@ spec:
     - name: tls
       secret:
         secretName: {{ .Values.tls.existingSecret }}
+    {{- end }}
+    {{- if .Values.webhooks.enabled }}
+    - name: webhook-secret
+      secret:
+        secretName: {{ include "trunk-exporter.webhookSecretName" . }}
+        items:
+          - key: {{ ternary (.Values.webhooks.signingSecret.existingSecretKey | default "signingSecret") "signingSecret" (not (empty .Values.webhooks.signingSecret.existingSecret)) }}
+            path: signing-secret
     {{- end }}
     - name: tmp
       emptyDir:
