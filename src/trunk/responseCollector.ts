@@ -35,13 +35,9 @@ export class ResponseCollector implements Dispatcher.DispatchHandler {
   #resolve: (response: CollectedResponse) => void = () => undefined;
   #reject: (error: unknown) => void = () => undefined;
   #status = 0;
-  /**
-   * The body as undici hands it over: views on the socket's reads, kept as they are. Not copied into
-   * a buffer of the announced length as they come: a body that arrives in one chunk (most do) is
-   * decoded where it lies, while a buffer per response is malloc'd memory that only the next
-   * garbage collection frees (at 1,000 queues, several MB of RSS between collections).
-   */
   #chunks: Buffer[] = [];
+  /** A 2xx body of announced length is copied into one buffer as it arrives: one copy, not two. */
+  #whole: Buffer | undefined;
   #size = 0;
   #controller: Dispatcher.DispatchController | undefined;
   #abortReason: Error | undefined;
@@ -80,14 +76,27 @@ export class ResponseCollector implements Dispatcher.DispatchHandler {
     if (!Number.isSafeInteger(announced) || announced < 0) return;
     // Refused before a byte of it is read; a server that lies about the length is caught below.
     if (announced > this.#maxBodyBytes) this.#tooLarge(controller);
+    else if (announced > 0) this.#whole = Buffer.allocUnsafeSlow(announced);
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.#settled) return;
     const size = this.#size + chunk.length;
-    if (this.#succeeded() && size > this.#maxBodyBytes) {
-      this.#tooLarge(controller);
-      return;
+    if (this.#succeeded()) {
+      if (size > this.#maxBodyBytes) {
+        this.#tooLarge(controller);
+        return;
+      }
+      if (this.#whole !== undefined && size <= this.#whole.length) {
+        chunk.copy(this.#whole, this.#size);
+        this.#size = size;
+        return;
+      }
+      if (this.#whole !== undefined) {
+        // More than announced: gathered as chunks from here on, still under the cap.
+        this.#chunks.push(this.#whole.subarray(0, this.#size));
+        this.#whole = undefined;
+      }
     }
     this.#chunks.push(chunk);
     this.#size = size;
@@ -111,6 +120,7 @@ export class ResponseCollector implements Dispatcher.DispatchHandler {
     // Rejected first: the status alone must not turn the refusal into a response.
     this.#settled = true;
     this.#chunks = [];
+    this.#whole = undefined;
     this.#reject(error);
     controller.abort(error);
   }
@@ -126,6 +136,7 @@ export class ResponseCollector implements Dispatcher.DispatchHandler {
     else if (!this.#settled) {
       this.#settled = true;
       this.#chunks = [];
+      this.#whole = undefined;
       this.#reject(error);
     }
   }
@@ -134,17 +145,20 @@ export class ResponseCollector implements Dispatcher.DispatchHandler {
     if (this.#settled || this.headers === undefined) return;
     this.#settled = true;
     this.#chunks = [];
+    this.#whole = undefined;
     this.#resolve({ status: this.#status, headers: this.headers, text });
   }
 
   /** The body as text; the bytes are let go before decoding, so at most one other copy is held. */
   #text(): string {
-    const [only] = this.#chunks;
-    const bytes =
-      this.#chunks.length === 1 && only !== undefined
-        ? only
-        : Buffer.concat(this.#chunks, this.#size);
+    let bytes: Buffer;
+    if (this.#whole !== undefined) bytes = this.#whole.subarray(0, this.#size);
+    else {
+      const [only] = this.#chunks;
+      bytes = this.#chunks.length === 1 && only !== undefined ? only : Buffer.concat(this.#chunks);
+    }
     this.#chunks = [];
+    this.#whole = undefined;
     const text = bytes.toString('utf8');
     // As undici's body.text(): a UTF-8 byte order mark is not part of the text.
     return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
