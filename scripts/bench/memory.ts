@@ -63,7 +63,7 @@ const MEMORY_ON_SIGUSR2 = `data:text/javascript,${encodeURIComponent(
  * The malloc settings the container image sets (its Dockerfile's `ENV MALLOC_…`), read from the
  * Dockerfile so that the figures measured "as in the image" cannot drift from what it ships.
  */
-function imageMallocEnvironment(): Record<string, string> {
+export function imageMallocEnvironment(): Record<string, string> {
   const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
   const line = /^ENV (MALLOC_.*)$/m.exec(dockerfile)?.[1];
   if (line === undefined) throw new Error('Dockerfile sets no MALLOC_ environment');
@@ -224,7 +224,8 @@ async function withExporter<T>(
   }
 }
 
-async function measureSteadyState(
+/** The steady-state run of the report; also run alone by steadyMemory.ts. */
+export async function measureSteadyState(
   scale: Scale,
   seconds: number,
   environment: Record<string, string>,
