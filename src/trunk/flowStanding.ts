@@ -72,10 +72,15 @@ export class FlowStandings {
   }
 
   #set(key: string, good: boolean, now: number): void {
-    if (this.#byKey.get(key)?.good === true) this.#goodCount -= 1;
+    const standing = this.#byKey.get(key);
+    if (standing?.good === true) this.#goodCount -= 1;
+    // The same object, updated: this runs on every request, and the garbage counts.
+    const updated = standing ?? { good, at: now };
+    updated.good = good;
+    updated.at = now;
     // Deleted first so the key moves to the end of the update order.
     this.#byKey.delete(key);
-    this.#byKey.set(key, { good, at: now });
+    this.#byKey.set(key, updated);
     if (good) this.#goodCount += 1;
   }
 

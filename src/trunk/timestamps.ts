@@ -2,9 +2,6 @@
 // takes "1", "-1", "Tue 5" and "2024-02-30", each a different instant or none at all.
 import { z } from 'zod';
 
-const RFC_3339_DATE_TIME =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
-
 /** Earliest instant exported as a timestamp (2000-01-01T00:00:00Z), in epoch milliseconds. */
 export const EARLIEST_EXPORTED_MS = Date.UTC(2000, 0, 1);
 /** First instant after the last exported one (2101-01-01T00:00:00Z): years 2000 to 2100 pass. */
@@ -12,32 +9,87 @@ export const AFTER_LATEST_EXPORTED_MS = Date.UTC(2101, 0, 1);
 
 /** Epoch milliseconds of an RFC 3339 date-time with a zone, or undefined for anything else. */
 export function parseRfc3339(text: string): number | undefined {
-  // Called for every timestamp of every response (a 31,000-call cycle parses about 60,000): the
-  // fields are read one by one and the instant computed with Date.UTC, without building a Date.
-  const match = RFC_3339_DATE_TIME.exec(text);
-  if (match === null) return undefined;
-  const year = Number(match[1]);
-  const month = Number(match[2]);
-  const day = Number(match[3]);
-  const hour = Number(match[4]);
-  const minute = Number(match[5]);
-  const second = Number(match[6]);
-  const offsetSign = match[9] === '-' ? -1 : 1;
-  const offsetHours = Number(match[10] ?? 0);
-  const offsetMinutes = Number(match[11] ?? 0);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
-  // 60 is a leap second (RFC 3339 5.7); it is counted as the second before.
-  if (hour > 23 || minute > 59 || second > 60 || offsetHours > 23 || offsetMinutes > 59) {
+  // Called for every timestamp of every response (a 31,000-call cycle parses about 60,000): read
+  // character by character, which allocates nothing (a regular expression's match array and its
+  // eleven strings were a visible share of that cycle's garbage), and computed with Date.UTC.
+  const length = text.length;
+  if (length < 20) return undefined;
+  const year = digits(text, 0, 4);
+  const month = digits(text, 5, 2);
+  const day = digits(text, 8, 2);
+  const hour = digits(text, 11, 2);
+  const minute = digits(text, 14, 2);
+  const second = digits(text, 17, 2);
+  if (year < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0) return undefined;
+  const separator = text.charCodeAt(10);
+  if (
+    text.charCodeAt(4) !== DASH ||
+    text.charCodeAt(7) !== DASH ||
+    (separator !== UPPER_T && separator !== LOWER_T) ||
+    text.charCodeAt(13) !== COLON ||
+    text.charCodeAt(16) !== COLON
+  ) {
     return undefined;
   }
-  const fraction = match[7] === undefined ? 0 : Number(match[7]) * 1000;
+  let index = 19;
+  let fraction = 0;
+  if (text.charCodeAt(index) === DOT) {
+    const start = index;
+    index += 1;
+    while (index < length && isDigit(text.charCodeAt(index))) index += 1;
+    if (index === start + 1) return undefined;
+    fraction = Number(text.slice(start, index)) * 1000;
+  }
+  const zone = text.charCodeAt(index);
+  let offsetMinutesTotal = 0;
+  if (zone === UPPER_Z || zone === LOWER_Z) {
+    if (index + 1 !== length) return undefined;
+  } else if (zone === PLUS || zone === MINUS) {
+    const offsetHours = digits(text, index + 1, 2);
+    const offsetMinutes = digits(text, index + 4, 2);
+    if (index + 6 !== length || text.charCodeAt(index + 3) !== COLON) return undefined;
+    if (offsetHours < 0 || offsetMinutes < 0 || offsetHours > 23 || offsetMinutes > 59) {
+      return undefined;
+    }
+    offsetMinutesTotal = (zone === MINUS ? -1 : 1) * (offsetHours * 60 + offsetMinutes);
+  } else {
+    return undefined;
+  }
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
+  // 60 is a leap second (RFC 3339 5.7); it is counted as the second before.
+  if (hour > 23 || minute > 59 || second > 60) return undefined;
   const clockSecond = Math.min(second, 59);
   // Date.UTC maps years 0-99 to 1900-1999: those few are moved to their year apart.
   const epochMs =
     year >= 100
       ? Date.UTC(year, month - 1, day, hour, minute, clockSecond)
       : yearMoved(Date.UTC(2000, month - 1, day, hour, minute, clockSecond), year);
-  return epochMs + fraction - offsetSign * (offsetHours * 60 + offsetMinutes) * 60_000;
+  return epochMs + fraction - offsetMinutesTotal * 60_000;
+}
+
+const DASH = 0x2d;
+const COLON = 0x3a;
+const DOT = 0x2e;
+const PLUS = 0x2b;
+const MINUS = 0x2d;
+const UPPER_T = 0x54;
+const LOWER_T = 0x74;
+const UPPER_Z = 0x5a;
+const LOWER_Z = 0x7a;
+
+function isDigit(code: number): boolean {
+  return code >= 0x30 && code <= 0x39;
+}
+
+/** The decimal number in `count` characters of `text` from `start`; -1 unless all are digits. */
+function digits(text: string, start: number, count: number): number {
+  let value = 0;
+  for (let index = start; index < start + count; index++) {
+    const code = text.charCodeAt(index);
+    if (!isDigit(code)) return -1;
+    value = value * 10 + (code - 0x30);
+  }
+  return value;
 }
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
