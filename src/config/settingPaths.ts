@@ -12,7 +12,7 @@ export const SETTING_PATHS: ReadonlySet<string> = new Set(
 
 /** The object keys of `schema` and of the objects nested in it, as dotted paths. */
 function keyPaths(schema: z.ZodType, prefix: string): string[] {
-  const inner = unwrap(schema);
+  const inner = unwrapSchema(schema);
   if (!(inner instanceof z.ZodObject)) return [];
   return Object.entries(inner.shape as Record<string, z.ZodType>).flatMap(([key, child]) => [
     `${prefix}${key}`,
@@ -20,13 +20,14 @@ function keyPaths(schema: z.ZodType, prefix: string): string[] {
   ]);
 }
 
-function unwrap(schema: z.ZodType): z.ZodType {
+/** The schema inside the default, prefault and optional wrappers around it. */
+export function unwrapSchema(schema: z.ZodType): z.ZodType {
   if (
     schema instanceof z.ZodDefault ||
     schema instanceof z.ZodPrefault ||
     schema instanceof z.ZodOptional
   ) {
-    return unwrap(schema.unwrap() as z.ZodType);
+    return unwrapSchema(schema.unwrap() as z.ZodType);
   }
   return schema;
 }
