@@ -21,8 +21,11 @@ export function suspectAfterMs(timeoutMs: number): number {
 
 /** A flow's standing is forgotten this long after its last request, so the map stays bounded. */
 const FORGET_AFTER_MS = 60 * 60_000;
+/** How often, at most, forgotten standings are swept out (a pass over every flow's standing). */
+const SWEEP_EVERY_MS = 60_000;
 
-interface Standing {
+/** One flow's standing; FairSlots keeps it on the flow while the flow is in progress. */
+export interface Standing {
   /** Its latest finished request got an answer within the threshold. */
   good: boolean;
   /** Epoch ms of its latest request or outcome. */
@@ -36,9 +39,14 @@ interface Standing {
  */
 export class FlowStandings {
   readonly #suspectAfterMs: number;
-  /** By flow key, in order of last update (Map order), so the oldest are pruned first. */
+  /**
+   * By flow key. Updated in place on every request (moving the key to the end of a Map on each
+   * update, to prune the oldest first, cost a delete and an insert per request and left holes
+   * that every walk from the front skipped); swept at most once a minute instead.
+   */
   readonly #byKey = new Map<string, Standing>();
   #goodCount = 0;
+  #sweptAt = Number.NEGATIVE_INFINITY;
 
   constructor(suspectAfterMs: number) {
     this.#suspectAfterMs = suspectAfterMs;
@@ -59,35 +67,52 @@ export class FlowStandings {
     return this.#byKey.get(key)?.good === true;
   }
 
+  /**
+   * The standing of flow `key` (unproven, not good, if none of its requests has ended yet), noted
+   * as asking for a slot now so it is not forgotten. The same object until it is forgotten: a
+   * caller may keep it and read `good` without looking the key up again.
+   */
+  of(key: string, now: number): Standing {
+    let standing = this.#byKey.get(key);
+    if (standing === undefined) {
+      standing = { good: false, at: now };
+      this.#byKey.set(key, standing);
+    } else standing.at = now;
+    return standing;
+  }
+
   /** Notes that flow `key` asked for a slot now, so its standing is not forgotten. */
   touch(key: string, now: number): void {
     const standing = this.#byKey.get(key);
-    if (standing !== undefined) this.#set(key, standing.good, now);
+    if (standing !== undefined) standing.at = now;
   }
 
   /** Records how a request of flow `key` ended, `durationMs` after it started. */
   record(key: string, outcome: RequestOutcome, durationMs: number, now: number): void {
-    this.#set(key, outcome === 'answered' && durationMs <= this.#suspectAfterMs, now);
-    this.#forgetOld(now);
+    this.#update(this.of(key, now), outcome, durationMs, now);
   }
 
-  #set(key: string, good: boolean, now: number): void {
-    const standing = this.#byKey.get(key);
-    if (standing?.good === true) this.#goodCount -= 1;
-    // The same object, updated: this runs on every request, and the garbage counts.
-    const updated = standing ?? { good, at: now };
-    updated.good = good;
-    updated.at = now;
-    // Deleted first so the key moves to the end of the update order.
-    this.#byKey.delete(key);
-    this.#byKey.set(key, updated);
-    if (good) this.#goodCount += 1;
+  /**
+   * As record(), on a standing of() gave. It must still be the flow's: a flow asks for a slot at
+   * least once per request, so its standing is never an hour old while a request of it runs.
+   */
+  update(standing: Standing, outcome: RequestOutcome, durationMs: number, now: number): void {
+    this.#update(standing, outcome, durationMs, now);
   }
 
-  /** Drops standings not updated for FORGET_AFTER_MS (a removed target's); amortized O(1). */
+  #update(standing: Standing, outcome: RequestOutcome, durationMs: number, now: number): void {
+    const good = outcome === 'answered' && durationMs <= this.#suspectAfterMs;
+    if (standing.good !== good) this.#goodCount += good ? 1 : -1;
+    standing.good = good;
+    standing.at = now;
+    if (now - this.#sweptAt >= SWEEP_EVERY_MS) this.#forgetOld(now);
+  }
+
+  /** Drops standings not updated for FORGET_AFTER_MS (a removed target's). */
   #forgetOld(now: number): void {
+    this.#sweptAt = now;
     for (const [key, standing] of this.#byKey) {
-      if (now - standing.at <= FORGET_AFTER_MS) return;
+      if (now - standing.at <= FORGET_AFTER_MS) continue;
       this.#byKey.delete(key);
       if (standing.good) this.#goodCount -= 1;
     }

@@ -7,13 +7,14 @@ import type { RequestOutcome } from '../../src/trunk/flowStanding.js';
 const SUSPECT_AFTER_MS = 2_000;
 
 /** FairSlots on a clock the test moves, shared by `targets` targets. */
-function rig(maxConcurrent: number, targets = 13) {
+function rig(maxConcurrent: number, targets = 13, maxFlowsInProgress?: number) {
   const clock = { now: 1_000_000 };
   const slots = new FairSlots({
     maxConcurrent,
     now: () => clock.now,
     targets: () => targets,
     suspectAfterMs: SUSPECT_AFTER_MS,
+    ...(maxFlowsInProgress === undefined ? {} : { maxFlowsInProgress }),
   });
   /** Takes a slot for `key` and sends at once; the promise settles when the slot is granted. */
   const take = async (key: string): Promise<SlotGrant> => {
@@ -128,5 +129,50 @@ describe('FairSlots: flows whose requests hang', () => {
     await finish('only', 'failed', 10_000);
     const grants = [take('only'), take('only'), take('only'), take('only')];
     expect(await Promise.all(grants.map(settled))).toEqual([true, true, true, true]);
+  });
+});
+
+describe('FairSlots: admission of new polls', () => {
+  it('keeps at most maxFlowsInProgress flows in good standing in progress; the next new poll waits for one to end', async () => {
+    const { slots, take, finish } = rig(8, 13, 2);
+    for (const key of ['a', 'b', 'c', 'd']) await finish(key, 'answered');
+    const a = await take('a');
+    const b = await take('b');
+    // Six slots are free, yet c's new poll waits: a and b are in progress.
+    const c = take('c');
+    const d = take('d');
+    expect(await settled(c)).toBe(false);
+    // A poll in progress goes on: its follow-ups never wait for admission.
+    const aFollowUp = slots.take(undefined, 'follow_up', 'a');
+    expect(await settled(aFollowUp)).toBe(true);
+    // Nor do flows not in good standing (the last-slot rule bounds those): one never answered.
+    expect(await settled(take('unproven'))).toBe(true);
+
+    // a still holds its follow-up's slot: still in progress, nobody is let in.
+    slots.release(a, 'answered');
+    expect(await settled(c)).toBe(false);
+    slots.release(await aFollowUp, 'answered');
+    // a is done: c comes in, first come first served, and d still waits behind b and c.
+    expect(await settled(c)).toBe(true);
+    expect(await settled(d)).toBe(false);
+    slots.release(b, 'answered');
+    expect(await settled(d)).toBe(true);
+  });
+
+  it('lets the next one in when a flow in progress falls out of good standing, and forgets an aborted wait', async () => {
+    const { slots, take, finish } = rig(8, 13, 1);
+    for (const key of ['a', 'b', 'c']) await finish(key, 'answered');
+    const a = await take('a');
+    const gone = new AbortController();
+    const b = slots.take(gone.signal, 'new_poll', 'b');
+    const c = take('c');
+    gone.abort(new Error('poll stopped'));
+    await expect(b).rejects.toThrow('poll stopped');
+    expect(await settled(c)).toBe(false);
+    // a's request timed out while a still has a request waiting: a no longer counts, c comes in.
+    const aNext = slots.take(undefined, 'follow_up', 'a');
+    slots.release(a, 'failed');
+    expect(await settled(c)).toBe(true);
+    slots.release(await aNext);
   });
 });
