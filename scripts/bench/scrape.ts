@@ -4,7 +4,13 @@
 import { gunzipSync } from 'node:zlib';
 import { freePort, startExporterProcess, startSimulatorProcess } from './processes.ts';
 import { configYaml, type Scale } from './scale.ts';
-import { rawGet, startNginx, startNodeExporter, type RunningPageServer } from './staticServers.ts';
+import {
+  rawGet,
+  startNginx,
+  startNodeExporter,
+  startNodeHttp,
+  type RunningPageServer,
+} from './staticServers.ts';
 import { format, median, megabytes, progress, table } from './stats.ts';
 import { runWrk, type WrkResult } from './wrk.ts';
 
@@ -22,8 +28,8 @@ const ENCODINGS = {
   identity: {},
 } as const;
 type Encoding = keyof typeof ENCODINGS;
-type ServerName = 'exporter' | 'nginx' | 'node_exporter';
-const SERVERS: readonly ServerName[] = ['exporter', 'nginx', 'node_exporter'];
+type ServerName = 'exporter' | 'node:http' | 'nginx' | 'node_exporter';
+const SERVERS: readonly ServerName[] = ['exporter', 'node:http', 'nginx', 'node_exporter'];
 
 /** Runs the benchmark; see the module comment. */
 export async function run(options: {
@@ -70,6 +76,7 @@ export async function run(options: {
         `the page has ${series} series, not about 50,000: adjust QUEUES_FOR_50K_SERIES`,
       );
     }
+    servers.set('node:http', await startNodeHttp(plain.body, gzipped.body));
     servers.set('nginx', await startNginx(plain.body, gzipped.body));
     servers.set('node_exporter', await startNodeExporter(plain.body));
     await checkSamePage(servers, series);
@@ -160,6 +167,8 @@ function report(
     ratios.push([
       encoding,
       `**${format(rps('exporter') / rps('nginx'), 2)}×** (target ≥ 0.8)`,
+      `${format(rps('node:http') / rps('nginx'), 2)}×`,
+      `${format(rps('exporter') / rps('node:http'), 2)}×`,
       `**${format(rps('exporter') / rps('node_exporter'), 1)}×** (target ≥ 3)`,
       format(p99('exporter') / p99('nginx'), 2),
       format(p99('exporter') / p99('node_exporter'), 2),
@@ -170,6 +179,7 @@ function report(
     '',
     '- **exporter**: `trunk-exporter --config …` (the command line, polls paused during the run), `/metrics` from its render cache, the gzip form being two gzip members (the snapshot part, then the live part);',
     "- **nginx**: Debian nginx-light, one worker, `sendfile on`, `tcp_nopush on`, no access log; the exporter's plain page as the static file and the exporter's own gzip response (both members, byte for byte) beside it as `metrics.gz`, served by `gzip_static on` (with `gzip_vary on`) to requests that accept gzip: neither side compresses per request, and both send the same bytes;",
+    '- **node:http**: a bare Node.js `node:http` server (`scripts/bench/nodeHttpServer.ts`) answering every request with the same bytes and headers built once, written as the exporter writes them (one corked `writev`): no routing, no auth, no cache checks. It is the floor for any Node.js server of this page on this machine at this moment, so "rps vs node:http" is what the exporter\'s own code costs, and "node:http vs nginx" what Node.js costs against a C server that uses `sendfile`;',
     '- **node_exporter**: Debian prometheus-node-exporter with only the textfile collector (`--collector.disable-defaults --collector.textfile --web.disable-exporter-metrics`) reading the same page from a `.prom` file; it parses, re-renders and gzips it on every scrape.',
     '',
     `Load: \`wrk -t1 -c${CONNECTIONS} -d${page.seconds}s\` per server and encoding, with \`Accept-Encoding: gzip\` (what Prometheus sends) or without; ${page.rounds} interleaved round(s), medians shown; wrk's timeout is 30 s.`,
@@ -182,7 +192,15 @@ function report(
     'Ratios (requests per second: exporter ÷ other, higher is better; p99: exporter ÷ other, lower is better):',
     '',
     table(
-      ['encoding', 'rps vs nginx', 'rps vs node_exporter', 'p99 vs nginx', 'p99 vs node_exporter'],
+      [
+        'encoding',
+        'rps vs nginx',
+        'node:http vs nginx',
+        'rps vs node:http',
+        'rps vs node_exporter',
+        'p99 vs nginx',
+        'p99 vs node_exporter',
+      ],
       ratios,
     ),
     '',

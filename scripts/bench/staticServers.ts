@@ -68,6 +68,21 @@ export async function startNginx(page: Buffer, gzipped: Buffer): Promise<Running
   return ready(running, `http://127.0.0.1:${port}/metrics`);
 }
 
+/** A bare node:http server answering with the same bytes (scripts/bench/nodeHttpServer.ts). */
+export async function startNodeHttp(page: Buffer, gzipped: Buffer): Promise<RunningPageServer> {
+  const directory = temporaryDirectory('node-http');
+  const pagePath = join(directory, 'metrics');
+  const gzipPath = join(directory, 'metrics.gz');
+  writeFileSync(pagePath, page);
+  writeFileSync(gzipPath, gzipped);
+  const running = await startChild(
+    process.execPath,
+    ['scripts/bench/nodeHttpServer.ts', pagePath, gzipPath],
+    { ready: /READY (\S+)/ },
+  );
+  return ready(running, running.match[1] ?? '');
+}
+
 /**
  * node_exporter with only the textfile collector, reading the page from a `.prom` file: what a user
  * might wire up with a cron job writing the file. It parses and re-renders the file on every scrape.
