@@ -24,8 +24,6 @@ export interface Flow {
   readonly grants: Set<SlotGrant>;
   /** Its standing (FlowStandings), kept here so the many checks per request need no lookup. */
   readonly standing: Standing;
-  /** Whether it counts among the flows in good standing in progress (see #admit). */
-  countedGood: boolean;
   /** Its place in FairSlots' turn orders. */
   readonly inRotation: Link<Flow>;
   readonly inGoodRotation: Link<Flow>;
@@ -43,6 +41,7 @@ export interface SlotGrant {
 /** A new poll of a flow in good standing, waiting for fewer such flows to be in progress. */
 interface AdmissionWaiter {
   readonly key: string;
+  readonly standing: Standing;
   readonly signal: AbortSignal | undefined;
   readonly resolve: () => void;
   readonly reject: (reason: unknown) => void;
@@ -151,7 +150,7 @@ export class FairSlots {
   });
   #inFlight = 0;
   readonly #maxFlowsInProgress: number;
-  /** Flows of #flows counted in good standing (Flow.countedGood). */
+  /** Flows of #flows in good standing. */
   #goodInProgress = 0;
   /** New polls waiting for admission, first come first served. */
   readonly #admissions = new Set<AdmissionWaiter>();
@@ -184,7 +183,7 @@ export class FairSlots {
     const standing = this.#standings.of(key, this.#now());
     if (priority === 'new_poll' && !this.#flows.has(key) && this.#mustWaitForAdmission(standing)) {
       await new Promise<void>((resolve, reject) => {
-        const waiter: AdmissionWaiter = { key, signal, resolve, reject };
+        const waiter: AdmissionWaiter = { key, standing, signal, resolve, reject };
         this.#admissions.add(waiter);
         if (signal !== undefined) this.#admissionAborts.watch(signal, waiter);
       });
@@ -239,9 +238,12 @@ export class FairSlots {
       const now = this.#now();
       this.#standings.update(flow.standing, outcome, now - grant.startedAt, now);
       const isGood = flow.standing.good;
-      // Its other slots change sides with it.
-      if (isGood !== wasGood) this.#notGoodHeld += isGood ? -flow.held : flow.held;
-      this.#recountStanding(flow);
+      if (isGood !== wasGood) {
+        // Its other slots change sides with it, and so does its place among flows in progress.
+        this.#notGoodHeld += isGood ? -flow.held : flow.held;
+        this.#goodInProgress += isGood ? 1 : -1;
+        if (!isGood) this.#admit();
+      }
       // Its standing may have changed while it waits: into or out of the good turn order.
       if (this.#rotation.has(flow)) {
         if (!isGood) this.#goodRotation.delete(flow);
@@ -256,19 +258,17 @@ export class FairSlots {
   #flowOf(key: string, standing: Standing): Flow {
     let flow = this.#flows.get(key);
     if (flow === undefined) {
-      const countedGood = standing.good;
       flow = {
         key,
         standing,
         held: 0,
         waiting: { follow_up: new Set(), new_poll: new Set() },
         grants: new Set(),
-        countedGood,
         inRotation: unlinked(),
         inGoodRotation: unlinked(),
       };
       this.#flows.set(key, flow);
-      if (countedGood) this.#goodInProgress += 1;
+      if (standing.good) this.#goodInProgress += 1;
     }
     return flow;
   }
@@ -280,15 +280,6 @@ export class FairSlots {
     return this.#admissions.size > 0 || this.#goodInProgress >= this.#maxFlowsInProgress;
   }
 
-  /** Keeps #goodInProgress in step with a flow whose standing may have changed; admits if it fell. */
-  #recountStanding(flow: Flow): void {
-    const good = flow.standing.good;
-    if (good === flow.countedGood) return;
-    flow.countedGood = good;
-    this.#goodInProgress += good ? 1 : -1;
-    if (!good) this.#admit();
-  }
-
   /** Lets waiting new polls in, in arrival order, while fewer flows than the limit are in progress. */
   #admit(): void {
     while (this.#goodInProgress < this.#maxFlowsInProgress) {
@@ -297,7 +288,7 @@ export class FairSlots {
       this.#admissions.delete(next);
       if (next.signal !== undefined) this.#admissionAborts.unwatch(next.signal, next);
       // In progress from now on, so the next one is counted against the limit at once.
-      this.#flowOf(next.key, this.#standings.of(next.key, this.#now()));
+      this.#flowOf(next.key, next.standing);
       next.resolve();
     }
   }
@@ -429,7 +420,7 @@ export class FairSlots {
     this.#leaveRotation(flow);
     if (flow.held > 0) return;
     this.#flows.delete(flow.key);
-    if (flow.countedGood) {
+    if (flow.standing.good) {
       this.#goodInProgress -= 1;
       this.#admit();
     }

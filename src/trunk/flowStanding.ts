@@ -62,15 +62,10 @@ export class FlowStandings {
     return this.#goodCount;
   }
 
-  /** Whether the latest request of flow `key` was answered within the threshold. */
-  isGood(key: string): boolean {
-    return this.#byKey.get(key)?.good === true;
-  }
-
   /**
    * The standing of flow `key` (unproven, not good, if none of its requests has ended yet), noted
    * as asking for a slot now so it is not forgotten. The same object until it is forgotten: a
-   * caller may keep it and read `good` without looking the key up again.
+   * caller keeps it and reads `good` without looking the key up again.
    */
   of(key: string, now: number): Standing {
     let standing = this.#byKey.get(key);
@@ -81,26 +76,12 @@ export class FlowStandings {
     return standing;
   }
 
-  /** Notes that flow `key` asked for a slot now, so its standing is not forgotten. */
-  touch(key: string, now: number): void {
-    const standing = this.#byKey.get(key);
-    if (standing !== undefined) standing.at = now;
-  }
-
-  /** Records how a request of flow `key` ended, `durationMs` after it started. */
-  record(key: string, outcome: RequestOutcome, durationMs: number, now: number): void {
-    this.#update(this.of(key, now), outcome, durationMs, now);
-  }
-
   /**
-   * As record(), on a standing of() gave. It must still be the flow's: a flow asks for a slot at
-   * least once per request, so its standing is never an hour old while a request of it runs.
+   * Records how a request ended, `durationMs` after it started, on its flow's standing from of().
+   * That is still the flow's: a flow asks for a slot at least once per request, so its standing is
+   * never an hour old while a request of it runs.
    */
   update(standing: Standing, outcome: RequestOutcome, durationMs: number, now: number): void {
-    this.#update(standing, outcome, durationMs, now);
-  }
-
-  #update(standing: Standing, outcome: RequestOutcome, durationMs: number, now: number): void {
     const good = outcome === 'answered' && durationMs <= this.#suspectAfterMs;
     if (standing.good !== good) this.#goodCount += good ? 1 : -1;
     standing.good = good;

@@ -12,35 +12,43 @@ describe('suspectAfterMs', () => {
 describe('FlowStandings', () => {
   it('puts a flow in good standing only after a prompt answer, and out of it after a failure or a late answer', () => {
     const standings = new FlowStandings(2_000);
-    expect(standings.isGood('web')).toBe(false);
+    const web = standings.of('web', 0);
+    expect(web.good).toBe(false);
 
-    standings.record('web', 'answered', 150, 1_000);
-    expect(standings.isGood('web')).toBe(true);
+    standings.update(web, 'answered', 150, 1_000);
+    expect(web.good).toBe(true);
     expect(standings.goodCount).toBe(1);
 
     // A timeout or a network error.
-    standings.record('web', 'failed', 10_000, 11_000);
-    expect(standings.isGood('web')).toBe(false);
+    standings.update(web, 'failed', 10_000, 11_000);
+    expect(web.good).toBe(false);
     expect(standings.goodCount).toBe(0);
 
-    standings.record('web', 'answered', 200, 12_000);
-    expect(standings.isGood('web')).toBe(true);
+    standings.update(web, 'answered', 200, 12_000);
+    expect(standings.of('web', 12_000)).toBe(web);
+    expect(web.good).toBe(true);
     // An answer that held its slot longer than the threshold (a gateway's 504 after 9 s).
-    standings.record('web', 'answered', 2_001, 15_000);
-    expect(standings.isGood('web')).toBe(false);
+    standings.update(web, 'answered', 2_001, 15_000);
+    expect(web.good).toBe(false);
     expect(standings.goodCount).toBe(0);
   });
 
   it('forgets a flow an hour after its last request, and keeps one that keeps asking', () => {
     const standings = new FlowStandings(2_000);
     const hour = 60 * 60_000;
-    standings.record('removed', 'answered', 10, 0);
-    standings.record('kept', 'answered', 10, 0);
-    standings.touch('kept', hour);
-    standings.record('other', 'failed', 10, hour + 1);
+    const removed = standings.of('removed', 0);
+    const kept = standings.of('kept', 0);
+    standings.update(removed, 'answered', 10, 0);
+    standings.update(kept, 'answered', 10, 0);
+    expect(standings.of('kept', hour)).toBe(kept);
+    standings.update(standings.of('other', hour + 1), 'failed', 10, hour + 1);
 
-    expect(standings.isGood('removed')).toBe(false);
-    expect(standings.isGood('kept')).toBe(true);
+    // Forgotten: asked again, it starts unproven.
+    const removedAgain = standings.of('removed', hour + 1);
+    expect(removedAgain).not.toBe(removed);
+    expect(removedAgain.good).toBe(false);
+    expect(standings.of('kept', hour + 1)).toBe(kept);
+    expect(kept.good).toBe(true);
     expect(standings.goodCount).toBe(1);
   });
 });
