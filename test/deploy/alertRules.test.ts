@@ -5,7 +5,6 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { pageSection } from '../docs/pages.js';
 import { findSystemBinary } from '../support/systemBinary.js';
 import { RULE_FILES, RULE_TESTS_DIRECTORY, alertingRules, readYamlFile } from './ruleFiles.js';
 
@@ -72,18 +71,6 @@ describe('alerting rules', () => {
     // A test naming an alert that does not exist would pass its empty cases vacuously.
     for (const name of [...firing, ...silent])
       expect(names, `unknown alert ${name}`).toContain(name);
-  });
-
-  it('each have a row with a runbook line in docs/alerts-and-dashboard.md', () => {
-    const page = pageSection('docs/alerts-and-dashboard.md', '## Alerts');
-    for (const rule of rules) {
-      expect(page).toMatch(
-        new RegExp(
-          `^\\| \`${rule.alert}\` \\| ${rule.labels?.severity ?? ''} \\| .+ \\| .+ \\|$`,
-          'm',
-        ),
-      );
-    }
   });
 
   it.skipIf(promtool === undefined)('load in promtool (check rules)', () => {
