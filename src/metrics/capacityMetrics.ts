@@ -25,7 +25,8 @@ export function registerCapacityMetrics(options: CapacityMetricsOptions): void {
     name: API_BUDGET,
     help:
       'Requests per second this instance is expected to make to the Trunk API, estimated from its ' +
-      'configuration (README "API cost"); compare with trunk.maxRequestsPerSecond.',
+      'configuration (docs/operations.md, "Polling and API cost"); compare with ' +
+      'trunk.maxRequestsPerSecond.',
     registers: [registry],
     collect() {
       this.set(apiBudget().requestsPerSecond);
