@@ -101,10 +101,9 @@ describe('trunk-exporter command line', () => {
     try {
       const origin = await new Promise<string>((resolve, reject) => {
         let output = '';
-        const timer = setTimeout(
-          () => reject(new Error(`no v2 address logged: ${output}`)),
-          10_000,
-        );
+        const timer = setTimeout(() => {
+          reject(new Error(`no v2 address logged: ${output}`));
+        }, 10_000);
         child.stdout.on('data', (chunk: Buffer) => {
           output += chunk.toString();
           const match = /and (http:\/\/[^\s"]+)\/v2/.exec(output);
