@@ -1,6 +1,6 @@
 // Who may read v2 and how: the Bearer API key (and never the v1 token), a read-only key refused
 // every write, the rate limiter's bare 429, faults on v2 calls, and requests counted by method.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { edgeError, FaultPlan } from '../../src/simulator/faults.js';
 import { post, TEST_TOKEN, WEB } from './harness.js';
 import { errorOf, startV2Simulator, TEST_API_KEY, v2Request } from './v2Harness.js';
@@ -83,17 +83,28 @@ describe('v2 credentials', () => {
 
 describe('v2 limits and faults', () => {
   it('answers 429 with no body once the organization budget is spent', async () => {
-    const simulator = await startV2Simulator({ v2RequestsPerSecond: 3 });
-    const statuses: number[] = [];
-    for (let i = 0; i < 5; i++) {
-      const reply = await v2Request(simulator, '/v2/merge-queues');
-      statuses.push(reply.status);
-      if (reply.status === 429) {
-        expect(reply.text).toBe('');
-        expect(reply.headers.get('retry-after')).toBeNull();
-      }
+    // Only the budget's clock is frozen: the HTTP exchange runs on real timers.
+    vi.useFakeTimers({ toFake: ['performance'] });
+    try {
+      const simulator = await startV2Simulator({ v2RequestsPerSecond: 3 });
+      const statuses = async (count: number) => {
+        const seen: number[] = [];
+        for (let i = 0; i < count; i++) {
+          const reply = await v2Request(simulator, '/v2/merge-queues');
+          seen.push(reply.status);
+          if (reply.status === 429) {
+            expect(reply.text).toBe('');
+            expect(reply.headers.get('retry-after')).toBeNull();
+          }
+        }
+        return seen;
+      };
+      expect(await statuses(5)).toEqual([200, 200, 200, 429, 429]);
+      vi.advanceTimersByTime(700);
+      expect(await statuses(3)).toEqual([200, 200, 429]);
+    } finally {
+      vi.useRealTimers();
     }
-    expect(statuses).toEqual([200, 200, 200, 429, 429]);
   });
 
   it('applies faults to v2 calls by endpoint and by the repository of the id', async () => {
