@@ -2,8 +2,10 @@
 // every write, the rate limiter's bare 429, faults on v2 calls, and requests counted by method.
 import { describe, expect, it, vi } from 'vitest';
 import { edgeError, FaultPlan } from '../../src/simulator/faults.js';
+import { createIncidentCycle } from '../../src/simulator/incidents.js';
+import { createSimulatorWorld, DEFAULT_SIMULATOR_START_TIME } from '../../src/simulator/world.js';
 import { post, TEST_TOKEN, WEB } from './harness.js';
-import { errorOf, startV2Simulator, TEST_API_KEY, v2Request } from './v2Harness.js';
+import { errorOf, getPage, startV2Simulator, TEST_API_KEY, v2Request } from './v2Harness.js';
 
 describe('v2 credentials', () => {
   it('wants the API key as a Bearer token: 401 AUTHENTICATION_REQUIRED or INVALID_TOKEN', async () => {
@@ -136,5 +138,27 @@ describe('v2 limits and faults', () => {
       ['v2/merge-queues/{id}/pull-requests', 'github.com/acme/web', 'status'],
       ['v2/merge-queues/{id}/pull-requests', 'github.com/acme/web', undefined],
     ]);
+  });
+
+  it("answers the demo's scripted outage to v2 calls about the repository it hits", async () => {
+    const origin = DEFAULT_SIMULATOR_START_TIME;
+    const incidents = createIncidentCycle(origin);
+    const outage = incidents.incidents.find((incident) => incident.kind === 'api_outage');
+    if (outage === undefined) throw new Error('no outage in the cycle');
+    const world = createSimulatorWorld({ seed: 16, startTime: origin, script: incidents });
+    const simulator = await startV2Simulator({ world, faults: incidents });
+    const queues = (await getPage(simulator, '/v2/merge-queues')).data;
+    const status = async (repo: string) => {
+      const queue = queues.find((row) => String(row.repositoryUrl).endsWith(repo));
+      return (await v2Request(simulator, `/v2/merge-queues/${String(queue?.id)}/pull-requests`))
+        .status;
+    };
+    expect(await status(outage.repo.replace('github.com', ''))).toBe(200);
+    world.advance(origin + outage.startsAfterSeconds + 5);
+    expect(await status(outage.repo.replace('github.com', ''))).toBe(503);
+    expect(await status('/acme/web')).toBe(200);
+    expect((await v2Request(simulator, '/v2/merge-queues')).status).toBe(200);
+    world.advance(origin + outage.startsAfterSeconds + outage.lastsSeconds + 5);
+    expect(await status(outage.repo.replace('github.com', ''))).toBe(200);
   });
 });
