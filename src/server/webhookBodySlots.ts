@@ -9,11 +9,9 @@ export interface BodySlotLimits {
   readonly total: number;
   /** Bodies read at once from one peer address. */
   readonly perPeer: number;
-  /** A reader is judged slow only once it has had this long; a younger one is never dropped. */
-  readonly minAgeMs: number;
 }
 
-export const DEFAULT_BODY_SLOT_LIMITS: BodySlotLimits = { total: 16, perPeer: 4, minAgeMs: 1_000 };
+export const DEFAULT_BODY_SLOT_LIMITS: BodySlotLimits = { total: 16, perPeer: 4 };
 
 /** One body being read: report what arrived, release when done. */
 export interface BodySlot {
@@ -30,9 +28,10 @@ interface Reader {
 }
 
 /**
- * Hands out body slots per peer address. When the peer or every slot is taken, the slowest reader
- * (fewest bytes a millisecond, among those older than `minAgeMs`) of that peer or of all is
- * dropped for the newcomer; only when none is old enough to judge is the newcomer refused.
+ * Hands out body slots per peer address, and never refuses a newcomer: when its peer holds
+ * `perPeer` bodies, that peer's slowest reader is dropped for it; when all `total` are taken, the
+ * slowest reader of the peers holding the most is. Slowest is fewest bytes a millisecond so far
+ * (the oldest of equals): a trickling client, never a delivery whose body came at once.
  */
 export class BodySlots {
   readonly #readers = new Set<Reader>();
@@ -42,20 +41,18 @@ export class BodySlots {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** A slot for a body from `peer`, or undefined (refuse it); `drop` is called if it is taken. */
-  acquire(peer: string, drop: () => void): BodySlot | undefined {
+  /** A slot for a body from `peer`; `drop` is called if a later newcomer takes it. */
+  acquire(peer: string, drop: () => void): BodySlot {
     const ofPeer = [...this.#readers].filter((reader) => reader.peer === peer);
-    const contenders =
+    const victim =
       ofPeer.length >= this.limits.perPeer
-        ? ofPeer
+        ? this.#slowest(ofPeer)
         : this.#readers.size >= this.limits.total
-          ? [...this.#readers]
+          ? this.#slowest(this.#ofBusiestPeers())
           : undefined;
-    if (contenders !== undefined) {
-      const slowest = this.#slowest(contenders);
-      if (slowest === undefined) return undefined;
-      this.#readers.delete(slowest);
-      slowest.drop();
+    if (victim !== undefined) {
+      this.#readers.delete(victim);
+      victim.drop();
     }
     const reader: Reader = { peer, startedAt: this.now(), receivedBytes: 0, drop };
     this.#readers.add(reader);
@@ -74,14 +71,23 @@ export class BodySlots {
     return this.#readers.size;
   }
 
+  /** The readers of the peers that hold the most slots. */
+  #ofBusiestPeers(): Reader[] {
+    const byPeer = new Map<string, Reader[]>();
+    for (const reader of this.#readers) {
+      byPeer.set(reader.peer, [...(byPeer.get(reader.peer) ?? []), reader]);
+    }
+    const most = Math.max(...[...byPeer.values()].map((readers) => readers.length));
+    return [...byPeer.values()].filter((readers) => readers.length === most).flat();
+  }
+
   #slowest(readers: readonly Reader[]): Reader | undefined {
     const now = this.now();
     let slowest: Reader | undefined;
     let slowestRate = Infinity;
+    // Readers are in arrival order, so the first of equal rates is the oldest.
     for (const reader of readers) {
-      const age = now - reader.startedAt;
-      if (age < this.limits.minAgeMs) continue;
-      const rate = reader.receivedBytes / age;
+      const rate = reader.receivedBytes / Math.max(now - reader.startedAt, 1);
       if (rate < slowestRate) {
         slowest = reader;
         slowestRate = rate;

@@ -65,10 +65,6 @@ export function webhookEndpoint(
     const slot = slots.acquire(req.socket.remoteAddress ?? '', () => {
       stop(() => receiver.busy());
     });
-    if (slot === undefined) {
-      refuse(req, res, receiver.busy());
-      return;
-    }
     const deadline = setTimeout(() => {
       stop(() => receiver.timedOut());
     }, receiver.bodyTimeoutMs);
