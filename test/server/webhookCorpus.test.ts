@@ -173,6 +173,34 @@ describe('the webhook corpus through POST /webhooks/trunk', () => {
     counts(await test.samples());
   });
 
+  it('keeps at most 50 unrecognized types as labels, the rest as other, all counted from 0', async () => {
+    const { test, post } = await startWebhookExporter();
+    const before = await test.samples();
+    expect(
+      series(before, 'trunk_exporter_api_anomalies_total').filter(
+        ([labels]) => (labels as Record<string, string>).endpoint === 'webhook',
+      ),
+    ).toEqual([
+      [{ endpoint: 'webhook', kind: 'missing_field' }, 0],
+      [{ endpoint: 'webhook', kind: 'invalid_field' }, 0],
+      [{ endpoint: 'webhook', kind: 'timestamp_out_of_range' }, 0],
+    ]);
+    for (let index = 0; index < 52; index++) {
+      const body = JSON.stringify({ type: `invented.type_${index}` });
+      expect((await post(body)).status).toBe(204);
+    }
+    const samples = await test.samples();
+    const types = select(samples, 'trunk_exporter_webhook_unrecognized_events_total');
+    expect(types).toHaveLength(51);
+    expect(sum(samples, 'trunk_exporter_webhook_unrecognized_events_total', { type: 'other' })).toBe(
+      2,
+    );
+    expect(
+      sum(samples, 'trunk_exporter_webhook_unrecognized_events_total', { type: 'invented.type_49' }),
+    ).toBe(1);
+    expect((await webhookResults(test)).unrecognized).toBe(52);
+  });
+
   it.each(SIGNERS)(
     'webhook-standard-headers: accepts webhook-id/-timestamp/-signature signed by %s',
     async (_signer, sign) => {
