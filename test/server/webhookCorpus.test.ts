@@ -24,6 +24,11 @@ function series(samples: readonly Sample[], name: string) {
   return select(samples, name).map((sample) => [sample.labels, sample.value]);
 }
 
+/** null and "" are absent values, not odd ones. */
+function expectNoAnomaly(samples: readonly Sample[]): void {
+  expect(sum(samples, 'trunk_exporter_api_anomalies_total', { endpoint: 'webhook' })).toBe(0);
+}
+
 interface Case {
   readonly name: string;
   readonly status: number;
@@ -49,6 +54,7 @@ const CASES: readonly Case[] = [
     status: 204,
     result: 'accepted',
     counts: (samples) => {
+      expectNoAnomaly(samples);
       expect(series(samples, 'trunk_merge_queue_webhook_events_total')).toEqual([
         [{ repo: WEB, branch: 'main', event: 'pull_request.merged' }, 2],
       ]);
@@ -59,6 +65,7 @@ const CASES: readonly Case[] = [
     status: 204,
     result: 'accepted',
     counts: (samples) => {
+      expectNoAnomaly(samples);
       expect(series(samples, 'trunk_merge_queue_webhook_events_total')).toEqual([
         [{ repo: WEB, branch: 'main', event: 'pull_request.testing' }, 2],
       ]);
@@ -85,6 +92,7 @@ const CASES: readonly Case[] = [
     status: 204,
     result: 'accepted',
     counts: (samples) => {
+      expectNoAnomaly(samples);
       expect(series(samples, 'trunk_merge_queue_pull_requests_failed_total')).toEqual([
         [{ repo: WEB, branch: 'main', reason: 'unknown' }, 2],
       ]);
@@ -113,6 +121,7 @@ const CASES: readonly Case[] = [
     status: 204,
     result: 'accepted',
     counts: (samples) => {
+      expectNoAnomaly(samples);
       expect(series(samples, 'trunk_flaky_tests_status_changes_total')).toEqual([
         [{ repo: WEB, from: 'unknown', to: 'broken' }, 2],
       ]);
