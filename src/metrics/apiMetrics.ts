@@ -43,9 +43,7 @@ export function registerApiMetrics(registry: Registry, changes: MetricChanges): 
     help:
       'Odd data in Trunk API responses that matched the schema, by endpoint and kind: duplicate_pr ' +
       '(a PR number listed twice in one queue; the entry with the latest stateChangedAt is kept), ' +
-      'timestamp_out_of_range (a timestamp outside 2000-2100; not exported). Under ' +
-      'endpoint="webhook", odd fields of signed webhook events (accepted all the same): ' +
-      'missing_field, invalid_field, timestamp_out_of_range.',
+      'timestamp_out_of_range (a timestamp outside 2000-2100; not exported).',
     labelNames: ['endpoint', 'kind'] as const,
     registers: [registry],
   });
