@@ -29,7 +29,10 @@ export function webhookEndpoint(
     if (req.method !== 'POST') {
       res.set('Allow', 'POST');
       res.set('Connection', 'close');
-      res.status(405).set('Content-Type', 'text/plain; charset=utf-8').send('method not allowed: use POST\n');
+      res
+        .status(405)
+        .set('Content-Type', 'text/plain; charset=utf-8')
+        .send('method not allowed: use POST\n');
       return;
     }
     const checked = receiver.checkHeaders((name) => req.get(name));
@@ -49,7 +52,7 @@ export function webhookEndpoint(
       if (finished) return;
       finished = true;
       clearTimeout(deadline);
-      slot?.release();
+      slot.release();
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', finish);

@@ -183,7 +183,6 @@ export function repoNameFromHtmlUrl(htmlUrl: string): string | undefined {
   return `${url.host.toLowerCase()}/${owner}/${name}`;
 }
 
-
 const eventValue = z.string().max(MAX_EVENT_VALUE_LENGTH);
 const prNumber = z.number().int().positive();
 const branchName = z.string().max(1_000);
@@ -263,7 +262,15 @@ function mergeQueueEvent(type: string, fields: WebhookFields): MergeQueueEvent |
     const prNumbers = fields.read(['pr_numbers'], z.array(prNumber).max(10_000)) ?? [];
     if (repo === undefined || branch === undefined) return undefined;
     const repoName = repoRefName(repo);
-    return { kind: 'pull_request_batch', type, repo, repoName, branch, prNumbers, transitionSeconds };
+    return {
+      kind: 'pull_request_batch',
+      type,
+      repo,
+      repoName,
+      branch,
+      prNumbers,
+      transitionSeconds,
+    };
   }
   const event = {
     kind: 'pull_request' as const,
@@ -277,7 +284,10 @@ function mergeQueueEvent(type: string, fields: WebhookFields): MergeQueueEvent |
   return { ...event, repo, repoName: repoRefName(repo), branch };
 }
 
-function flakyTestEvent(type: FlakyTestEventType, fields: WebhookFields): FlakyTestEvent | undefined {
+function flakyTestEvent(
+  type: FlakyTestEventType,
+  fields: WebhookFields,
+): FlakyTestEvent | undefined {
   // Top level in most events; inside `test_case` in the changelog's quarantining example and v1.
   const repoName = fields.readFirst(
     [

@@ -201,11 +201,13 @@ describe('the webhook corpus through POST /webhooks/trunk', () => {
     const samples = await test.samples();
     const types = select(samples, 'trunk_exporter_webhook_unrecognized_events_total');
     expect(types).toHaveLength(51);
-    expect(sum(samples, 'trunk_exporter_webhook_unrecognized_events_total', { type: 'other' })).toBe(
-      2,
-    );
     expect(
-      sum(samples, 'trunk_exporter_webhook_unrecognized_events_total', { type: 'invented.type_49' }),
+      sum(samples, 'trunk_exporter_webhook_unrecognized_events_total', { type: 'other' }),
+    ).toBe(2);
+    expect(
+      sum(samples, 'trunk_exporter_webhook_unrecognized_events_total', {
+        type: 'invented.type_49',
+      }),
     ).toBe(1);
     expect((await webhookResults(test)).unrecognized).toBe(52);
   });
@@ -225,7 +227,10 @@ describe('the webhook corpus through POST /webhooks/trunk', () => {
       expect((await post(body, standard)).status).toBe(204);
       // The same message under the other names is the same id: a duplicate.
       expect((await post(body, svix)).status).toBe(204);
-      const stale = { ...standard, 'webhook-timestamp': String(Math.floor(Date.now() / 1000) - 120) };
+      const stale = {
+        ...standard,
+        'webhook-timestamp': String(Math.floor(Date.now() / 1000) - 120),
+      };
       expect((await post(body, stale)).status).toBe(401);
       const wrong = { ...standard, 'webhook-id': 'msg_other' };
       expect((await post(body, wrong)).status).toBe(401);
