@@ -44,12 +44,12 @@ export class WebhookFields {
   read<T>(path: readonly string[], schema: z.ZodType<T>, required = false): T | undefined {
     const value = this.#at(path);
     if (value === undefined || value === null || value === '') {
-      if (required) this.note('missing_field', path);
+      if (required) this.#note('missing_field', path);
       return undefined;
     }
     const parsed = schema.safeParse(value);
     if (parsed.success) return parsed.data;
-    this.note('invalid_field', path);
+    this.#note('invalid_field', path);
     return undefined;
   }
 
@@ -75,16 +75,15 @@ export class WebhookFields {
       const value = this.#at(path);
       if (value === undefined || value === null || value === '') continue;
       const epochMs = typeof value === 'string' ? parseRfc3339(value) : undefined;
-      if (epochMs === undefined) this.note('invalid_field', path);
-      else if (!isExportableMs(epochMs)) this.note('timestamp_out_of_range', path);
+      if (epochMs === undefined) this.#note('invalid_field', path);
+      else if (!isExportableMs(epochMs)) this.#note('timestamp_out_of_range', path);
       else return epochMs / 1000;
       return undefined;
     }
     return undefined;
   }
 
-  /** Notes an anomaly the caller found itself (a value the schema accepts but that means nothing). */
-  note(kind: WebhookAnomalyKind, path: readonly string[]): void {
+  #note(kind: WebhookAnomalyKind, path: readonly string[]): void {
     this.#anomalies.push({ kind, field: path.join('.') });
   }
 
