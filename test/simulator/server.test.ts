@@ -2,29 +2,28 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { KNOWN_PULL_REQUEST_STATES, KNOWN_QUEUE_STATES } from '../../src/snapshot/types.js';
 import {
-  enqueuedPullRequestSchema,
   mergeQueueSchema,
-  pageInfoSchema,
-  quarantinedTestSchema,
   quarantinedTestsPageSchema,
-  readinessSchema,
   submittedPullRequestSchema,
+  UNUSABLE_ITEM,
 } from '../../src/trunk/schemas.js';
 import { createSimulatorWorld, DEFAULT_SIMULATOR_START_TIME } from '../../src/simulator/world.js';
 import type { RunningSimulator } from '../../src/simulator/server.js';
 import type { SimulatorFlavour } from '../../src/simulator/responses.js';
+import {
+  documentedPageInfo,
+  documentedQuarantinedTest,
+  documentedQueue,
+  documentedQueueItem,
+  documentedSubmittedPullRequest,
+} from './documentedShapes.js';
 import { API, post, startTestSimulator, WEB } from './harness.js';
 
-const iso = z.iso.datetime();
-
 // Exact shapes per flavour, stricter than the client's tolerant schemas: unknown keys fail.
-const documentedItem = enqueuedPullRequestSchema
-  .omit({ state: true })
-  .extend({ stateChangedAt: iso, prSha: z.string().regex(/^[0-9a-f]{40}$/) })
-  .strict();
+const documentedItem = documentedQueueItem;
 const liveItem = documentedItem.extend({ state: z.enum(KNOWN_PULL_REQUEST_STATES) }).strict();
 const queueShape = (item: typeof documentedItem | typeof liveItem) =>
-  mergeQueueSchema
+  documentedQueue(item)
     .extend({
       state: z.enum(KNOWN_QUEUE_STATES),
       mode: z.enum(['single', 'parallel']),
@@ -42,25 +41,18 @@ const readinessSignals = {
   hasImpactedTargets: z.boolean(),
 };
 const submittedShape = (readiness: z.ZodType) =>
-  submittedPullRequestSchema
-    .extend({
-      stateChangedAt: iso,
-      id: z.string(),
-      state: z.enum(KNOWN_PULL_REQUEST_STATES),
-      readiness,
-    })
+  documentedSubmittedPullRequest
+    .extend({ state: z.enum(KNOWN_PULL_REQUEST_STATES), readiness })
     .strict();
 const SUBMITTED_SHAPES = {
   documented: submittedShape(
-    readinessSchema
-      .omit({ gitHubMergeability: true })
-      .extend({ ...readinessSignals, hostMergeability: z.enum(['mergeable', 'not_mergeable']) })
+    z
+      .object({ ...readinessSignals, hostMergeability: z.enum(['mergeable', 'not_mergeable']) })
       .strict(),
   ),
   live: submittedShape(
-    readinessSchema
-      .omit({ hostMergeability: true })
-      .extend({
+    z
+      .object({
         ...readinessSignals,
         gitHubMergeability: z.enum(['unspecified', 'in_progress', 'mergeable', 'not_mergeable']),
       })
@@ -68,31 +60,15 @@ const SUBMITTED_SHAPES = {
   ),
 };
 
-const testFields = {
-  codeowners: z.array(z.string().regex(/^@acme\//)),
-  quarantined_at: iso,
-  status_last_updated_at: iso,
-  test_case_id: z.string().min(1),
-  variant: z.string(),
-};
 const PAGE_SHAPES = {
   documented: z
-    .object({
-      quarantined_tests: z.array(
-        quarantinedTestSchema
-          .omit({ status: true, quarantine_setting: true })
-          .extend({ ...testFields, parent: z.string(), file: z.string(), classname: z.string() })
-          .strict(),
-      ),
-      page: pageInfoSchema.strict(),
-    })
+    .object({ quarantined_tests: z.array(documentedQuarantinedTest), page: documentedPageInfo })
     .strict(),
   live: z
     .object({
       quarantined_tests: z.array(
-        quarantinedTestSchema
+        documentedQuarantinedTest
           .extend({
-            ...testFields,
             parent: z.string().nullable(),
             file: z.string().nullable(),
             classname: z.string().nullable(),
@@ -101,7 +77,7 @@ const PAGE_SHAPES = {
           })
           .strict(),
       ),
-      page: pageInfoSchema.strict(),
+      page: documentedPageInfo,
     })
     .strict(),
 };
@@ -115,7 +91,7 @@ async function checkEveryResponse(simulator: RunningSimulator, flavour: Simulato
       const queue = await post(simulator, '/getQueue', { repo: ref, targetBranch: branch });
       expect(queue.status).toBe(200);
       expect(queue.headers.get('content-type')).toBe('application/json');
-      mergeQueueSchema.parse(queue.json);
+      expect(mergeQueueSchema.parse(queue.json).enqueuedPullRequests).not.toContain(UNUSABLE_ITEM);
       const body = QUEUE_SHAPES[flavour].parse(queue.json);
       expect(body.branch).toBe(branch);
       seen.queues += 1;
@@ -145,7 +121,9 @@ async function checkEveryResponse(simulator: RunningSimulator, flavour: Simulato
         page_query: { page_size: 50, page_token: token },
       });
       expect(page.status).toBe(200);
-      quarantinedTestsPageSchema.parse(page.json);
+      expect(quarantinedTestsPageSchema.parse(page.json).quarantined_tests).not.toContain(
+        UNUSABLE_ITEM,
+      );
       const body = PAGE_SHAPES[flavour].parse(page.json);
       seen.tests += body.quarantined_tests.length;
       for (const test of body.quarantined_tests) {
