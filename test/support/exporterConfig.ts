@@ -31,6 +31,7 @@ export function exporterConfig(
       port: 0,
       enableReload: false,
       maxConnections: 512,
+      maxConnectionsPerAddress: 64,
       tls: undefined,
       basicAuthUsers: new Map(),
     },
