@@ -318,6 +318,7 @@ function normalize(
       signingSecret: webhookSecret,
       signingSecretFile: config.webhooks.signingSecretFile,
       toleranceSeconds: config.webhooks.toleranceSeconds,
+      bodyTimeoutSeconds: config.webhooks.bodyTimeoutSeconds,
     },
     targets,
   };
