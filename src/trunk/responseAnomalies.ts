@@ -97,7 +97,7 @@ function usableItems<T>(items: readonly (T | typeof UNUSABLE_ITEM)[], report: An
 }
 
 /**
- * Reports the timestamps present that are not RFC 3339 date-times (`invalid_timestamp`) and those
+ * Reports the timestamps present that are not RFC 3339 date-times (`invalid_field`) and those
  * outside 2000-2100 (`timestamp_out_of_range`). Neither is ever exported (poller/timestamps.ts).
  */
 function reportTimestamps(
@@ -112,6 +112,6 @@ function reportTimestamps(
     if (epochMs === undefined) invalid += 1;
     else if (!isExportableMs(epochMs)) outOfRange += 1;
   }
-  if (invalid > 0) report('invalid_timestamp', invalid);
+  if (invalid > 0) report('invalid_field', invalid);
   if (outOfRange > 0) report('timestamp_out_of_range', outOfRange);
 }

@@ -103,7 +103,8 @@ describe('more idle connections than server.maxConnections', () => {
   it('keeps the built exporter scraping and polling under `ulimit -n 256` with 400 idle connections', async () => {
     const file = await writeConfigFile({
       polling: '  mergeQueueIntervalSeconds: 0.5',
-      server: '  maxConnections: 100',
+      // The 400 come from one address: its cap is lifted, so server.maxConnections is what holds.
+      server: '  maxConnections: 100\n  maxConnectionsPerAddress: 400',
     });
     const cli = startUnderFileLimit(256, file);
     const url = await cli.url;

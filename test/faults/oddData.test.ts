@@ -73,7 +73,7 @@ describe('a PR number listed twice in one queue', () => {
 
 describe('timestamps', () => {
   it.each(['Tue 5', '2024-02-30', '2024-02-01T10:00:00'])(
-    'stateChangedAt %j: never exported, counted as invalid_timestamp, the PR and the target stay',
+    'stateChangedAt %j: never exported, counted as invalid_field, the PR and the target stay',
     async (value) => {
       const rig = await startFaultRig();
       await rig.subject.waitUntilReady();
@@ -93,7 +93,7 @@ describe('timestamps', () => {
         (current) =>
           sum(current, 'trunk_exporter_api_anomalies_total', {
             endpoint: 'getQueue',
-            kind: 'invalid_timestamp',
+            kind: 'invalid_field',
           }) >=
             2 * listed && listed > 0,
         'two polls of invalid timestamps',

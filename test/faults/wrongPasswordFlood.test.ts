@@ -35,7 +35,10 @@ async function startServer() {
     },
   });
   const { app } = createTestHttpApp({ store, auth });
-  running = await startHttpServer(app, '127.0.0.1', 0);
+  // The hundred clients of the flood all come from 127.0.0.1 here.
+  running = await startHttpServer(app, '127.0.0.1', 0, undefined, {
+    maxConnectionsPerAddress: 512,
+  });
   /** Holds every comparison that starts from now on until the returned function is called. */
   const holdComparisons = (): (() => void) => {
     let release: () => void = () => {};

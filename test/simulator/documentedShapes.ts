@@ -1,7 +1,8 @@
 // The seed's field list: every field trunk-api-v1.md documents, with its type, exactly as the
-// simulator's default output carries it. Stricter than the client's schemas, which require only
-// what a metric or the paging reads.
+// simulator's default output carries it, and the live flavour's extras. Stricter than the client's
+// schemas, which require only what a metric or the paging reads: unknown keys fail.
 import { z } from 'zod';
+import { KNOWN_PULL_REQUEST_STATES, KNOWN_QUEUE_STATES } from '../../src/snapshot/types.js';
 
 const iso = z.iso.datetime();
 
@@ -102,3 +103,76 @@ export const documentedPageInfo = z
 export const documentedQuarantinePage = z
   .object({ quarantined_tests: z.array(documentedQuarantinedTest), page: documentedPageInfo })
   .strict();
+
+const liveQueueItem = documentedQueueItem
+  .extend({ state: z.enum(KNOWN_PULL_REQUEST_STATES) })
+  .strict();
+
+function queueShape(item: typeof documentedQueueItem | typeof liveQueueItem) {
+  return documentedQueue(item)
+    .extend({
+      state: z.enum(KNOWN_QUEUE_STATES),
+      mode: z.enum(['single', 'parallel']),
+      directMergeMode: z.enum(['off', 'always']),
+      optimizationMode: z.enum(['off', 'bisection_skip_redundant_tests']),
+      mergeMethod: z.enum(['merge_commit', 'squash', 'rebase']),
+      enqueuedPullRequests: z.array(item),
+    })
+    .strict();
+}
+
+/** The simulator's getQueue answer, per flavour. */
+export const QUEUE_SHAPES = {
+  documented: queueShape(documentedQueueItem),
+  live: queueShape(liveQueueItem),
+};
+
+const readinessSignals = {
+  requiresImpactedTargets: z.boolean(),
+  doesBaseBranchMatch: z.boolean(),
+  hasImpactedTargets: z.boolean(),
+};
+
+/** The simulator's getSubmittedPullRequest answer, per flavour. */
+export const SUBMITTED_SHAPES = {
+  documented: documentedSubmittedPullRequest
+    .extend({
+      state: z.enum(KNOWN_PULL_REQUEST_STATES),
+      readiness: z
+        .object({ ...readinessSignals, hostMergeability: z.enum(['mergeable', 'not_mergeable']) })
+        .strict(),
+    })
+    .strict(),
+  live: documentedSubmittedPullRequest
+    .extend({
+      state: z.enum(KNOWN_PULL_REQUEST_STATES),
+      readiness: z
+        .object({
+          ...readinessSignals,
+          gitHubMergeability: z.enum(['unspecified', 'in_progress', 'mergeable', 'not_mergeable']),
+        })
+        .strict(),
+    })
+    .strict(),
+};
+
+/** The simulator's list-quarantined-tests answer, per flavour. */
+export const PAGE_SHAPES = {
+  documented: documentedQuarantinePage,
+  live: z
+    .object({
+      quarantined_tests: z.array(
+        documentedQuarantinedTest
+          .extend({
+            parent: z.string().nullable(),
+            file: z.string().nullable(),
+            classname: z.string().nullable(),
+            status: z.enum(['HEALTHY', 'FLAKY', 'BROKEN']),
+            quarantine_setting: z.enum(['ALWAYS_QUARANTINE', 'AUTO_QUARANTINE']),
+          })
+          .strict(),
+      ),
+      page: documentedPageInfo,
+    })
+    .strict(),
+};

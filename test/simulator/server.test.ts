@@ -1,6 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { KNOWN_PULL_REQUEST_STATES, KNOWN_QUEUE_STATES } from '../../src/snapshot/types.js';
 import {
   mergeQueueSchema,
   quarantinedTestsPageSchema,
@@ -10,77 +8,8 @@ import {
 import { createSimulatorWorld, DEFAULT_SIMULATOR_START_TIME } from '../../src/simulator/world.js';
 import type { RunningSimulator } from '../../src/simulator/server.js';
 import type { SimulatorFlavour } from '../../src/simulator/responses.js';
-import {
-  documentedPageInfo,
-  documentedQuarantinedTest,
-  documentedQueue,
-  documentedQueueItem,
-  documentedSubmittedPullRequest,
-} from './documentedShapes.js';
+import { PAGE_SHAPES, QUEUE_SHAPES, SUBMITTED_SHAPES } from './documentedShapes.js';
 import { API, post, startTestSimulator, WEB } from './harness.js';
-
-// Exact shapes per flavour, stricter than the client's tolerant schemas: unknown keys fail.
-const documentedItem = documentedQueueItem;
-const liveItem = documentedItem.extend({ state: z.enum(KNOWN_PULL_REQUEST_STATES) }).strict();
-const queueShape = (item: typeof documentedItem | typeof liveItem) =>
-  documentedQueue(item)
-    .extend({
-      state: z.enum(KNOWN_QUEUE_STATES),
-      mode: z.enum(['single', 'parallel']),
-      directMergeMode: z.enum(['off', 'always']),
-      optimizationMode: z.enum(['off', 'bisection_skip_redundant_tests']),
-      mergeMethod: z.enum(['merge_commit', 'squash', 'rebase']),
-      enqueuedPullRequests: z.array(item),
-    })
-    .strict();
-const QUEUE_SHAPES = { documented: queueShape(documentedItem), live: queueShape(liveItem) };
-
-const readinessSignals = {
-  requiresImpactedTargets: z.boolean(),
-  doesBaseBranchMatch: z.boolean(),
-  hasImpactedTargets: z.boolean(),
-};
-const submittedShape = (readiness: z.ZodType) =>
-  documentedSubmittedPullRequest
-    .extend({ state: z.enum(KNOWN_PULL_REQUEST_STATES), readiness })
-    .strict();
-const SUBMITTED_SHAPES = {
-  documented: submittedShape(
-    z
-      .object({ ...readinessSignals, hostMergeability: z.enum(['mergeable', 'not_mergeable']) })
-      .strict(),
-  ),
-  live: submittedShape(
-    z
-      .object({
-        ...readinessSignals,
-        gitHubMergeability: z.enum(['unspecified', 'in_progress', 'mergeable', 'not_mergeable']),
-      })
-      .strict(),
-  ),
-};
-
-const PAGE_SHAPES = {
-  documented: z
-    .object({ quarantined_tests: z.array(documentedQuarantinedTest), page: documentedPageInfo })
-    .strict(),
-  live: z
-    .object({
-      quarantined_tests: z.array(
-        documentedQuarantinedTest
-          .extend({
-            parent: z.string().nullable(),
-            file: z.string().nullable(),
-            classname: z.string().nullable(),
-            status: z.enum(['HEALTHY', 'FLAKY', 'BROKEN']),
-            quarantine_setting: z.enum(['ALWAYS_QUARANTINE', 'AUTO_QUARANTINE']),
-          })
-          .strict(),
-      ),
-      page: documentedPageInfo,
-    })
-    .strict(),
-};
 
 /** Calls every endpoint for every queue, PR and page, checking each response against `flavour`. */
 async function checkEveryResponse(simulator: RunningSimulator, flavour: SimulatorFlavour) {

@@ -114,7 +114,7 @@ describe('getQueue answers read tolerantly', () => {
       ),
     ).toEqual([['testing', Date.parse('2026-01-01T10:01:00Z') / 1000]]);
     // A null and a number where a timestamp belongs.
-    expect(anomalies(samples, 'getQueue', 'invalid_timestamp')).toBe(2);
+    expect(anomalies(samples, 'getQueue', 'invalid_field')).toBe(2);
     expect(anomalies(samples, 'getQueue', 'invalid_item')).toBe(0);
   });
 
@@ -194,7 +194,7 @@ describe('list-quarantined-tests answers read tolerantly', () => {
       Object.fromEntries(owners.map((sample) => [sample.labels['codeowner'], sample.value])),
     ).toEqual({ '@acme/web': 1, '@acme/api': 1, none: 1 });
     // Row 3's quarantined_at has no time and no zone.
-    expect(anomalies(samples, LIST, 'invalid_timestamp')).toBe(1);
+    expect(anomalies(samples, LIST, 'invalid_field')).toBe(1);
     expect(anomalies(samples, LIST, 'invalid_item')).toBe(0);
     expect(
       sum(samples, 'trunk_flaky_tests_oldest_quarantine_timestamp_seconds', { repo: REPO }),
