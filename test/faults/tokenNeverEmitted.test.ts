@@ -6,19 +6,15 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, it, type TestContext } from 'vitest';
 import { FaultPlan } from '../../src/simulator/faults.js';
+import { startSimulatorServer } from '../../src/simulator/server.js';
+import { createSimulatorWorld } from '../../src/simulator/world.js';
 import { REPOSITORY_ROOT, runNode } from '../support/nodeProcess.js';
-import { startTestSimulator } from '../support/simulator.js';
 import { API, WEB } from './harness.js';
 
 const bin = join(REPOSITORY_ROOT, 'bin', 'trunk-exporter.js');
 const TOKEN = 'tok_FAULTRUN_5e1f0c9a7b3d_SECRET';
-
-const directories: string[] = [];
-afterEach(async () => {
-  for (const directory of directories.splice(0)) await rm(directory, { recursive: true });
-});
 
 /** Runs the command line; resolves with its exit code and everything it printed. */
 async function run(
@@ -80,7 +76,8 @@ function runExporter(configPath: string, env: Record<string, string>): Promise<s
   });
 }
 
-async function faultySimulator(): Promise<string> {
+/** A simulator whose answers echo the token back, closed when the case ends. */
+async function faultySimulator(onTestFinished: TestContext['onTestFinished']): Promise<string> {
   const faults = new FaultPlan()
     // Error bodies, an auth failure and a malformed answer that all echo the token back.
     .inject(
@@ -106,7 +103,9 @@ async function faultySimulator(): Promise<string> {
         times: Infinity,
       },
     );
-  const { simulator } = await startTestSimulator({ seed: 3, token: TOKEN, faults });
+  const world = createSimulatorWorld({ seed: 3, flavour: 'documented' });
+  const simulator = await startSimulatorServer({ world, token: TOKEN, faults });
+  onTestFinished(() => simulator.close());
   return simulator.baseUrl;
 }
 
@@ -137,16 +136,18 @@ function config(apiUrl: string, tokenLine: string): string {
 }
 
 describe('the token in a fault run', () => {
-  it.each([
+  // The three runs mostly wait on their child processes and the exporter's retries: they run side
+  // by side, each cleaning up after itself (the shared harnesses clean up after every case).
+  it.concurrent.for([
     ['config token', 'token'],
     ['tokenFile', 'tokenFile'],
     ['TRUNK_API_TOKEN', 'environment'],
   ] as const)(
     'given as %s: absent from logs, pages, headers and --check-config output',
-    async (_name, source) => {
-      const apiUrl = await faultySimulator();
+    async ([, source], { expect, onTestFinished }) => {
+      const apiUrl = await faultySimulator(onTestFinished);
       const directory = await mkdtemp(join(tmpdir(), 'trunk-exporter-token-'));
-      directories.push(directory);
+      onTestFinished(() => rm(directory, { recursive: true }));
       const tokenFile = join(directory, 'token');
       await writeFile(tokenFile, `${TOKEN}\n`);
       const tokenLine =
