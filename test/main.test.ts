@@ -18,9 +18,7 @@ function run(args: string[], env: Record<string, string> = {}): Promise<Finished
 }
 
 describe('trunk-exporter command line', () => {
-  // The cases up to the simulator one only start child processes, which mostly wait on Node.js
-  // starting up: they run side by side.
-  it.concurrent('prints its version and help', async () => {
+  it('prints its version and help', async () => {
     const [version, help] = await Promise.all([run(['--version']), run(['--help'])]);
     expect(version.code).toBe(0);
     expect(version.stdout).toMatch(/^trunk-exporter \d+\.\d+\.\d+\n$/);
@@ -37,7 +35,7 @@ describe('trunk-exporter command line', () => {
     }
   });
 
-  it.concurrent('--check-config exits 0 for a valid file', async () => {
+  it('--check-config exits 0 for a valid file', async () => {
     const result = await run(['--check-config', '--config', join(root, 'config.example.yaml')], {
       TRUNK_API_TOKEN: 'x',
     });
@@ -45,7 +43,7 @@ describe('trunk-exporter command line', () => {
     expect(result.stdout).toContain('OK');
   });
 
-  it.concurrent('--check-config prints every problem with its path and exits 2', async () => {
+  it('--check-config prints every problem with its path and exits 2', async () => {
     const path = join(fixtures, 'invalid', 'wrong-types.yaml');
     const result = await run(['--check-config', '--config', path]);
     expect(result.code).toBe(2);
@@ -56,77 +54,68 @@ describe('trunk-exporter command line', () => {
     ]);
   });
 
-  it.concurrent(
-    'refuses to run with an invalid config, and rejects unknown flags with usage',
-    async () => {
-      const [invalid, unknown] = await Promise.all([
-        run(['--config', join(fixtures, 'invalid', 'empty-branches.yaml')]),
-        run(['--frobnicate']),
-      ]);
-      expect(invalid.code).toBe(2);
-      expect(invalid.stderr).toContain('targets[1].branches: expected a non-empty list (line 8)');
-      expect(unknown.code).toBe(2);
-      expect(unknown.stderr).toContain("Unknown option '--frobnicate'");
-      expect(unknown.stderr).toContain('Usage:');
-    },
-  );
+  it('refuses to run with an invalid config, and rejects unknown flags with usage', async () => {
+    const [invalid, unknown] = await Promise.all([
+      run(['--config', join(fixtures, 'invalid', 'empty-branches.yaml')]),
+      run(['--frobnicate']),
+    ]);
+    expect(invalid.code).toBe(2);
+    expect(invalid.stderr).toContain('targets[1].branches: expected a non-empty list (line 8)');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("Unknown option '--frobnicate'");
+    expect(unknown.stderr).toContain('Usage:');
+  });
 
-  it.concurrent(
-    'simulate --webhook-url needs --webhook-secret, and a mistyped secret is never echoed',
-    async () => {
-      const url = 'http://127.0.0.1:9/webhooks/trunk';
-      const [noSecret, notHttp, mistyped, help] = await Promise.all([
-        run(['simulate', '--webhook-url', url]),
-        run(['simulate', '--webhook-url', 'ftp://x/y', '--webhook-secret', 'whsec_QUJD']),
-        run(['simulate', '--webhook-url', url, '--webhook-secret', 'hunter2-secret']),
-        run(['--help']),
-      ]);
-      expect(noSecret.code).toBe(2);
-      expect(noSecret.stderr).toContain('--webhook-url needs --webhook-secret');
-      expect(notHttp.code).toBe(2);
-      expect(notHttp.stderr).toContain('--webhook-url: expected an http(s) URL');
-      expect(mistyped.code).toBe(2);
-      expect(mistyped.stderr).toContain('--webhook-secret: expected whsec_ followed by base64');
-      expect(mistyped.stderr).not.toContain('hunter2-secret');
-      expect(help.stdout).toContain('--webhook-url URL --webhook-secret whsec_');
-    },
-  );
+  it('simulate --webhook-url needs --webhook-secret, and a mistyped secret is never echoed', async () => {
+    const url = 'http://127.0.0.1:9/webhooks/trunk';
+    const [noSecret, notHttp, mistyped, help] = await Promise.all([
+      run(['simulate', '--webhook-url', url]),
+      run(['simulate', '--webhook-url', 'ftp://x/y', '--webhook-secret', 'whsec_QUJD']),
+      run(['simulate', '--webhook-url', url, '--webhook-secret', 'hunter2-secret']),
+      run(['--help']),
+    ]);
+    expect(noSecret.code).toBe(2);
+    expect(noSecret.stderr).toContain('--webhook-url needs --webhook-secret');
+    expect(notHttp.code).toBe(2);
+    expect(notHttp.stderr).toContain('--webhook-url: expected an http(s) URL');
+    expect(mistyped.code).toBe(2);
+    expect(mistyped.stderr).toContain('--webhook-secret: expected whsec_ followed by base64');
+    expect(mistyped.stderr).not.toContain('hunter2-secret');
+    expect(help.stdout).toContain('--webhook-url URL --webhook-secret whsec_');
+  });
 
-  it.concurrent(
-    'simulate --api-key serves v2 to that key only, and --token stays the v1 credential',
-    async () => {
-      const child = spawn(
-        process.execPath,
-        [bin, 'simulate', '--port', '0', '--token', 'cli-token', '--api-key', 'trunk_v2_cli-key'],
-        { cwd: root, env: { PATH: process.env.PATH ?? '' } },
-      );
-      try {
-        const origin = await new Promise<string>((resolve, reject) => {
-          let output = '';
-          const timer = setTimeout(() => {
-            reject(new Error(`no v2 address logged: ${output}`));
-          }, 10_000);
-          child.stdout.on('data', (chunk: Buffer) => {
-            output += chunk.toString();
-            const match = /and (http:\/\/[^\s"]+)\/v2/.exec(output);
-            if (match?.[1] !== undefined) {
-              clearTimeout(timer);
-              resolve(match[1]);
-            }
-          });
+  it('simulate --api-key serves v2 to that key only, and --token stays the v1 credential', async () => {
+    const child = spawn(
+      process.execPath,
+      [bin, 'simulate', '--port', '0', '--token', 'cli-token', '--api-key', 'trunk_v2_cli-key'],
+      { cwd: root, env: { PATH: process.env.PATH ?? '' } },
+    );
+    try {
+      const origin = await new Promise<string>((resolve, reject) => {
+        let output = '';
+        const timer = setTimeout(() => {
+          reject(new Error(`no v2 address logged: ${output}`));
+        }, 10_000);
+        child.stdout.on('data', (chunk: Buffer) => {
+          output += chunk.toString();
+          const match = /and (http:\/\/[^\s"]+)\/v2/.exec(output);
+          if (match?.[1] !== undefined) {
+            clearTimeout(timer);
+            resolve(match[1]);
+          }
         });
-        const status = async (headers: Record<string, string>) =>
-          (await fetch(`${origin}/v2/merge-queues`, { headers })).status;
-        expect(await status({ Authorization: 'Bearer trunk_v2_cli-key' })).toBe(200);
-        expect(await status({ Authorization: 'Bearer trunk_v2_demo-key' })).toBe(401);
-        expect(await status({ Authorization: 'Bearer cli-token' })).toBe(401);
-      } finally {
-        child.kill('SIGTERM');
-      }
-    },
-  );
+      });
+      const status = async (headers: Record<string, string>) =>
+        (await fetch(`${origin}/v2/merge-queues`, { headers })).status;
+      expect(await status({ Authorization: 'Bearer trunk_v2_cli-key' })).toBe(200);
+      expect(await status({ Authorization: 'Bearer trunk_v2_demo-key' })).toBe(401);
+      expect(await status({ Authorization: 'Bearer cli-token' })).toBe(401);
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
 
-  it.concurrent('--demo serves live metrics, logs its URL, and exits 0 on SIGTERM', async () => {
+  it('--demo serves live metrics, logs its URL, and exits 0 on SIGTERM', async () => {
     const cli = startCli(['--demo', '--port', '0']);
     const url = await cli.url;
     try {
@@ -147,26 +136,23 @@ describe('trunk-exporter command line', () => {
     }
   });
 
-  it.concurrent(
-    '--shard and --total-shards override the config, and impossible shards exit 2',
-    async () => {
-      const config = join(fixtures, 'valid', 'minimal.yaml');
-      const [flagsOnly, withConfig, notANumber] = await Promise.all([
-        run(['--config', config, '--shard', '3', '--total-shards', '3']),
-        // --shard alone meets the config's totalShards (1 by default).
-        run(['--config', config, '--shard', '1'], { TRUNK_API_TOKEN: 'x' }),
-        run(['--shard', 'one']),
-      ]);
-      expect(flagsOnly.code).toBe(2);
-      expect(flagsOnly.stderr).toContain('--shard: expected 0..2 (--total-shards 3), got 3');
-      expect(withConfig.code).toBe(2);
-      expect(withConfig.stderr).toContain(
-        'shard must be a whole number from 0 to 0 (total shards 1), got 1 (--shard/--total-shards override sharding in',
-      );
-      expect(notANumber.code).toBe(2);
-      expect(notANumber.stderr).toContain('--shard: expected a whole number, got "one"');
-    },
-  );
+  it('--shard and --total-shards override the config, and impossible shards exit 2', async () => {
+    const config = join(fixtures, 'valid', 'minimal.yaml');
+    const [flagsOnly, withConfig, notANumber] = await Promise.all([
+      run(['--config', config, '--shard', '3', '--total-shards', '3']),
+      // --shard alone meets the config's totalShards (1 by default).
+      run(['--config', config, '--shard', '1'], { TRUNK_API_TOKEN: 'x' }),
+      run(['--shard', 'one']),
+    ]);
+    expect(flagsOnly.code).toBe(2);
+    expect(flagsOnly.stderr).toContain('--shard: expected 0..2 (--total-shards 3), got 3');
+    expect(withConfig.code).toBe(2);
+    expect(withConfig.stderr).toContain(
+      'shard must be a whole number from 0 to 0 (total shards 1), got 1 (--shard/--total-shards override sharding in',
+    );
+    expect(notANumber.code).toBe(2);
+    expect(notANumber.stderr).toContain('--shard: expected a whole number, got "one"');
+  });
 
   it('runs as the shard the flags name', async () => {
     const { simulator } = await startFrozenSimulator();

@@ -6,15 +6,19 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it, type TestContext } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { FaultPlan } from '../../src/simulator/faults.js';
-import { startSimulatorServer } from '../../src/simulator/server.js';
-import { createSimulatorWorld } from '../../src/simulator/world.js';
 import { REPOSITORY_ROOT, runNode } from '../support/nodeProcess.js';
+import { startTestSimulator } from '../support/simulator.js';
 import { API, WEB } from './harness.js';
 
 const bin = join(REPOSITORY_ROOT, 'bin', 'trunk-exporter.js');
 const TOKEN = 'tok_FAULTRUN_5e1f0c9a7b3d_SECRET';
+
+const directories: string[] = [];
+afterEach(async () => {
+  for (const directory of directories.splice(0)) await rm(directory, { recursive: true });
+});
 
 /** Runs the command line; resolves with its exit code and everything it printed. */
 async function run(
@@ -76,8 +80,7 @@ function runExporter(configPath: string, env: Record<string, string>): Promise<s
   });
 }
 
-/** A simulator whose answers echo the token back, closed when the case ends. */
-async function faultySimulator(onTestFinished: TestContext['onTestFinished']): Promise<string> {
+async function faultySimulator(): Promise<string> {
   const faults = new FaultPlan()
     // Error bodies, an auth failure and a malformed answer that all echo the token back.
     .inject(
@@ -103,9 +106,7 @@ async function faultySimulator(onTestFinished: TestContext['onTestFinished']): P
         times: Infinity,
       },
     );
-  const world = createSimulatorWorld({ seed: 3, flavour: 'documented' });
-  const simulator = await startSimulatorServer({ world, token: TOKEN, faults });
-  onTestFinished(() => simulator.close());
+  const { simulator } = await startTestSimulator({ seed: 3, token: TOKEN, faults });
   return simulator.baseUrl;
 }
 
@@ -136,18 +137,16 @@ function config(apiUrl: string, tokenLine: string): string {
 }
 
 describe('the token in a fault run', () => {
-  // The three runs mostly wait on their child processes and the exporter's retries: they run side
-  // by side, each cleaning up after itself (the shared harnesses clean up after every case).
-  it.concurrent.for([
+  it.each([
     ['config token', 'token'],
     ['tokenFile', 'tokenFile'],
     ['TRUNK_API_TOKEN', 'environment'],
   ] as const)(
     'given as %s: absent from logs, pages, headers and --check-config output',
-    async ([, source], { expect, onTestFinished }) => {
-      const apiUrl = await faultySimulator(onTestFinished);
+    async (_name, source) => {
+      const apiUrl = await faultySimulator();
       const directory = await mkdtemp(join(tmpdir(), 'trunk-exporter-token-'));
-      onTestFinished(() => rm(directory, { recursive: true }));
+      directories.push(directory);
       const tokenFile = join(directory, 'token');
       await writeFile(tokenFile, `${TOKEN}\n`);
       const tokenLine =
