@@ -54,6 +54,8 @@ interface ExporterDependencies {
   readonly simulatedUpstream?: boolean;
   /** How webhook events turn into polls; tests shorten it. */
   readonly webhookTriggerSpacing?: TriggerSpacing;
+  /** The most seconds a target's first poll waits (PollScheduler's default 2); tests shorten it. */
+  readonly firstPollSpreadSeconds?: number;
 }
 
 /**
@@ -110,7 +112,12 @@ export async function startExporter(
     config.trunk,
   );
   const auth = new BasicAuthVerifier(config.server.basicAuthUsers);
-  const scheduler = new PollScheduler({ logger });
+  const scheduler = new PollScheduler({
+    logger,
+    ...(dependencies.firstPollSpreadSeconds === undefined
+      ? {}
+      : { firstPollSpreadSeconds: dependencies.firstPollSpreadSeconds }),
+  });
   const lookupMemories = new LookupMemories();
   // Event-triggered polls run as the target's own scheduled job: the same client limits,
   // fairness and deadline as every other poll, and never two polls of one target at once.
@@ -181,6 +188,7 @@ export async function startExporter(
   const { address, port, tls } = config.server;
   const http = await startHttpServer(app, address, port, tls, {
     maxConnections: config.server.maxConnections,
+    maxConnectionsPerAddress: config.server.maxConnectionsPerAddress,
   });
   const listening = { address, port, tls: tls !== undefined };
 
@@ -193,6 +201,7 @@ export async function startExporter(
     }
     auth.setUsers(next.server.basicAuthUsers);
     http.setMaxConnections(next.server.maxConnections);
+    http.setMaxConnectionsPerAddress(next.server.maxConnectionsPerAddress);
     checkOpenFileLimit(
       {
         maxConnections: next.server.maxConnections,
