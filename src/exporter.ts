@@ -98,6 +98,7 @@ export async function startExporter(
       new TrunkClient({
         apiUrl: trunk.apiUrl,
         token: trunk.token,
+        apiKey: trunk.apiKey,
         timeoutSeconds: trunk.timeoutSeconds,
         maxConcurrentRequests: trunk.maxConcurrentRequests,
         maxRequestsPerSecond: trunk.maxRequestsPerSecond,
@@ -201,7 +202,9 @@ export async function startExporter(
       logger,
     );
     secrets.add(next.trunk.token);
-    if (next.webhooks.signingSecret) secrets.add(next.webhooks.signingSecret);
+    secrets.add(next.trunk.apiKey);
+    secrets.add(next.webhooks.signingSecret);
+    for (const warning of next.warnings ?? []) logger.warn(warning);
     if (clientSettingsChanged(current, next)) clients.replace(next.trunk);
     metrics.applySettings({ ...next.polling, ...next.metrics });
     // After applySettings: setTargets counts as a store change, so the cached /metrics page, whose

@@ -22,6 +22,8 @@ export async function checkConfig(
 ): Promise<number> {
   try {
     const config = await loadExporterConfig(path, env);
+    for (const warning of config.warnings ?? [])
+      output.stderr.write(`${path}: warning: ${warning}\n`);
     output.stdout.write(`${path}: OK (${describeTargets(config)})\n`);
     return 0;
   } catch (error) {

@@ -46,9 +46,12 @@ export const trunkSectionSchema = z
         error:
           'must not contain credentials (user:password@); the API token goes in trunk.token, trunk.tokenFile or TRUNK_API_TOKEN',
       })
-      .default('https://api.trunk.io/v1'),
+      // The host: the client appends /v1/… and /v2/…; a value ending in /v1 is still accepted.
+      .default('https://api.trunk.io'),
     token: nonEmptyString.optional(),
     tokenFile: nonEmptyString.optional(),
+    apiKey: nonEmptyString.optional(),
+    apiKeyFile: nonEmptyString.optional(),
     orgUrlSlug: nonEmptyString.optional(),
     timeoutSeconds: positiveNumber.default(10),
     maxConcurrentRequests: positiveInt.default(4),
@@ -59,6 +62,10 @@ export const trunkSectionSchema = z
   .refine((trunk) => trunk.token === undefined || trunk.tokenFile === undefined, {
     message: 'at most one of token & tokenFile',
     path: ['tokenFile'],
+  })
+  .refine((trunk) => trunk.apiKey === undefined || trunk.apiKeyFile === undefined, {
+    message: 'at most one of apiKey & apiKeyFile',
+    path: ['apiKeyFile'],
   });
 
 /** The exporter's own endpoints; the webhook path must not be one of them. */
@@ -185,7 +192,6 @@ const targetKeys = z.object({ repo: repoSchema, branches: z.array(z.unknown()) }
 function crossFieldIssues(value: unknown): CrossFieldIssue[] {
   const issues: CrossFieldIssue[] = [];
   const config = objectOrAbsent.parse(value) ?? {};
-  const trunk = objectOrAbsent.parse(config.trunk) ?? {};
   const server = objectOrAbsent.parse(config.server) ?? {};
   const targets = Array.isArray(config.targets) ? (config.targets as unknown[]) : [];
 
@@ -230,16 +236,6 @@ function crossFieldIssues(value: unknown): CrossFieldIssue[] {
         });
       }
     }
-  }
-  const flakyTarget = targets.findIndex(
-    (target) => objectOrAbsent.parse(target)?.flakyTests === true,
-  );
-  if (flakyTarget >= 0 && trunk.orgUrlSlug === undefined) {
-    issues.push({
-      path: ['trunk', 'orgUrlSlug'],
-      message: 'required when any target has flakyTests: true',
-      params: { linePath: ['targets', flakyTarget, 'flakyTests'] },
-    });
   }
   return issues;
 }

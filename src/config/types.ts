@@ -24,11 +24,16 @@ export interface ServerTls {
 /** The validated, normalized configuration the rest of the program runs from. */
 export interface ExporterConfig {
   readonly trunk: {
-    /** Base URL ending in the version segment, without a trailing slash. */
+    /** The API's host (and any path prefix), without a trailing slash or version segment. */
     readonly apiUrl: string;
-    readonly token: Secret;
+    /** The API v1 organization token; at least one of token and apiKey is set. */
+    readonly token: Secret | undefined;
     /** Where the token was read from, when it came from a file. */
     readonly tokenFile?: string | undefined;
+    /** The API v2 key (read-only is enough); with it, merge queues are read through API v2. */
+    readonly apiKey?: Secret | undefined;
+    /** Where the API key was read from, when it came from a file. */
+    readonly apiKeyFile?: string | undefined;
     readonly orgUrlSlug: string | undefined;
     readonly timeoutSeconds: number;
     readonly maxConcurrentRequests: number;
@@ -80,4 +85,6 @@ export interface ExporterConfig {
   /** Which share of the targets this instance polls. */
   readonly sharding: Sharding;
   readonly targets: readonly RepositoryTarget[];
+  /** What the file asks for that works but should change (one `warn` line each at load). */
+  readonly warnings?: readonly string[] | undefined;
 }

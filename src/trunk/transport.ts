@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { apiHostUrl } from './apiUrl.js';
 import { Pool } from './undiciPool.js';
 import type { Secret } from '../secrets/secret.js';
 import { notSentWhilePaused, TrunkApiError } from './errors.js';
@@ -22,6 +23,14 @@ export interface CallTarget {
   readonly branch: string | undefined;
 }
 
+/**
+ * What one attempt sends: API v1 calls are POSTs of a JSON body to `/v1/<path>`, API v2 reads are
+ * GETs of `/v2/<path>` (query included). v2 never gets another method: the exporter only reads.
+ */
+export type ApiRequest =
+  | { readonly api: 'v1'; readonly path: string; readonly body: string }
+  | { readonly api: 'v2'; readonly path: string };
+
 /** One finished exchange: a status with its body, or a transport failure. */
 export type AttemptOutcome =
   | {
@@ -42,8 +51,12 @@ export type AttemptOutcome =
 
 /** Everything the transport needs; the retry policy lives in the client. */
 export interface TrunkTransportOptions {
+  /** The API's host (and any path prefix); a trailing `/v1` is dropped (apiUrl.ts). */
   readonly apiUrl: string;
-  readonly token: Secret;
+  /** Sent as `x-api-token` on v1 calls. */
+  readonly token: Secret | undefined;
+  /** Sent as `Authorization: Bearer` on v2 calls. */
+  readonly apiKey?: Secret | undefined;
   readonly timeoutMs: number;
   readonly maxConcurrentRequests: number;
   readonly maxRequestsPerSecond: number;
@@ -75,20 +88,27 @@ export class TrunkTransport {
   readonly #maxResponseBytes: number;
   readonly #observer: ApiCallObserver;
   readonly #limiter: RequestLimiter;
-  /** The same for every request, so built once. */
-  readonly #headers: Record<string, string>;
+  /** The same for every request of an API version, so built once. */
+  readonly #v1Headers: Record<string, string>;
+  readonly #v2Headers: Record<string, string>;
 
   constructor(options: TrunkTransportOptions) {
-    const url = new URL(options.apiUrl);
+    const url = new URL(apiHostUrl(options.apiUrl));
     this.#basePath = url.pathname.replace(/\/+$/, '');
     this.#timeoutMs = options.timeoutMs;
     this.#maxResponseBytes = options.maxResponseBytes;
     this.#observer = options.observer;
-    this.#headers = {
+    const common = { accept: 'application/json', 'user-agent': options.userAgent };
+    this.#v1Headers = {
+      ...common,
       'content-type': 'application/json',
-      accept: 'application/json',
-      'user-agent': options.userAgent,
-      'x-api-token': options.token.reveal(),
+      ...(options.token === undefined ? {} : { 'x-api-token': options.token.reveal() }),
+    };
+    this.#v2Headers = {
+      ...common,
+      ...(options.apiKey === undefined
+        ? {}
+        : { authorization: `Bearer ${options.apiKey.reveal()}` }),
     };
     this.#limiter = new RequestLimiter({
       maxConcurrent: options.maxConcurrentRequests,
@@ -118,7 +138,7 @@ export class TrunkTransport {
    */
   async send(
     target: CallTarget,
-    payload: string,
+    request: ApiRequest,
     signal: AbortSignal,
     attempt: number,
     priority: RequestPriority = 'new_poll',
@@ -168,15 +188,12 @@ export class TrunkTransport {
     }, this.#timeoutMs);
     let outcome: AttemptOutcome;
     try {
+      const path = `${this.#basePath}/${request.api}/${request.path}`;
+      const timeouts = { headersTimeout: this.#timeoutMs, bodyTimeout: this.#timeoutMs };
       this.#pool.dispatch(
-        {
-          method: 'POST',
-          path: `${this.#basePath}/${target.endpoint}`,
-          headers: this.#headers,
-          body: payload,
-          headersTimeout: this.#timeoutMs,
-          bodyTimeout: this.#timeoutMs,
-        },
+        request.api === 'v1'
+          ? { method: 'POST', path, headers: this.#v1Headers, body: request.body, ...timeouts }
+          : { method: 'GET', path, headers: this.#v2Headers, ...timeouts },
         collector,
       );
       const { status, headers, text } = await collector.done;

@@ -28,6 +28,8 @@ async function settingFiles() {
   const path = (name: string) => join(directory, name);
   await writeFile(path('token'), 'token-from-file\n');
   await writeFile(path('token-copy'), 'token-from-file\n');
+  await writeFile(path('api-key'), 'trunk_v2_from_file\n');
+  await writeFile(path('api-key-copy'), 'trunk_v2_from_file\n');
   await writeFile(path('webhook-secret'), `${WEBHOOK_SECRET}\n`);
   await writeFile(path('webhook-secret-copy'), `${WEBHOOK_SECRET}\n`);
   for (const name of ['server.crt', 'server.key']) {
@@ -95,6 +97,14 @@ const SPECIAL_CHANGES: Record<
     },
     after: (file) => {
       setIn(file, 'trunk.tokenFile', 'token-copy');
+    },
+  },
+  'trunk.apiKeyFile': {
+    before: (file) => {
+      setIn(file, 'trunk.apiKeyFile', 'api-key');
+    },
+    after: (file) => {
+      setIn(file, 'trunk.apiKeyFile', 'api-key-copy');
     },
   },
   'server.tls.certFile': {
@@ -178,6 +188,7 @@ async function load(file: FileObject, path: (name: string) => string): Promise<E
   const resolved = structuredClone(file);
   for (const key of [
     'trunk.tokenFile',
+    'trunk.apiKeyFile',
     'server.tls.certFile',
     'server.tls.keyFile',
     'webhooks.signingSecretFile',
