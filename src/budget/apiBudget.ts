@@ -20,7 +20,7 @@ export const BUDGET_ASSUMPTIONS = {
 /** Expected steady-state requests per second of this instance, in total and per endpoint. */
 export interface ApiBudget {
   readonly requestsPerSecond: number;
-  readonly byEndpoint: Readonly<Record<Endpoint, number>>;
+  readonly byEndpoint: Readonly<Partial<Record<Endpoint, number>>>;
   /** The configured limit the estimate is compared with. */
   readonly maxRequestsPerSecond: number;
 }
@@ -51,7 +51,7 @@ export function computeApiBudget(config: ExporterConfig): ApiBudget {
     ? Math.max(1, Math.ceil(BUDGET_ASSUMPTIONS.quarantinedTestsPerRepository / MAX_PAGE_SIZE))
     : 1;
 
-  const byEndpoint: Record<Endpoint, number> = {
+  const byEndpoint: Partial<Record<Endpoint, number>> = {
     [ENDPOINTS.getQueue]: queues * pollsPerSecond,
     [ENDPOINTS.getSubmittedPullRequest]:
       queues * BUDGET_ASSUMPTIONS.pullRequestsPerQueue * lookupsPerPullRequestPerSecond,
