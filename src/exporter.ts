@@ -27,6 +27,8 @@ import {
 import { SnapshotStore } from './snapshot/store.js';
 import { targetKey, type Target } from './snapshot/types.js';
 import { TrunkClient } from './trunk/client.js';
+import { TrunkV2Client } from './trunk/v2Client.js';
+import { V2QueueDirectory } from './poller/v2QueueDirectory.js';
 import type { MergeQueueEvent } from './trunk/webhookEvents.js';
 import { applyMergeQueueEvent } from './flow/queueEvents.js';
 import { TriggeredPolls, type TriggerSpacing } from './webhooks/pollTriggers.js';
@@ -113,6 +115,11 @@ export async function startExporter(
   const auth = new BasicAuthVerifier(config.server.basicAuthUsers);
   const scheduler = new PollScheduler({ logger });
   const lookupMemories = new LookupMemories();
+  // One list of the organization's queues per merge-queue interval, whatever the reloads.
+  const v2Queues = new V2QueueDirectory(
+    new TrunkV2Client(clients.current),
+    config.polling.mergeQueueIntervalSeconds,
+  );
   // Event-triggered polls run as the target's own scheduled job: the same client limits,
   // fairness and deadline as every other poll, and never two polls of one target at once.
   const triggeredPolls = new TriggeredPolls((target) => {
@@ -214,6 +221,8 @@ export async function startExporter(
     store.setTargets(nextTargets, next.polling.staleAfterSeconds);
     webhooks.configure(next.webhooks, nextTargets);
     triggeredPolls.keepOnly(nextTargets);
+    const v2Reader = new TrunkV2Client(clients.current);
+    v2Queues.configure(v2Reader, next.polling.mergeQueueIntervalSeconds);
     scheduler.setJobs(
       buildPollJobs({
         config: next,
@@ -222,6 +231,7 @@ export async function startExporter(
         logger,
         lookupMemories,
         pollObserver,
+        v2: { reader: v2Reader, directory: v2Queues },
       }),
     );
     apiBudget = checkApiBudget(next, logger);

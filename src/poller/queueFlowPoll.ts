@@ -5,7 +5,7 @@ import {
   startQueueFlow,
   type QueueFlowOptions,
 } from '../flow/queueFlow.js';
-import type { QueueFlow } from '../snapshot/queueFlowTypes.js';
+import type { ExitLookup, QueueFlow } from '../snapshot/queueFlowTypes.js';
 import type { Logger } from '../log/logger.js';
 import type { MergeQueueSnapshot } from '../snapshot/types.js';
 import type { RepoRef } from '../trunk/schemas.js';
@@ -22,6 +22,11 @@ interface QueueFlowPollRequest {
   readonly previous: QueueFlow | undefined;
   readonly current: MergeQueueSnapshot;
   readonly flowOptions: QueueFlowOptions;
+  /** How departed PRs are looked up instead of one v1 call each (API v2: v2ExitLookup.ts). */
+  readonly lookUp?: (
+    prNumbers: readonly number[],
+    since: number,
+  ) => Promise<Map<number, ExitLookup>>;
 }
 
 /** Folds a poll into the queue's ledger as it is when the poll is recorded. */
@@ -36,16 +41,19 @@ export type QueueFlowUpdate = (latest: QueueFlow | undefined) => QueueFlow;
 export async function followQueueFlow(request: QueueFlowPollRequest): Promise<QueueFlowUpdate> {
   const { previous, current, flowOptions } = request;
   if (previous === undefined) return () => startQueueFlow(current, flowOptions);
-  const lookups = await lookUpExits({
-    reader: request.reader,
-    repo: request.repo,
-    repoName: current.repo,
-    branch: current.branch,
-    prNumbers: exitsToLookUp(previous, current),
-    pullRequestDetails: request.pullRequestDetails,
-    options: request.options,
-    logger: request.logger,
-  });
+  const prNumbers = exitsToLookUp(previous, current);
+  const lookups = request.lookUp
+    ? await request.lookUp(prNumbers, previous.lastPollAt)
+    : await lookUpExits({
+        reader: request.reader,
+        repo: request.repo,
+        repoName: current.repo,
+        branch: current.branch,
+        prNumbers,
+        pullRequestDetails: request.pullRequestDetails,
+        options: request.options,
+        logger: request.logger,
+      });
   return (latest) =>
     latest === undefined
       ? startQueueFlow(current, flowOptions)

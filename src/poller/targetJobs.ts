@@ -18,6 +18,9 @@ import { followQueueFlow, type QueueFlowUpdate } from './queueFlowPoll.js';
 import type { PollObserver } from './pollObserver.js';
 import type { PollJob } from './scheduler.js';
 import type { ReadOptions, TrunkReader } from './trunkReader.js';
+import { lookUpExitsV2 } from './v2ExitLookup.js';
+import { pollMergeQueueV2, type V2PullRequestLister } from './v2MergeQueuePoll.js';
+import type { V2QueueDirectory } from './v2QueueDirectory.js';
 
 interface TargetJobsContext {
   readonly config: ExporterConfig;
@@ -29,6 +32,14 @@ interface TargetJobsContext {
   readonly lookupMemories?: LookupMemories;
   /** Told about each poll that outruns its interval (the overrun counter). */
   readonly pollObserver?: PollObserver;
+  /** API v2 reads: with an API key configured, merge queues are polled through them. */
+  readonly v2?: V2Readers;
+}
+
+/** What a merge-queue poll through API v2 reads with. */
+export interface V2Readers {
+  readonly reader: V2PullRequestLister;
+  readonly directory: V2QueueDirectory;
 }
 
 /** A successful poll: its snapshot and, for a merge queue, how its flow ledger takes it. */
@@ -71,29 +82,68 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
       }),
     });
     const lookupMemory = lookupMemories.of(target, config.polling.pullRequestRecheckSeconds);
+    const { v2 } = context;
+    const viaV2 = config.trunk.apiKey !== undefined && v2 !== undefined;
+    const pollV2 = async (v2Readers: V2Readers, options: ReadOptions): Promise<PollResult> => {
+      const { snapshot, queue } = await pollMergeQueueV2({
+        reader: v2Readers.reader,
+        directory: v2Readers.directory,
+        repoName: repository.name,
+        branch: target.branch,
+        options,
+        now,
+      });
+      return {
+        snapshot,
+        queueFlow: await followQueueFlow({
+          reader: context.reader,
+          repo: repository.repo,
+          pullRequestDetails: true,
+          options,
+          logger: context.logger,
+          previous: context.store.queueFlow(target),
+          current: snapshot,
+          flowOptions: {
+            maxGapSeconds: Math.max(config.polling.staleAfterSeconds, 2 * intervalSeconds),
+            webhooks: webhookExitSettings(config),
+          },
+          lookUp: (prNumbers, since) =>
+            lookUpExitsV2({
+              reader: v2Readers.reader,
+              queue,
+              prNumbers,
+              since,
+              options,
+              logger: context.logger,
+            }),
+        }),
+      };
+    };
     const poll = (options: ReadOptions): Promise<PollResult> =>
-      target.kind === 'merge_queue'
-        ? pollMergeQueue({
-            reader: context.reader,
-            repo: repository.repo,
-            repoName: repository.name,
-            branch: target.branch,
-            pullRequestDetails: config.polling.pullRequestDetails,
-            lookupMemory,
-            options,
-            now,
-          }).then((snapshot) => withQueueFlow(snapshot, options))
-        : pollFlakyTests({
-            reader: context.reader,
-            repo: repository.repo,
-            repoName: repository.name,
-            // configFileSchema requires orgUrlSlug whenever a target has flakyTests.
-            orgUrlSlug: config.trunk.orgUrlSlug ?? '',
-            details: config.polling.flakyTestDetails,
-            options,
-            now,
-            logger: context.logger,
-          }).then((snapshot) => ({ snapshot }));
+      target.kind === 'merge_queue' && viaV2
+        ? pollV2(v2, options)
+        : target.kind === 'merge_queue'
+          ? pollMergeQueue({
+              reader: context.reader,
+              repo: repository.repo,
+              repoName: repository.name,
+              branch: target.branch,
+              pullRequestDetails: config.polling.pullRequestDetails,
+              lookupMemory,
+              options,
+              now,
+            }).then((snapshot) => withQueueFlow(snapshot, options))
+          : pollFlakyTests({
+              reader: context.reader,
+              repo: repository.repo,
+              repoName: repository.name,
+              // configFileSchema requires orgUrlSlug whenever a target has flakyTests.
+              orgUrlSlug: config.trunk.orgUrlSlug ?? '',
+              details: config.polling.flakyTestDetails,
+              options,
+              now,
+              logger: context.logger,
+            }).then((snapshot) => ({ snapshot }));
     return {
       key: targetKey(target),
       intervalSeconds,
@@ -180,6 +230,6 @@ function reportOverrun(target: Target, intervalSeconds: number, context: TargetJ
 /** What an operator needs to find a failed call in Trunk's logs (never the token). */
 function errorContext(error: unknown): Record<string, unknown> {
   if (!(error instanceof TrunkApiError)) return {};
-  const { endpoint, status, requestId, reason, attempts } = error;
-  return { endpoint, status, requestId, reason, attempts };
+  const { endpoint, status, code, requestId, reason, attempts } = error;
+  return { endpoint, status, code, requestId, reason, attempts };
 }

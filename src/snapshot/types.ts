@@ -49,6 +49,26 @@ export const BLOCKED_REASONS = [
 ] as const;
 export type BlockedReason = (typeof BLOCKED_REASONS)[number];
 
+/**
+ * The host's reasons a PR is not mergeable (API v2 `mergeabilityDetails.reasons[].code`, in v1's
+ * snake_case), each always exported; other codes follow as they come, at most
+ * MAX_UNKNOWN_NOT_MERGEABLE_REASONS per queue, the rest counted as `other`.
+ */
+export const NOT_MERGEABLE_REASONS = [
+  'conflict',
+  'behind',
+  'draft',
+  'closed',
+  'pending',
+  'awaiting_check',
+  'failing_check',
+  'review_required',
+  'changes_requested',
+  'stack_needs_rebase',
+  'other',
+] as const;
+export const MAX_UNKNOWN_NOT_MERGEABLE_REASONS = 20;
+
 /** Queue settings exported as `trunk_merge_queue_setting_enabled{setting}`. */
 export const QUEUE_SETTINGS = [
   'batch',
@@ -96,6 +116,8 @@ export interface MergeQueueSnapshot {
   readonly pullRequests: readonly PullRequestSnapshot[];
   /** False when readiness was not looked up (pullRequestDetails off): blocked counts are unknown. */
   readonly readinessKnown: boolean;
+  /** PRs per host reason for not being mergeable (API v2 only; undefined from API v1). */
+  readonly notMergeableReasons?: ReadonlyMap<string, number> | undefined;
 }
 
 /**
