@@ -71,20 +71,36 @@ Options:
   --help             print this text and exit
 `;
 
+/** The options of `trunk-exporter` (run, --check-config, --demo), which the docs list. */
+export const EXPORTER_OPTIONS = {
+  config: { type: 'string' },
+  'check-config': { type: 'boolean' },
+  demo: { type: 'boolean' },
+  'log-level': { type: 'string' },
+  port: { type: 'string' },
+  shard: { type: 'string' },
+  'total-shards': { type: 'string' },
+  version: { type: 'boolean' },
+  help: { type: 'boolean' },
+} as const satisfies OptionSpec;
+
+/** The options of `trunk-exporter simulate`. */
+export const SIMULATE_OPTIONS = {
+  port: { type: 'string' },
+  host: { type: 'string' },
+  seed: { type: 'string' },
+  flavour: { type: 'string' },
+  token: { type: 'string' },
+  'latency-ms': { type: 'string' },
+  'log-level': { type: 'string' },
+  'webhook-url': { type: 'string' },
+  'webhook-secret': { type: 'string' },
+} as const satisfies OptionSpec;
+
 /** Parses the command line (without `node` and the script path). */
 export function parseCommandLine(argv: readonly string[]): Command {
   if (argv[0] === 'simulate') return parseSimulate(argv.slice(1));
-  const { values } = parse(argv, {
-    config: { type: 'string' },
-    'check-config': { type: 'boolean' },
-    demo: { type: 'boolean' },
-    'log-level': { type: 'string' },
-    port: { type: 'string' },
-    shard: { type: 'string' },
-    'total-shards': { type: 'string' },
-    version: { type: 'boolean' },
-    help: { type: 'boolean' },
-  });
+  const { values } = parse(argv, EXPORTER_OPTIONS);
   if (values.help) return { name: 'help' };
   if (values.version) return { name: 'version' };
   const configPath = values.config ?? './config.yaml';
@@ -128,17 +144,7 @@ function parseShardFlags(shard: string | undefined, totalShards: string | undefi
 }
 
 function parseSimulate(argv: readonly string[]): Command {
-  const { values } = parse(argv, {
-    port: { type: 'string' },
-    host: { type: 'string' },
-    seed: { type: 'string' },
-    flavour: { type: 'string' },
-    token: { type: 'string' },
-    'latency-ms': { type: 'string' },
-    'log-level': { type: 'string' },
-    'webhook-url': { type: 'string' },
-    'webhook-secret': { type: 'string' },
-  });
+  const { values } = parse(argv, SIMULATE_OPTIONS);
   const flavour = values.flavour ?? 'documented';
   if (flavour !== 'documented' && flavour !== 'live') {
     throw new UsageError(`--flavour: expected documented or live, got ${JSON.stringify(flavour)}`);
