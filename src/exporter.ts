@@ -29,6 +29,7 @@ import { targetKey, type Target } from './snapshot/types.js';
 import { TrunkClient } from './trunk/client.js';
 import { TrunkV2Client } from './trunk/v2Client.js';
 import { V2QueueDirectory } from './poller/v2QueueDirectory.js';
+import { V2QuarantineDirectory } from './poller/v2QuarantinePoll.js';
 import type { MergeQueueEvent } from './trunk/webhookEvents.js';
 import { applyMergeQueueEvent } from './flow/queueEvents.js';
 import { TriggeredPolls, type TriggerSpacing } from './webhooks/pollTriggers.js';
@@ -119,6 +120,10 @@ export async function startExporter(
   const v2Queues = new V2QueueDirectory(
     new TrunkV2Client(clients.current),
     config.polling.mergeQueueIntervalSeconds,
+  );
+  const v2Quarantine = new V2QuarantineDirectory(
+    new TrunkV2Client(clients.current),
+    config.polling.flakyTestsIntervalSeconds,
   );
   // Event-triggered polls run as the target's own scheduled job: the same client limits,
   // fairness and deadline as every other poll, and never two polls of one target at once.
@@ -223,6 +228,7 @@ export async function startExporter(
     triggeredPolls.keepOnly(nextTargets);
     const v2Reader = new TrunkV2Client(clients.current);
     v2Queues.configure(v2Reader, next.polling.mergeQueueIntervalSeconds);
+    v2Quarantine.configure(v2Reader, next.polling.flakyTestsIntervalSeconds);
     scheduler.setJobs(
       buildPollJobs({
         config: next,
@@ -231,7 +237,7 @@ export async function startExporter(
         logger,
         lookupMemories,
         pollObserver,
-        v2: { reader: v2Reader, directory: v2Queues },
+        v2: { reader: v2Reader, directory: v2Queues, quarantine: v2Quarantine },
       }),
     );
     apiBudget = checkApiBudget(next, logger);

@@ -21,6 +21,7 @@ import type { ReadOptions, TrunkReader } from './trunkReader.js';
 import { lookUpExitsV2 } from './v2ExitLookup.js';
 import { pollMergeQueueV2, type V2PullRequestLister } from './v2MergeQueuePoll.js';
 import type { V2QueueDirectory } from './v2QueueDirectory.js';
+import { pollQuarantinedTestsV2, type V2QuarantineDirectory } from './v2QuarantinePoll.js';
 
 interface TargetJobsContext {
   readonly config: ExporterConfig;
@@ -40,6 +41,7 @@ interface TargetJobsContext {
 export interface V2Readers {
   readonly reader: V2PullRequestLister;
   readonly directory: V2QueueDirectory;
+  readonly quarantine: V2QuarantineDirectory;
 }
 
 /** A successful poll: its snapshot and, for a merge queue, how its flow ledger takes it. */
@@ -84,6 +86,9 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
     const lookupMemory = lookupMemories.of(target, config.polling.pullRequestRecheckSeconds);
     const { v2 } = context;
     const viaV2 = config.trunk.apiKey !== undefined && v2 !== undefined;
+    // With a v1 token (and its orgUrlSlug), v1 stays the source of the configured quarantine lists.
+    const quarantineViaV2 =
+      viaV2 && (config.trunk.token === undefined || config.trunk.orgUrlSlug === undefined);
     const pollV2 = async (v2Readers: V2Readers, options: ReadOptions): Promise<PollResult> => {
       const { snapshot, queue } = await pollMergeQueueV2({
         reader: v2Readers.reader,
@@ -122,28 +127,35 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
     const poll = (options: ReadOptions): Promise<PollResult> =>
       target.kind === 'merge_queue' && viaV2
         ? pollV2(v2, options)
-        : target.kind === 'merge_queue'
-          ? pollMergeQueue({
-              reader: context.reader,
-              repo: repository.repo,
+        : target.kind === 'flaky_tests' && quarantineViaV2
+          ? pollQuarantinedTestsV2({
+              directory: v2.quarantine,
               repoName: repository.name,
-              branch: target.branch,
-              pullRequestDetails: config.polling.pullRequestDetails,
-              lookupMemory,
               options,
               now,
-            }).then((snapshot) => withQueueFlow(snapshot, options))
-          : pollFlakyTests({
-              reader: context.reader,
-              repo: repository.repo,
-              repoName: repository.name,
-              // configFileSchema requires orgUrlSlug whenever a target has flakyTests.
-              orgUrlSlug: config.trunk.orgUrlSlug ?? '',
-              details: config.polling.flakyTestDetails,
-              options,
-              now,
-              logger: context.logger,
-            }).then((snapshot) => ({ snapshot }));
+            }).then((snapshot) => ({ snapshot }))
+          : target.kind === 'merge_queue'
+            ? pollMergeQueue({
+                reader: context.reader,
+                repo: repository.repo,
+                repoName: repository.name,
+                branch: target.branch,
+                pullRequestDetails: config.polling.pullRequestDetails,
+                lookupMemory,
+                options,
+                now,
+              }).then((snapshot) => withQueueFlow(snapshot, options))
+            : pollFlakyTests({
+                reader: context.reader,
+                repo: repository.repo,
+                repoName: repository.name,
+                // configFileSchema requires orgUrlSlug whenever a target has flakyTests.
+                orgUrlSlug: config.trunk.orgUrlSlug ?? '',
+                details: config.polling.flakyTestDetails,
+                options,
+                now,
+                logger: context.logger,
+              }).then((snapshot) => ({ snapshot }));
     return {
       key: targetKey(target),
       intervalSeconds,

@@ -29,6 +29,17 @@ export function repoNameOfUrl(repositoryUrl: string): string | undefined {
   return `${url.host}/${parts.join('/')}`;
 }
 
+/**
+ * The options of a read that serves every target of the organization: without the asking poll's
+ * signal, whose abort must not fail the others' (closing the client still ends it).
+ */
+export function sharedRead(options: ReadOptions): ReadOptions {
+  return {
+    ...(options.deadlineMs === undefined ? {} : { deadlineMs: options.deadlineMs }),
+    ...(options.priority === undefined ? {} : { priority: options.priority }),
+  };
+}
+
 function keyOf(repo: string, branch: string): string {
   return `${repo}\u0000${branch}`;
 }
@@ -86,9 +97,7 @@ export class V2QueueDirectory {
   }
 
   async #read(options: ReadOptions): Promise<ReadonlyMap<string, V2MergeQueue>> {
-    // The list serves every queue of the organization; one poll's abort must not fail the others'.
-    const { signal: _signal, ...shared } = options;
-    const list = await this.lister.listMergeQueues(shared);
+    const list = await this.lister.listMergeQueues(sharedRead(options));
     const queues = new Map<string, V2MergeQueue>();
     for (const queue of list) {
       const repo = repoNameOfUrl(queue.repositoryUrl);
