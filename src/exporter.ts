@@ -1,6 +1,9 @@
 import { checkApiBudget, computeApiBudget } from './budget/apiBudget.js';
 import { configuredTargets } from './config/targets.js';
-import type { ExporterConfig } from './config/types.js';
+import type { ExporterConfig, RepositoryTarget } from './config/types.js';
+import { withDiscovered } from './discovery/discoveredTargets.js';
+import { TargetDiscovery } from './discovery/targetDiscovery.js';
+import { registerDiscoveryMetrics } from './metrics/discoveryMetrics.js';
 import { KnownSecrets } from './secrets/knownSecrets.js';
 import { scrubSecrets } from './secrets/scrubSecrets.js';
 import type { Logger } from './log/logger.js';
@@ -152,6 +155,21 @@ export async function startExporter(
       triggeredPolls.request(target);
     },
   });
+  /** What the last successful discovery found; merged with the configured targets. */
+  let discovered: readonly RepositoryTarget[] = [];
+  const discoveryObserver = registerDiscoveryMetrics(registry, metrics.metricChanges);
+  const discovery = new TargetDiscovery({
+    listQueues: async (options) => {
+      await v2Queues.queues(options);
+      return v2Queues.latest();
+    },
+    onDiscovered: (repositories) => {
+      discovered = repositories;
+      applyTargets(current);
+    },
+    observer: discoveryObserver,
+    logger,
+  });
   const reloader =
     dependencies.loadConfig &&
     new ConfigReloader({
@@ -221,7 +239,20 @@ export async function startExporter(
     metrics.applySettings({ ...next.polling, ...next.metrics });
     // After applySettings: setTargets counts as a store change, so the cached /metrics page, whose
     // HELP texts may just have changed, is rendered again.
-    const nextTargets = configuredTargets(next);
+    applyTargets(next);
+    apiBudget = checkApiBudget(next, logger);
+    current = next;
+    discovery.configure(next.discovery);
+    return changes;
+  }
+
+  /**
+   * Makes the configured targets of `next` and the discovered ones the polled set: one target per
+   * key, kept targets keep their data and their schedule.
+   */
+  function applyTargets(next: ExporterConfig): void {
+    const effective = withDiscovered(next, discovered);
+    const nextTargets = configuredTargets(effective);
     targetCount = nextTargets.length;
     store.setTargets(nextTargets, next.polling.staleAfterSeconds);
     webhooks.configure(next.webhooks, nextTargets);
@@ -231,7 +262,7 @@ export async function startExporter(
     v2Quarantine.configure(v2Reader, next.polling.flakyTestsIntervalSeconds);
     scheduler.setJobs(
       buildPollJobs({
-        config: next,
+        config: effective,
         reader: clients.current,
         store,
         logger,
@@ -240,9 +271,11 @@ export async function startExporter(
         v2: { reader: v2Reader, directory: v2Queues, quarantine: v2Quarantine },
       }),
     );
-    apiBudget = checkApiBudget(next, logger);
-    current = next;
-    return changes;
+    const found = nextTargets.filter((target) => target.discovered === true);
+    discoveryObserver.discoveredTargets({
+      merge_queue: found.filter((target) => target.kind === 'merge_queue').length,
+      flaky_tests: found.filter((target) => target.kind === 'flaky_tests').length,
+    });
   }
 
   applyConfig(config);
@@ -272,7 +305,12 @@ export async function startExporter(
       // All at once: no new scrapes, every poll and API call aborted, connections closed. A second
       // call (a signal during shutdown, a test cleanup) waits for the same stop.
       triggeredPolls.stop();
-      stopping ??= Promise.all([http.close(), scheduler.stop(), clients.close()]).then(() => {});
+      stopping ??= Promise.all([
+        http.close(),
+        discovery.stop(),
+        scheduler.stop(),
+        clients.close(),
+      ]).then(() => {});
       return stopping;
     },
   };

@@ -51,7 +51,11 @@ export async function loadExporterConfig(
 export function describeTargets(config: ExporterConfig): string {
   const repositories = config.targets.length;
   const queues = config.targets.reduce((sum, target) => sum + target.branches.length, 0);
-  return `${count(repositories, 'repository', 'repositories')}, ${count(queues, 'merge queue', 'merge queues')}`;
+  const discovery =
+    config.discovery?.enabled === true
+      ? `; discovery of the organization's merge queues every ${config.discovery.intervalSeconds}s`
+      : '';
+  return `${count(repositories, 'repository', 'repositories')}, ${count(queues, 'merge queue', 'merge queues')}${discovery}`;
 }
 
 function count(n: number, one: string, many: string): string {

@@ -94,6 +94,16 @@ export async function parseConfig(text: string, context: LoadContext): Promise<E
     resolveWebhookSecret(settingsOf(expanded.value, 'webhooks')),
   ]);
   if (typeof credentials === 'object' && 'credentials' in credentials) {
+    const { apiKey } = credentials.credentials;
+    const discovery = settingsOf(expanded.value, 'discovery');
+    if (apiKey === undefined && isRecord(discovery) && discovery.enabled === true) {
+      add({
+        path: 'discovery.enabled',
+        message:
+          'needs an API v2 key (trunk.apiKey, trunk.apiKeyFile or the TRUNK_API_KEY environment variable): discovery lists merge queues through API v2',
+        ...lineAt(document, ['discovery', 'enabled'], lineCounter),
+      });
+    }
     const orgSlugProblem = flakyTestsWithoutSource(expanded.value, credentials.credentials);
     if (orgSlugProblem !== undefined) {
       add({
@@ -201,6 +211,10 @@ function settingsOf(value: unknown, key: string): unknown {
   return (value as Record<string, unknown>)[key] ?? {};
 }
 
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
 /** `server.tls` when it names both files, else undefined (the schema reports what is wrong). */
 function tlsSettingOf(value: unknown): { certFile: string; keyFile: string } | undefined {
   const tls = z
@@ -283,6 +297,11 @@ function normalize(
     polling: { ...config.polling },
     metrics: { ...config.metrics },
     sharding: { ...config.sharding },
+    discovery: {
+      ...config.discovery,
+      repos: [...config.discovery.repos],
+      branches: [...config.discovery.branches],
+    },
     webhooks: {
       enabled: config.webhooks.enabled,
       path: config.webhooks.path,

@@ -120,6 +120,17 @@ export const webhooksSectionSchema = z
     },
   );
 
+/** A glob over `host/owner/name` or a branch: `*` stands for any run of characters. */
+const globPattern = nonEmptyString;
+
+export const discoverySectionSchema = z.strictObject({
+  enabled: z.boolean().default(false),
+  intervalSeconds: positiveNumber.default(300),
+  repos: z.array(globPattern).min(1, 'expected a non-empty list').default(['*']),
+  branches: z.array(globPattern).min(1, 'expected a non-empty list').default(['*']),
+  flakyTests: z.boolean().default(true),
+});
+
 export const configFileSchema = z
   .strictObject({
     // prefault, not default: an absent section is parsed as {}, so each key's own default applies
@@ -164,9 +175,10 @@ export const configFileSchema = z
       })
       .prefault({}),
     webhooks: webhooksSectionSchema.prefault({}),
-    targets: z
-      .array(targetSchema, { error: 'expected a non-empty list' })
-      .min(1, 'expected a non-empty list'),
+    // With an API key, the organization's merge queues found through API v2 (discovery/).
+    discovery: discoverySectionSchema.prefault({}),
+    // Empty only with discovery on (crossFieldIssues).
+    targets: z.array(targetSchema, { error: 'expected a list' }).default([]),
   })
   // Run also when other fields are invalid, so that every problem is reported at once.
   .superRefine(
@@ -194,6 +206,14 @@ function crossFieldIssues(value: unknown): CrossFieldIssue[] {
   const config = objectOrAbsent.parse(value) ?? {};
   const server = objectOrAbsent.parse(config.server) ?? {};
   const targets = Array.isArray(config.targets) ? (config.targets as unknown[]) : [];
+  const discovering = objectOrAbsent.parse(config.discovery)?.enabled === true;
+  const isDocument = objectOrAbsent.parse(value) !== undefined;
+  if (isDocument && !discovering && (config.targets === undefined || targets.length === 0)) {
+    issues.push({
+      path: ['targets'],
+      message: 'expected a non-empty list (or discovery.enabled: true with an API key)',
+    });
+  }
 
   const firstIndex = new Map<string, number>();
   targets.forEach((raw, index) => {

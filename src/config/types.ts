@@ -9,6 +9,11 @@ export interface RepositoryTarget {
   readonly name: string;
   readonly branches: readonly string[];
   readonly flakyTests: boolean;
+  /** What discovery added to this repository rather than the file (discovery/). */
+  readonly discovered?: {
+    readonly branches: ReadonlySet<string>;
+    readonly flakyTests: boolean;
+  };
 }
 
 /** The server's certificate and key, as read (and checked to match) when the config was loaded. */
@@ -19,6 +24,18 @@ export interface ServerTls {
   readonly cert: string;
   /** PEM private key. */
   readonly key: Secret;
+}
+
+/** `discovery`: which of the organization's merge queues become targets, and how often to look. */
+export interface DiscoverySettings {
+  readonly enabled: boolean;
+  readonly intervalSeconds: number;
+  /** Globs over `host/owner/name`; `*` stands for any run of characters. */
+  readonly repos: readonly string[];
+  /** Globs over the target branch. */
+  readonly branches: readonly string[];
+  /** Each discovered repository's quarantine list becomes a target too. */
+  readonly flakyTests: boolean;
 }
 
 /** The validated, normalized configuration the rest of the program runs from. */
@@ -82,6 +99,8 @@ export interface ExporterConfig {
     /** How far `svix-timestamp` may be from now, in seconds (at most 300). */
     readonly toleranceSeconds: number;
   };
+  /** The organization's merge queues found through API v2 (needs an API key). */
+  readonly discovery?: DiscoverySettings | undefined;
   /** Which share of the targets this instance polls. */
   readonly sharding: Sharding;
   readonly targets: readonly RepositoryTarget[];

@@ -86,9 +86,13 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
     const lookupMemory = lookupMemories.of(target, config.polling.pullRequestRecheckSeconds);
     const { v2 } = context;
     const viaV2 = config.trunk.apiKey !== undefined && v2 !== undefined;
-    // With a v1 token (and its orgUrlSlug), v1 stays the source of the configured quarantine lists.
+    // With a v1 token (and its orgUrlSlug), v1 stays the source of the configured quarantine lists;
+    // a discovered one is read through API v2.
     const quarantineViaV2 =
-      viaV2 && (config.trunk.token === undefined || config.trunk.orgUrlSlug === undefined);
+      viaV2 &&
+      (repository.discovered?.flakyTests === true ||
+        config.trunk.token === undefined ||
+        config.trunk.orgUrlSlug === undefined);
     const pollV2 = async (v2Readers: V2Readers, options: ReadOptions): Promise<PollResult> => {
       const { snapshot, queue } = await pollMergeQueueV2({
         reader: v2Readers.reader,

@@ -13,6 +13,8 @@ export interface Target {
   readonly repo: string;
   /** Target branch; '' for `flaky_tests`, which is per repository. */
   readonly branch: string;
+  /** Found through API v2 discovery rather than listed in the file (the landing page says so). */
+  readonly discovered?: boolean;
 }
 
 /** Stable key of a target, for maps. */

@@ -101,6 +101,7 @@ const SPECIAL_CHANGES: Record<
   },
   'trunk.apiKeyFile': {
     before: (file) => {
+      delete (file.trunk as FileObject).apiKey;
       setIn(file, 'trunk.apiKeyFile', 'api-key');
     },
     after: (file) => {
@@ -154,6 +155,16 @@ const SPECIAL_CHANGES: Record<
       setIn(file, 'webhooks.signingSecretFile', 'webhook-secret-copy');
     },
   },
+  'discovery.repos': {
+    after: (file) => {
+      setIn(file, 'discovery.repos', ['github.com/acme/*']);
+    },
+  },
+  'discovery.branches': {
+    after: (file) => {
+      setIn(file, 'discovery.branches', ['main']);
+    },
+  },
   // The default is the largest tolerance there is.
   'webhooks.toleranceSeconds': {
     after: (file) => {
@@ -176,7 +187,12 @@ function changedValue(path: string, current: unknown): unknown {
 
 function baseFile(): FileObject {
   return {
-    trunk: { apiUrl: 'http://127.0.0.1:1/v1', token: 'token-inline', orgUrlSlug: 'acme' },
+    trunk: {
+      apiUrl: 'http://127.0.0.1:1/v1',
+      token: 'token-inline',
+      apiKey: 'trunk_v2_inline',
+      orgUrlSlug: 'acme',
+    },
     server: { tls: { certFile: 'server.crt', keyFile: 'server.key' } },
     sharding: { totalShards: 2 },
     targets: [{ repo: 'github.com/acme/web', branches: ['main'], flakyTests: true }],
