@@ -24,6 +24,8 @@ export type Command =
       readonly seed: number;
       readonly flavour: 'documented' | 'live';
       readonly token: string | undefined;
+      /** --api-key: the v2 API key the simulator accepts (Authorization: Bearer). */
+      readonly apiKey: string | undefined;
       readonly latencyMs: number;
       readonly logLevel: LogLevel;
       /** --webhook-url and --webhook-secret: where to send the world's events, signed with what. */
@@ -53,10 +55,11 @@ export const USAGE = `Usage:
   trunk-exporter --demo [--log-level LEVEL] [--port N]
       Run against the built-in Trunk API simulator; no token needed.
   trunk-exporter simulate [--port N] [--host ADDRESS] [--seed N] [--flavour documented|live] [--token T]
-                          [--latency-ms N] [--webhook-url URL --webhook-secret whsec_...]
-      Run the Trunk API simulator alone (default 127.0.0.1:8080, seed 1, token demo-token),
-      answering every request after N milliseconds (default 0); with --webhook-url, also POST
-      Trunk's webhooks for what the simulated world does, signed Svix-style with the secret.
+                          [--api-key K] [--latency-ms N] [--webhook-url URL --webhook-secret whsec_...]
+      Run the Trunk API simulator alone (default 127.0.0.1:8080, seed 1, v1 token demo-token,
+      v2 API key trunk_v2_demo-key), answering every request after N milliseconds (default 0);
+      with --webhook-url, also POST Trunk's webhooks for what the simulated world does, signed
+      Svix-style with the secret.
   trunk-exporter --version | --help
 
 Options:
@@ -91,6 +94,7 @@ export const SIMULATE_OPTIONS = {
   seed: { type: 'string' },
   flavour: { type: 'string' },
   token: { type: 'string' },
+  'api-key': { type: 'string' },
   'latency-ms': { type: 'string' },
   'log-level': { type: 'string' },
   'webhook-url': { type: 'string' },
@@ -156,6 +160,7 @@ function parseSimulate(argv: readonly string[]): Command {
     seed: values.seed === undefined ? 1 : parseInteger('--seed', values.seed),
     flavour,
     token: values.token,
+    apiKey: values['api-key'],
     latencyMs:
       values['latency-ms'] === undefined ? 0 : parseInteger('--latency-ms', values['latency-ms']),
     logLevel: parseLogLevel(values['log-level']),

@@ -85,7 +85,7 @@ export interface V2Context {
   readonly withinRateLimit: () => boolean;
 }
 
-/** Answers one request whose path starts with /v2; resolves to the status sent. */
+/** Answers one request whose path starts with /v2; returns the status sent. */
 export function answerV2(
   request: IncomingMessage,
   response: ServerResponse,

@@ -4,7 +4,7 @@ import { expect } from 'vitest';
 import type { SimulatorFlavour } from '../../src/simulator/responses.js';
 import type { RunningSimulator, SimulatorServerOptions } from '../../src/simulator/server.js';
 import { startTestSimulator as startSharedTestSimulator } from '../support/simulator.js';
-import { TEST_TOKEN, type Reply } from './harness.js';
+import { replyOf, TEST_TOKEN, type Reply } from './harness.js';
 
 export const TEST_API_KEY = 'trunk_v2_test-key-456';
 
@@ -29,18 +29,9 @@ export async function v2Request(
   const key = options.key === undefined ? TEST_API_KEY : options.key;
   const headers: Record<string, string> = { ...options.headers };
   if (key !== null) headers.Authorization = `Bearer ${key}`;
-  const response = await fetch(`${simulator.origin}${path}`, {
-    method: options.method ?? 'GET',
-    headers,
-  });
-  const text = await response.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: response.status, headers: response.headers, text, json };
+  return replyOf(
+    await fetch(`${simulator.origin}${path}`, { method: options.method ?? 'GET', headers }),
+  );
 }
 
 /** A list page as the wire carries it, rows left unchecked. */

@@ -54,7 +54,16 @@ describe('GET /v2/merge-queues/{id}/pull-requests', () => {
   it('shows the PRs v1 shows, in the same states, newest submission first', async () => {
     const simulator = await startV2Simulator({ seed: 8, flavour: 'live' });
     const ids = await queueIds(simulator);
+    // One PR still waiting for the host's answer and one it refused, whatever the seed drew.
+    const [first] = simulator.world.mergeQueues;
+    const now = simulator.world.now();
+    const waiting = first?.model.submit(now);
+    const refused = first?.model.submit(now);
+    if (waiting === undefined || refused === undefined) throw new Error('no queue');
+    waiting.readiness.mergeability = 'in_progress';
+    refused.readiness.mergeability = 'not_mergeable';
     let notMergeable = 0;
+    let inProgress = 0;
     for (const [index, { repository, model }] of simulator.world.mergeQueues.entries()) {
       const repo = { host: repository.host, owner: repository.owner, name: repository.name };
       const { rows } = await walk(
@@ -105,10 +114,14 @@ describe('GET /v2/merge-queues/{id}/pull-requests', () => {
           for (const reason of details?.reasons ?? []) {
             expect(MERGEABILITY_REASON_CODES).toContain(reason.code);
           }
-        } else expect(details).toBeUndefined();
+        } else {
+          if (entry.readiness.mergeability === 'inProgress') inProgress += 1;
+          expect(details).toBeUndefined();
+        }
       }
     }
     expect(notMergeable).toBeGreaterThan(0);
+    expect(inProgress).toBeGreaterThan(0);
   });
 
   it('filters by state and author, and refuses an unknown state', async () => {
@@ -171,6 +184,12 @@ describe('GET /v2/merge-queues/{id}/pull-requests', () => {
         [...(exits.get(id) ?? [])].sort(),
       );
       expect(rows.every((row) => row.isCurrentlySubmittedToQueue === false)).toBe(true);
+      // The window alone already means exits: the state filter only narrows which outcomes.
+      const { rows: windowOnly } = await walk(
+        simulator,
+        `/v2/merge-queues/${id}/pull-requests?concludedAfter=${after}&limit=100`,
+      );
+      expect(windowOnly.map((row) => row.number)).toEqual(rows.map((row) => row.number));
       seen += rows.length;
       // Both bounds are inclusive: a window of one instant holds the exits of that instant.
       for (const row of rows.slice(0, 3)) {
@@ -181,6 +200,9 @@ describe('GET /v2/merge-queues/{id}/pull-requests', () => {
         );
         expect(instant.data.map((other) => other.number)).toContain(row.number);
         expect(instant.data.every((other) => entryOf(other).stateChangedAt === at)).toBe(true);
+        expect(instant.data.every((other) => other.isCurrentlySubmittedToQueue === false)).toBe(
+          true,
+        );
       }
     }
     expect(seen).toBeGreaterThan(3);
