@@ -157,6 +157,7 @@ export async function startExporter(
   });
   /** What the last successful discovery found; merged with the configured targets. */
   let discovered: readonly RepositoryTarget[] = [];
+  let discoveredOnce = false;
   const discoveryObserver = registerDiscoveryMetrics(registry, metrics.metricChanges);
   const discovery = new TargetDiscovery({
     listQueues: async (options) => {
@@ -165,6 +166,8 @@ export async function startExporter(
     },
     onDiscovered: (repositories) => {
       discovered = repositories;
+      discoveredOnce = true;
+      store.awaitDiscovery(false);
       applyTargets(current);
     },
     observer: discoveryObserver,
@@ -242,6 +245,7 @@ export async function startExporter(
     applyTargets(next);
     apiBudget = checkApiBudget(next, logger);
     current = next;
+    store.awaitDiscovery(next.discovery?.enabled === true && !discoveredOnce);
     discovery.configure(next.discovery);
     return changes;
   }
