@@ -308,6 +308,7 @@ function normalize(
       signingSecret: webhookSecret,
       signingSecretFile: config.webhooks.signingSecretFile,
       toleranceSeconds: config.webhooks.toleranceSeconds,
+      bodyTimeoutSeconds: config.webhooks.bodyTimeoutSeconds,
     },
     targets,
     ...(warnings.length === 0 ? {} : { warnings }),

@@ -98,6 +98,8 @@ export interface ExporterConfig {
     readonly signingSecretFile?: string | undefined;
     /** How far `svix-timestamp` may be from now, in seconds (at most 300). */
     readonly toleranceSeconds: number;
+    /** How long a request may take to send its body, in seconds (then 408). */
+    readonly bodyTimeoutSeconds: number;
   };
   /** The organization's merge queues found through API v2 (needs an API key). */
   readonly discovery?: DiscoverySettings | undefined;
