@@ -4,6 +4,7 @@ import './exporterV8Flags.ts';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem, type as osType, release } from 'node:os';
 import { dirname, join } from 'node:path';
+import * as apiCallsV1V2 from './apiCallsV1V2.ts';
 import * as apiEconomy from './apiEconomy.ts';
 import { ROOT } from './built.ts';
 import * as cycleTime from './cycleTime.ts';
@@ -19,6 +20,7 @@ interface Benchmark {
 
 const BENCHMARKS: readonly (readonly [string, Benchmark])[] = [
   ['apiEconomy', apiEconomy],
+  ['apiCallsV1V2', apiCallsV1V2],
   ['cycleTime', cycleTime],
   ['scrape', scrape],
   ['memory', memory],

@@ -48,6 +48,7 @@ export class PolledTargets {
   readonly #listeners: TargetsListener[] = [];
   /** What the last successful discovery found; merged with the configured targets. */
   #discovered: readonly RepositoryTarget[] = [];
+  #discoveredOnce = false;
   #config: ExporterConfig;
   #count = 0;
 
@@ -77,6 +78,8 @@ export class PolledTargets {
       },
       onDiscovered: (repositories) => {
         this.#discovered = repositories;
+        this.#discoveredOnce = true;
+        options.store.awaitDiscovery(false);
         this.#setTargets();
       },
       observer: options.discoveryObserver,
@@ -98,6 +101,7 @@ export class PolledTargets {
   readonly apply = (next: ExporterConfig): void => {
     this.#config = next;
     this.#setTargets();
+    this.#options.store.awaitDiscovery(next.discovery?.enabled === true && !this.#discoveredOnce);
     this.#discovery.configure(next.discovery);
   };
 

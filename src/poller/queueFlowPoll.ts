@@ -43,7 +43,7 @@ export async function followQueueFlow(request: QueueFlowPollRequest): Promise<Qu
   if (previous === undefined) return () => startQueueFlow(current, flowOptions);
   const prNumbers = exitsToLookUp(previous, current);
   const lookups = request.lookUp
-    ? await request.lookUp(prNumbers, previous.lastPollAt)
+    ? await request.lookUp(prNumbers, earliestStateSince(previous, prNumbers))
     : await lookUpExits({
         reader: request.reader,
         repo: request.repo,
@@ -58,4 +58,18 @@ export async function followQueueFlow(request: QueueFlowPollRequest): Promise<Qu
     latest === undefined
       ? startQueueFlow(current, flowOptions)
       : advanceQueueFlow(latest, current, lookups, flowOptions);
+}
+
+/**
+ * The earliest time the departed PRs were last seen changing state: each concluded after it. From
+ * their stateChangedAt (Trunk's clock) where the polls had one, so the window of concluded entries
+ * does not depend on the exporter's clock agreeing with Trunk's.
+ */
+function earliestStateSince(flow: QueueFlow, prNumbers: readonly number[]): number {
+  let earliest = flow.lastPollAt;
+  for (const number of prNumbers) {
+    const seen = flow.tracked.get(number) ?? flow.departed.get(number);
+    if (seen !== undefined && seen.stateSince < earliest) earliest = seen.stateSince;
+  }
+  return earliest;
 }

@@ -94,6 +94,13 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
         config.trunk.token === undefined ||
         config.trunk.orgUrlSlug === undefined);
     const pollV2 = async (v2Readers: V2Readers, options: ReadOptions): Promise<PollResult> => {
+      // What the last poll saw, on Trunk's clock: each departed PR concluded after its last change.
+      const previous = context.store.lastSnapshot(target);
+      const lastChanges = new Map(
+        previous?.kind === 'merge_queue'
+          ? previous.pullRequests.map((pr) => [pr.number, pr.stateChangedAt])
+          : [],
+      );
       const { snapshot, queue } = await pollMergeQueueV2({
         reader: v2Readers.reader,
         directory: v2Readers.directory,
@@ -121,7 +128,7 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
               reader: v2Readers.reader,
               queue,
               prNumbers,
-              since,
+              since: Math.min(since, ...prNumbers.map((n) => lastChanges.get(n) ?? since)),
               options,
               logger: context.logger,
             }),

@@ -10,8 +10,8 @@ import { followUp, type ReadOptions } from './trunkReader.js';
 import type { V2PullRequestLister } from './v2MergeQueuePoll.js';
 
 /**
- * How far before the previous poll the window of concluded entries starts: Trunk's clock and the
- * exporter's may disagree by this much without an exit falling between two windows.
+ * How far before `since` the window of concluded entries starts: where `since` comes from the
+ * exporter's clock, that clock and Trunk's may disagree by this much without an exit being missed.
  */
 export const CONCLUDED_WINDOW_SLACK_SECONDS = 120;
 
@@ -19,7 +19,7 @@ interface V2ExitLookupRequest {
   readonly reader: V2PullRequestLister;
   readonly queue: V2QueueRef;
   readonly prNumbers: readonly number[];
-  /** Unix seconds of the previous successful poll: every departed PR concluded after it. */
+  /** Unix seconds every departed PR concluded after (its last state change seen by a poll). */
   readonly since: number;
   readonly options: ReadOptions;
   readonly logger: Logger;

@@ -103,10 +103,11 @@ describe('valid configuration files', () => {
 
   it('accepts config.example.yaml as shipped', async () => {
     const config = await loadConfigFile(join(import.meta.dirname, '../../config.example.yaml'), {
-      TRUNK_API_TOKEN: 'example-token',
+      TRUNK_API_KEY: 'trunk_v2_example',
     });
     expect(config.targets.length).toBeGreaterThan(0);
-    expect(config.trunk.token?.reveal()).toBe('example-token');
+    expect(config.trunk.apiKey?.reveal()).toBe('trunk_v2_example');
+    expect(config.warnings).toBeUndefined();
   });
 
   it('expands ${VAR} in any string and accepts the object repo form', async () => {

@@ -59,6 +59,9 @@ describe.skipIf(renderer === undefined).each(valueSets)('Helm chart rendered: $n
       [values.token.existingSecret]: {
         [values.token.existingSecretKey]: 'from-an-existing-secret',
       },
+      [values.apiKey.existingSecret]: {
+        [values.apiKey.existingSecretKey]: 'trunk_v2_from-an-existing-secret',
+      },
       [values.webhooks.signingSecret.existingSecret]: {
         [values.webhooks.signingSecret.existingSecretKey]: EXISTING_SIGNING_SECRET,
       },
@@ -92,6 +95,7 @@ describe.skipIf(renderer === undefined).each(valueSets)('Helm chart rendered: $n
   it('gives the exporter the webhook settings with the signing secret as a mounted file, never in the ConfigMap', () => {
     const root = layOutPodFiles(workload.spec.template.spec, objects, {
       [values.token.existingSecret]: { [values.token.existingSecretKey]: 'token' },
+      [values.apiKey.existingSecret]: { [values.apiKey.existingSecretKey]: 'trunk_v2_key' },
       [values.webhooks.signingSecret.existingSecret]: {
         [values.webhooks.signingSecret.existingSecretKey]: EXISTING_SIGNING_SECRET,
       },
