@@ -8,7 +8,7 @@ import { createExporterMetrics } from './metrics/exporterMetricSet.js';
 import { createRegistry } from './metrics/registry.js';
 import type { ReloadResult, ReloadTrigger } from './reload/configReloader.js';
 import { liveReload } from './reload/liveReload.js';
-import { TrunkClientSlot, trunkClientBuilder } from './reload/trunkClientSlot.js';
+import { ReplaceableTrunkClient, trunkClientBuilder } from './reload/replaceableTrunkClient.js';
 import { KnownSecrets } from './secrets/knownSecrets.js';
 import {
   applyServerSettings,
@@ -70,7 +70,7 @@ export async function startExporter(
     version,
     targets: (): number => polled.count,
   };
-  const clients = new TrunkClientSlot(trunkClientBuilder(shared), config.trunk);
+  const clients = new ReplaceableTrunkClient(trunkClientBuilder(shared), config.trunk);
   live.subscribe(clients.apply);
   const polled = new PolledTargets(
     { store, clients, logger, triggerSpacing: dependencies.webhookTriggerSpacing, ...metrics },

@@ -8,7 +8,7 @@ type TrunkSettings = ExporterConfig['trunk'];
  * The Trunk client the poll jobs use, replaceable on reload (new token, URL or limits). A replaced
  * client finishes the calls it has in flight, so a reload fails no poll, then closes.
  */
-export class TrunkClientSlot {
+export class ReplaceableTrunkClient {
   #current: TrunkClient;
   #apiUrl: string;
   readonly #retiring = new Set<TrunkClient>();
@@ -54,7 +54,7 @@ export class TrunkClientSlot {
   }
 }
 
-/** What every client a slot builds shares, whatever the `trunk` settings. */
+/** What every client a ReplaceableTrunkClient builds shares, whatever the `trunk` settings. */
 type SharedClientOptions = Omit<TrunkClientOptions, keyof TrunkSettings>;
 
 /** Builds a client from the `trunk` settings and what every client shares. */
