@@ -1,6 +1,9 @@
 // Discovery end to end: an exporter with an API key and no target listed finds the simulator's
 // merge queues through API v2, polls them labelled as configured ones would be, drops a queue that
 // disappears, keeps its list when a read fails, and merges what it finds with configured targets.
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FaultPlan } from '../../src/simulator/faults.js';
 import type { RunningSimulator } from '../../src/simulator/server.js';
@@ -162,5 +165,51 @@ describe('discovery', () => {
     expect(gauge(samples, 'trunk_exporter_discovered_targets', { kind: 'merge_queue' })).toBe(
       expected.length - 1,
     );
+  });
+
+  it('divides discovered queues between shards like configured ones', async () => {
+    const { world, simulator } = await startTestSimulator({
+      seed: 3,
+      token: TOKEN,
+      apiKey: API_KEY,
+    });
+    const all = world.repositories.reduce((sum, repository) => sum + repository.branches.length, 0);
+    const shard = (index: number) =>
+      `${discoveryYaml(simulator, '  []\n', '  flakyTests: false\n')}\nsharding:\n  shard: ${index}\n  totalShards: 2\n`;
+    const [first, second] = await Promise.all([
+      startTestExporter(shard(0)),
+      startTestExporter(shard(1)),
+    ]);
+    const polled = async (exporter: typeof first) => {
+      await exporter.waitUntilReady();
+      const samples = await exporter.waitFor((current) => {
+        const found = gauge(current, 'trunk_exporter_discovered_targets', { kind: 'merge_queue' });
+        const read = gauge(current, 'trunk_exporter_discovery_last_success_timestamp_seconds');
+        return read !== undefined && read > 0 && queuesUp(current).length === found;
+      }, 'every discovered target polled');
+      return queuesUp(samples);
+    };
+    const [a, b] = [await polled(first), await polled(second)];
+    expect(a.filter((queue) => b.includes(queue))).toEqual([]);
+    expect([...a, ...b].sort()).toHaveLength(all);
+  });
+
+  it('follows a reload: discovery turned off drops what it found, configured targets stay', async () => {
+    const { simulator } = await startTestSimulator({ seed: 3, token: TOKEN, apiKey: API_KEY });
+    const directory = await mkdtemp(join(tmpdir(), 'trunk-exporter-discovery-'));
+    const configFile = join(directory, 'config.yaml');
+    const configured = '  - repo: github.com/acme/web\n    branches: [main]\n';
+    const on = discoveryYaml(simulator, configured, '  flakyTests: false\n');
+    await writeFile(configFile, on);
+    const exporter = await startTestExporter(on, 'info', configFile);
+    await exporter.waitFor((current) => queuesUp(current).length > 1, 'discovered queues');
+    await writeFile(configFile, on.replace('  enabled: true', '  enabled: false'));
+    expect((await exporter.exporter.reload('HTTP')).applied).toBe(true);
+    const samples = await exporter.waitFor(
+      (current) => queuesUp(current).length === 1,
+      'only the configured queue',
+    );
+    expect(queuesUp(samples)).toEqual(['github.com/acme/web main']);
+    expect(gauge(samples, 'trunk_exporter_discovered_targets', { kind: 'merge_queue' })).toBe(0);
   });
 });
