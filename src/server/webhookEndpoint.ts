@@ -14,9 +14,9 @@ import {
  * `POST <webhooks.path>`, mounted before basic auth (Svix cannot send credentials; the signature
  * is the authentication). Everything an unsigned request could make expensive is refused first,
  * from the headers alone: missing, malformed or stale signature headers (401), an announced body
- * over 1 MiB (413). Only then is the body read, as one of the concurrent body reads (webhookBodyReads.ts), within
- * `webhooks.bodyTimeoutSeconds` (else 408); a body that passes 1 MiB is answered 413 at once, and a
- * reader whose place a faster newcomer took gets 503. The connection is closed after any refusal,
+ * over 1 MiB (413). Only then is the body read, as one of the concurrent body reads
+ * (webhookBodyReads.ts), within `webhooks.bodyTimeoutSeconds` (else 408); a body that passes 1 MiB
+ * is answered 413 at once, and a reader whose place a faster newcomer took gets 503. The connection is closed after any refusal,
  * so the rest of a refused body is not waited for. Every answer is counted by the receiver.
  */
 export function webhookEndpoint(
