@@ -11,9 +11,10 @@ export interface SimulateOptions {
   readonly seed: number;
   readonly flavour: 'documented' | 'live';
   readonly token: string | undefined;
+  /** --api-key: the v2 API key the simulator accepts (Authorization: Bearer). */
   readonly apiKey: string | undefined;
   readonly latencyMs: number;
-  /** Where to send the world's events, signed with what. */
+  /** --webhook-url and --webhook-secret: where to send the world's events, signed with what. */
   readonly webhook: { readonly url: string; readonly secret: string } | undefined;
 }
 
