@@ -44,6 +44,8 @@ interface ExporterDependencies {
   readonly simulatedUpstream?: boolean;
   /** How webhook events turn into polls; tests shorten it. */
   readonly webhookTriggerSpacing?: TriggerSpacing;
+  /** The most seconds a target's first poll waits (PollScheduler's default 2); tests shorten it. */
+  readonly firstPollSpreadSeconds?: number;
 }
 
 /**
@@ -73,11 +75,19 @@ export async function startExporter(
   const clients = new ReplaceableTrunkClient(trunkClientBuilder(shared), config.trunk);
   live.subscribe(clients.apply);
   const polled = new PolledTargets(
-    { store, clients, logger, triggerSpacing: dependencies.webhookTriggerSpacing, ...metrics },
+    {
+      store,
+      clients,
+      logger,
+      triggerSpacing: dependencies.webhookTriggerSpacing,
+      firstPollSpreadSeconds: dependencies.firstPollSpreadSeconds,
+      ...metrics,
+    },
     config,
   );
   const webhooks = receiveWebhooks(store, metrics.webhookObserver, polled, logger);
-  const { address, port, tls, basicAuthUsers, maxConnections } = config.server;
+  const { address, port, tls, basicAuthUsers, maxConnections, maxConnectionsPerAddress } =
+    config.server;
   const listening = { address, port, tls: tls !== undefined };
   const reload = liveReload({
     config: live,
@@ -101,7 +111,10 @@ export async function startExporter(
     simulatedUpstream: dependencies.simulatedUpstream === true,
     webhooks,
   });
-  const http = await startHttpServer(app, address, port, tls, { maxConnections });
+  const http = await startHttpServer(app, address, port, tls, {
+    maxConnections,
+    maxConnectionsPerAddress,
+  });
   live.subscribe(applyServerSettings(http, auth, logger));
   live.subscribe(polled.apply);
   metrics.reloadObserver.reloadSucceeded(Date.now() / 1000);

@@ -27,6 +27,8 @@ interface PolledTargetsOptions {
   readonly logger: Logger;
   /** How webhook events turn into polls; tests shorten it. */
   readonly triggerSpacing?: TriggerSpacing | undefined;
+  /** The most seconds a target's first poll waits (PollScheduler's default); tests shorten it. */
+  readonly firstPollSpreadSeconds?: number | undefined;
 }
 
 /** Told the polled targets and the configuration they came from, whenever either changes. */
@@ -56,7 +58,12 @@ export class PolledTargets {
     this.#options = options;
     this.#config = initial;
     const { clients, logger } = options;
-    this.#scheduler = new PollScheduler({ logger });
+    this.#scheduler = new PollScheduler({
+      logger,
+      ...(options.firstPollSpreadSeconds === undefined
+        ? {}
+        : { firstPollSpreadSeconds: options.firstPollSpreadSeconds }),
+    });
     // One list of the organization's queues per merge-queue interval, whatever the reloads.
     this.#v2Queues = new V2QueueDirectory(
       new TrunkV2Client(clients.current),

@@ -126,10 +126,7 @@ function toPullRequestSnapshot(row: V2PullRequest): PullRequestSnapshot {
     number: row.number,
     state,
     priorityName: priority.name,
-    priorityValue: priority.value,
     stateChangedAt: parseTimestampSeconds(entry.stateChangedAt),
-    sha: row.sha,
-    skipTheLine: entry.skipsTheLine ?? false,
     blockedReasons:
       state === 'not_ready' && entry.readiness ? failingV2ReadinessRules(entry.readiness) : [],
   };

@@ -21,6 +21,7 @@ export function applyServerSettings(
     }
     auth.setUsers(next.server.basicAuthUsers);
     http.setMaxConnections(next.server.maxConnections);
+    http.setMaxConnectionsPerAddress(next.server.maxConnectionsPerAddress);
     checkOpenFileLimit(
       {
         maxConnections: next.server.maxConnections,
