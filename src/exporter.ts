@@ -60,6 +60,8 @@ interface ExporterDependencies {
   readonly simulatedUpstream?: boolean;
   /** How webhook events turn into polls; tests shorten it. */
   readonly webhookTriggerSpacing?: TriggerSpacing;
+  /** The most seconds a target's first poll waits (PollScheduler's default 2); tests shorten it. */
+  readonly firstPollSpreadSeconds?: number;
 }
 
 /**
@@ -117,7 +119,12 @@ export async function startExporter(
     config.trunk,
   );
   const auth = new BasicAuthVerifier(config.server.basicAuthUsers);
-  const scheduler = new PollScheduler({ logger });
+  const scheduler = new PollScheduler({
+    logger,
+    ...(dependencies.firstPollSpreadSeconds === undefined
+      ? {}
+      : { firstPollSpreadSeconds: dependencies.firstPollSpreadSeconds }),
+  });
   const lookupMemories = new LookupMemories();
   // One list of the organization's queues per merge-queue interval, whatever the reloads.
   const v2Queues = new V2QueueDirectory(
