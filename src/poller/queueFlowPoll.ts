@@ -12,7 +12,7 @@ import type { RepoRef } from '../trunk/schemas.js';
 import { lookUpExits } from './exitLookup.js';
 import type { ReadOptions, TrunkReader } from './trunkReader.js';
 
-interface QueueFlowPollRequest {
+export interface QueueFlowPollRequest {
   readonly reader: TrunkReader;
   readonly repo: RepoRef;
   readonly pullRequestDetails: boolean;

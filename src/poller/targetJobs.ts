@@ -14,7 +14,11 @@ import { isAuthenticationFailure, whatToCheck } from './failureHint.js';
 import { pollFlakyTests } from './flakyTestsPoll.js';
 import { LookupMemories } from './lookupMemories.js';
 import { pollMergeQueue } from './mergeQueuePoll.js';
-import { followQueueFlow, type QueueFlowUpdate } from './queueFlowPoll.js';
+import {
+  followQueueFlow,
+  type QueueFlowPollRequest,
+  type QueueFlowUpdate,
+} from './queueFlowPoll.js';
 import type { PollObserver } from './pollObserver.js';
 import type { PollJob } from './scheduler.js';
 import type { ReadOptions, TrunkReader } from './trunkReader.js';
@@ -67,12 +71,16 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
     const withQueueFlow = async (
       snapshot: MergeQueueSnapshot,
       options: ReadOptions,
+      /** How departed PRs are looked up through API v2; v1 lookups without it. */
+      lookUp?: QueueFlowPollRequest['lookUp'],
     ): Promise<PollResult> => ({
       snapshot,
       queueFlow: await followQueueFlow({
         reader: context.reader,
         repo: repository.repo,
-        pullRequestDetails: config.polling.pullRequestDetails,
+        // Through v2 the exit read costs one call per queue, whatever pullRequestDetails says.
+        pullRequestDetails: lookUp !== undefined || config.polling.pullRequestDetails,
+        ...(lookUp === undefined ? {} : { lookUp }),
         options,
         logger: context.logger,
         previous: context.store.queueFlow(target),
@@ -109,31 +117,16 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
         options,
         now,
       });
-      return {
-        snapshot,
-        queueFlow: await followQueueFlow({
-          reader: context.reader,
-          repo: repository.repo,
-          pullRequestDetails: true,
+      return withQueueFlow(snapshot, options, (prNumbers, since) =>
+        lookUpExitsV2({
+          reader: v2Readers.reader,
+          queue,
+          prNumbers,
+          since: Math.min(since, ...prNumbers.map((n) => lastChanges.get(n) ?? since)),
           options,
           logger: context.logger,
-          previous: context.store.queueFlow(target),
-          current: snapshot,
-          flowOptions: {
-            maxGapSeconds: Math.max(config.polling.staleAfterSeconds, 2 * intervalSeconds),
-            webhooks: webhookExitSettings(config),
-          },
-          lookUp: (prNumbers, since) =>
-            lookUpExitsV2({
-              reader: v2Readers.reader,
-              queue,
-              prNumbers,
-              since: Math.min(since, ...prNumbers.map((n) => lastChanges.get(n) ?? since)),
-              options,
-              logger: context.logger,
-            }),
         }),
-      };
+      );
     };
     const poll = (options: ReadOptions): Promise<PollResult> =>
       target.kind === 'merge_queue' && viaV2
