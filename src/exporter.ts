@@ -57,7 +57,7 @@ export async function startExporter(
   config: ExporterConfig,
   dependencies: ExporterDependencies,
 ): Promise<RunningExporter> {
-  const { logger, version } = dependencies;
+  const { logger, version, firstPollSpreadSeconds } = dependencies;
   const secrets = dependencies.secrets ?? new KnownSecrets();
   const live = new LiveConfig(config);
   live.subscribe(noteSecretsAndWarnings(secrets, logger));
@@ -70,19 +70,14 @@ export async function startExporter(
     observer: metrics.apiCallObserver,
     logger,
     version,
+    // How many targets share the client's limits: read by requests, so only once `polled` exists.
     targets: (): number => polled.count,
   };
   const clients = new ReplaceableTrunkClient(trunkClientBuilder(shared), config.trunk);
   live.subscribe(clients.apply);
+  const triggerSpacing = dependencies.webhookTriggerSpacing;
   const polled = new PolledTargets(
-    {
-      store,
-      clients,
-      logger,
-      triggerSpacing: dependencies.webhookTriggerSpacing,
-      firstPollSpreadSeconds: dependencies.firstPollSpreadSeconds,
-      ...metrics,
-    },
+    { store, clients, logger, triggerSpacing, firstPollSpreadSeconds, ...metrics },
     config,
   );
   const webhooks = receiveWebhooks(store, metrics.webhookObserver, polled, logger);
