@@ -222,6 +222,7 @@ export async function startExporter(
   const { address, port, tls } = config.server;
   const http = await startHttpServer(app, address, port, tls, {
     maxConnections: config.server.maxConnections,
+    maxConnectionsPerAddress: config.server.maxConnectionsPerAddress,
   });
   const listening = { address, port, tls: tls !== undefined };
 
@@ -234,6 +235,7 @@ export async function startExporter(
     }
     auth.setUsers(next.server.basicAuthUsers);
     http.setMaxConnections(next.server.maxConnections);
+    http.setMaxConnectionsPerAddress(next.server.maxConnectionsPerAddress);
     checkOpenFileLimit(
       {
         maxConnections: next.server.maxConnections,

@@ -92,6 +92,7 @@ async function measure(
       port: 0,
       enableReload: false,
       maxConnections: 512,
+      maxConnectionsPerAddress: 64,
       tls: undefined,
       basicAuthUsers: new Map(),
     },

@@ -291,6 +291,7 @@ function normalize(
       port: config.server.port,
       enableReload: config.server.enableReload,
       maxConnections: config.server.maxConnections,
+      maxConnectionsPerAddress: config.server.maxConnectionsPerAddress,
       tls,
       basicAuthUsers: new Map(Object.entries(config.server.basicAuthUsers ?? {})),
     },

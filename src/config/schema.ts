@@ -151,6 +151,9 @@ export const configFileSchema = z
         // Well below the usual open-file limit (1,024 at the least), which the exporter also needs
         // for its connections to Trunk; a connection beyond it is closed at once.
         maxConnections: positiveInt.default(512),
+        // Room for a scraper, a browser and a proxy's pool; a flood from one address leaves the
+        // other clients the rest of maxConnections.
+        maxConnectionsPerAddress: positiveInt.default(64),
         tls: z.strictObject({ certFile: nonEmptyString, keyFile: nonEmptyString }).optional(),
         basicAuthUsers: z
           .record(z.string(), bcryptHash, { error: 'expected a map of username: bcrypt hash' })

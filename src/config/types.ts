@@ -65,6 +65,8 @@ export interface ExporterConfig {
     readonly enableReload: boolean;
     /** Connections the HTTP server holds at once; more are closed as they arrive. */
     readonly maxConnections: number;
+    /** Connections the HTTP server holds at once from one client address; more are closed as they arrive. */
+    readonly maxConnectionsPerAddress: number;
     /** HTTPS instead of HTTP when set. */
     readonly tls: ServerTls | undefined;
     /** Username → bcrypt hash; empty when basic auth is off. */

@@ -139,6 +139,7 @@ export function demoConfig(
       port: options.port,
       enableReload: false,
       maxConnections: 512,
+      maxConnectionsPerAddress: 64,
       tls: undefined,
       basicAuthUsers: new Map(),
     },

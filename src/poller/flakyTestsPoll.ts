@@ -83,10 +83,13 @@ export async function pollFlakyTests(request: FlakyTestsPollRequest): Promise<Fl
     totalRows ??= rows;
     mostRowsPromised = Math.max(mostRowsPromised, rows);
     for (const test of page.quarantined_tests) {
-      // Offset paging over a list that changes can repeat a row; count each test once.
-      const identity = `${test.test_case_id}\u0000${test.variant ?? ''}`;
-      if (seenTests.has(identity)) continue;
-      seenTests.add(identity);
+      // Offset paging over a list that changes can repeat a row; count each test once. A row
+      // without a test_case_id cannot be told from another: it is counted as it comes.
+      if (test.test_case_id !== undefined) {
+        const identity = `${test.test_case_id}\u0000${test.variant ?? ''}`;
+        if (seenTests.has(identity)) continue;
+        seenTests.add(identity);
+      }
       const named = test.codeowners.filter((owner) => owner !== '');
       const owners = named.length > 0 ? new Set(named) : [NO_CODEOWNER];
       for (const owner of owners) byCodeowner.set(owner, (byCodeowner.get(owner) ?? 0) + 1);

@@ -1,4 +1,5 @@
 import {
+  UNKNOWN_PRIORITY,
   UNKNOWN_STATE,
   type MergeQueueSnapshot,
   type PullRequestSnapshot,
@@ -117,11 +118,8 @@ function toPullRequestSnapshot(
   return {
     number: item.prNumber,
     state,
-    priorityName: item.priorityName,
-    priorityValue: item.priorityValue,
+    priorityName: item.priorityName ?? UNKNOWN_PRIORITY,
     stateChangedAt: parseTimestampSeconds(item.stateChangedAt),
-    sha: item.prSha,
-    skipTheLine: item.skipTheLine,
     blockedReasons,
   };
 }

@@ -121,15 +121,11 @@ function toSnapshot(
 function toPullRequestSnapshot(row: V2PullRequest): PullRequestSnapshot {
   const entry = row.queueEntry;
   const state = v1Value(entry.state);
-  const priority = priorityOf(entry.priorityName, entry.priorityValue);
   return {
     number: row.number,
     state,
-    priorityName: priority.name,
-    priorityValue: priority.value,
+    priorityName: priorityOf(entry.priorityName, entry.priorityValue).name,
     stateChangedAt: parseTimestampSeconds(entry.stateChangedAt),
-    sha: row.sha,
-    skipTheLine: entry.skipsTheLine ?? false,
     blockedReasons:
       state === 'not_ready' && entry.readiness ? failingV2ReadinessRules(entry.readiness) : [],
   };

@@ -43,6 +43,9 @@ export const KNOWN_PRIORITY_NAMES = ['urgent', 'high', 'medium', 'low'] as const
 /** The PR state used when neither the queue item nor a lookup says what it is. */
 export const UNKNOWN_STATE = 'unknown';
 
+/** The priority name used when the queue item has none. */
+export const UNKNOWN_PRIORITY = 'unknown';
+
 /** Readiness rules of trunk-api-v1.md 2.7 that can keep a `not_ready` PR from testing. */
 export const BLOCKED_REASONS = [
   'base_branch_mismatch',
@@ -86,12 +89,10 @@ export interface PullRequestSnapshot {
   readonly number: number;
   /** From the queue item, else from getSubmittedPullRequest, else `unknown`. */
   readonly state: string;
+  /** From the queue item, else `unknown`. */
   readonly priorityName: string;
-  readonly priorityValue: number;
   /** Unix seconds; undefined when the API sent no parseable timestamp. */
   readonly stateChangedAt: number | undefined;
-  readonly sha: string;
-  readonly skipTheLine: boolean;
   /** Failing readiness rules; empty unless the PR is `not_ready` and its readiness was looked up. */
   readonly blockedReasons: readonly BlockedReason[];
 }

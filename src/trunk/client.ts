@@ -73,7 +73,7 @@ export interface CallOptions {
 }
 
 /** Reports the anomalies of a parsed response and returns it made harmless (responseAnomalies.ts). */
-type ResponseCheck<T> = (value: T, report: AnomalyReport) => T;
+type ResponseCheck<R, T> = (value: R, report: AnomalyReport) => T;
 
 type ErrorFactory = (
   reason: TrunkApiErrorReason,
@@ -236,11 +236,11 @@ export class TrunkClient {
   }
 
   /** Runs a call, counted as active until it settles (see retire()). */
-  #call<T, N = never>(
+  #call<R, T, N = never>(
     target: CallTarget,
     request: ApiRequest,
-    schema: z.ZodType<T>,
-    check: ResponseCheck<T>,
+    schema: z.ZodType<R>,
+    check: ResponseCheck<R, T>,
     options: CallOptions,
     onNotFound?: () => N,
   ): Promise<T | N> {
@@ -263,11 +263,11 @@ export class TrunkClient {
   }
 
   /** Runs attempts until one succeeds, one fails for good, or the next wait would pass the deadline. */
-  async #attempts<T, N = never>(
+  async #attempts<R, T, N = never>(
     target: CallTarget,
     request: ApiRequest,
-    schema: z.ZodType<T>,
-    check: ResponseCheck<T>,
+    schema: z.ZodType<R>,
+    check: ResponseCheck<R, T>,
     options: CallOptions,
     /** What a 404 means, for the endpoint where it is an answer rather than an error. */
     onNotFound?: () => N,
@@ -363,10 +363,10 @@ export class TrunkClient {
     }
   }
 
-  #parse<T>(
+  #parse<R, T>(
     target: CallTarget,
-    schema: z.ZodType<T>,
-    check: ResponseCheck<T>,
+    schema: z.ZodType<R>,
+    check: ResponseCheck<R, T>,
     status: number,
     text: string,
     failed: ErrorFactory,

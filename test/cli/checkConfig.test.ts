@@ -76,6 +76,30 @@ describe('--check-config', () => {
     },
   );
 
+  it('warns, and still exits 0, when the basic-auth users are hashed at different bcrypt costs', async () => {
+    const differ = join(fixtures, 'valid', 'basic-auth-users-different-costs.yaml');
+    const same = join(fixtures, 'valid', 'basic-auth-users-same-cost.yaml');
+    const [warned, quiet] = await Promise.all([
+      checkConfig(differ, { TRUNK_API_TOKEN: 'x' }),
+      checkConfig(same, { TRUNK_API_TOKEN: 'x' }),
+    ]);
+    const warning = readFileSync(differ, 'utf8')
+      .split('\n')
+      .filter((line) => line.startsWith('# expect warning: '))
+      .map((line) => `${differ}: warning: ${line.slice('# expect warning: '.length)}\n`);
+    expect(warning).toHaveLength(1);
+    expect(warned).toEqual({
+      code: 0,
+      stdout: `${differ}: OK (1 repository, 1 merge queue)\n`,
+      stderr: warning[0],
+    });
+    expect(quiet).toEqual({
+      code: 0,
+      stdout: `${same}: OK (1 repository, 1 merge queue)\n`,
+      stderr: '',
+    });
+  });
+
   it('names TRUNK_API_TOKEN when the token from it cannot be sent as a header', async () => {
     const path = join(fixtures, 'valid', 'minimal.yaml');
     const result = await checkConfig(path, { TRUNK_API_TOKEN: 'env-token-1f2e\n' });

@@ -62,6 +62,7 @@ describe('valid configuration files', () => {
         port: 9740,
         enableReload: false,
         maxConnections: 512,
+        maxConnectionsPerAddress: 64,
         tls: undefined,
         basicAuthUsers: new Map(),
       },

@@ -32,6 +32,7 @@ export function exporterConfig(
       port: 0,
       enableReload: false,
       maxConnections: 512,
+      maxConnectionsPerAddress: 64,
       tls: undefined,
       basicAuthUsers: new Map(),
     },
