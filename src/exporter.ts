@@ -75,8 +75,6 @@ export async function startExporter(
   // Before the server starts, so /readyz never sees an empty (hence "ready") target list.
   const targets = configuredTargets(config);
   store.setTargets(targets);
-  /** How many targets share the Trunk client's limits; set by applyConfig. */
-  let targetCount = targets.length;
   const metrics = registerExporterMetrics({
     registry,
     store,
@@ -105,7 +103,6 @@ export async function startExporter(
         observer: metrics.apiCallObserver,
         logger,
         version,
-        targets: () => targetCount,
       }),
     config.trunk,
   );
@@ -207,7 +204,6 @@ export async function startExporter(
     // After applySettings: setTargets counts as a store change, so the cached /metrics page, whose
     // HELP texts may just have changed, is rendered again.
     const nextTargets = configuredTargets(next);
-    targetCount = nextTargets.length;
     store.setTargets(nextTargets, next.polling.staleAfterSeconds);
     webhooks.configure(next.webhooks, nextTargets);
     triggeredPolls.keepOnly(nextTargets);

@@ -22,6 +22,8 @@ interface QueueFlowPollRequest {
   readonly previous: QueueFlow | undefined;
   readonly current: MergeQueueSnapshot;
   readonly flowOptions: QueueFlowOptions;
+  /** Exit lookups in progress at once (lookupsAtATime()). */
+  readonly lookupsAtATime?: number;
 }
 
 /** Folds a poll into the queue's ledger as it is when the poll is recorded. */
@@ -45,6 +47,7 @@ export async function followQueueFlow(request: QueueFlowPollRequest): Promise<Qu
     pullRequestDetails: request.pullRequestDetails,
     options: request.options,
     logger: request.logger,
+    ...(request.lookupsAtATime === undefined ? {} : { lookupsAtATime: request.lookupsAtATime }),
   });
   return (latest) =>
     latest === undefined
