@@ -133,7 +133,7 @@ export class PullRequestLookupMemory {
 }
 
 /** A copy with only the fields a poll reads, whatever else the answer object carries. */
-export function keptDetail(answer: PullRequestDetail): PullRequestDetail {
+function keptDetail(answer: PullRequestDetail): PullRequestDetail {
   return {
     ...(answer.state === undefined ? {} : { state: answer.state }),
     ...(answer.readiness === undefined ? {} : { readiness: answer.readiness }),

@@ -6,7 +6,6 @@ import {
 import type { EnqueuedPullRequest, RepoRef } from '../trunk/schemas.js';
 import { LOOKUPS_AT_A_TIME, mapAtMost } from './lookupFanOut.js';
 import {
-  keptDetail,
   needsLookup,
   type LookupPlan,
   type PullRequestDetail,
@@ -54,9 +53,10 @@ export async function pollMergeQueue(request: MergeQueuePollRequest): Promise<Me
       plan.lookUp,
       request.lookupsAtATime ?? LOOKUPS_AT_A_TIME,
       async ({ prNumber }) => {
-        const answer = await reader.getSubmittedPullRequest(repo, branch, prNumber, options);
-        // Only what the snapshot reads is kept while the poll's other lookups run.
-        details.set(prNumber, answer === undefined ? undefined : keptDetail(answer));
+        details.set(
+          prNumber,
+          await reader.getSubmittedPullRequest(repo, branch, prNumber, options),
+        );
       },
     );
     request.lookupMemory?.commit(plan, details, startedAt);

@@ -1,12 +1,16 @@
 // How many polls are in progress at once: when hundreds are due together (at start), they finish
 // a batch at a time instead of all taking turns for the whole cycle, each holding its answers.
+import { LOOKUPS_AT_A_TIME } from './lookupFanOut.js';
 
 /** Polls in progress at once, at least (see pollsAtOnce()). */
-export const POLLS_AT_ONCE = 64;
+export const POLLS_AT_ONCE = 16;
 
-/** Polls in progress at once with `maxConcurrentRequests` slots: enough to keep every slot busy. */
+/**
+ * Polls in progress at once with `maxConcurrentRequests` slots: enough lookups at a time to fill
+ * every slot, and no more, since each poll in progress holds its answers so far.
+ */
 export function pollsAtOnce(maxConcurrentRequests: number): number {
-  return Math.max(POLLS_AT_ONCE, maxConcurrentRequests);
+  return Math.max(POLLS_AT_ONCE, Math.ceil(maxConcurrentRequests / LOOKUPS_AT_A_TIME));
 }
 
 /** At most `size` polls in progress; the others wait, first come first served. */
