@@ -1,11 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { Secret } from '../secrets/secret.js';
-import { DEFAULT_WEBHOOK_PATH, MAX_WEBHOOK_TOLERANCE_SECONDS } from '../config/schema.js';
+import {
+  DEFAULT_WEBHOOK_BODY_TIMEOUT_SECONDS,
+  DEFAULT_WEBHOOK_PATH,
+  MAX_WEBHOOK_TOLERANCE_SECONDS,
+} from '../config/schema.js';
 import type { ExporterConfig } from '../config/types.js';
 import { startExporter, type RunningExporter } from '../exporter.js';
 import type { Logger } from '../log/logger.js';
 import {
   DEFAULT_SIMULATED_REPOSITORIES,
+  SIMULATOR_DEMO_API_KEY,
   SIMULATOR_DEMO_TOKEN,
   SIMULATOR_ORG_SLUG,
   repositoryKey,
@@ -46,6 +51,7 @@ export async function startDemo(options: DemoOptions): Promise<RunningExporter> 
   const simulator = await startSimulatorServer({
     world,
     token: SIMULATOR_DEMO_TOKEN,
+    apiKey: SIMULATOR_DEMO_API_KEY,
     autoAdvance: { tickMs: 1000 },
     logger: options.logger.child({ component: 'simulator' }),
     faults: incidents,
@@ -154,6 +160,7 @@ export function demoConfig(
       path: DEFAULT_WEBHOOK_PATH,
       signingSecret: webhookSecret === undefined ? undefined : new Secret(webhookSecret),
       toleranceSeconds: MAX_WEBHOOK_TOLERANCE_SECONDS,
+      bodyTimeoutSeconds: DEFAULT_WEBHOOK_BODY_TIMEOUT_SECONDS,
     },
     targets: DEFAULT_SIMULATED_REPOSITORIES.map((repository) => ({
       repo: { host: repository.host, owner: repository.owner, name: repository.name },
