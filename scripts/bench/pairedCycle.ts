@@ -218,6 +218,7 @@ function report(
   const perCall = (cycle: CycleFigures): number => cycle.cpuMicros / cycle.calls;
   const ofFloor = (cycle: CycleFigures): number => cycle.seconds / cycle.floorSeconds;
   const cpuRatios = ours.map((cycle, index) => perCall(cycle) / perCall(base[index] ?? cycle));
+  const cycleRatios = ours.map((cycle, index) => cycle.seconds / (base[index] ?? cycle).seconds);
   const row = (label: string, cycles: readonly CycleFigures[]): string[] => [
     label,
     format(median(cycles.map((cycle) => cycle.calls))),
@@ -245,6 +246,6 @@ function report(
       [row('this', ours), row('base', base)],
     ),
     '',
-    `Client CPU per call, this ÷ base: **${format(median(cpuRatios), 3)}** (per cycle: ${cpuRatios.map((ratio) => format(ratio, 3)).join(', ')}).`,
+    `Client CPU per call, this ÷ base: **${format(median(cpuRatios), 3)}** (per cycle: ${cpuRatios.map((ratio) => format(ratio, 3)).join(', ')}). Cycle time, this ÷ base: **${format(median(cycleRatios), 3)}** (per cycle: ${cycleRatios.map((ratio) => format(ratio, 3)).join(', ')}).`,
   ].join('\n');
 }

@@ -61,8 +61,9 @@ export class RequestLimiter {
   readonly #maxUnanswered: number;
   readonly #intervalMs: number;
   readonly #now: () => number;
-  /** Requests waiting for a slot, in arrival order (a Set: a queue without Array#shift's copy). */
+  /** Requests of answered targets waiting for a slot, in arrival order (Sets: no Array#shift copy). */
   readonly #waiting = new Set<Waiter>();
+  /** Requests of the other targets waiting for a slot, in arrival order. */
   readonly #unansweredWaiting = new Set<Waiter>();
   /** Targets whose latest sent request got an answer. */
   readonly #answered = new Set<string>();
