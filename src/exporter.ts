@@ -83,8 +83,6 @@ export async function startExporter(
   // Before the server starts, so /readyz never sees an empty (hence "ready") target list.
   const targets = configuredTargets(config);
   store.setTargets(targets);
-  /** How many targets share the Trunk client's limits; set by applyConfig. */
-  let targetCount = targets.length;
   const metrics = registerExporterMetrics({
     registry,
     store,
@@ -114,7 +112,6 @@ export async function startExporter(
         observer: metrics.apiCallObserver,
         logger,
         version,
-        targets: () => targetCount,
       }),
     config.trunk,
   );
@@ -266,7 +263,6 @@ export async function startExporter(
   function applyTargets(next: ExporterConfig): void {
     const effective = withDiscovered(next, discovered);
     const nextTargets = configuredTargets(effective);
-    targetCount = nextTargets.length;
     store.setTargets(nextTargets, next.polling.staleAfterSeconds);
     webhooks.configure(next.webhooks, nextTargets);
     triggeredPolls.keepOnly(nextTargets);
