@@ -66,13 +66,7 @@ export async function startExporter(
   // Before the server starts, so /readyz never sees an empty (hence "ready") target list.
   store.setTargets(configuredTargets(config));
   const metrics = createExporterMetrics(registry, { store, version, config: live, logger });
-  const shared = {
-    observer: metrics.apiCallObserver,
-    logger,
-    version,
-    // How many targets share the client's limits: read by requests, so only once `polled` exists.
-    targets: (): number => polled.count,
-  };
+  const shared = { observer: metrics.apiCallObserver, logger, version };
   const clients = new ReplaceableTrunkClient(trunkClientBuilder(shared), config.trunk);
   live.subscribe(clients.apply);
   const triggerSpacing = dependencies.webhookTriggerSpacing;

@@ -52,7 +52,6 @@ export class PolledTargets {
   #discovered: readonly RepositoryTarget[] = [];
   #discoveredOnce = false;
   #config: ExporterConfig;
-  #count = 0;
 
   constructor(options: PolledTargetsOptions, initial: ExporterConfig) {
     this.#options = options;
@@ -92,11 +91,6 @@ export class PolledTargets {
       observer: options.discoveryObserver,
       logger,
     });
-  }
-
-  /** How many targets share the Trunk client's limits. */
-  get count(): number {
-    return this.#count;
   }
 
   /** Adds a listener, told from the next change on. */
@@ -141,7 +135,6 @@ export class PolledTargets {
     const { store, clients, logger, pollObserver, discoveryObserver } = this.#options;
     const effective = withDiscovered(config, this.#discovered);
     const targets = configuredTargets(effective);
-    this.#count = targets.length;
     store.setTargets(targets, config.polling.staleAfterSeconds);
     for (const listener of this.#listeners) listener(targets, config);
     this.#triggeredPolls.keepOnly(targets);

@@ -27,6 +27,8 @@ export interface QueueFlowPollRequest {
     prNumbers: readonly number[],
     since: number,
   ) => Promise<Map<number, ExitLookup>>;
+  /** Exit lookups in progress at once (lookupsAtATime()). */
+  readonly lookupsAtATime?: number;
 }
 
 /** Folds a poll into the queue's ledger as it is when the poll is recorded. */
@@ -53,6 +55,7 @@ export async function followQueueFlow(request: QueueFlowPollRequest): Promise<Qu
         pullRequestDetails: request.pullRequestDetails,
         options: request.options,
         logger: request.logger,
+        ...(request.lookupsAtATime === undefined ? {} : { lookupsAtATime: request.lookupsAtATime }),
       });
   return (latest) =>
     latest === undefined

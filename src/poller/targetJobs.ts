@@ -12,7 +12,9 @@ import {
 import { TrunkApiError } from '../trunk/errors.js';
 import { isAuthenticationFailure, whatToCheck } from './failureHint.js';
 import { pollFlakyTests } from './flakyTestsPoll.js';
+import { lookupsAtATime } from './lookupFanOut.js';
 import { LookupMemories } from './lookupMemories.js';
+import { PollAdmission, pollsAtOnce } from './pollAdmission.js';
 import { pollMergeQueue } from './mergeQueuePoll.js';
 import {
   followQueueFlow,
@@ -62,6 +64,8 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
   const targets = configuredTargets(config);
   const lookupMemories = context.lookupMemories ?? new LookupMemories();
   lookupMemories.keepOnly(targets);
+  const atATime = lookupsAtATime(config.trunk.maxConcurrentRequests);
+  const admission = new PollAdmission(pollsAtOnce(config.trunk.maxConcurrentRequests));
   return targets.map((target) => {
     const repository = repositories.get(target.repo) as RepositoryTarget;
     const intervalSeconds =
@@ -83,6 +87,7 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
         ...(lookUp === undefined ? {} : { lookUp }),
         options,
         logger: context.logger,
+        lookupsAtATime: atATime,
         previous: context.store.queueFlow(target),
         current: snapshot,
         flowOptions: {
@@ -146,6 +151,7 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
                 branch: target.branch,
                 pullRequestDetails: config.polling.pullRequestDetails,
                 lookupMemory,
+                lookupsAtATime: atATime,
                 options,
                 now,
               }).then((snapshot) => withQueueFlow(snapshot, options))
@@ -160,10 +166,22 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
                 now,
                 logger: context.logger,
               }).then((snapshot) => ({ snapshot }));
+    // A target whose latest poll failed (it may hang) neither waits for admission nor holds a place.
+    let failedLast = false;
     return {
       key: targetKey(target),
       intervalSeconds,
-      run: (signal) => runPoll(target, intervalSeconds, poll, signal, context),
+      run: async (signal) => {
+        const succeeded = await runPoll(
+          target,
+          intervalSeconds,
+          poll,
+          signal,
+          context,
+          failedLast ? undefined : admission,
+        );
+        failedLast = !succeeded;
+      },
     };
   });
 }
@@ -181,7 +199,8 @@ async function runPoll(
   poll: (options: ReadOptions) => Promise<PollResult>,
   signal: AbortSignal,
   context: TargetJobsContext,
-): Promise<void> {
+  admission: PollAdmission | undefined,
+): Promise<boolean> {
   const started = performance.now();
   // Retries may use the poll's interval and no more, so a poll never runs into the next one.
   const deadlineMs = Date.now() + intervalSeconds * 1000;
@@ -189,14 +208,17 @@ async function runPoll(
   const overrun = setTimeout(() => {
     reportOverrun(target, intervalSeconds, context);
   }, intervalSeconds * 1000);
+  let leave: (() => void) | undefined;
   try {
+    leave = await admission?.enter(signal);
     const { snapshot, queueFlow } = await poll({ signal, deadlineMs });
     const durationSeconds = (performance.now() - started) / 1000;
     // Read and written in one go: a webhook event may have moved the ledger since the poll began.
     const flow = queueFlow?.(context.store.queueFlow(target));
     context.store.recordSuccess(target, snapshot, durationSeconds, flow);
+    return true;
   } catch (error) {
-    if (signal.aborted) return;
+    if (signal.aborted) return false;
     const message = error instanceof Error ? error.message : String(error);
     context.store.recordFailure(target, message, (performance.now() - started) / 1000);
     const hint = whatToCheck(error, target);
@@ -213,7 +235,9 @@ async function runPoll(
       },
       `poll failed: ${message}${hint === undefined ? '' : `; ${hint}`}`,
     );
+    return false;
   } finally {
+    leave?.();
     clearTimeout(overrun);
   }
 }

@@ -6,7 +6,7 @@ import type { V2QueueRef } from '../trunk/v2Client.js';
 import { V2_FINAL_ENTRY_STATES } from '../trunk/v2Schemas.js';
 import { v1Value } from '../trunk/v2Vocabulary.js';
 import { parseTimestampSeconds } from './timestamps.js';
-import { followUp, type ReadOptions } from './trunkReader.js';
+import type { ReadOptions } from './trunkReader.js';
 import type { V2PullRequestLister } from './v2MergeQueuePoll.js';
 
 /**
@@ -46,7 +46,7 @@ export async function lookUpExitsV2(
     rows = await request.reader.listQueuePullRequests(
       queue,
       { states: V2_FINAL_ENTRY_STATES, concludedAfter },
-      followUp(request.options),
+      request.options,
     );
   } catch (error) {
     if (request.options.signal?.aborted === true) throw error;

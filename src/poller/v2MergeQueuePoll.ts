@@ -4,7 +4,7 @@ import type { V2PullRequestFilter, V2QueueRef } from '../trunk/v2Client.js';
 import { V2_LIVE_ENTRY_STATES, type V2MergeQueue, type V2PullRequest } from '../trunk/v2Schemas.js';
 import { priorityOf, v1Mode, v1Value } from '../trunk/v2Vocabulary.js';
 import { parseTimestampSeconds } from './timestamps.js';
-import { followUp, type ReadOptions } from './trunkReader.js';
+import type { ReadOptions } from './trunkReader.js';
 import type { V2QueueDirectory } from './v2QueueDirectory.js';
 import { failingV2ReadinessRules, notMergeableReasonCounts } from './v2Readiness.js';
 
@@ -48,12 +48,12 @@ export async function pollMergeQueueV2(
   let queue = await requireQueue(directory, key, options);
   let rows: V2PullRequest[];
   try {
-    rows = await request.reader.listQueuePullRequests(refOf(queue, key), live, followUp(options));
+    rows = await request.reader.listQueuePullRequests(refOf(queue, key), live, options);
   } catch (error) {
     if (!(error instanceof TrunkApiError) || error.status !== 404) throw error;
     directory.invalidate();
     queue = await requireQueue(directory, key, options);
-    rows = await request.reader.listQueuePullRequests(refOf(queue, key), live, followUp(options));
+    rows = await request.reader.listQueuePullRequests(refOf(queue, key), live, options);
   }
   return { snapshot: toSnapshot(queue, rows, key, request.now()), queue: refOf(queue, key) };
 }
@@ -121,11 +121,10 @@ function toSnapshot(
 function toPullRequestSnapshot(row: V2PullRequest): PullRequestSnapshot {
   const entry = row.queueEntry;
   const state = v1Value(entry.state);
-  const priority = priorityOf(entry.priorityName, entry.priorityValue);
   return {
     number: row.number,
     state,
-    priorityName: priority.name,
+    priorityName: priorityOf(entry.priorityName, entry.priorityValue).name,
     stateChangedAt: parseTimestampSeconds(entry.stateChangedAt),
     blockedReasons:
       state === 'not_ready' && entry.readiness ? failingV2ReadinessRules(entry.readiness) : [],

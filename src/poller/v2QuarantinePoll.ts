@@ -5,7 +5,7 @@ import { NO_CODEOWNER, type FlakyTestsSnapshot } from '../snapshot/types.js';
 import type { V2Repository, V2Test } from '../trunk/v2Schemas.js';
 import { quarantineAgeCounts } from './flakyTestsPoll.js';
 import { parseTimestampSeconds } from './timestamps.js';
-import { followUp, type ReadOptions } from './trunkReader.js';
+import type { ReadOptions } from './trunkReader.js';
 import { sharedRead } from './v2QueueDirectory.js';
 
 /** The v2 reads the quarantine list needs (implemented by TrunkV2Client). */
@@ -55,7 +55,7 @@ export class V2QuarantineDirectory {
       (id) => !this.#repoNames.has(id),
     );
     const repositories = await Promise.all(
-      unknownIds.map((id) => this.lister.getRepository(id, followUp(shared))),
+      unknownIds.map((id) => this.lister.getRepository(id, shared)),
     );
     unknownIds.forEach((id, index) => {
       const repository = repositories[index];

@@ -36,7 +36,6 @@ export function repoNameOfUrl(repositoryUrl: string): string | undefined {
 export function sharedRead(options: ReadOptions): ReadOptions {
   return {
     ...(options.deadlineMs === undefined ? {} : { deadlineMs: options.deadlineMs }),
-    ...(options.priority === undefined ? {} : { priority: options.priority }),
   };
 }
 

@@ -18,7 +18,6 @@ import {
   parseRetryAfter,
   resolveRetrySettings,
 } from './retryPolicy.js';
-import type { RequestPriority } from './requestLimiter.js';
 import type { RetrySettings } from './retryPolicy.js';
 import {
   ENDPOINTS,
@@ -59,8 +58,6 @@ export interface TrunkClientOptions {
   random?: () => number;
   /** Sent as `User-Agent: trunk-exporter/<version>`. */
   version?: string;
-  /** How many targets share this client's limits, read as it goes (see RequestLimiter). */
-  targets?: () => number;
 }
 
 /** Per-call controls. */
@@ -68,8 +65,6 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Epoch ms: no retry wait may end after it. */
   deadlineMs?: number;
-  /** `follow_up` for a call that continues a poll already in progress (see RequestLimiter). */
-  priority?: RequestPriority;
 }
 
 /** Reports the anomalies of a parsed response and returns it made harmless (responseAnomalies.ts). */
@@ -127,7 +122,6 @@ export class TrunkClient {
       maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
       observer: options.observer,
       userAgent: `trunk-exporter/${options.version ?? 'dev'}`,
-      ...(options.targets === undefined ? {} : { targets: options.targets }),
     });
   }
 
@@ -294,7 +288,6 @@ export class TrunkClient {
         request,
         signal,
         attempt,
-        options.priority,
         options.deadlineMs,
       );
       const failed: ErrorFactory = (reason, status, detail, cause, code) =>

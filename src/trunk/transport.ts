@@ -5,12 +5,7 @@ import { Pool } from './undiciPool.js';
 import type { Secret } from '../secrets/secret.js';
 import { notSentWhilePaused, TrunkApiError } from './errors.js';
 import type { ApiCallObserver } from './observer.js';
-import {
-  PausedPastStartBy,
-  RequestLimiter,
-  type ReleaseSlot,
-  type RequestPriority,
-} from './requestLimiter.js';
+import { PausedPastStartBy, RequestLimiter, type ReleaseSlot } from './requestLimiter.js';
 import { ResponseCollector, ResponseTooLargeError } from './responseCollector.js';
 import { parseRetryAfter } from './retryPolicy.js';
 import type { Endpoint } from './schemas.js';
@@ -64,8 +59,6 @@ export interface TrunkTransportOptions {
   readonly maxResponseBytes: number;
   readonly observer: ApiCallObserver;
   readonly userAgent: string;
-  /** How many targets share this transport (see RequestLimiterOptions.targets). */
-  readonly targets?: () => number;
 }
 
 /** Error bodies are read up to this size for the excerpt; the rest is dropped with the socket. */
@@ -113,8 +106,6 @@ export class TrunkTransport {
     this.#limiter = new RequestLimiter({
       maxConcurrent: options.maxConcurrentRequests,
       maxPerSecond: options.maxRequestsPerSecond,
-      timeoutMs: options.timeoutMs,
-      ...(options.targets === undefined ? {} : { targets: options.targets }),
     });
     this.#pool = new Pool(url.origin, {
       connections: options.maxConcurrentRequests,
@@ -133,7 +124,7 @@ export class TrunkTransport {
   }
 
   /**
-   * Attempt number `attempt` of a call: waits for the limiter (at `priority`), then sends. Resolves with whatever
+   * Attempt number `attempt` of a call: waits for the limiter, then sends. Resolves with whatever
    * happened on the wire; rejects only with a TrunkApiError `aborted` when `signal` fires.
    */
   async send(
@@ -141,7 +132,6 @@ export class TrunkTransport {
     request: ApiRequest,
     signal: AbortSignal,
     attempt: number,
-    priority: RequestPriority = 'new_poll',
     /** Epoch ms; a 429's pause that holds this attempt past it fails it unsent (rate_limited). */
     startBy?: number,
   ): Promise<AttemptOutcome> {
@@ -157,12 +147,11 @@ export class TrunkTransport {
       });
     let release: ReleaseSlot;
     try {
-      // One flow per target (its queue and lookups, or its list's pages): they share slots in turn.
+      // Keyed by target (a queue with its lookups, or a quarantine list) for the last-slot rule.
       release = await this.#limiter.acquire(
-        signal,
-        priority,
-        startBy,
         `${target.repo}\u0000${target.branch ?? ''}`,
+        signal,
+        startBy,
       );
     } catch (error) {
       if (error instanceof PausedPastStartBy) {
@@ -233,7 +222,7 @@ export class TrunkTransport {
       if (retryAfterMs !== undefined) this.#limiter.pauseUntil(Date.now() + retryAfterMs);
     }
     // A timeout or a network error may have held the slot for the whole timeout: the limiter keeps
-    // its target out of the last slot until it answers again (FairSlots).
+    // its target out of the last slot until it answers again.
     release(
       outcome.kind === 'failure' && outcome.reason !== 'response_too_large' ? 'failed' : 'answered',
     );

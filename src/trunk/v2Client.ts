@@ -49,12 +49,12 @@ export class TrunkV2Client {
       branch: undefined,
     };
     return walkV2Pages(
-      (cursor, pageIndex) =>
+      (cursor) =>
         this.client.readV2(
           target,
           `merge-queues?${pageQuery({}, cursor)}`,
           v2MergeQueuePageSchema,
-          continued(options, pageIndex),
+          options,
         ),
       'the list of merge queues',
     );
@@ -85,12 +85,12 @@ export class TrunkV2Client {
     const query: Record<string, string> = { state: filter.states.join(',') };
     if (filter.concludedAfter !== undefined) query.concludedAfter = filter.concludedAfter;
     return walkV2Pages(
-      (cursor, pageIndex) =>
+      (cursor) =>
         this.client.readV2(
           target,
           `merge-queues/${encodeURIComponent(queue.id)}/pull-requests?${pageQuery(query, cursor)}`,
           v2PullRequestPageSchema,
-          continued(options, pageIndex),
+          options,
         ),
       `the pull requests of ${queue.repo} ${queue.branch}`,
     );
@@ -100,12 +100,12 @@ export class TrunkV2Client {
   async listQuarantinedTests(options: CallOptions = {}): Promise<V2Test[]> {
     const target = { endpoint: V2_ENDPOINTS.listTests, repo: ORGANIZATION, branch: undefined };
     return walkV2Pages(
-      (cursor, pageIndex) =>
+      (cursor) =>
         this.client.readV2(
           target,
           `tests?${pageQuery({ quarantineState: 'quarantined' }, cursor)}`,
           v2TestPageSchema,
-          continued(options, pageIndex),
+          options,
         ),
       'the list of quarantined tests',
     );
@@ -133,9 +133,4 @@ function pageQuery(filters: Readonly<Record<string, string>>, cursor: string | u
   query.set('limit', String(V2_MAX_LIMIT));
   if (cursor !== undefined) query.set('cursor', cursor);
   return query.toString();
-}
-
-/** Pages after the first continue a walk in progress, as a v1 poll's follow-up calls do. */
-function continued(options: CallOptions, pageIndex: number): CallOptions {
-  return pageIndex === 0 ? options : { ...options, priority: 'follow_up' };
 }

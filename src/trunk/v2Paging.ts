@@ -21,7 +21,7 @@ export class V2PagingError extends Error {
  * pages ends the walk with an error instead of looping.
  */
 export async function walkV2Pages<T>(
-  fetchPage: (cursor: string | undefined, pageIndex: number) => Promise<V2Page<T>>,
+  fetchPage: (cursor: string | undefined) => Promise<V2Page<T>>,
   /** What is walked, for messages: `the merge queues`, `pull requests of github.com/acme/web main`. */
   what: string,
   maxPages = V2_MAX_PAGES,
@@ -33,7 +33,7 @@ export async function walkV2Pages<T>(
     if (pageIndex >= maxPages) {
       throw new V2PagingError(`${what}: more than ${maxPages} pages; stopped`);
     }
-    const page = await fetchPage(cursor, pageIndex);
+    const page = await fetchPage(cursor);
     for (const row of page.data) rows.push(row);
     const next = page.nextCursor ?? undefined;
     // hasMore and nextCursor say the same; a cursor without hasMore: false is followed.

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { rfc3339DateTimeSchema } from './timestamps.js';
 
 // Response schemas of the API v2 reads (trunk-api-v2.md). Tolerant like the v1 ones: only what a
 // metric or the paging needs is required, unknown fields are dropped, and enums are plain strings
@@ -76,8 +75,8 @@ export type V2Readiness = z.infer<typeof v2ReadinessSchema>;
 
 export const v2QueueEntrySchema = z.object({
   state: z.string(),
-  stateChangedAt: rfc3339DateTimeSchema,
-  skipsTheLine: z.boolean().optional(),
+  // A timestamp that is not RFC 3339 is not exported (the poller parses it), never a failed poll.
+  stateChangedAt: z.string().nullish(),
   // Either may be missing (trunk-api-v2.md); the poller fills one from the other.
   priorityValue: z.number().nullish(),
   priorityName: z.string().nullish(),
@@ -86,7 +85,6 @@ export const v2QueueEntrySchema = z.object({
 
 export const v2PullRequestSchema = z.object({
   number: z.number().int(),
-  sha: z.string(),
   queueEntry: v2QueueEntrySchema,
 });
 export type V2PullRequest = z.infer<typeof v2PullRequestSchema>;
@@ -99,8 +97,8 @@ export const v2TestSchema = z.object({
     .nullish()
     .transform((owners) => owners ?? []),
   // Since 2026-10-26; older answers lack it, and then statusSince says since when.
-  quarantinedSince: rfc3339DateTimeSchema.nullish(),
-  statusSince: rfc3339DateTimeSchema.nullish(),
+  quarantinedSince: z.string().nullish(),
+  statusSince: z.string().nullish(),
 });
 export type V2Test = z.infer<typeof v2TestSchema>;
 export const v2TestPageSchema = v2PageSchema(v2TestSchema);

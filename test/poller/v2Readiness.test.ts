@@ -6,7 +6,6 @@ import type { V2PullRequest } from '../../src/trunk/v2Schemas.js';
 function row(number: number, codes: readonly string[]): V2PullRequest {
   return {
     number,
-    sha: 'abc',
     queueEntry: {
       state: 'notReady',
       stateChangedAt: '2026-11-24T10:00:00Z',

@@ -83,7 +83,7 @@ describe('TrunkTransport', () => {
     const transport = makeTransport(server.apiUrl, 5_000, 1);
     const poll = new AbortController();
     const limited = transport.send(TARGET, V1_REQUEST, poll.signal, 1);
-    const queued = transport.send(TARGET, V1_REQUEST, poll.signal, 1, 'new_poll', Date.now() + 500);
+    const queued = transport.send(TARGET, V1_REQUEST, poll.signal, 1, Date.now() + 500);
 
     expect(await limited).toMatchObject({ kind: 'response', status: 429 });
     const error: unknown = await queued.catch((rejection: unknown) => rejection);
