@@ -23,6 +23,8 @@ export async function checkConfig(
 ): Promise<number> {
   try {
     const config = await loadExporterConfig(path, env);
+    for (const warning of config.warnings ?? [])
+      output.stderr.write(`${path}: warning: ${warning}\n`);
     output.stdout.write(`${path}: OK (${describeTargets(config)})\n`);
     const warning = bcryptCostWarning(config.server.basicAuthUsers);
     if (warning !== undefined) output.stderr.write(`${path}: warning: ${warning}\n`);
@@ -52,7 +54,11 @@ export async function loadExporterConfig(
 export function describeTargets(config: ExporterConfig): string {
   const repositories = config.targets.length;
   const queues = config.targets.reduce((sum, target) => sum + target.branches.length, 0);
-  return `${count(repositories, 'repository', 'repositories')}, ${count(queues, 'merge queue', 'merge queues')}`;
+  const discovery =
+    config.discovery?.enabled === true
+      ? `; discovery of the organization's merge queues every ${config.discovery.intervalSeconds}s`
+      : '';
+  return `${count(repositories, 'repository', 'repositories')}, ${count(queues, 'merge queue', 'merge queues')}${discovery}`;
 }
 
 function count(n: number, one: string, many: string): string {

@@ -7,7 +7,7 @@ import {
 } from '../snapshot/types.js';
 import { MAX_PAGE_SIZE, MIN_PAGE_SIZE, type RepoRef } from '../trunk/schemas.js';
 import { parseTimestampSeconds } from './timestamps.js';
-import { followUp, type ReadOptions, type TrunkReader } from './trunkReader.js';
+import type { ReadOptions, TrunkReader } from './trunkReader.js';
 
 /**
  * Pages walked beyond what the largest total_rows seen promises before the walk is called broken:
@@ -69,8 +69,7 @@ export async function pollFlakyTests(request: FlakyTestsPollRequest): Promise<Fl
       repo,
       orgUrlSlug,
       { pageSize: MAX_PAGE_SIZE, pageToken },
-      // Every page after the first continues a walk in progress, which holds its counts so far.
-      pages === 0 ? options : followUp(options),
+      options,
     );
     const rows = page.page.total_rows;
     if (totalRows !== undefined && rows !== totalRows) {

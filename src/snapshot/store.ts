@@ -15,6 +15,7 @@ export class SnapshotStore {
    */
   private readonly hiddenViews = new WeakMap<TargetStatus, TargetStatus>();
   private changeCount = 0;
+  #awaitingDiscovery = false;
   /** viewKey()'s last answer, and the success time of the target that will change it first. */
   private view:
     { changeCount: number; key: string; nextToTurnStale: number | undefined } | undefined;
@@ -30,6 +31,14 @@ export class SnapshotStore {
   }
 
   /** Makes the configured targets the only ones known: new ones start unpolled, removed ones vanish. */
+  /**
+   * While discovery has not read the organization's merge queues once, the targets are not all
+   * known yet, so not all polled (readiness waits for it).
+   */
+  awaitDiscovery(awaiting: boolean): void {
+    this.#awaitingDiscovery = awaiting;
+  }
+
   setTargets(targets: readonly Target[], staleAfterSeconds = this.staleAfterSeconds): void {
     this.staleAfterSeconds = staleAfterSeconds;
     const wanted = new Map(targets.map((target) => [targetKey(target), target]));
@@ -139,6 +148,11 @@ export class SnapshotStore {
   }
 
   /** The flow ledger as of the target's last successful poll, stale or not (the poller diffs against it). */
+  /** The target's last good snapshot (stale or not); undefined before its first success. */
+  lastSnapshot(target: Target): Snapshot | undefined {
+    return this.entries.get(targetKey(target))?.snapshot;
+  }
+
   queueFlow(target: Target): QueueFlow | undefined {
     return this.entries.get(targetKey(target))?.queueFlow;
   }
@@ -195,6 +209,7 @@ export class SnapshotStore {
 
   /** True once every configured target has finished at least one poll, successfully or not. */
   allPolledOnce(): boolean {
+    if (this.#awaitingDiscovery) return false;
     for (const status of this.entries.values()) {
       if (status.up === undefined) return false;
     }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { V2Endpoint } from './v2Schemas.js';
 
 // Response schemas for the three read operations of trunk-api-v1.md, widened where the live
 // service is documented to differ (trunk-api-notes.md). Each requires only what a metric or the
@@ -133,7 +134,8 @@ export const ENDPOINTS = {
   getSubmittedPullRequest: 'getSubmittedPullRequest',
   listQuarantinedTests: 'flaky-tests/list-quarantined-tests',
 } as const;
-export type Endpoint = (typeof ENDPOINTS)[keyof typeof ENDPOINTS];
+/** An API v1 operation or an API v2 read (v2Schemas.ts). */
+export type Endpoint = (typeof ENDPOINTS)[keyof typeof ENDPOINTS] | V2Endpoint;
 
 /** The largest page size the live API accepts for the quarantine list (it takes 1..100). */
 export const MAX_PAGE_SIZE = 100;

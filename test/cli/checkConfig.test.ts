@@ -47,6 +47,22 @@ describe('--check-config', () => {
     });
   });
 
+  it('says discovery is on, and prints each warning (a /v1 apiUrl, a key without trunk_v2_) but exits 0', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'trunk-exporter-check-'));
+    const path = join(directory, 'config.yaml');
+    await writeFile(
+      path,
+      'trunk:\n  apiUrl: https://api.trunk.io/v1\ndiscovery:\n  enabled: true\n  intervalSeconds: 120\n',
+    );
+    expect(await checkConfig(path, { TRUNK_API_KEY: 'not-a-v2-looking-key' })).toEqual({
+      code: 0,
+      stdout: `${path}: OK (0 repositories, 0 merge queues; discovery of the organization's merge queues every 120s)\n`,
+      stderr:
+        `${path}: warning: trunk.apiUrl ends in /v1, which is deprecated: it is the host now and the exporter appends /v1 and /v2 itself; using https://api.trunk.io\n` +
+        `${path}: warning: the Trunk API key does not start with trunk_v2_ as Trunk's v2 keys do; using it anyway (a v1 token belongs in trunk.token)\n`,
+    });
+  });
+
   it.each(['yaml-alias-bomb.yaml', 'duplicate-target-beside-schema-errors.yaml'])(
     'reports %s as config problems, each with its line, and exits 2',
     async (file) => {

@@ -8,7 +8,8 @@ import { pagePaths, readPage } from './pages.js';
 const MEASUREMENTS: readonly RegExp[] = [
   /\d[\d,.]* ?[MGK]B\b/,
   /\d\.\d+ ?×/,
-  /\d[\d.]* ?% (?:fewer|less|more|lower|higher|of)\b/,
+  // An assumption ("an assumed 10 % of polls") is a parameter, not a measurement.
+  /(?<!assumed )(?<![\d.])\d[\d.]* ?% (?:fewer|less|more|lower|higher|of)\b/,
   /\d[\d,]* (?:scrapes|requests a second)\b/,
   /\bp(?:50|90|95|99) (?:of )?\d/,
   /\babout \d+ (?:minutes|seconds)\b/,
