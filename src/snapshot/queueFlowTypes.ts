@@ -2,11 +2,10 @@
 // cumulative counts the metrics layer renders, and what it must remember of the last poll to diff
 // the next one against. Every value is immutable; each poll produces a new QueueFlow.
 import type { HistogramCounts } from './histogram.js';
+import type { ExitOutcome } from './exitOutcome.js';
 import type { WebhookExits } from './webhookExitTypes.js';
 
-/** How a pull request left the queue, as the `outcome` label. */
-export const EXIT_OUTCOMES = ['merged', 'failed', 'cancelled', 'unknown'] as const;
-export type ExitOutcome = (typeof EXIT_OUTCOMES)[number];
+export { EXIT_OUTCOMES, type ExitOutcome } from './exitOutcome.js';
 
 /**
  * Distinct state values outside the documented ones that each flow family of one queue keeps as

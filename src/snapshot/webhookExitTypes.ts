@@ -2,7 +2,7 @@
 // pull_request.merged|failed|canceled event, and the poll that sees it gone. Each exit is counted
 // once, by whichever is first to be sure: the event at once; the poll only after the event had
 // 2 × mergeQueueIntervalSeconds to arrive. What the ledger keeps to tell the two apart is here.
-import type { ExitOutcome } from './queueFlowTypes.js';
+import type { ExitOutcome } from './exitOutcome.js';
 
 /** Which witness counted an exit, as the `source` label. */
 export const EXIT_SOURCES = ['event', 'poll'] as const;
