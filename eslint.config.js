@@ -74,7 +74,7 @@ function layerRules() {
 /** Static import and export specifiers of a module's text (`import type` included). */
 const STATIC_IMPORT = /^\s*(?:import|export)\b[^;'"]*?(?:\bfrom\s*)?['"]([^'"]+)['"]/gm;
 
-/** Relative imports per file read from disk, for one lint run. */
+/** @type {Map<string, string[]>} Relative imports per file read from disk, for one lint run. */
 const importsOnDisk = new Map();
 
 /**
@@ -97,7 +97,6 @@ function cyclesThrough(file, text) {
   /** @param {string} path */
   const next = (path) => {
     if (path === file) return importsOf(file, text);
-    /** @type {string[] | undefined} */
     let targets = importsOnDisk.get(path);
     if (targets === undefined) {
       let source = '';
@@ -128,10 +127,12 @@ function cyclesThrough(file, text) {
   return cycles;
 }
 
-/** Fails lint on a module that imports itself through others: `a.ts → b.ts → a.ts`. */
+/**
+ * Fails lint on a module that imports itself through others: `a.ts → b.ts → a.ts`.
+ * @type {import('eslint').Rule.RuleModule}
+ */
 const noImportCycle = {
   meta: { type: 'problem', schema: [], messages: { cycle: 'Import cycle: {{cycle}}.' } },
-  /** @param {import('eslint').Rule.RuleContext} context */
   create(context) {
     return {
       Program(node) {
