@@ -91,8 +91,8 @@ export async function startExporter(
     apiBudget: () => apiBudget,
     sharding: () => current.sharding,
   });
-  const reloadObserver = registerReloadMetrics(registry, metrics.metricChanges);
-  const pollObserver = registerPollOverrunMetrics(registry, metrics.metricChanges);
+  const reloadObserver = registerReloadMetrics(registry);
+  const pollObserver = registerPollOverrunMetrics(registry);
   const clients = new TrunkClientSlot(
     (trunk) =>
       new TrunkClient({
@@ -132,7 +132,7 @@ export async function startExporter(
   }
   const webhooks = new WebhookReceiver({
     store,
-    observer: registerWebhookRequestMetrics(registry, metrics.metricChanges),
+    observer: registerWebhookRequestMetrics(registry),
     logger,
     onMergeQueueEvent,
     onFlakyTestEvent: (target) => {
@@ -162,7 +162,6 @@ export async function startExporter(
     registry,
     store,
     snapshotMetrics: metrics.snapshotMetrics,
-    metricChanges: metrics.metricChanges,
     version,
     logger,
     auth,

@@ -1,19 +1,15 @@
 import { Counter } from 'prom-client';
 import type { Registry } from 'prom-client';
 import { WEBHOOK_RESULTS, type WebhookObserver } from '../webhooks/observer.js';
-import type { MetricChanges } from './metricChanges.js';
 import { NAMESPACE, fqName } from './naming.js';
 
 const WEBHOOK_REQUESTS = fqName(NAMESPACE, 'exporter', 'webhook_requests', 'total');
 
 /**
  * Registers the counter of requests to the webhook endpoint by how they were answered, and returns
- * what feeds it; each request is recorded in `changes`, so a cached page shows it on the next scrape.
+ * what feeds it.
  */
-export function registerWebhookRequestMetrics(
-  registry: Registry,
-  changes: MetricChanges,
-): WebhookObserver {
+export function registerWebhookRequestMetrics(registry: Registry): WebhookObserver {
   const requests = new Counter({
     name: WEBHOOK_REQUESTS,
     help:
@@ -28,7 +24,6 @@ export function registerWebhookRequestMetrics(
   for (const result of WEBHOOK_RESULTS) requests.inc({ result }, 0);
   return {
     requestHandled(result) {
-      changes.record();
       requests.inc({ result });
     },
   };

@@ -3,9 +3,14 @@ import type { Snapshot, Target, TargetStatus } from './types.js';
 import { targetKey } from './types.js';
 import type { WebhookLedger } from './webhookLedger.js';
 
+/** Told of each target whose status a write replaced: its key, and its status (undefined once removed). */
+export type TargetChangeListener = (key: string, status: TargetStatus | undefined) => void;
+
 /**
  * Latest poll outcome per target. Writers (the poller) replace whole entries; readers (metrics,
- * landing page, readiness) get frozen values, so a scrape never sees a half-written poll.
+ * landing page, readiness) get frozen values, so a scrape never sees a half-written poll. Every
+ * write is pushed to the subscribers, so a renderer can render a target's series when it changes
+ * rather than when it is scraped.
  */
 export class SnapshotStore {
   private readonly entries = new Map<string, TargetStatus>();
@@ -15,9 +20,7 @@ export class SnapshotStore {
    */
   private readonly hiddenViews = new WeakMap<TargetStatus, TargetStatus>();
   private changeCount = 0;
-  /** viewKey()'s last answer, and the success time of the target that will change it first. */
-  private view:
-    { changeCount: number; key: string; nextToTurnStale: number | undefined } | undefined;
+  private readonly listeners = new Set<TargetChangeListener>();
 
   constructor(
     private staleAfterSeconds: number,
@@ -29,15 +32,25 @@ export class SnapshotStore {
     return this.changeCount;
   }
 
+  /**
+   * Calls `listener` after every write with the target it replaced, as statuses() now shows it.
+   * A snapshot that turns stale with time alone is not pushed: statuses() shows it hidden.
+   * Returns the unsubscribe function.
+   */
+  subscribe(listener: TargetChangeListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
   /** Makes the configured targets the only ones known: new ones start unpolled, removed ones vanish. */
   setTargets(targets: readonly Target[], staleAfterSeconds = this.staleAfterSeconds): void {
     this.staleAfterSeconds = staleAfterSeconds;
     const wanted = new Map(targets.map((target) => [targetKey(target), target]));
     for (const key of this.entries.keys()) {
-      if (!wanted.has(key)) this.entries.delete(key);
+      if (!wanted.has(key)) this.set(key, undefined);
     }
     for (const [key, target] of wanted) {
-      if (!this.entries.has(key)) this.entries.set(key, freshStatus(target));
+      if (!this.entries.has(key)) this.set(key, freshStatus(target));
     }
     this.changeCount++;
   }
@@ -52,7 +65,7 @@ export class SnapshotStore {
     const key = targetKey(target);
     if (!this.entries.has(key)) return;
     const at = this.now();
-    this.entries.set(
+    this.set(
       key,
       Object.freeze({
         target,
@@ -81,7 +94,7 @@ export class SnapshotStore {
     const previous = this.entries.get(key);
     if (!previous) return false;
     const webhookLedger = deepFreeze(update(previous.webhookLedger));
-    this.entries.set(key, Object.freeze({ ...previous, webhookLedger }));
+    this.set(key, Object.freeze({ ...previous, webhookLedger }));
     this.changeCount++;
     return true;
   }
@@ -96,7 +109,7 @@ export class SnapshotStore {
     const key = targetKey(target);
     const previous = this.entries.get(key);
     if (!previous) return;
-    this.entries.set(
+    this.set(
       key,
       Object.freeze({
         ...previous,
@@ -118,7 +131,7 @@ export class SnapshotStore {
     const key = targetKey(target);
     const previous = this.entries.get(key);
     if (previous?.up === undefined) return;
-    this.entries.set(key, Object.freeze({ ...previous, up: false, lastError: error }));
+    this.set(key, Object.freeze({ ...previous, up: false, lastError: error }));
     this.changeCount++;
   }
 
@@ -133,7 +146,7 @@ export class SnapshotStore {
     if (previous?.queueFlow === undefined) return false;
     const queueFlow = update(previous.queueFlow);
     if (queueFlow === previous.queueFlow) return false;
-    this.entries.set(key, Object.freeze({ ...previous, queueFlow: Object.freeze(queueFlow) }));
+    this.set(key, Object.freeze({ ...previous, queueFlow: Object.freeze(queueFlow) }));
     this.changeCount++;
     return true;
   }
@@ -150,9 +163,20 @@ export class SnapshotStore {
     // the store.
     // Hiding is as good as dropping, since lastSuccessAt only moves on a success, which replaces
     // the snapshot anyway.
-    return [...this.entries.values()].map((status) =>
-      isStale(status, now, this.staleAfterSeconds) ? this.hidden(status) : status,
-    );
+    return [...this.entries.values()].map((status) => this.shown(status, now));
+  }
+
+  /** A status as readers see it: with its snapshot hidden once stale. */
+  private shown(status: TargetStatus, now: number): TargetStatus {
+    return isStale(status, now, this.staleAfterSeconds) ? this.hidden(status) : status;
+  }
+
+  /** Replaces (or, with undefined, removes) a target's status and tells the subscribers. */
+  private set(key: string, status: TargetStatus | undefined): void {
+    if (status === undefined) this.entries.delete(key);
+    else this.entries.set(key, status);
+    const shown = status === undefined ? undefined : this.shown(status, this.now());
+    for (const listener of this.listeners) listener(key, shown);
   }
 
   private hidden(status: TargetStatus): TargetStatus {
@@ -164,35 +188,6 @@ export class SnapshotStore {
     return view;
   }
 
-  /**
-   * Changes whenever what statuses() returns changes: on every write, and when a snapshot turns
-   * stale (which happens with time, not with a write). Renderers key their caches on it.
-   */
-  viewKey(): string {
-    const now = this.now();
-    const view = this.view;
-    // Until a write, the key can only change when the oldest not-yet-stale candidate turns stale.
-    if (
-      view?.changeCount === this.changeCount &&
-      (view.nextToTurnStale === undefined ||
-        !turnsStale(view.nextToTurnStale, now, this.staleAfterSeconds))
-    ) {
-      return view.key;
-    }
-    let hidden = 0;
-    let nextToTurnStale: number | undefined;
-    for (const status of this.entries.values()) {
-      if (isStale(status, now, this.staleAfterSeconds)) hidden++;
-      else if (mayTurnStale(status)) {
-        nextToTurnStale = Math.min(nextToTurnStale ?? Infinity, status.lastSuccessAt);
-      }
-    }
-    // For one version, staleness only grows with time, so the count identifies the hidden set.
-    const key = `${this.changeCount}:${hidden}`;
-    this.view = { changeCount: this.changeCount, key, nextToTurnStale };
-    return key;
-  }
-
   /** True once every configured target has finished at least one poll, successfully or not. */
   allPolledOnce(): boolean {
     for (const status of this.entries.values()) {
@@ -202,19 +197,14 @@ export class SnapshotStore {
   }
 }
 
+/** A failing target's last good snapshot, kept until it is older than the stale limit. */
 function isStale(status: TargetStatus, now: number, staleAfterSeconds: number): boolean {
-  return mayTurnStale(status) && turnsStale(status.lastSuccessAt, now, staleAfterSeconds);
-}
-
-/** A failing target whose last good snapshot is still kept: it goes stale with time alone. */
-function mayTurnStale(
-  status: TargetStatus,
-): status is TargetStatus & { snapshot: Snapshot; lastSuccessAt: number } {
-  return status.up === false && status.snapshot !== undefined && status.lastSuccessAt !== undefined;
-}
-
-function turnsStale(lastSuccessAt: number, now: number, staleAfterSeconds: number): boolean {
-  return now - lastSuccessAt > staleAfterSeconds;
+  return (
+    status.up === false &&
+    status.snapshot !== undefined &&
+    status.lastSuccessAt !== undefined &&
+    now - status.lastSuccessAt > staleAfterSeconds
+  );
 }
 
 function freshStatus(target: Target): TargetStatus {

@@ -38,7 +38,7 @@ function readmeRows(): Row[] {
 /** The names of the prom-client metrics the exporter registers, as startExporter wires them. */
 function registeredNames(): string[] {
   const registry = createRegistry({ defaultMetrics: false });
-  const { metricChanges } = registerExporterMetrics({
+  registerExporterMetrics({
     registry,
     store: new SnapshotStore(600),
     version: 'test',
@@ -51,9 +51,9 @@ function registeredNames(): string[] {
     apiBudget: () => ({ requestsPerSecond: 0 }) as never,
     sharding: () => ({ shard: 0, totalShards: 1 }),
   });
-  registerReloadMetrics(registry, metricChanges);
-  registerPollOverrunMetrics(registry, metricChanges);
-  registerWebhookRequestMetrics(registry, metricChanges);
+  registerReloadMetrics(registry);
+  registerPollOverrunMetrics(registry);
+  registerWebhookRequestMetrics(registry);
   return registry.getMetricsAsArray().map(({ name }) => name);
 }
 

@@ -1,5 +1,5 @@
-// The HTTP app wired as startExporter wires it (every exporter metric on one registry, the render
-// cache told about metric changes), over a store the test fills by hand.
+// The HTTP app wired as startExporter wires it (every exporter metric on one registry), over a
+// store the test fills by hand.
 import type { RequestListener } from 'node:http';
 import type { Registry } from 'prom-client';
 import { silentLogger, type Logger } from '../../src/log/logger.js';
@@ -27,7 +27,7 @@ export function createTestHttpApp(options: TestAppOptions): {
 } {
   const registry = options.registry ?? createRegistry({ defaultMetrics: false });
   const logger = options.logger ?? silentLogger();
-  const { snapshotMetrics, metricChanges } = registerExporterMetrics({
+  const { snapshotMetrics } = registerExporterMetrics({
     logger,
     registry,
     store: options.store,
@@ -40,7 +40,6 @@ export function createTestHttpApp(options: TestAppOptions): {
     registry,
     store: options.store,
     snapshotMetrics,
-    metricChanges,
     version: TEST_APP_VERSION,
     logger,
     intervals: { mergeQueueIntervalSeconds: 30, flakyTestsIntervalSeconds: 300 },
