@@ -8,20 +8,23 @@ import type { RenderErrors } from './renderErrors.js';
  * itself), read through its public API. Metric by metric rather than getMetricsAsJSON(), whose one
  * Promise.all fails the whole page when one collect() throws: a failing metric is left out and
  * counted, as a failing family is. It goes last on the page, so it carries OpenMetrics' `# EOF`.
+ * `complete` is false when a metric was left out.
  */
 export async function renderLivePart(
   registry: Registry,
   format: ExpositionFormat,
   renderErrors: RenderErrors | undefined,
-): Promise<string> {
+): Promise<{ readonly text: string; readonly complete: boolean }> {
   const metrics = registry.getMetricsAsArray().flatMap(({ name }) => {
     const metric = registry.getSingleMetric(name);
     return metric === undefined ? [] : [{ name, metric }];
   });
+  let complete = true;
   const collect = async ({ name, metric }: (typeof metrics)[number]) => {
     try {
       return [await metric.get()];
     } catch (error) {
+      complete = false;
       renderErrors?.record(name, error);
       return [];
     }
@@ -35,5 +38,6 @@ export async function renderLivePart(
   const countedAt = metrics.findIndex(({ name }) => name === renderErrors?.name);
   const counted = metrics[countedAt];
   if (counted !== undefined) collected[countedAt] = await collect(counted);
-  return renderFamilies(toFamilies(collected.flat()), format, { endOfPage: true });
+  const text = renderFamilies(toFamilies(collected.flat()), format, { endOfPage: true });
+  return { text, complete };
 }

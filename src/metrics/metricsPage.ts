@@ -16,8 +16,10 @@ import type { SnapshotFamilies } from './snapshotFamilies.js';
 // target, that target's samples of every per-target family are rendered into bytes (the store
 // pushes the change); a scrape writes each family's header followed by every target's bytes of
 // it, since the exposition formats want a family's samples together. The families computed across
-// targets and the registry's own metrics (API counters, reloads, process metrics) are small and
-// rendered on every scrape, so a scrape always shows them as they are when it arrives.
+// targets are small and written again when any target changed. The registry's own metrics (API
+// counters, reloads, process metrics) are rendered again once the last rendering is a second old:
+// collecting the process metrics (reading /proc, event-loop histograms) costs more than sending
+// the whole cached page, and no Prometheus scrapes one target more than once a second.
 // Bytes are kept per variant (format and encoding) that has been asked for. A gzip variant keeps
 // each target's piece of each family as a gzip member of its own: members may follow one another
 // in one stream (RFC 1952), which Prometheus's and Node.js's readers take as one text, so a scrape
@@ -27,6 +29,9 @@ const gzip = promisify(gzipCallback);
 
 /** Targets rendered between two turns of the event loop when a variant is rendered whole. */
 const TARGETS_PER_TURN = 50;
+
+/** How old the registry's metrics may be when served; see above. */
+export const LIVE_PART_MAX_AGE_MS = 1000;
 
 /** A variant nobody has asked for in this long is dropped rather than rendered on every change. */
 export const IDLE_VARIANT_MS = 10 * 60_000;
@@ -81,9 +86,10 @@ interface Variant {
   generation: number;
   families: readonly PreparedFamily[];
   readonly targets: Map<string, TargetBytes>;
-  /** The families' bytes as last written, and the targets' bytes they were written from. */
-  written:
-    { readonly from: readonly TargetBytes[]; readonly blocks: readonly Buffer[] } | undefined;
+  /** The snapshot families as last written, and the targets' bytes they were written from. */
+  written: { readonly from: readonly TargetBytes[]; readonly page: Buffer } | undefined;
+  /** The registry's metrics, encoded, and when (clockMs) they were rendered. */
+  live: { readonly at: number; readonly bytes: Promise<Buffer> } | undefined;
   lastAskedMs: number;
 }
 
@@ -116,10 +122,10 @@ export class MetricsPage {
     format: ExpositionFormat,
     { acceptGzip }: { acceptGzip: boolean },
   ): Promise<MetricsPageResponse> {
-    const snapshot = await this.#snapshotBlocks(this.#variant(format, acceptGzip));
+    const variant = this.#variant(format, acceptGzip);
+    const snapshot = await this.#snapshotPage(variant);
     // After the snapshot families: the render-error counter then counts their failures.
-    const live = await renderLivePart(this.#registry, format, this.#families.renderErrors);
-    const chunks = [...snapshot, acceptGzip ? await gzip(live) : Buffer.from(live)];
+    const chunks = [snapshot, await this.#liveBytes(variant, acceptGzip)];
     return {
       contentType: contentTypeOf(format),
       contentEncoding: acceptGzip ? 'gzip' : undefined,
@@ -139,12 +145,34 @@ export class MetricsPage {
         families: [],
         targets: new Map(),
         written: undefined,
+        live: undefined,
         lastAskedMs: 0,
       };
       this.#variants.set(name, variant);
     }
     variant.lastAskedMs = this.#clockMs();
     return variant;
+  }
+
+  /** The registry's metrics, rendered again when the last rendering is older than a second. */
+  #liveBytes(variant: Variant, acceptGzip: boolean): Promise<Buffer> {
+    const now = this.#clockMs();
+    if (variant.live !== undefined && now - variant.live.at <= LIVE_PART_MAX_AGE_MS) {
+      return variant.live.bytes;
+    }
+    const rendered = renderLivePart(this.#registry, variant.format, this.#families.renderErrors);
+    const bytes = rendered.then(({ text }) => (acceptGzip ? gzip(text) : Buffer.from(text)));
+    const live = { at: now, bytes };
+    variant.live = live;
+    // A metric left out is tried again on the next scrape, as a family is.
+    const forget = (): void => {
+      if (variant.live === live) variant.live = undefined;
+    };
+    rendered.then(({ complete }) => {
+      if (!complete) forget();
+    }, forget);
+    bytes.catch(forget);
+    return bytes;
   }
 
   /** Renders the changed target in every variant in use, so the next scrape finds it ready. */
@@ -164,7 +192,7 @@ export class MetricsPage {
    * date (first scrape of the variant, a reload, a snapshot that turned stale with time, a family
    * that failed) are rendered first.
    */
-  async #snapshotBlocks(variant: Variant): Promise<readonly Buffer[]> {
+  async #snapshotPage(variant: Variant): Promise<Buffer> {
     if (variant.generation !== this.#families.generation) this.#prepare(variant);
     const generation = variant.generation;
     const statuses = this.#store.statuses();
@@ -179,7 +207,7 @@ export class MetricsPage {
         // A whole variant is many targets: let polls and other requests run in between.
         if (++rendered % TARGETS_PER_TURN === 0) await nextTurn();
         if (variant.generation !== generation || this.#families.generation !== generation) {
-          return this.#snapshotBlocks(variant);
+          return this.#snapshotPage(variant);
         }
       }
       current.push(target);
@@ -189,24 +217,31 @@ export class MetricsPage {
       for (const key of variant.targets.keys()) if (!keys.has(key)) variant.targets.delete(key);
     }
     const written = variant.written;
-    if (written !== undefined && sameItems(written.from, current)) return written.blocks;
+    if (written !== undefined && sameItems(written.from, current)) return written.page;
     return this.#write(variant, statuses, current);
   }
 
-  /** Writes every family: its header, then its samples. A family without samples is left out. */
+  /**
+   * Writes every family into one buffer: its header, then its samples (every target's piece of a
+   * per-target family). A family without samples is left out, header included.
+   */
   #write(
     variant: Variant,
     statuses: readonly TargetStatus[],
     targets: readonly TargetBytes[],
-  ): readonly Buffer[] {
+  ): Buffer {
     const settings = this.#families.settings;
-    const blocks: Buffer[] = [];
+    const layout: (Buffer | number)[] = [];
+    let length = 0;
     let complete = true;
     for (const { definition, text, header, perTargetIndex } of variant.families) {
       if (definition.scope === 'targets') {
         try {
           const samples = text.render(definition.samples(statuses, settings));
-          if (samples !== '') blocks.push(variant.encode(text.header + samples));
+          if (samples === '') continue;
+          const encoded = variant.encode(text.header + samples);
+          layout.push(encoded);
+          length += encoded.length;
         } catch (error) {
           this.#families.renderErrors?.record(definition.name, error);
           complete = false;
@@ -220,19 +255,27 @@ export class MetricsPage {
         this.#families.renderErrors?.record(definition.name, failure.failed.get(index));
         continue;
       }
-      let length = 0;
-      for (const { bounds } of targets) length += piece(bounds, index, 1) - piece(bounds, index, 0);
-      if (length === 0) continue;
-      const block = Buffer.allocUnsafeSlow(header.length + length);
-      let offset = header.copy(block);
-      for (const { bytes, bounds } of targets) {
-        offset += bytes.copy(block, offset, piece(bounds, index, 0), piece(bounds, index, 1));
+      let samples = 0;
+      for (const { bounds } of targets)
+        samples += piece(bounds, index, 1) - piece(bounds, index, 0);
+      if (samples === 0) continue;
+      layout.push(header, index);
+      length += header.length + samples;
+    }
+    const page = Buffer.allocUnsafeSlow(length);
+    let offset = 0;
+    for (const item of layout) {
+      if (typeof item !== 'number') {
+        offset += item.copy(page, offset);
+        continue;
       }
-      blocks.push(block);
+      for (const { bytes, bounds } of targets) {
+        offset += bytes.copy(page, offset, piece(bounds, item, 0), piece(bounds, item, 1));
+      }
     }
     // Written again on the next scrape while a family fails, so that it is tried again.
-    variant.written = complete ? { from: targets, blocks } : undefined;
-    return blocks;
+    variant.written = complete ? { from: targets, page } : undefined;
+    return page;
   }
 
   /** Prepares the current generation of the families: headers, and no target rendered yet. */

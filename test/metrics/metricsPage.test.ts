@@ -4,7 +4,11 @@
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import type { ExpositionFormat } from '../../src/metrics/exposition.js';
-import { IDLE_VARIANT_MS, MetricsPage } from '../../src/metrics/metricsPage.js';
+import {
+  IDLE_VARIANT_MS,
+  LIVE_PART_MAX_AGE_MS,
+  MetricsPage,
+} from '../../src/metrics/metricsPage.js';
 import type { MetricsPageResponse } from '../../src/metrics/metricsPage.js';
 import type { Target } from '../../src/snapshot/types.js';
 import {
@@ -149,18 +153,23 @@ describe('MetricsPage', () => {
     expect(afterStale).toBe(await fresh(replay, 'prometheus'));
   });
 
-  it('shows the exporter self-metrics as they are at each scrape, between polls too', async () => {
-    const replay = replayScenario(loadScenario('normal-queue'));
-    const page = pageFor(replay);
+  it('renders the exporter self-metrics again once the last rendering is a second old', async () => {
+    const replay = replayScenario(loadScenario('normal-queue'), { defaultMetrics: true });
+    let clock = 5_000;
+    const page = pageFor(replay, () => clock);
     const count = (page: string): string | undefined =>
       /trunk_exporter_api_requests_total\{endpoint="getQueue",code="503"\} (\d+)/.exec(page)?.[1];
     expect(count(await text(page))).toBeUndefined();
 
     replay.apiCallObserver.requestFinished('getQueue', '503', 0.2);
     replay.apiCallObserver.requestFinished('getQueue', '503', 0.2);
+    clock += LIVE_PART_MAX_AGE_MS;
+    expect(count(await text(page))).toBeUndefined();
+    clock += 1;
     const after = await text(page);
     expect(count(after)).toBe('2');
-    expect(after).toBe(await fresh(replay, 'prometheus'));
+    expect(after).toContain('process_cpu_seconds_total');
+    expect(page.targetRenders).toBe(replay.store.statuses().length);
   });
 
   it.each(['prometheus', 'openmetrics'] as const)(
