@@ -6,7 +6,8 @@
 //    (nodeHttpServer.ts), with and without gzip, `wrk -t1 -c4` in interleaved rounds.
 // 2. Latency while polled: 200 merge queues polled every 3 s from a moving simulator; scrapes as
 //    Prometheus sends them (OpenMetrics, gzip), one at a time, alternating between /metrics and the
-//    node:http reference serving a copy of the exporter's page; the median time to the last byte.
+//    node:http reference serving a copy of the exporter's page, a pair every PAIR_GAP_MS so that
+//    the run spans several poll cycles; the median time to the last byte.
 import { join } from 'node:path';
 import { freePort, startChild, startSimulatorProcess, waitForOk } from './processes.ts';
 import type { RunningChild } from './processes.ts';
@@ -29,9 +30,10 @@ type Encoding = keyof typeof ENCODINGS;
 const quick = process.argv.includes('--quick');
 const checkouts = process.argv.slice(2).filter((argument) => !argument.startsWith('--'));
 const roots = checkouts.length > 0 ? checkouts : [ROOT];
-const ROUNDS = quick ? 1 : 5;
-const SECONDS = quick ? 2 : 8;
+const ROUNDS = quick ? 1 : 9;
+const SECONDS = quick ? 2 : 4;
 const SCRAPES = quick ? 30 : 300;
+const PAIR_GAP_MS = 30;
 
 /** The exporter of checkout `root` on `config`, once every target has been polled. */
 async function startExporterAt(root: string, config: string): Promise<RunningChild> {
@@ -178,7 +180,6 @@ async function whilePolled(): Promise<string> {
           maxRequestsPerSecond: 10_000,
           mergeQueueIntervalSeconds: 3,
           flakyTestsIntervalSeconds: 300,
-          pullRequestRecheckSeconds: 0,
         }),
       );
       let reference: RunningPageServer | undefined;
@@ -197,6 +198,7 @@ async function whilePolled(): Promise<string> {
         for (let index = 0; index < SCRAPES; index++) {
           exporterMs.push(await timedGet(url));
           referenceMs.push(await timedGet(reference.url));
+          await new Promise((resolve) => setTimeout(resolve, PAIR_GAP_MS));
         }
         rows.push([
           root,
