@@ -40,7 +40,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       // The simulator is loaded only by the commands that run it: an exporter never holds its code.
       const [
         { startSimulatorServer },
-        { SIMULATOR_DEMO_TOKEN },
+        { SIMULATOR_DEMO_API_KEY, SIMULATOR_DEMO_TOKEN },
         { createSimulatorWorld },
         { createWebhookSender, sendWorldWebhooks },
       ] = await Promise.all([
@@ -65,6 +65,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         const simulator = await startSimulatorServer({
           world,
           token: command.token ?? SIMULATOR_DEMO_TOKEN,
+          apiKey: command.apiKey ?? SIMULATOR_DEMO_API_KEY,
           host: command.host,
           port: command.port,
           autoAdvance: { tickMs: 1000 },
@@ -72,7 +73,9 @@ export async function main(argv: readonly string[]): Promise<number> {
           logger,
         });
         const unsubscribe = sender && sendWorldWebhooks(world, sender);
-        logger.info(`Trunk API simulator listening on ${simulator.baseUrl}`);
+        logger.info(
+          `Trunk API simulator listening on ${simulator.baseUrl} (v1) and ${simulator.origin}/v2`,
+        );
         if (webhook) logger.info({ url: webhook.url }, `sending webhooks to ${webhook.url}`);
         return {
           stop: async () => {

@@ -1,5 +1,6 @@
 // The command line as a user runs it: the built `bin/trunk-exporter.js` in a child process
 // (`npm test` builds dist/ first).
+import { spawn } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -89,6 +90,37 @@ describe('trunk-exporter command line', () => {
     expect(mistyped.stderr).toContain('--webhook-secret: expected whsec_ followed by base64');
     expect(mistyped.stderr).not.toContain('hunter2-secret');
     expect((await run(['--help'])).stdout).toContain('--webhook-url URL --webhook-secret whsec_');
+  });
+
+  it('simulate --api-key serves v2 to that key only, and --token stays the v1 credential', async () => {
+    const child = spawn(
+      process.execPath,
+      [bin, 'simulate', '--port', '0', '--token', 'cli-token', '--api-key', 'trunk_v2_cli-key'],
+      { cwd: root, env: { PATH: process.env.PATH ?? '' } },
+    );
+    try {
+      const origin = await new Promise<string>((resolve, reject) => {
+        let output = '';
+        const timer = setTimeout(() => {
+          reject(new Error(`no v2 address logged: ${output}`));
+        }, 10_000);
+        child.stdout.on('data', (chunk: Buffer) => {
+          output += chunk.toString();
+          const match = /and (http:\/\/[^\s"]+)\/v2/.exec(output);
+          if (match?.[1] !== undefined) {
+            clearTimeout(timer);
+            resolve(match[1]);
+          }
+        });
+      });
+      const status = async (headers: Record<string, string>) =>
+        (await fetch(`${origin}/v2/merge-queues`, { headers })).status;
+      expect(await status({ Authorization: 'Bearer trunk_v2_cli-key' })).toBe(200);
+      expect(await status({ Authorization: 'Bearer trunk_v2_demo-key' })).toBe(401);
+      expect(await status({ Authorization: 'Bearer cli-token' })).toBe(401);
+    } finally {
+      child.kill('SIGTERM');
+    }
   });
 
   it('--demo serves live metrics, logs its URL, and exits 0 on SIGTERM', async () => {

@@ -16,6 +16,8 @@ export interface Scale {
 
 /** The token the benchmark simulators accept. */
 export const BENCH_TOKEN = 'bench-token';
+/** The v2 API key the benchmark simulator accepts (`Authorization: Bearer`). */
+export const BENCH_API_KEY = 'trunk_v2_bench-key';
 
 const BRANCHES = ['main', 'release'] as const;
 

@@ -1,9 +1,10 @@
 // A Trunk API simulator of a given scale in its own process, so that its CPU and memory never count
-// as the exporter's. Prints "READY <baseUrl>" once listening; runs until killed.
+// as the exporter's. Prints "READY <baseUrl>" once listening (v1 under it, v2 beside it at
+// <origin>/v2 for BENCH_API_KEY); runs until killed.
 import type * as ServerModule from '../../src/simulator/server.js';
 import type * as WorldModule from '../../src/simulator/world.js';
 import { loadBuilt } from './built.ts';
-import { BENCH_TOKEN, simulatedRepositories, type Scale } from './scale.ts';
+import { BENCH_API_KEY, BENCH_TOKEN, simulatedRepositories, type Scale } from './scale.ts';
 
 /** What the parent asks for, as JSON in argv[2]. */
 export interface SimulatorProcessSpec {
@@ -29,6 +30,7 @@ const world = createSimulatorWorld({
 const simulator = await startSimulatorServer({
   world,
   token: BENCH_TOKEN,
+  apiKey: BENCH_API_KEY,
   latencyMs: spec.latencyMs,
 });
 const advance = spec.advance;

@@ -24,6 +24,8 @@ export type Command =
       readonly seed: number;
       readonly flavour: 'documented' | 'live';
       readonly token: string | undefined;
+      /** --api-key: the v2 API key the simulator accepts (Authorization: Bearer). */
+      readonly apiKey: string | undefined;
       readonly latencyMs: number;
       readonly logLevel: LogLevel;
       /** --webhook-url and --webhook-secret: where to send the world's events, signed with what. */
@@ -53,10 +55,11 @@ export const USAGE = `Usage:
   trunk-exporter --demo [--log-level LEVEL] [--port N]
       Run against the built-in Trunk API simulator; no token needed.
   trunk-exporter simulate [--port N] [--host ADDRESS] [--seed N] [--flavour documented|live] [--token T]
-                          [--latency-ms N] [--webhook-url URL --webhook-secret whsec_...]
-      Run the Trunk API simulator alone (default 127.0.0.1:8080, seed 1, token demo-token),
-      answering every request after N milliseconds (default 0); with --webhook-url, also POST
-      Trunk's webhooks for what the simulated world does, signed Svix-style with the secret.
+                          [--api-key K] [--latency-ms N] [--webhook-url URL --webhook-secret whsec_...]
+      Run the Trunk API simulator alone (default 127.0.0.1:8080, seed 1, v1 token demo-token,
+      v2 API key trunk_v2_demo-key), answering every request after N milliseconds (default 0);
+      with --webhook-url, also POST Trunk's webhooks for what the simulated world does, signed
+      Svix-style with the secret.
   trunk-exporter --version | --help
 
 Options:
@@ -71,20 +74,37 @@ Options:
   --help             print this text and exit
 `;
 
+/** The options of `trunk-exporter` (run, --check-config, --demo), which the docs list. */
+export const EXPORTER_OPTIONS = {
+  config: { type: 'string' },
+  'check-config': { type: 'boolean' },
+  demo: { type: 'boolean' },
+  'log-level': { type: 'string' },
+  port: { type: 'string' },
+  shard: { type: 'string' },
+  'total-shards': { type: 'string' },
+  version: { type: 'boolean' },
+  help: { type: 'boolean' },
+} as const satisfies OptionSpec;
+
+/** The options of `trunk-exporter simulate`. */
+export const SIMULATE_OPTIONS = {
+  port: { type: 'string' },
+  host: { type: 'string' },
+  seed: { type: 'string' },
+  flavour: { type: 'string' },
+  token: { type: 'string' },
+  'api-key': { type: 'string' },
+  'latency-ms': { type: 'string' },
+  'log-level': { type: 'string' },
+  'webhook-url': { type: 'string' },
+  'webhook-secret': { type: 'string' },
+} as const satisfies OptionSpec;
+
 /** Parses the command line (without `node` and the script path). */
 export function parseCommandLine(argv: readonly string[]): Command {
   if (argv[0] === 'simulate') return parseSimulate(argv.slice(1));
-  const { values } = parse(argv, {
-    config: { type: 'string' },
-    'check-config': { type: 'boolean' },
-    demo: { type: 'boolean' },
-    'log-level': { type: 'string' },
-    port: { type: 'string' },
-    shard: { type: 'string' },
-    'total-shards': { type: 'string' },
-    version: { type: 'boolean' },
-    help: { type: 'boolean' },
-  });
+  const { values } = parse(argv, EXPORTER_OPTIONS);
   if (values.help) return { name: 'help' };
   if (values.version) return { name: 'version' };
   const configPath = values.config ?? './config.yaml';
@@ -128,17 +148,7 @@ function parseShardFlags(shard: string | undefined, totalShards: string | undefi
 }
 
 function parseSimulate(argv: readonly string[]): Command {
-  const { values } = parse(argv, {
-    port: { type: 'string' },
-    host: { type: 'string' },
-    seed: { type: 'string' },
-    flavour: { type: 'string' },
-    token: { type: 'string' },
-    'latency-ms': { type: 'string' },
-    'log-level': { type: 'string' },
-    'webhook-url': { type: 'string' },
-    'webhook-secret': { type: 'string' },
-  });
+  const { values } = parse(argv, SIMULATE_OPTIONS);
   const flavour = values.flavour ?? 'documented';
   if (flavour !== 'documented' && flavour !== 'live') {
     throw new UsageError(`--flavour: expected documented or live, got ${JSON.stringify(flavour)}`);
@@ -150,6 +160,7 @@ function parseSimulate(argv: readonly string[]): Command {
     seed: values.seed === undefined ? 1 : parseInteger('--seed', values.seed),
     flavour,
     token: values.token,
+    apiKey: values['api-key'],
     latencyMs:
       values['latency-ms'] === undefined ? 0 : parseInteger('--latency-ms', values['latency-ms']),
     logLevel: parseLogLevel(values['log-level']),

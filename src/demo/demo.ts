@@ -6,6 +6,7 @@ import { startExporter, type RunningExporter } from '../exporter.js';
 import type { Logger } from '../log/logger.js';
 import {
   DEFAULT_SIMULATED_REPOSITORIES,
+  SIMULATOR_DEMO_API_KEY,
   SIMULATOR_DEMO_TOKEN,
   SIMULATOR_ORG_SLUG,
   repositoryKey,
@@ -46,6 +47,7 @@ export async function startDemo(options: DemoOptions): Promise<RunningExporter> 
   const simulator = await startSimulatorServer({
     world,
     token: SIMULATOR_DEMO_TOKEN,
+    apiKey: SIMULATOR_DEMO_API_KEY,
     autoAdvance: { tickMs: 1000 },
     logger: options.logger.child({ component: 'simulator' }),
     faults: incidents,

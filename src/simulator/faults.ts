@@ -4,11 +4,20 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { WorldAnswer } from './world.js';
 
-/** The endpoints faults can target, as paths below the version segment. */
+/**
+ * The endpoints faults can target: v1's as paths below the version segment, v2's as their route
+ * (v2Routes.ts) without the leading slash.
+ */
 export const FAULT_ENDPOINTS = [
   'getQueue',
   'getSubmittedPullRequest',
   'flaky-tests/list-quarantined-tests',
+  'v2/merge-queues',
+  'v2/merge-queues/{id}',
+  'v2/merge-queues/{id}/pull-requests',
+  'v2/tests',
+  'v2/test-collections',
+  'v2/repositories/{id}',
 ] as const;
 export type FaultEndpoint = (typeof FAULT_ENDPOINTS)[number];
 
@@ -52,7 +61,7 @@ export interface FaultMatch {
 /** One call the simulator saw after authentication, and the fault it got, if any. */
 export interface SeenCall {
   readonly endpoint: FaultEndpoint;
-  /** `host/owner/name` from the request body, or '' when the body has none. */
+  /** `host/owner/name` the call is about, or '' when it names none. */
   readonly repo: string;
   /** Date.now() when the call was answered (or left unanswered). */
   readonly at: number;
@@ -64,11 +73,16 @@ export interface SeenCall {
   readonly connectionClosedAt: number | undefined;
 }
 
-/** What the server hands the fault plan for each authenticated call with a JSON body. */
+/** What the server hands the fault plan for each authenticated, well-formed call. */
 export interface InterceptedCall {
-  /** URL path, e.g. `/v1/getQueue`. */
+  /** URL path, e.g. `/v1/getQueue` or `/v2/merge-queues/mq_1x2y/pull-requests`. */
   readonly path: string;
+  /** The path with ids as placeholders, e.g. `/v2/merge-queues/{id}/pull-requests`. */
+  readonly endpoint: string;
+  /** `host/owner/name` the call is about (v1: its body's repo; v2: its id's), or ''. */
+  readonly repo: string;
   readonly request: IncomingMessage;
+  /** The JSON body (v1) or the query parameters as an object (v2). */
   readonly body: unknown;
   readonly response: ServerResponse;
   /** The world's answer; computed only when a fault needs it. */
@@ -113,9 +127,11 @@ export class FaultPlan {
    * nothing) so the server sends the world's answer.
    */
   intercept(call: InterceptedCall): boolean {
-    const endpoint = FAULT_ENDPOINTS.find((name) => call.path.endsWith(`/v1/${name}`));
+    const endpoint = FAULT_ENDPOINTS.find(
+      (name) => call.endpoint === (name.startsWith('v2/') ? `/${name}` : `/v1/${name}`),
+    );
     if (endpoint === undefined) return false;
-    const repo = repoOf(call.body);
+    const { repo } = call;
     const rule = this.#rules.find(
       (candidate) =>
         candidate.endpoint === endpoint &&

@@ -3,7 +3,7 @@
 // replays the same cycle of incidents, each on its own target, every INCIDENT_CYCLE_SECONDS of
 // simulated time. It changes the world only through the models' incident methods and answers 503s
 // through the server's fault hook, so `simulate` without it is the random model unchanged.
-import { repoOf, type FaultPlan, type InterceptedCall } from './faults.js';
+import type { FaultPlan, InterceptedCall } from './faults.js';
 import type { SimulatedPullRequest } from './pullRequest.js';
 import type { ScriptableWorld, WorldScript } from './world.js';
 
@@ -111,7 +111,7 @@ export function createIncidentCycle(
     switch (incident.kind) {
       case 'paused':
       case 'draining':
-        queue?.holdState(incident.kind, until);
+        queue?.holdState(incident.kind, now, until);
         return;
       case 'stuck_testing': {
         if (queue === undefined) return;
@@ -171,7 +171,7 @@ export function createIncidentCycle(
       }
     },
     intercept(call: InterceptedCall) {
-      if (outageRepo === undefined || repoOf(call.body) !== outageRepo) return false;
+      if (outageRepo === undefined || call.repo !== outageRepo) return false;
       call.response.writeHead(503, { 'Content-Type': 'text/plain; charset=utf-8' });
       call.response.end('503 Service Unavailable: scripted demo outage\n');
       return true;

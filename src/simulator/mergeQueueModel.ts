@@ -70,14 +70,22 @@ export interface MergeQueueModel {
   readonly branch: string;
   readonly settings: MergeQueueSettings;
   readonly state: QueueState;
+  /** Unix seconds of the last change of the queue's state (and so of its mode). */
+  readonly stateChangedAt: number;
   /** Pull requests in the queue, in queue order. */
   readonly active: readonly SimulatedPullRequest[];
+  /** The most recent pull requests that left the queue (at most FINISHED_HISTORY), oldest first. */
+  readonly concluded: readonly SimulatedPullRequest[];
   /** A pull request submitted to this queue, in it or recently finished. */
   find(prNumber: number): SimulatedPullRequest | undefined;
   /** Moves the queue forward by one step ending at `now`. */
   step(now: number, stepSeconds: number): void;
-  /** Scripted incidents: enters `next` now and stays in it until `until` (unix seconds). */
-  holdState(next: Exclude<QueueState, 'running' | 'switching_modes'>, until: number): void;
+  /** Scripted incidents: enters `next` at `now` and stays in it until `until` (unix seconds). */
+  holdState(
+    next: Exclude<QueueState, 'running' | 'switching_modes'>,
+    now: number,
+    until: number,
+  ): void;
   /** Scripted incidents: submits a new pull request now (in `not_ready`, like any submission). */
   submit(now: number): SimulatedPullRequest;
   /** Scripted incidents: fails an active pull request now, as a failed test run would. */
@@ -124,6 +132,7 @@ export function createMergeQueueModel(
   const naturalArrivals = branch === 'release' ? 0.018 : random.pick([0.026, 0.03, 0.034]);
   const arrivalsPerStep = shape.heavyChurn ? HEAVY_CHURN_ARRIVALS_PER_STEP : naturalArrivals;
   let state: QueueState = 'running';
+  let stateChangedAt = 0;
   let stateEndsAt = 0;
   let sequence = 0;
   const active: SimulatedPullRequest[] = [];
@@ -158,6 +167,7 @@ export function createMergeQueueModel(
     maxMinutes: number,
   ) => {
     state = next;
+    stateChangedAt = now;
     stateEndsAt = now + random.int(minMinutes * 60, maxMinutes * 60);
     recordQueueState(statistics, next);
   };
@@ -170,6 +180,7 @@ export function createMergeQueueModel(
         settings.mode = settings.mode === 'single' ? 'parallel' : 'single';
       }
       state = 'running';
+      stateChangedAt = now;
       recordQueueState(statistics, state);
       return;
     }
@@ -318,7 +329,11 @@ export function createMergeQueueModel(
     get state() {
       return state;
     },
+    get stateChangedAt() {
+      return stateChangedAt;
+    },
     active,
+    concluded: finished,
     find: (prNumber) => byNumber.get(prNumber),
     step(now, stepSeconds) {
       stepQueueState(now);
@@ -330,8 +345,9 @@ export function createMergeQueueModel(
       assignTestSlots(now);
       while (shape.pullRequests !== undefined && active.length < shape.pullRequests) submit(now);
     },
-    holdState(next, until) {
+    holdState(next, now, until) {
       state = next;
+      stateChangedAt = now;
       stateEndsAt = until;
       recordQueueState(statistics, next);
     },

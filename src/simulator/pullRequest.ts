@@ -57,6 +57,8 @@ export interface SimulatedPullRequest {
   readonly forceEnqueued: boolean;
   /** Submission order, for first-in-first-out among equal priorities. */
   readonly sequence: number;
+  /** Unix seconds of the submission (v2's queue entry `createdAt`). */
+  readonly submittedAt: number;
   state: PullRequestState;
   /** Unix seconds of the last state change. */
   stateChangedAt: number;
@@ -111,6 +113,7 @@ export function createPullRequest(
     noBatch: random.chance(0.05),
     forceEnqueued: random.chance(0.02),
     sequence: params.sequence,
+    submittedAt: params.now,
     state: 'not_ready',
     stateChangedAt: params.now,
     readiness: {

@@ -19,6 +19,9 @@ export const SIMULATOR_ORG_SLUG = 'acme';
 /** The API token `--demo` mode uses for the simulator; it guards nothing real. */
 export const SIMULATOR_DEMO_TOKEN = 'demo-token';
 
+/** The v2 API key `--demo` mode and `simulate` use unless told otherwise; it guards nothing real. */
+export const SIMULATOR_DEMO_API_KEY = 'trunk_v2_demo-key';
+
 /** Four queues over three repositories: enough to show per-repo and per-branch series. */
 export const DEFAULT_SIMULATED_REPOSITORIES: readonly SimulatedRepository[] = [
   { host: 'github.com', owner: 'acme', name: 'web', branches: ['main', 'release'] },

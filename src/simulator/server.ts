@@ -1,11 +1,12 @@
 // The simulator's HTTP face: the three POST operations under /v1, with the live service's error
-// behaviour (plain-text 400/401/404 bodies, X-Request-Id on every response).
+// behaviour (plain-text 400/401/404 bodies, X-Request-Id on every response), and the v2 reads of
+// the same world under /v2 (v2Routes.ts) for an API key.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
 import type { z } from 'zod';
 import { silentLogger, type Logger } from '../log/logger.js';
-import type { FaultPlan } from './faults.js';
+import { repoOf, type FaultPlan } from './faults.js';
 import { SIMULATOR_ORG_SLUG } from './repositories.js';
 import {
   describeRequestIssues,
@@ -13,6 +14,8 @@ import {
   getSubmittedPullRequestRequestSchema,
   listQuarantinedTestsRequestSchema,
 } from './requests.js';
+import { answerV2, v2EndpointOf, v2RateLimiter } from './v2Routes.js';
+import { createV2View } from './v2View.js';
 import type { SimulatorWorld, WorldAnswer } from './world.js';
 
 export interface AutoAdvanceOptions {
@@ -27,8 +30,15 @@ export interface AutoAdvanceOptions {
 
 export interface SimulatorServerOptions {
   readonly world: SimulatorWorld;
-  /** The only accepted `x-api-token`. */
+  /** The only accepted `x-api-token` (v1). */
   readonly token: string;
+  /**
+   * The only accepted v2 API key (`Authorization: Bearer`); without one every v2 request is
+   * refused with 401. Must differ from `token`: neither credential works on the other version.
+   */
+  readonly apiKey?: string | undefined;
+  /** The organization's v2 budget, requests per second; unlimited when absent. */
+  readonly v2RequestsPerSecond?: number | undefined;
   /** Defaults to 127.0.0.1. */
   readonly host?: string | undefined;
   /** Defaults to 0: an ephemeral port. */
@@ -50,10 +60,18 @@ export interface SimulatorServerOptions {
 export interface RunningSimulator {
   /** Base address including the version segment, e.g. `http://127.0.0.1:41234/v1`. */
   readonly baseUrl: string;
+  /** The host's address without a version, e.g. `http://127.0.0.1:41234` (v2 clients add `/v2`). */
+  readonly origin: string;
   readonly port: number;
   readonly world: SimulatorWorld;
-  /** Requests received per URL path (e.g. `/v1/getQueue`), whatever their outcome. */
+  /**
+   * Requests received per endpoint, whatever their method and outcome: the URL path for v1 (e.g.
+   * `/v1/getQueue`), the route with placeholders for v2 (`/v2/merge-queues/{id}/pull-requests`).
+   */
   requestCounts(): Record<string, number>;
+  /** The same requests per method and endpoint, e.g. `GET /v2/merge-queues`. */
+  requestCountsByMethod(): Record<string, number>;
+  /** Resets both counts. */
   resetRequestCounts(): void;
   /** TCP connections currently open to the server (for leak checks). */
   openConnections(): Promise<number>;
@@ -127,12 +145,29 @@ export async function startSimulatorServer(
   const orgSlug = options.orgSlug ?? SIMULATOR_ORG_SLUG;
   const logger = options.logger ?? silentLogger();
   const latencyMs = options.latencyMs ?? 0;
+  if (options.apiKey !== undefined && options.apiKey === token) {
+    throw new Error('the simulator needs a v2 API key different from the v1 token');
+  }
+  const v2 = {
+    view: createV2View(world),
+    apiKey: options.apiKey,
+    flavour: world.flavour,
+    faults: options.faults,
+    withinRateLimit: v2RateLimiter(options.v2RequestsPerSecond),
+  };
   let counts: Record<string, number> = {};
+  let methodCounts: Record<string, number> = {};
   let requestNumber = 0;
 
   const answer = async (request: IncomingMessage, response: ServerResponse): Promise<number> => {
-    const path = new URL(request.url ?? '/', 'http://simulator.invalid').pathname;
-    counts[path] = (counts[path] ?? 0) + 1;
+    const url = new URL(request.url ?? '/', 'http://simulator.invalid');
+    const path = url.pathname;
+    const isV2 = path === '/v2' || path.startsWith('/v2/');
+    const endpoint = isV2 ? v2EndpointOf(path) : path;
+    counts[endpoint] = (counts[endpoint] ?? 0) + 1;
+    const methodEndpoint = `${request.method ?? ''} ${endpoint}`;
+    methodCounts[methodEndpoint] = (methodCounts[methodEndpoint] ?? 0) + 1;
+    if (isV2) return answerV2(request, response, url, v2);
     const operation = OPERATIONS[path];
     if (operation === undefined) {
       sendText(response, 404, `no such endpoint: ${path}`);
@@ -161,7 +196,16 @@ export async function startSimulatorServer(
       return 400;
     }
     const answerCall = () => operation(world, body, orgSlug);
-    if (options.faults?.intercept({ path, request, body, response, answer: answerCall })) {
+    const intercepted = options.faults?.intercept({
+      path,
+      endpoint: path,
+      repo: repoOf(body),
+      request,
+      body,
+      response,
+      answer: answerCall,
+    });
+    if (intercepted === true) {
       return response.statusCode;
     }
     const result = answerCall();
@@ -221,11 +265,14 @@ export async function startSimulatorServer(
   const urlHost = host.includes(':') ? `[${host}]` : host;
   return {
     baseUrl: `http://${urlHost}:${port}/v1`,
+    origin: `http://${urlHost}:${port}`,
     port,
     world,
     requestCounts: () => ({ ...counts }),
+    requestCountsByMethod: () => ({ ...methodCounts }),
     resetRequestCounts: () => {
       counts = {};
+      methodCounts = {};
     },
     openConnections: () =>
       new Promise<number>((resolve, reject) => {

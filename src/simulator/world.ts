@@ -72,10 +72,26 @@ export type WorldAnswer<T> =
   | { readonly ok: true; readonly body: T }
   | { readonly ok: false; readonly status: 400 | 404; readonly message: string };
 
+/** One merge queue of the world as the v2 view reads it (live: it changes as the world moves). */
+export interface WorldMergeQueue {
+  readonly repository: SimulatedRepository;
+  readonly model: MergeQueueModel;
+}
+
+/** One repository's quarantine list as the v2 view reads it (live). */
+export interface WorldQuarantineList {
+  readonly repository: SimulatedRepository;
+  readonly model: QuarantineListModel;
+}
+
 export interface SimulatorWorld {
   readonly seed: number;
   readonly flavour: SimulatorFlavour;
   readonly repositories: readonly SimulatedRepository[];
+  /** Every merge queue, repositories in order and each repository's branches in order. */
+  readonly mergeQueues: readonly WorldMergeQueue[];
+  /** Every repository's quarantine list, in repository order. */
+  readonly quarantineLists: readonly WorldQuarantineList[];
   /** Current simulated time, unix seconds. */
   now(): number;
   /** Steps the model forward to `nowSeconds` (no-op for times not ahead by a whole step). */
@@ -200,10 +216,20 @@ export function createSimulatorWorld(options: SimulatorWorldOptions): SimulatorW
     return queue;
   };
 
+  const mergeQueues = [...states.values()].flatMap((state) =>
+    [...state.queues.values()].map((model) => ({ repository: state.repository, model })),
+  );
+  const quarantineLists = [...states.values()].map((state) => ({
+    repository: state.repository,
+    model: state.quarantine,
+  }));
+
   return {
     seed,
     flavour,
     repositories,
+    mergeQueues,
+    quarantineLists,
     now: () => time,
     advance,
     getQueue(repo, targetBranch) {

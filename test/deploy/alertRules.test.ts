@@ -2,17 +2,11 @@
 // unit tests in test/deploy/rules/ (one file per alert). Adding an alert means adding its test file
 // there; the coverage check below fails until every alert has a firing and a non-firing case.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findSystemBinary } from '../support/systemBinary.js';
-import {
-  ROOT,
-  RULE_FILES,
-  RULE_TESTS_DIRECTORY,
-  alertingRules,
-  readYamlFile,
-} from './ruleFiles.js';
+import { RULE_FILES, RULE_TESTS_DIRECTORY, alertingRules, readYamlFile } from './ruleFiles.js';
 
 const promtool = findSystemBinary('promtool');
 
@@ -77,18 +71,6 @@ describe('alerting rules', () => {
     // A test naming an alert that does not exist would pass its empty cases vacuously.
     for (const name of [...firing, ...silent])
       expect(names, `unknown alert ${name}`).toContain(name);
-  });
-
-  it('each have a row with a runbook line in the README', () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    for (const rule of rules) {
-      expect(readme).toMatch(
-        new RegExp(
-          `^\\| \`${rule.alert}\` \\| ${rule.labels?.severity ?? ''} \\| .+ \\| .+ \\|$`,
-          'm',
-        ),
-      );
-    }
   });
 
   it.skipIf(promtool === undefined)('load in promtool (check rules)', () => {

@@ -1,10 +1,9 @@
 // The dashboard as a reader meets it: settings shown in their units, legends that leave narrow
-// panels their graph, and a README that names every panel.
+// panels their graph, and a docs page that names every panel.
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { pageSection } from '../docs/pages.js';
 import { DASHBOARD_FILE } from './dashboardQueries.js';
-import { ROOT } from './ruleFiles.js';
 
 interface Panel {
   readonly type: string;
@@ -66,10 +65,9 @@ describe('Grafana dashboard layout', () => {
     }
   });
 
-  it("names every row and panel in the README's dashboard section", () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    const section = /### Grafana dashboard\n([\s\S]*?)\n### /.exec(readme)?.[1] ?? '';
-    // Line breaks in the README's prose are spaces to a reader.
+  it('names every row and panel in the dashboard section of docs/alerts-and-dashboard.md', () => {
+    const section = pageSection('docs/alerts-and-dashboard.md', '## Grafana dashboard');
+    // Line breaks in the page's prose are spaces to a reader.
     const prose = section.replace(/\s+/g, ' ');
     for (const { title } of panels) expect(prose, title).toContain(title);
   });

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { configFileSchema } from '../../src/config/schema.js';
+import { readPage } from '../docs/pages.js';
 import { definedTemplates, usedTemplates, valuesPaths } from './goTemplate.js';
 import {
   TEMPLATES,
@@ -22,15 +23,15 @@ import { schemaKeys } from './zodKeys.js';
 
 /**
  * Config keys the chart sets itself (values.schema.json has no key for them), each with the text in
- * _helpers.tpl that sets it, or, for a key the chart does not support, the README's reason.
+ * _helpers.tpl that sets it, or, for a key the chart does not support, the reason docs/deployment.md gives.
  */
-const CHART_MANAGED: Readonly<Record<string, { helpers: string } | { readme: string }>> = {
+const CHART_MANAGED: Readonly<Record<string, { helpers: string } | { docs: string }>> = {
   'trunk.token': { helpers: '$_ := set $trunk "tokenFile" "/etc/trunk-exporter/token/token"' },
   'trunk.tokenFile': { helpers: '$_ := set $trunk "tokenFile" "/etc/trunk-exporter/token/token"' },
   'server.address': { helpers: 'dict "address" "0.0.0.0"' },
   'server.port': { helpers: '"port" (int .Values.containerPort)' },
   'server.tls': { helpers: '$_ := set $server "tls" (dict "certFile"' },
-  'server.basicAuthUsers': { readme: 'The chart does not support `server.basicAuthUsers`' },
+  'server.basicAuthUsers': { docs: 'The chart does not support `server.basicAuthUsers`' },
   sharding: { helpers: '- --total-shards={{ .Values.sharding.shards }}' },
   webhooks: { helpers: '$_ := set $config "webhooks" (dict "enabled" true' },
 };
@@ -77,10 +78,10 @@ describe('Helm chart', () => {
       const exporterKeys = schemaKeys(configFileSchema).filter((key) => !isManaged(key));
       expect(jsonSchemaKeys(config, schema).sort()).toEqual(exporterKeys.sort());
       // Each left out is really set by the chart, or documented as unsupported.
-      const readme = read(join(ROOT, 'README.md'));
+      const deployment = readPage('docs/deployment.md');
       for (const [key, evidence] of Object.entries(CHART_MANAGED)) {
         if ('helpers' in evidence) expect(helpers, key).toContain(evidence.helpers);
-        else expect(readme, key).toContain(evidence.readme);
+        else expect(deployment, key).toContain(evidence.docs);
       }
     });
   });

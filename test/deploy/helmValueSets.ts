@@ -4,23 +4,24 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
+import { pagePaths, readPage } from '../docs/pages.js';
 import { renderChart, type RenderedChart } from './helmRender.js';
 import { FIXTURES, fixture, mergeValues, values as chartValues } from './helmValues.js';
 import type { KubeObject, LabelSelector } from './kubernetesObjects.js';
 import type { PodSpec } from './podFiles.js';
-import { CHART, ROOT } from './ruleFiles.js';
+import { CHART } from './ruleFiles.js';
 
-/** A ```yaml block of the README, by its first line. */
-function readmeBlock(firstLine: string): string {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const block = readme.split(`\`\`\`yaml\n${firstLine}\n`)[1]?.split('```')[0];
-  if (block === undefined) throw new Error(`README: no \`\`\`yaml block starting "${firstLine}"`);
+/** A ```yaml block of the README or a docs/ page, by its first line. */
+function documentedBlock(firstLine: string): string {
+  const pages = pagePaths().map(readPage).join('\n');
+  const block = pages.split(`\`\`\`yaml\n${firstLine}\n`)[1]?.split('```')[0];
+  if (block === undefined) throw new Error(`docs: no \`\`\`yaml block starting "${firstLine}"`);
   return block;
 }
 
-/** The README's `my-values.yaml`, as a user copies it, with the README's blocks adding to it. */
+/** The README's `my-values.yaml`, as a user copies it, with the docs' blocks adding to it. */
 function readmeExample(...additions: readonly string[]): string {
-  const text = [readmeBlock('# my-values.yaml'), ...additions.map(readmeBlock)].join('\n');
+  const text = [documentedBlock('# my-values.yaml'), ...additions.map(documentedBlock)].join('\n');
   const file = join(mkdtempSync(join(tmpdir(), 'trunk-exporter-readme-values-')), 'values.yaml');
   writeFileSync(file, text);
   return file;
@@ -37,7 +38,7 @@ export const valueSets: readonly ValueSet[] = [
   { name: 'defaults (a target and a token only)', file: 'valid-defaults-with-target.yaml' },
   { name: "the README's example", file: readmeExample() },
   {
-    name: "the README's example with its webhooks part",
+    name: "the README's example with the webhooks part of docs/webhooks.md",
     file: readmeExample('# my-values.yaml, webhooks'),
   },
   { name: 'StatefulSet, ordinalFrom podIndexLabel', file: 'valid-statefulset-pod-index.yaml' },

@@ -40,6 +40,11 @@ export async function post(
     headers,
     ...(method === 'GET' ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
   });
+  return replyOf(response);
+}
+
+/** Status, headers and body of `response`, the body parsed as JSON when it is JSON. */
+export async function replyOf(response: Response): Promise<Reply> {
   const text = await response.text();
   let json: unknown;
   try {

@@ -1,17 +1,18 @@
-// The README's PromQL examples are part of the product: each must be valid PromQL. promtool parses
-// them as the expressions of recording rules.
+// The documentation's PromQL examples are part of the product: each must be valid PromQL. promtool
+// parses them as the expressions of recording rules.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { findSystemBinary } from './support/systemBinary.js';
+import { findSystemBinary } from '../support/systemBinary.js';
+import { pagePaths, readPage } from './pages.js';
 
 /** Expressions of the ```promql blocks: comment lines dropped, indented lines continue the previous one. */
-function readmeExpressions(): string[] {
-  const readme = readFileSync(join(import.meta.dirname, '..', 'README.md'), 'utf8');
+function documentedExpressions(): string[] {
+  const pages = pagePaths().map(readPage).join('\n');
   const expressions: string[] = [];
-  for (const block of readme.matchAll(/```promql\n([\s\S]*?)```/g)) {
+  for (const block of pages.matchAll(/```promql\n([\s\S]*?)```/g)) {
     for (const line of (block[1] ?? '').split('\n')) {
       if (line.trim() === '' || line.trim().startsWith('#')) continue;
       if (/^\s/.test(line) && expressions.length > 0)
@@ -24,9 +25,9 @@ function readmeExpressions(): string[] {
 
 const promtool = findSystemBinary('promtool');
 
-describe('README', () => {
+describe('the PromQL examples of the README and docs/', () => {
   it('has PromQL examples for paused queues, stuck PRs and quarantine growth', () => {
-    const expressions = readmeExpressions().join('\n');
+    const expressions = documentedExpressions().join('\n');
     expect(expressions).toContain('state=~"paused|draining"');
     expect(expressions).toContain(
       'trunk_merge_queue_oldest_state_change_timestamp_seconds{state="testing"}',
@@ -35,18 +36,18 @@ describe('README', () => {
   });
 
   it.skipIf(promtool === undefined)('has only PromQL that promtool accepts', () => {
-    const expressions = readmeExpressions();
+    const expressions = documentedExpressions();
     expect(expressions.length).toBeGreaterThan(10);
     const rules = [
       'groups:',
-      '  - name: readme',
+      '  - name: documentation',
       '    rules:',
       ...expressions.flatMap((expression, index) => [
-        `      - record: readme:example_${index}`,
+        `      - record: documentation:example_${index}`,
         `        expr: ${JSON.stringify(expression)}`,
       ]),
     ].join('\n');
-    const file = join(mkdtempSync(join(tmpdir(), 'trunk-exporter-readme-')), 'rules.yaml');
+    const file = join(mkdtempSync(join(tmpdir(), 'trunk-exporter-promql-')), 'rules.yaml');
     writeFileSync(file, rules);
     const result = spawnSync(promtool ?? 'promtool', ['check', 'rules', file], {
       encoding: 'utf8',

@@ -1,0 +1,72 @@
+// The alert table of docs/alerts-and-dashboard.md is checked against prometheus/alerts.yaml: one
+// row per alert and none for an alert that does not exist, each with the rule's severity, a line
+// on what to do, and its "fires when" cell stating the rule's `for:` and every number the file
+// marks `# threshold`.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { alertingRules, RULE_FILES } from '../deploy/ruleFiles.js';
+import { pageSection } from './pages.js';
+
+interface Row {
+  readonly alert: string;
+  readonly severity: string;
+  readonly firesWhen: string;
+  readonly whatToDo: string;
+}
+
+function documentedAlerts(): Row[] {
+  const rows: Row[] = [];
+  for (const line of pageSection('docs/alerts-and-dashboard.md', '## Alerts').split('\n')) {
+    const cells = line.split(' | ');
+    const alert = /^\| `(\w+)`$/.exec(cells[0] ?? '')?.[1];
+    if (alert !== undefined && cells.length >= 4)
+      rows.push({
+        alert,
+        severity: cells[1] ?? '',
+        firesWhen: cells[2] ?? '',
+        whatToDo: cells.slice(3).join(' | ').replace(/ \|$/, ''),
+      });
+  }
+  return rows;
+}
+
+/** The numbers each alert's rule marks `# threshold` in prometheus/alerts.yaml, by alert. */
+function thresholds(): Map<string, string[]> {
+  const text = readFileSync(RULE_FILES[0] ?? '', 'utf8');
+  const byAlert = new Map<string, string[]>();
+  for (const block of text.split(/^\s*- alert: /m).slice(1)) {
+    const alert = block.split('\n')[0]?.trim() ?? '';
+    const numbers = [...block.matchAll(/([\d.]+)\)?\s*# threshold/g)].map((m) => m[1] ?? '');
+    byAlert.set(alert, numbers);
+  }
+  return byAlert;
+}
+
+/** Whether `text` has `number` as a number of its own (not inside 1800 or 0.35). */
+const statesNumber = (text: string, number: string) =>
+  new RegExp(`(?<![\\d.])${number.replaceAll('.', '\\.')}(?![\\d.]*\\d)`).test(text);
+
+describe('the alert table of docs/alerts-and-dashboard.md', () => {
+  const rules = alertingRules();
+
+  it('has one row per alert of prometheus/alerts.yaml, and no other', () => {
+    expect(documentedAlerts().map(({ alert }) => alert)).toEqual(rules.map(({ alert }) => alert));
+  });
+
+  it("gives each alert its rule's severity, `for:` and thresholds", () => {
+    const rows = new Map(documentedAlerts().map((row) => [row.alert, row]));
+    const marked = thresholds();
+    for (const rule of rules) {
+      const row = rows.get(rule.alert);
+      expect(row?.severity, rule.alert).toBe(rule.labels?.severity);
+      expect(row?.whatToDo.trim(), `${rule.alert}: what to do`).toMatch(/\w/);
+      expect(
+        statesNumber(row?.firesWhen ?? '', rule.for ?? ''),
+        `${rule.alert}: for ${rule.for}`,
+      ).toBe(true);
+      for (const number of (marked.get(rule.alert) ?? []).filter((n) => Number(n) !== 0)) {
+        expect(statesNumber(row?.firesWhen ?? '', number), `${rule.alert}: ${number}`).toBe(true);
+      }
+    }
+  });
+});

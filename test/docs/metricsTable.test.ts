@@ -1,0 +1,100 @@
+// The metrics tables of docs/metrics.md are checked against the code: the "Families" table lists
+// exactly the families the engine renders (those `metrics.include` / `metrics.exclude` select), with
+// their labels in page order, and "The exporter's own metrics" exactly the `trunk_` metrics the
+// exporter registers on its prom-client registry, which the selection does not touch.
+import { describe, expect, it } from 'vitest';
+import { SNAPSHOT_FAMILIES, UNSELECTABLE_FAMILIES } from '../../src/metrics/families.js';
+import {
+  createRegistry,
+  registerCapacityMetrics,
+  registerExporterMetrics,
+  registerReloadMetrics,
+} from '../../src/metrics/index.js';
+import { registerPollOverrunMetrics } from '../../src/metrics/pollOverrunMetrics.js';
+import { registerWebhookRequestMetrics } from '../../src/metrics/webhookRequestMetrics.js';
+import { SnapshotStore } from '../../src/snapshot/store.js';
+import { pageSection } from './pages.js';
+
+interface Row {
+  readonly name: string;
+  readonly labels: string;
+}
+
+/** The rows of a table of docs/metrics.md whose metric is one name (not `process_*`). */
+function documentedRows(heading: string): Row[] {
+  const rows: Row[] = [];
+  for (const line of pageSection('docs/metrics.md', heading).split('\n')) {
+    const match = /^\| `(trunk_[a-z_]+)` \| ?(?:`([^`]*)`)? ?\|/.exec(line);
+    if (match) rows.push({ name: match[1] ?? '', labels: match[2] ?? '' });
+  }
+  return rows;
+}
+
+/** The prom-client metrics the exporter registers, as startExporter wires them. */
+function registeredMetrics(): Row[] {
+  const registry = createRegistry({ defaultMetrics: false });
+  registerExporterMetrics({
+    registry,
+    store: new SnapshotStore(600),
+    version: 'test',
+    mergeQueueIntervalSeconds: 30,
+    flakyTestsIntervalSeconds: 300,
+    topCodeowners: 20,
+  });
+  registerCapacityMetrics({
+    registry,
+    apiBudget: () => ({ requestsPerSecond: 0 }) as never,
+    sharding: () => ({ shard: 0, totalShards: 1 }),
+  });
+  registerReloadMetrics(registry);
+  registerPollOverrunMetrics(registry);
+  registerWebhookRequestMetrics(registry);
+  return registry.getMetricsAsArray().map((metric) => ({
+    name: metric.name,
+    labels: ((metric as { labelNames?: readonly string[] }).labelNames ?? []).join(', '),
+  }));
+}
+
+describe('the metrics tables of docs/metrics.md', () => {
+  it('list under "Families" exactly the families the engine renders, with their labels, in page order', () => {
+    const rows = documentedRows('## Families');
+    expect(new Map(rows.map(({ name, labels }) => [name, labels]))).toEqual(
+      new Map(SNAPSHOT_FAMILIES.map(({ name, labelNames }) => [name, labelNames.join(', ')])),
+    );
+    expect(new Set(rows.map(({ name }) => name)).size).toBe(rows.length);
+    // Flow counters are documented after the quarantine rows, as a group; the rest keep page order.
+    const byGroup = (names: readonly string[]) =>
+      [...names].sort((a, b) => group(a) - group(b) || names.indexOf(a) - names.indexOf(b));
+    expect(byGroup(rows.map(({ name }) => name))).toEqual(
+      byGroup(SNAPSHOT_FAMILIES.map(({ name }) => name)),
+    );
+  });
+
+  it('name the families metrics.include and metrics.exclude never drop', () => {
+    const intro = pageSection('docs/metrics.md', '## Families').split('\n| ')[0] ?? '';
+    for (const name of UNSELECTABLE_FAMILIES) expect(intro, name).toContain(`\`${name}\``);
+  });
+
+  it('list under "The exporter\'s own metrics" exactly the registry\'s trunk_ metrics, with their labels', () => {
+    const rows = documentedRows("## The exporter's own metrics");
+    const registered = registeredMetrics().filter(({ name }) => name.startsWith('trunk_'));
+    expect(new Map(rows.map(({ name, labels }) => [name, labels]))).toEqual(
+      new Map(registered.map(({ name, labels }) => [name, labels])),
+    );
+    expect(new Set(rows.map(({ name }) => name)).size).toBe(rows.length);
+  });
+});
+
+/** Orders the table's groups: merge queue, quarantine, flow, exporter. */
+function group(name: string): number {
+  if (
+    /_(exited|state_transitions|state_seconds|exits_by_source)_total$|_time_in_(queue|state)_seconds$/.test(
+      name,
+    )
+  ) {
+    return 2;
+  }
+  if (name.startsWith('trunk_merge_queue_')) return 0;
+  if (name.startsWith('trunk_flaky_tests_')) return 1;
+  return 3;
+}
