@@ -15,7 +15,7 @@ import { configYaml, type Scale } from './scale.ts';
 import { rawGet, startNodeHttp, type RunningPageServer } from './staticServers.ts';
 import { format, median, megabytes, progress, table } from './stats.ts';
 import { runWrk } from './wrk.ts';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { ROOT } from './built.ts';
 
@@ -34,6 +34,15 @@ const ROUNDS = quick ? 1 : 9;
 const SECONDS = quick ? 2 : 4;
 const SCRAPES = quick ? 30 : 300;
 const PAIR_GAP_MS = 30;
+
+/** CPU time (user + system) a process has used, in microseconds; Linux clock ticks are 10 ms. */
+function cpuMicros(pid: number | undefined): number {
+  const fields =
+    readFileSync(`/proc/${String(pid)}/stat`, 'utf8')
+      .split(') ')[1]
+      ?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
 
 /** The exporter of checkout `root` on `config`, once every target has been polled. */
 async function startExporterAt(root: string, config: string): Promise<RunningChild> {
@@ -86,12 +95,14 @@ async function throughput(): Promise<string> {
         const gzipped = await rawGet(url, ENCODINGS.gzip);
         reference = await startNodeHttp(plain.body, gzipped.body);
         const rps = new Map<string, number[]>();
+        const cpu = new Map<string, number[]>();
         for (let round = 1; round <= ROUNDS; round++) {
           for (const encoding of Object.keys(ENCODINGS) as Encoding[]) {
-            for (const [name, target] of [
-              ['exporter', url],
-              ['node:http', reference.url],
+            for (const [name, target, pid] of [
+              ['exporter', url, exporter.child.pid],
+              ['node:http', reference.url, reference.child.pid],
             ] as const) {
+              const cpuBefore = cpuMicros(pid);
               const result = await runWrk({
                 url: target,
                 connections: 4,
@@ -102,6 +113,10 @@ async function throughput(): Promise<string> {
                 throw new Error(`${name} ${encoding}: ${result.errors} errors`);
               const key = `${name}/${encoding}`;
               rps.set(key, [...(rps.get(key) ?? []), result.requestsPerSecond]);
+              cpu.set(key, [
+                ...(cpu.get(key) ?? []),
+                (cpuMicros(pid) - cpuBefore) / result.requests,
+              ]);
               progress(
                 `  ${root} round ${round} ${key}: ${format(result.requestsPerSecond)} req/s`,
               );
@@ -112,6 +127,8 @@ async function throughput(): Promise<string> {
           const exporterRps = rps.get(`exporter/${encoding}`) ?? [];
           const referenceRps = rps.get(`node:http/${encoding}`) ?? [];
           const ratios = exporterRps.map((value, index) => value / (referenceRps[index] ?? NaN));
+          const exporterCpu = median(cpu.get(`exporter/${encoding}`) ?? []);
+          const referenceCpu = median(cpu.get(`node:http/${encoding}`) ?? []);
           rows.push([
             root,
             encoding,
@@ -120,6 +137,7 @@ async function throughput(): Promise<string> {
             format(median(referenceRps)),
             `**${format(median(ratios), 2)}×**`,
             ratios.map((ratio) => format(ratio, 2)).join(', '),
+            `${format(exporterCpu)} µs / ${format(referenceCpu)} µs`,
           ]);
         }
       } finally {
@@ -139,6 +157,7 @@ async function throughput(): Promise<string> {
       'node:http req/s',
       'exporter ÷ node:http (median of rounds)',
       'per round',
+      'CPU per request (exporter / node:http, medians)',
     ],
     rows,
   );

@@ -2,7 +2,6 @@ import { promisify } from 'node:util';
 import { gzip as gzipCallback, gzipSync } from 'node:zlib';
 import type { Registry } from 'prom-client';
 import type { SnapshotStore } from '../snapshot/store.js';
-import { targetKey } from '../snapshot/types.js';
 import type { TargetStatus } from '../snapshot/types.js';
 import { contentTypeOf } from './exposition.js';
 import type { ExpositionFormat } from './exposition.js';
@@ -56,7 +55,6 @@ export interface MetricsPageOptions {
 
 /** One target's samples of every per-target family, in one variant. */
 interface TargetBytes {
-  readonly status: TargetStatus;
   /** Each family's piece, back to back. */
   readonly bytes: Buffer;
   /** [start, end) of each per-target family's piece in `bytes`, in family order. */
@@ -85,7 +83,11 @@ interface Variant {
   /** The generation of the families it is rendered for; a reload may change them. */
   generation: number;
   families: readonly PreparedFamily[];
-  readonly targets: Map<string, TargetBytes>;
+  /**
+   * Each status's bytes. Keyed by the status object, which the store replaces on every change of
+   * its target: a target's old bytes go with its old status, a removed target's with its last.
+   */
+  targets: WeakMap<TargetStatus, TargetBytes>;
   /** The snapshot families as last written, and the targets' bytes they were written from. */
   written: { readonly from: readonly TargetBytes[]; readonly page: Buffer } | undefined;
   /** The registry's metrics, encoded, and when (clockMs) they were rendered. */
@@ -107,8 +109,8 @@ export class MetricsPage {
     this.#store = options.store;
     this.#families = options.snapshotMetrics;
     this.#clockMs = options.clockMs ?? (() => performance.now());
-    this.#store.subscribe((key, status) => {
-      this.#targetChanged(key, status);
+    this.#store.subscribe((_key, status) => {
+      if (status !== undefined) this.#targetChanged(status);
     });
   }
 
@@ -143,7 +145,7 @@ export class MetricsPage {
         encode: acceptGzip ? (text) => gzipSync(text) : (text) => Buffer.from(text),
         generation: -1,
         families: [],
-        targets: new Map(),
+        targets: new WeakMap(),
         written: undefined,
         live: undefined,
         lastAskedMs: 0,
@@ -176,13 +178,12 @@ export class MetricsPage {
   }
 
   /** Renders the changed target in every variant in use, so the next scrape finds it ready. */
-  #targetChanged(key: string, status: TargetStatus | undefined): void {
+  #targetChanged(status: TargetStatus): void {
     const now = this.#clockMs();
     for (const [name, variant] of this.#variants) {
       if (now - variant.lastAskedMs > IDLE_VARIANT_MS) this.#variants.delete(name);
-      else if (status === undefined) variant.targets.delete(key);
       else if (variant.generation === this.#families.generation) {
-        variant.targets.set(key, this.#renderTarget(variant, status));
+        variant.targets.set(status, this.#renderTarget(variant, status));
       }
     }
   }
@@ -199,11 +200,10 @@ export class MetricsPage {
     const current: TargetBytes[] = [];
     let rendered = 0;
     for (const status of statuses) {
-      const key = targetKey(status.target);
-      let target = variant.targets.get(key);
-      if (target?.status !== status || target.failed.size > 0) {
+      let target = variant.targets.get(status);
+      if (target === undefined || target.failed.size > 0) {
         target = this.#renderTarget(variant, status);
-        variant.targets.set(key, target);
+        variant.targets.set(status, target);
         // A whole variant is many targets: let polls and other requests run in between.
         if (++rendered % TARGETS_PER_TURN === 0) await nextTurn();
         if (variant.generation !== generation || this.#families.generation !== generation) {
@@ -211,10 +211,6 @@ export class MetricsPage {
         }
       }
       current.push(target);
-    }
-    if (variant.targets.size > current.length) {
-      const keys = new Set(statuses.map((status) => targetKey(status.target)));
-      for (const key of variant.targets.keys()) if (!keys.has(key)) variant.targets.delete(key);
     }
     const written = variant.written;
     if (written !== undefined && sameItems(written.from, current)) return written.page;
@@ -291,7 +287,7 @@ export class MetricsPage {
       };
     });
     variant.generation = this.#families.generation;
-    variant.targets.clear();
+    variant.targets = new WeakMap();
     variant.written = undefined;
   }
 
@@ -323,7 +319,7 @@ export class MetricsPage {
     const bytes = Buffer.allocUnsafeSlow(length);
     let offset = 0;
     for (const encoded of pieces) offset += encoded.copy(bytes, offset);
-    return { status, bytes, bounds, failed };
+    return { bytes, bounds, failed };
   }
 }
 
