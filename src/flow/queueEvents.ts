@@ -2,7 +2,7 @@
 // (submitted, queued) or ending (merged, failed, canceled). Testing and batch events leave the
 // ledger as it is; the poll they trigger shows what they changed.
 import type { QueueFlow } from '../snapshot/queueFlowTypes.js';
-import type { PullRequestQueueEvent, WebhookExitSettings } from '../snapshot/webhookExitTypes.js';
+import type { PullRequestQueueEvent, WebhookExitSettings } from '../snapshot/prStayTypes.js';
 import type { MergeQueueEvent } from '../trunk/webhookEvents.js';
 import { recordQueueEvent } from './queueFlow.js';
 

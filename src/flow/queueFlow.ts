@@ -16,18 +16,18 @@ import type {
   QueueFlow,
   TrackedPullRequest,
 } from '../snapshot/queueFlowTypes.js';
-import { emptyWebhookExits } from './exitMemory.js';
-import type { PullRequestQueueEvent, WebhookExitSettings } from '../snapshot/webhookExitTypes.js';
+import type { PullRequestQueueEvent, WebhookExitSettings } from '../snapshot/prStayTypes.js';
 import {
   beginNewStays,
   countHeldExits,
+  emptyExitStays,
   exitsKnownFromEvents,
   recordPullRequestEvent,
   settlePollExits,
-} from './webhookExits.js';
+} from './prStay.js';
 
 export interface QueueFlowOptions extends QueueDiffOptions {
-  /** Webhooks on: exits are reconciled with their events (webhookExits.ts); off: counted as polled. */
+  /** Webhooks on: exits are reconciled with their events (prStay.ts); off: counted as polled. */
   readonly webhooks?: WebhookExitSettings | undefined;
 }
 
@@ -39,7 +39,7 @@ export function startQueueFlow(first: MergeQueueSnapshot, options?: QueueFlowOpt
     lastQueueState: first.state,
     tracked: firstEntries(first),
     departed: new Map(),
-    ...(options?.webhooks === undefined ? {} : { webhookExits: emptyWebhookExits() }),
+    ...(options?.webhooks === undefined ? {} : { webhookExits: emptyExitStays() }),
   };
 }
 
@@ -77,7 +77,7 @@ export function advanceQueueFlow(
     };
   }
   const settled = settlePollExits(
-    before.webhookExits ?? emptyWebhookExits(),
+    before.webhookExits ?? emptyExitStays(),
     diff.exits,
     next,
     current.takenAt,

@@ -2,7 +2,7 @@ import { configuredTargets } from '../config/targets.js';
 import type { ExporterConfig, RepositoryTarget } from '../config/types.js';
 import type { Logger } from '../log/logger.js';
 import type { SnapshotStore } from '../snapshot/store.js';
-import type { WebhookExitSettings } from '../snapshot/webhookExitTypes.js';
+import type { WebhookExitSettings } from '../snapshot/prStayTypes.js';
 import {
   targetKey,
   type MergeQueueSnapshot,
@@ -102,7 +102,7 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
   });
 }
 
-/** With webhooks on, exits are counted once between events and polls (flow/webhookExits.ts). */
+/** With webhooks on, exits are counted once between events and polls (flow/prStay.ts). */
 function webhookExitSettings(config: ExporterConfig): WebhookExitSettings | undefined {
   return config.webhooks.enabled
     ? { intervalSeconds: config.polling.mergeQueueIntervalSeconds }

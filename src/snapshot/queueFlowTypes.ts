@@ -3,7 +3,7 @@
 // the next one against. Every value is immutable; each poll produces a new QueueFlow.
 import type { HistogramCounts } from './histogram.js';
 import type { ExitOutcome } from './exitOutcome.js';
-import type { WebhookExits } from './webhookExitTypes.js';
+import type { ExitStays } from './prStayTypes.js';
 
 export { EXIT_OUTCOMES, type ExitOutcome } from './exitOutcome.js';
 
@@ -80,7 +80,7 @@ export interface QueueFlow {
   /** Pull requests that left and wait for a successful lookup, by number. */
   readonly departed: ReadonlyMap<number, DepartedPullRequest>;
   /** With webhooks on: what tells an exit's event and its poll apart, so it counts once. */
-  readonly webhookExits?: WebhookExits | undefined;
+  readonly webhookExits?: ExitStays | undefined;
 }
 
 /** What one poll adds to the counts. */

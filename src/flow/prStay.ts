@@ -1,0 +1,424 @@
+// Each exit counted once when webhooks and polls both witness it. A PR's stay goes entered (its
+// event said when it began) → held (a poll saw it gone; its event has 2 × the poll interval to
+// come) → counted (by the event, or by the poll once the wait is over) → closed (the polls are done
+// with it) → forgotten. stepStay is the one place a stay changes phase; the rest feeds it. Pure.
+import {
+  COUNTED_EXIT_RETENTION_SECONDS,
+  EXIT_SOURCES,
+  MAX_REMEMBERED_EXITS,
+  type CountedExit,
+  type ExitSource,
+  type ExitStays,
+  type HeldExit,
+  type PrStay,
+  type PullRequestQueueEvent,
+  type WebhookExitSettings,
+} from '../snapshot/prStayTypes.js';
+import type {
+  DepartedPullRequest,
+  ExitLookup,
+  ExitOutcome,
+  FlowEvent,
+  QueueFlow,
+  TrackedPullRequest,
+} from '../snapshot/queueFlowTypes.js';
+import type { MergeQueueSnapshot } from '../snapshot/types.js';
+import { firstSeen, type DepartedExit } from './queueDiff.js';
+
+/** What one witness (or the clock) tells a PR's stay. */
+export type StayInput =
+  /** Its merged/failed/canceled event; `enteredAt` is the polls' estimate of when the stay began. */
+  | {
+      readonly kind: 'exit_event';
+      readonly outcome: ExitOutcome;
+      readonly at: number | undefined;
+      readonly receivedAt: number;
+      readonly enteredAt: number;
+    }
+  /** Its submitted or queued event (`at` defaults to its receipt); `listed`: a poll tracks it. */
+  | {
+      readonly kind: 'entry_event';
+      readonly submitted: boolean;
+      readonly at: number;
+      readonly listed: boolean;
+    }
+  /** A poll taken at `takenAt` lists it. */
+  | { readonly kind: 'listed'; readonly takenAt: number }
+  /** A poll taken at `takenAt` saw it gone, as `departure`. */
+  | { readonly kind: 'gone'; readonly departure: DepartedExit; readonly takenAt: number }
+  /** A poll taken at `takenAt` neither lists it nor waits for its lookup. */
+  | { readonly kind: 'unlisted'; readonly takenAt: number }
+  /** Time passed to `now`: a held exit may fall due, a closed one be forgotten. */
+  | { readonly kind: 'tick'; readonly now: number }
+  /** Webhooks turned off: a held exit is counted from its poll now. */
+  | { readonly kind: 'flush'; readonly now: number };
+
+/** An exit counted by one step. */
+export interface StayCount {
+  readonly witness: ExitSource;
+  readonly outcome: ExitOutcome;
+  readonly secondsInQueue: number;
+}
+
+/** A step's result: the stay after it (undefined: nothing left to remember) and what it counted. */
+export interface StayStep {
+  readonly stay: PrStay | undefined;
+  readonly counts: readonly StayCount[];
+  /** Set when a poll's listing is a new stay whose polls began at this time. */
+  readonly relistedSince?: number;
+}
+
+/** The PR's stay after `input`. */
+export function stepStay(
+  stay: PrStay | undefined,
+  input: StayInput,
+  settings: WebhookExitSettings,
+): StayStep {
+  const exit = lastExit(stay);
+  const same = { stay, counts: [] };
+  switch (input.kind) {
+    case 'exit_event': {
+      if (exit !== undefined && isCountedAlready(exit, input.at, input.receivedAt, settings)) {
+        return same;
+      }
+      const leftAt = input.at ?? input.receivedAt;
+      const counted = (enteredAt: number, goneBy: number | undefined) => ({
+        exit: {
+          witness: 'event' as const,
+          outcome: input.outcome,
+          leftAt,
+          countedAt: input.receivedAt,
+          goneBy,
+          restartedAt: undefined,
+        },
+        count: {
+          witness: 'event' as const,
+          outcome: input.outcome,
+          secondsInQueue: leftAt - enteredAt,
+        },
+      });
+      if (stay?.phase === 'held') {
+        const { held } = stay;
+        // Within the hold an untimed event can only be the exit the poll saw.
+        if (input.at === undefined || leftAt <= held.goneAt + settings.intervalSeconds) {
+          const event = counted(held.enteredAt, held.goneAt);
+          return { stay: { phase: 'counted', exit: event.exit }, counts: [event.count] };
+        }
+        // The held exit is an earlier stay's, which has had its turn.
+        const poll = countFromPoll(held, input.receivedAt);
+        const event = counted(input.enteredAt, undefined);
+        return { stay: { phase: 'counted', exit: event.exit }, counts: [poll.count, event.count] };
+      }
+      const event = counted(
+        stay?.phase === 'entered' ? stay.enteredAt : input.enteredAt,
+        undefined,
+      );
+      return { stay: { phase: 'counted', exit: event.exit }, counts: [event.count] };
+    }
+    case 'entry_event': {
+      const previous =
+        exit !== undefined && exit.restartedAt === undefined && input.at > exit.leftAt
+          ? { ...exit, restartedAt: input.at }
+          : exit;
+      // While held, the held exit's own count decides the stay's start.
+      if (stay?.phase === 'held') return { stay: { ...stay, previous }, counts: [] };
+      // A submission starts the stay; a queued event only when nothing else says when it began.
+      if (input.submitted || !(stay?.phase === 'entered' || input.listed)) {
+        return { stay: { phase: 'entered', enteredAt: input.at, previous }, counts: [] };
+      }
+      return previous === exit ? same : { stay: withExit(stay, previous), counts: [] };
+    }
+    case 'listed': {
+      if (exit === undefined || exit.restartedAt !== undefined) return same;
+      if (exit.goneBy !== undefined) {
+        if (input.takenAt <= exit.goneBy) return same;
+        return { stay: withExit(stay, { ...exit, restartedAt: exit.goneBy }), counts: [] };
+      }
+      // A listing within an interval of the event may be a poll that read the queue before it.
+      if (input.takenAt - settings.intervalSeconds <= exit.countedAt) return same;
+      // The polls never saw the old stay end (it left and came back between two of them).
+      return {
+        stay: withExit(stay, { ...exit, goneBy: exit.countedAt, restartedAt: exit.leftAt }),
+        counts: [],
+        relistedSince: exit.countedAt,
+      };
+    }
+    case 'gone': {
+      const { departure } = input;
+      if (
+        exit !== undefined &&
+        exit.goneBy === undefined &&
+        (exit.restartedAt === undefined || departure.leftAt <= exit.restartedAt)
+      ) {
+        // The departure of the stay whose exit an event counted: the polls are done with it.
+        return { stay: withExit(stay, { ...exit, goneBy: departure.goneAt }), counts: [] };
+      }
+      const counts: StayCount[] = [];
+      let previous = exit;
+      if (stay?.phase === 'held') {
+        // Still held from an earlier stay: that one has waited its turn.
+        const poll = countFromPoll(stay.held, input.takenAt);
+        counts.push(poll.count);
+        previous = poll.exit;
+      }
+      const held: HeldExit = {
+        outcome: departure.outcome,
+        enteredAt: stay?.phase === 'entered' ? stay.enteredAt : departure.enteredAt,
+        leftAt: departure.leftAt,
+        goneAt: departure.goneAt,
+        dueAt: departure.goneAt + 2 * settings.intervalSeconds,
+      };
+      return { stay: { phase: 'held', held, previous }, counts };
+    }
+    case 'unlisted':
+      // An event's exit no poll has listed since, nor can list any more.
+      if (
+        exit === undefined ||
+        exit.goneBy !== undefined ||
+        input.takenAt - settings.intervalSeconds <= exit.countedAt
+      ) {
+        return same;
+      }
+      return { stay: withExit(stay, { ...exit, goneBy: input.takenAt }), counts: [] };
+    case 'tick': {
+      let next = stay;
+      const counts: StayCount[] = [];
+      if (next?.phase === 'held' && next.held.dueAt <= input.now) {
+        const poll = countFromPoll(next.held, input.now);
+        next = { phase: 'counted', exit: poll.exit };
+        counts.push(poll.count);
+      }
+      const last = lastExit(next);
+      // Until a poll is done with it, an exit must stay to keep that poll from counting it again.
+      if (
+        last?.goneBy !== undefined &&
+        input.now - last.countedAt > COUNTED_EXIT_RETENTION_SECONDS
+      ) {
+        next = next?.phase === 'counted' ? undefined : withExit(next, undefined);
+      }
+      return { stay: next, counts };
+    }
+    case 'flush': {
+      if (stay?.phase !== 'held') return same;
+      const poll = countFromPoll(stay.held, input.now);
+      return { stay: { phase: 'counted', exit: poll.exit }, counts: [poll.count] };
+    }
+  }
+}
+
+/** No exits counted yet; both witnesses at 0 from the start, so the first one is an increase. */
+export function emptyExitStays(): ExitStays {
+  return { stays: new Map(), bySource: new Map(EXIT_SOURCES.map((source) => [source, 0])) };
+}
+
+/**
+ * The departed PRs whose exit an event has counted, as the lookups they no longer need: the event
+ * said how and when they left.
+ */
+export function exitsKnownFromEvents(
+  flow: QueueFlow,
+  departed: readonly DepartedPullRequest[],
+): Map<number, ExitLookup> {
+  const known = new Map<number, ExitLookup>();
+  const stays = flow.webhookExits?.stays;
+  if (stays === undefined) return known;
+  for (const pr of departed) {
+    const exit = lastExit(stays.get(pr.number));
+    if (exit?.witness === 'event' && exit.goneBy === undefined && exit.restartedAt === undefined) {
+      known.set(pr.number, { outcome: exit.outcome, leftAt: exit.leftAt });
+    }
+  }
+  return known;
+}
+
+/** Before a poll is diffed: each listed PR with a counted exit may be on a new stay. */
+export function beginNewStays(
+  flow: QueueFlow,
+  current: MergeQueueSnapshot,
+  settings: WebhookExitSettings,
+): QueueFlow {
+  const state = flow.webhookExits;
+  if (state === undefined || state.stays.size === 0) return flow;
+  const update = changing(state);
+  let tracked: Map<number, TrackedPullRequest> | undefined;
+  for (const pr of current.pullRequests) {
+    if (!state.stays.has(pr.number)) continue;
+    const step = apply(update, pr.number, { kind: 'listed', takenAt: current.takenAt }, settings);
+    if (step.relistedSince !== undefined && flow.tracked.has(pr.number)) {
+      tracked ??= new Map(flow.tracked);
+      tracked.set(pr.number, firstSeen(pr, step.relistedSince, current.takenAt));
+    }
+  }
+  if (!update.changed) return flow;
+  return { ...flow, tracked: tracked ?? flow.tracked, webhookExits: changed(update) };
+}
+
+/**
+ * After a poll is diffed, with webhooks on: a departure whose exit an event counted adds nothing;
+ * any other is held for its event. Held exits that waited long enough are counted from the poll.
+ */
+export function settlePollExits(
+  state: ExitStays,
+  exits: readonly DepartedExit[],
+  ledger: Pick<QueueFlow, 'tracked' | 'departed'>,
+  takenAt: number,
+  settings: WebhookExitSettings,
+): { readonly webhookExits: ExitStays; readonly events: readonly FlowEvent[] } {
+  const update = changing(state);
+  for (const departure of exits) {
+    apply(update, departure.prNumber, { kind: 'gone', departure, takenAt }, settings);
+  }
+  for (const prNumber of [...update.stays.keys()]) {
+    if (!ledger.tracked.has(prNumber) && !ledger.departed.has(prNumber)) {
+      apply(update, prNumber, { kind: 'unlisted', takenAt }, settings);
+    }
+  }
+  settle(update, takenAt, settings);
+  return { webhookExits: changed(update), events: update.events };
+}
+
+/** Webhooks turned off: every held exit is counted from its poll now, and the rest forgotten. */
+export function countHeldExits(state: ExitStays, now: number): readonly FlowEvent[] {
+  const update = changing(state);
+  for (const prNumber of [...update.stays.keys()]) {
+    apply(update, prNumber, { kind: 'flush', now }, { intervalSeconds: 0 });
+  }
+  return update.events;
+}
+
+/**
+ * One merge-queue event for this queue: an exit is counted now unless its poll (or an earlier
+ * event) already counted it; a submitted or queued event records when the stay began.
+ */
+export function recordPullRequestEvent(
+  flow: QueueFlow,
+  event: PullRequestQueueEvent,
+  receivedAt: number,
+  settings: WebhookExitSettings,
+): { readonly webhookExits: ExitStays; readonly events: readonly FlowEvent[] } {
+  const update = changing(flow.webhookExits ?? emptyExitStays());
+  // First what fell due before it came: an exit held past its wait is the poll's to count.
+  settle(update, receivedAt, settings);
+  const { prNumber } = event;
+  if (event.kind === 'exit') {
+    const polled = flow.tracked.get(prNumber) ?? flow.departed.get(prNumber);
+    // Never listed by a poll: it entered after the last one (an upper bound without its event).
+    const enteredAt = polled?.enteredAt ?? flow.lastPollAt;
+    const { outcome, at } = event;
+    apply(update, prNumber, { kind: 'exit_event', outcome, at, receivedAt, enteredAt }, settings);
+  } else {
+    const at = event.at ?? receivedAt;
+    const submitted = event.kind === 'submitted';
+    const listed = flow.tracked.has(prNumber);
+    apply(update, prNumber, { kind: 'entry_event', submitted, at, listed }, settings);
+  }
+  settle(update, receivedAt, settings);
+  return { webhookExits: changed(update), events: update.events };
+}
+
+/** The stays of one update, copied on its first change. */
+interface StaysUpdate {
+  stays: Map<number, PrStay>;
+  readonly bySource: Map<ExitSource, number>;
+  readonly events: FlowEvent[];
+  changed: boolean;
+}
+
+function changing(state: ExitStays): StaysUpdate {
+  return {
+    stays: new Map(state.stays),
+    bySource: new Map(state.bySource),
+    events: [],
+    changed: false,
+  };
+}
+
+function changed(update: StaysUpdate): ExitStays {
+  return { stays: update.stays, bySource: update.bySource };
+}
+
+/** Steps one PR's stay; a changed stay moves to the end of the map, the most recently changed. */
+function apply(
+  update: StaysUpdate,
+  prNumber: number,
+  input: StayInput,
+  settings: WebhookExitSettings,
+): StayStep {
+  const before = update.stays.get(prNumber);
+  const step = stepStay(before, input, settings);
+  for (const count of step.counts) {
+    update.events.push({
+      kind: 'exit',
+      outcome: count.outcome,
+      secondsInQueue: count.secondsInQueue,
+    });
+    update.bySource.set(count.witness, (update.bySource.get(count.witness) ?? 0) + 1);
+  }
+  if (step.stay !== before) {
+    update.changed = true;
+    update.stays.delete(prNumber);
+    if (step.stay !== undefined) update.stays.set(prNumber, step.stay);
+  }
+  return step;
+}
+
+/**
+ * Counts held exits whose event had its time, forgets what no witness can still need, and keeps
+ * MAX_REMEMBERED_EXITS stays at most: the least recently changed go, a held exit counted first.
+ */
+function settle(update: StaysUpdate, now: number, settings: WebhookExitSettings): void {
+  for (const prNumber of [...update.stays.keys()]) {
+    apply(update, prNumber, { kind: 'tick', now }, settings);
+  }
+  for (const prNumber of [...update.stays.keys()]) {
+    if (update.stays.size <= MAX_REMEMBERED_EXITS) break;
+    apply(update, prNumber, { kind: 'flush', now }, settings);
+    update.stays.delete(prNumber);
+  }
+}
+
+/**
+ * Whether an exit event (of transition time `at`, received at `receivedAt`) is the one `exit`
+ * already counted. A later stay's exit is not: one after the later stay began, or one well after
+ * the first ("well after" allows an interval of delay and of clock difference between Trunk's
+ * timestamps and the exporter's polls). Without a timestamp only a known later stay tells.
+ */
+function isCountedAlready(
+  exit: CountedExit,
+  at: number | undefined,
+  receivedAt: number,
+  settings: WebhookExitSettings,
+): boolean {
+  if (exit.restartedAt !== undefined && (at ?? receivedAt) > exit.restartedAt) return false;
+  if (at === undefined) return true;
+  const latest = exit.witness === 'event' ? exit.leftAt : (exit.goneBy ?? exit.leftAt);
+  return at <= latest + settings.intervalSeconds;
+}
+
+function countFromPoll(held: HeldExit, now: number): { exit: CountedExit; count: StayCount } {
+  return {
+    exit: {
+      witness: 'poll',
+      outcome: held.outcome,
+      leftAt: held.leftAt,
+      countedAt: now,
+      goneBy: held.goneAt,
+      restartedAt: undefined,
+    },
+    count: { witness: 'poll', outcome: held.outcome, secondsInQueue: held.leftAt - held.enteredAt },
+  };
+}
+
+/** The PR's latest counted exit: the stay's own, or the previous stay's. */
+function lastExit(stay: PrStay | undefined): CountedExit | undefined {
+  if (stay === undefined) return undefined;
+  return stay.phase === 'counted' ? stay.exit : stay.previous;
+}
+
+/** `stay` with its latest counted exit replaced (undefined: nothing left when counted). */
+function withExit(stay: PrStay | undefined, exit: CountedExit | undefined): PrStay | undefined {
+  if (stay === undefined || stay.phase === 'counted') {
+    return exit === undefined ? undefined : { phase: 'counted', exit };
+  }
+  return { ...stay, previous: exit };
+}
