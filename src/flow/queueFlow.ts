@@ -24,7 +24,7 @@ import {
   exitsKnownFromEvents,
   recordPullRequestEvent,
   settlePollExits,
-} from './prStay.js';
+} from './exitStays.js';
 
 export interface QueueFlowOptions extends QueueDiffOptions {
   /** Webhooks on: exits are reconciled with their events (prStay.ts); off: counted as polled. */
