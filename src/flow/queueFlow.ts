@@ -2,7 +2,7 @@
 // only establish what is there, so it counts nothing), advanced by each later one, and with webhooks
 // on also by each merge-queue event of the queue.
 import type { MergeQueueSnapshot } from '../snapshot/types.js';
-import { applyFlowEvents, emptyFlowCounts } from './ledger.js';
+import { applyFlowEvents, emptyFlowCounts } from './flowCounts.js';
 import {
   departedPullRequests,
   diffQueuePoll,
