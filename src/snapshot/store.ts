@@ -1,7 +1,7 @@
 import type { QueueFlow } from './queueFlowTypes.js';
 import type { Snapshot, Target, TargetStatus } from './types.js';
 import { targetKey } from './types.js';
-import type { WebhookLedger } from './webhookLedger.js';
+import type { WebhookCounts } from './webhookCounts.js';
 
 /** Told of each target whose status a write replaced: its key, and its status (undefined once removed). */
 export type TargetChangeListener = (key: string, status: TargetStatus | undefined) => void;
@@ -76,32 +76,32 @@ export class SnapshotStore {
         lastError: undefined,
         snapshot: deepFreeze(snapshot),
         queueFlow: queueFlow === undefined ? undefined : Object.freeze(queueFlow),
-        webhookLedger: this.entries.get(key)?.webhookLedger,
+        webhookCounts: this.entries.get(key)?.webhookCounts,
       }),
     );
     this.changeCount++;
   }
 
   /**
-   * Replaces a target's webhook ledger with `update(previous)`; false (and nothing called) for a
+   * Replaces a target's webhook counts with `update(previous)`; false (and nothing called) for a
    * target that is not configured.
    */
-  updateWebhookLedger(
+  updateWebhookCounts(
     target: Target,
-    update: (previous: WebhookLedger | undefined) => WebhookLedger,
+    update: (previous: WebhookCounts | undefined) => WebhookCounts,
   ): boolean {
     const key = targetKey(target);
     const previous = this.entries.get(key);
     if (!previous) return false;
-    const webhookLedger = deepFreeze(update(previous.webhookLedger));
-    this.set(key, Object.freeze({ ...previous, webhookLedger }));
+    const webhookCounts = deepFreeze(update(previous.webhookCounts));
+    this.set(key, Object.freeze({ ...previous, webhookCounts }));
     this.changeCount++;
     return true;
   }
 
-  /** The target's webhook ledger, if any event for it was accepted. */
-  webhookLedger(target: Target): WebhookLedger | undefined {
-    return this.entries.get(targetKey(target))?.webhookLedger;
+  /** The target's webhook counts, if any event for it was accepted. */
+  webhookCounts(target: Target): WebhookCounts | undefined {
+    return this.entries.get(targetKey(target))?.webhookCounts;
   }
 
   /** Records a failed poll; the previous snapshot is kept until it goes stale. */
@@ -217,7 +217,7 @@ function freshStatus(target: Target): TargetStatus {
     lastError: undefined,
     snapshot: undefined,
     queueFlow: undefined,
-    webhookLedger: undefined,
+    webhookCounts: undefined,
   });
 }
 

@@ -1,27 +1,27 @@
 import {
-  EMPTY_WEBHOOK_LEDGER,
+  EMPTY_WEBHOOK_COUNTS,
   MAX_WEBHOOK_LABEL_VALUES,
   OTHER_WEBHOOK_VALUE,
   pairKey,
   type PairCount,
-  type WebhookLedger,
-} from '../snapshot/webhookLedger.js';
+  type WebhookCounts,
+} from '../snapshot/webhookCounts.js';
 import { mergeQueueEventLabel, type WebhookEvent } from '../trunk/webhookEvents.js';
 
 /** The `reason` of a `pull_request.failed` event that has no `failure_reason`. */
 export const UNKNOWN_FAILURE_REASON = 'unknown';
 
-/** The capped fields of a ledger, each with its own set of kept values. */
+/** The capped fields of a target's webhook counts, each with its own set of kept values. */
 type CappedField = 'reason' | 'status' | 'setting' | 'monitor_type' | 'monitor_status';
 
-/** A new ledger: `previous` (or an empty one) with `event`, received at `receivedAt`, counted in. */
+/** New counts: `previous` (or empty ones) with `event`, received at `receivedAt`, counted in. */
 export function foldWebhookEvent(
-  previous: WebhookLedger | undefined,
+  previous: WebhookCounts | undefined,
   event: WebhookEvent,
   receivedAt: number,
-): WebhookLedger {
-  const ledger = previous ?? EMPTY_WEBHOOK_LEDGER;
-  const labelValues = new Map(ledger.labelValues);
+): WebhookCounts {
+  const counts = previous ?? EMPTY_WEBHOOK_COUNTS;
+  const labelValues = new Map(counts.labelValues);
   /** `value` when the field keeps it (or has room for it), else `other`. */
   const capped = (field: CappedField, value: string): string => {
     const kept = labelValues.get(field) ?? new Set<string>();
@@ -38,13 +38,13 @@ export function foldWebhookEvent(
       const failureReasons =
         event.kind === 'pull_request' && event.type === 'pull_request.failed'
           ? increment(
-              ledger.failureReasons,
+              counts.failureReasons,
               capped('reason', event.failureReason ?? UNKNOWN_FAILURE_REASON),
             )
-          : ledger.failureReasons;
+          : counts.failureReasons;
       return {
-        ...ledger,
-        events: increment(ledger.events, mergeQueueEventLabel(event.type)),
+        ...counts,
+        events: increment(counts.events, mergeQueueEventLabel(event.type)),
         failureReasons,
         labelValues,
         lastEvent,
@@ -54,9 +54,9 @@ export function foldWebhookEvent(
       switch (event.type) {
         case 'v2.test_case.status_changed':
           return {
-            ...ledger,
+            ...counts,
             statusChanges: incrementPair(
-              ledger.statusChanges,
+              counts.statusChanges,
               capped('status', event.previousStatus),
               capped('status', event.newStatus),
             ),
@@ -65,16 +65,16 @@ export function foldWebhookEvent(
           };
         case 'test_case.quarantining_setting_changed':
           return {
-            ...ledger,
-            settingChanges: increment(ledger.settingChanges, capped('setting', event.newSetting)),
+            ...counts,
+            settingChanges: increment(counts.settingChanges, capped('setting', event.newSetting)),
             labelValues,
             lastEvent,
           };
         case 'test_case.monitor_status_changed':
           return {
-            ...ledger,
+            ...counts,
             monitorEvents: incrementPair(
-              ledger.monitorEvents,
+              counts.monitorEvents,
               capped('monitor_type', event.monitorType),
               capped('monitor_status', event.monitorStatus),
             ),

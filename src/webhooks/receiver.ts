@@ -29,9 +29,9 @@ interface ReceiverOptions {
   readonly store: SnapshotStore;
   readonly observer: WebhookObserver;
   readonly logger: Logger;
-  /** An accepted event about a configured merge queue; after the ledger took it. */
+  /** An accepted event about a configured merge queue; after its webhook counts took it. */
   readonly onMergeQueueEvent: (target: Target, event: MergeQueueEvent, receivedAt: number) => void;
-  /** An accepted event about a configured repository's flaky tests; after the ledger took it. */
+  /** An accepted event about a configured repository's flaky tests; after its webhook counts took it. */
   readonly onFlakyTestEvent: (target: Target, event: FlakyTestEvent, receivedAt: number) => void;
   /** Unix seconds. */
   readonly now?: () => number;
@@ -40,7 +40,7 @@ interface ReceiverOptions {
 /**
  * Trunk's webhooks, from the request's headers to the store: checks the Svix headers before any
  * body is read, verifies the signature over the body, answers a redelivery without counting it
- * again, parses the event and folds it into its target's ledger. It never waits on anything: what
+ * again, parses the event and folds it into its target's webhook counts. It never waits on anything: what
  * an event sets off (a poll) is handed on and runs after the answer.
  */
 export class WebhookReceiver {
@@ -118,7 +118,7 @@ export class WebhookReceiver {
     const target = this.#targets.get(eventLookupKey(parsed.event));
     if (target === undefined) return this.#answer(204, 'ignored');
     const event = parsed.event;
-    this.#options.store.updateWebhookLedger(target, (previous) =>
+    this.#options.store.updateWebhookCounts(target, (previous) =>
       foldWebhookEvent(previous, event, now),
     );
     this.#options.logger.debug(
