@@ -8,7 +8,7 @@ import {
   type MergeQueueEvent,
   type WebhookEvent,
 } from '../trunk/webhookEvents.js';
-import { foldWebhookEvent } from './ledger.js';
+import { foldWebhookEvent } from './webhookCounting.js';
 import type { WebhookObserver, WebhookResult } from './observer.js';
 import { ReplayGuard } from './replayGuard.js';
 import { SignatureVerifier, svixHeadersOf, type SvixHeaders } from './signature.js';

@@ -14,7 +14,7 @@ import { MetricsPage } from '../../src/metrics/metricsPage.js';
 import { SnapshotFamilies } from '../../src/metrics/snapshotFamilies.js';
 import type { MergeQueueSnapshot, PullRequestSnapshot } from '../../src/snapshot/types.js';
 import type { WebhookEvent } from '../../src/trunk/webhookEvents.js';
-import { foldWebhookEvent } from '../../src/webhooks/ledger.js';
+import { foldWebhookEvent } from '../../src/webhooks/webhookCounting.js';
 import { renderPage } from './page.js';
 import {
   acrossRepositories,

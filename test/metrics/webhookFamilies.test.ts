@@ -8,7 +8,7 @@ import { WEBHOOK_FAMILIES } from '../../src/metrics/webhookFamilies.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
 import type { Target } from '../../src/snapshot/types.js';
 import type { WebhookEvent } from '../../src/trunk/webhookEvents.js';
-import { foldWebhookEvent } from '../../src/webhooks/ledger.js';
+import { foldWebhookEvent } from '../../src/webhooks/webhookCounting.js';
 import { expectGolden } from './golden.js';
 import { renderPage } from './page.js';
 

@@ -1,3 +1,4 @@
+// How one accepted webhook event changes its target's webhook counts (snapshot/webhookCounts.ts).
 import {
   EMPTY_WEBHOOK_COUNTS,
   MAX_WEBHOOK_LABEL_VALUES,

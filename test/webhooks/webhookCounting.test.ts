@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_WEBHOOK_LABEL_VALUES, type WebhookCounts } from '../../src/snapshot/webhookCounts.js';
 import type { PullRequestEvent, WebhookEvent } from '../../src/trunk/webhookEvents.js';
-import { foldWebhookEvent } from '../../src/webhooks/ledger.js';
+import { foldWebhookEvent } from '../../src/webhooks/webhookCounting.js';
 
 const REPO = { host: 'github.com', owner: 'acme', name: 'web' };
 
