@@ -22,7 +22,7 @@ export interface MetricFamily {
   readonly values: readonly PromClientValue[];
 }
 
-/** One value of a prom-client metric as getMetricsAsJSON() gives it (a family's own series are `Sample`s, family.ts). */
+/** A prom-client value as getMetricsAsJSON() gives it; a family's series is a `Sample`. */
 interface PromClientValue {
   readonly value: number;
   readonly labels: Readonly<Record<string, string | number | undefined>>;
