@@ -19,7 +19,7 @@ export function pullRequestQueueEvent(event: MergeQueueEvent): PullRequestQueueE
       return { kind: 'exit', prNumber, outcome: 'merged', at };
     case 'pull_request.failed':
       return { kind: 'exit', prNumber, outcome: 'failed', at };
-    // Trunk spells it `canceled`; the exporter's outcome label has always been `cancelled`.
+    // Trunk spells it `canceled`; the `outcome` label value is `cancelled`.
     case 'pull_request.canceled':
       return { kind: 'exit', prNumber, outcome: 'cancelled', at };
     default:

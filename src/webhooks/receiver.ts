@@ -40,8 +40,8 @@ interface ReceiverOptions {
 /**
  * Trunk's webhooks, from the request's headers to the store: checks the Svix headers before any
  * body is read, verifies the signature over the body, answers a redelivery without counting it
- * again, parses the event and folds it into its target's webhook counts. It never waits on anything: what
- * an event sets off (a poll) is handed on and runs after the answer.
+ * again, parses the event and folds it into its target's webhook counts. It never waits on
+ * anything: what an event sets off (a poll) is handed on and runs after the answer.
  */
 export class WebhookReceiver {
   readonly #options: ReceiverOptions;
