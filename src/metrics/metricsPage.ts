@@ -147,7 +147,7 @@ export class MetricsPage {
     if (variant === undefined) {
       variant = {
         format,
-        encode: acceptGzip ? (text) => gzipSync(text) : (text) => Buffer.from(text),
+        encode: acceptGzip ? gzipMember : (text) => Buffer.from(text),
         generation: -1,
         families: [],
         targets: new WeakMap(),
@@ -334,6 +334,15 @@ export class MetricsPage {
     for (const encoded of pieces) offset += encoded.copy(bytes, offset);
     return { bytes, bounds, failed };
   }
+}
+
+/**
+ * `text` as a gzip member, with a window and hash no larger than the text needs: most pieces are a
+ * few hundred bytes, and zlib's defaults would allocate (and clear) about 256 KB for each.
+ */
+function gzipMember(text: string): Buffer {
+  const windowBits = Math.min(15, Math.max(9, Math.ceil(Math.log2(text.length + 262))));
+  return gzipSync(text, { windowBits, memLevel: Math.max(1, windowBits - 7) });
 }
 
 /** Where a per-target family's piece starts (edge 0) or ends (edge 1). */
