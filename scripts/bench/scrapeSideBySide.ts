@@ -30,7 +30,7 @@ type Encoding = keyof typeof ENCODINGS;
 const quick = process.argv.includes('--quick');
 const checkouts = process.argv.slice(2).filter((argument) => !argument.startsWith('--'));
 const roots = checkouts.length > 0 ? checkouts : [ROOT];
-const ROUNDS = quick ? 1 : 9;
+const ROUNDS = quick ? 3 : 9;
 const SECONDS = quick ? 2 : 4;
 const SCRAPES = quick ? 30 : 300;
 const PAIR_GAP_MS = 30;

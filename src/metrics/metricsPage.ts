@@ -88,8 +88,13 @@ interface Variant {
    * its target: a target's old bytes go with its old status, a removed target's with its last.
    */
   targets: WeakMap<TargetStatus, TargetBytes>;
-  /** The snapshot families as last written, and the targets' bytes they were written from. */
-  written: { readonly from: readonly TargetBytes[]; readonly page: Buffer } | undefined;
+  /**
+   * The snapshot families as last written, the targets' bytes they were written from, and the
+   * store's view they show.
+   */
+  written:
+    | { readonly viewKey: string; readonly from: readonly TargetBytes[]; readonly page: Buffer }
+    | undefined;
   /** The registry's metrics, encoded, and when (clockMs) they were rendered. */
   live: { readonly at: number; readonly bytes: Promise<Buffer> } | undefined;
   lastAskedMs: number;
@@ -142,7 +147,7 @@ export class MetricsPage {
     if (variant === undefined) {
       variant = {
         format,
-        encode: acceptGzip ? (text) => gzipSync(text) : (text) => Buffer.from(text),
+        encode: acceptGzip ? gzipMember : (text) => Buffer.from(text),
         generation: -1,
         families: [],
         targets: new WeakMap(),
@@ -196,6 +201,9 @@ export class MetricsPage {
   async #snapshotPage(variant: Variant): Promise<Buffer> {
     if (variant.generation !== this.#families.generation) this.#prepare(variant);
     const generation = variant.generation;
+    // Read in one tick with the statuses: no write can come in between.
+    const viewKey = this.#store.viewKey();
+    if (variant.written?.viewKey === viewKey) return variant.written.page;
     const statuses = this.#store.statuses();
     const current: TargetBytes[] = [];
     let rendered = 0;
@@ -213,8 +221,11 @@ export class MetricsPage {
       current.push(target);
     }
     const written = variant.written;
-    if (written !== undefined && sameItems(written.from, current)) return written.page;
-    return this.#write(variant, statuses, current);
+    if (written !== undefined && sameItems(written.from, current)) {
+      variant.written = { ...written, viewKey };
+      return written.page;
+    }
+    return this.#write(variant, viewKey, statuses, current);
   }
 
   /**
@@ -223,6 +234,7 @@ export class MetricsPage {
    */
   #write(
     variant: Variant,
+    viewKey: string,
     statuses: readonly TargetStatus[],
     targets: readonly TargetBytes[],
   ): Buffer {
@@ -249,6 +261,7 @@ export class MetricsPage {
       if (failure !== undefined) {
         // Counted once per page, as a family across targets is.
         this.#families.renderErrors?.record(definition.name, failure.failed.get(index));
+        complete = false;
         continue;
       }
       let samples = 0;
@@ -270,7 +283,7 @@ export class MetricsPage {
       }
     }
     // Written again on the next scrape while a family fails, so that it is tried again.
-    variant.written = complete ? { from: targets, page } : undefined;
+    variant.written = complete ? { viewKey, from: targets, page } : undefined;
     return page;
   }
 
@@ -321,6 +334,15 @@ export class MetricsPage {
     for (const encoded of pieces) offset += encoded.copy(bytes, offset);
     return { bytes, bounds, failed };
   }
+}
+
+/**
+ * `text` as a gzip member, with a window and hash no larger than the text needs: most pieces are a
+ * few hundred bytes, and zlib's defaults would allocate (and clear) about 256 KB for each.
+ */
+function gzipMember(text: string): Buffer {
+  const windowBits = Math.min(15, Math.max(9, Math.ceil(Math.log2(text.length + 262))));
+  return gzipSync(text, { windowBits, memLevel: Math.max(1, windowBits - 7) });
 }
 
 /** Where a per-target family's piece starts (edge 0) or ends (edge 1). */

@@ -21,6 +21,9 @@ export class SnapshotStore {
   private readonly hiddenViews = new WeakMap<TargetStatus, TargetStatus>();
   private changeCount = 0;
   private readonly listeners = new Set<TargetChangeListener>();
+  /** viewKey()'s last answer, and the success time of the target that will change it first. */
+  private view:
+    { changeCount: number; key: string; nextToTurnStale: number | undefined } | undefined;
 
   constructor(
     private staleAfterSeconds: number,
@@ -188,6 +191,36 @@ export class SnapshotStore {
     return view;
   }
 
+  /**
+   * Changes whenever what statuses() returns changes: on every write, and when a snapshot turns
+   * stale (which happens with time, not with a write). A scrape of an unchanged store checks it
+   * instead of every target.
+   */
+  viewKey(): string {
+    const now = this.now();
+    const view = this.view;
+    // Until a write, the key can only change when the oldest not-yet-stale candidate turns stale.
+    if (
+      view?.changeCount === this.changeCount &&
+      (view.nextToTurnStale === undefined ||
+        !turnsStale(view.nextToTurnStale, now, this.staleAfterSeconds))
+    ) {
+      return view.key;
+    }
+    let hidden = 0;
+    let nextToTurnStale: number | undefined;
+    for (const status of this.entries.values()) {
+      if (isStale(status, now, this.staleAfterSeconds)) hidden++;
+      else if (mayTurnStale(status)) {
+        nextToTurnStale = Math.min(nextToTurnStale ?? Infinity, status.lastSuccessAt);
+      }
+    }
+    // For one version, staleness only grows with time, so the count identifies the hidden set.
+    const key = `${this.changeCount}:${hidden}`;
+    this.view = { changeCount: this.changeCount, key, nextToTurnStale };
+    return key;
+  }
+
   /** True once every configured target has finished at least one poll, successfully or not. */
   allPolledOnce(): boolean {
     for (const status of this.entries.values()) {
@@ -197,14 +230,19 @@ export class SnapshotStore {
   }
 }
 
-/** A failing target's last good snapshot, kept until it is older than the stale limit. */
 function isStale(status: TargetStatus, now: number, staleAfterSeconds: number): boolean {
-  return (
-    status.up === false &&
-    status.snapshot !== undefined &&
-    status.lastSuccessAt !== undefined &&
-    now - status.lastSuccessAt > staleAfterSeconds
-  );
+  return mayTurnStale(status) && turnsStale(status.lastSuccessAt, now, staleAfterSeconds);
+}
+
+/** A failing target whose last good snapshot is still kept: it goes stale with time alone. */
+function mayTurnStale(
+  status: TargetStatus,
+): status is TargetStatus & { snapshot: Snapshot; lastSuccessAt: number } {
+  return status.up === false && status.snapshot !== undefined && status.lastSuccessAt !== undefined;
+}
+
+function turnsStale(lastSuccessAt: number, now: number, staleAfterSeconds: number): boolean {
+  return now - lastSuccessAt > staleAfterSeconds;
 }
 
 function freshStatus(target: Target): TargetStatus {
