@@ -59,7 +59,7 @@ export function beginNewStays(
   for (const pr of current.pullRequests) {
     if (!state.stays.has(pr.number)) continue;
     const step = apply(update, pr.number, { kind: 'listed', takenAt: current.takenAt }, settings);
-    if (step.relistedSince !== undefined && flow.tracked.has(pr.number)) {
+    if (step?.relistedSince !== undefined && flow.tracked.has(pr.number)) {
       tracked ??= new Map(flow.tracked);
       tracked.set(pr.number, firstSeen(pr, step.relistedSince, current.takenAt));
     }
@@ -158,9 +158,14 @@ function apply(
   prNumber: number,
   input: StayInput,
   settings: WebhookExitSettings,
-): StayStep {
-  const before = update.stays.get(prNumber);
-  const step = stepStay(before, input, settings);
+): StayStep | undefined {
+  const step = stepStay(update.stays.get(prNumber), input, settings);
+  if (step !== undefined) record(update, prNumber, step);
+  return step;
+}
+
+/** Counts what `step` counted and keeps its stay, as the most recently changed. */
+function record(update: StaysUpdate, prNumber: number, step: StayStep): void {
   for (const count of step.counts) {
     update.events.push({
       kind: 'exit',
@@ -169,12 +174,9 @@ function apply(
     });
     update.bySource.set(count.witness, (update.bySource.get(count.witness) ?? 0) + 1);
   }
-  if (step.stay !== before) {
-    update.changed = true;
-    update.stays.delete(prNumber);
-    if (step.stay !== undefined) update.stays.set(prNumber, step.stay);
-  }
-  return step;
+  update.changed = true;
+  update.stays.delete(prNumber);
+  if (step.stay !== undefined) update.stays.set(prNumber, step.stay);
 }
 
 /**
@@ -182,9 +184,12 @@ function apply(
  * MAX_REMEMBERED_EXITS stays at most: the least recently changed go, a held exit counted first.
  */
 function settle(update: StaysUpdate, now: number, settings: WebhookExitSettings): void {
-  for (const prNumber of [...update.stays.keys()]) {
-    apply(update, prNumber, { kind: 'tick', now }, settings);
+  const tick = { kind: 'tick', now } as const;
+  for (const [prNumber, stay] of [...update.stays]) {
+    const step = stepStay(stay, tick, settings);
+    if (step !== undefined) record(update, prNumber, step);
   }
+  if (update.stays.size <= MAX_REMEMBERED_EXITS) return;
   for (const prNumber of [...update.stays.keys()]) {
     if (update.stays.size <= MAX_REMEMBERED_EXITS) break;
     apply(update, prNumber, { kind: 'flush', now }, settings);

@@ -57,18 +57,17 @@ export interface StayStep {
   readonly relistedSince?: number;
 }
 
-/** The PR's stay after `input`. */
+/** The PR's stay after `input`; undefined when the input changes nothing. */
 export function stepStay(
   stay: PrStay | undefined,
   input: StayInput,
   settings: WebhookExitSettings,
-): StayStep {
+): StayStep | undefined {
   const exit = lastExit(stay);
-  const same = { stay, counts: [] };
   switch (input.kind) {
     case 'exit_event': {
       if (exit !== undefined && isCountedAlready(exit, input.at, input.receivedAt, settings)) {
-        return same;
+        return undefined;
       }
       const leftAt = input.at ?? input.receivedAt;
       const counted = (enteredAt: number, goneBy: number | undefined) => ({
@@ -115,16 +114,16 @@ export function stepStay(
       if (input.submitted || !(stay?.phase === 'entered' || input.listed)) {
         return { stay: { phase: 'entered', enteredAt: input.at, previous }, counts: [] };
       }
-      return previous === exit ? same : { stay: withExit(stay, previous), counts: [] };
+      return previous === exit ? undefined : { stay: withExit(stay, previous), counts: [] };
     }
     case 'listed': {
-      if (exit === undefined || exit.restartedAt !== undefined) return same;
+      if (exit === undefined || exit.restartedAt !== undefined) return undefined;
       if (exit.goneBy !== undefined) {
-        if (input.takenAt <= exit.goneBy) return same;
+        if (input.takenAt <= exit.goneBy) return undefined;
         return { stay: withExit(stay, { ...exit, restartedAt: exit.goneBy }), counts: [] };
       }
       // A listing within an interval of the event may be a poll that read the queue before it.
-      if (input.takenAt - settings.intervalSeconds <= exit.countedAt) return same;
+      if (input.takenAt - settings.intervalSeconds <= exit.countedAt) return undefined;
       // The polls never saw the old stay end (it left and came back between two of them).
       return {
         stay: withExit(stay, { ...exit, goneBy: exit.countedAt, restartedAt: exit.leftAt }),
@@ -166,7 +165,7 @@ export function stepStay(
         exit.goneBy !== undefined ||
         input.takenAt - settings.intervalSeconds <= exit.countedAt
       ) {
-        return same;
+        return undefined;
       }
       return { stay: withExit(stay, { ...exit, goneBy: input.takenAt }), counts: [] };
     case 'tick': {
@@ -185,10 +184,10 @@ export function stepStay(
       ) {
         next = next?.phase === 'counted' ? undefined : withExit(next, undefined);
       }
-      return { stay: next, counts };
+      return next === stay ? undefined : { stay: next, counts };
     }
     case 'flush': {
-      if (stay?.phase !== 'held') return same;
+      if (stay?.phase !== 'held') return undefined;
       const poll = countFromPoll(stay.held, input.now);
       return { stay: { phase: 'counted', exit: poll.exit }, counts: [poll.count] };
     }
