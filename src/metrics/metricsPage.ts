@@ -1,28 +1,24 @@
 import { promisify } from 'node:util';
-import { gzip as gzipCallback, gzipSync } from 'node:zlib';
+import { gzip as gzipCallback } from 'node:zlib';
 import type { Registry } from 'prom-client';
 import type { SnapshotStore } from '../snapshot/store.js';
 import type { TargetStatus } from '../snapshot/types.js';
 import { contentTypeOf } from './exposition.js';
 import type { ExpositionFormat } from './exposition.js';
-import type { FamilyDefinition } from './family.js';
-import { familyText } from './familyText.js';
-import type { FamilyText } from './familyText.js';
 import { renderLivePart } from './livePart.js';
+import { gzipMember, prepareFamilies, renderTarget, writePage } from './pageBytes.js';
+import type { PreparedFamily, TargetBytes } from './pageBytes.js';
 import type { SnapshotFamilies } from './snapshotFamilies.js';
 
 // What /metrics sends, kept the way kube-state-metrics keeps its page: when the store changes a
 // target, that target's samples of every per-target family are rendered into bytes (the store
 // pushes the change); a scrape writes each family's header followed by every target's bytes of
-// it, since the exposition formats want a family's samples together. The families computed across
+// it, since the exposition formats want a family's samples together (pageBytes.ts). The families computed across
 // targets are small and written again when any target changed. The registry's own metrics (API
 // counters, reloads, process metrics) are rendered again once the last rendering is a second old:
 // collecting the process metrics (reading /proc, event-loop histograms) costs more than sending
 // the whole cached page, and no Prometheus scrapes one target more than once a second.
-// Bytes are kept per variant (format and encoding) that has been asked for. A gzip variant keeps
-// each target's piece of each family as a gzip member of its own: members may follow one another
-// in one stream (RFC 1952), which Prometheus's and Node.js's readers take as one text, so a scrape
-// after a poll concatenates members instead of compressing the whole page again.
+// Bytes are kept per variant (format and encoding) that has been asked for.
 
 const gzip = promisify(gzipCallback);
 
@@ -51,29 +47,6 @@ export interface MetricsPageOptions {
   readonly snapshotMetrics: SnapshotFamilies;
   /** Milliseconds on a monotonic clock; injectable for tests. */
   readonly clockMs?: () => number;
-}
-
-/** One target's samples of every per-target family, in one variant. */
-interface TargetBytes {
-  /** Each family's piece, back to back. */
-  readonly bytes: Buffer;
-  /** [start, end) of each per-target family's piece in `bytes`, in family order. */
-  readonly bounds: Int32Array;
-  /**
-   * Per-target families that threw, by index, with what they threw: the page leaves them out, and
-   * the next scrape renders the target again.
-   */
-  readonly failed: ReadonlyMap<number, unknown>;
-}
-
-/** A selected family prepared for one variant. */
-interface PreparedFamily {
-  readonly definition: FamilyDefinition;
-  readonly text: FamilyText;
-  /** The header, encoded. */
-  readonly header: Buffer;
-  /** For a per-target family, its place in TargetBytes.bounds. */
-  readonly perTargetIndex: number | undefined;
 }
 
 /** The page in one format and encoding. */
@@ -188,7 +161,7 @@ export class MetricsPage {
     for (const [name, variant] of this.#variants) {
       if (now - variant.lastAskedMs > IDLE_VARIANT_MS) this.#variants.delete(name);
       else if (variant.generation === this.#families.generation) {
-        variant.targets.set(status, this.#renderTarget(variant, status));
+        variant.targets.set(status, this.#renderTarget(variant.families, status));
       }
     }
   }
@@ -210,7 +183,7 @@ export class MetricsPage {
     for (const status of statuses) {
       let target = variant.targets.get(status);
       if (target === undefined || target.failed.size > 0) {
-        target = this.#renderTarget(variant, status);
+        target = this.#renderTarget(variant.families, status);
         variant.targets.set(status, target);
         // A whole variant is many targets: let polls and other requests run in between.
         if (++rendered % TARGETS_PER_TURN === 0) await nextTurn();
@@ -225,129 +198,24 @@ export class MetricsPage {
       variant.written = { ...written, viewKey };
       return written.page;
     }
-    return this.#write(variant, viewKey, statuses, current);
-  }
-
-  /**
-   * Writes every family into one buffer: its header, then its samples (every target's piece of a
-   * per-target family). A family without samples is left out, header included.
-   */
-  #write(
-    variant: Variant,
-    viewKey: string,
-    statuses: readonly TargetStatus[],
-    targets: readonly TargetBytes[],
-  ): Buffer {
-    const settings = this.#families.settings;
-    const layout: (Buffer | number)[] = [];
-    let length = 0;
-    let complete = true;
-    for (const { definition, text, header, perTargetIndex } of variant.families) {
-      if (definition.scope === 'targets') {
-        try {
-          const samples = text.render(definition.samples(statuses, settings));
-          if (samples === '') continue;
-          const encoded = variant.encode(text.header + samples);
-          layout.push(encoded);
-          length += encoded.length;
-        } catch (error) {
-          this.#families.renderErrors?.record(definition.name, error);
-          complete = false;
-        }
-        continue;
-      }
-      const index = perTargetIndex ?? 0;
-      const failure = targets.find(({ failed }) => failed.has(index));
-      if (failure !== undefined) {
-        // Counted once per page, as a family across targets is.
-        this.#families.renderErrors?.record(definition.name, failure.failed.get(index));
-        complete = false;
-        continue;
-      }
-      let samples = 0;
-      for (const { bounds } of targets)
-        samples += piece(bounds, index, 1) - piece(bounds, index, 0);
-      if (samples === 0) continue;
-      layout.push(header, index);
-      length += header.length + samples;
-    }
-    const page = Buffer.allocUnsafeSlow(length);
-    let offset = 0;
-    for (const item of layout) {
-      if (typeof item !== 'number') {
-        offset += item.copy(page, offset);
-        continue;
-      }
-      for (const { bytes, bounds } of targets) {
-        offset += bytes.copy(page, offset, piece(bounds, item, 0), piece(bounds, item, 1));
-      }
-    }
+    const { page, complete } = writePage(variant.families, statuses, current, this.#families);
     // Written again on the next scrape while a family fails, so that it is tried again.
-    variant.written = complete ? { viewKey, from: targets, page } : undefined;
+    variant.written = complete ? { viewKey, from: current, page } : undefined;
     return page;
   }
 
   /** Prepares the current generation of the families: headers, and no target rendered yet. */
   #prepare(variant: Variant): void {
-    let perTarget = 0;
-    variant.families = this.#families.selected.map(({ definition, help }) => {
-      const text = familyText(definition, help, variant.format);
-      return {
-        definition,
-        text,
-        header: variant.encode(text.header),
-        perTargetIndex: definition.scope === 'target' ? perTarget++ : undefined,
-      };
-    });
+    variant.families = prepareFamilies(this.#families.selected, variant.format, variant.encode);
     variant.generation = this.#families.generation;
     variant.targets = new WeakMap();
     variant.written = undefined;
   }
 
-  /** One target's pieces of every per-target family, each encoded on its own. */
-  #renderTarget(variant: Variant, status: TargetStatus): TargetBytes {
+  #renderTarget(families: readonly PreparedFamily[], status: TargetStatus): TargetBytes {
     this.#targetRenders++;
-    const settings = this.#families.settings;
-    const perTarget = variant.families.filter(({ perTargetIndex }) => perTargetIndex !== undefined);
-    const bounds = new Int32Array(perTarget.length * 2);
-    const pieces: Buffer[] = [];
-    const failed = new Map<number, unknown>();
-    let length = 0;
-    perTarget.forEach(({ definition, text }, index) => {
-      bounds[index * 2] = length;
-      try {
-        if (definition.scope !== 'target') throw new Error(`${definition.name} is not per target`);
-        const samples = text.render(definition.samples(status, settings));
-        if (samples !== '') {
-          const encoded = variant.encode(samples);
-          pieces.push(encoded);
-          length += encoded.length;
-        }
-      } catch (error) {
-        failed.set(index, error);
-      }
-      bounds[index * 2 + 1] = length;
-    });
-    // Memory of its own: a slice of Node.js's shared pool would keep the pool alive with it.
-    const bytes = Buffer.allocUnsafeSlow(length);
-    let offset = 0;
-    for (const encoded of pieces) offset += encoded.copy(bytes, offset);
-    return { bytes, bounds, failed };
+    return renderTarget(families, status, this.#families.settings);
   }
-}
-
-/**
- * `text` as a gzip member, with a window and hash no larger than the text needs: most pieces are a
- * few hundred bytes, and zlib's defaults would allocate (and clear) about 256 KB for each.
- */
-function gzipMember(text: string): Buffer {
-  const windowBits = Math.min(15, Math.max(9, Math.ceil(Math.log2(text.length + 262))));
-  return gzipSync(text, { windowBits, memLevel: Math.max(1, windowBits - 7) });
-}
-
-/** Where a per-target family's piece starts (edge 0) or ends (edge 1). */
-function piece(bounds: Int32Array, index: number, edge: 0 | 1): number {
-  return bounds[index * 2 + edge] ?? 0;
 }
 
 function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {
