@@ -69,39 +69,30 @@ export function stepStay(
       if (exit !== undefined && isCountedAlready(exit, input.at, input.receivedAt, settings)) {
         return undefined;
       }
-      const leftAt = input.at ?? input.receivedAt;
-      const counted = (enteredAt: number, goneBy: number | undefined) => ({
-        exit: {
-          witness: 'event' as const,
-          outcome: input.outcome,
-          leftAt,
-          countedAt: input.receivedAt,
-          goneBy,
-          restartedAt: undefined,
-        },
-        count: {
-          witness: 'event' as const,
-          outcome: input.outcome,
-          secondsInQueue: leftAt - enteredAt,
-        },
-      });
-      if (stay?.phase === 'held') {
-        const { held } = stay;
-        // Within the hold an untimed event can only be the exit the poll saw.
-        if (input.at === undefined || leftAt <= held.goneAt + settings.intervalSeconds) {
-          const event = counted(held.enteredAt, held.goneAt);
-          return { stay: { phase: 'counted', exit: event.exit }, counts: [event.count] };
-        }
-        // The held exit is an earlier stay's, which has had its turn.
-        const poll = countFromPoll(held, input.receivedAt);
-        const event = counted(input.enteredAt, undefined);
-        return { stay: { phase: 'counted', exit: event.exit }, counts: [poll.count, event.count] };
-      }
-      const event = counted(
-        stay?.phase === 'entered' ? stay.enteredAt : input.enteredAt,
-        undefined,
-      );
-      return { stay: { phase: 'counted', exit: event.exit }, counts: [event.count] };
+      const { outcome, receivedAt } = input;
+      const leftAt = input.at ?? receivedAt;
+      const held = stay?.phase === 'held' ? stay.held : undefined;
+      // Within the hold an untimed event can only be the exit the poll saw.
+      const seen =
+        held !== undefined &&
+        (input.at === undefined || leftAt <= held.goneAt + settings.intervalSeconds)
+          ? held
+          : undefined;
+      // A held exit the event is not for is an earlier stay's, which has had its turn.
+      const counts =
+        held !== undefined && seen === undefined ? [countFromPoll(held, receivedAt).count] : [];
+      const enteredAt =
+        seen?.enteredAt ?? (stay?.phase === 'entered' ? stay.enteredAt : input.enteredAt);
+      counts.push({ witness: 'event', outcome, secondsInQueue: leftAt - enteredAt });
+      const counted: CountedExit = {
+        witness: 'event',
+        outcome,
+        leftAt,
+        countedAt: receivedAt,
+        goneBy: seen?.goneAt,
+        restartedAt: undefined,
+      };
+      return { stay: { phase: 'counted', exit: counted }, counts };
     }
     case 'entry_event': {
       const previous =
