@@ -56,16 +56,18 @@ export function beginNewStays(
   if (state === undefined || state.stays.size === 0) return flow;
   const update = changing(state);
   let tracked: Map<number, TrackedPullRequest> | undefined;
+  let changed = false;
   for (const pr of current.pullRequests) {
     if (!state.stays.has(pr.number)) continue;
     const step = apply(update, pr.number, { kind: 'listed', takenAt: current.takenAt }, settings);
+    changed ||= step !== undefined;
     if (step?.relistedSince !== undefined && flow.tracked.has(pr.number)) {
       tracked ??= new Map(flow.tracked);
       tracked.set(pr.number, firstSeen(pr, step.relistedSince, current.takenAt));
     }
   }
-  if (!update.changed) return flow;
-  return { ...flow, tracked: tracked ?? flow.tracked, webhookExits: changed(update) };
+  if (!changed) return flow;
+  return { ...flow, tracked: tracked ?? flow.tracked, webhookExits: settled(update) };
 }
 
 /**
@@ -89,7 +91,7 @@ export function settlePollExits(
     }
   }
   settle(update, takenAt, settings);
-  return { webhookExits: changed(update), events: update.events };
+  return { webhookExits: settled(update), events: update.events };
 }
 
 /** Webhooks turned off: every held exit is counted from its poll now, and the rest forgotten. */
@@ -128,27 +130,21 @@ export function recordPullRequestEvent(
     apply(update, prNumber, { kind: 'entry_event', submitted, at, listed }, settings);
   }
   settle(update, receivedAt, settings);
-  return { webhookExits: changed(update), events: update.events };
+  return { webhookExits: settled(update), events: update.events };
 }
 
-/** The stays of one update, copied on its first change. */
+/** A copy of a queue's stays that one update changes, and the exits it counted. */
 interface StaysUpdate {
-  stays: Map<number, PrStay>;
+  readonly stays: Map<number, PrStay>;
   readonly bySource: Map<ExitSource, number>;
   readonly events: FlowEvent[];
-  changed: boolean;
 }
 
 function changing(state: ExitStays): StaysUpdate {
-  return {
-    stays: new Map(state.stays),
-    bySource: new Map(state.bySource),
-    events: [],
-    changed: false,
-  };
+  return { stays: new Map(state.stays), bySource: new Map(state.bySource), events: [] };
 }
 
-function changed(update: StaysUpdate): ExitStays {
+function settled(update: StaysUpdate): ExitStays {
   return { stays: update.stays, bySource: update.bySource };
 }
 
@@ -174,7 +170,6 @@ function record(update: StaysUpdate, prNumber: number, step: StayStep): void {
     });
     update.bySource.set(count.witness, (update.bySource.get(count.witness) ?? 0) + 1);
   }
-  update.changed = true;
   update.stays.delete(prNumber);
   if (step.stay !== undefined) update.stays.set(prNumber, step.stay);
 }
