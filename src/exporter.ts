@@ -118,7 +118,7 @@ export async function startExporter(
     scheduler.runNow(targetKey(target));
   }, dependencies.webhookTriggerSpacing);
   /**
-   * An accepted webhook event about a configured merge queue (its ledger already counted it):
+   * An accepted webhook event about a configured merge queue (its webhook counts already took it):
    * what else the event means for the queue starts here. Never blocks the answer to Trunk.
    */
   function onMergeQueueEvent(target: Target, event: MergeQueueEvent, receivedAt: number): void {
