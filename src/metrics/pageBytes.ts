@@ -146,12 +146,17 @@ export function writePage(
 }
 
 /**
- * `text` as a gzip member, with a window and hash no larger than the text needs: most pieces are a
- * few hundred bytes, and zlib's defaults would allocate (and clear) about 256 KB for each.
+ * `text` as a gzip member, with a window, hash and output buffer no larger than the text needs:
+ * most pieces are a few hundred bytes, and zlib's defaults would allocate (and clear) about 256 KB
+ * for each, and a 16 KB buffer for its output.
  */
 export function gzipMember(text: string): Buffer {
   const windowBits = Math.min(15, Math.max(9, Math.ceil(Math.log2(text.length + 262))));
-  return gzipSync(text, { windowBits, memLevel: Math.max(1, windowBits - 7) });
+  return gzipSync(text, {
+    windowBits,
+    memLevel: Math.max(1, windowBits - 7),
+    chunkSize: Math.min(16 * 1024, Math.max(256, text.length >> 2)),
+  });
 }
 
 /** Where a per-target family's piece starts (edge 0) or ends (edge 1). */
