@@ -1,6 +1,9 @@
 import { checkApiBudget, computeApiBudget } from './budget/apiBudget.js';
 import { configuredTargets } from './config/targets.js';
-import type { ExporterConfig } from './config/types.js';
+import type { ExporterConfig, RepositoryTarget } from './config/types.js';
+import { withDiscovered } from './discovery/discoveredTargets.js';
+import { TargetDiscovery } from './discovery/targetDiscovery.js';
+import { registerDiscoveryMetrics } from './metrics/discoveryMetrics.js';
 import { KnownSecrets } from './secrets/knownSecrets.js';
 import { scrubSecrets } from './secrets/scrubSecrets.js';
 import type { Logger } from './log/logger.js';
@@ -27,6 +30,9 @@ import {
 import { SnapshotStore } from './snapshot/store.js';
 import { targetKey, type Target } from './snapshot/types.js';
 import { TrunkClient } from './trunk/client.js';
+import { TrunkV2Client } from './trunk/v2Client.js';
+import { V2QueueDirectory } from './poller/v2QueueDirectory.js';
+import { V2QuarantineDirectory } from './poller/v2QuarantinePoll.js';
 import type { MergeQueueEvent } from './trunk/webhookEvents.js';
 import { applyMergeQueueEvent } from './flow/queueEvents.js';
 import { TriggeredPolls, type TriggerSpacing } from './webhooks/pollTriggers.js';
@@ -77,8 +83,6 @@ export async function startExporter(
   // Before the server starts, so /readyz never sees an empty (hence "ready") target list.
   const targets = configuredTargets(config);
   store.setTargets(targets);
-  /** How many targets share the Trunk client's limits; set by applyConfig. */
-  let targetCount = targets.length;
   const metrics = registerExporterMetrics({
     registry,
     store,
@@ -100,6 +104,7 @@ export async function startExporter(
       new TrunkClient({
         apiUrl: trunk.apiUrl,
         token: trunk.token,
+        apiKey: trunk.apiKey,
         timeoutSeconds: trunk.timeoutSeconds,
         maxConcurrentRequests: trunk.maxConcurrentRequests,
         maxRequestsPerSecond: trunk.maxRequestsPerSecond,
@@ -107,7 +112,6 @@ export async function startExporter(
         observer: metrics.apiCallObserver,
         logger,
         version,
-        targets: () => targetCount,
       }),
     config.trunk,
   );
@@ -119,6 +123,15 @@ export async function startExporter(
       : { firstPollSpreadSeconds: dependencies.firstPollSpreadSeconds }),
   });
   const lookupMemories = new LookupMemories();
+  // One list of the organization's queues per merge-queue interval, whatever the reloads.
+  const v2Queues = new V2QueueDirectory(
+    new TrunkV2Client(clients.current),
+    config.polling.mergeQueueIntervalSeconds,
+  );
+  const v2Quarantine = new V2QuarantineDirectory(
+    new TrunkV2Client(clients.current),
+    config.polling.flakyTestsIntervalSeconds,
+  );
   // Event-triggered polls run as the target's own scheduled job: the same client limits,
   // fairness and deadline as every other poll, and never two polls of one target at once.
   const triggeredPolls = new TriggeredPolls((target) => {
@@ -145,6 +158,24 @@ export async function startExporter(
     onFlakyTestEvent: (target) => {
       triggeredPolls.request(target);
     },
+  });
+  /** What the last successful discovery found; merged with the configured targets. */
+  let discovered: readonly RepositoryTarget[] = [];
+  let discoveredOnce = false;
+  const discoveryObserver = registerDiscoveryMetrics(registry);
+  const discovery = new TargetDiscovery({
+    listQueues: async (options) => {
+      await v2Queues.queues(options);
+      return v2Queues.latest();
+    },
+    onDiscovered: (repositories) => {
+      discovered = repositories;
+      discoveredOnce = true;
+      store.awaitDiscovery(false);
+      applyTargets(current);
+    },
+    observer: discoveryObserver,
+    logger,
   });
   const reloader =
     dependencies.loadConfig &&
@@ -187,6 +218,7 @@ export async function startExporter(
   const { address, port, tls } = config.server;
   const http = await startHttpServer(app, address, port, tls, {
     maxConnections: config.server.maxConnections,
+    maxConnectionsPerAddress: config.server.maxConnectionsPerAddress,
   });
   const listening = { address, port, tls: tls !== undefined };
 
@@ -199,6 +231,7 @@ export async function startExporter(
     }
     auth.setUsers(next.server.basicAuthUsers);
     http.setMaxConnections(next.server.maxConnections);
+    http.setMaxConnectionsPerAddress(next.server.maxConnectionsPerAddress);
     checkOpenFileLimit(
       {
         maxConnections: next.server.maxConnections,
@@ -207,29 +240,50 @@ export async function startExporter(
       logger,
     );
     secrets.add(next.trunk.token);
-    if (next.webhooks.signingSecret) secrets.add(next.webhooks.signingSecret);
+    secrets.add(next.trunk.apiKey);
+    secrets.add(next.webhooks.signingSecret);
+    for (const warning of next.warnings ?? []) logger.warn(warning);
     if (clientSettingsChanged(current, next)) clients.replace(next.trunk);
     metrics.applySettings({ ...next.polling, ...next.metrics });
     // After applySettings: setTargets counts as a store change, so the cached /metrics page, whose
     // HELP texts may just have changed, is rendered again.
-    const nextTargets = configuredTargets(next);
-    targetCount = nextTargets.length;
+    applyTargets(next);
+    apiBudget = checkApiBudget(next, logger);
+    current = next;
+    store.awaitDiscovery(next.discovery?.enabled === true && !discoveredOnce);
+    discovery.configure(next.discovery);
+    return changes;
+  }
+
+  /**
+   * Makes the configured targets of `next` and the discovered ones the polled set: one target per
+   * key, kept targets keep their data and their schedule.
+   */
+  function applyTargets(next: ExporterConfig): void {
+    const effective = withDiscovered(next, discovered);
+    const nextTargets = configuredTargets(effective);
     store.setTargets(nextTargets, next.polling.staleAfterSeconds);
     webhooks.configure(next.webhooks, nextTargets);
     triggeredPolls.keepOnly(nextTargets);
+    const v2Reader = new TrunkV2Client(clients.current);
+    v2Queues.configure(v2Reader, next.polling.mergeQueueIntervalSeconds);
+    v2Quarantine.configure(v2Reader, next.polling.flakyTestsIntervalSeconds);
     scheduler.setJobs(
       buildPollJobs({
-        config: next,
+        config: effective,
         reader: clients.current,
         store,
         logger,
         lookupMemories,
         pollObserver,
+        v2: { reader: v2Reader, directory: v2Queues, quarantine: v2Quarantine },
       }),
     );
-    apiBudget = checkApiBudget(next, logger);
-    current = next;
-    return changes;
+    const found = nextTargets.filter((target) => target.discovered === true);
+    discoveryObserver.discoveredTargets({
+      merge_queue: found.filter((target) => target.kind === 'merge_queue').length,
+      flaky_tests: found.filter((target) => target.kind === 'flaky_tests').length,
+    });
   }
 
   applyConfig(config);
@@ -259,7 +313,12 @@ export async function startExporter(
       // All at once: no new scrapes, every poll and API call aborted, connections closed. A second
       // call (a signal during shutdown, a test cleanup) waits for the same stop.
       triggeredPolls.stop();
-      stopping ??= Promise.all([http.close(), scheduler.stop(), clients.close()]).then(() => {});
+      stopping ??= Promise.all([
+        http.close(),
+        discovery.stop(),
+        scheduler.stop(),
+        clients.close(),
+      ]).then(() => {});
       return stopping;
     },
   };

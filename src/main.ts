@@ -121,11 +121,11 @@ export async function main(argv: readonly string[]): Promise<number> {
         printProblems(error);
         return EXIT_USAGE;
       }
-      const secrets = new KnownSecrets(
-        config.webhooks.signingSecret === undefined
-          ? [config.trunk.token]
-          : [config.trunk.token, config.webhooks.signingSecret],
-      );
+      const secrets = new KnownSecrets([
+        config.trunk.token,
+        config.trunk.apiKey,
+        config.webhooks.signingSecret,
+      ]);
       const logger = createLogger({ level: command.logLevel, secrets: () => secrets.values() });
       return startThenRun(
         () => startExporter(config, { logger, version: VERSION, loadConfig, secrets }),

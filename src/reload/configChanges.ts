@@ -115,7 +115,8 @@ function settingValues(config: ExporterConfig): Map<string, string> {
     values.set(setting, previous === undefined ? entry : `${previous}\n${entry}`);
   };
   for (const [key, value] of Object.entries(config)) {
-    if (key !== 'targets') visit(value, key);
+    // Warnings follow from the settings, which are compared themselves.
+    if (key !== 'targets' && key !== 'warnings') visit(value, key);
   }
   return values;
 }

@@ -2,6 +2,7 @@
 // exactly the families the engine renders (those `metrics.include` / `metrics.exclude` select), with
 // their labels in page order, and "The exporter's own metrics" exactly the `trunk_` metrics the
 // exporter registers on its prom-client registry, which the selection does not touch.
+import { registerDiscoveryMetrics } from '../../src/metrics/discoveryMetrics.js';
 import { describe, expect, it } from 'vitest';
 import { SNAPSHOT_FAMILIES, UNSELECTABLE_FAMILIES } from '../../src/metrics/families.js';
 import {
@@ -49,6 +50,7 @@ function registeredMetrics(): Row[] {
   registerReloadMetrics(registry);
   registerPollOverrunMetrics(registry);
   registerWebhookRequestMetrics(registry);
+  registerDiscoveryMetrics(registry);
   return registry.getMetricsAsArray().map((metric) => ({
     name: metric.name,
     labels: ((metric as { labelNames?: readonly string[] }).labelNames ?? []).join(', '),

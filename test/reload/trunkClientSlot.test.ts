@@ -52,7 +52,7 @@ describe('TrunkClientSlot', () => {
     const built: string[] = [];
     const slot = new TrunkClientSlot(
       (trunk) => {
-        built.push(trunk.token.reveal());
+        built.push(trunk.token?.reveal() ?? '');
         return makeClient(trunk.apiUrl, { token: trunk.token }).client;
       },
       settings(server.apiUrl, 'old-token'),
