@@ -11,6 +11,7 @@ import {
   type WebhookExitSettings,
 } from '../snapshot/prStayTypes.js';
 import type {
+  ConcludedExit,
   DepartedPullRequest,
   ExitLookup,
   FlowEvent,
@@ -89,6 +90,30 @@ export function settlePollExits(
     if (!ledger.tracked.has(prNumber) && !ledger.departed.has(prNumber)) {
       apply(update, prNumber, { kind: 'unlisted', takenAt }, settings);
     }
+  }
+  settle(update, takenAt, settings);
+  return { webhookExits: settled(update), events: update.events };
+}
+
+/**
+ * Exits a read of concluded entries found and no poll saw leave: each counted unless its event
+ * (or the poll's departure) counted it already; an event coming later counts nothing.
+ */
+export function recordConcludedExits(
+  state: ExitStays,
+  exits: readonly ConcludedExit[],
+  takenAt: number,
+  settings: WebhookExitSettings,
+): { readonly webhookExits: ExitStays; readonly events: readonly FlowEvent[] } {
+  const update = changing(state);
+  for (const exit of exits) {
+    const { outcome, enteredAt, leftAt } = exit;
+    apply(
+      update,
+      exit.prNumber,
+      { kind: 'concluded', outcome, enteredAt, leftAt, takenAt },
+      settings,
+    );
   }
   settle(update, takenAt, settings);
   return { webhookExits: settled(update), events: update.events };

@@ -35,6 +35,17 @@ export type StayInput =
   | { readonly kind: 'listed'; readonly takenAt: number }
   /** A poll taken at `takenAt` saw it gone, as `departure`. */
   | { readonly kind: 'gone'; readonly departure: DepartedExit; readonly takenAt: number }
+  /**
+   * A read of concluded entries (API v2) with the poll taken at `takenAt` found an exit no poll saw
+   * leave: it concluded as `outcome` at `leftAt`, after entering at `enteredAt`.
+   */
+  | {
+      readonly kind: 'concluded';
+      readonly outcome: ExitOutcome;
+      readonly enteredAt: number;
+      readonly leftAt: number;
+      readonly takenAt: number;
+    }
   /** A poll taken at `takenAt` neither lists it nor waits for its lookup. */
   | { readonly kind: 'unlisted'; readonly takenAt: number }
   /** Time passed to `now`: a held exit may fall due, a closed one be forgotten. */
@@ -148,6 +159,29 @@ export function stepStay(
         dueAt: departure.goneAt + 2 * settings.intervalSeconds,
       };
       return { stay: { phase: 'held', held, previous }, counts };
+    }
+    case 'concluded': {
+      // Its event (or a poll's departure) counted it already.
+      if (exit !== undefined && isCountedAlready(exit, input.leftAt, input.takenAt, settings)) {
+        return undefined;
+      }
+      if (stay?.phase === 'held' && input.leftAt <= stay.held.goneAt + settings.intervalSeconds) {
+        return undefined;
+      }
+      const { outcome, leftAt, takenAt } = input;
+      // The polls are done with it: a later listing is a new stay, a late event this one's.
+      const counted: CountedExit = {
+        witness: 'poll',
+        outcome,
+        leftAt,
+        countedAt: takenAt,
+        goneBy: takenAt,
+        restartedAt: undefined,
+      };
+      return {
+        stay: { phase: 'counted', exit: counted },
+        counts: [{ witness: 'poll', outcome, secondsInQueue: leftAt - input.enteredAt }],
+      };
     }
     case 'unlisted':
       // An event's exit no poll has listed since, nor can list any more.

@@ -11,6 +11,7 @@ import {
   type QueueDiffOptions,
 } from './queueDiff.js';
 import type {
+  ConcludedExit,
   ExitLookup,
   FlowEvent,
   QueueFlow,
@@ -22,6 +23,7 @@ import {
   countHeldExits,
   emptyExitStays,
   exitsKnownFromEvents,
+  recordConcludedExits,
   recordPullRequestEvent,
   settlePollExits,
 } from './exitStays.js';
@@ -94,6 +96,33 @@ export function advanceQueueFlow(
     ...next,
     counts: applyFlowEvents(flow.counts, [...diff.events, ...settled.events]),
     webhookExits: settled.webhookExits,
+  };
+}
+
+/**
+ * The ledger after a read of concluded entries (API v2) found exits no poll saw leave, as of the
+ * poll taken at `takenAt`: with webhooks on each counts unless its event did; off, each counts.
+ */
+export function countConcludedExits(
+  flow: QueueFlow,
+  exits: readonly ConcludedExit[],
+  takenAt: number,
+  options: QueueFlowOptions,
+): QueueFlow {
+  if (exits.length === 0) return flow;
+  if (options.webhooks === undefined || flow.webhookExits === undefined) {
+    const events = exits.map((exit): FlowEvent => ({
+      kind: 'exit',
+      outcome: exit.outcome,
+      secondsInQueue: exit.leftAt - exit.enteredAt,
+    }));
+    return { ...flow, counts: applyFlowEvents(flow.counts, events) };
+  }
+  const recorded = recordConcludedExits(flow.webhookExits, exits, takenAt, options.webhooks);
+  return {
+    ...flow,
+    counts: applyFlowEvents(flow.counts, recorded.events),
+    webhookExits: recorded.webhookExits,
   };
 }
 
