@@ -35,7 +35,7 @@ export const CONCLUDED_READ_OVERLAP_SECONDS = 120;
  * A queue whose polls see no PR leave is read every this many polls, so that a PR that entered
  * and left between two polls is counted within a few minutes (docs/operations.md, API cost).
  */
-export const PERIODIC_EXIT_READ_POLLS = 20;
+export const PERIODIC_EXIT_READ_POLLS = 30;
 
 interface V2ExitReadRequest {
   readonly reader: V2PullRequestLister;
