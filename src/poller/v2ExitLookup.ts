@@ -37,6 +37,9 @@ export const CONCLUDED_READ_OVERLAP_SECONDS = 120;
  */
 export const PERIODIC_EXIT_READ_POLLS = 30;
 
+/** One millisecond, the resolution of Trunk's timestamps. */
+const FIRST_POLL_INSTANT_SECONDS = 0.001;
+
 interface V2ExitReadRequest {
   readonly reader: V2PullRequestLister;
   readonly queue: V2QueueRef;
@@ -71,8 +74,9 @@ const OUTCOMES: ReadonlySet<string> = new Set(EXIT_OUTCOMES);
  */
 export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRead> {
   const { queue, prNumbers, previous } = request;
+  // The exits to count are those after the queue's first poll; one at its instant it saw done.
   const reads = previous.concludedReads ?? {
-    countFrom: previous.lastPollAt,
+    countFrom: previous.lastPollAt + FIRST_POLL_INSTANT_SECONDS,
     seen: new Map<string, number>(),
     pollsSinceRead: 0,
   };

@@ -14,6 +14,7 @@ import type { V2PullRequestLister } from '../../src/poller/v2MergeQueuePoll.js';
 import { V2QuarantineDirectory } from '../../src/poller/v2QuarantinePoll.js';
 import { V2QueueDirectory } from '../../src/poller/v2QueueDirectory.js';
 import { Secret } from '../../src/secrets/secret.js';
+import { createSimulatorWorld } from '../../src/simulator/world.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
 import type { Target } from '../../src/snapshot/types.js';
 import { TrunkV2Client } from '../../src/trunk/v2Client.js';
@@ -165,11 +166,11 @@ describe('exits through API v2', () => {
     await pollThroughRead(watcher);
     await pollThroughRead(watcher);
     const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
-    // From the first poll until a read sees an entry, then from the newest conclusion seen.
+    // Just after the first poll until a read sees an entry, then from the newest conclusion seen.
     expect(concludedAt - CONCLUDED_READ_OVERLAP_SECONDS).toBeGreaterThan(startedAt);
     expect(watcher.exitReads.map((read) => read.concludedAfter)).toEqual([
-      iso(startedAt),
-      iso(startedAt),
+      iso(startedAt + 0.001),
+      iso(startedAt + 0.001),
       iso(concludedAt - CONCLUDED_READ_OVERLAP_SECONDS),
     ]);
   });
@@ -191,5 +192,71 @@ describe('exits through API v2', () => {
     await watcher.poll();
     expect(watcher.bySource()).toEqual({ event: 1, poll: 1 });
     expect(watcher.exited()).toEqual({ ...before, failed: (before.failed ?? 0) + 2 });
+  });
+});
+
+describe('exits through API v2 in a busy world', () => {
+  it('counts every exit the world made once, those between two polls included', async () => {
+    const world = createSimulatorWorld({ seed: 9, flavour: 'live', churn: 'heavy' });
+    const { simulator } = await startTestSimulator({ world, token: TOKEN, apiKey: API_KEY });
+    const targets = world.repositories.map((repository) => ({
+      repo: { host: repository.host, owner: repository.owner, name: repository.name },
+      name: `${repository.host}/${repository.owner}/${repository.name}`,
+      branches: repository.branches,
+      flakyTests: false,
+    }));
+    const config = exporterConfig(simulator.origin, targets, {
+      trunk: { apiKey: new Secret(API_KEY) },
+    });
+    const clock = { later: 0 };
+    const now = () => world.now() + clock.later;
+    const { client } = makeClient(simulator.origin, {
+      apiKey: new Secret(API_KEY),
+      retry: { maxAttempts: 1 },
+    });
+    const v2 = new TrunkV2Client(client);
+    const store = new SnapshotStore(config.polling.staleAfterSeconds, now);
+    store.setTargets(configuredTargets(config));
+    const jobs = buildPollJobs({
+      config,
+      reader: client,
+      store,
+      logger: capturingLogger().logger,
+      now,
+      v2: {
+        reader: v2,
+        directory: new V2QueueDirectory(v2, INTERVAL, now),
+        quarantine: new V2QuarantineDirectory(v2, 600, now),
+      },
+    });
+    const pollAll = () => Promise.all(jobs.map((job) => job.run(new AbortController().signal)));
+    await pollAll();
+    const before = world.statistics();
+    for (let poll = 0; poll < 60; poll++) {
+      world.advance(world.now() + INTERVAL);
+      await pollAll();
+    }
+    const after = world.statistics();
+    // The world stands still until every queue has had its periodic read.
+    for (let poll = 0; poll < PERIODIC_EXIT_READ_POLLS; poll++) {
+      clock.later += INTERVAL;
+      await pollAll();
+    }
+    const counted: Record<string, number> = {};
+    for (const target of configuredTargets(config)) {
+      for (const [outcome, count] of store.queueFlow(target)?.counts.exited ?? []) {
+        counted[outcome] = (counted[outcome] ?? 0) + count;
+      }
+    }
+    const made = (outcome: string) =>
+      Object.entries(after.transitions)
+        .filter(([key]) => key.endsWith(`->${outcome}`))
+        .reduce((total, [key, count]) => total + count - (before.transitions[key] ?? 0), 0);
+    expect(counted).toEqual({
+      merged: made('merged'),
+      failed: made('failed'),
+      cancelled: made('cancelled'),
+      unknown: 0,
+    });
   });
 });
