@@ -14,6 +14,7 @@ import type { V2PullRequestLister } from '../../src/poller/v2MergeQueuePoll.js';
 import { V2QuarantineDirectory } from '../../src/poller/v2QuarantinePoll.js';
 import { V2QueueDirectory } from '../../src/poller/v2QueueDirectory.js';
 import { Secret } from '../../src/secrets/secret.js';
+import { webhookPayloads } from '../../src/simulator/webhookPayloads.js';
 import { createSimulatorWorld } from '../../src/simulator/world.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
 import type { Target } from '../../src/snapshot/types.js';
@@ -195,68 +196,102 @@ describe('exits through API v2', () => {
   });
 });
 
-describe('exits through API v2 in a busy world', () => {
-  it('counts every exit the world made once, those between two polls included', async () => {
-    const world = createSimulatorWorld({ seed: 9, flavour: 'live', churn: 'heavy' });
-    const { simulator } = await startTestSimulator({ world, token: TOKEN, apiKey: API_KEY });
-    const targets = world.repositories.map((repository) => ({
-      repo: { host: repository.host, owner: repository.owner, name: repository.name },
-      name: `${repository.host}/${repository.owner}/${repository.name}`,
-      branches: repository.branches,
-      flakyTests: false,
-    }));
-    const config = exporterConfig(simulator.origin, targets, {
-      trunk: { apiKey: new Secret(API_KEY) },
-    });
-    const clock = { later: 0 };
-    const now = () => world.now() + clock.later;
-    const { client } = makeClient(simulator.origin, {
-      apiKey: new Secret(API_KEY),
-      retry: { maxAttempts: 1 },
-    });
-    const v2 = new TrunkV2Client(client);
-    const store = new SnapshotStore(config.polling.staleAfterSeconds, now);
-    store.setTargets(configuredTargets(config));
-    const jobs = buildPollJobs({
-      config,
-      reader: client,
-      store,
-      logger: capturingLogger().logger,
-      now,
-      v2: {
-        reader: v2,
-        directory: new V2QueueDirectory(v2, INTERVAL, now),
-        quarantine: new V2QuarantineDirectory(v2, 600, now),
-      },
-    });
-    const pollAll = () => Promise.all(jobs.map((job) => job.run(new AbortController().signal)));
-    await pollAll();
-    const before = world.statistics();
-    for (let poll = 0; poll < 60; poll++) {
-      world.advance(world.now() + INTERVAL);
-      await pollAll();
-    }
-    const after = world.statistics();
-    // The world stands still until every queue has had its periodic read.
-    for (let poll = 0; poll < PERIODIC_EXIT_READ_POLLS; poll++) {
-      clock.later += INTERVAL;
-      await pollAll();
-    }
-    const counted: Record<string, number> = {};
-    for (const target of configuredTargets(config)) {
-      for (const [outcome, count] of store.queueFlow(target)?.counts.exited ?? []) {
-        counted[outcome] = (counted[outcome] ?? 0) + count;
+/**
+ * Polls every queue of a heavy-churn world (PRs arrive most steps, some cancelled within seconds)
+ * every 30 s for half an hour through API v2, with each webhook folded in as it happens or none;
+ * then the world stands still until every queue has had its periodic read. Returns the exits
+ * counted and those the world made.
+ */
+async function busyWorld(webhooks: boolean) {
+  const world = createSimulatorWorld({ seed: 9, flavour: 'live', churn: 'heavy' });
+  const { simulator } = await startTestSimulator({ world, token: TOKEN, apiKey: API_KEY });
+  const targets = world.repositories.map((repository) => ({
+    repo: { host: repository.host, owner: repository.owner, name: repository.name },
+    name: `${repository.host}/${repository.owner}/${repository.name}`,
+    branches: repository.branches,
+    flakyTests: false,
+  }));
+  const base = exporterConfig(simulator.origin, targets, {
+    trunk: { apiKey: new Secret(API_KEY) },
+  });
+  const config = { ...base, webhooks: { ...base.webhooks, enabled: webhooks } };
+  const clock = { later: 0 };
+  const now = () => world.now() + clock.later;
+  const { client } = makeClient(simulator.origin, {
+    apiKey: new Secret(API_KEY),
+    retry: { maxAttempts: 1 },
+  });
+  const v2 = new TrunkV2Client(client);
+  const store = new SnapshotStore(config.polling.staleAfterSeconds, now);
+  store.setTargets(configuredTargets(config));
+  const jobs = buildPollJobs({
+    config,
+    reader: client,
+    store,
+    logger: capturingLogger().logger,
+    now,
+    v2: {
+      reader: v2,
+      directory: new V2QueueDirectory(v2, INTERVAL, now),
+      quarantine: new V2QuarantineDirectory(v2, 600, now),
+    },
+  });
+  const pollAll = () => Promise.all(jobs.map((job) => job.run(new AbortController().signal)));
+  if (webhooks) {
+    world.subscribe((worldEvent) => {
+      for (const payload of webhookPayloads(worldEvent)) {
+        const parsed = parseWebhookEvent(JSON.parse(JSON.stringify(payload.body)));
+        if (!parsed.ok) throw new Error(`${payload.type} does not parse: ${parsed.problem}`);
+        const { event } = parsed;
+        if (event.kind === 'flaky_tests') continue;
+        const target: Target = { kind: 'merge_queue', repo: event.repoName, branch: event.branch };
+        store.updateQueueFlow(target, (flow) =>
+          applyMergeQueueEvent(flow, event, now(), { intervalSeconds: INTERVAL }),
+        );
       }
+    });
+  }
+  await pollAll();
+  const before = world.statistics();
+  for (let poll = 0; poll < 60; poll++) {
+    world.advance(world.now() + INTERVAL);
+    await pollAll();
+  }
+  const after = world.statistics();
+  // The world stands still until every queue has had its periodic read.
+  for (let poll = 0; poll < PERIODIC_EXIT_READ_POLLS; poll++) {
+    clock.later += INTERVAL;
+    await pollAll();
+  }
+  const counted: Record<string, number> = {};
+  for (const target of configuredTargets(config)) {
+    for (const [outcome, count] of store.queueFlow(target)?.counts.exited ?? []) {
+      counted[outcome] = (counted[outcome] ?? 0) + count;
     }
-    const made = (outcome: string) =>
-      Object.entries(after.transitions)
-        .filter(([key]) => key.endsWith(`->${outcome}`))
-        .reduce((total, [key, count]) => total + count - (before.transitions[key] ?? 0), 0);
-    expect(counted).toEqual({
+  }
+  const made = (outcome: string) =>
+    Object.entries(after.transitions)
+      .filter(([key]) => key.endsWith(`->${outcome}`))
+      .reduce((total, [key, count]) => total + count - (before.transitions[key] ?? 0), 0);
+  return {
+    counted,
+    made: {
       merged: made('merged'),
       failed: made('failed'),
       cancelled: made('cancelled'),
       unknown: 0,
-    });
+    },
+  };
+}
+
+describe('exits through API v2 in a busy world', () => {
+  it('counts every exit the world made once, those between two polls included', async () => {
+    const { counted, made } = await busyWorld(false);
+    expect(counted).toEqual(made);
+  });
+
+  it('with webhooks, counts every exit once whether its event or a read saw it first', async () => {
+    const { counted, made } = await busyWorld(true);
+    expect(counted).toEqual(made);
   });
 });
