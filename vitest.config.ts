@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -5,6 +6,12 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // Most files spend their time waiting on sockets, child processes and short poll intervals,
+    // not on the CPU, so one file more than there are cores runs at once (vitest's default is one
+    // fewer: a single file at a time on 2 cores). More than that starves the cases that check a
+    // schedule (test/faults/fairness.test.ts, test/trunk/limits.test.ts) when the CPU-bound files
+    // (promtool, the soak, the command-line children) happen to run together.
+    maxWorkers: availableParallelism() + 1,
     // CI also writes a JSON report, which .ci/run turns into a plain "N passed, N failed" line.
     reporters: process.env.CI ? ['default', 'json'] : ['default'],
     outputFile: { json: 'reports/vitest-results.json' },

@@ -54,6 +54,8 @@ interface ExporterDependencies {
   readonly simulatedUpstream?: boolean;
   /** How webhook events turn into polls; tests shorten it. */
   readonly webhookTriggerSpacing?: TriggerSpacing;
+  /** The most seconds a target's first poll waits (PollScheduler's default 2); tests shorten it. */
+  readonly firstPollSpreadSeconds?: number;
 }
 
 /**
@@ -110,7 +112,12 @@ export async function startExporter(
     config.trunk,
   );
   const auth = new BasicAuthVerifier(config.server.basicAuthUsers);
-  const scheduler = new PollScheduler({ logger });
+  const scheduler = new PollScheduler({
+    logger,
+    ...(dependencies.firstPollSpreadSeconds === undefined
+      ? {}
+      : { firstPollSpreadSeconds: dependencies.firstPollSpreadSeconds }),
+  });
   const lookupMemories = new LookupMemories();
   // Event-triggered polls run as the target's own scheduled job: the same client limits,
   // fairness and deadline as every other poll, and never two polls of one target at once.

@@ -19,10 +19,9 @@ function run(args: string[], env: Record<string, string> = {}): Promise<Finished
 
 describe('trunk-exporter command line', () => {
   it('prints its version and help', async () => {
-    const version = await run(['--version']);
+    const [version, help] = await Promise.all([run(['--version']), run(['--help'])]);
     expect(version.code).toBe(0);
     expect(version.stdout).toMatch(/^trunk-exporter \d+\.\d+\.\d+\n$/);
-    const help = await run(['--help']);
     expect(help.code).toBe(0);
     for (const flag of [
       '--config',
@@ -56,10 +55,12 @@ describe('trunk-exporter command line', () => {
   });
 
   it('refuses to run with an invalid config, and rejects unknown flags with usage', async () => {
-    const invalid = await run(['--config', join(fixtures, 'invalid', 'empty-branches.yaml')]);
+    const [invalid, unknown] = await Promise.all([
+      run(['--config', join(fixtures, 'invalid', 'empty-branches.yaml')]),
+      run(['--frobnicate']),
+    ]);
     expect(invalid.code).toBe(2);
     expect(invalid.stderr).toContain('targets[1].branches: expected a non-empty list (line 8)');
-    const unknown = await run(['--frobnicate']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("Unknown option '--frobnicate'");
     expect(unknown.stderr).toContain('Usage:');
@@ -67,29 +68,20 @@ describe('trunk-exporter command line', () => {
 
   it('simulate --webhook-url needs --webhook-secret, and a mistyped secret is never echoed', async () => {
     const url = 'http://127.0.0.1:9/webhooks/trunk';
-    const noSecret = await run(['simulate', '--webhook-url', url]);
+    const [noSecret, notHttp, mistyped, help] = await Promise.all([
+      run(['simulate', '--webhook-url', url]),
+      run(['simulate', '--webhook-url', 'ftp://x/y', '--webhook-secret', 'whsec_QUJD']),
+      run(['simulate', '--webhook-url', url, '--webhook-secret', 'hunter2-secret']),
+      run(['--help']),
+    ]);
     expect(noSecret.code).toBe(2);
     expect(noSecret.stderr).toContain('--webhook-url needs --webhook-secret');
-    const notHttp = await run([
-      'simulate',
-      '--webhook-url',
-      'ftp://x/y',
-      '--webhook-secret',
-      'whsec_QUJD',
-    ]);
     expect(notHttp.code).toBe(2);
     expect(notHttp.stderr).toContain('--webhook-url: expected an http(s) URL');
-    const mistyped = await run([
-      'simulate',
-      '--webhook-url',
-      url,
-      '--webhook-secret',
-      'hunter2-secret',
-    ]);
     expect(mistyped.code).toBe(2);
     expect(mistyped.stderr).toContain('--webhook-secret: expected whsec_ followed by base64');
     expect(mistyped.stderr).not.toContain('hunter2-secret');
-    expect((await run(['--help'])).stdout).toContain('--webhook-url URL --webhook-secret whsec_');
+    expect(help.stdout).toContain('--webhook-url URL --webhook-secret whsec_');
   });
 
   it('simulate --api-key serves v2 to that key only, and --token stays the v1 credential', async () => {
@@ -146,16 +138,18 @@ describe('trunk-exporter command line', () => {
 
   it('--shard and --total-shards override the config, and impossible shards exit 2', async () => {
     const config = join(fixtures, 'valid', 'minimal.yaml');
-    const flagsOnly = await run(['--config', config, '--shard', '3', '--total-shards', '3']);
+    const [flagsOnly, withConfig, notANumber] = await Promise.all([
+      run(['--config', config, '--shard', '3', '--total-shards', '3']),
+      // --shard alone meets the config's totalShards (1 by default).
+      run(['--config', config, '--shard', '1'], { TRUNK_API_TOKEN: 'x' }),
+      run(['--shard', 'one']),
+    ]);
     expect(flagsOnly.code).toBe(2);
     expect(flagsOnly.stderr).toContain('--shard: expected 0..2 (--total-shards 3), got 3');
-    // --shard alone meets the config's totalShards (1 by default).
-    const withConfig = await run(['--config', config, '--shard', '1'], { TRUNK_API_TOKEN: 'x' });
     expect(withConfig.code).toBe(2);
     expect(withConfig.stderr).toContain(
       'shard must be a whole number from 0 to 0 (total shards 1), got 1 (--shard/--total-shards override sharding in',
     );
-    const notANumber = await run(['--shard', 'one']);
     expect(notANumber.code).toBe(2);
     expect(notANumber.stderr).toContain('--shard: expected a whole number, got "one"');
   });

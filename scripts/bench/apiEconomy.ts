@@ -121,6 +121,7 @@ function exporterConfig(
       path: '/webhooks/trunk',
       signingSecret: undefined,
       toleranceSeconds: 300,
+      bodyTimeoutSeconds: 5,
     },
     targets: repositories.map((repository) => ({
       repo: { host: repository.host, owner: repository.owner, name: repository.name },

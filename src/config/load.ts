@@ -317,6 +317,7 @@ function normalize(
       signingSecret: webhookSecret,
       signingSecretFile: config.webhooks.signingSecretFile,
       toleranceSeconds: config.webhooks.toleranceSeconds,
+      bodyTimeoutSeconds: config.webhooks.bodyTimeoutSeconds,
     },
     targets,
   };

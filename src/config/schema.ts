@@ -71,6 +71,12 @@ export const DEFAULT_WEBHOOK_PATH = '/webhooks/trunk';
  */
 export const MAX_WEBHOOK_TOLERANCE_SECONDS = 300;
 
+/**
+ * Default `webhooks.bodyTimeoutSeconds`: Svix sends each body at once, so a request still sending
+ * after this is not Svix, and holds a body slot that a delivery needs.
+ */
+export const DEFAULT_WEBHOOK_BODY_TIMEOUT_SECONDS = 5;
+
 // Plain path segments only: the path is compared as is, never used as an Express route pattern,
 // and cannot hold a query, a fragment, `..` or a character that needs escaping.
 const webhookPath = z
@@ -96,6 +102,7 @@ export const webhooksSectionSchema = z
         `expected at most ${MAX_WEBHOOK_TOLERANCE_SECONDS} (the svix library's own limit)`,
       )
       .default(MAX_WEBHOOK_TOLERANCE_SECONDS),
+    bodyTimeoutSeconds: z.number().positive().max(60).default(DEFAULT_WEBHOOK_BODY_TIMEOUT_SECONDS),
   })
   .refine(
     (webhooks) => webhooks.signingSecret === undefined || webhooks.signingSecretFile === undefined,

@@ -76,6 +76,8 @@ export interface ExporterConfig {
     readonly signingSecretFile?: string | undefined;
     /** How far `svix-timestamp` may be from now, in seconds (at most 300). */
     readonly toleranceSeconds: number;
+    /** How long a request may take to send its body, in seconds (then 408). */
+    readonly bodyTimeoutSeconds: number;
   };
   /** Which share of the targets this instance polls. */
   readonly sharding: Sharding;

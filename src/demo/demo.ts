@@ -1,6 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { Secret } from '../secrets/secret.js';
-import { DEFAULT_WEBHOOK_PATH, MAX_WEBHOOK_TOLERANCE_SECONDS } from '../config/schema.js';
+import {
+  DEFAULT_WEBHOOK_BODY_TIMEOUT_SECONDS,
+  DEFAULT_WEBHOOK_PATH,
+  MAX_WEBHOOK_TOLERANCE_SECONDS,
+} from '../config/schema.js';
 import type { ExporterConfig } from '../config/types.js';
 import { startExporter, type RunningExporter } from '../exporter.js';
 import type { Logger } from '../log/logger.js';
@@ -156,6 +160,7 @@ export function demoConfig(
       path: DEFAULT_WEBHOOK_PATH,
       signingSecret: webhookSecret === undefined ? undefined : new Secret(webhookSecret),
       toleranceSeconds: MAX_WEBHOOK_TOLERANCE_SECONDS,
+      bodyTimeoutSeconds: DEFAULT_WEBHOOK_BODY_TIMEOUT_SECONDS,
     },
     targets: DEFAULT_SIMULATED_REPOSITORIES.map((repository) => ({
       repo: { host: repository.host, owner: repository.owner, name: repository.name },

@@ -8,7 +8,7 @@ import { recordQueueEvent } from './queueFlow.js';
 
 /** The ledger's reading of an event, or undefined when it says nothing about a stay. */
 export function pullRequestQueueEvent(event: MergeQueueEvent): PullRequestQueueEvent | undefined {
-  if (event.kind !== 'pull_request') return undefined;
+  if (event.kind !== 'pull_request' || event.prNumber === undefined) return undefined;
   const { prNumber, transitionSeconds: at } = event;
   switch (event.type) {
     case 'pull_request.submitted':

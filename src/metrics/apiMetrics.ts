@@ -9,7 +9,7 @@ const SUBSYSTEM = 'exporter';
 const API_REQUESTS = fqName(NAMESPACE, SUBSYSTEM, 'api_requests', 'total');
 const API_REQUEST_DURATION = fqName(NAMESPACE, SUBSYSTEM, 'api_request_duration', 'seconds');
 const API_SCHEMA_MISMATCHES = fqName(NAMESPACE, SUBSYSTEM, 'api_schema_mismatches', 'total');
-const API_ANOMALIES = fqName(NAMESPACE, SUBSYSTEM, 'api_anomalies', 'total');
+export const API_ANOMALIES = fqName(NAMESPACE, SUBSYSTEM, 'api_anomalies', 'total');
 
 /** From a fast API answer to the client's longest sensible timeout. */
 const DURATION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30];

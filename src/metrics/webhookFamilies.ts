@@ -62,8 +62,9 @@ export const WEBHOOK_FAMILIES: readonly PerTargetFamily[] = [
   {
     name: fqName(NAMESPACE, 'flaky_tests', 'status_changes', 'total'),
     help: () =>
-      `Test status changes (v2.test_case.status_changed), from the previous to the new status. ` +
-      `${SINCE_START}. ${capped('statuses')}.`,
+      'Test status changes (v2.test_case.status_changed and v1 test_case.status_changed), from the ' +
+      `previous to the new status (unknown when the event lacks one). ${SINCE_START}. ` +
+      `${capped('statuses')}.`,
     type: 'counter',
     labelNames: ['repo', 'from', 'to'],
     scope: 'target',
@@ -102,6 +103,17 @@ export const WEBHOOK_FAMILIES: readonly PerTargetFamily[] = [
         labels: [repo, first, second],
         value: count,
       })),
+    ),
+  },
+  {
+    name: fqName(NAMESPACE, 'flaky_tests', 'investigations_completed', 'total'),
+    help: () =>
+      `AI investigations of flaky tests that Trunk completed (test_case.investigation_completed). ${SINCE_START}.`,
+    type: 'counter',
+    labelNames: ['repo'],
+    scope: 'target',
+    samples: ofLedger((ledger, repo) =>
+      ledger.investigations === 0 ? [] : [{ labels: [repo], value: ledger.investigations }],
     ),
   },
 ];

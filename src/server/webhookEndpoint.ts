@@ -4,26 +4,22 @@ import {
   type WebhookAnswer,
   type WebhookReceiver,
 } from '../webhooks/receiver.js';
-
-/**
- * Bodies read at once; a request beyond them is answered 503 before its body is read, and Svix
- * delivers it again later. Together with the size limit it bounds the memory webhooks can take.
- */
-export const MAX_CONCURRENT_WEBHOOK_BODIES = 4;
+import { BodySlots, DEFAULT_BODY_SLOT_LIMITS, type BodySlotLimits } from './webhookBodySlots.js';
 
 /**
  * `POST <webhooks.path>`, mounted before basic auth (Svix cannot send credentials; the signature
  * is the authentication). Everything an unsigned request could make expensive is refused first,
- * from the headers alone: a missing or stale signature (401), an announced body over 1 MiB (413),
- * too many bodies already being read (503). Only then is the body read, and a body that passes
- * 1 MiB is answered 413 at once. The connection is closed after any refusal, so the rest of a
- * refused body is not waited for.
+ * from the headers alone: missing, malformed or stale signature headers (401), an announced body
+ * over 1 MiB (413). Only then is the body read, in a body slot (webhookBodySlots.ts), within
+ * `webhooks.bodyTimeoutSeconds` (else 408); a body that passes 1 MiB is answered 413 at once, and a
+ * reader whose slot a faster newcomer took gets 503. The connection is closed after any refusal,
+ * so the rest of a refused body is not waited for. Every answer is counted by the receiver.
  */
 export function webhookEndpoint(
   receiver: WebhookReceiver,
-  maxConcurrentBodies = MAX_CONCURRENT_WEBHOOK_BODIES,
+  limits: BodySlotLimits = DEFAULT_BODY_SLOT_LIMITS,
 ): RequestHandler {
-  let reading = 0;
+  const slots = new BodySlots(limits);
   return (req: Request, res: Response, next: NextFunction) => {
     const path = receiver.path;
     if (path === undefined || req.path !== path) {
@@ -32,50 +28,61 @@ export function webhookEndpoint(
     }
     if (req.method !== 'POST') {
       res.set('Allow', 'POST');
-      refuse(res, 405, 'method not allowed: use POST');
+      res.set('Connection', 'close');
+      res
+        .status(405)
+        .set('Content-Type', 'text/plain; charset=utf-8')
+        .send('method not allowed: use POST\n');
       return;
     }
     const checked = receiver.checkHeaders((name) => req.get(name));
     if ('answer' in checked) {
-      send(res, checked.answer, true);
+      refuse(req, res, checked.answer);
       return;
     }
     const announced = req.get('content-length');
     if (announced !== undefined && Number(announced) > MAX_WEBHOOK_BODY_BYTES) {
-      send(res, receiver.tooLarge(), true);
+      refuse(req, res, receiver.tooLarge());
       return;
     }
-    if (reading >= maxConcurrentBodies) {
-      res.set('Retry-After', '1');
-      refuse(res, 503, 'too many webhook requests at once; retry later');
-      return;
-    }
-    reading++;
     const chunks: Buffer[] = [];
     let length = 0;
     let finished = false;
     const finish = (): void => {
       if (finished) return;
       finished = true;
-      reading--;
+      clearTimeout(deadline);
+      slot.release();
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', finish);
       req.off('close', finish);
     };
+    /** Ends the read with a refusal and closes the connection once it is sent. */
+    const stop = (answer: () => WebhookAnswer): void => {
+      if (finished) return;
+      finish();
+      chunks.length = 0;
+      refuse(req, res, answer());
+    };
+    const slot = slots.acquire(req.socket.remoteAddress ?? '', () => {
+      stop(() => receiver.busy());
+    });
+    const deadline = setTimeout(() => {
+      stop(() => receiver.timedOut());
+    }, receiver.bodyTimeoutMs);
     const onData = (chunk: Buffer): void => {
       length += chunk.length;
+      slot.received(chunk.length);
       if (length > MAX_WEBHOOK_BODY_BYTES) {
-        finish();
-        chunks.length = 0;
-        send(res, receiver.tooLarge(), true);
+        stop(() => receiver.tooLarge());
         return;
       }
       chunks.push(chunk);
     };
     const onEnd = (): void => {
       finish();
-      send(res, receiver.receive(checked.headers, Buffer.concat(chunks, length)), false);
+      send(res, receiver.receive(checked.headers, Buffer.concat(chunks, length)));
     };
     req.on('data', onData);
     req.on('end', onEnd);
@@ -85,19 +92,24 @@ export function webhookEndpoint(
   };
 }
 
-function send(res: Response, answer: WebhookAnswer, closeConnection: boolean): void {
+function send(res: Response, answer: WebhookAnswer): void {
   if (answer.status === 204) {
     res.status(204).end();
     return;
   }
-  if (closeConnection) res.set('Connection', 'close');
   res
     .status(answer.status)
     .set('Content-Type', 'text/plain; charset=utf-8')
     .send(`${answer.message}\n`);
 }
 
-function refuse(res: Response, status: number, message: string): void {
+/** Answers and closes the connection: the rest of the body, if any, is never read. */
+function refuse(req: Request, res: Response, answer: WebhookAnswer): void {
   res.set('Connection', 'close');
-  res.status(status).set('Content-Type', 'text/plain; charset=utf-8').send(`${message}\n`);
+  // Svix retries on its own schedule; another client is told when to try again.
+  if (answer.status === 503) res.set('Retry-After', '1');
+  res.on('finish', () => {
+    req.socket.destroySoon();
+  });
+  send(res, answer);
 }

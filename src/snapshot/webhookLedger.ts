@@ -39,6 +39,8 @@ export interface WebhookLedger {
   readonly settingChanges: ReadonlyMap<string, number>;
   /** Flaky tests: monitor events, keyed by pairKey(monitor type, status) (each value capped). */
   readonly monitorEvents: ReadonlyMap<string, PairCount>;
+  /** Flaky tests: AI investigations completed. */
+  readonly investigations: number;
   /** Distinct values seen per capped field, at most MAX_WEBHOOK_LABEL_VALUES each. */
   readonly labelValues: ReadonlyMap<string, ReadonlySet<string>>;
   readonly lastEvent: LastWebhookEvent | undefined;
@@ -51,6 +53,7 @@ export const EMPTY_WEBHOOK_LEDGER: WebhookLedger = Object.freeze({
   statusChanges: new Map(),
   settingChanges: new Map(),
   monitorEvents: new Map(),
+  investigations: 0,
   labelValues: new Map(),
   lastEvent: undefined,
 });

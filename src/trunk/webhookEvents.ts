@@ -1,13 +1,14 @@
 import { z } from 'zod';
 import { repoRefSchema, type RepoRef } from './schemas.js';
-import { exportableSeconds, rfc3339DateTimeSchema } from './timestamps.js';
+import { WebhookFields, type WebhookAnomaly } from './webhookFields.js';
 
 // The bodies of the webhooks Trunk sends through Svix (Svix event catalog of trunk.io; Trunk's
-// "Merge Queue → Webhooks" and "Flaky Tests → Webhooks" pages and changelog examples). Objects
-// tolerate (and drop) fields not listed here, since Trunk adds fields to these schemas over time;
-// the fields the exporter uses are checked strictly. Older catalog examples of the merge-queue
-// events have no `type` and no `timestamp`: the type is then `<family>.<action>`, and an event
-// without a timestamp has no transition time (the receive time stands in where one is needed).
+// "Merge Queue → Webhooks" and "Flaky Tests → Webhooks" pages and changelog examples). A signed
+// event is read tolerantly: each field the exporter uses is read on its own, an unfit one counts as
+// absent (and as an anomaly), and whatever else the event says is still counted. Older catalog
+// examples of the merge-queue events have no `type` and no `timestamp`: the type is then
+// `<family>.<action>`, and an event without a timestamp has no transition time (the receive time
+// stands in where one is needed).
 
 /** The six PR transitions the issue names; another `pull_request.*` type is kept as `other`. */
 export const PULL_REQUEST_EVENT_TYPES = [
@@ -32,8 +33,10 @@ export const PULL_REQUEST_BATCH_EVENT_TYPES = [
 
 export const FLAKY_TEST_EVENT_TYPES = [
   'v2.test_case.status_changed',
+  'test_case.status_changed',
   'test_case.monitor_status_changed',
   'test_case.quarantining_setting_changed',
+  'test_case.investigation_completed',
 ] as const;
 export type FlakyTestEventType = (typeof FLAKY_TEST_EVENT_TYPES)[number];
 
@@ -54,61 +57,6 @@ const MAX_EVENT_TYPE_LENGTH = 100;
 /** Longest free-text value (reason, status, setting) taken from an event; labels are built of them. */
 export const MAX_EVENT_VALUE_LENGTH = 200;
 
-const eventValue = z.string().min(1).max(MAX_EVENT_VALUE_LENGTH);
-const transitionTime = rfc3339DateTimeSchema.optional();
-
-const pullRequestBodySchema = z.object({
-  pr_number: z.number().int().positive(),
-  repository: repoRefSchema,
-  target_branch: z.string().min(1),
-  failure_reason: eventValue.nullish(),
-  batched: z.boolean().optional(),
-  timestamp: transitionTime,
-});
-
-const pullRequestBatchBodySchema = z.object({
-  pr_numbers: z.array(z.number().int().positive()).max(10_000),
-  repository: repoRefSchema,
-  target_branch: z.string().min(1),
-  timestamp: transitionTime,
-});
-
-const htmlUrlHolder = z.object({ html_url: z.string().max(2_000) });
-
-/** The repository of a flaky-test event: top level in two events, inside `test_case` in the third. */
-const flakyRepositoryFields = {
-  repository: htmlUrlHolder.optional(),
-  test_case: z.object({ repository: htmlUrlHolder.optional() }).optional(),
-  timestamp: transitionTime,
-};
-
-const flakyRepositoryBodySchema = z.object(flakyRepositoryFields);
-
-const statusChangedBodySchema = flakyRepositoryBodySchema.extend({
-  previous_status: eventValue,
-  new_status: eventValue,
-});
-
-const monitorStatusChangedBodySchema = flakyRepositoryBodySchema.extend({
-  monitor: z.object({ type: eventValue, status: eventValue }),
-});
-
-const quarantiningSettingChangedBodySchema = flakyRepositoryBodySchema.extend({
-  quarantine_setting_changed: z.object({
-    previous_quarantining_setting: eventValue.nullish(),
-    updated_quarantining_setting: eventValue,
-    timestamp: transitionTime,
-  }),
-});
-
-/** Fields every event carries (or, for older merge-queue payloads, `action` instead of `type`). */
-const envelopeSchema = z.object({
-  type: z.string().max(MAX_EVENT_TYPE_LENGTH).optional(),
-  action: z.string().max(MAX_EVENT_TYPE_LENGTH).optional(),
-  pr_number: z.unknown().optional(),
-  pr_numbers: z.unknown().optional(),
-});
-
 interface EventBase {
   /** The event type, e.g. `pull_request.merged`. */
   readonly type: string;
@@ -123,7 +71,8 @@ export interface PullRequestEvent extends EventBase {
   /** `host/owner/name`, as the `repo` label and target names write it. */
   readonly repoName: string;
   readonly branch: string;
-  readonly prNumber: number;
+  /** Undefined when the event has no usable `pr_number`: its exit is then left to the polls. */
+  readonly prNumber: number | undefined;
   /** `failure_reason` of a failed PR, raw. */
   readonly failureReason: string | undefined;
   readonly batched: boolean | undefined;
@@ -144,35 +93,59 @@ interface FlakyTestEventBase extends EventBase {
   readonly repoName: string;
 }
 
+/** A test's status changed; v1 (`test_case.status_changed`) and v2 say the same thing. */
 export interface TestStatusChangedEvent extends FlakyTestEventBase {
-  readonly type: 'v2.test_case.status_changed';
-  readonly previousStatus: string;
-  readonly newStatus: string;
+  readonly type: 'v2.test_case.status_changed' | 'test_case.status_changed';
+  readonly previousStatus: string | undefined;
+  readonly newStatus: string | undefined;
 }
 
 export interface MonitorStatusChangedEvent extends FlakyTestEventBase {
   readonly type: 'test_case.monitor_status_changed';
-  readonly monitorType: string;
-  readonly monitorStatus: string;
+  readonly monitorType: string | undefined;
+  readonly monitorStatus: string | undefined;
 }
 
 export interface QuarantiningSettingChangedEvent extends FlakyTestEventBase {
   readonly type: 'test_case.quarantining_setting_changed';
   readonly previousSetting: string | undefined;
-  readonly newSetting: string;
+  readonly newSetting: string | undefined;
+}
+
+/** Trunk's AI finished investigating a flaky test. */
+export interface InvestigationCompletedEvent extends FlakyTestEventBase {
+  readonly type: 'test_case.investigation_completed';
 }
 
 export type FlakyTestEvent =
-  TestStatusChangedEvent | MonitorStatusChangedEvent | QuarantiningSettingChangedEvent;
+  | TestStatusChangedEvent
+  | MonitorStatusChangedEvent
+  | QuarantiningSettingChangedEvent
+  | InvestigationCompletedEvent;
 
 export type MergeQueueEvent = PullRequestEvent | PullRequestBatchEvent;
 
 export type WebhookEvent = PullRequestEvent | PullRequestBatchEvent | FlakyTestEvent;
 
-/** A parsed event, or a problem naming the field that is wrong. */
+/**
+ * A parsed event with the anomalies met on the way; or, when there is none to count, whether the
+ * type is one the exporter knows (then the body named no usable target) and a problem saying why.
+ */
 export type ParsedWebhookEvent =
-  | { readonly ok: true; readonly event: WebhookEvent }
-  | { readonly ok: false; readonly problem: string };
+  | {
+      readonly ok: true;
+      readonly event: WebhookEvent;
+      readonly anomalies: readonly WebhookAnomaly[];
+    }
+  | {
+      readonly ok: false;
+      /** False: a type the exporter does not interpret (or none at all). */
+      readonly recognized: boolean;
+      /** The event type when the body has a well-formed one. */
+      readonly type: string | undefined;
+      readonly problem: string;
+      readonly anomalies: readonly WebhookAnomaly[];
+    };
 
 /** `host/owner/name` of a repository reference. */
 export function repoRefName(repo: RepoRef): string {
@@ -210,138 +183,169 @@ export function repoNameFromHtmlUrl(htmlUrl: string): string | undefined {
   return `${url.host.toLowerCase()}/${owner}/${name}`;
 }
 
-/** Unix seconds of an event's RFC 3339 timestamp within 2000-2100, else undefined. */
-export function transitionSecondsOf(timestamp: string | null | undefined): number | undefined {
-  return exportableSeconds(timestamp);
+const eventValue = z.string().max(MAX_EVENT_VALUE_LENGTH);
+const prNumber = z.number().int().positive();
+const branchName = z.string().max(1_000);
+const htmlUrl = z
+  .string()
+  .max(2_000)
+  .transform((url, context) => {
+    const name = repoNameFromHtmlUrl(url);
+    if (name === undefined) {
+      context.addIssue({ code: 'custom', message: 'expected https://host/owner/name' });
+      return z.NEVER;
+    }
+    return name;
+  });
+
+/** The event type of a body: `type`, or for older merge-queue payloads `<family>.<action>`. */
+function eventTypeOf(body: Readonly<Record<string, unknown>>): string | undefined {
+  const { type, action } = body;
+  const candidate =
+    typeof type === 'string'
+      ? type
+      : typeof action !== 'string'
+        ? undefined
+        : body.pr_number !== undefined
+          ? `pull_request.${action}`
+          : body.pr_numbers !== undefined
+            ? `pull_request_batch.${action}`
+            : undefined;
+  return candidate !== undefined &&
+    candidate.length <= MAX_EVENT_TYPE_LENGTH &&
+    EVENT_TYPE.test(candidate)
+    ? candidate
+    : undefined;
 }
 
-function problemOf(error: z.ZodError, prefix = ''): string {
-  const issue = error.issues[0];
-  if (issue === undefined) return 'invalid event';
-  const path = [prefix, ...issue.path.map(String)].filter((part) => part !== '').join('.');
-  return `${path === '' ? 'body' : path}: ${issue.message}`;
+function isFlakyTestType(type: string): type is FlakyTestEventType {
+  return (FLAKY_TEST_EVENT_TYPES as readonly string[]).includes(type);
 }
 
-function eventType(envelope: z.infer<typeof envelopeSchema>): string | undefined {
-  if (envelope.type !== undefined) return envelope.type;
-  if (envelope.action === undefined) return undefined;
-  if (envelope.pr_number !== undefined) return `pull_request.${envelope.action}`;
-  if (envelope.pr_numbers !== undefined) return `pull_request_batch.${envelope.action}`;
-  return undefined;
-}
-
-function flakyRepoName(
-  body: z.infer<typeof flakyRepositoryBodySchema>,
-): string | { problem: string } {
-  const field =
-    body.repository !== undefined ? 'repository.html_url' : 'test_case.repository.html_url';
-  const htmlUrl = body.repository?.html_url ?? body.test_case?.repository?.html_url;
-  if (htmlUrl === undefined) return { problem: 'repository.html_url: required' };
-  const name = repoNameFromHtmlUrl(htmlUrl);
-  return name ?? { problem: `${field}: expected https://host/owner/name` };
-}
-
-/** Parses a webhook body (already JSON-decoded) into one of the events the exporter uses. */
+/**
+ * Reads a webhook body (already JSON-decoded) as one of the events the exporter counts. Never
+ * refuses a known type for its fields: an unfit field is treated as absent and listed as an
+ * anomaly; only a body naming no usable target (repository, and branch for a merge queue) leaves
+ * nothing to count.
+ */
 export function parseWebhookEvent(json: unknown): ParsedWebhookEvent {
   if (json === null || typeof json !== 'object' || Array.isArray(json)) {
-    return { ok: false, problem: 'body: expected a JSON object' };
+    return unrecognized(undefined, 'body: expected a JSON object');
   }
-  const envelope = envelopeSchema.safeParse(json);
-  if (!envelope.success) return { ok: false, problem: problemOf(envelope.error) };
-  const type = eventType(envelope.data);
-  if (type === undefined) return { ok: false, problem: 'type: required' };
-  if (!EVENT_TYPE.test(type)) return { ok: false, problem: 'type: not an event type' };
+  const body = json as Readonly<Record<string, unknown>>;
+  const type = eventTypeOf(body);
+  if (type === undefined) return unrecognized(undefined, 'type: missing or not an event type');
+  const fields = new WebhookFields(body);
+  let event: WebhookEvent | undefined;
+  if (type.startsWith('pull_request.') || type.startsWith('pull_request_batch.')) {
+    event = mergeQueueEvent(type, fields);
+  } else if (isFlakyTestType(type)) {
+    event = flakyTestEvent(type, fields);
+  } else {
+    return unrecognized(type, `type: ${JSON.stringify(type)} is not interpreted`);
+  }
+  const { anomalies } = fields;
+  if (event !== undefined) return { ok: true, event, anomalies };
+  const fieldNames = anomalies.map((anomaly) => anomaly.field).join(', ');
+  return { ok: false, recognized: true, type, problem: `no usable ${fieldNames}`, anomalies };
+}
 
-  if (type.startsWith('pull_request.')) {
-    const body = pullRequestBodySchema.safeParse(json);
-    if (!body.success) return { ok: false, problem: problemOf(body.error) };
-    const { data } = body;
-    return {
-      ok: true,
-      event: {
-        kind: 'pull_request',
-        type,
-        repo: data.repository,
-        repoName: repoRefName(data.repository),
-        branch: data.target_branch,
-        prNumber: data.pr_number,
-        failureReason: data.failure_reason ?? undefined,
-        batched: data.batched,
-        transitionSeconds: transitionSecondsOf(data.timestamp),
-      },
-    };
-  }
+function unrecognized(type: string | undefined, problem: string): ParsedWebhookEvent {
+  return { ok: false, recognized: false, type, problem, anomalies: [] };
+}
+
+function mergeQueueEvent(type: string, fields: WebhookFields): MergeQueueEvent | undefined {
+  const repo = fields.read(['repository'], repoRefSchema, true);
+  const branch = fields.read(['target_branch'], branchName, true);
+  const transitionSeconds = fields.time([['timestamp']]);
   if (type.startsWith('pull_request_batch.')) {
-    const body = pullRequestBatchBodySchema.safeParse(json);
-    if (!body.success) return { ok: false, problem: problemOf(body.error) };
-    const { data } = body;
+    const prNumbers = fields.read(['pr_numbers'], z.array(prNumber).max(10_000)) ?? [];
+    if (repo === undefined || branch === undefined) return undefined;
+    const repoName = repoRefName(repo);
     return {
-      ok: true,
-      event: {
-        kind: 'pull_request_batch',
-        type,
-        repo: data.repository,
-        repoName: repoRefName(data.repository),
-        branch: data.target_branch,
-        prNumbers: data.pr_numbers,
-        transitionSeconds: transitionSecondsOf(data.timestamp),
-      },
+      kind: 'pull_request_batch',
+      type,
+      repo,
+      repoName,
+      branch,
+      prNumbers,
+      transitionSeconds,
     };
   }
+  const event = {
+    kind: 'pull_request' as const,
+    type,
+    prNumber: fields.read(['pr_number'], prNumber, true),
+    failureReason: fields.read(['failure_reason'], eventValue),
+    batched: fields.read(['batched'], z.boolean()),
+    transitionSeconds,
+  };
+  if (repo === undefined || branch === undefined) return undefined;
+  return { ...event, repo, repoName: repoRefName(repo), branch };
+}
+
+function flakyTestEvent(
+  type: FlakyTestEventType,
+  fields: WebhookFields,
+): FlakyTestEvent | undefined {
+  // Top level in most events; inside `test_case` in the changelog's quarantining example and v1.
+  const repoName = fields.readFirst(
+    [
+      ['repository', 'html_url'],
+      ['test_case', 'repository', 'html_url'],
+    ],
+    htmlUrl,
+    true,
+  );
+  if (repoName === undefined) return undefined;
+  const base = { kind: 'flaky_tests' as const, repoName };
   switch (type) {
-    case 'v2.test_case.status_changed': {
-      const body = statusChangedBodySchema.safeParse(json);
-      if (!body.success) return { ok: false, problem: problemOf(body.error) };
-      const repoName = flakyRepoName(body.data);
-      if (typeof repoName !== 'string') return { ok: false, problem: repoName.problem };
+    case 'v2.test_case.status_changed':
       return {
-        ok: true,
-        event: {
-          kind: 'flaky_tests',
-          type: 'v2.test_case.status_changed',
-          repoName,
-          previousStatus: body.data.previous_status,
-          newStatus: body.data.new_status,
-          transitionSeconds: transitionSecondsOf(body.data.timestamp),
-        },
+        ...base,
+        type,
+        previousStatus: fields.read(['previous_status'], eventValue),
+        newStatus: fields.read(['new_status'], eventValue, true),
+        transitionSeconds: fields.time([['timestamp']]),
       };
-    }
-    case 'test_case.monitor_status_changed': {
-      const body = monitorStatusChangedBodySchema.safeParse(json);
-      if (!body.success) return { ok: false, problem: problemOf(body.error) };
-      const repoName = flakyRepoName(body.data);
-      if (typeof repoName !== 'string') return { ok: false, problem: repoName.problem };
+    case 'test_case.status_changed':
       return {
-        ok: true,
-        event: {
-          kind: 'flaky_tests',
-          type: 'test_case.monitor_status_changed',
-          repoName,
-          monitorType: body.data.monitor.type,
-          monitorStatus: body.data.monitor.status,
-          transitionSeconds: transitionSecondsOf(body.data.timestamp),
-        },
+        ...base,
+        type,
+        previousStatus: fields.read(['status_change', 'previous_status'], eventValue),
+        newStatus: fields.read(['status_change', 'current_status', 'value'], eventValue, true),
+        transitionSeconds: fields.time([
+          ['status_change', 'current_status', 'timestamp'],
+          ['timestamp'],
+        ]),
       };
-    }
-    case 'test_case.quarantining_setting_changed': {
-      const body = quarantiningSettingChangedBodySchema.safeParse(json);
-      if (!body.success) return { ok: false, problem: problemOf(body.error) };
-      const repoName = flakyRepoName(body.data);
-      if (typeof repoName !== 'string') return { ok: false, problem: repoName.problem };
-      const change = body.data.quarantine_setting_changed;
+    case 'test_case.monitor_status_changed':
       return {
-        ok: true,
-        event: {
-          kind: 'flaky_tests',
-          type: 'test_case.quarantining_setting_changed',
-          repoName,
-          previousSetting: change.previous_quarantining_setting ?? undefined,
-          newSetting: change.updated_quarantining_setting,
-          transitionSeconds: transitionSecondsOf(body.data.timestamp ?? change.timestamp),
-        },
+        ...base,
+        type,
+        monitorType: fields.read(['monitor', 'type'], eventValue, true),
+        monitorStatus: fields.read(['monitor', 'status'], eventValue, true),
+        transitionSeconds: fields.time([['timestamp']]),
       };
-    }
-    default:
-      return { ok: false, problem: `type: unknown event type ${JSON.stringify(type)}` };
+    case 'test_case.quarantining_setting_changed':
+      return {
+        ...base,
+        type,
+        previousSetting: fields.read(
+          ['quarantine_setting_changed', 'previous_quarantining_setting'],
+          eventValue,
+        ),
+        newSetting: fields.read(
+          ['quarantine_setting_changed', 'updated_quarantining_setting'],
+          eventValue,
+          true,
+        ),
+        transitionSeconds: fields.time([
+          ['timestamp'],
+          ['quarantine_setting_changed', 'timestamp'],
+        ]),
+      };
+    case 'test_case.investigation_completed':
+      return { ...base, type, transitionSeconds: fields.time([['created_at'], ['timestamp']]) };
   }
 }

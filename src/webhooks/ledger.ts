@@ -8,8 +8,11 @@ import {
 } from '../snapshot/webhookLedger.js';
 import { mergeQueueEventLabel, type WebhookEvent } from '../trunk/webhookEvents.js';
 
-/** The `reason` of a `pull_request.failed` event that has no `failure_reason`. */
-export const UNKNOWN_FAILURE_REASON = 'unknown';
+/**
+ * The label value of a field an event lacks (or whose value was unusable): the `reason` of a
+ * `pull_request.failed` without `failure_reason`, a status change without its previous status.
+ */
+export const UNKNOWN_WEBHOOK_VALUE = 'unknown';
 
 /** The capped fields of a ledger, each with its own set of kept values. */
 type CappedField = 'reason' | 'status' | 'setting' | 'monitor_type' | 'monitor_status';
@@ -39,7 +42,7 @@ export function foldWebhookEvent(
         event.kind === 'pull_request' && event.type === 'pull_request.failed'
           ? increment(
               ledger.failureReasons,
-              capped('reason', event.failureReason ?? UNKNOWN_FAILURE_REASON),
+              capped('reason', event.failureReason ?? UNKNOWN_WEBHOOK_VALUE),
             )
           : ledger.failureReasons;
       return {
@@ -53,12 +56,13 @@ export function foldWebhookEvent(
     case 'flaky_tests':
       switch (event.type) {
         case 'v2.test_case.status_changed':
+        case 'test_case.status_changed':
           return {
             ...ledger,
             statusChanges: incrementPair(
               ledger.statusChanges,
-              capped('status', event.previousStatus),
-              capped('status', event.newStatus),
+              capped('status', event.previousStatus ?? UNKNOWN_WEBHOOK_VALUE),
+              capped('status', event.newStatus ?? UNKNOWN_WEBHOOK_VALUE),
             ),
             labelValues,
             lastEvent,
@@ -66,7 +70,10 @@ export function foldWebhookEvent(
         case 'test_case.quarantining_setting_changed':
           return {
             ...ledger,
-            settingChanges: increment(ledger.settingChanges, capped('setting', event.newSetting)),
+            settingChanges: increment(
+              ledger.settingChanges,
+              capped('setting', event.newSetting ?? UNKNOWN_WEBHOOK_VALUE),
+            ),
             labelValues,
             lastEvent,
           };
@@ -75,12 +82,14 @@ export function foldWebhookEvent(
             ...ledger,
             monitorEvents: incrementPair(
               ledger.monitorEvents,
-              capped('monitor_type', event.monitorType),
-              capped('monitor_status', event.monitorStatus),
+              capped('monitor_type', event.monitorType ?? UNKNOWN_WEBHOOK_VALUE),
+              capped('monitor_status', event.monitorStatus ?? UNKNOWN_WEBHOOK_VALUE),
             ),
             labelValues,
             lastEvent,
           };
+        case 'test_case.investigation_completed':
+          return { ...ledger, investigations: ledger.investigations + 1, lastEvent };
       }
   }
 }

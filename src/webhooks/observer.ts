@@ -1,11 +1,17 @@
+import type { WebhookAnomalyKind } from '../trunk/webhookFields.js';
+
 /** How the webhook endpoint answered a request, as the `result` label. */
 export const WEBHOOK_RESULTS = [
   'accepted',
   'duplicate',
   'ignored',
+  'unrecognized',
+  'unsigned',
   'invalid_signature',
   'malformed',
   'too_large',
+  'busy',
+  'timeout',
 ] as const;
 export type WebhookResult = (typeof WEBHOOK_RESULTS)[number];
 
@@ -15,4 +21,8 @@ export type WebhookResult = (typeof WEBHOOK_RESULTS)[number];
  */
 export interface WebhookObserver {
   requestHandled(result: WebhookResult): void;
+  /** A signed event of a type the exporter does not interpret (undefined: none well-formed). */
+  unrecognizedEvent(type: string | undefined): void;
+  /** `count` odd fields of `kind` in one signed event of a known type. */
+  anomaly(kind: WebhookAnomalyKind, count: number): void;
 }

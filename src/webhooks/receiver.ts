@@ -8,6 +8,8 @@ import {
   type MergeQueueEvent,
   type WebhookEvent,
 } from '../trunk/webhookEvents.js';
+import type { WebhookAnomalyKind } from '../trunk/webhookFields.js';
+import { nestsDeeperThan, MAX_JSON_DEPTH } from './jsonDepth.js';
 import { foldWebhookEvent } from './ledger.js';
 import type { WebhookObserver, WebhookResult } from './observer.js';
 import { ReplayGuard } from './replayGuard.js';
@@ -18,7 +20,7 @@ export const MAX_WEBHOOK_BODY_BYTES = 1024 * 1024;
 
 /** What to answer: the HTTP status and a short text (none for 204). */
 export interface WebhookAnswer {
-  readonly status: 204 | 400 | 401 | 413;
+  readonly status: 204 | 400 | 401 | 408 | 413 | 503;
   readonly result: WebhookResult;
   readonly message: string;
 }
@@ -38,17 +40,19 @@ interface ReceiverOptions {
 }
 
 /**
- * Trunk's webhooks, from the request's headers to the store: checks the Svix headers before any
- * body is read, verifies the signature over the body, answers a redelivery without counting it
- * again, parses the event and folds it into its target's ledger. It never waits on anything: what
- * an event sets off (a poll) is handed on and runs after the answer.
+ * Trunk's webhooks, from the request's headers to the store: checks the signature headers before
+ * any body is read, verifies the signature over the body, answers a redelivery without counting it
+ * again, parses the event and folds it into its target's ledger. Once the signature checks out the
+ * answer is 204 whatever the event says, unless the body is not JSON (400): Svix would retry any
+ * other answer for a day. It never waits on anything: what an event sets off (a poll) is handed
+ * on and runs after the answer.
  */
 export class WebhookReceiver {
   readonly #options: ReceiverOptions;
   readonly #now: () => number;
   #settings: WebhookSettings | undefined;
   #verifier: SignatureVerifier | undefined;
-  readonly #replays = new ReplayGuard(0);
+  readonly #replays = new ReplayGuard();
   /** Configured targets by lower-cased repository (GitHub's names ignore case) and branch. */
   #targets = new Map<string, Target>();
 
@@ -66,7 +70,6 @@ export class WebhookReceiver {
           : new SignatureVerifier(settings.signingSecret);
     }
     this.#settings = settings;
-    this.#replays.setWindow(settings.toleranceSeconds);
     this.#targets = new Map(targets.map((target) => [lookupKey(target), target]));
   }
 
@@ -77,16 +80,31 @@ export class WebhookReceiver {
       : undefined;
   }
 
+  /** How long a request may take to send its body, in milliseconds. */
+  get bodyTimeoutMs(): number {
+    return (this.#settings?.bodyTimeoutSeconds ?? 0) * 1000;
+  }
+
   /**
-   * The Svix headers when they can belong to a signed message within the tolerance; otherwise the
-   * 401 to answer before reading the body.
+   * The signature headers when they can belong to a signed message within the tolerance;
+   * otherwise the 401 (`unsigned`) to answer before reading the body.
    */
   checkHeaders(
     header: (name: string) => string | undefined,
   ): { readonly headers: SvixHeaders } | { readonly answer: WebhookAnswer } {
     const checked = svixHeadersOf(header, this.#now(), this.#settings?.toleranceSeconds ?? 0);
-    if ('problem' in checked) return { answer: this.#answer(401, 'invalid_signature') };
+    if ('problem' in checked) return { answer: this.#answer(401, 'unsigned') };
     return checked;
+  }
+
+  /** The 503 for a request that found no body slot, or whose slot went to a faster one. */
+  busy(): WebhookAnswer {
+    return this.#answer(503, 'busy', 'too many webhook bodies being read; retry later');
+  }
+
+  /** The 408 for a body that did not arrive within the deadline. */
+  timedOut(): WebhookAnswer {
+    return this.#answer(408, 'timeout', 'body not received in time');
   }
 
   /** The 413 for a body over MAX_WEBHOOK_BODY_BYTES (announced or read). */
@@ -101,20 +119,32 @@ export class WebhookReceiver {
   /** Verifies, deduplicates, parses and records one request's body. */
   receive(headers: SvixHeaders, body: Buffer): WebhookAnswer {
     const now = this.#now();
-    if (this.#verifier?.verify(body, headers) !== true)
+    const { observer } = this.#options;
+    if (this.#verifier?.verify(body, headers) !== true) {
       return this.#answer(401, 'invalid_signature');
+    }
     if (this.#replays.has(headers.id, now)) return this.#answer(204, 'duplicate');
+    if (nestsDeeperThan(body)) {
+      return this.#answer(400, 'malformed', `body nested deeper than ${MAX_JSON_DEPTH}`);
+    }
     let json: unknown;
     try {
       json = JSON.parse(body.toString('utf8'));
     } catch {
       return this.#answer(400, 'malformed', 'body is not JSON');
     }
-    const parsed = parseWebhookEvent(json);
-    if (!parsed.ok) return this.#answer(400, 'malformed', parsed.problem);
-    // Remembered only once answered 2xx: a message refused as malformed is refused again when
-    // Svix retries it, not taken for a duplicate.
+    // Remembered only once answered 2xx: a body refused as malformed is refused again when Svix
+    // retries it, not taken for a duplicate.
     this.#replays.remember(headers.id, now);
+    const parsed = parseWebhookEvent(json);
+    const kinds = new Map<WebhookAnomalyKind, number>();
+    for (const { kind } of parsed.anomalies) kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+    for (const [kind, count] of kinds) observer.anomaly(kind, count);
+    if (!parsed.ok) {
+      if (parsed.recognized) return this.#answer(204, 'ignored');
+      observer.unrecognizedEvent(parsed.type);
+      return this.#answer(204, 'unrecognized');
+    }
     const target = this.#targets.get(eventLookupKey(parsed.event));
     if (target === undefined) return this.#answer(204, 'ignored');
     const event = parsed.event;
@@ -125,8 +155,11 @@ export class WebhookReceiver {
       { event: event.type, repo: target.repo, branch: target.branch || undefined },
       'webhook event accepted',
     );
-    if (event.kind === 'flaky_tests') this.#options.onFlakyTestEvent(target, event, now);
-    else this.#options.onMergeQueueEvent(target, event, now);
+    if (event.kind !== 'flaky_tests') this.#options.onMergeQueueEvent(target, event, now);
+    // An investigation changes nothing a poll reads: no walk of the quarantine list for it.
+    else if (event.type !== 'test_case.investigation_completed') {
+      this.#options.onFlakyTestEvent(target, event, now);
+    }
     return this.#answer(204, 'accepted');
   }
 
@@ -135,9 +168,11 @@ export class WebhookReceiver {
     const message =
       status === 204
         ? ''
-        : status === 401
-          ? 'invalid or missing Svix signature, or svix-timestamp outside the tolerance'
-          : (detail ?? result);
+        : result === 'unsigned'
+          ? 'missing or malformed signature headers (svix-* or webhook-*), or a timestamp outside the tolerance'
+          : result === 'invalid_signature'
+            ? 'no signature matches the signing secret'
+            : (detail ?? result);
     return { status, result, message };
   }
 }

@@ -1,27 +1,27 @@
-/** How many svix-ids are remembered at most; beyond it the oldest is forgotten first. */
-export const MAX_REMEMBERED_MESSAGE_IDS = 10_000;
+/** How many message ids are remembered at most; beyond it the oldest is forgotten first. */
+export const MAX_REMEMBERED_MESSAGE_IDS = 100_000;
 
 /**
- * The svix-ids of the messages accepted lately, so that a redelivery (Svix retries on any failure
- * to answer, and an attacker may replay a captured request) is answered but not counted again.
- * An id is remembered for `windowSeconds` (the timestamp tolerance: after it, the replay's own
- * signed timestamp is refused anyway) and at most MAX_REMEMBERED_MESSAGE_IDS at once. At the cap
- * the oldest id is forgotten early: a replay of it within its window would be counted once more,
- * which takes more than 10,000 signed messages within the window to arrange.
+ * How long an accepted message id is remembered: Svix retries a message for about 27 hours, each
+ * retry re-signed with a fresh timestamp and the same id, and a user can resend one from the portal
+ * at any time; 28 hours outlives the whole retry schedule.
+ */
+export const MESSAGE_ID_MEMORY_SECONDS = 28 * 60 * 60;
+
+/**
+ * The ids of the messages accepted lately, so that a redelivery (a lost 204, a resend, a replayed
+ * capture) is answered but not counted again. An id is remembered for `memorySeconds` and at most
+ * `maxIds` at once; at the cap the oldest is forgotten first, which takes more signed messages
+ * within a day than Trunk sends most organizations in a month.
  */
 export class ReplayGuard {
-  /** svix-id → Unix seconds until which it is remembered; in insertion (= expiry) order. */
+  /** id → Unix seconds until which it is remembered; in insertion (= expiry) order. */
   readonly #seen = new Map<string, number>();
 
   constructor(
-    private windowSeconds: number,
+    private readonly memorySeconds = MESSAGE_ID_MEMORY_SECONDS,
     private readonly maxIds = MAX_REMEMBERED_MESSAGE_IDS,
   ) {}
-
-  /** Applies a new window (a reload); ids already remembered keep theirs. */
-  setWindow(windowSeconds: number): void {
-    this.windowSeconds = windowSeconds;
-  }
 
   /** Whether `id` was remembered and has not expired. */
   has(id: string, now: number): boolean {
@@ -29,7 +29,7 @@ export class ReplayGuard {
     return this.#seen.has(id);
   }
 
-  /** Remembers `id` for the window from `now`. */
+  /** Remembers `id` from `now`. */
   remember(id: string, now: number): void {
     this.#expire(now);
     this.#seen.delete(id);
@@ -38,7 +38,7 @@ export class ReplayGuard {
       if (oldest.done === true) break;
       this.#seen.delete(oldest.value);
     }
-    this.#seen.set(id, now + this.windowSeconds);
+    this.#seen.set(id, now + this.memorySeconds);
   }
 
   /** How many ids are remembered now. */
@@ -47,8 +47,7 @@ export class ReplayGuard {
   }
 
   #expire(now: number): void {
-    // Insertion order is expiry order while the window stays the same; after a reload changed
-    // it, an entry may wait behind a later-expiring one, which only keeps it longer.
+    // One fixed memory: insertion order is expiry order (a clock step back only keeps ids longer).
     for (const [id, until] of this.#seen) {
       if (until > now) break;
       this.#seen.delete(id);

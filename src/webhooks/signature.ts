@@ -2,45 +2,60 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Webhook } from 'svix';
 import type { Secret } from '../secrets/secret.js';
 
-/** The three headers Svix signs every message with. */
+/**
+ * The three headers Svix signs every message with, under either of the names it sends: `svix-*`
+ * by default, `webhook-*` (the Standard Webhooks names) for white-labelled accounts.
+ */
 export interface SvixHeaders {
-  /** `svix-id`: the message id, the same on every redelivery. */
+  /** `svix-id` / `webhook-id`: the message id, the same on every redelivery. */
   readonly id: string;
-  /** `svix-timestamp`: Unix seconds when it was (re)sent; part of what is signed. */
+  /** `svix-timestamp` / `webhook-timestamp`: Unix seconds when it was (re)sent; part of what is signed. */
   readonly timestamp: string;
-  /** `svix-signature`: space-separated `v1,<base64>` signatures, several during a secret rotation. */
+  /** Space-separated `v1,<base64>` signatures, several during a secret rotation. */
   readonly signature: string;
 }
+
+/** The header-name prefixes Svix signs under, the default first. */
+export const SIGNATURE_HEADER_FAMILIES = ['svix', 'webhook'] as const;
 
 // Svix's ids are about 30 characters and a signature about 50; a header far beyond these is not
 // from Svix, and is refused before anything is computed over it.
 const MAX_ID_LENGTH = 256;
 const MAX_SIGNATURE_HEADER_LENGTH = 4096;
 const TIMESTAMP = /^[0-9]{1,12}$/;
+/** A `<version>,<base64>` entry of the signature header (`v1,…`, or `v1a,…` for asymmetric keys). */
+const SIGNATURE_ENTRY = /^v[0-9a-z]{1,8},[A-Za-z0-9+/]+={0,2}$/;
 
 /**
- * The Svix headers of a request, or why it cannot be a signed message: a header is missing or
- * malformed, or its timestamp is more than `toleranceSeconds` from `now`. Checked before the body
- * is read, so an unsigned request costs no body read and no HMAC.
+ * The signature headers of a request, or why it cannot be a signed message: no family of headers
+ * is complete, one is malformed, or its timestamp is more than `toleranceSeconds` from `now`.
+ * Checked before the body is read, so an unsigned request costs no body read and no HMAC. A
+ * request carrying some `svix-*` headers is judged by those; the `webhook-*` names are read when
+ * it carries no `svix-id`.
  */
 export function svixHeadersOf(
   header: (name: string) => string | undefined,
   now: number,
   toleranceSeconds: number,
 ): { readonly headers: SvixHeaders } | { readonly problem: string } {
-  const id = header('svix-id');
-  const timestamp = header('svix-timestamp');
-  const signature = header('svix-signature');
+  const family =
+    SIGNATURE_HEADER_FAMILIES.find((prefix) => header(`${prefix}-id`) !== undefined) ?? 'svix';
+  const id = header(`${family}-id`);
+  const timestamp = header(`${family}-timestamp`);
+  const signature = header(`${family}-signature`);
   if (id === undefined || timestamp === undefined || signature === undefined) {
-    return { problem: 'missing svix-id, svix-timestamp or svix-signature' };
+    return { problem: 'missing svix-id, svix-timestamp or svix-signature (or webhook-*)' };
   }
-  if (id === '' || id.length > MAX_ID_LENGTH) return { problem: 'malformed svix-id' };
-  if (signature === '' || signature.length > MAX_SIGNATURE_HEADER_LENGTH) {
-    return { problem: 'malformed svix-signature' };
+  if (id === '' || id.length > MAX_ID_LENGTH) return { problem: `malformed ${family}-id` };
+  if (
+    signature.length > MAX_SIGNATURE_HEADER_LENGTH ||
+    !signature.split(' ').every((entry) => SIGNATURE_ENTRY.test(entry))
+  ) {
+    return { problem: `malformed ${family}-signature` };
   }
-  if (!TIMESTAMP.test(timestamp)) return { problem: 'malformed svix-timestamp' };
+  if (!TIMESTAMP.test(timestamp)) return { problem: `malformed ${family}-timestamp` };
   if (Math.abs(now - Number(timestamp)) > toleranceSeconds) {
-    return { problem: `svix-timestamp more than ${toleranceSeconds}s from now` };
+    return { problem: `${family}-timestamp more than ${toleranceSeconds}s from now` };
   }
   return { headers: { id, timestamp, signature } };
 }

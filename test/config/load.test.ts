@@ -81,6 +81,7 @@ describe('valid configuration files', () => {
         signingSecret: undefined,
         signingSecretFile: undefined,
         toleranceSeconds: 300,
+        bodyTimeoutSeconds: 5,
       },
       targets: [
         {

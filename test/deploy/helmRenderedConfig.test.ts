@@ -44,7 +44,11 @@ const REFUSED: Readonly<Record<string, string>> = {
     'webhooks.enabled: not with a sharded StatefulSet',
 };
 
-describe.skipIf(renderer === undefined).each(valueSets)('Helm chart rendered: $name', (set) => {
+// The value sets side by side: each mostly waits on a child process (the renderer, the exporter's
+// --check-config, promtool) and writes only into directories of its own.
+const describeSets = describe.skipIf(renderer === undefined).concurrent;
+
+describeSets.each(valueSets)('Helm chart rendered: $name', (set) => {
   let objects: readonly KubeObject[];
   let values: InstalledValues;
   let workload: Workload;

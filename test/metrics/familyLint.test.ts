@@ -259,6 +259,12 @@ function addWebhookLedgers(replay: ReplayedScenario): void {
               newSetting: 'ALWAYS_QUARANTINE',
               transitionSeconds: undefined,
             },
+            {
+              kind: 'flaky_tests',
+              type: 'test_case.investigation_completed',
+              repoName: target.repo,
+              transitionSeconds: undefined,
+            },
           ];
     for (const event of events) {
       replay.store.updateWebhookLedger(target, (ledger) => foldWebhookEvent(ledger, event, 0));

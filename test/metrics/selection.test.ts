@@ -53,6 +53,7 @@ describe('selectFamilies', () => {
       'trunk_flaky_tests_status_changes_total',
       'trunk_flaky_tests_quarantine_setting_changes_total',
       'trunk_flaky_tests_monitor_events_total',
+      'trunk_flaky_tests_investigations_completed_total',
       'trunk_exporter_target_up',
       'trunk_exporter_build_info',
     ]);
@@ -67,6 +68,7 @@ describe('selectFamilies', () => {
       'trunk_flaky_tests_status_changes_total',
       'trunk_flaky_tests_quarantine_setting_changes_total',
       'trunk_flaky_tests_monitor_events_total',
+      'trunk_flaky_tests_investigations_completed_total',
       'trunk_exporter_target_up',
       'trunk_exporter_build_info',
     ]);

@@ -56,6 +56,12 @@ const FLAKY_EVENTS: readonly WebhookEvent[] = [
     newSetting: 'ALWAYS_QUARANTINE',
     transitionSeconds: undefined,
   },
+  {
+    kind: 'flaky_tests',
+    type: 'test_case.investigation_completed',
+    repoName: 'github.com/acme/web',
+    transitionSeconds: undefined,
+  },
 ];
 
 describe('webhook families', () => {

@@ -11,6 +11,7 @@ import { configErrorLines } from '../../src/config/problems.js';
 import { select, sum, type Sample } from '../support/exposition.js';
 import {
   configYaml,
+  FIRST_POLL_SPREAD_SECONDS,
   startFrozenSimulator,
   startTestExporter,
   SIMULATOR_TOKEN,
@@ -74,8 +75,8 @@ describe('configuration reload', () => {
     expect(sum(samples, RELOAD_SUCCESSFUL)).toBe(1);
     expect(sum(samples, RELOAD_TIMESTAMP)).toBeGreaterThanOrEqual(startedAt);
 
-    // A restarted loop would poll again within its first-poll spread (at most 2 s): wait past it.
-    await sleep(2500);
+    // A restarted loop would poll again within its first-poll spread: wait well past it.
+    await sleep(FIRST_POLL_SPREAD_SECONDS * 1000 + 400);
     expect(simulator.requestCounts()['/v1/getQueue']).toBe(3);
     const webAfter = run.exporter.store
       .statuses()

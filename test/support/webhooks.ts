@@ -2,7 +2,7 @@
 // and with an HMAC-SHA256 written here from Svix's specification, so that a misuse of the library
 // on both sides cannot pass unnoticed.
 import { createHmac, randomUUID } from 'node:crypto';
-import { request } from 'node:http';
+import { request, type ClientRequest } from 'node:http';
 import { Webhook } from 'svix';
 
 /** A signing secret as Trunk shows it (whsec_ + base64 of 24 random-looking bytes). */
@@ -91,4 +91,89 @@ export function slowPost(
     });
     req.flushHeaders();
   });
+}
+
+/** POSTs `body` with `headers` from `localAddress` (one peer address per loopback address). */
+export function postWebhookFrom(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  localAddress: string,
+): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, {
+      method: 'POST',
+      localAddress,
+      agent: false,
+      headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+    });
+    req.on('response', (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/**
+ * The slow-body attack from `localAddress`: `connections` requests at once, each with headers that
+ * pass the pre-check (a current timestamp, any id, any `v1,` signature), announcing 1 MiB and
+ * sending one byte a second; each is reopened as soon as it is answered or cut. Returns a stop
+ * function and the statuses the attackers got.
+ */
+export function slowBodyAttack(
+  url: string,
+  localAddress: string,
+  connections: number,
+): { stop: () => void; statuses: number[] } {
+  const statuses: number[] = [];
+  const open = new Set<{ req: ClientRequest; trickle: NodeJS.Timeout }>();
+  let stopped = false;
+  const connect = (): void => {
+    if (stopped) return;
+    const req = request(url, {
+      method: 'POST',
+      localAddress,
+      agent: false,
+      headers: {
+        'content-type': 'application/json',
+        'content-length': String(1024 * 1024),
+        'svix-id': `msg_${randomUUID()}`,
+        'svix-timestamp': String(Math.floor(Date.now() / 1000)),
+        'svix-signature': `v1,${Buffer.from(randomUUID()).toString('base64')}`,
+      },
+    });
+    const trickle = setInterval(() => req.write('{'), 1000);
+    const entry = { req, trickle };
+    open.add(entry);
+    let reopened = false;
+    const reopen = (): void => {
+      clearInterval(trickle);
+      open.delete(entry);
+      if (reopened) return;
+      reopened = true;
+      req.destroy();
+      connect();
+    };
+    req.on('response', (response) => {
+      statuses.push(response.statusCode ?? 0);
+      response.resume();
+      reopen();
+    });
+    req.on('error', reopen);
+    req.on('close', reopen);
+    req.write('{');
+  };
+  for (let index = 0; index < connections; index++) connect();
+  return {
+    statuses,
+    stop: () => {
+      stopped = true;
+      for (const { req, trickle } of open) {
+        clearInterval(trickle);
+        req.destroy();
+      }
+    },
+  };
 }

@@ -44,10 +44,13 @@ describe('TrunkClient global limits', () => {
       else if (req.url === '/v1/getQueue') sendJson(res, 200, queueResponse());
       else sendJson(res, 200, pullRequestResponse());
     });
-    const { client } = makeClient(server.apiUrl);
+    const { client, observer } = makeClient(server.apiUrl);
 
     const queue = client.getQueue(REPO, 'main');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The 429 has been answered and seen by the client (however busy the machine is).
+    while (!observer.codes().includes('429')) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
     const pr = await client.getSubmittedPullRequest(REPO, 'main', 1);
     await queue;
 

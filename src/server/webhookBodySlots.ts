@@ -1,0 +1,98 @@
+/**
+ * How many webhook bodies are read at once. Svix delivers a burst of events concurrently from a
+ * few addresses and each body arrives at once, so slots are plenty for genuine deliveries; what
+ * can hold a slot for long is a client trickling its body, and a newcomer frees the slowest such
+ * one rather than being refused.
+ */
+export interface BodySlotLimits {
+  /** Bodies read at once, over all peers; with the 1 MiB limit it bounds the memory they take. */
+  readonly total: number;
+  /** Bodies read at once from one peer address. */
+  readonly perPeer: number;
+}
+
+export const DEFAULT_BODY_SLOT_LIMITS: BodySlotLimits = { total: 16, perPeer: 4 };
+
+/** One body being read: report what arrived, release when done. */
+export interface BodySlot {
+  received(bytes: number): void;
+  release(): void;
+}
+
+interface Reader {
+  readonly peer: string;
+  readonly startedAt: number;
+  receivedBytes: number;
+  /** Called when a newcomer takes this reader's slot. */
+  readonly drop: () => void;
+}
+
+/**
+ * Hands out body slots per peer address, and never refuses a newcomer: when its peer holds
+ * `perPeer` bodies, that peer's slowest reader is dropped for it; when all `total` are taken, the
+ * slowest reader of the peers holding the most is. Slowest is fewest bytes a millisecond so far
+ * (the oldest of equals): a trickling client, never a delivery whose body came at once.
+ */
+export class BodySlots {
+  readonly #readers = new Set<Reader>();
+
+  constructor(
+    private readonly limits: BodySlotLimits = DEFAULT_BODY_SLOT_LIMITS,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** A slot for a body from `peer`; `drop` is called if a later newcomer takes it. */
+  acquire(peer: string, drop: () => void): BodySlot {
+    const ofPeer = [...this.#readers].filter((reader) => reader.peer === peer);
+    const victim =
+      ofPeer.length >= this.limits.perPeer
+        ? this.#slowest(ofPeer)
+        : this.#readers.size >= this.limits.total
+          ? this.#slowest(this.#ofBusiestPeers())
+          : undefined;
+    if (victim !== undefined) {
+      this.#readers.delete(victim);
+      victim.drop();
+    }
+    const reader: Reader = { peer, startedAt: this.now(), receivedBytes: 0, drop };
+    this.#readers.add(reader);
+    return {
+      received: (bytes) => {
+        reader.receivedBytes += bytes;
+      },
+      release: () => {
+        this.#readers.delete(reader);
+      },
+    };
+  }
+
+  /** Bodies being read now. */
+  get size(): number {
+    return this.#readers.size;
+  }
+
+  /** The readers of the peers that hold the most slots. */
+  #ofBusiestPeers(): Reader[] {
+    const byPeer = new Map<string, Reader[]>();
+    for (const reader of this.#readers) {
+      byPeer.set(reader.peer, [...(byPeer.get(reader.peer) ?? []), reader]);
+    }
+    const most = Math.max(...[...byPeer.values()].map((readers) => readers.length));
+    return [...byPeer.values()].filter((readers) => readers.length === most).flat();
+  }
+
+  #slowest(readers: readonly Reader[]): Reader | undefined {
+    const now = this.now();
+    let slowest: Reader | undefined;
+    let slowestRate = Infinity;
+    // Readers are in arrival order, so the first of equal rates is the oldest.
+    for (const reader of readers) {
+      const rate = reader.receivedBytes / Math.max(now - reader.startedAt, 1);
+      if (rate < slowestRate) {
+        slowest = reader;
+        slowestRate = rate;
+      }
+    }
+    return slowest;
+  }
+}
