@@ -18,6 +18,7 @@ const LAYERS = [
   ['exporter'],
   ['server'],
   ['metrics'],
+  ['discovery'],
   ['poller'],
   ['flow', 'reload', 'budget', 'webhooks'],
   ['config'],

@@ -37,7 +37,7 @@ describe('trunk-exporter command line', () => {
 
   it('--check-config exits 0 for a valid file', async () => {
     const result = await run(['--check-config', '--config', join(root, 'config.example.yaml')], {
-      TRUNK_API_TOKEN: 'x',
+      TRUNK_API_KEY: 'trunk_v2_x',
     });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('OK');

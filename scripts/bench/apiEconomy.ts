@@ -102,6 +102,7 @@ function exporterConfig(
       port: 0,
       enableReload: false,
       maxConnections: 512,
+      maxConnectionsPerAddress: 64,
       tls: undefined,
       basicAuthUsers: new Map(),
     },

@@ -145,8 +145,6 @@ async function measure(setting: CycleSetting, runs: number): Promise<CycleRun[]>
       timeoutSeconds: 60,
       maxConcurrentRequests: setting.concurrency,
       maxRequestsPerSecond: 1_000_000,
-      // As the exporter tells it: how many targets share the client's limits.
-      targets: () => setting.scale.queues,
       observer: {
         requestFinished(endpoint) {
           calls.total++;

@@ -1,9 +1,10 @@
 // `npm run bench`: runs every benchmark module in turn and writes docs/benchmarks.md.
 // `--quick` runs each at a small size, to check that the whole chain works (the report then says so).
 import './exporterV8Flags.ts';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem, type as osType, release } from 'node:os';
 import { dirname, join } from 'node:path';
+import * as apiCallsV1V2 from './apiCallsV1V2.ts';
 import * as apiEconomy from './apiEconomy.ts';
 import { ROOT } from './built.ts';
 import * as cycleTime from './cycleTime.ts';
@@ -19,6 +20,7 @@ interface Benchmark {
 
 const BENCHMARKS: readonly (readonly [string, Benchmark])[] = [
   ['apiEconomy', apiEconomy],
+  ['apiCallsV1V2', apiCallsV1V2],
   ['cycleTime', cycleTime],
   ['scrape', scrape],
   ['memory', memory],
@@ -40,6 +42,15 @@ for (const [name, benchmark] of BENCHMARKS) {
   const { title, markdown } = await benchmark.run({ quick });
   sections.push(`## ${title}\n\n${markdown}\n`);
   progress(`${name}: done in ${format((Date.now() - sectionStarted) / 1000, 0)} s`);
+}
+
+// Written by scripts/bench/pairedCycle.ts, which needs a second checkout: kept as it is.
+const PAIRED_SECTION = '## Poll path beside commit 9bea266';
+const previous = existsSync(output) ? readFileSync(output, 'utf8') : '';
+const pairedAt = previous.indexOf(PAIRED_SECTION);
+if (pairedAt >= 0) {
+  const end = previous.indexOf('\n## ', pairedAt + 1);
+  sections.push(previous.slice(pairedAt, end < 0 ? undefined : end + 1).trimEnd() + '\n');
 }
 
 const cpuList = cpus();

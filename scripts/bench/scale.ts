@@ -71,6 +71,8 @@ export function configYaml(
     'server:',
     '  address: 127.0.0.1',
     `  port: ${options.port}`,
+    // Every load generator's connection comes from 127.0.0.1 (wrk runs up to 200).
+    '  maxConnectionsPerAddress: 512',
     'polling:',
     `  mergeQueueIntervalSeconds: ${options.mergeQueueIntervalSeconds}`,
     `  flakyTestsIntervalSeconds: ${options.flakyTestsIntervalSeconds}`,

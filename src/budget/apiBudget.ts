@@ -6,6 +6,7 @@ import { configuredTargets } from '../config/targets.js';
 import type { ExporterConfig } from '../config/types.js';
 import type { Logger } from '../log/logger.js';
 import { ENDPOINTS, MAX_PAGE_SIZE, type Endpoint } from '../trunk/schemas.js';
+import { V2_ENDPOINTS } from '../trunk/v2Schemas.js';
 
 /** What the estimate assumes about the parts of the load the config does not say. */
 export const BUDGET_ASSUMPTIONS = {
@@ -15,12 +16,14 @@ export const BUDGET_ASSUMPTIONS = {
   stateChangesPerPullRequestPerHour: 6,
   /** Quarantined tests per repository (pages walked when flakyTestDetails is on). */
   quarantinedTestsPerRepository: 500,
+  /** API v2: share of a queue's polls that read its concluded entries (PRs left since the last). */
+  exitReadsPerQueuePoll: 0.1,
 } as const;
 
 /** Expected steady-state requests per second of this instance, in total and per endpoint. */
 export interface ApiBudget {
   readonly requestsPerSecond: number;
-  readonly byEndpoint: Readonly<Record<Endpoint, number>>;
+  readonly byEndpoint: Readonly<Partial<Record<Endpoint, number>>>;
   /** The configured limit the estimate is compared with. */
   readonly maxRequestsPerSecond: number;
 }
@@ -51,12 +54,43 @@ export function computeApiBudget(config: ExporterConfig): ApiBudget {
     ? Math.max(1, Math.ceil(BUDGET_ASSUMPTIONS.quarantinedTestsPerRepository / MAX_PAGE_SIZE))
     : 1;
 
-  const byEndpoint: Record<Endpoint, number> = {
+  if (config.trunk.apiKey !== undefined) {
+    return v2Budget(config, queues, quarantineLists);
+  }
+  const byEndpoint: Partial<Record<Endpoint, number>> = {
     [ENDPOINTS.getQueue]: queues * pollsPerSecond,
     [ENDPOINTS.getSubmittedPullRequest]:
       queues * BUDGET_ASSUMPTIONS.pullRequestsPerQueue * lookupsPerPullRequestPerSecond,
     [ENDPOINTS.listQuarantinedTests]:
       (quarantineLists * pagesPerWalk) / polling.flakyTestsIntervalSeconds,
+  };
+  const requestsPerSecond = Object.values(byEndpoint).reduce((sum, rate) => sum + rate, 0);
+  return { requestsPerSecond, byEndpoint, maxRequestsPerSecond: config.trunk.maxRequestsPerSecond };
+}
+
+/**
+ * API v2 (an API key is set): the organization's list of queues once per merge-queue interval
+ * (100 a page; discovery reuses it when its interval is no shorter), one pull-requests read per
+ * queue and poll plus the exit reads, and one organization-wide walk of quarantined tests per
+ * flaky-tests interval. The list pages are estimated from this instance's queues.
+ */
+function v2Budget(config: ExporterConfig, queues: number, quarantineLists: number): ApiBudget {
+  const { polling } = config;
+  const listPages = Math.max(1, Math.ceil(queues / MAX_PAGE_SIZE));
+  const discovery = config.discovery?.enabled === true ? config.discovery : undefined;
+  const discoveryReads =
+    discovery !== undefined && discovery.intervalSeconds < polling.mergeQueueIntervalSeconds
+      ? listPages / discovery.intervalSeconds
+      : 0;
+  const testPages = Math.ceil(
+    (quarantineLists * BUDGET_ASSUMPTIONS.quarantinedTestsPerRepository) / MAX_PAGE_SIZE,
+  );
+  const byEndpoint: Partial<Record<Endpoint, number>> = {
+    [V2_ENDPOINTS.listMergeQueues]:
+      (queues > 0 ? listPages / polling.mergeQueueIntervalSeconds : 0) + discoveryReads,
+    [V2_ENDPOINTS.listQueuePullRequests]:
+      (queues * (1 + BUDGET_ASSUMPTIONS.exitReadsPerQueuePoll)) / polling.mergeQueueIntervalSeconds,
+    [V2_ENDPOINTS.listTests]: testPages / polling.flakyTestsIntervalSeconds,
   };
   const requestsPerSecond = Object.values(byEndpoint).reduce((sum, rate) => sum + rate, 0);
   return { requestsPerSecond, byEndpoint, maxRequestsPerSecond: config.trunk.maxRequestsPerSecond };

@@ -2,6 +2,7 @@ import { loadConfigFile } from '../config/load.js';
 import { ConfigError, configErrorLines } from '../config/problems.js';
 import type { ExporterConfig } from '../config/types.js';
 import { metricSelectionProblems } from '../metrics/index.js';
+import { bcryptCostWarning } from '../server/index.js';
 
 /** Exit status of `--check-config` (and of a start-up) when the configuration has problems. */
 export const EXIT_CONFIG_PROBLEM = 2;
@@ -12,8 +13,8 @@ interface CheckOutput {
 }
 
 /**
- * `--check-config`: exit 0 with a one-line summary, or every problem (one per line, with its path
- * and line) and exit 2.
+ * `--check-config`: exit 0 with a one-line summary (and warnings on stderr, each on a line), or
+ * every problem (one per line, with its path and line) and exit 2.
  */
 export async function checkConfig(
   path: string,
@@ -22,7 +23,11 @@ export async function checkConfig(
 ): Promise<number> {
   try {
     const config = await loadExporterConfig(path, env);
+    for (const warning of config.warnings ?? [])
+      output.stderr.write(`${path}: warning: ${warning}\n`);
     output.stdout.write(`${path}: OK (${describeTargets(config)})\n`);
+    const warning = bcryptCostWarning(config.server.basicAuthUsers);
+    if (warning !== undefined) output.stderr.write(`${path}: warning: ${warning}\n`);
     return 0;
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
@@ -49,7 +54,11 @@ export async function loadExporterConfig(
 export function describeTargets(config: ExporterConfig): string {
   const repositories = config.targets.length;
   const queues = config.targets.reduce((sum, target) => sum + target.branches.length, 0);
-  return `${count(repositories, 'repository', 'repositories')}, ${count(queues, 'merge queue', 'merge queues')}`;
+  const discovery =
+    config.discovery?.enabled === true
+      ? `; discovery of the organization's merge queues every ${config.discovery.intervalSeconds}s`
+      : '';
+  return `${count(repositories, 'repository', 'repositories')}, ${count(queues, 'merge queue', 'merge queues')}${discovery}`;
 }
 
 function count(n: number, one: string, many: string): string {

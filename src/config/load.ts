@@ -12,14 +12,15 @@ import {
 } from 'yaml';
 import { expandEnvironment } from './environment.js';
 import { ConfigError, formatPath, problemsFromZod, type ConfigProblem } from './problems.js';
-import { configFileSchema, repoName, trunkSectionSchema, type ConfigFile } from './schema.js';
-import { Secret } from '../secrets/secret.js';
-import { readRegularFile, readServerTls, readSettingFile } from './settingFiles.js';
+import { configFileSchema, repoName, type ConfigFile } from './schema.js';
+import type { Secret } from '../secrets/secret.js';
+import { apiHostUrl, endsInVersionSegment } from '../trunk/apiUrl.js';
+import { apiKeyWarning, resolveCredentials, type TrunkCredentials } from './credentials.js';
+import { readRegularFile, readServerTls } from './settingFiles.js';
 import type { ExporterConfig, RepositoryTarget, ServerTls } from './types.js';
 import { resolveWebhookSecret } from './webhookSecret.js';
 
-/** The environment variable read for the token when neither `token` nor `tokenFile` is set. */
-export const TOKEN_ENVIRONMENT_VARIABLE = 'TRUNK_API_TOKEN';
+export { API_KEY_ENVIRONMENT_VARIABLE, TOKEN_ENVIRONMENT_VARIABLE } from './credentials.js';
 /** Largest configuration file read (about 50,000 targets); /dev/zero must not fill memory. */
 export const MAX_CONFIG_FILE_BYTES = 4 * 1024 * 1024;
 /**
@@ -85,15 +86,34 @@ export async function parseConfig(text: string, context: LoadContext): Promise<E
       });
     }
   }
-  // The token, the TLS files and the webhook secret are read whenever their own settings are
-  // valid, so that a file problem is reported together with every other one.
-  const [token, tls, webhookSecret] = await Promise.all([
-    resolveToken(settingsOf(expanded.value, 'trunk'), context.env),
+  // The credentials, the TLS files and the webhook secret are read whenever their own settings
+  // are valid, so that a file problem is reported together with every other one.
+  const [credentials, tls, webhookSecret] = await Promise.all([
+    resolveCredentials(settingsOf(expanded.value, 'trunk'), context.env),
     readServerTls(tlsSettingOf(expanded.value)),
     resolveWebhookSecret(settingsOf(expanded.value, 'webhooks')),
   ]);
+  if (typeof credentials === 'object' && 'credentials' in credentials) {
+    const { apiKey } = credentials.credentials;
+    const discovery = settingsOf(expanded.value, 'discovery');
+    if (apiKey === undefined && isRecord(discovery) && discovery.enabled === true) {
+      add({
+        path: 'discovery.enabled',
+        message:
+          'needs an API v2 key (trunk.apiKey, trunk.apiKeyFile or the TRUNK_API_KEY environment variable): discovery lists merge queues through API v2',
+        ...lineAt(document, ['discovery', 'enabled'], lineCounter),
+      });
+    }
+    const orgSlugProblem = flakyTestsWithoutSource(expanded.value, credentials.credentials);
+    if (orgSlugProblem !== undefined) {
+      add({
+        ...orgSlugProblem,
+        ...lineAt(document, ['trunk', 'orgUrlSlug'], lineCounter, orgSlugProblem.linePath),
+      });
+    }
+  }
   const fileProblems = [
-    ...('problem' in token ? [token.problem] : []),
+    ...(typeof credentials === 'object' && 'problems' in credentials ? credentials.problems : []),
     ...('problems' in tls ? tls.problems : []),
     ...('problem' in webhookSecret ? [webhookSecret.problem] : []),
   ];
@@ -103,7 +123,8 @@ export async function parseConfig(text: string, context: LoadContext): Promise<E
   if (
     problems.length > 0 ||
     !parsed.success ||
-    !('secret' in token) ||
+    typeof credentials !== 'object' ||
+    !('credentials' in credentials) ||
     !('tls' in tls) ||
     !('secret' in webhookSecret)
   ) {
@@ -114,7 +135,7 @@ export async function parseConfig(text: string, context: LoadContext): Promise<E
       problems.map(({ order: _order, ...problem }) => problem),
     );
   }
-  return normalize(parsed.data, token.secret, tls.tls, webhookSecret.secret);
+  return normalize(parsed.data, credentials.credentials, tls.tls, webhookSecret.secret);
 }
 
 /** The document as plain data; an alias bomb is a problem at the alias that set it off. */
@@ -190,6 +211,10 @@ function settingsOf(value: unknown, key: string): unknown {
   return (value as Record<string, unknown>)[key] ?? {};
 }
 
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
 /** `server.tls` when it names both files, else undefined (the schema reports what is wrong). */
 function tlsSettingOf(value: unknown): { certFile: string; keyFile: string } | undefined {
   const tls = z
@@ -198,85 +223,36 @@ function tlsSettingOf(value: unknown): { certFile: string; keyFile: string } | u
   return tls.success ? tls.data : undefined;
 }
 
-async function resolveToken(
-  trunkSettings: unknown,
-  env: Readonly<Record<string, string | undefined>>,
-): Promise<{ secret: Secret } | { problem: ConfigProblem } | { invalid: true }> {
-  const trunk = trunkSectionSchema.safeParse(trunkSettings);
-  // The schema reports what is wrong with the trunk section; the token waits until it is right.
-  if (!trunk.success) return { invalid: true };
-  const { token, tokenFile } = trunk.data;
-  if (token !== undefined) {
-    return checkedToken(token, 'trunk.token', 'not a valid HTTP header value');
-  }
-  if (tokenFile !== undefined) {
-    const file = await readSettingFile(tokenFile, 'trunk.tokenFile');
-    if ('problem' in file) return file;
-    const trimmed = file.text.trim();
-    if (trimmed === '')
-      return { problem: { path: 'trunk.tokenFile', message: `${tokenFile} is empty` } };
-    return checkedToken(
-      trimmed,
-      'trunk.tokenFile',
-      `the token in ${tokenFile} is not a valid HTTP header value`,
-    );
-  }
-  const fromEnvironment = env[TOKEN_ENVIRONMENT_VARIABLE];
-  if (fromEnvironment !== undefined && fromEnvironment !== '') {
-    return checkedToken(
-      fromEnvironment,
-      '',
-      `the ${TOKEN_ENVIRONMENT_VARIABLE} environment variable is not a valid HTTP header value`,
-    );
-  }
-  return {
-    problem: {
-      path: 'trunk.token',
-      message: `no API token: set trunk.token, trunk.tokenFile or the ${TOKEN_ENVIRONMENT_VARIABLE} environment variable`,
-    },
-  };
-}
-
 /**
- * The token as a Secret, or a problem at `path` when it cannot be sent as a header: undici would
- * refuse every call with it (a newline from `echo token > file` inside it, a trailing one in a
- * variable). The message names the kind and position of the character, never the token.
+ * A target with `flakyTests: true` read through API v1 needs `trunk.orgUrlSlug`; with an API key
+ * the quarantine list comes from API v2, which needs none.
  */
-function checkedToken(
-  token: string,
-  path: string,
-  what: string,
-): { secret: Secret } | { problem: ConfigProblem } {
-  const reason = headerValueProblem(token);
-  return reason === undefined
-    ? { secret: new Secret(token) }
-    : { problem: { path, message: `${what}: ${reason}` } };
-}
-
-/** Why `value` is not a valid HTTP header value (RFC 9110 field-value, as undici checks it). */
-function headerValueProblem(value: string): string | undefined {
-  const invalid = /[^\t\x20-\x7e\x80-\xff]/.exec(value);
-  if (invalid !== null) {
-    const code = invalid[0].codePointAt(0) ?? 0;
-    const hex = `U+${code.toString(16).toUpperCase().padStart(4, '0')}`;
-    const kind =
-      invalid[0] === '\n'
-        ? `a line break (${hex})`
-        : invalid[0] === '\r'
-          ? `a carriage return (${hex})`
-          : code < 0x20 || code === 0x7f
-            ? `a control character (${hex})`
-            : 'a character outside Latin-1';
-    return `contains ${kind} at character ${invalid.index + 1}`;
-  }
-  // A server trims these, so the token it compares would not be the one configured.
-  if (/^[\t ]|[\t ]$/.test(value)) return 'starts or ends with white space';
-  return undefined;
+function flakyTestsWithoutSource(
+  value: unknown,
+  credentials: TrunkCredentials,
+): { path: string; message: string; linePath: PropertyKey[] } | undefined {
+  if (credentials.apiKey !== undefined) return undefined;
+  const trunk = settingsOf(value, 'trunk');
+  if (trunk !== null && typeof trunk === 'object' && 'orgUrlSlug' in trunk) return undefined;
+  const targets = settingsOf(value, 'targets');
+  if (!Array.isArray(targets)) return undefined;
+  const index = targets.findIndex(
+    (target: unknown) =>
+      target !== null &&
+      typeof target === 'object' &&
+      (target as Record<string, unknown>).flakyTests === true,
+  );
+  if (index < 0) return undefined;
+  return {
+    path: 'trunk.orgUrlSlug',
+    message: 'required when any target has flakyTests: true and no API key is set',
+    linePath: ['targets', index, 'flakyTests'],
+  };
 }
 
 function normalize(
   config: ConfigFile,
-  token: Secret,
+  credentials: TrunkCredentials,
   tls: ServerTls | undefined,
   webhookSecret: Secret | undefined,
 ): ExporterConfig {
@@ -289,11 +265,21 @@ function normalize(
       flakyTests: target.flakyTests,
     };
   });
+  const warnings = [
+    ...(endsInVersionSegment(config.trunk.apiUrl)
+      ? [
+          `trunk.apiUrl ends in /v1, which is deprecated: it is the host now and the exporter appends /v1 and /v2 itself; using ${apiHostUrl(config.trunk.apiUrl)}`,
+        ]
+      : []),
+    ...[apiKeyWarning(credentials.apiKey)].filter((warning) => warning !== undefined),
+  ];
   return {
     trunk: {
-      apiUrl: config.trunk.apiUrl.replace(/\/+$/, ''),
-      token,
+      apiUrl: apiHostUrl(config.trunk.apiUrl),
+      token: credentials.token,
       tokenFile: config.trunk.tokenFile,
+      apiKey: credentials.apiKey,
+      apiKeyFile: config.trunk.apiKeyFile,
       orgUrlSlug: config.trunk.orgUrlSlug,
       timeoutSeconds: config.trunk.timeoutSeconds,
       maxConcurrentRequests: config.trunk.maxConcurrentRequests,
@@ -305,12 +291,18 @@ function normalize(
       port: config.server.port,
       enableReload: config.server.enableReload,
       maxConnections: config.server.maxConnections,
+      maxConnectionsPerAddress: config.server.maxConnectionsPerAddress,
       tls,
       basicAuthUsers: new Map(Object.entries(config.server.basicAuthUsers ?? {})),
     },
     polling: { ...config.polling },
     metrics: { ...config.metrics },
     sharding: { ...config.sharding },
+    discovery: {
+      ...config.discovery,
+      repos: [...config.discovery.repos],
+      branches: [...config.discovery.branches],
+    },
     webhooks: {
       enabled: config.webhooks.enabled,
       path: config.webhooks.path,
@@ -320,6 +312,7 @@ function normalize(
       bodyTimeoutSeconds: config.webhooks.bodyTimeoutSeconds,
     },
     targets,
+    ...(warnings.length === 0 ? {} : { warnings }),
   };
 }
 

@@ -46,9 +46,12 @@ export const trunkSectionSchema = z
         error:
           'must not contain credentials (user:password@); the API token goes in trunk.token, trunk.tokenFile or TRUNK_API_TOKEN',
       })
-      .default('https://api.trunk.io/v1'),
+      // The host: the client appends /v1/… and /v2/…; a value ending in /v1 is still accepted.
+      .default('https://api.trunk.io'),
     token: nonEmptyString.optional(),
     tokenFile: nonEmptyString.optional(),
+    apiKey: nonEmptyString.optional(),
+    apiKeyFile: nonEmptyString.optional(),
     orgUrlSlug: nonEmptyString.optional(),
     timeoutSeconds: positiveNumber.default(10),
     maxConcurrentRequests: positiveInt.default(4),
@@ -59,6 +62,10 @@ export const trunkSectionSchema = z
   .refine((trunk) => trunk.token === undefined || trunk.tokenFile === undefined, {
     message: 'at most one of token & tokenFile',
     path: ['tokenFile'],
+  })
+  .refine((trunk) => trunk.apiKey === undefined || trunk.apiKeyFile === undefined, {
+    message: 'at most one of apiKey & apiKeyFile',
+    path: ['apiKeyFile'],
   });
 
 /** The exporter's own endpoints; the webhook path must not be one of them. */
@@ -120,6 +127,17 @@ export const webhooksSectionSchema = z
     },
   );
 
+/** A glob over `host/owner/name` or a branch: `*` stands for any run of characters. */
+const globPattern = nonEmptyString;
+
+export const discoverySectionSchema = z.strictObject({
+  enabled: z.boolean().default(false),
+  intervalSeconds: positiveNumber.default(300),
+  repos: z.array(globPattern).min(1, 'expected a non-empty list').default(['*']),
+  branches: z.array(globPattern).min(1, 'expected a non-empty list').default(['*']),
+  flakyTests: z.boolean().default(true),
+});
+
 export const configFileSchema = z
   .strictObject({
     // prefault, not default: an absent section is parsed as {}, so each key's own default applies
@@ -133,6 +151,9 @@ export const configFileSchema = z
         // Well below the usual open-file limit (1,024 at the least), which the exporter also needs
         // for its connections to Trunk; a connection beyond it is closed at once.
         maxConnections: positiveInt.default(512),
+        // Room for a scraper, a browser and a proxy's pool; a flood from one address leaves the
+        // other clients the rest of maxConnections.
+        maxConnectionsPerAddress: positiveInt.default(64),
         tls: z.strictObject({ certFile: nonEmptyString, keyFile: nonEmptyString }).optional(),
         basicAuthUsers: z
           .record(z.string(), bcryptHash, { error: 'expected a map of username: bcrypt hash' })
@@ -164,9 +185,10 @@ export const configFileSchema = z
       })
       .prefault({}),
     webhooks: webhooksSectionSchema.prefault({}),
-    targets: z
-      .array(targetSchema, { error: 'expected a non-empty list' })
-      .min(1, 'expected a non-empty list'),
+    // With an API key, the organization's merge queues found through API v2 (discovery/).
+    discovery: discoverySectionSchema.prefault({}),
+    // Empty only with discovery on (crossFieldIssues).
+    targets: z.array(targetSchema, { error: 'expected a list' }).default([]),
   })
   // Run also when other fields are invalid, so that every problem is reported at once.
   .superRefine(
@@ -192,9 +214,16 @@ const targetKeys = z.object({ repo: repoSchema, branches: z.array(z.unknown()) }
 function crossFieldIssues(value: unknown): CrossFieldIssue[] {
   const issues: CrossFieldIssue[] = [];
   const config = objectOrAbsent.parse(value) ?? {};
-  const trunk = objectOrAbsent.parse(config.trunk) ?? {};
   const server = objectOrAbsent.parse(config.server) ?? {};
   const targets = Array.isArray(config.targets) ? (config.targets as unknown[]) : [];
+  const discovering = objectOrAbsent.parse(config.discovery)?.enabled === true;
+  const isDocument = objectOrAbsent.parse(value) !== undefined;
+  if (isDocument && !discovering && (config.targets === undefined || targets.length === 0)) {
+    issues.push({
+      path: ['targets'],
+      message: 'expected a non-empty list (or discovery.enabled: true with an API key)',
+    });
+  }
 
   const firstIndex = new Map<string, number>();
   targets.forEach((raw, index) => {
@@ -237,16 +266,6 @@ function crossFieldIssues(value: unknown): CrossFieldIssue[] {
         });
       }
     }
-  }
-  const flakyTarget = targets.findIndex(
-    (target) => objectOrAbsent.parse(target)?.flakyTests === true,
-  );
-  if (flakyTarget >= 0 && trunk.orgUrlSlug === undefined) {
-    issues.push({
-      path: ['trunk', 'orgUrlSlug'],
-      message: 'required when any target has flakyTests: true',
-      params: { linePath: ['targets', flakyTarget, 'flakyTests'] },
-    });
   }
   return issues;
 }

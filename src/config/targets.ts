@@ -12,11 +12,19 @@ export function configuredTargets(config: ExporterConfig): Target[] {
       kind: 'merge_queue',
       repo: repository.name,
       branch,
+      ...(repository.discovered?.branches.has(branch) === true ? { discovered: true } : {}),
     })),
   );
-  const flakyRepos = [
-    ...new Set(config.targets.filter((repository) => repository.flakyTests).map((r) => r.name)),
-  ];
-  const flaky = flakyRepos.map((repo): Target => ({ kind: 'flaky_tests', repo, branch: '' }));
+  const flakyRepos = new Map<string, boolean>();
+  for (const repository of config.targets) {
+    if (!repository.flakyTests || flakyRepos.has(repository.name)) continue;
+    flakyRepos.set(repository.name, repository.discovered?.flakyTests === true);
+  }
+  const flaky = [...flakyRepos].map(([repo, discovered]): Target => ({
+    kind: 'flaky_tests',
+    repo,
+    branch: '',
+    ...(discovered ? { discovered: true } : {}),
+  }));
   return [...queues, ...flaky].filter((target) => isAssignedToShard(target, config.sharding));
 }

@@ -9,6 +9,11 @@ export interface RepositoryTarget {
   readonly name: string;
   readonly branches: readonly string[];
   readonly flakyTests: boolean;
+  /** What discovery added to this repository rather than the file (discovery/). */
+  readonly discovered?: {
+    readonly branches: ReadonlySet<string>;
+    readonly flakyTests: boolean;
+  };
 }
 
 /** The server's certificate and key, as read (and checked to match) when the config was loaded. */
@@ -21,14 +26,31 @@ export interface ServerTls {
   readonly key: Secret;
 }
 
+/** `discovery`: which of the organization's merge queues become targets, and how often to look. */
+export interface DiscoverySettings {
+  readonly enabled: boolean;
+  readonly intervalSeconds: number;
+  /** Globs over `host/owner/name`; `*` stands for any run of characters. */
+  readonly repos: readonly string[];
+  /** Globs over the target branch. */
+  readonly branches: readonly string[];
+  /** Each discovered repository's quarantine list becomes a target too. */
+  readonly flakyTests: boolean;
+}
+
 /** The validated, normalized configuration the rest of the program runs from. */
 export interface ExporterConfig {
   readonly trunk: {
-    /** Base URL ending in the version segment, without a trailing slash. */
+    /** The API's host (and any path prefix), without a trailing slash or version segment. */
     readonly apiUrl: string;
-    readonly token: Secret;
+    /** The API v1 organization token; at least one of token and apiKey is set. */
+    readonly token: Secret | undefined;
     /** Where the token was read from, when it came from a file. */
     readonly tokenFile?: string | undefined;
+    /** The API v2 key (read-only is enough); with it, merge queues are read through API v2. */
+    readonly apiKey?: Secret | undefined;
+    /** Where the API key was read from, when it came from a file. */
+    readonly apiKeyFile?: string | undefined;
     readonly orgUrlSlug: string | undefined;
     readonly timeoutSeconds: number;
     readonly maxConcurrentRequests: number;
@@ -43,6 +65,8 @@ export interface ExporterConfig {
     readonly enableReload: boolean;
     /** Connections the HTTP server holds at once; more are closed as they arrive. */
     readonly maxConnections: number;
+    /** Connections the HTTP server holds at once from one client address; more are closed as they arrive. */
+    readonly maxConnectionsPerAddress: number;
     /** HTTPS instead of HTTP when set. */
     readonly tls: ServerTls | undefined;
     /** Username → bcrypt hash; empty when basic auth is off. */
@@ -79,7 +103,11 @@ export interface ExporterConfig {
     /** How long a request may take to send its body, in seconds (then 408). */
     readonly bodyTimeoutSeconds: number;
   };
+  /** The organization's merge queues found through API v2 (needs an API key). */
+  readonly discovery?: DiscoverySettings | undefined;
   /** Which share of the targets this instance polls. */
   readonly sharding: Sharding;
   readonly targets: readonly RepositoryTarget[];
+  /** What the file asks for that works but should change (one `warn` line each at load). */
+  readonly warnings?: readonly string[] | undefined;
 }

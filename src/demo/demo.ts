@@ -8,13 +8,7 @@ import {
 import type { ExporterConfig } from '../config/types.js';
 import { startExporter, type RunningExporter } from '../exporter.js';
 import type { Logger } from '../log/logger.js';
-import {
-  DEFAULT_SIMULATED_REPOSITORIES,
-  SIMULATOR_DEMO_API_KEY,
-  SIMULATOR_DEMO_TOKEN,
-  SIMULATOR_ORG_SLUG,
-  repositoryKey,
-} from '../simulator/repositories.js';
+import { SIMULATOR_DEMO_API_KEY, SIMULATOR_DEMO_TOKEN } from '../simulator/repositories.js';
 import { UNSHARDED } from '../sharding/shardAssignment.js';
 import { createIncidentCycle, type IncidentCycle } from '../simulator/incidents.js';
 import { startSimulatorServer } from '../simulator/server.js';
@@ -58,7 +52,7 @@ export async function startDemo(options: DemoOptions): Promise<RunningExporter> 
   });
   let exporter: RunningExporter;
   try {
-    exporter = await startExporter(demoConfig(simulator.baseUrl, options, webhookSecret), {
+    exporter = await startExporter(demoConfig(simulator.origin, options, webhookSecret), {
       ...options,
       simulatedUpstream: true,
     });
@@ -120,7 +114,10 @@ function loopbackUrl(exporterUrl: string): string {
   return url.origin;
 }
 
-/** The demo's configuration: every simulated repository, flaky tests included. */
+/**
+ * The demo's configuration: as a real organization would start, with a read-only API v2 key and
+ * discovery on and no target listed, so every simulated queue (and quarantine list) is found.
+ */
 export function demoConfig(
   apiUrl: string,
   options: Pick<DemoOptions, 'port' | 'address'>,
@@ -130,8 +127,9 @@ export function demoConfig(
   return {
     trunk: {
       apiUrl,
-      token: new Secret(SIMULATOR_DEMO_TOKEN),
-      orgUrlSlug: SIMULATOR_ORG_SLUG,
+      token: undefined,
+      apiKey: new Secret(SIMULATOR_DEMO_API_KEY),
+      orgUrlSlug: undefined,
       timeoutSeconds: 5,
       maxConcurrentRequests: 8,
       maxRequestsPerSecond: 50,
@@ -141,6 +139,7 @@ export function demoConfig(
       port: options.port,
       enableReload: false,
       maxConnections: 512,
+      maxConnectionsPerAddress: 64,
       tls: undefined,
       basicAuthUsers: new Map(),
     },
@@ -162,11 +161,14 @@ export function demoConfig(
       toleranceSeconds: MAX_WEBHOOK_TOLERANCE_SECONDS,
       bodyTimeoutSeconds: DEFAULT_WEBHOOK_BODY_TIMEOUT_SECONDS,
     },
-    targets: DEFAULT_SIMULATED_REPOSITORIES.map((repository) => ({
-      repo: { host: repository.host, owner: repository.owner, name: repository.name },
-      name: repositoryKey(repository),
-      branches: repository.branches,
+    discovery: {
+      enabled: true,
+      // The simulated organization's queues never change; a real one's seldom do.
+      intervalSeconds: 60,
+      repos: ['*'],
+      branches: ['*'],
       flakyTests: true,
-    })),
+    },
+    targets: [],
   };
 }

@@ -42,13 +42,19 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
     help:
       'Odd data in Trunk API responses that matched the schema, by endpoint and kind: duplicate_pr ' +
       '(a PR number listed twice in one queue; the entry with the latest stateChangedAt is kept), ' +
-      'timestamp_out_of_range (a timestamp outside 2000-2100; not exported).',
+      'timestamp_out_of_range (a timestamp outside 2000-2100; not exported), invalid_field (a ' +
+      'timestamp that is not an RFC 3339 date-time with a zone; not exported), invalid_item (a list ' +
+      'item that cannot be used, such as a PR without a prNumber; left out, the rest of the list is used).',
     labelNames: ['endpoint', 'kind'] as const,
     registers: [registry],
   });
   anomalies.inc({ endpoint: ENDPOINTS.getQueue, kind: 'duplicate_pr' }, 0);
+  for (const endpoint of [ENDPOINTS.getQueue, ENDPOINTS.listQuarantinedTests]) {
+    anomalies.inc({ endpoint, kind: 'invalid_item' }, 0);
+  }
   for (const endpoint of Object.values(ENDPOINTS)) {
     anomalies.inc({ endpoint, kind: 'timestamp_out_of_range' }, 0);
+    anomalies.inc({ endpoint, kind: 'invalid_field' }, 0);
   }
 
   return {

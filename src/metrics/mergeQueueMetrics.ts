@@ -7,6 +7,7 @@ import {
 } from '../snapshot/types.js';
 import type { BlockedReason, MergeQueueSnapshot } from '../snapshot/types.js';
 import { ENDPOINTS } from '../trunk/schemas.js';
+import { V2_ENDPOINTS } from '../trunk/v2Schemas.js';
 import { ofMergeQueue } from './currentSnapshots.js';
 import type { FamilySettings, PerTargetFamily, ValueSample } from './family.js';
 import { refreshedBy } from './help.js';
@@ -201,6 +202,20 @@ export const MERGE_QUEUE_FAMILIES: readonly PerTargetFamily[] = [
             value: count,
           }))
         : [],
+    ),
+  },
+  {
+    name: fqName(NAMESPACE, SUBSYSTEM, 'pull_requests_not_mergeable'),
+    help: (settings) =>
+      `Pull requests in the merge queue by the host's reason they are not mergeable (conflict, behind, draft, awaiting_check, failing_check, review_required, …); a pull request with several reasons counts under each. API v2 only: no series for a queue read through API v1. ${refreshedBy(V2_ENDPOINTS.listQueuePullRequests, settings.mergeQueueIntervalSeconds)}`,
+    type: 'gauge',
+    labelNames: ['repo', 'branch', 'reason'],
+    scope: 'target',
+    samples: ofMergeQueue(({ repo, branch, notMergeableReasons }) =>
+      Array.from(notMergeableReasons ?? [], ([reason, count]) => ({
+        labels: [repo, branch, reason],
+        value: count,
+      })),
     ),
   },
 ];

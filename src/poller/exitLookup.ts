@@ -3,7 +3,8 @@ import type { ExitLookup, ExitOutcome } from '../snapshot/queueFlowTypes.js';
 import type { Logger } from '../log/logger.js';
 import type { RepoRef, SubmittedPullRequest } from '../trunk/schemas.js';
 import { parseTimestampSeconds } from './timestamps.js';
-import { followUp, type ReadOptions, type TrunkReader } from './trunkReader.js';
+import { LOOKUPS_AT_A_TIME, mapAtMost } from './lookupFanOut.js';
+import type { ReadOptions, TrunkReader } from './trunkReader.js';
 
 const FINAL_STATES: ReadonlySet<string> = new Set<ExitOutcome>(['merged', 'failed', 'cancelled']);
 
@@ -17,6 +18,8 @@ interface ExitLookupRequest {
   readonly pullRequestDetails: boolean;
   readonly options: ReadOptions;
   readonly logger: Logger;
+  /** Lookups in progress at once (lookupsAtATime()); LOOKUPS_AT_A_TIME when absent. */
+  readonly lookupsAtATime?: number;
 }
 
 /**
@@ -26,15 +29,15 @@ interface ExitLookupRequest {
  */
 export async function lookUpExits(request: ExitLookupRequest): Promise<Map<number, ExitLookup>> {
   const { reader, repo, branch, options } = request;
-  // Made after the poll's getQueue: part of a poll in progress.
-  const lookupOptions = followUp(options);
   if (!request.pullRequestDetails) {
     return new Map(request.prNumbers.map((number) => [number, unknownExit()]));
   }
-  const answers = await Promise.all(
-    request.prNumbers.map(async (number): Promise<ExitLookup> => {
+  const answers = await mapAtMost(
+    request.prNumbers,
+    request.lookupsAtATime ?? LOOKUPS_AT_A_TIME,
+    async (number): Promise<ExitLookup> => {
       try {
-        return exitOf(await reader.getSubmittedPullRequest(repo, branch, number, lookupOptions));
+        return exitOf(await reader.getSubmittedPullRequest(repo, branch, number, options));
       } catch (error) {
         if (options.signal?.aborted === true) throw error;
         request.logger.warn(
@@ -43,7 +46,7 @@ export async function lookUpExits(request: ExitLookupRequest): Promise<Map<numbe
         );
         return 'retry';
       }
-    }),
+    },
   );
   return new Map(request.prNumbers.map((number, index) => [number, answers[index] ?? 'retry']));
 }

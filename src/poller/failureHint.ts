@@ -9,14 +9,18 @@ import { ENDPOINTS } from '../trunk/schemas.js';
  */
 export function whatToCheck(error: unknown, target: Target): string | undefined {
   if (!(error instanceof TrunkApiError) || error.reason !== 'http_status') return undefined;
+  const v2 = error.endpoint.startsWith('v2/');
   switch (error.status) {
     case 401:
-      return (
-        'Trunk rejected the API token: check trunk.token, trunk.tokenFile or TRUNK_API_TOKEN ' +
-        '(a rotated token invalidates the old one at once)'
-      );
+      return v2
+        ? 'Trunk rejected the API key: check trunk.apiKey, trunk.apiKeyFile or TRUNK_API_KEY ' +
+            '(an API v2 key starts with trunk_v2_; a v1 token does not work on v2)'
+        : 'Trunk rejected the API token: check trunk.token, trunk.tokenFile or TRUNK_API_TOKEN ' +
+            '(a rotated token invalidates the old one at once)';
     case 403:
-      return `Trunk refused access to ${target.repo}: check that the API token belongs to the organization that owns it`;
+      return v2
+        ? `Trunk refused the read of ${target.repo}: check that the API key (trunk.apiKey, trunk.apiKeyFile or TRUNK_API_KEY) belongs to the organization that owns it`
+        : `Trunk refused access to ${target.repo}: check that the API token belongs to the organization that owns it`;
     case 404:
       if (error.endpoint === ENDPOINTS.listQuarantinedTests) {
         return `check that ${target.repo} exists in Trunk and that trunk.orgUrlSlug names its organization`;

@@ -7,7 +7,7 @@ import {
 } from '../snapshot/types.js';
 import { MAX_PAGE_SIZE, MIN_PAGE_SIZE, type RepoRef } from '../trunk/schemas.js';
 import { parseTimestampSeconds } from './timestamps.js';
-import { followUp, type ReadOptions, type TrunkReader } from './trunkReader.js';
+import type { ReadOptions, TrunkReader } from './trunkReader.js';
 
 /**
  * Pages walked beyond what the largest total_rows seen promises before the walk is called broken:
@@ -69,8 +69,7 @@ export async function pollFlakyTests(request: FlakyTestsPollRequest): Promise<Fl
       repo,
       orgUrlSlug,
       { pageSize: MAX_PAGE_SIZE, pageToken },
-      // Every page after the first continues a walk in progress, which holds its counts so far.
-      pages === 0 ? options : followUp(options),
+      options,
     );
     const rows = page.page.total_rows;
     if (totalRows !== undefined && rows !== totalRows) {
@@ -83,10 +82,13 @@ export async function pollFlakyTests(request: FlakyTestsPollRequest): Promise<Fl
     totalRows ??= rows;
     mostRowsPromised = Math.max(mostRowsPromised, rows);
     for (const test of page.quarantined_tests) {
-      // Offset paging over a list that changes can repeat a row; count each test once.
-      const identity = `${test.test_case_id}\u0000${test.variant ?? ''}`;
-      if (seenTests.has(identity)) continue;
-      seenTests.add(identity);
+      // Offset paging over a list that changes can repeat a row; count each test once. A row
+      // without a test_case_id cannot be told from another: it is counted as it comes.
+      if (test.test_case_id !== undefined) {
+        const identity = `${test.test_case_id}\u0000${test.variant ?? ''}`;
+        if (seenTests.has(identity)) continue;
+        seenTests.add(identity);
+      }
       const named = test.codeowners.filter((owner) => owner !== '');
       const owners = named.length > 0 ? new Set(named) : [NO_CODEOWNER];
       for (const owner of owners) byCodeowner.set(owner, (byCodeowner.get(owner) ?? 0) + 1);

@@ -15,8 +15,8 @@ export type PullRequestDetail = Pick<SubmittedPullRequest, 'state' | 'readiness'
 
 /** What the last successful poll learned about one PR, and from which version of its queue item. */
 export interface RememberedLookup {
-  readonly stateChangedAt: string;
-  readonly sha: string;
+  readonly stateChangedAt: string | undefined;
+  readonly sha: string | undefined;
   /** The queue item's own `state` (live service only). */
   readonly itemState: string | undefined;
   readonly detail: PullRequestDetail;
@@ -141,7 +141,9 @@ function keptDetail(answer: PullRequestDetail): PullRequestDetail {
 }
 
 function isSameItem(remembered: RememberedLookup, item: EnqueuedPullRequest): boolean {
+  // Without a stateChangedAt nothing tells a changed item from an unchanged one: looked up each poll.
   return (
+    item.stateChangedAt !== undefined &&
     remembered.stateChangedAt === item.stateChangedAt &&
     remembered.sha === item.prSha &&
     remembered.itemState === item.state

@@ -1,9 +1,11 @@
 import {
+  UNKNOWN_PRIORITY,
   UNKNOWN_STATE,
   type MergeQueueSnapshot,
   type PullRequestSnapshot,
 } from '../snapshot/types.js';
 import type { EnqueuedPullRequest, RepoRef } from '../trunk/schemas.js';
+import { LOOKUPS_AT_A_TIME, mapAtMost } from './lookupFanOut.js';
 import {
   needsLookup,
   type LookupPlan,
@@ -12,7 +14,7 @@ import {
 } from './lookupPlan.js';
 import { failingReadinessRules } from './readiness.js';
 import { parseTimestampSeconds } from './timestamps.js';
-import { followUp, type ReadOptions, type TrunkReader } from './trunkReader.js';
+import type { ReadOptions, TrunkReader } from './trunkReader.js';
 
 interface MergeQueuePollRequest {
   readonly reader: TrunkReader;
@@ -23,6 +25,8 @@ interface MergeQueuePollRequest {
   readonly pullRequestDetails: boolean;
   readonly options: ReadOptions;
   readonly now: () => number;
+  /** Lookups in progress at once (lookupsAtATime()); LOOKUPS_AT_A_TIME when absent. */
+  readonly lookupsAtATime?: number;
   /** Lets PRs unchanged since the last successful poll skip their lookup; without it, none skip. */
   readonly lookupMemory?: PullRequestLookupMemory;
 }
@@ -45,26 +49,17 @@ export async function pollMergeQueue(request: MergeQueuePollRequest): Promise<Me
       lookUp: queue.enqueuedPullRequests.filter(needsLookup),
       reuse: new Map(),
     };
-    const { lookUp } = plan;
-    // The first failed lookup fails the poll; the rest, queued behind the request limiter or in
-    // flight, are cancelled at once instead of being sent for a snapshot that will never be made.
-    const lookups = new AbortController();
-    const lookupOptions = {
-      ...followUp(options),
-      signal:
-        options.signal === undefined
-          ? lookups.signal
-          : AbortSignal.any([options.signal, lookups.signal]),
-    };
-    const results = await Promise.all(
-      lookUp.map((item) =>
-        reader.getSubmittedPullRequest(repo, branch, item.prNumber, lookupOptions),
-      ),
-    ).catch((error: unknown) => {
-      lookups.abort(error);
-      throw error;
-    });
-    lookUp.forEach((item, index) => details.set(item.prNumber, results[index]));
+    // The first failed lookup fails the poll, and no lookup starts after it (mapAtMost).
+    await mapAtMost(
+      plan.lookUp,
+      request.lookupsAtATime ?? LOOKUPS_AT_A_TIME,
+      async ({ prNumber }) => {
+        details.set(
+          prNumber,
+          await reader.getSubmittedPullRequest(repo, branch, prNumber, options),
+        );
+      },
+    );
     request.lookupMemory?.commit(plan, details, startedAt);
     for (const [prNumber, detail] of plan.reuse) details.set(prNumber, detail);
   }
@@ -117,11 +112,8 @@ function toPullRequestSnapshot(
   return {
     number: item.prNumber,
     state,
-    priorityName: item.priorityName,
-    priorityValue: item.priorityValue,
+    priorityName: item.priorityName ?? UNKNOWN_PRIORITY,
     stateChangedAt: parseTimestampSeconds(item.stateChangedAt),
-    sha: item.prSha,
-    skipTheLine: item.skipTheLine,
     blockedReasons,
   };
 }

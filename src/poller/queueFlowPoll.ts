@@ -5,14 +5,14 @@ import {
   startQueueFlow,
   type QueueFlowOptions,
 } from '../flow/queueFlow.js';
-import type { QueueFlow } from '../snapshot/queueFlowTypes.js';
+import type { ExitLookup, QueueFlow } from '../snapshot/queueFlowTypes.js';
 import type { Logger } from '../log/logger.js';
 import type { MergeQueueSnapshot } from '../snapshot/types.js';
 import type { RepoRef } from '../trunk/schemas.js';
 import { lookUpExits } from './exitLookup.js';
 import type { ReadOptions, TrunkReader } from './trunkReader.js';
 
-interface QueueFlowPollRequest {
+export interface QueueFlowPollRequest {
   readonly reader: TrunkReader;
   readonly repo: RepoRef;
   readonly pullRequestDetails: boolean;
@@ -22,6 +22,13 @@ interface QueueFlowPollRequest {
   readonly previous: QueueFlow | undefined;
   readonly current: MergeQueueSnapshot;
   readonly flowOptions: QueueFlowOptions;
+  /** How departed PRs are looked up instead of one v1 call each (API v2: v2ExitLookup.ts). */
+  readonly lookUp?: (
+    prNumbers: readonly number[],
+    since: number,
+  ) => Promise<Map<number, ExitLookup>>;
+  /** Exit lookups in progress at once (lookupsAtATime()). */
+  readonly lookupsAtATime?: number;
 }
 
 /** Folds a poll into the queue's ledger as it is when the poll is recorded. */
@@ -36,18 +43,36 @@ export type QueueFlowUpdate = (latest: QueueFlow | undefined) => QueueFlow;
 export async function followQueueFlow(request: QueueFlowPollRequest): Promise<QueueFlowUpdate> {
   const { previous, current, flowOptions } = request;
   if (previous === undefined) return () => startQueueFlow(current, flowOptions);
-  const lookups = await lookUpExits({
-    reader: request.reader,
-    repo: request.repo,
-    repoName: current.repo,
-    branch: current.branch,
-    prNumbers: exitsToLookUp(previous, current),
-    pullRequestDetails: request.pullRequestDetails,
-    options: request.options,
-    logger: request.logger,
-  });
+  const prNumbers = exitsToLookUp(previous, current);
+  const lookups = request.lookUp
+    ? await request.lookUp(prNumbers, earliestStateSince(previous, prNumbers))
+    : await lookUpExits({
+        reader: request.reader,
+        repo: request.repo,
+        repoName: current.repo,
+        branch: current.branch,
+        prNumbers,
+        pullRequestDetails: request.pullRequestDetails,
+        options: request.options,
+        logger: request.logger,
+        ...(request.lookupsAtATime === undefined ? {} : { lookupsAtATime: request.lookupsAtATime }),
+      });
   return (latest) =>
     latest === undefined
       ? startQueueFlow(current, flowOptions)
       : advanceQueueFlow(latest, current, lookups, flowOptions);
+}
+
+/**
+ * The earliest time the departed PRs were last seen changing state: each concluded after it. From
+ * their stateChangedAt (Trunk's clock) where the polls had one, so the window of concluded entries
+ * does not depend on the exporter's clock agreeing with Trunk's.
+ */
+function earliestStateSince(flow: QueueFlow, prNumbers: readonly number[]): number {
+  let earliest = flow.lastPollAt;
+  for (const number of prNumbers) {
+    const seen = flow.tracked.get(number) ?? flow.departed.get(number);
+    if (seen !== undefined && seen.stateSince < earliest) earliest = seen.stateSince;
+  }
+  return earliest;
 }

@@ -12,12 +12,22 @@ import {
 import { TrunkApiError } from '../trunk/errors.js';
 import { isAuthenticationFailure, whatToCheck } from './failureHint.js';
 import { pollFlakyTests } from './flakyTestsPoll.js';
+import { lookupsAtATime } from './lookupFanOut.js';
 import { LookupMemories } from './lookupMemories.js';
+import { PollAdmission, pollsAtOnce } from './pollAdmission.js';
 import { pollMergeQueue } from './mergeQueuePoll.js';
-import { followQueueFlow, type QueueFlowUpdate } from './queueFlowPoll.js';
+import {
+  followQueueFlow,
+  type QueueFlowPollRequest,
+  type QueueFlowUpdate,
+} from './queueFlowPoll.js';
 import type { PollObserver } from './pollObserver.js';
 import type { PollJob } from './scheduler.js';
 import type { ReadOptions, TrunkReader } from './trunkReader.js';
+import { lookUpExitsV2 } from './v2ExitLookup.js';
+import { pollMergeQueueV2, type V2PullRequestLister } from './v2MergeQueuePoll.js';
+import type { V2QueueDirectory } from './v2QueueDirectory.js';
+import { pollQuarantinedTestsV2, type V2QuarantineDirectory } from './v2QuarantinePoll.js';
 
 interface TargetJobsContext {
   readonly config: ExporterConfig;
@@ -29,6 +39,15 @@ interface TargetJobsContext {
   readonly lookupMemories?: LookupMemories;
   /** Told about each poll that outruns its interval (the overrun counter). */
   readonly pollObserver?: PollObserver;
+  /** API v2 reads: with an API key configured, merge queues are polled through them. */
+  readonly v2?: V2Readers;
+}
+
+/** What a merge-queue poll through API v2 reads with. */
+export interface V2Readers {
+  readonly reader: V2PullRequestLister;
+  readonly directory: V2QueueDirectory;
+  readonly quarantine: V2QuarantineDirectory;
 }
 
 /** A successful poll: its snapshot and, for a merge queue, how its flow ledger takes it. */
@@ -45,6 +64,8 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
   const targets = configuredTargets(config);
   const lookupMemories = context.lookupMemories ?? new LookupMemories();
   lookupMemories.keepOnly(targets);
+  const atATime = lookupsAtATime(config.trunk.maxConcurrentRequests);
+  const admission = new PollAdmission(pollsAtOnce(config.trunk.maxConcurrentRequests));
   return targets.map((target) => {
     const repository = repositories.get(target.repo) as RepositoryTarget;
     const intervalSeconds =
@@ -54,14 +75,19 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
     const withQueueFlow = async (
       snapshot: MergeQueueSnapshot,
       options: ReadOptions,
+      /** How departed PRs are looked up through API v2; v1 lookups without it. */
+      lookUp?: QueueFlowPollRequest['lookUp'],
     ): Promise<PollResult> => ({
       snapshot,
       queueFlow: await followQueueFlow({
         reader: context.reader,
         repo: repository.repo,
-        pullRequestDetails: config.polling.pullRequestDetails,
+        // Through v2 the exit read costs one call per queue, whatever pullRequestDetails says.
+        pullRequestDetails: lookUp !== undefined || config.polling.pullRequestDetails,
+        ...(lookUp === undefined ? {} : { lookUp }),
         options,
         logger: context.logger,
+        lookupsAtATime: atATime,
         previous: context.store.queueFlow(target),
         current: snapshot,
         flowOptions: {
@@ -71,33 +97,91 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
       }),
     });
     const lookupMemory = lookupMemories.of(target, config.polling.pullRequestRecheckSeconds);
+    const { v2 } = context;
+    const viaV2 = config.trunk.apiKey !== undefined && v2 !== undefined;
+    // With a v1 token (and its orgUrlSlug), v1 stays the source of the configured quarantine lists;
+    // a discovered one is read through API v2.
+    const quarantineViaV2 =
+      viaV2 &&
+      (repository.discovered?.flakyTests === true ||
+        config.trunk.token === undefined ||
+        config.trunk.orgUrlSlug === undefined);
+    const pollV2 = async (v2Readers: V2Readers, options: ReadOptions): Promise<PollResult> => {
+      // What the last poll saw, on Trunk's clock: each departed PR concluded after its last change.
+      const previous = context.store.lastSnapshot(target);
+      const lastChanges = new Map(
+        previous?.kind === 'merge_queue'
+          ? previous.pullRequests.map((pr) => [pr.number, pr.stateChangedAt])
+          : [],
+      );
+      const { snapshot, queue } = await pollMergeQueueV2({
+        reader: v2Readers.reader,
+        directory: v2Readers.directory,
+        repoName: repository.name,
+        branch: target.branch,
+        options,
+        now,
+      });
+      return withQueueFlow(snapshot, options, (prNumbers, since) =>
+        lookUpExitsV2({
+          reader: v2Readers.reader,
+          queue,
+          prNumbers,
+          since: Math.min(since, ...prNumbers.map((n) => lastChanges.get(n) ?? since)),
+          options,
+          logger: context.logger,
+        }),
+      );
+    };
     const poll = (options: ReadOptions): Promise<PollResult> =>
-      target.kind === 'merge_queue'
-        ? pollMergeQueue({
-            reader: context.reader,
-            repo: repository.repo,
-            repoName: repository.name,
-            branch: target.branch,
-            pullRequestDetails: config.polling.pullRequestDetails,
-            lookupMemory,
-            options,
-            now,
-          }).then((snapshot) => withQueueFlow(snapshot, options))
-        : pollFlakyTests({
-            reader: context.reader,
-            repo: repository.repo,
-            repoName: repository.name,
-            // configFileSchema requires orgUrlSlug whenever a target has flakyTests.
-            orgUrlSlug: config.trunk.orgUrlSlug ?? '',
-            details: config.polling.flakyTestDetails,
-            options,
-            now,
-            logger: context.logger,
-          }).then((snapshot) => ({ snapshot }));
+      target.kind === 'merge_queue' && viaV2
+        ? pollV2(v2, options)
+        : target.kind === 'flaky_tests' && quarantineViaV2
+          ? pollQuarantinedTestsV2({
+              directory: v2.quarantine,
+              repoName: repository.name,
+              options,
+              now,
+            }).then((snapshot) => ({ snapshot }))
+          : target.kind === 'merge_queue'
+            ? pollMergeQueue({
+                reader: context.reader,
+                repo: repository.repo,
+                repoName: repository.name,
+                branch: target.branch,
+                pullRequestDetails: config.polling.pullRequestDetails,
+                lookupMemory,
+                lookupsAtATime: atATime,
+                options,
+                now,
+              }).then((snapshot) => withQueueFlow(snapshot, options))
+            : pollFlakyTests({
+                reader: context.reader,
+                repo: repository.repo,
+                repoName: repository.name,
+                // configFileSchema requires orgUrlSlug whenever a target has flakyTests.
+                orgUrlSlug: config.trunk.orgUrlSlug ?? '',
+                details: config.polling.flakyTestDetails,
+                options,
+                now,
+                logger: context.logger,
+              }).then((snapshot) => ({ snapshot }));
+    // A target whose latest poll failed (it may hang) neither waits for admission nor holds a place.
+    let failedLast = false;
     return {
       key: targetKey(target),
       intervalSeconds,
-      run: (signal) => runPoll(target, intervalSeconds, poll, signal, context),
+      run: async (signal) => {
+        const succeeded = await runPoll(
+          target,
+          intervalSeconds,
+          poll,
+          signal,
+          context,
+          failedLast ? undefined : admission,
+        );
+        failedLast = !succeeded;
+      },
     };
   });
 }
@@ -115,7 +199,8 @@ async function runPoll(
   poll: (options: ReadOptions) => Promise<PollResult>,
   signal: AbortSignal,
   context: TargetJobsContext,
-): Promise<void> {
+  admission: PollAdmission | undefined,
+): Promise<boolean> {
   const started = performance.now();
   // Retries may use the poll's interval and no more, so a poll never runs into the next one.
   const deadlineMs = Date.now() + intervalSeconds * 1000;
@@ -123,14 +208,17 @@ async function runPoll(
   const overrun = setTimeout(() => {
     reportOverrun(target, intervalSeconds, context);
   }, intervalSeconds * 1000);
+  let leave: (() => void) | undefined;
   try {
+    leave = await admission?.enter(signal);
     const { snapshot, queueFlow } = await poll({ signal, deadlineMs });
     const durationSeconds = (performance.now() - started) / 1000;
     // Read and written in one go: a webhook event may have moved the ledger since the poll began.
     const flow = queueFlow?.(context.store.queueFlow(target));
     context.store.recordSuccess(target, snapshot, durationSeconds, flow);
+    return true;
   } catch (error) {
-    if (signal.aborted) return;
+    if (signal.aborted) return false;
     const message = error instanceof Error ? error.message : String(error);
     context.store.recordFailure(target, message, (performance.now() - started) / 1000);
     const hint = whatToCheck(error, target);
@@ -147,7 +235,9 @@ async function runPoll(
       },
       `poll failed: ${message}${hint === undefined ? '' : `; ${hint}`}`,
     );
+    return false;
   } finally {
+    leave?.();
     clearTimeout(overrun);
   }
 }
@@ -180,6 +270,6 @@ function reportOverrun(target: Target, intervalSeconds: number, context: TargetJ
 /** What an operator needs to find a failed call in Trunk's logs (never the token). */
 function errorContext(error: unknown): Record<string, unknown> {
   if (!(error instanceof TrunkApiError)) return {};
-  const { endpoint, status, requestId, reason, attempts } = error;
-  return { endpoint, status, requestId, reason, attempts };
+  const { endpoint, status, code, requestId, reason, attempts } = error;
+  return { endpoint, status, code, requestId, reason, attempts };
 }

@@ -1,4 +1,3 @@
-import type { RequestPriority } from '../trunk/requestLimiter.js';
 import type {
   MergeQueue,
   QuarantinedTestsPage,
@@ -11,13 +10,6 @@ export interface ReadOptions {
   readonly signal?: AbortSignal;
   /** Epoch milliseconds after which no retry wait may end. */
   readonly deadlineMs?: number;
-  /** Calls after a poll's first one pass `follow_up`, so started polls finish first. */
-  readonly priority?: RequestPriority;
-}
-
-/** The options for a call that continues a poll already in progress. */
-export function followUp(options: ReadOptions): ReadOptions {
-  return { ...options, priority: 'follow_up' };
 }
 
 /** The reads the poller needs from the Trunk API (implemented by TrunkClient). */

@@ -7,13 +7,13 @@ import type { Secret } from './secret.js';
 export class KnownSecrets {
   readonly #values = new Set<string>();
 
-  constructor(secrets: readonly Secret[] = []) {
+  constructor(secrets: readonly (Secret | undefined)[] = []) {
     for (const secret of secrets) this.add(secret);
   }
 
-  /** Remembers a secret (idempotent). */
-  add(secret: Secret): void {
-    this.#values.add(secret.reveal());
+  /** Remembers a secret (idempotent); an unset one is nothing to remember. */
+  add(secret: Secret | undefined): void {
+    if (secret !== undefined) this.#values.add(secret.reveal());
   }
 
   /** The values to scrub, for createLogger's `secrets`. */

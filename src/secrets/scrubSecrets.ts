@@ -8,8 +8,9 @@ export const MIN_SCRUBBED_ECHO_CHARS = 8;
 
 /**
  * Replaces each secret, and the altered echoes of it an upstream may send back (JSON-escaped,
- * URL-encoded, base64 at any alignment, in another letter case, or cut to a prefix of at least
- * MIN_SCRUBBED_ECHO_CHARS characters), with `<redacted>`.
+ * percent-encoded in any of its characters with either case of hex digits, base64 at any
+ * alignment, in another letter case, or cut to a prefix of at least MIN_SCRUBBED_ECHO_CHARS
+ * characters), with `<redacted>`.
  */
 export function scrubSecrets(text: string, secrets: readonly string[]): string {
   // Every form's matches are found in the original text and merged: where two forms overlap (the
@@ -31,50 +32,64 @@ export function scrubSecrets(text: string, secrets: readonly string[]): string {
   return result + text.slice(copied);
 }
 
-/** One way a secret may be written; `ignoreCase` where a case change still gives it away. */
-interface EchoForm {
-  readonly text: string;
-  readonly ignoreCase: boolean;
-  /** Shortest prefix of `text` that is scrubbed; `text.length` for short secrets. */
-  readonly minPrefix: number;
-  readonly start: RegExp;
-}
-
-// Derived per secret once: the logger scrubs every line with the same few secrets.
-const formsBySecret = new Map<string, readonly EchoForm[]>();
+// Derived per secret once: the logger scrubs every line with the same few secrets. Each form is a
+// global pattern whose every match is one echo.
+const formsBySecret = new Map<string, readonly RegExp[]>();
 const MAX_CACHED_SECRETS = 32;
 
-function echoForms(secret: string): readonly EchoForm[] {
+function echoForms(secret: string): readonly RegExp[] {
   const cached = formsBySecret.get(secret);
   if (cached !== undefined) return cached;
-  const forms: EchoForm[] = [];
-  const add = (text: string, ignoreCase: boolean, encoded = false) => {
-    if (forms.some((form) => form.text === text)) return;
-    const short = text.length < MIN_SCRUBBED_ECHO_CHARS;
+  const characters = Array.from(secret);
+  const forms: RegExp[] = [];
+  if (characters.length < MIN_SCRUBBED_ECHO_CHARS) {
     // A short secret is scrubbed as written only: its encodings and case variants are too short
     // to tell from ordinary text.
-    if (short && encoded) return;
-    const minPrefix = short ? text.length : MIN_SCRUBBED_ECHO_CHARS;
-    const caseless = ignoreCase && !short;
-    forms.push({
-      text,
-      ignoreCase: caseless,
-      minPrefix,
-      start: new RegExp(escapeRegExp(text.slice(0, minPrefix)), caseless ? 'gi' : 'g'),
-    });
-  };
-  add(secret, true);
-  add(JSON.stringify(secret).slice(1, -1), true);
-  const urlEncoded = encodeURIComponent(secret);
-  add(urlEncoded, true, true);
-  add(urlEncoded.replace(/%20/g, '+'), true, true);
-  for (const base64 of base64Cores(secret)) {
-    add(base64, false, true);
-    add(base64.replace(/\+/g, '-').replace(/\//g, '_'), false, true);
+    forms.push(prefixPattern(characters.map(escapeRegExp), characters.length, 'g'));
+  } else {
+    // One pattern for the secret as written, in any letter case, with any of its characters
+    // percent-encoded or JSON-escaped: an echo may encode some characters and not others.
+    forms.push(prefixPattern(characters.map(writtenForms), MIN_SCRUBBED_ECHO_CHARS, 'gi'));
+    for (const base64 of base64Cores(secret)) {
+      for (const core of new Set([base64, base64.replace(/\+/g, '-').replace(/\//g, '_')])) {
+        if (core.length < MIN_SCRUBBED_ECHO_CHARS) continue;
+        forms.push(prefixPattern(Array.from(core, escapeRegExp), MIN_SCRUBBED_ECHO_CHARS, 'g'));
+      }
+    }
   }
   if (formsBySecret.size >= MAX_CACHED_SECRETS) formsBySecret.clear();
   formsBySecret.set(secret, forms);
   return forms;
+}
+
+/**
+ * A pattern matching the first `required` units and then as many of the following ones, in order,
+ * as the text has: an echo cut after MIN_SCRUBBED_ECHO_CHARS characters is still an echo.
+ */
+function prefixPattern(units: readonly string[], required: number, flags: string): RegExp {
+  let optionalTail = '';
+  for (let index = units.length - 1; index >= required; index--) {
+    optionalTail = `(?:${units[index] ?? ''}${optionalTail})?`;
+  }
+  return new RegExp(units.slice(0, required).join('') + optionalTail, flags);
+}
+
+/**
+ * The ways one character of a secret may be written in an echo, as a pattern: itself, its UTF-8
+ * bytes percent-encoded (hex in either case under the `i` flag), its JSON escape, `+` for a space
+ * (form encoding) and `\/` for a slash (JSON may escape it). Longest first, so a `%` of the secret
+ * does not take the `%` of an encoded character.
+ */
+function writtenForms(character: string): string {
+  const percentEncoded = Array.from(
+    Buffer.from(character, 'utf8'),
+    (byte) => `%${byte.toString(16).padStart(2, '0')}`,
+  ).join('');
+  const forms = new Set([percentEncoded, JSON.stringify(character).slice(1, -1), character]);
+  if (character === ' ') forms.add('+');
+  if (character === '/') forms.add('\\/');
+  const patterns = Array.from(forms, escapeRegExp);
+  return patterns.length === 1 ? (patterns[0] ?? '') : `(?:${patterns.join('|')})`;
 }
 
 /**
@@ -92,26 +107,12 @@ function base64Cores(secret: string): string[] {
   });
 }
 
-/** Adds to `spans` every run of `text` that starts like `form` for at least `minPrefix` characters. */
-function findForm(text: string, form: EchoForm, spans: [number, number][]): void {
-  const pattern = form.start;
-  pattern.lastIndex = 0;
-  for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
-    let end = match.index + form.minPrefix;
-    while (
-      end - match.index < form.text.length &&
-      end < text.length &&
-      sameCharacter(text.charAt(end), form.text.charAt(end - match.index), form.ignoreCase)
-    ) {
-      end++;
-    }
-    spans.push([match.index, end]);
-    pattern.lastIndex = end;
+/** Adds to `spans` every match of `form` in `text`. */
+function findForm(text: string, form: RegExp, spans: [number, number][]): void {
+  form.lastIndex = 0;
+  for (let match = form.exec(text); match !== null; match = form.exec(text)) {
+    spans.push([match.index, match.index + match[0].length]);
   }
-}
-
-function sameCharacter(a: string, b: string, ignoreCase: boolean): boolean {
-  return a === b || (ignoreCase && a.toLowerCase() === b.toLowerCase());
 }
 
 function escapeRegExp(text: string): string {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import bcrypt from 'bcryptjs';
 import type { NextFunction, Request, Response } from 'express';
-import { BcryptSlots, NO_SLOT } from './bcryptSlots.js';
+import { BcryptQueue, QUEUE_FULL } from './bcryptQueue.js';
 
 /** Successful verifications remembered, so a scraper pays bcrypt's cost once, not per scrape. */
 const MAX_REMEMBERED = 100;
@@ -16,17 +16,17 @@ const BCRYPT_WAITING = 8;
 
 /** Sent with every 401 so that browsers and curl know to ask for credentials. */
 export const BASIC_AUTH_CHALLENGE = 'Basic realm="trunk-exporter", charset="UTF-8"';
-/** Seconds a client turned away with 429 (every bcrypt slot taken) is asked to wait. */
+/** Seconds a client turned away with 429 (the bcrypt queue full) is asked to wait. */
 export const AUTH_BUSY_RETRY_AFTER_SECONDS = 1;
 
-/** A credentials check's outcome; `busy`: not checked, every bcrypt slot was taken. */
+/** A credentials check's outcome; `busy`: not checked, the bcrypt queue was full. */
 export type AuthVerdict = 'valid' | 'invalid' | 'busy';
 
 /** Test seams of BasicAuthVerifier. */
 export interface BasicAuthVerifierOptions {
   /** bcrypt's compare; tests wrap it to count or hold the comparisons. */
   readonly compare?: (password: string, hash: string) => Promise<boolean>;
-  /** Milliseconds since the epoch, for how long failures are remembered. */
+  /** Milliseconds since the epoch: how long failures are remembered, and refusals padded. */
   readonly now?: () => number;
 }
 
@@ -34,25 +34,28 @@ export interface BasicAuthVerifierOptions {
  * Checks HTTP basic-auth credentials against bcrypt hashes, as Prometheus's web config does, at a
  * bounded cost: successes are remembered, failures too for a minute (each under a SHA-256 of
  * (username, hash, password), never the password itself), and at most BCRYPT_RUNNING comparisons
- * run at once, so a flood of wrong passwords cannot take the CPU from scrapes. An unknown username
- * is checked against the configured hash of the highest cost, so it costs the same time as any
- * known one and answers cannot tell which usernames exist.
+ * run at once, so a flood of wrong passwords cannot take the CPU from scrapes. A refusal that took
+ * a check is answered no sooner than a comparison against the costliest configured hash takes
+ * (timed once per set of users, then again by each comparison against that hash, so the wait
+ * follows the machine's load), so its time tells neither which usernames exist nor which are
+ * hashed at a lower cost; an unknown username is refused after that wait, without hashing.
  */
 export class BasicAuthVerifier {
   #users: ReadonlyMap<string, string>;
-  #unknownUserHash: string | undefined;
+  /** The costliest hash of #users, and the milliseconds the last comparison against it took. */
+  #costliest: { readonly hash: string | undefined; ms: Promise<number> };
   readonly #remembered = new Set<string>();
   /** Key → when the failure is forgotten; in insertion order, so the first entry is the oldest. */
   readonly #failures = new Map<string, number>();
-  readonly #slots = new BcryptSlots(BCRYPT_RUNNING, BCRYPT_WAITING);
+  readonly #comparisons = new BcryptQueue(BCRYPT_RUNNING, BCRYPT_WAITING);
   readonly #compare: (password: string, hash: string) => Promise<boolean>;
   readonly #now: () => number;
 
   constructor(users: ReadonlyMap<string, string>, options: BasicAuthVerifierOptions = {}) {
     this.#users = users;
-    this.#unknownUserHash = costliestHash(users);
     this.#compare = options.compare ?? bcrypt.compare;
     this.#now = options.now ?? Date.now;
+    this.#costliest = this.#timeCostliest(users);
   }
 
   /** Whether any user is configured; with none, every request is let through. */
@@ -63,7 +66,7 @@ export class BasicAuthVerifier {
   /** Replaces the users (on reload); remembered successes and failures of the old ones are forgotten. */
   setUsers(users: ReadonlyMap<string, string>): void {
     this.#users = users;
-    this.#unknownUserHash = costliestHash(users);
+    this.#costliest = this.#timeCostliest(users);
     this.#remembered.clear();
     this.#failures.clear();
   }
@@ -75,17 +78,21 @@ export class BasicAuthVerifier {
 
   /** Checks `password` against `username`'s hash, or answers `busy` without hashing. */
   async check(username: string, password: string): Promise<AuthVerdict> {
+    const startedAt = this.#now();
     const users = this.#users;
     const hash = users.get(username);
     const key = createHash('sha256')
       .update(JSON.stringify([username, hash ?? '', password]))
       .digest('hex');
     if (hash !== undefined && this.#remembered.has(key)) return 'valid';
+    // A repeated guess is answered at once, whatever the username.
     if (this.#failedRecently(key)) return 'invalid';
-    const against = hash ?? this.#unknownUserHash;
-    if (against === undefined) return 'invalid';
-    const matches = await this.#slots.run(() => this.#compare(password, against));
-    if (matches === NO_SLOT) return 'busy';
+    if (users.size === 0) return 'invalid';
+    // An unknown username still takes its turn in line, so it meets the same `busy` as a known one.
+    const matches = await this.#comparisons.run(() =>
+      hash === undefined ? Promise.resolve(false) : this.#timedCompare(password, hash),
+    );
+    if (matches === QUEUE_FULL) return 'busy';
     const valid = hash !== undefined && matches;
     // Users may have changed while bcrypt ran; remember only what is still true.
     if (this.#users === users) {
@@ -96,7 +103,39 @@ export class BasicAuthVerifier {
         this.#rememberFailure(key);
       }
     }
-    return valid ? 'valid' : 'invalid';
+    if (valid) return 'valid';
+    await this.#padRefusal(startedAt);
+    return 'invalid';
+  }
+
+  /** Waits (a timer, no CPU) until the costliest comparison would have ended, counted from `startedAt`. */
+  async #padRefusal(startedAt: number): Promise<void> {
+    const waitMs = startedAt + (await this.#costliest.ms) - this.#now();
+    if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+  }
+
+  /** Compares, and keeps the time it took when `hash` is the costliest. */
+  async #timedCompare(password: string, hash: string): Promise<boolean> {
+    const startedAt = this.#now();
+    const matches = await this.#compare(password, hash);
+    const costliest = this.#costliest;
+    if (hash === costliest.hash) costliest.ms = Promise.resolve(this.#now() - startedAt);
+    return matches;
+  }
+
+  /** The costliest hash of `users`, timed by one comparison: the one bcrypt run it takes. */
+  #timeCostliest(users: ReadonlyMap<string, string>): {
+    hash: string | undefined;
+    ms: Promise<number>;
+  } {
+    const hash = costliestHash(users);
+    if (hash === undefined) return { hash, ms: Promise.resolve(0) };
+    const startedAt = this.#now();
+    const ms = this.#compare('', hash).then(
+      () => this.#now() - startedAt,
+      () => this.#now() - startedAt,
+    );
+    return { hash, ms };
   }
 
   #failedRecently(key: string): boolean {
@@ -117,14 +156,34 @@ export class BasicAuthVerifier {
   }
 }
 
-/** The hash of the highest bcrypt cost (`$2y$12$…` → 12); the first of equals. */
+/** The cost of a bcrypt hash (`$2y$12$…` → 12); 0 for anything else. */
+function bcryptCost(hash: string): number {
+  return Number(/^\$2[aby]\$(\d{2})\$/.exec(hash)?.[1] ?? 0);
+}
+
+/** The hash of the highest bcrypt cost; the first of equals. */
 function costliestHash(users: ReadonlyMap<string, string>): string | undefined {
   let costliest: { hash: string; cost: number } | undefined;
   for (const hash of users.values()) {
-    const cost = Number(/^\$2[aby]\$(\d{2})\$/.exec(hash)?.[1] ?? 0);
+    const cost = bcryptCost(hash);
     if (costliest === undefined || cost > costliest.cost) costliest = { hash, cost };
   }
   return costliest?.hash;
+}
+
+/**
+ * A warning when the users' hashes have different bcrypt costs: every refused request then waits
+ * as long as the costliest comparison, and a right password answers at its own cost.
+ */
+export function bcryptCostWarning(users: ReadonlyMap<string, string>): string | undefined {
+  const costs = new Map(Array.from(users, ([username, hash]) => [username, bcryptCost(hash)]));
+  const distinct = new Set(costs.values());
+  if (distinct.size < 2) return undefined;
+  const listed = Array.from(costs, ([username, cost]) => `${username}: ${cost}`).join(', ');
+  return (
+    `server.basicAuthUsers: the bcrypt costs differ (${listed}); every refused request waits as ` +
+    `long as a cost-${Math.max(...distinct)} comparison, so hash every user at the same cost`
+  );
 }
 
 /** Express middleware: 401 with a Basic challenge unless the request carries valid credentials. */

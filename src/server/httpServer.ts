@@ -4,6 +4,7 @@ import { createServer as createTlsServer } from 'node:https';
 import type { Server as TlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { ServerTls } from '../config/types.js';
+import { PeerConnectionCap } from './peerConnections.js';
 
 /**
  * How long close() lets in-flight scrapes finish before it cuts their connections: a scrape renders
@@ -23,6 +24,8 @@ const UNSPECIFIED_ADDRESSES = new Set(['0.0.0.0', '::']);
 export interface ConnectionLimits {
   /** Connections held at once (`server.maxConnections`). */
   readonly maxConnections: number;
+  /** Connections held at once from one client address (`server.maxConnectionsPerAddress`). */
+  readonly maxConnectionsPerAddress: number;
   /** From the connection (or the previous request) to the end of the request headers. */
   readonly headersTimeoutMs: number;
   /** From the connection to the end of the whole request; a scrape has no body. */
@@ -34,6 +37,7 @@ export interface ConnectionLimits {
 /** The metrics listener's limits; `maxConnections` is the config's default. */
 export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
   maxConnections: 512,
+  maxConnectionsPerAddress: 64,
   headersTimeoutMs: 5_000,
   requestTimeoutMs: 10_000,
   checkIntervalMs: 1_000,
@@ -47,6 +51,8 @@ export interface RunningHttpServer {
   updateTls(tls: ServerTls): boolean;
   /** Applies a new `server.maxConnections` (on reload); connections already held stay. */
   setMaxConnections(maxConnections: number): void;
+  /** Applies a new `server.maxConnectionsPerAddress` (on reload); connections already held stay. */
+  setMaxConnectionsPerAddress(maxConnectionsPerAddress: number): void;
   /** Stops accepting connections and resolves once every connection is closed. */
   close(): Promise<void>;
 }
@@ -62,10 +68,13 @@ export function startHttpServer(
   tls?: ServerTls,
   limits: Partial<ConnectionLimits> = {},
 ): Promise<RunningHttpServer> {
-  const { maxConnections, headersTimeoutMs, requestTimeoutMs, checkIntervalMs } = {
-    ...DEFAULT_CONNECTION_LIMITS,
-    ...limits,
-  };
+  const {
+    maxConnections,
+    maxConnectionsPerAddress,
+    headersTimeoutMs,
+    requestTimeoutMs,
+    checkIntervalMs,
+  } = { ...DEFAULT_CONNECTION_LIMITS, ...limits };
   const timeouts = {
     headersTimeout: headersTimeoutMs,
     requestTimeout: requestTimeoutMs,
@@ -86,6 +95,8 @@ export function startHttpServer(
           app,
         );
   server.maxConnections = maxConnections;
+  const peers = new PeerConnectionCap(maxConnectionsPerAddress);
+  peers.attach(server);
   return new Promise((resolve, reject) => {
     const onError = (error: Error): void => {
       reject(error);
@@ -107,6 +118,9 @@ export function startHttpServer(
         },
         setMaxConnections(next) {
           server.maxConnections = next;
+        },
+        setMaxConnectionsPerAddress(next) {
+          peers.setMaxPerAddress(next);
         },
         close: () => closeServer(server),
       });

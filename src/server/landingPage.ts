@@ -94,7 +94,7 @@ function renderMergeQueues(statuses: readonly TargetStatus[], data: LandingPageD
   const rows = statuses.map((status) => {
     const snapshot = status.snapshot?.kind === 'merge_queue' ? status.snapshot : undefined;
     return row([
-      `<code>${escapeHtml(status.target.repo)}</code>`,
+      `<code>${escapeHtml(status.target.repo)}</code>${discoveredMark(status)}`,
       `<code>${escapeHtml(status.target.branch)}</code>`,
       snapshot === undefined ? '' : renderQueueState(snapshot.state),
       numberCell(snapshot?.pullRequests.length),
@@ -123,12 +123,17 @@ function renderMergeQueues(statuses: readonly TargetStatus[], data: LandingPageD
   );
 }
 
+/** Says that a target was found by discovery rather than listed in the configuration. */
+function discoveredMark(status: TargetStatus): string {
+  return status.target.discovered === true ? ' <small>(discovered)</small>' : '';
+}
+
 function renderQuarantineLists(statuses: readonly TargetStatus[], data: LandingPageData): string {
   const rows = statuses.map((status) => {
     const snapshot: FlakyTestsSnapshot | undefined =
       status.snapshot?.kind === 'flaky_tests' ? status.snapshot : undefined;
     return row([
-      `<code>${escapeHtml(status.target.repo)}</code>`,
+      `<code>${escapeHtml(status.target.repo)}</code>${discoveredMark(status)}`,
       numberCell(snapshot?.quarantined),
       ...pollCells(status, data),
       ...webhookCells(status, data),

@@ -21,6 +21,7 @@ export class SnapshotStore {
   private readonly hiddenViews = new WeakMap<TargetStatus, TargetStatus>();
   private changeCount = 0;
   private readonly listeners = new Set<TargetChangeListener>();
+  #awaitingDiscovery = false;
   /** viewKey()'s last answer, and the success time of the target that will change it first. */
   private view:
     { changeCount: number; key: string; nextToTurnStale: number | undefined } | undefined;
@@ -43,6 +44,14 @@ export class SnapshotStore {
   subscribe(listener: TargetChangeListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * While discovery has not read the organization's merge queues once, the targets are not all
+   * known yet, so not all polled (readiness waits for it).
+   */
+  awaitDiscovery(awaiting: boolean): void {
+    this.#awaitingDiscovery = awaiting;
   }
 
   /** Makes the configured targets the only ones known: new ones start unpolled, removed ones vanish. */
@@ -155,6 +164,11 @@ export class SnapshotStore {
   }
 
   /** The flow ledger as of the target's last successful poll, stale or not (the poller diffs against it). */
+  /** The target's last good snapshot (stale or not); undefined before its first success. */
+  lastSnapshot(target: Target): Snapshot | undefined {
+    return this.entries.get(targetKey(target))?.snapshot;
+  }
+
   queueFlow(target: Target): QueueFlow | undefined {
     return this.entries.get(targetKey(target))?.queueFlow;
   }
@@ -223,6 +237,7 @@ export class SnapshotStore {
 
   /** True once every configured target has finished at least one poll, successfully or not. */
   allPolledOnce(): boolean {
+    if (this.#awaitingDiscovery) return false;
     for (const status of this.entries.values()) {
       if (status.up === undefined) return false;
     }

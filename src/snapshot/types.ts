@@ -13,6 +13,8 @@ export interface Target {
   readonly repo: string;
   /** Target branch; '' for `flaky_tests`, which is per repository. */
   readonly branch: string;
+  /** Found through API v2 discovery rather than listed in the file (the landing page says so). */
+  readonly discovered?: boolean;
 }
 
 /** Stable key of a target, for maps. */
@@ -41,6 +43,9 @@ export const KNOWN_PRIORITY_NAMES = ['urgent', 'high', 'medium', 'low'] as const
 /** The PR state used when neither the queue item nor a lookup says what it is. */
 export const UNKNOWN_STATE = 'unknown';
 
+/** The priority name used when the queue item has none. */
+export const UNKNOWN_PRIORITY = 'unknown';
+
 /** Readiness rules of trunk-api-v1.md 2.7 that can keep a `not_ready` PR from testing. */
 export const BLOCKED_REASONS = [
   'base_branch_mismatch',
@@ -48,6 +53,26 @@ export const BLOCKED_REASONS = [
   'impacted_targets_missing',
 ] as const;
 export type BlockedReason = (typeof BLOCKED_REASONS)[number];
+
+/**
+ * The host's reasons a PR is not mergeable (API v2 `mergeabilityDetails.reasons[].code`, in v1's
+ * snake_case), each always exported; other codes follow as they come, at most
+ * MAX_UNKNOWN_NOT_MERGEABLE_REASONS per queue, the rest counted as `other`.
+ */
+export const NOT_MERGEABLE_REASONS = [
+  'conflict',
+  'behind',
+  'draft',
+  'closed',
+  'pending',
+  'awaiting_check',
+  'failing_check',
+  'review_required',
+  'changes_requested',
+  'stack_needs_rebase',
+  'other',
+] as const;
+export const MAX_UNKNOWN_NOT_MERGEABLE_REASONS = 20;
 
 /** Queue settings exported as `trunk_merge_queue_setting_enabled{setting}`. */
 export const QUEUE_SETTINGS = [
@@ -64,12 +89,10 @@ export interface PullRequestSnapshot {
   readonly number: number;
   /** From the queue item, else from getSubmittedPullRequest, else `unknown`. */
   readonly state: string;
+  /** From the queue item, else `unknown`. */
   readonly priorityName: string;
-  readonly priorityValue: number;
   /** Unix seconds; undefined when the API sent no parseable timestamp. */
   readonly stateChangedAt: number | undefined;
-  readonly sha: string;
-  readonly skipTheLine: boolean;
   /** Failing readiness rules; empty unless the PR is `not_ready` and its readiness was looked up. */
   readonly blockedReasons: readonly BlockedReason[];
 }
@@ -96,6 +119,8 @@ export interface MergeQueueSnapshot {
   readonly pullRequests: readonly PullRequestSnapshot[];
   /** False when readiness was not looked up (pullRequestDetails off): blocked counts are unknown. */
   readonly readinessKnown: boolean;
+  /** PRs per host reason for not being mergeable (API v2 only; undefined from API v1). */
+  readonly notMergeableReasons?: ReadonlyMap<string, number> | undefined;
 }
 
 /**

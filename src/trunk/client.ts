@@ -18,7 +18,6 @@ import {
   parseRetryAfter,
   resolveRetrySettings,
 } from './retryPolicy.js';
-import type { RequestPriority } from './requestLimiter.js';
 import type { RetrySettings } from './retryPolicy.js';
 import {
   ENDPOINTS,
@@ -28,7 +27,8 @@ import {
 } from './schemas.js';
 import type { MergeQueue, QuarantinedTestsPage, RepoRef, SubmittedPullRequest } from './schemas.js';
 import { TrunkTransport } from './transport.js';
-import type { CallTarget } from './transport.js';
+import type { ApiRequest, CallTarget } from './transport.js';
+import { parseErrorEnvelope } from './v2Errors.js';
 
 /**
  * trunk.maxResponseBytes's default: a 10,000-PR getQueue answer is about 3.7 MB and a 100-row
@@ -39,9 +39,12 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 
 /** How a TrunkClient reaches the API and how hard it may push it. */
 export interface TrunkClientOptions {
-  /** Base URL ending in /v1 (may have a path prefix); a trailing slash is tolerated. */
+  /** The API's host (may have a path prefix); a trailing `/v1` or slash is tolerated. */
   apiUrl: string;
-  token: Secret;
+  /** The API v1 token; v1 calls fail without it. */
+  token?: Secret | undefined;
+  /** The API v2 key; v2 reads fail without it. */
+  apiKey?: Secret | undefined;
   /** Per attempt: connect + headers + body. */
   timeoutSeconds: number;
   maxConcurrentRequests: number;
@@ -55,8 +58,6 @@ export interface TrunkClientOptions {
   random?: () => number;
   /** Sent as `User-Agent: trunk-exporter/<version>`. */
   version?: string;
-  /** How many targets share this client's limits, read as it goes (see RequestLimiter). */
-  targets?: () => number;
 }
 
 /** Per-call controls. */
@@ -64,18 +65,17 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Epoch ms: no retry wait may end after it. */
   deadlineMs?: number;
-  /** `follow_up` for a call that continues a poll already in progress (see RequestLimiter). */
-  priority?: RequestPriority;
 }
 
 /** Reports the anomalies of a parsed response and returns it made harmless (responseAnomalies.ts). */
-type ResponseCheck<T> = (value: T, report: AnomalyReport) => T;
+type ResponseCheck<R, T> = (value: R, report: AnomalyReport) => T;
 
 type ErrorFactory = (
   reason: TrunkApiErrorReason,
   status: number | undefined,
   detail: string,
   cause?: unknown,
+  code?: string,
 ) => TrunkApiError;
 
 /**
@@ -84,7 +84,8 @@ type ErrorFactory = (
  */
 export class TrunkClient {
   readonly #transport: TrunkTransport;
-  readonly #token: Secret;
+  readonly #token: Secret | undefined;
+  readonly #apiKey: Secret | undefined;
   readonly #observer: ApiCallObserver;
   readonly #logger: Logger;
   readonly #retry: RetrySettings;
@@ -106,6 +107,7 @@ export class TrunkClient {
       throw new RangeError(`timeoutSeconds must be > 0, got ${options.timeoutSeconds}`);
     }
     this.#token = options.token;
+    this.#apiKey = options.apiKey;
     this.#observer = options.observer;
     this.#logger = options.logger;
     this.#retry = resolveRetrySettings(options.retry);
@@ -113,13 +115,13 @@ export class TrunkClient {
     this.#transport = new TrunkTransport({
       apiUrl: options.apiUrl,
       token: options.token,
+      apiKey: options.apiKey,
       timeoutMs: Math.ceil(options.timeoutSeconds * 1000),
       maxConcurrentRequests: options.maxConcurrentRequests,
       maxRequestsPerSecond: options.maxRequestsPerSecond,
       maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
       observer: options.observer,
       userAgent: `trunk-exporter/${options.version ?? 'dev'}`,
-      ...(options.targets === undefined ? {} : { targets: options.targets }),
     });
   }
 
@@ -131,7 +133,7 @@ export class TrunkClient {
   ): Promise<MergeQueue> {
     const target = { endpoint: ENDPOINTS.getQueue, repo: repoName(repo), branch: targetBranch };
     const body = { repo: repoBody(repo), targetBranch };
-    return this.#call(target, body, mergeQueueSchema, checkQueue, options);
+    return this.#call(target, v1Request(target, body), mergeQueueSchema, checkQueue, options);
   }
 
   /** undefined when the API answers 404 (PR left the queue or was never submitted). */
@@ -149,7 +151,7 @@ export class TrunkClient {
     const body = { repo: repoBody(repo), pr: { number: prNumber }, targetBranch };
     return this.#call(
       target,
-      body,
+      v1Request(target, body),
       submittedPullRequestSchema,
       checkSubmittedPullRequest,
       options,
@@ -174,7 +176,29 @@ export class TrunkClient {
       org_url_slug: orgUrlSlug,
       page_query: { page_size: page.pageSize, page_token: page.pageToken },
     };
-    return this.#call(target, body, quarantinedTestsPageSchema, checkQuarantinedTestsPage, options);
+    return this.#call(
+      target,
+      v1Request(target, body),
+      quarantinedTestsPageSchema,
+      checkQuarantinedTestsPage,
+      options,
+    );
+  }
+
+  /**
+   * One API v2 read: a GET of `/v2/<path>` under the same limits, queue, retries and observer as
+   * every v1 call (v2Client.ts names the reads). `onNotFound` says what a 404 means where it is an
+   * answer rather than an error.
+   */
+  async readV2<T, N = never>(
+    target: CallTarget,
+    path: string,
+    schema: z.ZodType<T>,
+    options: CallOptions = {},
+    onNotFound?: () => N,
+  ): Promise<T | N> {
+    const request: ApiRequest = { api: 'v2', path };
+    return this.#call(target, request, schema, (value) => value, options, onNotFound);
   }
 
   /** Epoch ms until which a 429's Retry-After holds every request back (0 or past when not paused). */
@@ -206,15 +230,15 @@ export class TrunkClient {
   }
 
   /** Runs a call, counted as active until it settles (see retire()). */
-  #call<T, N = never>(
+  #call<R, T, N = never>(
     target: CallTarget,
-    requestBody: unknown,
-    schema: z.ZodType<T>,
-    check: ResponseCheck<T>,
+    request: ApiRequest,
+    schema: z.ZodType<R>,
+    check: ResponseCheck<R, T>,
     options: CallOptions,
     onNotFound?: () => N,
   ): Promise<T | N> {
-    const call = this.#attempts(target, requestBody, schema, check, options, onNotFound);
+    const call = this.#attempts(target, request, schema, check, options, onNotFound);
     this.#active.add(call);
     const forget = (): void => {
       this.#active.delete(call);
@@ -233,31 +257,40 @@ export class TrunkClient {
   }
 
   /** Runs attempts until one succeeds, one fails for good, or the next wait would pass the deadline. */
-  async #attempts<T, N = never>(
+  async #attempts<R, T, N = never>(
     target: CallTarget,
-    requestBody: unknown,
-    schema: z.ZodType<T>,
-    check: ResponseCheck<T>,
+    request: ApiRequest,
+    schema: z.ZodType<R>,
+    check: ResponseCheck<R, T>,
     options: CallOptions,
     /** What a 404 means, for the endpoint where it is an answer rather than an error. */
     onNotFound?: () => N,
   ): Promise<T | N> {
     const signal =
       options.signal === undefined ? this.#closing.signal : this.#joined(options.signal);
-    const payload = JSON.stringify(requestBody);
+    const credential = request.api === 'v1' ? this.#token : this.#apiKey;
+    if (credential === undefined) {
+      throw new TrunkApiError({
+        ...target,
+        reason: 'no_credential',
+        status: undefined,
+        requestId: undefined,
+        attempts: 0,
+        detail: `not sent: API ${request.api} needs ${request.api === 'v1' ? 'trunk.token' : 'trunk.apiKey'}, which is not set`,
+      });
+    }
     for (let attempt = 1; ; attempt += 1) {
       // A 429's pause that would hold this attempt past the deadline (set before it, or by another
       // call while it queues) would freeze the poll's schedule: the transport fails it unsent
       // (rate_limited), and the next poll tries once the pause is over.
       const outcome = await this.#transport.send(
         target,
-        payload,
+        request,
         signal,
         attempt,
-        options.priority,
         options.deadlineMs,
       );
-      const failed: ErrorFactory = (reason, status, detail, cause) =>
+      const failed: ErrorFactory = (reason, status, detail, cause, code) =>
         new TrunkApiError({
           ...target,
           reason,
@@ -266,6 +299,7 @@ export class TrunkClient {
           attempts: attempt,
           detail: scrubSecrets(detail, this.#secrets()),
           ...(cause === undefined ? {} : { cause }),
+          ...(code === undefined ? {} : { code }),
         });
 
       let error: TrunkApiError;
@@ -279,9 +313,13 @@ export class TrunkClient {
       } else if (outcome.status === 404 && onNotFound !== undefined) {
         return onNotFound();
       } else {
-        const excerpt = bodyExcerpt(outcome.text, this.#secrets());
-        const detail = `HTTP ${outcome.status}${excerpt === '' ? '' : `: "${excerpt}"`}`;
-        error = failed('http_status', outcome.status, detail);
+        // v2 answers carry {error: {code, message}} except where an edge or the rate limiter
+        // answered; the code is what to branch on and what to search Trunk's docs for.
+        const envelope = request.api === 'v2' ? parseErrorEnvelope(outcome.text) : undefined;
+        const excerpt = bodyExcerpt(envelope?.message ?? outcome.text, this.#secrets());
+        const code = envelope === undefined ? '' : ` ${bodyExcerpt(envelope.code, [])}`;
+        const detail = `HTTP ${outcome.status}${code}${excerpt === '' ? '' : `: "${excerpt}"`}`;
+        error = failed('http_status', outcome.status, detail, undefined, envelope?.code);
         if (!RETRYABLE_STATUSES.has(outcome.status)) throw error;
         // A 429's Retry-After has already paused every call of the transport (see send()).
         retryAfterMs = parseRetryAfter(outcome.headers['retry-after'], Date.now());
@@ -318,10 +356,10 @@ export class TrunkClient {
     }
   }
 
-  #parse<T>(
+  #parse<R, T>(
     target: CallTarget,
-    schema: z.ZodType<T>,
-    check: ResponseCheck<T>,
+    schema: z.ZodType<R>,
+    check: ResponseCheck<R, T>,
     status: number,
     text: string,
     failed: ErrorFactory,
@@ -347,8 +385,14 @@ export class TrunkClient {
   }
 
   #secrets(): readonly string[] {
-    return [this.#token.reveal()];
+    return [this.#token, this.#apiKey].flatMap((secret) =>
+      secret === undefined ? [] : [secret.reveal()],
+    );
   }
+}
+
+function v1Request(target: CallTarget, body: unknown): ApiRequest {
+  return { api: 'v1', path: target.endpoint, body: JSON.stringify(body) };
 }
 
 function repoBody(repo: RepoRef): RepoRef {

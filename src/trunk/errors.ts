@@ -6,6 +6,7 @@ import type { Endpoint } from './schemas.js';
  * Why a Trunk API call failed; `http_status`, `timeout` and `network_error` may have been retried.
  * `rate_limited`: not sent at all, because a Retry-After pause outlasts the caller's deadline.
  * `response_too_large`: a 2xx body over trunk.maxResponseBytes, never retried (it would be again).
+ * `no_credential`: not sent, because the API version it needs has no credential configured.
  */
 export type TrunkApiErrorReason =
   | 'http_status'
@@ -14,7 +15,8 @@ export type TrunkApiErrorReason =
   | 'response_too_large'
   | 'schema_mismatch'
   | 'aborted'
-  | 'rate_limited';
+  | 'rate_limited'
+  | 'no_credential';
 
 /** Everything a TrunkApiError carries; `detail` must already be free of secrets. */
 export interface TrunkApiErrorDetails {
@@ -29,6 +31,8 @@ export interface TrunkApiErrorDetails {
   /** What went wrong, e.g. `HTTP 503: "no healthy upstream"`. */
   readonly detail: string;
   readonly cause?: unknown;
+  /** API v2's `error.code` (`MERGE_QUEUE_NOT_FOUND`…), when the answer had the envelope. */
+  readonly code?: string;
 }
 
 /** A failed Trunk API call, with the context an operator needs to find it in Trunk's logs. */
@@ -45,6 +49,7 @@ export class TrunkApiError extends Error {
   readonly status: number | undefined;
   readonly requestId: string | undefined;
   readonly attempts: number;
+  readonly code: string | undefined;
 
   constructor(details: TrunkApiErrorDetails) {
     super(
@@ -58,6 +63,7 @@ export class TrunkApiError extends Error {
     this.status = details.status;
     this.requestId = details.requestId;
     this.attempts = details.attempts;
+    this.code = details.code;
   }
 }
 

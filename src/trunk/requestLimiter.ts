@@ -1,36 +1,25 @@
+// The one queue every Trunk API request waits in: the organization's budget, shared by all targets.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { FairSlots, type RequestPriority } from './fairSlots.js';
-import { suspectAfterMs, type RequestOutcome } from './flowStanding.js';
 
-/** Limits shared by every call of one client. */
+/** Limits shared by every request of one client. */
 export interface RequestLimiterOptions {
   readonly maxConcurrent: number;
   readonly maxPerSecond: number;
   /** Epoch milliseconds; injectable for tests. */
   readonly now?: () => number;
-  /**
-   * How many targets share these limits (read at each decision, so a reload may change it). When
-   * absent, a target counts as sharing them once it has asked for a slot in the last minute.
-   */
-  readonly targets?: () => number;
-  /**
-   * The attempt timeout in ms, from which the time after which a running request makes its target
-   * suspect of hanging is derived (suspectAfterMs()); default 10 s.
-   */
-  readonly timeoutMs?: number;
 }
 
-export type { RequestPriority } from './fairSlots.js';
-export type { RequestOutcome } from './flowStanding.js';
+/**
+ * How a sent request ended: `answered` (any HTTP status, or a body over the size cap), or `failed`
+ * (a timeout or a network error: the slot may have been held for the whole timeout).
+ */
+export type RequestOutcome = 'answered' | 'failed';
 
 /**
- * Gives back a concurrency slot, saying how the request ended (see RequestOutcome; leave it out
- * when the request was not sent or was aborted); calling it twice is harmless.
+ * Gives back a slot, saying how the request ended (leave it out when it was not sent or was
+ * aborted: that says nothing about its target); calling it twice is harmless.
  */
 export type ReleaseSlot = (outcome?: RequestOutcome) => void;
-
-/** The default attempt timeout (trunk.timeoutSeconds: 10). */
-const DEFAULT_TIMEOUT_MS = 10_000;
 
 /** acquire() gave up: a pause holds every request past the time this one had to start by. */
 export class PausedPastStartBy extends Error {
@@ -44,24 +33,43 @@ export class PausedPastStartBy extends Error {
   }
 }
 
-/** The flow of requests that name none (one flow for everything, as before flows existed). */
-const DEFAULT_FLOW = '';
+interface Waiter {
+  readonly queue: Set<Waiter>;
+  /** Its place in arrival order across both queues. */
+  readonly arrival: number;
+  readonly signal: AbortSignal | undefined;
+  readonly onAbort: () => void;
+  readonly resolve: () => void;
+}
 
 /**
- * Gatekeeper in front of every HTTP attempt: at most `maxConcurrent` in flight, starts spaced by a
- * token bucket of depth one (so no second ever sees more than `maxPerSecond` starts, even right
- * after an idle spell: Trunk's limit is per organization and other tokens share it; above 1,000 a
- * second, give or take a millisecond's worth), and a global pause that a 429 with `Retry-After`
- * sets for everybody.
+ * Gatekeeper in front of every HTTP attempt, whatever its endpoint: at most `maxConcurrent` in
+ * flight, served in arrival order; starts spaced by a token bucket of depth one (so no second ever
+ * sees more than `maxPerSecond` starts, even right after an idle spell: Trunk's limit is per
+ * organization and other tokens share it; above 1,000 a second, give or take a millisecond's
+ * worth); and a global pause that a 429 with `Retry-After` sets for everybody.
  *
- * Concurrency slots are shared between targets in turn (FairSlots, where the rule is explained), and
- * starts follow grants (a slot is taken before the start time is reserved), so the rate is shared
- * the same way.
+ * Arrival order is fair between targets because each poll keeps only a few requests in progress
+ * (poller/lookupFanOut.ts). One rule on top, the last slot: once some target has been answered,
+ * requests of targets whose latest request got no answer (it timed out or failed on the network,
+ * or none has ended yet) hold at most all slots but one, so that targets that never answer,
+ * however many, cannot keep an answering target waiting for their timeouts.
  */
 export class RequestLimiter {
+  readonly #maxConcurrent: number;
+  /** Slots that requests of unanswered targets may hold together while some target is answered. */
+  readonly #maxUnanswered: number;
   readonly #intervalMs: number;
   readonly #now: () => number;
-  readonly #slots: FairSlots;
+  /** Requests of answered targets waiting for a slot, in arrival order (Sets: no Array#shift copy). */
+  readonly #waiting = new Set<Waiter>();
+  /** Requests of the other targets waiting for a slot, in arrival order. */
+  readonly #unansweredWaiting = new Set<Waiter>();
+  /** Targets whose latest sent request got an answer. */
+  readonly #answered = new Set<string>();
+  #arrivals = 0;
+  #inFlight = 0;
+  #unansweredInFlight = 0;
   #nextStartAt = 0;
   #pausedUntil = 0;
 
@@ -74,14 +82,10 @@ export class RequestLimiter {
     if (!(options.maxPerSecond > 0) || !Number.isFinite(options.maxPerSecond)) {
       throw new RangeError(`maxRequestsPerSecond must be > 0, got ${options.maxPerSecond}`);
     }
+    this.#maxConcurrent = options.maxConcurrent;
+    this.#maxUnanswered = Math.max(1, options.maxConcurrent - 1);
     this.#intervalMs = 1000 / options.maxPerSecond;
     this.#now = options.now ?? Date.now;
-    this.#slots = new FairSlots({
-      maxConcurrent: options.maxConcurrent,
-      now: this.#now,
-      targets: options.targets,
-      suspectAfterMs: suspectAfterMs(options.timeoutMs ?? DEFAULT_TIMEOUT_MS),
-    });
   }
 
   /** Epoch ms until which no request may start (0 when not paused). */
@@ -95,29 +99,27 @@ export class RequestLimiter {
   }
 
   /**
-   * Waits for a slot, the rate limit and any pause; rejects with the signal's reason on abort, and
-   * with PausedPastStartBy when a pause would hold the request past `startBy` (epoch ms), however
-   * the pause began: before the call, or while it waited for a slot or slept. `flow` names the
-   * target the request is for; flows share the slots in turn, and flows whose requests hang
-   * cannot take the last one (FairSlots).
-   * The caller must call the returned function once the attempt (body included) is over, with its
-   * outcome if it was sent.
+   * Waits for a slot, the rate limit and any pause, for a request of `target` (any key naming who
+   * it is for); rejects with the signal's reason on abort, and with PausedPastStartBy when a pause
+   * would hold the request past `startBy` (epoch ms), however the pause began: before the call, or
+   * while it waited for a slot or slept. The caller must call the returned function once the
+   * attempt (body included) is over, with its outcome if it was sent.
    */
-  async acquire(
-    signal?: AbortSignal,
-    priority: RequestPriority = 'new_poll',
-    startBy?: number,
-    flow: string = DEFAULT_FLOW,
-  ): Promise<ReleaseSlot> {
+  async acquire(target: string, signal?: AbortSignal, startBy?: number): Promise<ReleaseSlot> {
     signal?.throwIfAborted();
     // Before queueing for a slot too: a request that cannot start in time must not wait for one.
     this.#checkStartBy(startBy);
-    const grant = await this.#slots.take(signal, priority, flow);
+    const unanswered = !this.#answered.has(target);
+    await this.#takeSlot(unanswered ? this.#unansweredWaiting : this.#waiting, signal);
     let released = false;
     const release: ReleaseSlot = (outcome) => {
       if (released) return;
       released = true;
-      this.#slots.release(grant, outcome);
+      if (outcome === 'answered') this.#answered.add(target);
+      else if (outcome === 'failed') this.#answered.delete(target);
+      this.#inFlight -= 1;
+      if (unanswered) this.#unansweredInFlight -= 1;
+      this.#dispatch();
     };
     try {
       await this.#waitForStart(signal, startBy);
@@ -125,9 +127,43 @@ export class RequestLimiter {
       release();
       throw error;
     }
-    // From here the request runs: waiting for the rate or a Retry-After pause is not hanging.
-    this.#slots.started(grant);
     return release;
+  }
+
+  #takeSlot(queue: Set<Waiter>, signal: AbortSignal | undefined): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      // The signal's reason as given, like every other wait the client ends on abort.
+      const fail: (reason: unknown) => void = reject;
+      const onAbort = (): void => {
+        queue.delete(waiter);
+        fail(signal?.reason);
+      };
+      const waiter: Waiter = { queue, arrival: this.#arrivals++, signal, onAbort, resolve };
+      queue.add(waiter);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#dispatch();
+    });
+  }
+
+  /** Hands free slots to waiting requests, oldest first, unanswered targets within their share. */
+  #dispatch(): void {
+    while (this.#inFlight < this.#maxConcurrent) {
+      const next = first(this.#waiting);
+      // Until some target is answered (at start) there is nobody to keep the last slot for.
+      const unansweredMayTake =
+        this.#answered.size === 0 || this.#unansweredInFlight < this.#maxUnanswered;
+      const unanswered = unansweredMayTake ? first(this.#unansweredWaiting) : undefined;
+      const chosen =
+        unanswered !== undefined && (next === undefined || unanswered.arrival < next.arrival)
+          ? unanswered
+          : next;
+      if (chosen === undefined) return;
+      chosen.queue.delete(chosen);
+      chosen.signal?.removeEventListener('abort', chosen.onAbort);
+      this.#inFlight += 1;
+      if (chosen.queue === this.#unansweredWaiting) this.#unansweredInFlight += 1;
+      chosen.resolve();
+    }
   }
 
   #checkStartBy(startBy: number | undefined): void {
@@ -153,4 +189,8 @@ export class RequestLimiter {
       if (this.#now() >= this.#pausedUntil) return;
     }
   }
+}
+
+function first<T>(set: Set<T>): T | undefined {
+  return set.values().next().value;
 }

@@ -2,13 +2,16 @@
 // interpreted: each is reported (trunk_exporter_api_anomalies_total) and made harmless here, so no
 // poll, lookup or flow counter ever sees it.
 import type { ApiAnomalyKind } from './observer.js';
-import type {
-  EnqueuedPullRequest,
-  MergeQueue,
-  QuarantinedTestsPage,
-  SubmittedPullRequest,
+import {
+  UNUSABLE_ITEM,
+  type EnqueuedPullRequest,
+  type MergeQueue,
+  type MergeQueueResponse,
+  type QuarantinedTestsPage,
+  type QuarantinedTestsPageResponse,
+  type SubmittedPullRequest,
 } from './schemas.js';
-import { isOutOfExportBounds, parseRfc3339 } from './timestamps.js';
+import { isExportableMs, parseRfc3339 } from './timestamps.js';
 
 /** Reports `count` anomalies of `kind` in the response at hand. */
 export type AnomalyReport = (kind: ApiAnomalyKind, count: number) => void;
@@ -18,7 +21,11 @@ export type AnomalyReport = (kind: ApiAnomalyKind, count: number) => void;
  * stateChangedAt (the first of equals) stays, in its place. Counting both would double the PR in
  * every count and look it up twice; keeping one by list order would flip its state poll by poll.
  */
-export function checkQueue(queue: MergeQueue, report: AnomalyReport): MergeQueue {
+export function checkQueue(response: MergeQueueResponse, report: AnomalyReport): MergeQueue {
+  const queue = {
+    ...response,
+    enqueuedPullRequests: usableItems(response.enqueuedPullRequests, report),
+  };
   const items = queue.enqueuedPullRequests;
   // Most queues have no duplicate: found with a set of numbers, before any timestamp is read.
   const numbers = new Set<number>();
@@ -32,7 +39,7 @@ export function checkQueue(queue: MergeQueue, report: AnomalyReport): MergeQueue
     report('duplicate_pr', items.length - numbers.size);
     checked = { ...queue, enqueuedPullRequests: latestEntries(items, repeated) };
   }
-  reportOutOfRange(
+  reportTimestamps(
     checked.enqueuedPullRequests.map((item) => item.stateChangedAt),
     report,
   );
@@ -47,8 +54,11 @@ function latestEntries(
   const latest = new Map<number, { readonly index: number; readonly at: number }>();
   items.forEach((item, index) => {
     if (!repeated.has(item.prNumber)) return;
-    // The schema has checked the format: never undefined here.
-    const at = parseRfc3339(item.stateChangedAt) ?? Number.NEGATIVE_INFINITY;
+    // An entry without a usable timestamp is the oldest.
+    const at =
+      item.stateChangedAt === undefined
+        ? Number.NEGATIVE_INFINITY
+        : (parseRfc3339(item.stateChangedAt) ?? Number.NEGATIVE_INFINITY);
     const kept = latest.get(item.prNumber);
     if (kept === undefined || at > kept.at) latest.set(item.prNumber, { index, at });
   });
@@ -57,32 +67,51 @@ function latestEntries(
   );
 }
 
-/** Reports a stateChangedAt outside 2000-2100. */
+/** Reports a stateChangedAt that is not an RFC 3339 date-time or lies outside 2000-2100. */
 export function checkSubmittedPullRequest(
   pr: SubmittedPullRequest,
   report: AnomalyReport,
 ): SubmittedPullRequest {
-  reportOutOfRange([pr.stateChangedAt], report);
+  reportTimestamps([pr.stateChangedAt], report);
   return pr;
 }
 
-/** Reports each quarantined_at outside 2000-2100. */
+/** Drops and reports unusable rows; reports each quarantined_at that cannot be exported. */
 export function checkQuarantinedTestsPage(
-  page: QuarantinedTestsPage,
+  response: QuarantinedTestsPageResponse,
   report: AnomalyReport,
 ): QuarantinedTestsPage {
-  reportOutOfRange(
+  const page = { ...response, quarantined_tests: usableItems(response.quarantined_tests, report) };
+  reportTimestamps(
     page.quarantined_tests.map((test) => test.quarantined_at),
     report,
   );
   return page;
 }
 
-function reportOutOfRange(
+/** The items that fit their schema, in order; the others are reported as `invalid_item`. */
+function usableItems<T>(items: readonly (T | typeof UNUSABLE_ITEM)[], report: AnomalyReport): T[] {
+  const usable = items.filter((item): item is T => item !== UNUSABLE_ITEM);
+  if (usable.length < items.length) report('invalid_item', items.length - usable.length);
+  return usable;
+}
+
+/**
+ * Reports the timestamps present that are not RFC 3339 date-times (`invalid_field`) and those
+ * outside 2000-2100 (`timestamp_out_of_range`). Neither is ever exported (poller/timestamps.ts).
+ */
+function reportTimestamps(
   timestamps: readonly (string | undefined)[],
   report: AnomalyReport,
 ): void {
-  let count = 0;
-  for (const timestamp of timestamps) if (isOutOfExportBounds(timestamp)) count += 1;
-  if (count > 0) report('timestamp_out_of_range', count);
+  let invalid = 0;
+  let outOfRange = 0;
+  for (const timestamp of timestamps) {
+    if (timestamp === undefined) continue;
+    const epochMs = parseRfc3339(timestamp);
+    if (epochMs === undefined) invalid += 1;
+    else if (!isExportableMs(epochMs)) outOfRange += 1;
+  }
+  if (invalid > 0) report('invalid_field', invalid);
+  if (outOfRange > 0) report('timestamp_out_of_range', outOfRange);
 }

@@ -1,11 +1,15 @@
 import { z } from 'zod';
-import { rfc3339DateTimeSchema } from './timestamps.js';
+import type { V2Endpoint } from './v2Schemas.js';
 
 // Response schemas for the three read operations of trunk-api-v1.md, widened where the live
-// service is documented to differ (trunk-api-notes.md). Enums are plain strings on purpose: Trunk
-// says new values may appear at any time, and an unknown value must become its own label value
-// rather than a failed poll. Unknown fields are accepted and dropped. Exported timestamps must be
-// RFC 3339 date-times (timestamps.ts); status_last_updated_at is not exported, so not checked.
+// service is documented to differ (trunk-api-notes.md). Each requires only what a metric or the
+// paging reads; fields nobody reads are not declared (any value passes and is dropped), and a read
+// field that is absent, null or of another type reads as absent (optionalValue). Enums are plain
+// strings on purpose: Trunk says new values may appear at any time, and an unknown value must
+// become its own label value rather than a failed poll. A list item that cannot be used at all
+// becomes UNUSABLE_ITEM, which responseAnomalies.ts drops and counts, so one odd item never costs
+// the page. Timestamps are any string here: responseAnomalies.ts counts those that are not RFC 3339
+// date-times (timestamps.ts), which are then never exported.
 
 export const repoRefSchema = z.object({
   host: z.string().min(1),
@@ -14,27 +18,40 @@ export const repoRefSchema = z.object({
 });
 export type RepoRef = z.infer<typeof repoRefSchema>;
 
+/** A field read when it is usable; absent, null or any other type reads as absent. */
+function optionalValue<T extends z.ZodType>(schema: T) {
+  return schema.optional().catch(undefined);
+}
+
+/**
+ * A timestamp field: absent reads as absent, anything but a string (null included) as '', a string
+ * that is no date-time, so responseAnomalies.ts counts every unusable timestamp the same way.
+ */
+const timestampValue = z.string().optional().catch('');
+
+/** What a list item that does not fit its schema becomes; dropped and counted after parsing. */
+export const UNUSABLE_ITEM = Symbol('unusable list item');
+
+/** A list whose items are parsed one by one: an item that does not fit becomes UNUSABLE_ITEM. */
+function tolerantList<T extends z.ZodType>(item: T) {
+  return z.array(z.union([item, z.unknown().transform((): typeof UNUSABLE_ITEM => UNUSABLE_ITEM)]));
+}
+
 export const enqueuedPullRequestSchema = z.object({
-  stateChangedAt: rfc3339DateTimeSchema,
-  priorityValue: z.number(),
-  priorityName: z.string(),
-  skipTheLine: z.boolean(),
-  noBatch: z.boolean(),
+  /** The PR's identity in the queue: an item without it is unusable. */
   prNumber: z.number().int(),
-  prTitle: z.string(),
-  prSha: z.string(),
-  prBaseBranch: z.string(),
-  prAuthor: z.string(),
-  id: z.string(),
-  usedDefaultPriorityName: z.string().optional(),
+  stateChangedAt: timestampValue,
+  priorityName: optionalValue(z.string()),
+  /** Read by the lookup plan: a new commit is worth a lookup. */
+  prSha: optionalValue(z.string()),
   /** Live service only: the same enum as a submitted PR's state. */
-  state: z.string().optional(),
+  state: optionalValue(z.string()),
 });
 export type EnqueuedPullRequest = z.infer<typeof enqueuedPullRequestSchema>;
 
+/** The queue's state and each setting below are exported (mergeQueueMetrics.ts): all required. */
 export const mergeQueueSchema = z.object({
   state: z.string(),
-  branch: z.string(),
   concurrency: z.number(),
   testingTimeoutMinutes: z.number(),
   mode: z.string(),
@@ -48,79 +65,68 @@ export const mergeQueueSchema = z.object({
   commandsEnabled: z.boolean(),
   statusCheckEnabled: z.boolean(),
   bisectionConcurrency: z.number(),
-  requiredStatuses: z.array(z.string()),
+  requiredStatuses: z.array(z.unknown()),
   directMergeMode: z.string(),
   optimizationMode: z.string(),
   mergeMethod: z.string(),
-  enqueuedPullRequests: z.array(enqueuedPullRequestSchema),
+  enqueuedPullRequests: tolerantList(enqueuedPullRequestSchema),
 });
-export type MergeQueue = z.infer<typeof mergeQueueSchema>;
+/** A getQueue answer as parsed: unusable items still in place (see checkQueue). */
+export type MergeQueueResponse = z.infer<typeof mergeQueueSchema>;
+/** A getQueue answer with only usable items. */
+export type MergeQueue = Omit<MergeQueueResponse, 'enqueuedPullRequests'> & {
+  enqueuedPullRequests: EnqueuedPullRequest[];
+};
 
 export const readinessSchema = z.object({
-  requiresImpactedTargets: z.boolean().optional(),
-  doesBaseBranchMatch: z.boolean().optional(),
-  hasImpactedTargets: z.boolean().optional(),
+  requiresImpactedTargets: optionalValue(z.boolean()),
+  doesBaseBranchMatch: optionalValue(z.boolean()),
+  hasImpactedTargets: optionalValue(z.boolean()),
   /** The interface document's name for the host mergeability signal. */
-  hostMergeability: z.string().optional(),
+  hostMergeability: optionalValue(z.string()),
   /** The live schema's name for the same signal (unspecified | in_progress | mergeable | not_mergeable). */
-  gitHubMergeability: z.string().optional(),
+  gitHubMergeability: optionalValue(z.string()),
 });
 export type Readiness = z.infer<typeof readinessSchema>;
 
+/** Only its state, readiness and when the state changed are read: every field is optional. */
 export const submittedPullRequestSchema = z.object({
-  stateChangedAt: rfc3339DateTimeSchema,
-  priorityValue: z.number(),
-  priorityName: z.string(),
-  skipTheLine: z.boolean(),
-  forceEnqueued: z.boolean(),
-  isCurrentlySubmittedToQueue: z.boolean(),
-  prNumber: z.number().int(),
-  prTitle: z.string(),
-  prSha: z.string(),
-  prBaseBranch: z.string(),
-  prAuthor: z.string(),
-  id: z.string().optional(),
-  state: z.string().optional(),
-  readiness: readinessSchema.optional(),
-  usedDefaultPriorityName: z.string().optional(),
+  stateChangedAt: timestampValue,
+  state: optionalValue(z.string()),
+  readiness: optionalValue(readinessSchema),
 });
 export type SubmittedPullRequest = z.infer<typeof submittedPullRequestSchema>;
 
+/** Any object is a usable row: it counts for its code owners even with nothing else readable. */
 export const quarantinedTestSchema = z.object({
-  name: z.string(),
-  // The live service sends null for these three on some test frameworks.
-  parent: z.string().nullish(),
-  file: z.string().nullish(),
-  classname: z.string().nullish(),
-  codeowners: z
-    .array(z.string())
-    .nullish()
-    .transform((owners) => owners ?? []),
+  /** With variant, tells a row repeated by offset paging from a new one. */
+  test_case_id: optionalValue(z.string()),
+  variant: optionalValue(z.string()),
+  codeowners: optionalValue(z.array(z.unknown())).transform((owners) =>
+    (owners ?? []).filter((owner): owner is string => typeof owner === 'string'),
+  ),
   // Added to the live service in late 2025; older deployments may omit it.
-  quarantined_at: rfc3339DateTimeSchema.optional(),
-  status_last_updated_at: z.string().optional(),
-  test_case_id: z.string(),
-  variant: z.string().nullish(),
-  status: z.string().optional(),
-  quarantine_setting: z.string().optional(),
+  quarantined_at: timestampValue,
 });
 export type QuarantinedTest = z.infer<typeof quarantinedTestSchema>;
 
+/** The paging reads only the total and the next token. */
 export const pageInfoSchema = z.object({
   total_rows: z.number().int().nonnegative(),
-  total_pages: z.number().int().nonnegative(),
   next_page_token: z.string(),
-  prev_page_token: z.string(),
-  last_page_token: z.string(),
-  page_index: z.number().int(),
 });
 export type PageInfo = z.infer<typeof pageInfoSchema>;
 
 export const quarantinedTestsPageSchema = z.object({
-  quarantined_tests: z.array(quarantinedTestSchema),
+  quarantined_tests: tolerantList(quarantinedTestSchema),
   page: pageInfoSchema,
 });
-export type QuarantinedTestsPage = z.infer<typeof quarantinedTestsPageSchema>;
+/** A quarantine page as parsed: unusable rows still in place (see checkQuarantinedTestsPage). */
+export type QuarantinedTestsPageResponse = z.infer<typeof quarantinedTestsPageSchema>;
+/** A quarantine page with only usable rows. */
+export type QuarantinedTestsPage = Omit<QuarantinedTestsPageResponse, 'quarantined_tests'> & {
+  quarantined_tests: QuarantinedTest[];
+};
 
 /** The operations of the API, as used in metric labels and error messages. */
 export const ENDPOINTS = {
@@ -128,7 +134,8 @@ export const ENDPOINTS = {
   getSubmittedPullRequest: 'getSubmittedPullRequest',
   listQuarantinedTests: 'flaky-tests/list-quarantined-tests',
 } as const;
-export type Endpoint = (typeof ENDPOINTS)[keyof typeof ENDPOINTS];
+/** An API v1 operation or an API v2 read (v2Schemas.ts). */
+export type Endpoint = (typeof ENDPOINTS)[keyof typeof ENDPOINTS] | V2Endpoint;
 
 /** The largest page size the live API accepts for the quarantine list (it takes 1..100). */
 export const MAX_PAGE_SIZE = 100;

@@ -120,17 +120,6 @@ export function exportableSeconds(text: string | null | undefined): number | und
   return epochMs !== undefined && isExportableMs(epochMs) ? epochMs / 1000 : undefined;
 }
 
-/** Whether `text` is a valid RFC 3339 date-time outside the exported years (an API anomaly). */
-export function isOutOfExportBounds(text: string | null | undefined): boolean {
-  if (text === undefined || text === null) return false;
-  // Called for every PR of every queue: a year clear of both bounds (and of a zone offset
-  // crossing one) decides without building a Date.
-  const year = Number(text.slice(0, 4));
-  if (year > 2000 && year < 2100) return false;
-  const epochMs = parseRfc3339(text);
-  return epochMs !== undefined && !isExportableMs(epochMs);
-}
-
 /** A response field holding an RFC 3339 date-time; anything else is a schema mismatch of it. */
 export const rfc3339DateTimeSchema = z.string().refine((text) => parseRfc3339(text) !== undefined, {
   error: 'expected an RFC 3339 date-time with a time zone, e.g. 2025-12-01T09:30:00Z',

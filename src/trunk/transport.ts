@@ -1,15 +1,11 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { apiHostUrl } from './apiUrl.js';
 import { Pool } from './undiciPool.js';
 import type { Secret } from '../secrets/secret.js';
 import { notSentWhilePaused, TrunkApiError } from './errors.js';
 import type { ApiCallObserver } from './observer.js';
-import {
-  PausedPastStartBy,
-  RequestLimiter,
-  type ReleaseSlot,
-  type RequestPriority,
-} from './requestLimiter.js';
+import { PausedPastStartBy, RequestLimiter, type ReleaseSlot } from './requestLimiter.js';
 import { ResponseCollector, ResponseTooLargeError } from './responseCollector.js';
 import { parseRetryAfter } from './retryPolicy.js';
 import type { Endpoint } from './schemas.js';
@@ -21,6 +17,14 @@ export interface CallTarget {
   readonly repo: string;
   readonly branch: string | undefined;
 }
+
+/**
+ * What one attempt sends: API v1 calls are POSTs of a JSON body to `/v1/<path>`, API v2 reads are
+ * GETs of `/v2/<path>` (query included). v2 never gets another method: the exporter only reads.
+ */
+export type ApiRequest =
+  | { readonly api: 'v1'; readonly path: string; readonly body: string }
+  | { readonly api: 'v2'; readonly path: string };
 
 /** One finished exchange: a status with its body, or a transport failure. */
 export type AttemptOutcome =
@@ -42,8 +46,12 @@ export type AttemptOutcome =
 
 /** Everything the transport needs; the retry policy lives in the client. */
 export interface TrunkTransportOptions {
+  /** The API's host (and any path prefix); a trailing `/v1` is dropped (apiUrl.ts). */
   readonly apiUrl: string;
-  readonly token: Secret;
+  /** Sent as `x-api-token` on v1 calls. */
+  readonly token: Secret | undefined;
+  /** Sent as `Authorization: Bearer` on v2 calls. */
+  readonly apiKey?: Secret | undefined;
   readonly timeoutMs: number;
   readonly maxConcurrentRequests: number;
   readonly maxRequestsPerSecond: number;
@@ -51,8 +59,6 @@ export interface TrunkTransportOptions {
   readonly maxResponseBytes: number;
   readonly observer: ApiCallObserver;
   readonly userAgent: string;
-  /** How many targets share this transport (see RequestLimiterOptions.targets). */
-  readonly targets?: () => number;
 }
 
 /** Error bodies are read up to this size for the excerpt; the rest is dropped with the socket. */
@@ -75,26 +81,31 @@ export class TrunkTransport {
   readonly #maxResponseBytes: number;
   readonly #observer: ApiCallObserver;
   readonly #limiter: RequestLimiter;
-  /** The same for every request, so built once. */
-  readonly #headers: Record<string, string>;
+  /** The same for every request of an API version, so built once. */
+  readonly #v1Headers: Record<string, string>;
+  readonly #v2Headers: Record<string, string>;
 
   constructor(options: TrunkTransportOptions) {
-    const url = new URL(options.apiUrl);
+    const url = new URL(apiHostUrl(options.apiUrl));
     this.#basePath = url.pathname.replace(/\/+$/, '');
     this.#timeoutMs = options.timeoutMs;
     this.#maxResponseBytes = options.maxResponseBytes;
     this.#observer = options.observer;
-    this.#headers = {
+    const common = { accept: 'application/json', 'user-agent': options.userAgent };
+    this.#v1Headers = {
+      ...common,
       'content-type': 'application/json',
-      accept: 'application/json',
-      'user-agent': options.userAgent,
-      'x-api-token': options.token.reveal(),
+      ...(options.token === undefined ? {} : { 'x-api-token': options.token.reveal() }),
+    };
+    this.#v2Headers = {
+      ...common,
+      ...(options.apiKey === undefined
+        ? {}
+        : { authorization: `Bearer ${options.apiKey.reveal()}` }),
     };
     this.#limiter = new RequestLimiter({
       maxConcurrent: options.maxConcurrentRequests,
       maxPerSecond: options.maxRequestsPerSecond,
-      timeoutMs: options.timeoutMs,
-      ...(options.targets === undefined ? {} : { targets: options.targets }),
     });
     this.#pool = new Pool(url.origin, {
       connections: options.maxConcurrentRequests,
@@ -113,15 +124,14 @@ export class TrunkTransport {
   }
 
   /**
-   * Attempt number `attempt` of a call: waits for the limiter (at `priority`), then sends. Resolves with whatever
+   * Attempt number `attempt` of a call: waits for the limiter, then sends. Resolves with whatever
    * happened on the wire; rejects only with a TrunkApiError `aborted` when `signal` fires.
    */
   async send(
     target: CallTarget,
-    payload: string,
+    request: ApiRequest,
     signal: AbortSignal,
     attempt: number,
-    priority: RequestPriority = 'new_poll',
     /** Epoch ms; a 429's pause that holds this attempt past it fails it unsent (rate_limited). */
     startBy?: number,
   ): Promise<AttemptOutcome> {
@@ -137,12 +147,11 @@ export class TrunkTransport {
       });
     let release: ReleaseSlot;
     try {
-      // One flow per target (its queue and lookups, or its list's pages): they share slots in turn.
+      // Keyed by target (a queue with its lookups, or a quarantine list) for the last-slot rule.
       release = await this.#limiter.acquire(
-        signal,
-        priority,
-        startBy,
         `${target.repo}\u0000${target.branch ?? ''}`,
+        signal,
+        startBy,
       );
     } catch (error) {
       if (error instanceof PausedPastStartBy) {
@@ -168,15 +177,12 @@ export class TrunkTransport {
     }, this.#timeoutMs);
     let outcome: AttemptOutcome;
     try {
+      const path = `${this.#basePath}/${request.api}/${request.path}`;
+      const timeouts = { headersTimeout: this.#timeoutMs, bodyTimeout: this.#timeoutMs };
       this.#pool.dispatch(
-        {
-          method: 'POST',
-          path: `${this.#basePath}/${target.endpoint}`,
-          headers: this.#headers,
-          body: payload,
-          headersTimeout: this.#timeoutMs,
-          bodyTimeout: this.#timeoutMs,
-        },
+        request.api === 'v1'
+          ? { method: 'POST', path, headers: this.#v1Headers, body: request.body, ...timeouts }
+          : { method: 'GET', path, headers: this.#v2Headers, ...timeouts },
         collector,
       );
       const { status, headers, text } = await collector.done;
@@ -216,7 +222,7 @@ export class TrunkTransport {
       if (retryAfterMs !== undefined) this.#limiter.pauseUntil(Date.now() + retryAfterMs);
     }
     // A timeout or a network error may have held the slot for the whole timeout: the limiter keeps
-    // its target out of the last slot until it answers again (FairSlots).
+    // its target out of the last slot until it answers again.
     release(
       outcome.kind === 'failure' && outcome.reason !== 'response_too_large' ? 'failed' : 'answered',
     );

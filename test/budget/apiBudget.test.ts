@@ -43,6 +43,26 @@ describe('computeApiBudget', () => {
     expect(budget.maxRequestsPerSecond).toBe(10);
   });
 
+  it('with an API key: a share of the list of queues, one pull-requests read per queue and poll plus exit reads, and the quarantine walk', async () => {
+    const yaml = [
+      'trunk:',
+      '  apiKey: trunk_v2_k',
+      'polling:',
+      '  mergeQueueIntervalSeconds: 30',
+      TARGETS,
+    ].join('\n');
+    const budget = computeApiBudget(await parseConfig(yaml, { source: 'budget.yaml', env: {} }));
+    expect(budget.byEndpoint.getQueue).toBeUndefined();
+    expect(budget.byEndpoint.getSubmittedPullRequest).toBeUndefined();
+    // One page of the list of queues per interval, for every queue.
+    expect(budget.byEndpoint['v2/merge-queues']).toBeCloseTo(1 / 30, 9);
+    expect(BUDGET_ASSUMPTIONS.exitReadsPerQueuePoll).toBe(0.1);
+    expect(budget.byEndpoint['v2/merge-queues/{id}/pull-requests']).toBeCloseTo((4 * 1.1) / 30, 9);
+    // One repository's assumed 500 tests in the organization-wide walk: 5 pages every 300 s.
+    expect(budget.byEndpoint['v2/tests']).toBeCloseTo(5 / 300, 9);
+    expect(budget.requestsPerSecond).toBeCloseTo(1 / 30 + 4.4 / 30 + 5 / 300, 9);
+  });
+
   it('counts no lookups without PR details, one page without quarantine detail, and at most one lookup per PR per poll', async () => {
     const lean = computeApiBudget(
       await config(

@@ -47,6 +47,22 @@ describe('--check-config', () => {
     });
   });
 
+  it('says discovery is on, and prints each warning (a /v1 apiUrl, a key without trunk_v2_) but exits 0', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'trunk-exporter-check-'));
+    const path = join(directory, 'config.yaml');
+    await writeFile(
+      path,
+      'trunk:\n  apiUrl: https://api.trunk.io/v1\ndiscovery:\n  enabled: true\n  intervalSeconds: 120\n',
+    );
+    expect(await checkConfig(path, { TRUNK_API_KEY: 'not-a-v2-looking-key' })).toEqual({
+      code: 0,
+      stdout: `${path}: OK (0 repositories, 0 merge queues; discovery of the organization's merge queues every 120s)\n`,
+      stderr:
+        `${path}: warning: trunk.apiUrl ends in /v1, which is deprecated: it is the host now and the exporter appends /v1 and /v2 itself; using https://api.trunk.io\n` +
+        `${path}: warning: the Trunk API key does not start with trunk_v2_ as Trunk's v2 keys do; using it anyway (a v1 token belongs in trunk.token)\n`,
+    });
+  });
+
   it.each(['yaml-alias-bomb.yaml', 'duplicate-target-beside-schema-errors.yaml'])(
     'reports %s as config problems, each with its line, and exits 2',
     async (file) => {
@@ -59,6 +75,30 @@ describe('--check-config', () => {
       });
     },
   );
+
+  it('warns, and still exits 0, when the basic-auth users are hashed at different bcrypt costs', async () => {
+    const differ = join(fixtures, 'valid', 'basic-auth-users-different-costs.yaml');
+    const same = join(fixtures, 'valid', 'basic-auth-users-same-cost.yaml');
+    const [warned, quiet] = await Promise.all([
+      checkConfig(differ, { TRUNK_API_TOKEN: 'x' }),
+      checkConfig(same, { TRUNK_API_TOKEN: 'x' }),
+    ]);
+    const warning = readFileSync(differ, 'utf8')
+      .split('\n')
+      .filter((line) => line.startsWith('# expect warning: '))
+      .map((line) => `${differ}: warning: ${line.slice('# expect warning: '.length)}\n`);
+    expect(warning).toHaveLength(1);
+    expect(warned).toEqual({
+      code: 0,
+      stdout: `${differ}: OK (1 repository, 1 merge queue)\n`,
+      stderr: warning[0],
+    });
+    expect(quiet).toEqual({
+      code: 0,
+      stdout: `${same}: OK (1 repository, 1 merge queue)\n`,
+      stderr: '',
+    });
+  });
 
   it('names TRUNK_API_TOKEN when the token from it cannot be sent as a header', async () => {
     const path = join(fixtures, 'valid', 'minimal.yaml');

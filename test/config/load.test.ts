@@ -47,10 +47,10 @@ describe('valid configuration files', () => {
     const config = await loadConfigFile(join(validDirectory, 'minimal.yaml'), {
       TRUNK_API_TOKEN: 'from-env',
     });
-    expect(config.trunk.token.reveal()).toBe('from-env');
+    expect(config.trunk.token?.reveal()).toBe('from-env');
     expect({ ...config, trunk: { ...config.trunk, token: 'secret' } }).toEqual({
       trunk: {
-        apiUrl: 'https://api.trunk.io/v1',
+        apiUrl: 'https://api.trunk.io',
         token: 'secret',
         orgUrlSlug: undefined,
         timeoutSeconds: 10,
@@ -62,6 +62,7 @@ describe('valid configuration files', () => {
         port: 9740,
         enableReload: false,
         maxConnections: 512,
+        maxConnectionsPerAddress: 64,
         tls: undefined,
         basicAuthUsers: new Map(),
       },
@@ -75,6 +76,13 @@ describe('valid configuration files', () => {
       },
       metrics: { topCodeowners: 20 },
       sharding: { shard: 0, totalShards: 1 },
+      discovery: {
+        enabled: false,
+        intervalSeconds: 300,
+        repos: ['*'],
+        branches: ['*'],
+        flakyTests: true,
+      },
       webhooks: {
         enabled: false,
         path: '/webhooks/trunk',
@@ -96,10 +104,11 @@ describe('valid configuration files', () => {
 
   it('accepts config.example.yaml as shipped', async () => {
     const config = await loadConfigFile(join(import.meta.dirname, '../../config.example.yaml'), {
-      TRUNK_API_TOKEN: 'example-token',
+      TRUNK_API_KEY: 'trunk_v2_example',
     });
     expect(config.targets.length).toBeGreaterThan(0);
-    expect(config.trunk.token.reveal()).toBe('example-token');
+    expect(config.trunk.apiKey?.reveal()).toBe('trunk_v2_example');
+    expect(config.warnings).toBeUndefined();
   });
 
   it('expands ${VAR} in any string and accepts the object repo form', async () => {
@@ -115,13 +124,13 @@ describe('valid configuration files', () => {
       ].join('\n'),
       { source: 'inline', env: { TOKEN: 'tok', ORG: 'acme', OWNER: 'acme', RELEASE: '2' } },
     );
-    expect(config.trunk.token.reveal()).toBe('tok');
+    expect(config.trunk.token?.reveal()).toBe('tok');
     expect(config.trunk.orgUrlSlug).toBe('acme-inc');
     expect(config.targets[0]?.name).toBe('github.com/acme/web');
     expect(config.targets[0]?.branches).toEqual(['main', 'release-2']);
   });
 
-  it('reads and trims tokenFile, and strips a trailing slash from apiUrl', async () => {
+  it('reads and trims tokenFile, and drops a trailing /v1/ from apiUrl with one warning', async () => {
     const directory = await mkdtemp(join(tmpdir(), 'trunk-exporter-config-'));
     const tokenFile = join(directory, 'token');
     await writeFile(tokenFile, 'file-token\n');
@@ -129,8 +138,75 @@ describe('valid configuration files', () => {
       `trunk:\n  apiUrl: http://127.0.0.1:1/v1/\n  tokenFile: ${tokenFile}\ntargets:\n  - repo: github.com/acme/web\n    branches: [main]\n`,
       { source: 'inline', env: {} },
     );
-    expect(config.trunk.token.reveal()).toBe('file-token');
-    expect(config.trunk.apiUrl).toBe('http://127.0.0.1:1/v1');
+    expect(config.trunk.token?.reveal()).toBe('file-token');
+    expect(config.trunk.apiUrl).toBe('http://127.0.0.1:1');
+    expect(config.warnings).toEqual([
+      'trunk.apiUrl ends in /v1, which is deprecated: it is the host now and the exporter appends /v1 and /v2 itself; using http://127.0.0.1:1',
+    ]);
+  });
+
+  it('keeps a host apiUrl with a path prefix as it is, without a warning', async () => {
+    const config = await parseConfig(
+      `trunk:\n  apiUrl: https://proxy.example/trunk/\n  token: t\ntargets:\n  - repo: github.com/acme/web\n    branches: [main]\n`,
+      { source: 'inline', env: {} },
+    );
+    expect(config.trunk.apiUrl).toBe('https://proxy.example/trunk');
+    expect(config.warnings).toBeUndefined();
+  });
+
+  it('reads the API key inline, from apiKeyFile or from TRUNK_API_KEY, beside or without a token', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'trunk-exporter-config-'));
+    const keyFile = join(directory, 'key');
+    await writeFile(keyFile, 'trunk_v2_from_file\n');
+    const targets = 'targets:\n  - repo: github.com/acme/web\n    branches: [main]\n';
+    const inline = await parseConfig(`trunk:\n  apiKey: trunk_v2_inline\n${targets}`, {
+      source: 'inline',
+      env: {},
+    });
+    expect(inline.trunk.apiKey?.reveal()).toBe('trunk_v2_inline');
+    expect(inline.trunk.token).toBeUndefined();
+    const fromFile = await parseConfig(`trunk:\n  apiKeyFile: ${keyFile}\n  token: t\n${targets}`, {
+      source: 'inline',
+      env: { TRUNK_API_KEY: 'trunk_v2_ignored' },
+    });
+    expect(fromFile.trunk.apiKey?.reveal()).toBe('trunk_v2_from_file');
+    expect(fromFile.trunk.token?.reveal()).toBe('t');
+    const fromEnvironment = await parseConfig(targets, {
+      source: 'inline',
+      env: { TRUNK_API_KEY: 'trunk_v2_env' },
+    });
+    expect(fromEnvironment.trunk.apiKey?.reveal()).toBe('trunk_v2_env');
+    expect(fromEnvironment.warnings).toBeUndefined();
+    expect(JSON.stringify(fromEnvironment)).not.toContain('trunk_v2_env');
+  });
+
+  it('accepts an API key without the trunk_v2_ prefix with one warning that never shows it', async () => {
+    const config = await parseConfig(
+      'targets:\n  - repo: github.com/acme/web\n    branches: [main]\n',
+      { source: 'inline', env: { TRUNK_API_KEY: 'legacy-looking-key' } },
+    );
+    expect(config.trunk.apiKey?.reveal()).toBe('legacy-looking-key');
+    expect(config.warnings).toEqual([
+      "the Trunk API key does not start with trunk_v2_ as Trunk's v2 keys do; using it anyway (a v1 token belongs in trunk.token)",
+    ]);
+  });
+
+  it('needs no orgUrlSlug for flakyTests targets when an API key is set', async () => {
+    const config = await parseConfig(
+      'trunk:\n  apiKey: trunk_v2_k\ntargets:\n  - repo: github.com/acme/web\n    branches: [main]\n    flakyTests: true\n',
+      { source: 'inline', env: {} },
+    );
+    expect(config.trunk.orgUrlSlug).toBeUndefined();
+    expect(config.targets[0]?.flakyTests).toBe(true);
+  });
+
+  it('names the API key source when the key cannot be sent as a header, and never the key', async () => {
+    const problems = await problemsOf(join(validDirectory, 'minimal.yaml'), {
+      TRUNK_API_KEY: 'trunk_v2_secret\n',
+    });
+    expect(problems).toEqual([
+      'the TRUNK_API_KEY environment variable is not a valid HTTP header value: contains a line break (U+000A) at character 16',
+    ]);
   });
 
   it('never shows the token when the config is printed or serialized', async () => {

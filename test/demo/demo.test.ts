@@ -9,7 +9,7 @@ import {
 } from '../../src/demo/demo.js';
 import { startExporter, type RunningExporter } from '../../src/exporter.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { SIMULATOR_DEMO_TOKEN } from '../../src/simulator/repositories.js';
+import { SIMULATOR_DEMO_API_KEY, SIMULATOR_DEMO_TOKEN } from '../../src/simulator/repositories.js';
 import { parseExposition, sum, type Sample } from '../support/exposition.js';
 import { startTestSimulator } from '../support/simulator.js';
 import { promtoolCheckMetrics } from '../support/promtool.js';
@@ -40,7 +40,10 @@ describe('demo', () => {
       }
       const page = await (await fetch(`${demo.url}/metrics`)).text();
       const samples = parseExposition(page);
+      // Found by discovery (no target listed), within the 10 s the wait above allows.
       expect(sum(samples, 'trunk_exporter_target_up')).toBe(7);
+      expect(sum(samples, 'trunk_exporter_discovered_targets')).toBe(7);
+      expect(await (await fetch(`${demo.url}/`)).text()).toContain('(discovered)');
       expect(page).toContain('process_cpu_seconds_total');
       expect(page).toContain('trunk_flaky_tests_quarantined_by_codeowner{');
       expect(await promtoolCheckMetrics(promtool ?? 'promtool', page)).toEqual({
@@ -82,6 +85,7 @@ describe("the demo's webhooks, time compressed", () => {
     const { simulator } = await startTestSimulator({
       world,
       token: SIMULATOR_DEMO_TOKEN,
+      apiKey: SIMULATOR_DEMO_API_KEY,
       faults: incidents,
     });
     const secret = demoWebhookSecret();

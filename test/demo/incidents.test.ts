@@ -12,7 +12,7 @@ import {
   QUARANTINE_JUMP_SIZE,
   type IncidentKind,
 } from '../../src/simulator/incidents.js';
-import { SIMULATOR_DEMO_TOKEN } from '../../src/simulator/repositories.js';
+import { SIMULATOR_DEMO_API_KEY, SIMULATOR_DEMO_TOKEN } from '../../src/simulator/repositories.js';
 import { createSimulatorWorld, type SimulatorWorld } from '../../src/simulator/world.js';
 import { parseExposition, sum, type Sample } from '../support/exposition.js';
 import { startTestSimulator } from '../support/simulator.js';
@@ -63,6 +63,7 @@ describe('demo incident cycle', () => {
     const { simulator } = await startTestSimulator({
       world,
       token: SIMULATOR_DEMO_TOKEN,
+      apiKey: SIMULATOR_DEMO_API_KEY,
       faults: incidents,
     });
     const base = demoConfig(simulator.baseUrl, { port: 0, address: '127.0.0.1' });
@@ -78,6 +79,10 @@ describe('demo incident cycle', () => {
       { logger: silentLogger(), version: '0.0.0-test' },
     );
     exporter = running;
+    // The demo lists no target: wait until discovery has found them and each was polled.
+    await waitFor('discovery and a first poll of every target', () =>
+      running.store.allPolledOnce(),
+    );
 
     /** Moves the world to `offset` seconds after the origin and reads /metrics after a full poll. */
     const at = async (offset: number, settle?: (samples: Sample[]) => boolean) => {
@@ -110,12 +115,25 @@ describe('demo incident cycle', () => {
     const jump = incident('quarantine_jump');
     const outage = incident('api_outage');
 
-    let samples = await at(paused.startsAfterSeconds - 5);
+    // Read through API v2, a queue's state comes from the organization's list of queues, which the
+    // polls of one interval share: it may show the move one poll later.
+    const inState = (repo: string, branch: string, state: string) => (list: Sample[]) =>
+      queueState(list, repo, branch, state) === 1;
+    let samples = await at(
+      paused.startsAfterSeconds - 5,
+      inState(paused.repo, paused.branch, 'running'),
+    );
     expect(queueState(samples, paused.repo, paused.branch, 'running')).toBe(1);
-    samples = await at(paused.startsAfterSeconds + 5);
+    samples = await at(
+      paused.startsAfterSeconds + 5,
+      inState(paused.repo, paused.branch, 'paused'),
+    );
     expect(queueState(samples, paused.repo, paused.branch, 'paused')).toBe(1);
 
-    samples = await at(draining.startsAfterSeconds + 5);
+    samples = await at(
+      draining.startsAfterSeconds + 5,
+      inState(draining.repo, draining.branch, 'draining'),
+    );
     expect(queueState(samples, draining.repo, draining.branch, 'draining')).toBe(1);
 
     samples = await at(stuck.startsAfterSeconds + 5);
@@ -147,14 +165,21 @@ describe('demo incident cycle', () => {
     expect(failed(samples) - failedBefore).toBeGreaterThanOrEqual(FAILURE_BURST_SIZE);
 
     // The pause is over: the queue runs again.
-    samples = await at(paused.startsAfterSeconds + paused.lastsSeconds + 5);
+    samples = await at(
+      paused.startsAfterSeconds + paused.lastsSeconds + 5,
+      inState(paused.repo, paused.branch, 'running'),
+    );
     expect(queueState(samples, paused.repo, paused.branch, 'running')).toBe(1);
 
     const quarantined = (list: Sample[]) =>
       sum(list, 'trunk_flaky_tests_quarantined', { repo: jump.repo });
     samples = await at(jump.startsAfterSeconds - 5);
     const quarantinedBefore = quarantined(samples);
-    samples = await at(jump.startsAfterSeconds + 5);
+    // As queue states: the organization's quarantine list is read once per interval for all lists.
+    samples = await at(
+      jump.startsAfterSeconds + 5,
+      (list) => quarantined(list) - quarantinedBefore === QUARANTINE_JUMP_SIZE,
+    );
     expect(quarantined(samples) - quarantinedBefore).toBe(QUARANTINE_JUMP_SIZE);
 
     const up = (list: Sample[]) =>
@@ -174,7 +199,10 @@ describe('demo incident cycle', () => {
     expect(up(samples)).toBe(1);
 
     // The next cycle pauses the same queue again.
-    samples = await at(INCIDENT_CYCLE_SECONDS + paused.startsAfterSeconds + 5);
+    samples = await at(
+      INCIDENT_CYCLE_SECONDS + paused.startsAfterSeconds + 5,
+      inState(paused.repo, paused.branch, 'paused'),
+    );
     expect(queueState(samples, paused.repo, paused.branch, 'paused')).toBe(1);
   }, 120_000);
 });

@@ -28,6 +28,12 @@ import { schemaKeys } from './zodKeys.js';
 const CHART_MANAGED: Readonly<Record<string, { helpers: string } | { docs: string }>> = {
   'trunk.token': { helpers: '$_ := set $trunk "tokenFile" "/etc/trunk-exporter/token/token"' },
   'trunk.tokenFile': { helpers: '$_ := set $trunk "tokenFile" "/etc/trunk-exporter/token/token"' },
+  'trunk.apiKey': {
+    helpers: '$_ := set $trunk "apiKeyFile" "/etc/trunk-exporter/api-key/api-key"',
+  },
+  'trunk.apiKeyFile': {
+    helpers: '$_ := set $trunk "apiKeyFile" "/etc/trunk-exporter/api-key/api-key"',
+  },
   'server.address': { helpers: 'dict "address" "0.0.0.0"' },
   'server.port': { helpers: '"port" (int .Values.containerPort)' },
   'server.tls': { helpers: '$_ := set $server "tls" (dict "certFile"' },

@@ -128,12 +128,17 @@ describe.skipIf(renderer === undefined).each(valueSets)('Helm chart rendered: $n
     const secretOf = (volume: string) =>
       workload.spec.template.spec.volumes.find((candidate) => candidate.name === volume)?.secret
         ?.secretName;
-    if (values.token.existingSecret === '') {
+    // The chart makes one Secret for whichever of the token and the API key it is given a value of.
+    const chartMade =
+      (values.token.value !== '' && values.token.existingSecret === '') ||
+      (values.apiKey.value !== '' && values.apiKey.existingSecret === '');
+    if (chartMade) {
       expect(annotations['checksum/token']).toBe(sha256('trunk-exporter/templates/secret.yaml'));
     } else {
       expect(annotations['checksum/token']).toBeUndefined();
-      expect(secrets).not.toContain(secretOf('token'));
     }
+    if (values.token.existingSecret !== '') expect(secrets).not.toContain(secretOf('token'));
+    if (values.apiKey.existingSecret !== '') expect(secrets).not.toContain(secretOf('api-key'));
     if (values.webhooks.enabled && values.webhooks.signingSecret.existingSecret === '') {
       expect(annotations['checksum/webhook-secret']).toBe(
         sha256('trunk-exporter/templates/webhook-secret.yaml'),

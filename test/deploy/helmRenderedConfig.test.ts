@@ -63,6 +63,9 @@ describeSets.each(valueSets)('Helm chart rendered: $name', (set) => {
       [values.token.existingSecret]: {
         [values.token.existingSecretKey]: 'from-an-existing-secret',
       },
+      [values.apiKey.existingSecret]: {
+        [values.apiKey.existingSecretKey]: 'trunk_v2_from-an-existing-secret',
+      },
       [values.webhooks.signingSecret.existingSecret]: {
         [values.webhooks.signingSecret.existingSecretKey]: EXISTING_SIGNING_SECRET,
       },
@@ -96,6 +99,7 @@ describeSets.each(valueSets)('Helm chart rendered: $name', (set) => {
   it('gives the exporter the webhook settings with the signing secret as a mounted file, never in the ConfigMap', () => {
     const root = layOutPodFiles(workload.spec.template.spec, objects, {
       [values.token.existingSecret]: { [values.token.existingSecretKey]: 'token' },
+      [values.apiKey.existingSecret]: { [values.apiKey.existingSecretKey]: 'trunk_v2_key' },
       [values.webhooks.signingSecret.existingSecret]: {
         [values.webhooks.signingSecret.existingSecretKey]: EXISTING_SIGNING_SECRET,
       },

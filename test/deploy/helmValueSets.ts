@@ -51,6 +51,11 @@ export const valueSets: readonly ValueSet[] = [
     file: 'valid-two-repositories.yaml',
   },
   { name: 'Deployment with tls.existingSecret', file: 'valid-tls-deployment.yaml' },
+  {
+    name: 'apiKey.existingSecret, discovery and no target',
+    file: 'valid-api-key-discovery.yaml',
+  },
+  { name: 'apiKey.value beside token.value', file: 'valid-api-key-and-token.yaml' },
   { name: 'every optional value set', file: 'valid-every-option.yaml' },
   {
     name: 'webhooks, signingSecret.value, Ingress with TLS',
@@ -80,6 +85,7 @@ export interface InstalledValues {
   workload: { kind: string };
   sharding: { shards: number; ordinalFrom: string };
   token: { value: string; existingSecret: string; existingSecretKey: string };
+  apiKey: { value: string; existingSecret: string; existingSecretKey: string };
   tls: { existingSecret: string };
   webhooks: {
     enabled: boolean;

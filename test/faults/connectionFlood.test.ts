@@ -2,7 +2,10 @@
 // without its end: slowloris). With Node.js's defaults, 1,100 of them under `ulimit -n 1024` failed
 // every scrape for minutes. Now the listener holds at most server.maxConnections, closes the rest
 // as they arrive, and sheds the ones it holds after headersTimeout: a real scrape gets through.
+// One address reopening its connections as fast as they are shed holds at most
+// server.maxConnectionsPerAddress of them, so every other client keeps room.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startHttpServer, type RunningHttpServer } from '../../src/server/index.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
 import { CLI_BIN, startExporterProcess, type RunningCli } from '../support/cli.js';
-import { configYaml, startFrozenSimulator } from '../support/exporterHarness.js';
+import { configYaml, startFrozenSimulator, startTestExporter } from '../support/exporterHarness.js';
 import { createTestHttpApp } from '../support/httpApp.js';
 import { until } from './harness.js';
 
@@ -100,7 +103,8 @@ describe('more idle connections than server.maxConnections', () => {
   it('keeps the built exporter scraping and polling under `ulimit -n 256` with 400 idle connections', async () => {
     const file = await writeConfigFile({
       polling: '  mergeQueueIntervalSeconds: 0.5',
-      server: '  maxConnections: 100',
+      // The 400 come from one address: its cap is lifted, so server.maxConnections is what holds.
+      server: '  maxConnections: 100\n  maxConnectionsPerAddress: 400',
     });
     const cli = startUnderFileLimit(256, file);
     const url = await cli.url;
@@ -137,6 +141,121 @@ describe('more idle connections than server.maxConnections', () => {
     ]);
   });
 });
+
+describe('a reconnecting half-open flood from one address', () => {
+  it('takes at most server.maxConnectionsPerAddress places: every scrape from another address is served', async () => {
+    const store = new SnapshotStore(600);
+    store.setTargets([{ kind: 'merge_queue', repo: 'github.com/acme/web', branch: 'main' }]);
+    const { app } = createTestHttpApp({ store });
+    const running = await startHttpServer(app, '127.0.0.1', 0, undefined, {
+      maxConnections: 40,
+      maxConnectionsPerAddress: 10,
+      headersTimeoutMs: 300,
+      requestTimeoutMs: 600,
+      checkIntervalMs: 100,
+    });
+    cleanups.push(() => running.close());
+    const mostHeld = heldConnections(running, '127.0.0.1');
+
+    // Sixty half-open connections from 127.0.0.1, each reopened as soon as it is closed: more than
+    // maxConnections on their own.
+    const flood = reconnectingFlood(running.url, 60);
+    await until(() => flood.opened() >= 200, 'the flood to have reopened its connections');
+    const statuses: number[] = [];
+    for (let scrape = 0; scrape < 20; scrape++) {
+      statuses.push(await scrapeFrom(running.url, '127.0.0.2'));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const opened = flood.opened();
+    flood.stop();
+
+    expect(statuses).toEqual(Array<number>(20).fill(200));
+    // The flood kept going all along, and never held more than its share.
+    expect(opened).toBeGreaterThan(400);
+    expect(mostHeld()).toBe(10);
+  });
+
+  it('is read from the config file', async () => {
+    const { simulator } = await startFrozenSimulator();
+    const subject = await startTestExporter(
+      configYaml({
+        apiUrl: simulator.baseUrl,
+        targets: '  - repo: github.com/acme/web\n    branches: [main]',
+        server: '  maxConnectionsPerAddress: 3',
+      }),
+    );
+    const idle = await openIdleConnections(subject.exporter.url, 5);
+    await until(() => idle.filter((c) => c.closed).length >= 2, 'two connections closed');
+    const closed = idle.filter((c) => c.closed);
+    // Closed as they arrived, unanswered: not shed with the 408 of a late request.
+    expect(closed.map((c) => c.received)).toEqual(['', '']);
+    expect(await scrapeFrom(subject.exporter.url, '127.0.0.2')).toBe(200);
+  });
+});
+
+/** `GET /metrics` from the given local address on a connection of its own; its status, or 0 when it failed. */
+function scrapeFrom(url: string, localAddress: string): Promise<number> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const scrape = request(
+      { host: hostname, port, path: '/metrics', localAddress, agent: false, timeout: 2_000 },
+      (response) => {
+        response.resume();
+        response.on('end', () => {
+          resolve(response.statusCode ?? 0);
+        });
+      },
+    );
+    scrape.on('error', () => {
+      resolve(0);
+    });
+    scrape.on('timeout', () => scrape.destroy());
+    scrape.end();
+  });
+}
+
+/**
+ * `count` connections from 127.0.0.1 that send nothing, each reopened as soon as the server closes
+ * it; counts how many were opened.
+ */
+function reconnectingFlood(url: string, count: number) {
+  const { hostname, port } = new URL(url);
+  let stopped = false;
+  let opened = 0;
+  const sockets = new Set<Socket>();
+  const open = (): void => {
+    if (stopped) return;
+    opened++;
+    const socket = connect({ host: hostname, port: Number(port), localAddress: '127.0.0.1' });
+    sockets.add(socket);
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      sockets.delete(socket);
+      setImmediate(open);
+    });
+  };
+  for (let index = 0; index < count; index++) open();
+  const stop = (): void => {
+    stopped = true;
+    for (const socket of sockets) socket.destroy();
+  };
+  cleanups.push(stop);
+  return { opened: () => opened, stop };
+}
+
+/** The most connections from `address` the server held at once, as its own 'connection' events see them. */
+function heldConnections(running: RunningHttpServer, address: string): () => number {
+  let held = 0;
+  let most = 0;
+  running.server.on('connection', (socket: Socket) => {
+    // Listeners that run first may have refused it already.
+    if (socket.destroyed || !socket.remoteAddress?.endsWith(address)) return;
+    held++;
+    most = Math.max(most, held);
+    socket.once('close', () => held--);
+  });
+  return () => most;
+}
 
 /** A config file polling one queue of a fresh simulator, with these lines under the sections. */
 async function writeConfigFile(lines: { polling?: string; server?: string }): Promise<string> {

@@ -1,10 +1,10 @@
 // 200 answers that match the schema but carry odd data: a PR number listed twice in one queue, and
 // timestamps that are not RFC 3339 date-times or lie outside 2000-2100. Each is counted in
-// trunk_exporter_api_anomalies_total or named as a schema mismatch, and none reaches a number.
+// trunk_exporter_api_anomalies_total, and none reaches a number.
 import { describe, expect, it } from 'vitest';
 import type { Fault } from '../../src/simulator/faults.js';
 import { select, sum } from '../support/exposition.js';
-import { API, WEB, callsTo, pollFailures, startFaultRig, until } from './harness.js';
+import { WEB, callsTo, pollFailures, startFaultRig, until } from './harness.js';
 
 type QueueItem = Record<string, unknown>;
 
@@ -72,32 +72,41 @@ describe('a PR number listed twice in one queue', () => {
 });
 
 describe('timestamps', () => {
-  it.each(['Tue 5', '2024-02-30'])(
-    'stateChangedAt %j: a schema mismatch naming the field, not a date',
+  it.each(['Tue 5', '2024-02-30', '2024-02-01T10:00:00'])(
+    'stateChangedAt %j: never exported, counted as invalid_field, the PR and the target stay',
     async (value) => {
       const rig = await startFaultRig();
       await rig.subject.waitUntilReady();
+      const healthy = await rig.subject.samples();
+      let listed = 0;
       rig.faults.inject(
         'getQueue',
         itemsWith((items) => {
-          return items.map((item, index) =>
-            index === 0 ? { ...item, stateChangedAt: value } : item,
-          );
+          listed = items.length;
+          return items.map((item) => ({ ...item, stateChangedAt: value }));
         }),
         { repo: WEB, times: Infinity },
       );
 
-      await until(() => pollFailures(rig.subject, WEB).length >= 1, 'a failed poll');
-      const failure = pollFailures(rig.subject, WEB)[0];
-      expect(failure?.reason).toBe('schema_mismatch');
-      expect(failure?.msg).toContain(
-        'enqueuedPullRequests[0].stateChangedAt: expected an RFC 3339 date-time with a time zone',
+      // Two polls' worth: the first poll's snapshot is recorded before the second is parsed.
+      const samples = await rig.subject.waitFor(
+        (current) =>
+          sum(current, 'trunk_exporter_api_anomalies_total', {
+            endpoint: 'getQueue',
+            kind: 'invalid_field',
+          }) >=
+            2 * listed && listed > 0,
+        'two polls of invalid timestamps',
       );
-      const samples = await rig.subject.samples();
       expect(
-        sum(samples, 'trunk_exporter_api_schema_mismatches_total', { endpoint: 'getQueue' }),
-      ).toBeGreaterThanOrEqual(1);
-      expect(sum(samples, 'trunk_exporter_target_up', { repo: API })).toBe(1);
+        select(samples, 'trunk_merge_queue_oldest_state_change_timestamp_seconds', web),
+      ).toEqual([]);
+      expect(sum(samples, 'trunk_merge_queue_pull_requests', web)).toBe(
+        sum(healthy, 'trunk_merge_queue_pull_requests', web),
+      );
+      expect(sum(samples, 'trunk_exporter_api_schema_mismatches_total')).toBe(0);
+      expect(sum(samples, 'trunk_exporter_target_up', web)).toBe(1);
+      expect(pollFailures(rig.subject, WEB)).toEqual([]);
     },
   );
 

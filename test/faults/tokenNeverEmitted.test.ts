@@ -191,3 +191,70 @@ describe('the token in a fault run', () => {
     },
   );
 });
+
+const API_KEY = 'trunk_v2_FAULTRUN_9d8c7b6a_SECRETKEY';
+
+describe('the API key in a fault run', () => {
+  it.each([
+    ['config apiKey', 'apiKey'],
+    ['apiKeyFile', 'apiKeyFile'],
+    ['TRUNK_API_KEY', 'environment'],
+  ] as const)(
+    'given as %s: absent from logs, pages, headers and --check-config output',
+    async (_name, source) => {
+      const faults = new FaultPlan()
+        // An error envelope, a plain-text edge error and a malformed answer that echo the key.
+        .inject(
+          'v2/merge-queues/{id}/pull-requests',
+          {
+            kind: 'status',
+            status: 500,
+            contentType: 'application/json',
+            body: JSON.stringify({ error: { code: 'INTERNAL_ERROR', message: `key ${API_KEY}` } }),
+          },
+          { repo: WEB, times: Infinity },
+        )
+        .inject(
+          'v2/merge-queues/{id}/pull-requests',
+          { kind: 'status', status: 401, body: `invalid key ${API_KEY}` },
+          { repo: API, times: Infinity },
+        )
+        .inject('v2/tests', { kind: 'raw', body: `{"key": "${API_KEY}"` }, { times: Infinity });
+      const { simulator } = await startTestSimulator({
+        seed: 3,
+        token: TOKEN,
+        apiKey: API_KEY,
+        faults,
+      });
+      const directory = await mkdtemp(join(tmpdir(), 'trunk-exporter-key-'));
+      directories.push(directory);
+      const keyFile = join(directory, 'key');
+      await writeFile(keyFile, `${API_KEY}\n`);
+      const keyLine =
+        source === 'apiKey'
+          ? `  apiKey: ${API_KEY}`
+          : source === 'apiKeyFile'
+            ? `  apiKeyFile: ${keyFile}`
+            : '';
+      const env: Record<string, string> =
+        source === 'environment' ? { TRUNK_API_KEY: API_KEY } : {};
+      const configPath = join(directory, 'config.yaml');
+      await writeFile(
+        configPath,
+        config(simulator.origin, keyLine).replace('  orgUrlSlug: acme\n', ''),
+      );
+      const [checked, emitted] = await Promise.all([
+        run(['--check-config', '--config', configPath], env),
+        runExporter(configPath, env),
+      ]);
+      expect(checked.code).toBe(0);
+      const everything = [checked.output, ...emitted].join('\n');
+      expect(everything).toContain('HTTP 500 INTERNAL_ERROR: \\"key <redacted>\\"');
+      expect(everything).toContain('HTTP 401: \\"invalid key <redacted>\\"');
+      expect(everything).toContain('response is not JSON');
+      expect(emitted.at(-1)).toBe('exit 0');
+      expect(everything).not.toContain(API_KEY);
+      expect(everything).not.toContain(API_KEY.slice(0, 16));
+    },
+  );
+});

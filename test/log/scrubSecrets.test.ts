@@ -11,6 +11,11 @@ function base64(text: string): string {
   return Buffer.from(text).toString('base64');
 }
 
+/** Every byte as %XX, upper-case hex: more than encodeURIComponent does. */
+function percentEncoded(text: string): string {
+  return Array.from(Buffer.from(text), (byte) => `%${byte.toString(16).toUpperCase()}`).join('');
+}
+
 describe('scrubSecrets', () => {
   // Expected leftovers: at most one base64 character that mixes the token's bits with its
   // neighbours' (or with padding), and what is not the token.
@@ -29,6 +34,11 @@ describe('scrubSecrets', () => {
     ['cut to 16 characters', `${TOKEN.slice(0, 16)}…`, '<redacted>…'],
     ['cut to 8 characters, upper-cased', `${TOKEN.slice(0, 8).toUpperCase()}...`, '<redacted>...'],
     ['cut, then base64-encoded', base64(TOKEN.slice(0, 15)), '<redacted>'],
+    ['with only some characters URL-encoded', 'tok/Echo%2BFault=5e1f~9a7b"c', '<redacted>'],
+    ['with letters and digits percent-encoded', '%74ok/Echo+F%61ult=%35e1f~9a7b"c', '<redacted>'],
+    ['with mixed-case hex', 'tok%2fEcho%2BFault%3D5e1f%7e9a7b%22c', '<redacted>'],
+    ['with every character percent-encoded', percentEncoded(TOKEN), '<redacted>'],
+    ['percent-encoded and cut to 8 characters', '%74%6f%6b%2FEcho...', '<redacted>...'],
   ])('removes the token %s', (_name, echo, expected) => {
     expect(scrubSecrets(`401: invalid token "${echo}" (request 7)`, [TOKEN])).toBe(
       `401: invalid token "${expected}" (request 7)`,
@@ -37,6 +47,21 @@ describe('scrubSecrets', () => {
 
   it('leaves ordinary text and short pieces of the token alone', () => {
     const text = `queue github.com/acme/web paused; tok/Ech is 7 characters; ${base64('hello')}`;
+    expect(scrubSecrets(text, [TOKEN])).toBe(text);
+  });
+
+  it('scrubs the token with a dash written as %2D, as the API may echo it', () => {
+    const token = 'tok_live-9f8e7d6c5b4a_SECRET';
+    const echoes = ['tok_live%2D9f8e7d6c5b4a_SECRET', 'tok_live%2d9f8e7d6c5b4a_SECRET'];
+    for (const echo of echoes) {
+      expect(scrubSecrets(`GET /v1?token=${echo}&x=1`, [token])).toBe(
+        'GET /v1?token=<redacted>&x=1',
+      );
+    }
+  });
+
+  it('leaves a percent-encoded text that only starts like the token alone', () => {
+    const text = 'path=%74%6f%6b%2F7 and tok%2FEc';
     expect(scrubSecrets(text, [TOKEN])).toBe(text);
   });
 
@@ -56,7 +81,11 @@ describe('the logger', () => {
     });
     const logger = createLogger({ level: 'info', secrets: () => [TOKEN], destination });
     logger.warn(
-      { url: 'https://robot:hunter2@api.example.com/v1', body: base64(`user:${TOKEN}`) },
+      {
+        url: 'https://robot:hunter2@api.example.com/v1',
+        body: base64(`user:${TOKEN}`),
+        query: 'token=tok%2FEcho%2bFault%3D5e1f~9a7b%22c',
+      },
       `poll failed: ${TOKEN.toUpperCase()} rejected by http://a:b@c@proxy.local:8080/path?x=y@z`,
     );
     await new Promise((resolve) => setImmediate(resolve));
@@ -65,5 +94,6 @@ describe('the logger', () => {
     expect(output).not.toMatch(/hunter2|robot|a:b|c@proxy/);
     expect(output).not.toContain(TOKEN.toUpperCase().slice(0, 8));
     expect(output).not.toContain(base64(`user:${TOKEN}`).slice(8, 16));
+    expect(output).toContain('"query":"token=<redacted>"');
   });
 });

@@ -16,6 +16,11 @@ const ECHOES = [
   ['URL-encoded', encodeURIComponent(TOKEN)],
   ['upper-cased', TOKEN.toUpperCase()],
   ['a long prefix', TOKEN.slice(0, 14)],
+  ['percent-encoded in part, with mixed-case hex', 'tok%2fEcho%2BFault=5e1f~9a7b'],
+  [
+    'percent-encoded in full, lower-case hex',
+    Array.from(Buffer.from(TOKEN), (byte) => `%${byte.toString(16)}`).join(''),
+  ],
 ] as const;
 
 describe('altered echoes of the token from the API', () => {
@@ -35,7 +40,7 @@ describe('altered echoes of the token from the API', () => {
         {
           kind: 'status',
           status: 500,
-          body: `internal error for key ${ECHOES[2][1]} (${ECHOES[3][1]}...)`,
+          body: `internal error for key ${ECHOES[2][1]} (${ECHOES[3][1]}...) at /v1?t=${ECHOES[4][1]}&u=${ECHOES[5][1]}`,
         },
         { repo: API, times: Infinity },
       );

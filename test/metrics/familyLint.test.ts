@@ -31,10 +31,7 @@ const LEAVING: PullRequestSnapshot = {
   number: 999_999,
   state: 'testing',
   priorityName: 'medium',
-  priorityValue: 100,
   stateChangedAt: undefined,
-  sha: 'abc',
-  skipTheLine: false,
   blockedReasons: [],
 };
 

@@ -28,6 +28,7 @@ describe('golden exposition pages', () => {
     'normal-queue',
     'queue-with-unknown-enum-values',
     'readiness-blocked-counts',
+    'v2-not-mergeable-reasons',
     'readiness-unknown',
     'codeowners-top-n-with-other-and-none',
     'failed-target-keeps-values',

@@ -7,10 +7,7 @@ function pullRequest(overrides: Partial<PullRequestSnapshot>): PullRequestSnapsh
     number: 1,
     state: 'not_ready',
     priorityName: 'medium',
-    priorityValue: 100,
     stateChangedAt: undefined,
-    sha: 'abc',
-    skipTheLine: false,
     blockedReasons: [],
     ...overrides,
   };

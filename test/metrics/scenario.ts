@@ -77,6 +77,8 @@ const mergeQueueSnapshotSchema = z.strictObject({
   settings: settingsSchema,
   pullRequests: z.array(pullRequestSchema),
   readinessKnown: z.boolean(),
+  /** API v2 only: PRs per host reason for not being mergeable. */
+  notMergeableReasons: z.record(z.string(), z.number()).optional(),
 });
 
 const flakyTestsSnapshotSchema = z.strictObject({
@@ -239,8 +241,12 @@ function toSnapshot(
 ): Snapshot {
   if (target.kind === 'merge_queue') {
     if (!('pullRequests' in data)) throw new Error('merge_queue poll needs a queue snapshot');
+    const { notMergeableReasons, ...rest } = data;
     const snapshot: MergeQueueSnapshot = {
-      ...data,
+      ...rest,
+      ...(notMergeableReasons === undefined
+        ? {}
+        : { notMergeableReasons: new Map(Object.entries(notMergeableReasons)) }),
       kind: 'merge_queue',
       repo: target.repo,
       branch: target.branch,

@@ -19,7 +19,12 @@ import type { SimulatorWorld } from '../../src/simulator/world.js';
 import { startTestSimulator } from '../support/simulator.js';
 import type { SimulatedRepository } from '../../src/simulator/repositories.js';
 import { TrunkApiError } from '../../src/trunk/errors.js';
-import type { MergeQueue, Readiness, RepoRef } from '../../src/trunk/schemas.js';
+import type {
+  EnqueuedPullRequest,
+  MergeQueue,
+  Readiness,
+  RepoRef,
+} from '../../src/trunk/schemas.js';
 import {
   REPO,
   TOKEN,
@@ -96,10 +101,7 @@ function expectedPoll(
       number: item.prNumber,
       state,
       priorityName: item.priorityName,
-      priorityValue: item.priorityValue,
       stateChangedAt: Date.parse(item.stateChangedAt) / 1000,
-      sha: item.prSha,
-      skipTheLine: item.skipTheLine,
       blockedReasons:
         state === 'not_ready' && detail !== undefined ? readinessFailures(detail.readiness) : [],
     });
@@ -236,9 +238,14 @@ describe('pollMergeQueue against the simulator', () => {
 // ---------------------------------------------------------------------------------------------
 // Fixture-driven fakes
 
-function loadQueueFixture(name: string): MergeQueue {
+/** A getQueue body as the fixtures hold it: every item carries the documented fields. */
+type QueueBody = Omit<MergeQueue, 'enqueuedPullRequests'> & {
+  enqueuedPullRequests: (Required<EnqueuedPullRequest> & Record<string, unknown>)[];
+};
+
+function loadQueueFixture(name: string): QueueBody {
   const text = readFileSync(new URL(`fixtures/${name}`, import.meta.url), 'utf8');
-  return JSON.parse(text) as MergeQueue;
+  return JSON.parse(text) as QueueBody;
 }
 
 /** How the fake answers getSubmittedPullRequest for one PR number. */
@@ -248,22 +255,15 @@ type LookupAnswer =
 
 /** A getSubmittedPullRequest body for a queue item, with the state and readiness given. */
 function submittedBody(
-  item: MergeQueue['enqueuedPullRequests'][number],
+  item: QueueBody['enqueuedPullRequests'][number],
   answer: Extract<LookupAnswer, { status: 200 }>,
 ): Record<string, unknown> {
   return {
-    stateChangedAt: item.stateChangedAt,
-    priorityValue: item.priorityValue,
-    priorityName: item.priorityName,
-    skipTheLine: item.skipTheLine,
+    ...item,
     forceEnqueued: false,
     isCurrentlySubmittedToQueue: true,
-    prNumber: item.prNumber,
-    prTitle: item.prTitle,
-    prSha: item.prSha,
-    prBaseBranch: item.prBaseBranch,
-    prAuthor: item.prAuthor,
-    id: item.id,
+    // The answer's own state, never the item's.
+    state: undefined,
     ...(answer.state === undefined ? {} : { state: answer.state }),
     ...(answer.readiness === undefined ? {} : { readiness: answer.readiness }),
   };
@@ -271,7 +271,7 @@ function submittedBody(
 
 /** Serves `queue` for getQueue and `answers` for getSubmittedPullRequest (400 for any other PR). */
 async function startQueueFake(
-  queue: MergeQueue,
+  queue: QueueBody,
   answers: ReadonlyMap<number, LookupAnswer>,
 ): Promise<{ server: ApiServer; lookedUp: () => number[] }> {
   const server = await startApiServer((_req, res, _index, recorded) => {
@@ -348,20 +348,14 @@ describe('pollMergeQueue edge cases', () => {
         number: 4101,
         state: 'testing',
         priorityName: 'medium',
-        priorityValue: 100,
         stateChangedAt: Date.parse('2026-01-01T09:58:00Z') / 1000,
-        sha: '1111111111111111111111111111111111111111',
-        skipTheLine: false,
         blockedReasons: [],
       },
       {
         number: 4103,
         state: 'not_ready',
         priorityName: 'medium',
-        priorityValue: 100,
         stateChangedAt: Date.parse('2026-01-01T10:00:00Z') / 1000,
-        sha: '3333333333333333333333333333333333333333',
-        skipTheLine: true,
         blockedReasons: ['impacted_targets_missing'],
       },
     ]);
@@ -412,28 +406,23 @@ describe('pollMergeQueue edge cases', () => {
       requiredStatuses: 0,
     });
     expect(
-      snapshot.pullRequests.map(
-        ({ number, state, priorityName, priorityValue, blockedReasons }) => ({
-          number,
-          state,
-          priorityName,
-          priorityValue,
-          blockedReasons,
-        }),
-      ),
+      snapshot.pullRequests.map(({ number, state, priorityName, blockedReasons }) => ({
+        number,
+        state,
+        priorityName,
+        blockedReasons,
+      })),
     ).toEqual([
       {
         number: 5001,
         state: 'awaiting_approval',
         priorityName: 'critical',
-        priorityValue: 5,
         blockedReasons: [],
       },
       {
         number: 5002,
         state: 'not_ready',
         priorityName: 'someday',
-        priorityValue: 150,
         // Any mergeability other than `mergeable`, even one never seen before, fails the rule.
         blockedReasons: ['not_mergeable'],
       },
@@ -441,7 +430,6 @@ describe('pollMergeQueue edge cases', () => {
         number: 5003,
         state: 'merge_scheduled',
         priorityName: 'medium',
-        priorityValue: 100,
         blockedReasons: [],
       },
     ]);

@@ -28,6 +28,8 @@ async function settingFiles() {
   const path = (name: string) => join(directory, name);
   await writeFile(path('token'), 'token-from-file\n');
   await writeFile(path('token-copy'), 'token-from-file\n');
+  await writeFile(path('api-key'), 'trunk_v2_from_file\n');
+  await writeFile(path('api-key-copy'), 'trunk_v2_from_file\n');
   await writeFile(path('webhook-secret'), `${WEBHOOK_SECRET}\n`);
   await writeFile(path('webhook-secret-copy'), `${WEBHOOK_SECRET}\n`);
   for (const name of ['server.crt', 'server.key']) {
@@ -97,6 +99,15 @@ const SPECIAL_CHANGES: Record<
       setIn(file, 'trunk.tokenFile', 'token-copy');
     },
   },
+  'trunk.apiKeyFile': {
+    before: (file) => {
+      delete (file.trunk as FileObject).apiKey;
+      setIn(file, 'trunk.apiKeyFile', 'api-key');
+    },
+    after: (file) => {
+      setIn(file, 'trunk.apiKeyFile', 'api-key-copy');
+    },
+  },
   'server.tls.certFile': {
     after: (file) => {
       setIn(file, 'server.tls.certFile', 'copy-of-server.crt');
@@ -144,6 +155,16 @@ const SPECIAL_CHANGES: Record<
       setIn(file, 'webhooks.signingSecretFile', 'webhook-secret-copy');
     },
   },
+  'discovery.repos': {
+    after: (file) => {
+      setIn(file, 'discovery.repos', ['github.com/acme/*']);
+    },
+  },
+  'discovery.branches': {
+    after: (file) => {
+      setIn(file, 'discovery.branches', ['main']);
+    },
+  },
   // The default is the largest tolerance there is.
   'webhooks.toleranceSeconds': {
     after: (file) => {
@@ -166,7 +187,12 @@ function changedValue(path: string, current: unknown): unknown {
 
 function baseFile(): FileObject {
   return {
-    trunk: { apiUrl: 'http://127.0.0.1:1/v1', token: 'token-inline', orgUrlSlug: 'acme' },
+    trunk: {
+      apiUrl: 'http://127.0.0.1:1/v1',
+      token: 'token-inline',
+      apiKey: 'trunk_v2_inline',
+      orgUrlSlug: 'acme',
+    },
     server: { tls: { certFile: 'server.crt', keyFile: 'server.key' } },
     sharding: { totalShards: 2 },
     targets: [{ repo: 'github.com/acme/web', branches: ['main'], flakyTests: true }],
@@ -178,6 +204,7 @@ async function load(file: FileObject, path: (name: string) => string): Promise<E
   const resolved = structuredClone(file);
   for (const key of [
     'trunk.tokenFile',
+    'trunk.apiKeyFile',
     'server.tls.certFile',
     'server.tls.keyFile',
     'webhooks.signingSecretFile',

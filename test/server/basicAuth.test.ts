@@ -1,5 +1,5 @@
 import bcrypt from 'bcryptjs';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BasicAuthVerifier, parseBasicAuthorization } from '../../src/server/basicAuth.js';
 
 // Cost 4, the lowest bcrypt allows, keeps the suite fast; the code path is the same at any cost.
@@ -31,14 +31,17 @@ describe('BasicAuthVerifier', () => {
   it('runs bcrypt once per right credentials, and once a minute per repeated wrong password', async () => {
     let now = 1_000_000;
     const { verifier, compared } = countingVerifier({ prometheus: PROMETHEUS_HASH }, () => now);
+    // The first comparison times the costliest hash, once for this set of users.
+    expect(compared).toHaveLength(1);
     for (let scrape = 0; scrape < 5; scrape++) {
       expect(await verifier.check('prometheus', 'right-password')).toBe('valid');
     }
-    expect(compared).toHaveLength(1);
+    expect(compared).toHaveLength(2);
     for (let attempt = 0; attempt < 3; attempt++) {
       expect(await verifier.check('prometheus', 'guess')).toBe('invalid');
       expect(await verifier.check('nobody', 'guess')).toBe('invalid');
     }
+    // The unknown username is never hashed.
     expect(compared).toHaveLength(3);
     expect(await verifier.check('prometheus', 'another guess')).toBe('invalid');
     expect(compared).toHaveLength(4);
@@ -48,19 +51,6 @@ describe('BasicAuthVerifier', () => {
     now += 1;
     expect(await verifier.check('prometheus', 'guess')).toBe('invalid');
     expect(compared).toHaveLength(5);
-  });
-
-  it('checks an unknown username against the configured hash of the highest cost', async () => {
-    const cheap = bcrypt.hashSync('cheap', 4);
-    const costly = bcrypt.hashSync('costly', 5);
-    for (const users of [
-      { a: cheap, b: costly, c: cheap },
-      { b: costly, a: cheap },
-    ]) {
-      const { verifier, compared } = countingVerifier(users);
-      expect(await verifier.verify('nobody', 'right-password')).toBe(false);
-      expect(compared).toEqual([costly]);
-    }
   });
 
   it('runs two comparisons at once, lines up eight, and answers busy beyond without hashing', async () => {
@@ -79,11 +69,12 @@ describe('BasicAuthVerifier', () => {
     );
     expect(await verdicts[10]).toBe('busy');
     expect(await verdicts[11]).toBe('busy');
-    expect(started).toEqual(['guess 0', 'guess 1']);
+    // The comparison timing the costliest hash runs outside the bcrypt queue.
+    expect(started).toEqual(['', 'guess 0', 'guess 1']);
     release();
     expect(await Promise.all(verdicts.slice(0, 10))).toEqual(Array(10).fill('invalid'));
-    expect(started).toHaveLength(10);
-    // Every slot is free again.
+    expect(started).toHaveLength(11);
+    // The bcrypt queue is empty again.
     expect(await verifier.check('prometheus', 'right-password')).toBe('valid');
   });
 
@@ -93,12 +84,100 @@ describe('BasicAuthVerifier', () => {
     verifier.setUsers(new Map([['grafana', GRAFANA_HASH]]));
     expect(await verifier.verify('prometheus', 'right-password')).toBe(false);
     expect(await verifier.verify('grafana', 'other-password')).toBe(true);
-    expect(compared).toEqual([PROMETHEUS_HASH, GRAFANA_HASH, GRAFANA_HASH]);
+    // Each set of users has its costliest hash timed once.
+    expect(compared).toEqual([PROMETHEUS_HASH, PROMETHEUS_HASH, GRAFANA_HASH, GRAFANA_HASH]);
   });
 
   it('is off without users', () => {
     expect(new BasicAuthVerifier(new Map()).enabled).toBe(false);
     expect(new BasicAuthVerifier(new Map([['prometheus', PROMETHEUS_HASH]])).enabled).toBe(true);
+  });
+});
+
+describe('the time a refusal takes', () => {
+  const CHEAP = bcrypt.hashSync('cheap-password', 4);
+  const COSTLY = bcrypt.hashSync('costly-password', 5);
+
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /** A verifier on fake timers whose comparison against COSTLY takes 300 ms (or `slow.costlyMs`), any other 5 ms. */
+  function timedVerifier(users: Record<string, string>, slow = { costlyMs: 300 }) {
+    const compared: string[] = [];
+    const verifier = new BasicAuthVerifier(new Map(Object.entries(users)), {
+      compare: (password, hash) => {
+        compared.push(hash);
+        return new Promise((resolve) => {
+          const ms = hash === COSTLY ? slow.costlyMs : 5;
+          setTimeout(() => {
+            resolve(bcrypt.compareSync(password, hash));
+          }, ms);
+        });
+      },
+    });
+    return { verifier, compared };
+  }
+
+  it('is the costliest comparison whatever the username, and an unknown one is never hashed', async () => {
+    vi.useFakeTimers();
+    const { verifier, compared } = timedVerifier({ cheap: CHEAP, costly: COSTLY });
+    await vi.advanceTimersByTimeAsync(300);
+    // Timed once, for this set of users.
+    expect(compared).toEqual([COSTLY]);
+
+    /** Milliseconds until `check` answers, on the fake clock. */
+    const answerTime = async (username: string, password: string) => {
+      const startedAt = Date.now();
+      let answeredAt: number | undefined;
+      void verifier.check(username, password).then(() => (answeredAt = Date.now()));
+      while (answeredAt === undefined) await vi.advanceTimersByTimeAsync(1);
+      return answeredAt - startedAt;
+    };
+    expect(await answerTime('cheap', 'wrong')).toBe(300);
+    expect(await answerTime('costly', 'wrong')).toBe(300);
+    expect(await answerTime('nobody', 'wrong')).toBe(300);
+    // A right password is answered as soon as it is checked.
+    expect(await answerTime('cheap', 'cheap-password')).toBe(5);
+    expect(compared).toEqual([COSTLY, CHEAP, COSTLY, CHEAP]);
+  });
+
+  it('follows the time the last comparison against the costliest hash took', async () => {
+    vi.useFakeTimers();
+    const slow = { costlyMs: 300 };
+    const { verifier } = timedVerifier({ cheap: CHEAP, costly: COSTLY }, slow);
+    await vi.advanceTimersByTimeAsync(300);
+    // The machine gets busier: the costly user's next comparison takes 500 ms.
+    slow.costlyMs = 500;
+    let costly: string | undefined;
+    void verifier.check('costly', 'wrong').then((verdict) => (costly = verdict));
+    await vi.advanceTimersByTimeAsync(500);
+    expect(costly).toBe('invalid');
+    let cheap: string | undefined;
+    void verifier.check('cheap', 'wrong').then((verdict) => (cheap = verdict));
+    await vi.advanceTimersByTimeAsync(499);
+    expect(cheap).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(cheap).toBe('invalid');
+  });
+
+  it('waits for the timing of new users after a reload', async () => {
+    vi.useFakeTimers();
+    const { verifier, compared } = timedVerifier({ cheap: CHEAP });
+    await vi.advanceTimersByTimeAsync(5);
+    verifier.setUsers(
+      new Map([
+        ['cheap', CHEAP],
+        ['costly', COSTLY],
+      ]),
+    );
+    let verdict: string | undefined;
+    void verifier.check('nobody', 'wrong').then((answer) => (verdict = answer));
+    await vi.advanceTimersByTimeAsync(299);
+    expect(verdict).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(verdict).toBe('invalid');
+    expect(compared).toEqual([CHEAP, COSTLY]);
   });
 });
 

@@ -37,10 +37,7 @@ function pullRequest(
     number,
     state,
     priorityName: 'medium',
-    priorityValue: 100,
     stateChangedAt,
-    sha: 'a'.repeat(40),
-    skipTheLine: false,
     blockedReasons: blocked ? ['not_mergeable'] : [],
   };
 }

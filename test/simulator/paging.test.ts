@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { quarantinedTestsPageSchema, type QuarantinedTestsPage } from '../../src/trunk/schemas.js';
+import type { z } from 'zod';
 import { decodePageToken, encodePageToken } from '../../src/simulator/pageToken.js';
 import { createSimulatorWorld, DEFAULT_SIMULATOR_START_TIME } from '../../src/simulator/world.js';
 import type { RunningSimulator } from '../../src/simulator/server.js';
+import { documentedQuarantinePage } from './documentedShapes.js';
 import { API, post, startTestSimulator, WEB } from './harness.js';
+
+type QuarantinedTestsPage = z.infer<typeof documentedQuarantinePage>;
 
 const LIST = '/flaky-tests/list-quarantined-tests';
 
@@ -19,7 +22,7 @@ async function fetchPage(
       : { page_size: pageSize, page_token: pageToken };
   const reply = await post(simulator, LIST, { repo, org_url_slug: 'acme', page_query: pageQuery });
   expect(reply.status, reply.text).toBe(200);
-  return quarantinedTestsPageSchema.parse(reply.json);
+  return documentedQuarantinePage.parse(reply.json);
 }
 
 /** Follows next_page_token from the first page to the last. */

@@ -1,9 +1,9 @@
 // GET /v2/merge-queues/{id}/pull-requests: the queue's entries, agreeing with v1's getQueue and
 // getSubmittedPullRequest for the same world; state, author and conclusion-window filters.
 import { describe, expect, it } from 'vitest';
-import { mergeQueueSchema, submittedPullRequestSchema } from '../../src/trunk/schemas.js';
 import { MERGEABILITY_REASON_CODES } from '../../src/simulator/v2Mergeability.js';
 import type { RunningSimulator } from '../../src/simulator/server.js';
+import { QUEUE_SHAPES, SUBMITTED_SHAPES } from './documentedShapes.js';
 import { post } from './harness.js';
 import { errorOf, getPage, startV2Simulator, v2Request, walk } from './v2Harness.js';
 
@@ -70,7 +70,7 @@ describe('GET /v2/merge-queues/{id}/pull-requests', () => {
         simulator,
         `/v2/merge-queues/${ids[index]}/pull-requests?${LIVE}&limit=3`,
       );
-      const v1 = mergeQueueSchema.parse(
+      const v1 = QUEUE_SHAPES.live.parse(
         (await post(simulator, '/getQueue', { repo, targetBranch: model.branch })).json,
       );
       expect(rows.map((row) => row.number).sort()).toEqual(
@@ -84,7 +84,7 @@ describe('GET /v2/merge-queues/{id}/pull-requests', () => {
           targetBranch: model.branch,
           pr: { number: row.number },
         });
-        const pr = submittedPullRequestSchema.parse(reply.json);
+        const pr = SUBMITTED_SHAPES.live.parse(reply.json);
         const entry = entryOf(row);
         expect(row).toMatchObject({
           id: pr.id,
@@ -93,7 +93,7 @@ describe('GET /v2/merge-queues/{id}/pull-requests', () => {
           author: pr.prAuthor,
         });
         expect(row.isCurrentlySubmittedToQueue).toBe(true);
-        expect(entry.state).toBe(V1_STATES[pr.state ?? '']);
+        expect(entry.state).toBe(V1_STATES[pr.state]);
         expect(entry.stateChangedAt).toBe(pr.stateChangedAt);
         expect(entry).toMatchObject({
           skipsTheLine: pr.skipTheLine,
@@ -102,10 +102,8 @@ describe('GET /v2/merge-queues/{id}/pull-requests', () => {
           priorityValue: pr.priorityValue,
         });
         expect(entry.id).not.toBe(row.id);
-        expect(entry.readiness.mergeability).toBe(
-          MERGEABILITY[pr.readiness?.gitHubMergeability ?? ''],
-        );
-        expect(entry.readiness.doesBaseBranchMatch).toBe(pr.readiness?.doesBaseBranchMatch);
+        expect(entry.readiness.mergeability).toBe(MERGEABILITY[pr.readiness.gitHubMergeability]);
+        expect(entry.readiness.doesBaseBranchMatch).toBe(pr.readiness.doesBaseBranchMatch);
         const details = entry.readiness.mergeabilityDetails;
         if (entry.readiness.mergeability === 'notMergeable') {
           notMergeable += 1;

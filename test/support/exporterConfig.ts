@@ -32,6 +32,7 @@ export function exporterConfig(
       port: 0,
       enableReload: false,
       maxConnections: 512,
+      maxConnectionsPerAddress: 64,
       tls: undefined,
       basicAuthUsers: new Map(),
     },
@@ -46,6 +47,13 @@ export function exporterConfig(
     },
     metrics: { topCodeowners: 20 },
     sharding: { shard: 0, totalShards: 1 },
+    discovery: {
+      enabled: false,
+      intervalSeconds: 300,
+      repos: ['*'],
+      branches: ['*'],
+      flakyTests: true,
+    },
     webhooks: {
       enabled: false,
       path: '/webhooks/trunk',

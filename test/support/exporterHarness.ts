@@ -39,7 +39,9 @@ export function startFrozenSimulator(
  */
 export function configYaml(options: {
   apiUrl: string;
-  token?: string;
+  /** null: no v1 token (an API key only). */
+  token?: string | null;
+  apiKey?: string;
   tokenFile?: string;
   targets: string;
   polling?: string;
@@ -50,9 +52,12 @@ export function configYaml(options: {
   return [
     'trunk:',
     `  apiUrl: ${options.apiUrl}`,
-    options.tokenFile === undefined
-      ? `  token: ${options.token ?? SIMULATOR_TOKEN}`
-      : `  tokenFile: ${options.tokenFile}`,
+    ...(options.tokenFile !== undefined
+      ? [`  tokenFile: ${options.tokenFile}`]
+      : options.token === null
+        ? []
+        : [`  token: ${options.token ?? SIMULATOR_TOKEN}`]),
+    ...(options.apiKey === undefined ? [] : [`  apiKey: ${options.apiKey}`]),
     '  orgUrlSlug: acme',
     `  timeoutSeconds: ${options.timeoutSeconds ?? 2}`,
     `  maxConcurrentRequests: ${options.maxConcurrentRequests ?? 8}`,
@@ -97,7 +102,7 @@ export async function startTestExporter(
       callback();
     },
   });
-  const secrets = new KnownSecrets([config.trunk.token]);
+  const secrets = new KnownSecrets([config.trunk.token, config.trunk.apiKey]);
   const logger = createLogger({ level, secrets: () => secrets.values(), destination });
   const exporter = await startExporter(config, {
     logger,

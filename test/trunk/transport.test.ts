@@ -2,9 +2,10 @@ import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Secret } from '../../src/secrets/secret.js';
 import { TrunkTransport } from '../../src/trunk/transport.js';
-import type { CallTarget } from '../../src/trunk/transport.js';
+import type { ApiRequest, CallTarget } from '../../src/trunk/transport.js';
 import { TOKEN, cleanUp, recordingObserver, sendJson, startApiServer } from './harness.js';
 
+const V1_REQUEST: ApiRequest = { api: 'v1', path: 'getQueue', body: '{}' };
 const TARGET: CallTarget = {
   endpoint: 'getQueue',
   repo: 'github.com/acme/web',
@@ -39,12 +40,12 @@ describe('TrunkTransport', () => {
     const transport = makeTransport(server.apiUrl, 200);
     const poll = new AbortController();
 
-    const answered = transport.send(TARGET, '{}', poll.signal, 1);
+    const answered = transport.send(TARGET, V1_REQUEST, poll.signal, 1);
     const outcome = await answered;
     expect(outcome).toMatchObject({ kind: 'response', status: 200 });
     expect(getEventListeners(poll.signal, 'abort')).toHaveLength(0);
 
-    const timedOut = transport.send(TARGET, '{}', poll.signal, 1);
+    const timedOut = transport.send(TARGET, V1_REQUEST, poll.signal, 1);
     await new Promise((resolve) => setTimeout(resolve, 50));
     // While the attempt is in flight it listens, so that aborting the poll ends it.
     expect(getEventListeners(poll.signal, 'abort')).toHaveLength(1);
@@ -59,7 +60,7 @@ describe('TrunkTransport', () => {
     });
     const transport = makeTransport(server.apiUrl, 60_000);
     const poll = new AbortController();
-    const attempt = transport.send(TARGET, '{}', poll.signal, 1);
+    const attempt = transport.send(TARGET, V1_REQUEST, poll.signal, 1);
     await new Promise((resolve) => setTimeout(resolve, 50));
     poll.abort(new Error('poll stopped'));
 
@@ -81,8 +82,8 @@ describe('TrunkTransport', () => {
     // One connection: the second call queues behind the first, which the 429 answers.
     const transport = makeTransport(server.apiUrl, 5_000, 1);
     const poll = new AbortController();
-    const limited = transport.send(TARGET, '{}', poll.signal, 1);
-    const queued = transport.send(TARGET, '{}', poll.signal, 1, 'new_poll', Date.now() + 500);
+    const limited = transport.send(TARGET, V1_REQUEST, poll.signal, 1);
+    const queued = transport.send(TARGET, V1_REQUEST, poll.signal, 1, Date.now() + 500);
 
     expect(await limited).toMatchObject({ kind: 'response', status: 429 });
     const error: unknown = await queued.catch((rejection: unknown) => rejection);

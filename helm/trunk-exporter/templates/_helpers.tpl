@@ -60,6 +60,10 @@ controller-revision-hash: <name>-<10 characters>, and a label value is at most 6
 {{- default (include "trunk-exporter.fullname" .) .Values.token.existingSecret -}}
 {{- end -}}
 
+{{- define "trunk-exporter.apiKeySecretName" -}}
+{{- default (include "trunk-exporter.fullname" .) .Values.apiKey.existingSecret -}}
+{{- end -}}
+
 {{/* The webhook objects' name: the Ingress or HTTPRoute, and the chart-made signing secret. */}}
 {{- define "trunk-exporter.webhooksName" -}}
 {{- printf "%s-webhooks" (include "trunk-exporter.fullname" . | trunc 54 | trimSuffix "-") -}}
@@ -74,19 +78,28 @@ The exporter's config file: values.config plus the token file, listen address, T
 webhook signing-secret file the pod uses.
 */}}
 {{- define "trunk-exporter.config" -}}
-{{- if not .Values.config.targets -}}
-{{- fail "config.targets: list at least one repository (repo, branches, flakyTests)" -}}
+{{- $discovery := .Values.config.discovery | default dict -}}
+{{- if and (not .Values.config.targets) (not $discovery.enabled) -}}
+{{- fail "config.targets: list at least one repository (repo, branches, flakyTests), or turn config.discovery.enabled on with an apiKey" -}}
 {{- end -}}
 {{- $trunk := omit .Values.config.trunk "orgUrlSlug" -}}
 {{- if .Values.config.trunk.orgUrlSlug -}}
 {{- $_ := set $trunk "orgUrlSlug" .Values.config.trunk.orgUrlSlug -}}
 {{- end -}}
+{{- if or .Values.token.value .Values.token.existingSecret -}}
 {{- $_ := set $trunk "tokenFile" "/etc/trunk-exporter/token/token" -}}
+{{- end -}}
+{{- if or .Values.apiKey.value .Values.apiKey.existingSecret -}}
+{{- $_ := set $trunk "apiKeyFile" "/etc/trunk-exporter/api-key/api-key" -}}
+{{- end -}}
 {{- $server := merge (dict "address" "0.0.0.0" "port" (int .Values.containerPort)) (deepCopy .Values.config.server) -}}
 {{- if .Values.tls.existingSecret -}}
 {{- $_ := set $server "tls" (dict "certFile" "/etc/trunk-exporter/tls/tls.crt" "keyFile" "/etc/trunk-exporter/tls/tls.key") -}}
 {{- end -}}
 {{- $config := dict "trunk" $trunk "server" $server "polling" .Values.config.polling "metrics" .Values.config.metrics "targets" .Values.config.targets -}}
+{{- if .Values.config.discovery -}}
+{{- $_ := set $config "discovery" .Values.config.discovery -}}
+{{- end -}}
 {{- if .Values.webhooks.enabled -}}
 {{- if and (eq .Values.workload.kind "StatefulSet") (gt (int .Values.sharding.shards) 1) -}}
 {{- fail "webhooks.enabled: not with a sharded StatefulSet (workload.kind StatefulSet, sharding.shards > 1): Svix posts each event to one URL, which reaches one shard, and a shard ignores the other shards' targets" -}}
@@ -107,7 +120,7 @@ metadata:
   annotations:
     # A changed config or chart-managed token rolls the pod: the exporter reads both at start.
     checksum/config: {{ include (print .Template.BasePath "/configmap.yaml") . | sha256sum }}
-    {{- if not .Values.token.existingSecret }}
+    {{- if or (and .Values.token.value (not .Values.token.existingSecret)) (and .Values.apiKey.value (not .Values.apiKey.existingSecret)) }}
     checksum/token: {{ include (print .Template.BasePath "/secret.yaml") . | sha256sum }}
     {{- end }}
     {{- if and .Values.webhooks.enabled (not .Values.webhooks.signingSecret.existingSecret) }}
@@ -177,9 +190,16 @@ spec:
           mountPath: /etc/trunk-exporter/config.yaml
           subPath: config.yaml
           readOnly: true
+        {{- if or .Values.token.value .Values.token.existingSecret }}
         - name: token
           mountPath: /etc/trunk-exporter/token
           readOnly: true
+        {{- end }}
+        {{- if or .Values.apiKey.value .Values.apiKey.existingSecret }}
+        - name: api-key
+          mountPath: /etc/trunk-exporter/api-key
+          readOnly: true
+        {{- end }}
         {{- if .Values.tls.existingSecret }}
         - name: tls
           mountPath: /etc/trunk-exporter/tls
@@ -196,6 +216,7 @@ spec:
     - name: config
       configMap:
         name: {{ include "trunk-exporter.fullname" . }}
+    {{- if or .Values.token.value .Values.token.existingSecret }}
     - name: token
       secret:
         secretName: {{ include "trunk-exporter.tokenSecretName" . }}
@@ -203,6 +224,15 @@ spec:
           # existingSecretKey names the key of an existing Secret; the chart's own has `token`.
           - key: {{ ternary (.Values.token.existingSecretKey | default "token") "token" (not (empty .Values.token.existingSecret)) }}
             path: token
+    {{- end }}
+    {{- if or .Values.apiKey.value .Values.apiKey.existingSecret }}
+    - name: api-key
+      secret:
+        secretName: {{ include "trunk-exporter.apiKeySecretName" . }}
+        items:
+          - key: {{ ternary (.Values.apiKey.existingSecretKey | default "apiKey") "apiKey" (not (empty .Values.apiKey.existingSecret)) }}
+            path: api-key
+    {{- end }}
     {{- if .Values.tls.existingSecret }}
     - name: tls
       secret:

@@ -1,0 +1,227 @@
+// Benchmark: Trunk API calls per merge-queue cycle through API v1 (the token) and API v2 (the key)
+// for the same simulated world: 1,000 queues of 30 PRs (500 repositories × 2 branches), polled by
+// the real poll jobs and TrunkClient against the real simulator over loopback, the world moving one
+// poll interval between cycles. Calls are counted where they arrive (the simulator's requestCounts).
+//
+// Runs on the built code (dist/): `npm run build && node scripts/bench/apiCallsV1V2.ts [--quick]`
+// prints the markdown section; `run()` is what a benchmark runner calls.
+import { fileURLToPath } from 'node:url';
+import { loadBuilt } from './built.ts';
+
+import type * as ConfigSecret from '../../src/secrets/secret.js';
+import type * as ConfigTargets from '../../src/config/targets.js';
+import type { ExporterConfig as Config } from '../../src/config/types.js';
+import type * as Logging from '../../src/log/logger.js';
+import type * as TargetJobs from '../../src/poller/targetJobs.js';
+import type * as QueueDirectory from '../../src/poller/v2QueueDirectory.js';
+import type * as QuarantinePoll from '../../src/poller/v2QuarantinePoll.js';
+import type * as SimulatorServer from '../../src/simulator/server.js';
+import type * as SimulatorWorld from '../../src/simulator/world.js';
+import type * as Store from '../../src/snapshot/store.js';
+import type * as Client from '../../src/trunk/client.js';
+import type * as V2Client from '../../src/trunk/v2Client.js';
+import type * as Observer from '../../src/trunk/observer.js';
+
+const TOKEN = 'bench-token';
+const API_KEY = 'trunk_v2_bench-key';
+const INTERVAL_SECONDS = 30;
+const PULL_REQUESTS_PER_QUEUE = 30;
+
+async function loadModules() {
+  return {
+    secret: await loadBuilt<typeof ConfigSecret>('secrets/secret.js'),
+    targets: await loadBuilt<typeof ConfigTargets>('config/targets.js'),
+    targetJobs: await loadBuilt<typeof TargetJobs>('poller/targetJobs.js'),
+    directory: await loadBuilt<typeof QueueDirectory>('poller/v2QueueDirectory.js'),
+    quarantine: await loadBuilt<typeof QuarantinePoll>('poller/v2QuarantinePoll.js'),
+    store: await loadBuilt<typeof Store>('snapshot/store.js'),
+    client: await loadBuilt<typeof Client>('trunk/client.js'),
+    v2Client: await loadBuilt<typeof V2Client>('trunk/v2Client.js'),
+    observer: await loadBuilt<typeof Observer>('trunk/observer.js'),
+    logger: await loadBuilt<typeof Logging>('log/logger.js'),
+    server: await loadBuilt<typeof SimulatorServer>('simulator/server.js'),
+    world: await loadBuilt<typeof SimulatorWorld>('simulator/world.js'),
+  };
+}
+type Modules = Awaited<ReturnType<typeof loadModules>>;
+
+interface CycleCounts {
+  readonly queues: number;
+  readonly enqueued: number;
+  /** Per steady-state cycle, by endpoint (the simulator's names). */
+  readonly byEndpoint: Record<string, number>;
+  readonly total: number;
+}
+
+async function measure(
+  modules: Modules,
+  api: 'v1' | 'v2',
+  repositoryCount: number,
+  cycles: number,
+): Promise<CycleCounts> {
+  const repositories = Array.from({ length: repositoryCount }, (_, index) => ({
+    host: 'github.com',
+    owner: 'acme',
+    name: `service-${index}`,
+    branches: ['main', 'release'],
+    pullRequestsPerQueue: PULL_REQUESTS_PER_QUEUE,
+  }));
+  const world = modules.world.createSimulatorWorld({
+    seed: 2026,
+    flavour: 'documented',
+    repositories,
+  });
+  const simulator = await modules.server.startSimulatorServer({
+    world,
+    token: TOKEN,
+    apiKey: API_KEY,
+  });
+  const secret = (value: string) => new modules.secret.Secret(value);
+  const config: Config = {
+    trunk: {
+      apiUrl: simulator.origin,
+      token: api === 'v1' ? secret(TOKEN) : undefined,
+      apiKey: api === 'v2' ? secret(API_KEY) : undefined,
+      orgUrlSlug: 'acme',
+      timeoutSeconds: 30,
+      maxConcurrentRequests: 16,
+      maxRequestsPerSecond: 100_000,
+    },
+    server: {
+      address: '127.0.0.1',
+      port: 0,
+      enableReload: false,
+      maxConnections: 512,
+      maxConnectionsPerAddress: 64,
+      tls: undefined,
+      basicAuthUsers: new Map(),
+    },
+    polling: {
+      mergeQueueIntervalSeconds: INTERVAL_SECONDS,
+      flakyTestsIntervalSeconds: 300,
+      pullRequestDetails: true,
+      pullRequestRecheckSeconds: 300,
+      flakyTestDetails: true,
+      staleAfterSeconds: 600,
+    },
+    metrics: { topCodeowners: 20 },
+    sharding: { shard: 0, totalShards: 1 },
+    webhooks: {
+      enabled: false,
+      path: '/webhooks/trunk',
+      signingSecret: undefined,
+      toleranceSeconds: 300,
+      bodyTimeoutSeconds: 5,
+    },
+    targets: repositories.map((repository) => ({
+      repo: { host: repository.host, owner: repository.owner, name: repository.name },
+      name: `${repository.host}/${repository.owner}/${repository.name}`,
+      branches: repository.branches,
+      flakyTests: false,
+    })),
+  };
+  const logger = modules.logger.silentLogger();
+  const client = new modules.client.TrunkClient({
+    apiUrl: config.trunk.apiUrl,
+    token: config.trunk.token,
+    apiKey: config.trunk.apiKey,
+    timeoutSeconds: config.trunk.timeoutSeconds,
+    maxConcurrentRequests: config.trunk.maxConcurrentRequests,
+    maxRequestsPerSecond: config.trunk.maxRequestsPerSecond,
+    observer: modules.observer.noopApiCallObserver,
+    logger,
+  });
+  const v2 = new modules.v2Client.TrunkV2Client(client);
+  const store = new modules.store.SnapshotStore(config.polling.staleAfterSeconds);
+  const targets = modules.targets.configuredTargets(config);
+  store.setTargets(targets);
+  // The simulated clock: the list of queues is read once per simulated interval, as in production.
+  const now = () => world.now();
+  const jobs = modules.targetJobs.buildPollJobs({
+    config,
+    reader: client,
+    store,
+    logger,
+    now,
+    v2: {
+      reader: v2,
+      directory: new modules.directory.V2QueueDirectory(v2, INTERVAL_SECONDS, now),
+      quarantine: new modules.quarantine.V2QuarantineDirectory(v2, 300, now),
+    },
+  });
+  const controller = new AbortController();
+  const byEndpoint: Record<string, number> = {};
+  let enqueued = 0;
+  try {
+    for (let cycle = 0; cycle <= cycles; cycle++) {
+      if (cycle > 0) world.advance(world.now() + INTERVAL_SECONDS);
+      simulator.resetRequestCounts();
+      await Promise.all(jobs.map((job) => job.run(controller.signal)));
+      if (cycle === 0) continue;
+      for (const [endpoint, count] of Object.entries(simulator.requestCounts())) {
+        byEndpoint[endpoint] = (byEndpoint[endpoint] ?? 0) + count;
+      }
+      enqueued += store
+        .statuses()
+        .reduce(
+          (sum, { snapshot }) =>
+            sum + (snapshot?.kind === 'merge_queue' ? snapshot.pullRequests.length : 0),
+          0,
+        );
+    }
+  } finally {
+    controller.abort();
+    await client.close();
+    await simulator.close();
+  }
+  const perCycle = Object.fromEntries(
+    Object.entries(byEndpoint).map(([endpoint, count]) => [endpoint, count / cycles]),
+  );
+  return {
+    queues: targets.length,
+    enqueued: enqueued / cycles / targets.length,
+    byEndpoint: perCycle,
+    total: Object.values(perCycle).reduce((sum, count) => sum + count, 0),
+  };
+}
+
+const fixed = (value: number, digits = 2) => value.toFixed(digits);
+
+/** Runs the benchmark and returns its section of the report. */
+export async function run(options: {
+  quick: boolean;
+}): Promise<{ title: string; markdown: string }> {
+  const modules = await loadModules();
+  const repositories = options.quick ? 50 : 500;
+  const cycles = options.quick ? 5 : 10;
+  const v1 = await measure(modules, 'v1', repositories, cycles);
+  const v2 = await measure(modules, 'v2', repositories, cycles);
+  const row = (name: string, counts: CycleCounts) =>
+    `| ${name} | ${counts.queues} | ${fixed(counts.enqueued, 1)} | ${Object.entries(
+      counts.byEndpoint,
+    )
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([endpoint, count]) => `\`${endpoint}\` ${fixed(count, 1)}`)
+      .join(', ')} | ${fixed(counts.total, 1)} | **${fixed(counts.total / counts.queues)}** |`;
+  const listPages = v2.byEndpoint['/v2/merge-queues'] ?? 0;
+  const markdown = [
+    `${v1.queues} merge queues (${repositories} simulated repositories × 2 branches, ${PULL_REQUESTS_PER_QUEUE} PRs each, seed 2026, documented shape), ` +
+      `polled every ${INTERVAL_SECONDS} s of simulated time for ${cycles} cycles after one cold cycle, by the real poll jobs and TrunkClient against the simulator over loopback; ` +
+      'calls counted at the simulator, per steady-state cycle. v1: the token (getQueue, then getSubmittedPullRequest for new or changed PRs that need it and for each PR that left). ' +
+      "v2: the API key (the organization's list of queues, read once per interval for every queue; one paged pull-requests read per queue; the concluded entries of a queue whose PRs left). " +
+      `Discovery reads the same list of queues: with \`discovery.intervalSeconds\` ≥ the merge-queue interval it adds no call (the list read within the interval is reused), else ${fixed(listPages, 0)} page(s) per read.`,
+    '',
+    '| API | queues | PRs per queue | calls per cycle, by endpoint | calls per cycle | calls per queue per cycle |',
+    '| --- | --- | --- | --- | --- | --- |',
+    row('v1 (token)', v1),
+    row('v2 (API key)', v2),
+    '',
+    `v2 needs ${fixed(v2.total / v2.queues)} calls per queue per cycle against v1's ${fixed(v1.total / v1.queues)} (${fixed(v1.total / v2.total, 1)}× fewer calls).`,
+  ].join('\n');
+  return { title: 'API calls per cycle: API v1 and API v2', markdown };
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const report = await run({ quick: process.argv.includes('--quick') });
+  process.stdout.write(`## ${report.title}\n\n${report.markdown}\n`);
+}

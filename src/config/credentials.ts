@@ -1,0 +1,169 @@
+import type { ExporterConfig } from './types.js';
+import type { ConfigProblem } from './problems.js';
+import { trunkSectionSchema } from './schema.js';
+import { readSettingFile } from './settingFiles.js';
+import { Secret } from '../secrets/secret.js';
+
+/** The environment variable read for the v1 token when neither `token` nor `tokenFile` is set. */
+export const TOKEN_ENVIRONMENT_VARIABLE = 'TRUNK_API_TOKEN';
+/** The environment variable read for the v2 API key when neither `apiKey` nor `apiKeyFile` is set. */
+export const API_KEY_ENVIRONMENT_VARIABLE = 'TRUNK_API_KEY';
+/** How Trunk's v2 API keys begin; another prefix is accepted with a warning (a proxy may rewrite keys). */
+export const API_KEY_PREFIX = 'trunk_v2_';
+
+/** The credentials of the `trunk` section: at least one of them is set. */
+export interface TrunkCredentials {
+  /** The v1 organization token (`x-api-token`). */
+  readonly token: Secret | undefined;
+  /** The v2 API key (`Authorization: Bearer`). */
+  readonly apiKey: Secret | undefined;
+}
+
+type Resolved = { readonly secret: Secret | undefined } | { readonly problem: ConfigProblem };
+
+/** One credential's three sources: inline, file, environment variable; in that order. */
+interface CredentialSources {
+  readonly inline: string | undefined;
+  readonly file: string | undefined;
+  readonly inlinePath: string;
+  readonly filePath: string;
+  readonly variable: string;
+  /** `token` or `API key`, for messages. */
+  readonly noun: string;
+}
+
+/**
+ * The v1 token and the v2 API key of the `trunk` section, each from its setting, its file or its
+ * environment variable; a problem when neither is set, or when one cannot be sent as a header.
+ * `invalid` when the section itself is wrong, which the schema reports.
+ */
+export async function resolveCredentials(
+  trunkSettings: unknown,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<
+  { readonly credentials: TrunkCredentials } | { readonly problems: ConfigProblem[] } | 'invalid'
+> {
+  const trunk = trunkSectionSchema.safeParse(trunkSettings);
+  if (!trunk.success) return 'invalid';
+  const [token, apiKey] = await Promise.all([
+    resolveCredential(
+      {
+        inline: trunk.data.token,
+        file: trunk.data.tokenFile,
+        inlinePath: 'trunk.token',
+        filePath: 'trunk.tokenFile',
+        variable: TOKEN_ENVIRONMENT_VARIABLE,
+        noun: 'token',
+      },
+      env,
+    ),
+    resolveCredential(
+      {
+        inline: trunk.data.apiKey,
+        file: trunk.data.apiKeyFile,
+        inlinePath: 'trunk.apiKey',
+        filePath: 'trunk.apiKeyFile',
+        variable: API_KEY_ENVIRONMENT_VARIABLE,
+        noun: 'API key',
+      },
+      env,
+    ),
+  ]);
+  const problems = [token, apiKey].flatMap((resolved) =>
+    'problem' in resolved ? [resolved.problem] : [],
+  );
+  if (problems.length > 0) return { problems };
+  const credentials = {
+    token: 'secret' in token ? token.secret : undefined,
+    apiKey: 'secret' in apiKey ? apiKey.secret : undefined,
+  };
+  if (credentials.token === undefined && credentials.apiKey === undefined) {
+    return {
+      problems: [
+        {
+          path: 'trunk.apiKey',
+          message:
+            `no Trunk credential: set an API v2 key (trunk.apiKey, trunk.apiKeyFile or the ` +
+            `${API_KEY_ENVIRONMENT_VARIABLE} environment variable; one with no permissions is ` +
+            `enough) or an API v1 token (trunk.token, trunk.tokenFile or the ` +
+            `${TOKEN_ENVIRONMENT_VARIABLE} environment variable)`,
+        },
+      ],
+    };
+  }
+  return { credentials };
+}
+
+/** A warning for an API key that does not look like one of Trunk's (never showing the key). */
+export function apiKeyWarning(apiKey: Secret | undefined): string | undefined {
+  if (apiKey === undefined || apiKey.reveal().startsWith(API_KEY_PREFIX)) return undefined;
+  return `the Trunk API key does not start with ${API_KEY_PREFIX} as Trunk's v2 keys do; using it anyway (a v1 token belongs in trunk.token)`;
+}
+
+async function resolveCredential(
+  sources: CredentialSources,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<Resolved> {
+  const { inline, file, noun } = sources;
+  if (inline !== undefined) {
+    return checkedCredential(inline, sources.inlinePath, 'not a valid HTTP header value');
+  }
+  if (file !== undefined) {
+    const read = await readSettingFile(file, sources.filePath);
+    if ('problem' in read) return read;
+    const trimmed = read.text.trim();
+    if (trimmed === '') return { problem: { path: sources.filePath, message: `${file} is empty` } };
+    return checkedCredential(
+      trimmed,
+      sources.filePath,
+      `the ${noun} in ${file} is not a valid HTTP header value`,
+    );
+  }
+  const fromEnvironment = env[sources.variable];
+  if (fromEnvironment !== undefined && fromEnvironment !== '') {
+    return checkedCredential(
+      fromEnvironment,
+      '',
+      `the ${sources.variable} environment variable is not a valid HTTP header value`,
+    );
+  }
+  return { secret: undefined };
+}
+
+/**
+ * The credential as a Secret, or a problem at `path` when it cannot be sent as a header: undici
+ * would refuse every call with it (a newline from `echo token > file` inside it, a trailing one in
+ * a variable). The message names the kind and position of the character, never the credential.
+ */
+function checkedCredential(value: string, path: string, what: string): Resolved {
+  const reason = headerValueProblem(value);
+  return reason === undefined
+    ? { secret: new Secret(value) }
+    : { problem: { path, message: `${what}: ${reason}` } };
+}
+
+/** Why `value` is not a valid HTTP header value (RFC 9110 field-value, as undici checks it). */
+function headerValueProblem(value: string): string | undefined {
+  const invalid = /[^\t\x20-\x7e\x80-\xff]/.exec(value);
+  if (invalid !== null) {
+    const code = invalid[0].codePointAt(0) ?? 0;
+    const hex = `U+${code.toString(16).toUpperCase().padStart(4, '0')}`;
+    const kind =
+      invalid[0] === '\n'
+        ? `a line break (${hex})`
+        : invalid[0] === '\r'
+          ? `a carriage return (${hex})`
+          : code < 0x20 || code === 0x7f
+            ? `a control character (${hex})`
+            : 'a character outside Latin-1';
+    return `contains ${kind} at character ${invalid.index + 1}`;
+  }
+  // A server trims these, so the credential it compares would not be the one configured.
+  if (/^[\t ]|[\t ]$/.test(value)) return 'starts or ends with white space';
+  return undefined;
+}
+
+/** Every secret a configuration holds, for the logger's scrubber (KnownSecrets). */
+export function secretsOf(config: ExporterConfig): (Secret | undefined)[] {
+  return [config.trunk.token, config.trunk.apiKey, config.webhooks.signingSecret];
+}

@@ -1,0 +1,38 @@
+import { Gauge } from 'prom-client';
+import type { Registry } from 'prom-client';
+import type { DiscoveryObserver } from '../discovery/observer.js';
+import type { PollKind } from '../snapshot/types.js';
+import { NAMESPACE, fqName } from './naming.js';
+
+const SUBSYSTEM = 'exporter';
+
+const DISCOVERED_TARGETS = fqName(NAMESPACE, SUBSYSTEM, 'discovered_targets');
+const LAST_SUCCESS = fqName(NAMESPACE, SUBSYSTEM, 'discovery_last_success_timestamp', 'seconds');
+
+const POLL_KINDS: readonly PollKind[] = ['merge_queue', 'flaky_tests'];
+
+/** Registers the discovery gauges and returns what feeds them. */
+export function registerDiscoveryMetrics(registry: Registry): DiscoveryObserver {
+  const discovered = new Gauge({
+    name: DISCOVERED_TARGETS,
+    help:
+      'Targets this instance polls because discovery found them (API v2 list of merge queues), ' +
+      'not because the configuration lists them, by kind. 0 with discovery off.',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+  });
+  const lastSuccess = new Gauge({
+    name: LAST_SUCCESS,
+    help: "Unix time of the last successful read of the organization's merge queues by discovery; 0 until one succeeds.",
+    registers: [registry],
+  });
+  for (const kind of POLL_KINDS) discovered.set({ kind }, 0);
+  return {
+    discoveredTargets(counts) {
+      for (const kind of POLL_KINDS) discovered.set({ kind }, counts[kind]);
+    },
+    discoverySucceeded(at) {
+      lastSuccess.set(at);
+    },
+  };
+}

@@ -1,0 +1,127 @@
+import { z } from 'zod';
+
+// Response schemas of the API v2 reads (trunk-api-v2.md). Tolerant like the v1 ones: only what a
+// metric or the paging needs is required, unknown fields are dropped, and enums are plain strings
+// (Trunk adds members without a new version; v2Vocabulary.ts turns each into a label value).
+
+/** The labels of API v2 reads in `trunk_exporter_api_requests_total{endpoint}` and in errors. */
+export const V2_ENDPOINTS = {
+  listMergeQueues: 'v2/merge-queues',
+  getMergeQueue: 'v2/merge-queues/{id}',
+  listQueuePullRequests: 'v2/merge-queues/{id}/pull-requests',
+  listTests: 'v2/tests',
+  getRepository: 'v2/repositories/{id}',
+} as const;
+export type V2Endpoint = (typeof V2_ENDPOINTS)[keyof typeof V2_ENDPOINTS];
+
+/** Every v2 list's envelope: `{ data, nextCursor, hasMore }`. */
+export function v2PageSchema<T extends z.ZodType>(row: T) {
+  return z.object({
+    data: z.array(row),
+    nextCursor: z.string().nullish(),
+    hasMore: z.boolean().optional(),
+  });
+}
+export interface V2Page<T> {
+  readonly data: readonly T[];
+  readonly nextCursor?: string | null | undefined;
+  readonly hasMore?: boolean | undefined;
+}
+
+export const v2QueueConfigSchema = z.object({
+  concurrency: z.number(),
+  bisectionConcurrency: z.number(),
+  pendingFailureDepth: z.number(),
+  canOptimisticallyMerge: z.boolean(),
+  allowBatching: z.boolean(),
+  batchingMaxWaitTimeMinutes: z.number(),
+  batchingMinSize: z.number(),
+  testingTimeoutMinutes: z.number(),
+  createsPrsForTestingBranches: z.boolean(),
+  areCommentsEnabled: z.boolean(),
+  areCommandsEnabled: z.boolean(),
+  isStatusCheckEnabled: z.boolean(),
+  requiredStatuses: z.array(z.string()),
+  directMergeMode: z.string(),
+  optimizationMode: z.string(),
+  mergeMethod: z.string(),
+});
+
+export const v2MergeQueueSchema = z.object({
+  id: z.string().min(1),
+  repositoryId: z.string().optional(),
+  /** `https://github.com/acme/web`: with targetBranch, the queue's (repo, branch) key. */
+  repositoryUrl: z.string().min(1),
+  targetBranch: z.string().min(1),
+  state: z.string(),
+  mode: z.string(),
+  config: v2QueueConfigSchema,
+});
+export type V2MergeQueue = z.infer<typeof v2MergeQueueSchema>;
+export const v2MergeQueuePageSchema = v2PageSchema(v2MergeQueueSchema);
+
+export const v2MergeabilityReasonSchema = z.object({ code: z.string() });
+
+export const v2ReadinessSchema = z.object({
+  requiresImpactedTargets: z.boolean().optional(),
+  doesBaseBranchMatch: z.boolean().optional(),
+  hasImpactedTargets: z.boolean().optional(),
+  mergeability: z.string().optional(),
+  mergeabilityDetails: z
+    .object({ reasons: z.array(v2MergeabilityReasonSchema).optional() })
+    .nullish(),
+});
+export type V2Readiness = z.infer<typeof v2ReadinessSchema>;
+
+export const v2QueueEntrySchema = z.object({
+  state: z.string(),
+  // A timestamp that is not RFC 3339 is not exported (the poller parses it), never a failed poll.
+  stateChangedAt: z.string().nullish(),
+  // Either may be missing (trunk-api-v2.md); the poller fills one from the other.
+  priorityValue: z.number().nullish(),
+  priorityName: z.string().nullish(),
+  readiness: v2ReadinessSchema.nullish(),
+});
+
+export const v2PullRequestSchema = z.object({
+  number: z.number().int(),
+  queueEntry: v2QueueEntrySchema,
+});
+export type V2PullRequest = z.infer<typeof v2PullRequestSchema>;
+export const v2PullRequestPageSchema = v2PageSchema(v2PullRequestSchema);
+
+export const v2TestSchema = z.object({
+  repoId: z.string().min(1),
+  codeowners: z
+    .array(z.string())
+    .nullish()
+    .transform((owners) => owners ?? []),
+  // Since 2026-10-26; older answers lack it, and then statusSince says since when.
+  quarantinedSince: z.string().nullish(),
+  statusSince: z.string().nullish(),
+});
+export type V2Test = z.infer<typeof v2TestSchema>;
+export const v2TestPageSchema = v2PageSchema(v2TestSchema);
+
+export const v2RepositorySchema = z.object({
+  id: z.string().min(1),
+  host: z.string().min(1),
+  /** `owner/name`. */
+  path: z.string().regex(/^[^/]+\/[^/]+$/, 'expected owner/name'),
+});
+export type V2Repository = z.infer<typeof v2RepositorySchema>;
+
+/** Live queue-entry states: the PRs a merge-queue poll reads. */
+export const V2_LIVE_ENTRY_STATES = [
+  'notReady',
+  'pending',
+  'testing',
+  'testsPassed',
+  'pendingFailure',
+] as const;
+
+/** Final queue-entry states: how a PR left the queue. */
+export const V2_FINAL_ENTRY_STATES = ['merged', 'failed', 'cancelled'] as const;
+
+/** The largest `limit` a v2 list takes. */
+export const V2_MAX_LIMIT = 100;

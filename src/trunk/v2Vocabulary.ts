@@ -1,0 +1,47 @@
+// API v2 spells enum values in camelCase where v1 used snake_case, and renamed two queue modes.
+// Every exported label keeps v1's vocabulary, so dashboards and alerts work whichever API fed them.
+
+/** Values v2 renamed rather than respelled: the queue modes. */
+const RENAMED_MODES: Readonly<Record<string, string>> = { queue: 'single', graph: 'parallel' };
+
+/** `notReady` → `not_ready`, `bisectionSkipRedundantTests` → `bisection_skip_redundant_tests`. */
+export function snakeCase(value: string): string {
+  return value
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1_$2')
+    .toLowerCase();
+}
+
+/** A v2 enum value (state, merge method, optimization mode…) in v1's label vocabulary. */
+export function v1Value(value: string): string {
+  return snakeCase(value);
+}
+
+/** A v2 queue `mode` in v1's vocabulary: `queue` → `single`, `graph` → `parallel`. */
+export function v1Mode(mode: string): string {
+  return RENAMED_MODES[mode] ?? snakeCase(mode);
+}
+
+/** Trunk's documented priority names by value (urgent 0, high 10, medium 100, low 200). */
+const PRIORITY_NAMES: ReadonlyMap<number, string> = new Map([
+  [0, 'urgent'],
+  [10, 'high'],
+  [100, 'medium'],
+  [200, 'low'],
+]);
+const PRIORITY_VALUES: ReadonlyMap<string, number> = new Map(
+  [...PRIORITY_NAMES].map(([value, name]) => [name, value]),
+);
+
+/**
+ * A queue entry's priority name and value, either filled from the other when v2 left it out;
+ * `unknown` (and NaN) when neither says.
+ */
+export function priorityOf(
+  name: string | null | undefined,
+  value: number | null | undefined,
+): { readonly name: string; readonly value: number } {
+  const knownName = name ?? (value == null ? undefined : PRIORITY_NAMES.get(value));
+  const knownValue = value ?? (name == null ? undefined : PRIORITY_VALUES.get(name));
+  return { name: knownName ?? 'unknown', value: knownValue ?? Number.NaN };
+}

@@ -1,0 +1,215 @@
+// Discovery end to end: an exporter with an API key and no target listed finds the simulator's
+// merge queues through API v2, polls them labelled as configured ones would be, drops a queue that
+// disappears, keeps its list when a read fails, and merges what it finds with configured targets.
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { FaultPlan } from '../../src/simulator/faults.js';
+import type { RunningSimulator } from '../../src/simulator/server.js';
+import type { Sample } from '../support/exposition.js';
+import { configYaml, startTestExporter } from '../support/exporterHarness.js';
+import { startTestSimulator } from '../support/simulator.js';
+
+const API_KEY = 'trunk_v2_discovery-key';
+const TOKEN = 'sim-token-4b1d';
+
+function discoveryYaml(simulator: RunningSimulator, targets: string, discovery: string): string {
+  return configYaml({
+    apiUrl: simulator.origin,
+    token: null,
+    apiKey: API_KEY,
+    targets,
+    polling: '  mergeQueueIntervalSeconds: 0.2\n  flakyTestsIntervalSeconds: 600',
+  })
+    .replace(
+      'targets:\n',
+      `discovery:\n  enabled: true\n  intervalSeconds: 0.2\n${discovery}targets:\n`,
+    )
+    .replace('\n  orgUrlSlug: acme', '');
+}
+
+function queuesUp(samples: readonly Sample[]): string[] {
+  return samples
+    .filter(
+      (sample) =>
+        sample.name === 'trunk_merge_queue_state' &&
+        sample.labels.state === 'running' &&
+        sample.value >= 0,
+    )
+    .map((sample) => `${sample.labels.repo} ${sample.labels.branch}`)
+    .sort();
+}
+
+function gauge(samples: readonly Sample[], name: string, labels: Record<string, string> = {}) {
+  return samples.find(
+    (sample) =>
+      sample.name === name &&
+      Object.entries(labels).every(([key, value]) => sample.labels[key] === value),
+  )?.value;
+}
+
+async function listOfQueues(simulator: RunningSimulator): Promise<{ data: unknown[] }> {
+  const response = await fetch(`${simulator.origin}/v2/merge-queues?limit=100`, {
+    headers: { authorization: `Bearer ${API_KEY}` },
+  });
+  return (await response.json()) as { data: unknown[] };
+}
+
+describe('discovery', () => {
+  it('polls every queue of the organization with no target listed, and marks them discovered', async () => {
+    const { world, simulator } = await startTestSimulator({
+      seed: 3,
+      token: TOKEN,
+      apiKey: API_KEY,
+    });
+    const expected = world.repositories
+      .flatMap((repository) =>
+        repository.branches.map(
+          (branch) => `${repository.host}/${repository.owner}/${repository.name} ${branch}`,
+        ),
+      )
+      .sort();
+    const exporter = await startTestExporter(discoveryYaml(simulator, '  []\n', ''));
+    const samples = await exporter.waitFor(
+      (current) => queuesUp(current).length === expected.length,
+      'every queue of the world on the page',
+    );
+    expect(queuesUp(samples)).toEqual(expected);
+    expect(gauge(samples, 'trunk_exporter_discovered_targets', { kind: 'merge_queue' })).toBe(
+      expected.length,
+    );
+    expect(gauge(samples, 'trunk_exporter_discovered_targets', { kind: 'flaky_tests' })).toBe(
+      world.repositories.length,
+    );
+    expect(
+      gauge(samples, 'trunk_exporter_discovery_last_success_timestamp_seconds'),
+    ).toBeGreaterThan(0);
+    const landing = await exporter.scrape('/');
+    expect(landing).toContain('(discovered)');
+    const calls = Object.keys(simulator.requestCountsByMethod());
+    expect(calls.filter((call) => !call.startsWith('GET '))).toEqual([]);
+  });
+
+  it('drops a queue that disappears, and keeps the last list while reads fail', async () => {
+    const faults = new FaultPlan();
+    const { world, simulator } = await startTestSimulator({
+      seed: 3,
+      token: TOKEN,
+      apiKey: API_KEY,
+      faults,
+    });
+    const exporter = await startTestExporter(
+      discoveryYaml(simulator, '  []\n', '  flakyTests: false\n'),
+    );
+    const all = world.repositories.reduce((sum, repository) => sum + repository.branches.length, 0);
+    await exporter.waitFor((current) => queuesUp(current).length === all, 'every queue');
+
+    // Reads that fail keep every queue on the page.
+    faults.inject(
+      'v2/merge-queues',
+      { kind: 'status', status: 503, body: 'unavailable' },
+      { times: 20 },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(queuesUp(await exporter.samples())).toHaveLength(all);
+
+    // A list without the first queue: its series leave the page.
+    faults.clear();
+    const list = await listOfQueues(simulator);
+    const [gone, ...rest] = list.data as { repositoryUrl: string; targetBranch: string }[];
+    if (gone === undefined) throw new Error('no queue');
+    faults.inject(
+      'v2/merge-queues',
+      {
+        kind: 'status',
+        status: 200,
+        contentType: 'application/json',
+        body: JSON.stringify({ data: rest, nextCursor: null, hasMore: false }),
+      },
+      { times: 1000 },
+    );
+    const goneLabel = `${gone.repositoryUrl.replace('https://', '')} ${gone.targetBranch}`;
+    const samples = await exporter.waitFor(
+      (current) => queuesUp(current).length === all - 1,
+      'the vanished queue gone',
+    );
+    expect(queuesUp(samples)).not.toContain(goneLabel);
+    expect(gauge(samples, 'trunk_exporter_discovered_targets', { kind: 'merge_queue' })).toBe(
+      all - 1,
+    );
+  });
+
+  it('merges discovered queues with configured ones: one target per key, configured stay configured', async () => {
+    const { world, simulator } = await startTestSimulator({
+      seed: 3,
+      token: TOKEN,
+      apiKey: API_KEY,
+    });
+    const exporter = await startTestExporter(
+      discoveryYaml(
+        simulator,
+        '  - repo: github.com/acme/web\n    branches: [main]\n',
+        "  repos: ['github.com/acme/*']\n  branches: [main]\n  flakyTests: false\n",
+      ),
+    );
+    const expected = world.repositories
+      .filter((repository) => repository.owner === 'acme' && repository.branches.includes('main'))
+      .map((repository) => `${repository.host}/${repository.owner}/${repository.name} main`)
+      .sort();
+    const samples = await exporter.waitFor(
+      (current) => queuesUp(current).length === expected.length,
+      'the matching queues',
+    );
+    expect(queuesUp(samples)).toEqual(expected);
+    expect(gauge(samples, 'trunk_exporter_discovered_targets', { kind: 'merge_queue' })).toBe(
+      expected.length - 1,
+    );
+  });
+
+  it('divides discovered queues between shards like configured ones', async () => {
+    const { world, simulator } = await startTestSimulator({
+      seed: 3,
+      token: TOKEN,
+      apiKey: API_KEY,
+    });
+    const all = world.repositories.reduce((sum, repository) => sum + repository.branches.length, 0);
+    const shard = (index: number) =>
+      `${discoveryYaml(simulator, '  []\n', '  flakyTests: false\n')}\nsharding:\n  shard: ${index}\n  totalShards: 2\n`;
+    const [first, second] = await Promise.all([
+      startTestExporter(shard(0)),
+      startTestExporter(shard(1)),
+    ]);
+    const polled = async (exporter: typeof first) => {
+      await exporter.waitUntilReady();
+      const samples = await exporter.waitFor((current) => {
+        const found = gauge(current, 'trunk_exporter_discovered_targets', { kind: 'merge_queue' });
+        const read = gauge(current, 'trunk_exporter_discovery_last_success_timestamp_seconds');
+        return read !== undefined && read > 0 && queuesUp(current).length === found;
+      }, 'every discovered target polled');
+      return queuesUp(samples);
+    };
+    const [a, b] = [await polled(first), await polled(second)];
+    expect(a.filter((queue) => b.includes(queue))).toEqual([]);
+    expect([...a, ...b].sort()).toHaveLength(all);
+  });
+
+  it('follows a reload: discovery turned off drops what it found, configured targets stay', async () => {
+    const { simulator } = await startTestSimulator({ seed: 3, token: TOKEN, apiKey: API_KEY });
+    const directory = await mkdtemp(join(tmpdir(), 'trunk-exporter-discovery-'));
+    const configFile = join(directory, 'config.yaml');
+    const configured = '  - repo: github.com/acme/web\n    branches: [main]\n';
+    const on = discoveryYaml(simulator, configured, '  flakyTests: false\n');
+    await writeFile(configFile, on);
+    const exporter = await startTestExporter(on, 'info', configFile);
+    await exporter.waitFor((current) => queuesUp(current).length > 1, 'discovered queues');
+    await writeFile(configFile, on.replace('  enabled: true', '  enabled: false'));
+    expect((await exporter.exporter.reload('HTTP')).applied).toBe(true);
+    const samples = await exporter.waitFor(
+      (current) => queuesUp(current).length === 1,
+      'only the configured queue',
+    );
+    expect(queuesUp(samples)).toEqual(['github.com/acme/web main']);
+    expect(gauge(samples, 'trunk_exporter_discovered_targets', { kind: 'merge_queue' })).toBe(0);
+  });
+});

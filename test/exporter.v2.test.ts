@@ -1,0 +1,75 @@
+// End to end with API v2: an exporter holding only an API key, and one holding only the v1 token,
+// poll the same frozen simulator world; their pages must carry the same families with the same
+// labels and values (the golden comparison of issue 26), and the v2 one must only ever GET.
+import { describe, expect, it } from 'vitest';
+import type { Sample } from './support/exposition.js';
+import {
+  configYaml,
+  startTestExporter,
+  type ExporterUnderTest,
+} from './support/exporterHarness.js';
+import { startTestSimulator } from './support/simulator.js';
+
+const API_KEY = 'trunk_v2_e2e-key-31f';
+const TOKEN = 'sim-token-4b1d';
+
+const TARGETS = [
+  '  - repo: github.com/acme/web',
+  '    branches: [main, release]',
+  '    flakyTests: true',
+  '  - repo: github.com/acme/api',
+  '    branches: [main]',
+  '    flakyTests: true',
+  '  - repo: { host: github.com, owner: acme, name: mobile }',
+  '    branches: [develop]',
+].join('\n');
+
+/** Families that say the same whichever API fed them (self-health and API counters differ by design). */
+const SHARED_FAMILY = /^trunk_(merge_queue|flaky_tests)_/;
+/** Families only one API can fill (documented in docs/metrics.md). */
+const V2_ONLY_FAMILY = 'trunk_merge_queue_pull_requests_not_mergeable';
+
+function shared(samples: readonly Sample[]): string[] {
+  return samples
+    .filter((sample) => SHARED_FAMILY.test(sample.name) && sample.name !== V2_ONLY_FAMILY)
+    .map((sample) => `${sample.name}${JSON.stringify(sample.labels)} ${sample.value}`)
+    .sort();
+}
+
+async function firstPollsDone(exporter: ExporterUnderTest, targets: number): Promise<Sample[]> {
+  return exporter.waitFor(
+    (samples) =>
+      samples.filter((sample) => sample.name === 'trunk_exporter_target_up' && sample.value === 1)
+        .length === targets,
+    `${targets} targets up`,
+  );
+}
+
+describe('an exporter with only an API key (API v2)', () => {
+  it('renders the page a v1 exporter renders for the same world, with GETs only', async () => {
+    const { world, simulator } = await startTestSimulator({
+      seed: 11,
+      token: TOKEN,
+      apiKey: API_KEY,
+    });
+    world.advance(900);
+    const v1 = await startTestExporter(
+      configYaml({ apiUrl: simulator.origin, token: TOKEN, targets: TARGETS }),
+    );
+    const v1Samples = await firstPollsDone(v1, 6);
+    await v1.stop();
+    simulator.resetRequestCounts();
+    const v2 = await startTestExporter(
+      configYaml({ apiUrl: simulator.origin, token: null, apiKey: API_KEY, targets: TARGETS }),
+    );
+    const v2Samples = await firstPollsDone(v2, 6);
+
+    expect(shared(v1Samples).length).toBeGreaterThan(50);
+    expect(shared(v2Samples)).toEqual(shared(v1Samples));
+    expect(v2Samples.filter((sample) => sample.name === V2_ONLY_FAMILY).length).toBeGreaterThan(0);
+    const calls = Object.keys(simulator.requestCountsByMethod());
+    expect(calls.filter((call) => call.includes('/v1/'))).toEqual([]);
+    expect(calls.filter((call) => !call.startsWith('GET '))).toEqual([]);
+    expect(v2.logs()).not.toContain(API_KEY);
+  });
+});

@@ -1,0 +1,145 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Secret } from '../../src/secrets/secret.js';
+import { TrunkApiError } from '../../src/trunk/errors.js';
+import { TrunkV2Client } from '../../src/trunk/v2Client.js';
+import { V2PagingError } from '../../src/trunk/v2Paging.js';
+import {
+  TOKEN,
+  cleanUp,
+  makeClient,
+  rejectionOf,
+  sendJson,
+  sendText,
+  startApiServer,
+} from './harness.js';
+
+const API_KEY = 'trunk_v2_k3y_SECRET_9a8b7c';
+const QUEUE = { id: 'mq_7f3a', repo: 'github.com/acme/web', branch: 'main' };
+const queueFixture: unknown = JSON.parse(
+  readFileSync(
+    join(import.meta.dirname, 'fixtures', 'v2', 'merge-queue-unknown-enums.json'),
+    'utf8',
+  ),
+);
+
+function v2Client(apiUrl: string, overrides: Parameters<typeof makeClient>[1] = {}) {
+  const { client, observer } = makeClient(apiUrl, { apiKey: new Secret(API_KEY), ...overrides });
+  return { v2: new TrunkV2Client(client), client, observer };
+}
+
+function pullRequest(number: number): unknown {
+  return {
+    number,
+    sha: `sha${number}`,
+    title: `PR ${number}`,
+    queueEntry: { state: 'testing', stateChangedAt: '2026-11-24T10:00:00Z', skipsTheLine: false },
+  };
+}
+
+afterEach(cleanUp);
+
+describe('TrunkV2Client', () => {
+  it('reads with GET and the API key as a Bearer token, at /v2 under the host, never the v1 token', async () => {
+    const server = await startApiServer((_req, res) => {
+      sendJson(res, 200, { data: [queueFixture], nextCursor: null, hasMore: false });
+    }, '');
+    // A host given with the old /v1 suffix still reaches /v2 at the host.
+    const { v2 } = v2Client(`${server.origin}/v1`);
+    const queues = await v2.listMergeQueues();
+    expect(queues.map((queue) => queue.id)).toEqual(['mq_7f3a']);
+    expect(server.requests).toHaveLength(1);
+    const [request] = server.requests;
+    expect(request?.method).toBe('GET');
+    expect(request?.url).toBe('/v2/merge-queues?limit=100');
+    expect(request?.headers.authorization).toBe(`Bearer ${API_KEY}`);
+    expect(request?.headers['x-api-token']).toBeUndefined();
+    expect(request?.body).toBe('');
+  });
+
+  it('walks every page by cursor, with the live states and limit=100 on each', async () => {
+    const server = await startApiServer((req, res) => {
+      const url = new URL(req.url ?? '', 'http://x');
+      const cursor = url.searchParams.get('cursor');
+      if (cursor === null)
+        sendJson(res, 200, { data: [pullRequest(1)], nextCursor: 'c2', hasMore: true });
+      else if (cursor === 'c2')
+        sendJson(res, 200, { data: [pullRequest(2)], nextCursor: 'c3', hasMore: true });
+      else sendJson(res, 200, { data: [pullRequest(3)], nextCursor: null, hasMore: false });
+    }, '');
+    const { v2 } = v2Client(server.origin);
+    const rows = await v2.listQueuePullRequests(QUEUE, { states: ['notReady', 'testing'] });
+    expect(rows.map((row) => row.number)).toEqual([1, 2, 3]);
+    expect(server.requests.map((request) => request.url)).toEqual([
+      '/v2/merge-queues/mq_7f3a/pull-requests?state=notReady%2Ctesting&limit=100',
+      '/v2/merge-queues/mq_7f3a/pull-requests?state=notReady%2Ctesting&limit=100&cursor=c2',
+      '/v2/merge-queues/mq_7f3a/pull-requests?state=notReady%2Ctesting&limit=100&cursor=c3',
+    ]);
+  });
+
+  it('stops a walk whose cursor repeats instead of looping', async () => {
+    const server = await startApiServer((_req, res) => {
+      sendJson(res, 200, { data: [pullRequest(1)], nextCursor: 'same', hasMore: true });
+    }, '');
+    const { v2 } = v2Client(server.origin);
+    const error = await rejectionOf(v2.listQueuePullRequests(QUEUE, { states: ['pending'] }));
+    expect(error).toBeInstanceOf(V2PagingError);
+    expect(String(error)).toContain(
+      'the pull requests of github.com/acme/web main: a cursor repeated after 2 pages',
+    );
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('puts the error code of the envelope into the error, keeps the HTTP status, and never the key', async () => {
+    const server = await startApiServer((_req, res) => {
+      sendJson(res, 404, {
+        error: { code: 'MERGE_QUEUE_NOT_FOUND', message: `no queue mq_7f3a (key ${API_KEY})` },
+      });
+    }, '');
+    const { v2, observer } = v2Client(server.origin);
+    const error = await rejectionOf(v2.listQueuePullRequests(QUEUE, { states: ['pending'] }));
+    expect(error).toBeInstanceOf(TrunkApiError);
+    expect(error).toMatchObject({ status: 404, code: 'MERGE_QUEUE_NOT_FOUND' });
+    expect(String(error)).toContain(
+      'HTTP 404 MERGE_QUEUE_NOT_FOUND: "no queue mq_7f3a (key <redacted>)"',
+    );
+    expect(String(error)).not.toContain(API_KEY);
+    expect(observer.finished).toEqual([
+      expect.objectContaining({ endpoint: 'v2/merge-queues/{id}/pull-requests', code: '404' }),
+    ]);
+  });
+
+  it('reads a 429 without a body by its status, and retries it', async () => {
+    const server = await startApiServer((_req, res, index) => {
+      if (index === 0) sendText(res, 429, '');
+      else sendJson(res, 200, { data: [], nextCursor: null, hasMore: false });
+    }, '');
+    const { v2, observer } = v2Client(server.origin);
+    expect(await v2.listQuarantinedTests()).toEqual([]);
+    expect(observer.codes()).toEqual(['429', '200']);
+    expect(server.requests.map((request) => request.url)).toEqual([
+      '/v2/tests?quarantineState=quarantined&limit=100',
+      '/v2/tests?quarantineState=quarantined&limit=100',
+    ]);
+  });
+
+  it('answers undefined for a queue id that is gone (404)', async () => {
+    const server = await startApiServer((_req, res) => {
+      sendJson(res, 404, { error: { code: 'MERGE_QUEUE_NOT_FOUND', message: 'gone' } });
+    }, '');
+    const { v2 } = v2Client(server.origin);
+    expect(await v2.getMergeQueue(QUEUE)).toBeUndefined();
+  });
+
+  it('sends nothing when no API key is configured, and says which setting is missing', async () => {
+    const server = await startApiServer((_req, res) => {
+      sendJson(res, 200, { data: [], nextCursor: null });
+    }, '');
+    const { client } = makeClient(server.origin, { token: new Secret(TOKEN) });
+    const error = await rejectionOf(new TrunkV2Client(client).listMergeQueues());
+    expect(error).toMatchObject({ reason: 'no_credential' });
+    expect(String(error)).toContain('API v2 needs trunk.apiKey, which is not set');
+    expect(server.requests).toHaveLength(0);
+  });
+});

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { priorityOf, v1Mode, v1Value } from '../../src/trunk/v2Vocabulary.js';
+
+describe('v1 label values from v2 enum values', () => {
+  it.each([
+    ['notReady', 'not_ready'],
+    ['testsPassed', 'tests_passed'],
+    ['pendingFailure', 'pending_failure'],
+    ['switchingModes', 'switching_modes'],
+    ['mergeCommit', 'merge_commit'],
+    ['bisectionSkipRedundantTests', 'bisection_skip_redundant_tests'],
+    ['running', 'running'],
+    ['off', 'off'],
+    // Values Trunk may add: respelled, never dropped.
+    ['squashAndSignOff', 'squash_and_sign_off'],
+    ['awaitingCIResult', 'awaiting_ci_result'],
+  ])('%s → %s', (v2, v1) => {
+    expect(v1Value(v2)).toBe(v1);
+  });
+
+  it('renames the queue modes and respells an unknown one', () => {
+    expect([v1Mode('queue'), v1Mode('graph'), v1Mode('stackedGraph')]).toEqual([
+      'single',
+      'parallel',
+      'stacked_graph',
+    ]);
+  });
+
+  it('fills a missing priority name or value from the other, else unknown', () => {
+    expect(priorityOf('high', undefined)).toEqual({ name: 'high', value: 10 });
+    expect(priorityOf(undefined, 0)).toEqual({ name: 'urgent', value: 0 });
+    expect(priorityOf(null, 42)).toEqual({ name: 'unknown', value: 42 });
+    expect(priorityOf(undefined, undefined)).toEqual({ name: 'unknown', value: Number.NaN });
+  });
+});
