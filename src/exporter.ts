@@ -1,41 +1,25 @@
-import { checkApiBudget, computeApiBudget } from './budget/apiBudget.js';
+import { secretsOf } from './config/credentials.js';
+import { LiveConfig, type ApplyConfig } from './config/liveConfig.js';
 import { configuredTargets } from './config/targets.js';
-import type { ExporterConfig, RepositoryTarget } from './config/types.js';
-import { withDiscovered } from './discovery/discoveredTargets.js';
-import { TargetDiscovery } from './discovery/targetDiscovery.js';
-import { registerDiscoveryMetrics } from './metrics/discoveryMetrics.js';
-import { KnownSecrets } from './secrets/knownSecrets.js';
-import { scrubSecrets } from './secrets/scrubSecrets.js';
+import type { ExporterConfig } from './config/types.js';
+import { PolledTargets } from './discovery/polledTargets.js';
 import type { Logger } from './log/logger.js';
-import {
-  registerCapacityMetrics,
-  registerExporterMetrics,
-  registerReloadMetrics,
-} from './metrics/index.js';
-import { registerPollOverrunMetrics } from './metrics/pollOverrunMetrics.js';
-import { registerWebhookRequestMetrics } from './metrics/webhookRequestMetrics.js';
+import { createExporterMetrics } from './metrics/exporterMetricSet.js';
 import { createRegistry } from './metrics/registry.js';
-import { LookupMemories } from './poller/lookupMemories.js';
-import { PollScheduler } from './poller/scheduler.js';
-import { buildPollJobs } from './poller/targetJobs.js';
-import { clientSettingsChanged, diffConfigs, type ConfigChanges } from './reload/configChanges.js';
-import { ConfigReloader, type ReloadResult, type ReloadTrigger } from './reload/configReloader.js';
-import { TrunkClientSlot } from './reload/trunkClientSlot.js';
+import type { ReloadResult, ReloadTrigger } from './reload/configReloader.js';
+import { liveReload } from './reload/liveReload.js';
+import { ReplaceableTrunkClient, trunkClientBuilder } from './reload/replaceableTrunkClient.js';
+import { KnownSecrets } from './secrets/knownSecrets.js';
 import {
+  applyServerSettings,
   BasicAuthVerifier,
-  checkOpenFileLimit,
   createHttpApp,
+  type HttpAppOptions,
   startHttpServer,
 } from './server/index.js';
 import { SnapshotStore } from './snapshot/store.js';
-import { targetKey, type Target } from './snapshot/types.js';
-import { TrunkClient } from './trunk/client.js';
-import { TrunkV2Client } from './trunk/v2Client.js';
-import { V2QueueDirectory } from './poller/v2QueueDirectory.js';
-import { V2QuarantineDirectory } from './poller/v2QuarantinePoll.js';
-import type { MergeQueueEvent } from './trunk/webhookEvents.js';
-import { applyMergeQueueEvent } from './flow/queueEvents.js';
-import { TriggeredPolls, type TriggerSpacing } from './webhooks/pollTriggers.js';
+import type { TriggerSpacing } from './webhooks/pollTriggers.js';
+import type { WebhookObserver } from './webhooks/observer.js';
 import { WebhookReceiver } from './webhooks/receiver.js';
 
 /** A started exporter: its address, its state for tests, and how to reload and stop it. */
@@ -65,137 +49,44 @@ interface ExporterDependencies {
 }
 
 /**
- * Wires one exporter: config → scheduler → Trunk client → snapshot store → metrics → HTTP. The
- * scrape path only reads the store; all network traffic to Trunk starts in the scheduler. Start-up
- * and every reload go through the same applyConfig.
+ * Wires one exporter: config → scheduler → Trunk client → snapshot store → metrics → HTTP. Each
+ * component subscribes its own apply step to the live configuration, which runs it at once and on
+ * every reload; the scrape path only reads the store.
  */
 export async function startExporter(
   config: ExporterConfig,
   dependencies: ExporterDependencies,
 ): Promise<RunningExporter> {
-  const { logger, version } = dependencies;
+  const { logger, version, firstPollSpreadSeconds } = dependencies;
   const secrets = dependencies.secrets ?? new KnownSecrets();
-  let current = config;
-  // Read by its gauge from the first scrape on; applyConfig checks (and logs) it for every config.
-  let apiBudget = computeApiBudget(config);
+  const live = new LiveConfig(config);
+  live.subscribe(noteSecretsAndWarnings(secrets, logger));
   const registry = createRegistry();
   const store = new SnapshotStore(config.polling.staleAfterSeconds);
   // Before the server starts, so /readyz never sees an empty (hence "ready") target list.
-  const targets = configuredTargets(config);
-  store.setTargets(targets);
-  const metrics = registerExporterMetrics({
-    registry,
-    store,
-    version,
-    mergeQueueIntervalSeconds: config.polling.mergeQueueIntervalSeconds,
-    flakyTestsIntervalSeconds: config.polling.flakyTestsIntervalSeconds,
-    ...config.metrics,
-    logger,
-  });
-  registerCapacityMetrics({
-    registry,
-    apiBudget: () => apiBudget,
-    sharding: () => current.sharding,
-  });
-  const reloadObserver = registerReloadMetrics(registry);
-  const pollObserver = registerPollOverrunMetrics(registry);
-  const clients = new TrunkClientSlot(
-    (trunk) =>
-      new TrunkClient({
-        apiUrl: trunk.apiUrl,
-        token: trunk.token,
-        apiKey: trunk.apiKey,
-        timeoutSeconds: trunk.timeoutSeconds,
-        maxConcurrentRequests: trunk.maxConcurrentRequests,
-        maxRequestsPerSecond: trunk.maxRequestsPerSecond,
-        maxResponseBytes: trunk.maxResponseBytes,
-        observer: metrics.apiCallObserver,
-        logger,
-        version,
-      }),
-    config.trunk,
+  store.setTargets(configuredTargets(config));
+  const metrics = createExporterMetrics(registry, { store, version, config: live, logger });
+  const shared = { observer: metrics.apiCallObserver, logger, version };
+  const clients = new ReplaceableTrunkClient(trunkClientBuilder(shared), config.trunk);
+  live.subscribe(clients.apply);
+  const triggerSpacing = dependencies.webhookTriggerSpacing;
+  const polled = new PolledTargets(
+    { store, clients, logger, triggerSpacing, firstPollSpreadSeconds, ...metrics },
+    config,
   );
-  const auth = new BasicAuthVerifier(config.server.basicAuthUsers);
-  const scheduler = new PollScheduler({
+  const webhooks = receiveWebhooks(store, metrics.webhookObserver, polled, logger);
+  const { address, port, tls, basicAuthUsers, maxConnections, maxConnectionsPerAddress } =
+    config.server;
+  const listening = { address, port, tls: tls !== undefined };
+  const reload = liveReload({
+    config: live,
+    load: dependencies.loadConfig,
+    listening,
+    secrets,
     logger,
-    ...(dependencies.firstPollSpreadSeconds === undefined
-      ? {}
-      : { firstPollSpreadSeconds: dependencies.firstPollSpreadSeconds }),
+    observer: metrics.reloadObserver,
   });
-  const lookupMemories = new LookupMemories();
-  // One list of the organization's queues per merge-queue interval, whatever the reloads.
-  const v2Queues = new V2QueueDirectory(
-    new TrunkV2Client(clients.current),
-    config.polling.mergeQueueIntervalSeconds,
-  );
-  const v2Quarantine = new V2QuarantineDirectory(
-    new TrunkV2Client(clients.current),
-    config.polling.flakyTestsIntervalSeconds,
-  );
-  // Event-triggered polls run as the target's own scheduled job: the same client limits,
-  // fairness and deadline as every other poll, and never two polls of one target at once.
-  const triggeredPolls = new TriggeredPolls((target) => {
-    scheduler.runNow(targetKey(target));
-  }, dependencies.webhookTriggerSpacing);
-  /**
-   * An accepted webhook event about a configured merge queue (its webhook counts already took it):
-   * what else the event means for the queue starts here. Never blocks the answer to Trunk.
-   */
-  function onMergeQueueEvent(target: Target, event: MergeQueueEvent, receivedAt: number): void {
-    // An exit counts at once, and once: the poll that sees the PR gone will not count it again.
-    store.updateQueueFlow(target, (flow) =>
-      applyMergeQueueEvent(flow, event, receivedAt, {
-        intervalSeconds: current.polling.mergeQueueIntervalSeconds,
-      }),
-    );
-    triggeredPolls.request(target);
-  }
-  const webhooks = new WebhookReceiver({
-    store,
-    observer: registerWebhookRequestMetrics(registry),
-    logger,
-    onMergeQueueEvent,
-    onFlakyTestEvent: (target) => {
-      triggeredPolls.request(target);
-    },
-  });
-  /** What the last successful discovery found; merged with the configured targets. */
-  let discovered: readonly RepositoryTarget[] = [];
-  let discoveredOnce = false;
-  const discoveryObserver = registerDiscoveryMetrics(registry);
-  const discovery = new TargetDiscovery({
-    listQueues: async (options) => {
-      await v2Queues.queues(options);
-      return v2Queues.latest();
-    },
-    onDiscovered: (repositories) => {
-      discovered = repositories;
-      discoveredOnce = true;
-      store.awaitDiscovery(false);
-      applyTargets(current);
-    },
-    observer: discoveryObserver,
-    logger,
-  });
-  const reloader =
-    dependencies.loadConfig &&
-    new ConfigReloader({
-      load: dependencies.loadConfig,
-      apply: (next) => applyConfig(next),
-      observer: reloadObserver,
-      logger,
-    });
-  const reload = async (trigger: ReloadTrigger): Promise<ReloadResult> => {
-    if (!reloader) {
-      const message = 'nothing to reload: this exporter has no configuration file';
-      logger.warn({ trigger }, message);
-      return { applied: false, message };
-    }
-    const result = await reloader.reload(trigger);
-    // The log is scrubbed line by line; a response body is not, so scrub it here.
-    return { ...result, message: scrubSecrets(result.message, secrets.values()) };
-  };
-
+  const auth = new BasicAuthVerifier(basicAuthUsers);
   const app = createHttpApp({
     registry,
     store,
@@ -203,108 +94,21 @@ export async function startExporter(
     version,
     logger,
     auth,
-    intervals: {
-      get mergeQueueIntervalSeconds() {
-        return current.polling.mergeQueueIntervalSeconds;
-      },
-      get flakyTestsIntervalSeconds() {
-        return current.polling.flakyTestsIntervalSeconds;
-      },
-    },
-    reload: { enabled: () => current.server.enableReload, reload: () => reload('HTTP') },
+    intervals: pollingIntervals(live),
+    reload: { enabled: () => live.current.server.enableReload, reload: () => reload('HTTP') },
     simulatedUpstream: dependencies.simulatedUpstream === true,
     webhooks,
   });
-  const { address, port, tls } = config.server;
   const http = await startHttpServer(app, address, port, tls, {
-    maxConnections: config.server.maxConnections,
-    maxConnectionsPerAddress: config.server.maxConnectionsPerAddress,
+    maxConnections,
+    maxConnectionsPerAddress,
   });
-  const listening = { address, port, tls: tls !== undefined };
+  live.subscribe(applyServerSettings(http, auth, logger));
+  live.subscribe(polled.apply);
+  metrics.reloadObserver.reloadSucceeded(Date.now() / 1000);
+  logServing(logger, http.url, config, auth.enabled, webhooks.path);
 
-  /** Makes `next` the running configuration; kept targets keep their data and their schedule. */
-  function applyConfig(next: ExporterConfig): ConfigChanges {
-    const changes = diffConfigs(current, next, listening);
-    // A renewed certificate serves new connections at once; TLS on or off waits for a restart.
-    if (next.server.tls && changes.settingsChanged.includes('server.tls')) {
-      http.updateTls(next.server.tls);
-    }
-    auth.setUsers(next.server.basicAuthUsers);
-    http.setMaxConnections(next.server.maxConnections);
-    http.setMaxConnectionsPerAddress(next.server.maxConnectionsPerAddress);
-    checkOpenFileLimit(
-      {
-        maxConnections: next.server.maxConnections,
-        maxConcurrentRequests: next.trunk.maxConcurrentRequests,
-      },
-      logger,
-    );
-    secrets.add(next.trunk.token);
-    secrets.add(next.trunk.apiKey);
-    secrets.add(next.webhooks.signingSecret);
-    for (const warning of next.warnings ?? []) logger.warn(warning);
-    if (clientSettingsChanged(current, next)) clients.replace(next.trunk);
-    metrics.applySettings({ ...next.polling, ...next.metrics });
-    // After applySettings: setTargets counts as a store change, so the cached /metrics page, whose
-    // HELP texts may just have changed, is rendered again.
-    applyTargets(next);
-    apiBudget = checkApiBudget(next, logger);
-    current = next;
-    store.awaitDiscovery(next.discovery?.enabled === true && !discoveredOnce);
-    discovery.configure(next.discovery);
-    return changes;
-  }
-
-  /**
-   * Makes the configured targets of `next` and the discovered ones the polled set: one target per
-   * key, kept targets keep their data and their schedule.
-   */
-  function applyTargets(next: ExporterConfig): void {
-    const effective = withDiscovered(next, discovered);
-    const nextTargets = configuredTargets(effective);
-    store.setTargets(nextTargets, next.polling.staleAfterSeconds);
-    webhooks.configure(next.webhooks, nextTargets);
-    triggeredPolls.keepOnly(nextTargets);
-    const v2Reader = new TrunkV2Client(clients.current);
-    v2Queues.configure(v2Reader, next.polling.mergeQueueIntervalSeconds);
-    v2Quarantine.configure(v2Reader, next.polling.flakyTestsIntervalSeconds);
-    scheduler.setJobs(
-      buildPollJobs({
-        config: effective,
-        reader: clients.current,
-        store,
-        logger,
-        lookupMemories,
-        pollObserver,
-        v2: { reader: v2Reader, directory: v2Queues, quarantine: v2Quarantine },
-      }),
-    );
-    const found = nextTargets.filter((target) => target.discovered === true);
-    discoveryObserver.discoveredTargets({
-      merge_queue: found.filter((target) => target.kind === 'merge_queue').length,
-      flaky_tests: found.filter((target) => target.kind === 'flaky_tests').length,
-    });
-  }
-
-  applyConfig(config);
   let stopping: Promise<void> | undefined;
-  reloadObserver.reloadSucceeded(Date.now() / 1000);
-  logger.info(
-    {
-      url: http.url,
-      apiUrl: config.trunk.apiUrl,
-      mergeQueues: targets.filter((target) => target.kind === 'merge_queue').length,
-      flakyTestRepositories: targets.filter((target) => target.kind === 'flaky_tests').length,
-      shard: config.sharding.shard,
-      totalShards: config.sharding.totalShards,
-      tls: listening.tls,
-      basicAuth: auth.enabled,
-      reloadEndpoint: config.server.enableReload,
-      webhooks: webhooks.path,
-    },
-    `serving metrics on ${http.url}/metrics`,
-  );
-
   return {
     url: http.url,
     store,
@@ -312,14 +116,77 @@ export async function startExporter(
     stop() {
       // All at once: no new scrapes, every poll and API call aborted, connections closed. A second
       // call (a signal during shutdown, a test cleanup) waits for the same stop.
-      triggeredPolls.stop();
-      stopping ??= Promise.all([
-        http.close(),
-        discovery.stop(),
-        scheduler.stop(),
-        clients.close(),
-      ]).then(() => {});
+      stopping ??= Promise.all([http.close(), polled.stop(), clients.close()]).then(() => {});
       return stopping;
+    },
+  };
+}
+
+function logServing(
+  logger: Logger,
+  url: string,
+  config: ExporterConfig,
+  basicAuth: boolean,
+  webhooks: string | undefined,
+): void {
+  const targets = configuredTargets(config);
+  logger.info(
+    {
+      url,
+      apiUrl: config.trunk.apiUrl,
+      mergeQueues: targets.filter((target) => target.kind === 'merge_queue').length,
+      flakyTestRepositories: targets.filter((target) => target.kind === 'flaky_tests').length,
+      shard: config.sharding.shard,
+      totalShards: config.sharding.totalShards,
+      tls: config.server.tls !== undefined,
+      basicAuth,
+      reloadEndpoint: config.server.enableReload,
+      webhooks,
+    },
+    `serving metrics on ${url}/metrics`,
+  );
+}
+
+/** The apply step that tells the logger's scrubber each secret and logs the config's warnings. */
+function noteSecretsAndWarnings(secrets: KnownSecrets, logger: Logger): ApplyConfig {
+  return (next) => {
+    for (const secret of secretsOf(next)) secrets.add(secret);
+    for (const warning of next.warnings ?? []) logger.warn(warning);
+  };
+}
+
+/** The webhook endpoint, configured with the polled targets: an accepted event moves its target. */
+function receiveWebhooks(
+  store: SnapshotStore,
+  observer: WebhookObserver,
+  polled: PolledTargets,
+  logger: Logger,
+): WebhookReceiver {
+  const webhooks = new WebhookReceiver({
+    store,
+    observer,
+    logger,
+    onMergeQueueEvent: (target, event, receivedAt) => {
+      polled.mergeQueueEvent(target, event, receivedAt);
+    },
+    onFlakyTestEvent: (target) => {
+      polled.requestPoll(target);
+    },
+  });
+  polled.onTargets((targets, next) => {
+    webhooks.configure(next.webhooks, targets);
+  });
+  return webhooks;
+}
+
+/** The polling intervals the landing page shows, as the live configuration has them. */
+function pollingIntervals(live: LiveConfig): HttpAppOptions['intervals'] {
+  return {
+    get mergeQueueIntervalSeconds() {
+      return live.current.polling.mergeQueueIntervalSeconds;
+    },
+    get flakyTestsIntervalSeconds() {
+      return live.current.polling.flakyTestsIntervalSeconds;
     },
   };
 }

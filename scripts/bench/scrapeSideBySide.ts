@@ -59,6 +59,40 @@ async function startExporterAt(root: string, config: string): Promise<RunningChi
   return running;
 }
 
+/** What withPair() hands over: the exporter, its /metrics, and the reference serving its page. */
+interface Pair {
+  readonly exporter: RunningChild;
+  readonly url: string;
+  readonly reference: RunningPageServer;
+  readonly plain: Buffer;
+  readonly gzipped: Buffer;
+}
+
+/**
+ * The exporter of checkout `root` on `config(port)`, and the node:http reference serving the page
+ * the exporter served first (asked with `accept`), for the time `use` takes.
+ */
+async function withPair<T>(
+  root: string,
+  config: (port: number) => string,
+  accept: Readonly<Record<string, string>>,
+  use: (pair: Pair) => Promise<T>,
+): Promise<T> {
+  const port = await freePort();
+  const exporter = await startExporterAt(root, config(port));
+  let reference: RunningPageServer | undefined;
+  try {
+    const url = `http://127.0.0.1:${String(port)}/metrics`;
+    const plain = (await rawGet(url, accept)).body;
+    const gzipped = (await rawGet(url, { ...accept, ...ENCODINGS.gzip })).body;
+    reference = await startNodeHttp(plain, gzipped);
+    return await use({ exporter, url, reference, plain, gzipped });
+  } finally {
+    await reference?.stop();
+    await exporter.stop();
+  }
+}
+
 async function throughput(): Promise<string> {
   const scale: Scale = {
     queues: quick ? 100 : 1000,
@@ -76,9 +110,7 @@ async function throughput(): Promise<string> {
   const rows: string[][] = [];
   try {
     for (const root of roots) {
-      const port = await freePort();
-      const exporter = await startExporterAt(
-        root,
+      const config = (port: number): string =>
         configYaml(scale, {
           apiUrl: simulator.baseUrl,
           port,
@@ -86,14 +118,8 @@ async function throughput(): Promise<string> {
           maxRequestsPerSecond: 10_000,
           mergeQueueIntervalSeconds: 86_400,
           flakyTestsIntervalSeconds: 86_400,
-        }),
-      );
-      let reference: RunningPageServer | undefined;
-      try {
-        const url = `http://127.0.0.1:${port}/metrics`;
-        const plain = await rawGet(url);
-        const gzipped = await rawGet(url, ENCODINGS.gzip);
-        reference = await startNodeHttp(plain.body, gzipped.body);
+        });
+      await withPair(root, config, {}, async ({ exporter, url, reference, plain, gzipped }) => {
         const rps = new Map<string, number[]>();
         const cpu = new Map<string, number[]>();
         for (let round = 1; round <= ROUNDS; round++) {
@@ -132,7 +158,7 @@ async function throughput(): Promise<string> {
           rows.push([
             root,
             encoding,
-            megabytes((encoding === 'gzip' ? gzipped : plain).body.length),
+            megabytes((encoding === 'gzip' ? gzipped : plain).length),
             format(median(exporterRps)),
             format(median(referenceRps)),
             `**${format(median(ratios), 2)}×**`,
@@ -140,10 +166,7 @@ async function throughput(): Promise<string> {
             `${format(exporterCpu)} µs / ${format(referenceCpu)} µs`,
           ]);
         }
-      } finally {
-        await reference?.stop();
-        await exporter.stop();
-      }
+      });
     }
   } finally {
     await simulator.stop();
@@ -189,9 +212,7 @@ async function whilePolled(): Promise<string> {
   const rows: string[][] = [];
   try {
     for (const root of roots) {
-      const port = await freePort();
-      const exporter = await startExporterAt(
-        root,
+      const config = (port: number): string =>
         configYaml(scale, {
           apiUrl: simulator.baseUrl,
           port,
@@ -199,14 +220,9 @@ async function whilePolled(): Promise<string> {
           maxRequestsPerSecond: 10_000,
           mergeQueueIntervalSeconds: 3,
           flakyTestsIntervalSeconds: 300,
-        }),
-      );
-      let reference: RunningPageServer | undefined;
-      try {
-        const url = `http://127.0.0.1:${port}/metrics`;
-        const plain = await rawGet(url, { Accept: PROMETHEUS_HEADERS.Accept });
-        const gzipped = await rawGet(url, PROMETHEUS_HEADERS);
-        reference = await startNodeHttp(plain.body, gzipped.body);
+        });
+      const accept = { Accept: PROMETHEUS_HEADERS.Accept };
+      await withPair(root, config, accept, async ({ url, reference, plain, gzipped }) => {
         // Warm both up.
         for (let index = 0; index < 10; index++) {
           await timedGet(url);
@@ -221,17 +237,14 @@ async function whilePolled(): Promise<string> {
         }
         rows.push([
           root,
-          megabytes(plain.body.length),
-          megabytes(gzipped.body.length),
+          megabytes(plain.length),
+          megabytes(gzipped.length),
           `${format(median(exporterMs), 2)} ms`,
           `${format(median(referenceMs), 2)} ms`,
           `**${format(median(exporterMs) / median(referenceMs), 2)}×**`,
         ]);
         progress(`  ${root}: ${rows.at(-1)?.slice(3).join(' ')}`);
-      } finally {
-        await reference?.stop();
-        await exporter.stop();
-      }
+      });
     }
   } finally {
     await simulator.stop();

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { LOG_LEVELS } from '../log/logger.js';
+import type { SimulateOptions } from '../simulator/program.js';
 
 type LogLevel = (typeof LOG_LEVELS)[number];
 
@@ -17,20 +18,7 @@ export type Command =
       readonly sharding: ShardFlags;
     }
   | { readonly name: 'demo'; readonly logLevel: LogLevel; readonly port: number | undefined }
-  | {
-      readonly name: 'simulate';
-      readonly port: number;
-      readonly host: string;
-      readonly seed: number;
-      readonly flavour: 'documented' | 'live';
-      readonly token: string | undefined;
-      /** --api-key: the v2 API key the simulator accepts (Authorization: Bearer). */
-      readonly apiKey: string | undefined;
-      readonly latencyMs: number;
-      readonly logLevel: LogLevel;
-      /** --webhook-url and --webhook-secret: where to send the world's events, signed with what. */
-      readonly webhook: { readonly url: string; readonly secret: string } | undefined;
-    };
+  | ({ readonly name: 'simulate'; readonly logLevel: LogLevel } & SimulateOptions);
 
 /** The shard flags given on the command line (absent ones come from the config). */
 export interface ShardFlags {

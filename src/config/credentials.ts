@@ -1,3 +1,4 @@
+import type { ExporterConfig } from './types.js';
 import type { ConfigProblem } from './problems.js';
 import { trunkSectionSchema } from './schema.js';
 import { readSettingFile } from './settingFiles.js';
@@ -160,4 +161,9 @@ function headerValueProblem(value: string): string | undefined {
   // A server trims these, so the credential it compares would not be the one configured.
   if (/^[\t ]|[\t ]$/.test(value)) return 'starts or ends with white space';
   return undefined;
+}
+
+/** Every secret a configuration holds, for the logger's scrubber (KnownSecrets). */
+export function secretsOf(config: ExporterConfig): (Secret | undefined)[] {
+  return [config.trunk.token, config.trunk.apiKey, config.webhooks.signingSecret];
 }

@@ -5,7 +5,7 @@ import type { SnapshotStore } from '../snapshot/store.js';
 import type { TargetStatus } from '../snapshot/types.js';
 import { contentTypeOf } from './exposition.js';
 import type { ExpositionFormat } from './exposition.js';
-import { renderLivePart } from './livePart.js';
+import { isProcessMetric, renderLivePart } from './livePart.js';
 import { gzipMember, prepareFamilies, renderTarget, writePage } from './pageBytes.js';
 import type { PreparedFamily, TargetBytes } from './pageBytes.js';
 import type { SnapshotFamilies } from './snapshotFamilies.js';
@@ -14,10 +14,11 @@ import type { SnapshotFamilies } from './snapshotFamilies.js';
 // target, that target's samples of every per-target family are rendered into bytes (the store
 // pushes the change); a scrape writes each family's header followed by every target's bytes of
 // it, since the exposition formats want a family's samples together (pageBytes.ts). The families computed across
-// targets are small and written again when any target changed. The registry's own metrics (API
-// counters, reloads, process metrics) are rendered again once the last rendering is a second old:
-// collecting the process metrics (reading /proc, event-loop histograms) costs more than sending
-// the whole cached page, and no Prometheus scrapes one target more than once a second.
+// targets are small and written again when any target changed. The registry's metrics (API
+// counters, reloads, webhook requests) are small and rendered on every scrape, but for the process
+// and Node.js metrics, which are rendered again once a second old: collecting them (reading /proc,
+// event-loop histograms) costs more than sending the whole cached page, and no Prometheus scrapes
+// one target more than once a second. They come first in the registry, so the page keeps its order.
 // Bytes are kept per variant (format and encoding) that has been asked for.
 
 const gzip = promisify(gzipCallback);
@@ -25,7 +26,7 @@ const gzip = promisify(gzipCallback);
 /** Targets rendered between two turns of the event loop when a variant is rendered whole. */
 const TARGETS_PER_TURN = 50;
 
-/** How old the registry's metrics may be when served; see above. */
+/** How old the process metrics may be when served; see above. */
 export const LIVE_PART_MAX_AGE_MS = 1000;
 
 /** A variant nobody has asked for in this long is dropped rather than rendered on every change. */
@@ -68,7 +69,7 @@ interface Variant {
   written:
     | { readonly viewKey: string; readonly from: readonly TargetBytes[]; readonly page: Buffer }
     | undefined;
-  /** The registry's metrics, encoded, and when (clockMs) they were rendered. */
+  /** The process metrics, encoded, and when (clockMs) they were rendered. */
   live: { readonly at: number; readonly bytes: Promise<Buffer> } | undefined;
   lastAskedMs: number;
 }
@@ -105,7 +106,12 @@ export class MetricsPage {
     const variant = this.#variant(format, acceptGzip);
     const snapshot = await this.#snapshotPage(variant);
     // After the snapshot families: the render-error counter then counts their failures.
-    const chunks = [snapshot, await this.#liveBytes(variant, acceptGzip)];
+    const process = await this.#processBytes(variant, acceptGzip);
+    const exporter = await renderLivePart(this.#registry, format, this.#families.renderErrors, {
+      selects: (name) => !isProcessMetric(name),
+      endOfPage: true,
+    });
+    const chunks = [snapshot, process, variant.encode(exporter.text)];
     return {
       contentType: contentTypeOf(format),
       contentEncoding: acceptGzip ? 'gzip' : undefined,
@@ -134,14 +140,19 @@ export class MetricsPage {
     return variant;
   }
 
-  /** The registry's metrics, rendered again when the last rendering is older than a second. */
-  #liveBytes(variant: Variant, acceptGzip: boolean): Promise<Buffer> {
+  /** The process metrics, rendered again when the last rendering is older than a second. */
+  #processBytes(variant: Variant, acceptGzip: boolean): Promise<Buffer> {
     const now = this.#clockMs();
     if (variant.live !== undefined && now - variant.live.at <= LIVE_PART_MAX_AGE_MS) {
       return variant.live.bytes;
     }
-    const rendered = renderLivePart(this.#registry, variant.format, this.#families.renderErrors);
-    const bytes = rendered.then(({ text }) => (acceptGzip ? gzip(text) : Buffer.from(text)));
+    const rendered = renderLivePart(this.#registry, variant.format, this.#families.renderErrors, {
+      selects: isProcessMetric,
+      endOfPage: false,
+    });
+    const bytes = rendered.then(({ text }) =>
+      acceptGzip && text !== '' ? gzip(text) : Buffer.from(text),
+    );
     const live = { at: now, bytes };
     variant.live = live;
     // A metric left out is tried again on the next scrape, as a family is.

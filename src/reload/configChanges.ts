@@ -48,8 +48,17 @@ export function diffConfigs(
  * built from the whole `trunk` section, so any change there rebuilds it.
  */
 export function clientSettingsChanged(previous: ExporterConfig, next: ExporterConfig): boolean {
+  return settingChanged(previous, next, 'trunk');
+}
+
+/** Whether the setting at `path` (`server.tls`), or any setting under it, differs in `next`. */
+export function settingChanged(
+  previous: ExporterConfig,
+  next: ExporterConfig,
+  path: string,
+): boolean {
   return changedSettings(previous, next).some(
-    (path) => path === 'trunk' || path.startsWith('trunk.'),
+    (changed) => changed === path || changed.startsWith(`${path}.`),
   );
 }
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import bcrypt from 'bcryptjs';
 import type { NextFunction, Request, Response } from 'express';
-import { BcryptSlots, NO_SLOT } from './bcryptSlots.js';
+import { BcryptQueue, QUEUE_FULL } from './bcryptQueue.js';
 
 /** Successful verifications remembered, so a scraper pays bcrypt's cost once, not per scrape. */
 const MAX_REMEMBERED = 100;
@@ -16,10 +16,10 @@ const BCRYPT_WAITING = 8;
 
 /** Sent with every 401 so that browsers and curl know to ask for credentials. */
 export const BASIC_AUTH_CHALLENGE = 'Basic realm="trunk-exporter", charset="UTF-8"';
-/** Seconds a client turned away with 429 (every bcrypt slot taken) is asked to wait. */
+/** Seconds a client turned away with 429 (the bcrypt queue full) is asked to wait. */
 export const AUTH_BUSY_RETRY_AFTER_SECONDS = 1;
 
-/** A credentials check's outcome; `busy`: not checked, every bcrypt slot was taken. */
+/** A credentials check's outcome; `busy`: not checked, the bcrypt queue was full. */
 export type AuthVerdict = 'valid' | 'invalid' | 'busy';
 
 /** Test seams of BasicAuthVerifier. */
@@ -47,7 +47,7 @@ export class BasicAuthVerifier {
   readonly #remembered = new Set<string>();
   /** Key → when the failure is forgotten; in insertion order, so the first entry is the oldest. */
   readonly #failures = new Map<string, number>();
-  readonly #slots = new BcryptSlots(BCRYPT_RUNNING, BCRYPT_WAITING);
+  readonly #comparisons = new BcryptQueue(BCRYPT_RUNNING, BCRYPT_WAITING);
   readonly #compare: (password: string, hash: string) => Promise<boolean>;
   readonly #now: () => number;
 
@@ -89,10 +89,10 @@ export class BasicAuthVerifier {
     if (this.#failedRecently(key)) return 'invalid';
     if (users.size === 0) return 'invalid';
     // An unknown username still takes its turn in line, so it meets the same `busy` as a known one.
-    const matches = await this.#slots.run(() =>
+    const matches = await this.#comparisons.run(() =>
       hash === undefined ? Promise.resolve(false) : this.#timedCompare(password, hash),
     );
-    if (matches === NO_SLOT) return 'busy';
+    if (matches === QUEUE_FULL) return 'busy';
     const valid = hash !== undefined && matches;
     // Users may have changed while bcrypt ran; remember only what is still true.
     if (this.#users === users) {

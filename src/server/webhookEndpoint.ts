@@ -4,22 +4,26 @@ import {
   type WebhookAnswer,
   type WebhookReceiver,
 } from '../webhooks/receiver.js';
-import { BodySlots, DEFAULT_BODY_SLOT_LIMITS, type BodySlotLimits } from './webhookBodySlots.js';
+import {
+  ConcurrentBodyReads,
+  DEFAULT_BODY_READ_LIMITS,
+  type BodyReadLimits,
+} from './webhookBodyReads.js';
 
 /**
  * `POST <webhooks.path>`, mounted before basic auth (Svix cannot send credentials; the signature
  * is the authentication). Everything an unsigned request could make expensive is refused first,
  * from the headers alone: missing, malformed or stale signature headers (401), an announced body
- * over 1 MiB (413). Only then is the body read, in a body slot (webhookBodySlots.ts), within
- * `webhooks.bodyTimeoutSeconds` (else 408); a body that passes 1 MiB is answered 413 at once, and a
- * reader whose slot a faster newcomer took gets 503. The connection is closed after any refusal,
+ * over 1 MiB (413). Only then is the body read, as one of the concurrent body reads
+ * (webhookBodyReads.ts), within `webhooks.bodyTimeoutSeconds` (else 408); a body that passes 1 MiB
+ * is answered 413 at once, and a reader whose place a faster newcomer took gets 503. The connection is closed after any refusal,
  * so the rest of a refused body is not waited for. Every answer is counted by the receiver.
  */
 export function webhookEndpoint(
   receiver: WebhookReceiver,
-  limits: BodySlotLimits = DEFAULT_BODY_SLOT_LIMITS,
+  limits: BodyReadLimits = DEFAULT_BODY_READ_LIMITS,
 ): RequestHandler {
-  const slots = new BodySlots(limits);
+  const bodyReads = new ConcurrentBodyReads(limits);
   return (req: Request, res: Response, next: NextFunction) => {
     const path = receiver.path;
     if (path === undefined || req.path !== path) {
@@ -52,7 +56,7 @@ export function webhookEndpoint(
       if (finished) return;
       finished = true;
       clearTimeout(deadline);
-      slot.release();
+      bodyRead.release();
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', finish);
@@ -65,7 +69,7 @@ export function webhookEndpoint(
       chunks.length = 0;
       refuse(req, res, answer());
     };
-    const slot = slots.acquire(req.socket.remoteAddress ?? '', () => {
+    const bodyRead = bodyReads.acquire(req.socket.remoteAddress ?? '', () => {
       stop(() => receiver.busy());
     });
     const deadline = setTimeout(() => {
@@ -73,7 +77,7 @@ export function webhookEndpoint(
     }, receiver.bodyTimeoutMs);
     const onData = (chunk: Buffer): void => {
       length += chunk.length;
-      slot.received(chunk.length);
+      bodyRead.received(chunk.length);
       if (length > MAX_WEBHOOK_BODY_BYTES) {
         stop(() => receiver.tooLarge());
         return;
@@ -86,7 +90,7 @@ export function webhookEndpoint(
     };
     req.on('data', onData);
     req.on('end', onEnd);
-    // A client that goes away mid-body frees its slot; there is nobody to answer.
+    // A client that goes away mid-body frees its place; there is nobody to answer.
     req.on('error', finish);
     req.on('close', finish);
   };

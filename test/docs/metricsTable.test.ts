@@ -2,18 +2,14 @@
 // exactly the families the engine renders (those `metrics.include` / `metrics.exclude` select), with
 // their labels in page order, and "The exporter's own metrics" exactly the `trunk_` metrics the
 // exporter registers on its prom-client registry, which the selection does not touch.
-import { registerDiscoveryMetrics } from '../../src/metrics/discoveryMetrics.js';
 import { describe, expect, it } from 'vitest';
+import { LiveConfig } from '../../src/config/liveConfig.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { createExporterMetrics } from '../../src/metrics/exporterMetricSet.js';
 import { SNAPSHOT_FAMILIES, UNSELECTABLE_FAMILIES } from '../../src/metrics/families.js';
-import {
-  createRegistry,
-  registerCapacityMetrics,
-  registerExporterMetrics,
-  registerReloadMetrics,
-} from '../../src/metrics/index.js';
-import { registerPollOverrunMetrics } from '../../src/metrics/pollOverrunMetrics.js';
-import { registerWebhookRequestMetrics } from '../../src/metrics/webhookRequestMetrics.js';
+import { createRegistry } from '../../src/metrics/index.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
+import { exporterConfig } from '../support/exporterConfig.js';
 import { pageSection } from './pages.js';
 
 interface Row {
@@ -31,26 +27,15 @@ function documentedRows(heading: string): Row[] {
   return rows;
 }
 
-/** The prom-client metrics the exporter registers, as startExporter wires them. */
+/** The prom-client metrics the exporter registers (createExporterMetrics, as startExporter). */
 function registeredMetrics(): Row[] {
   const registry = createRegistry({ defaultMetrics: false });
-  registerExporterMetrics({
-    registry,
+  createExporterMetrics(registry, {
     store: new SnapshotStore(600),
     version: 'test',
-    mergeQueueIntervalSeconds: 30,
-    flakyTestsIntervalSeconds: 300,
-    topCodeowners: 20,
+    config: new LiveConfig(exporterConfig('http://127.0.0.1:1', [])),
+    logger: silentLogger(),
   });
-  registerCapacityMetrics({
-    registry,
-    apiBudget: () => ({ requestsPerSecond: 0 }) as never,
-    sharding: () => ({ shard: 0, totalShards: 1 }),
-  });
-  registerReloadMetrics(registry);
-  registerPollOverrunMetrics(registry);
-  registerWebhookRequestMetrics(registry);
-  registerDiscoveryMetrics(registry);
   return registry.getMetricsAsArray().map((metric) => ({
     name: metric.name,
     labels: ((metric as { labelNames?: readonly string[] }).labelNames ?? []).join(', '),

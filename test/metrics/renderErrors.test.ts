@@ -103,6 +103,8 @@ describe('render errors', () => {
       expect(second).toContain(
         'trunk_exporter_render_errors_total{family="test_fragile_targets"} 2',
       );
+      // A Writable takes a line written while it handles the previous one on a later turn.
+      await new Promise((resolve) => setImmediate(resolve));
       expect(lines.filter((line) => line.includes('fragile broke'))).toHaveLength(1);
       expect(lines.filter((line) => line.includes('summary broke'))).toHaveLength(1);
       expect(lines.join('')).toContain('"family":"test_fragile"');

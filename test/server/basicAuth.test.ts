@@ -69,12 +69,12 @@ describe('BasicAuthVerifier', () => {
     );
     expect(await verdicts[10]).toBe('busy');
     expect(await verdicts[11]).toBe('busy');
-    // The comparison timing the costliest hash runs outside the slots.
+    // The comparison timing the costliest hash runs outside the bcrypt queue.
     expect(started).toEqual(['', 'guess 0', 'guess 1']);
     release();
     expect(await Promise.all(verdicts.slice(0, 10))).toEqual(Array(10).fill('invalid'));
     expect(started).toHaveLength(11);
-    // Every slot is free again.
+    // The bcrypt queue is empty again.
     expect(await verifier.check('prometheus', 'right-password')).toBe('valid');
   });
 

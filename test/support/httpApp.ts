@@ -1,12 +1,14 @@
-// The HTTP app wired as startExporter wires it (every exporter metric on one registry), over a
-// store the test fills by hand.
+// The HTTP app wired as startExporter wires it (every exporter metric on one registry, by
+// createExporterMetrics), over a store the test fills by hand.
 import type { RequestListener } from 'node:http';
 import type { Registry } from 'prom-client';
 import { silentLogger, type Logger } from '../../src/log/logger.js';
-import { registerExporterMetrics } from '../../src/metrics/index.js';
+import { LiveConfig } from '../../src/config/liveConfig.js';
+import { createExporterMetrics } from '../../src/metrics/exporterMetricSet.js';
 import { createRegistry } from '../../src/metrics/registry.js';
 import { createHttpApp, type BasicAuthVerifier } from '../../src/server/index.js';
 import type { SnapshotStore } from '../../src/snapshot/store.js';
+import { exporterConfig } from './exporterConfig.js';
 
 /** The version the test apps report. */
 export const TEST_APP_VERSION = '9.9.9-test';
@@ -27,14 +29,14 @@ export function createTestHttpApp(options: TestAppOptions): {
 } {
   const registry = options.registry ?? createRegistry({ defaultMetrics: false });
   const logger = options.logger ?? silentLogger();
-  const { snapshotMetrics } = registerExporterMetrics({
-    logger,
-    registry,
+  const config = exporterConfig('http://127.0.0.1:1', [], {
+    polling: { mergeQueueIntervalSeconds: 30, flakyTestsIntervalSeconds: 300 },
+  });
+  const { snapshotMetrics } = createExporterMetrics(registry, {
     store: options.store,
     version: TEST_APP_VERSION,
-    mergeQueueIntervalSeconds: 30,
-    flakyTestsIntervalSeconds: 300,
-    topCodeowners: 5,
+    config: new LiveConfig({ ...config, metrics: { topCodeowners: 5 } }),
+    logger,
   });
   const app = createHttpApp({
     registry,

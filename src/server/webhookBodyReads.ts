@@ -1,20 +1,20 @@
 /**
  * How many webhook bodies are read at once. Svix delivers a burst of events concurrently from a
- * few addresses and each body arrives at once, so slots are plenty for genuine deliveries; what
- * can hold a slot for long is a client trickling its body, and a newcomer frees the slowest such
+ * few addresses and each body arrives at once, so these suffice for genuine deliveries; what can
+ * hold a read open for long is a client trickling its body, and a newcomer drops the slowest such
  * one rather than being refused.
  */
-export interface BodySlotLimits {
+export interface BodyReadLimits {
   /** Bodies read at once, over all peers; with the 1 MiB limit it bounds the memory they take. */
   readonly total: number;
   /** Bodies read at once from one peer address. */
   readonly perPeer: number;
 }
 
-export const DEFAULT_BODY_SLOT_LIMITS: BodySlotLimits = { total: 16, perPeer: 4 };
+export const DEFAULT_BODY_READ_LIMITS: BodyReadLimits = { total: 16, perPeer: 4 };
 
 /** One body being read: report what arrived, release when done. */
-export interface BodySlot {
+export interface BodyRead {
   received(bytes: number): void;
   release(): void;
 }
@@ -23,26 +23,26 @@ interface Reader {
   readonly peer: string;
   readonly startedAt: number;
   receivedBytes: number;
-  /** Called when a newcomer takes this reader's slot. */
+  /** Called when a newcomer takes this reader's place. */
   readonly drop: () => void;
 }
 
 /**
- * Hands out body slots per peer address, and never refuses a newcomer: when its peer holds
- * `perPeer` bodies, that peer's slowest reader is dropped for it; when all `total` are taken, the
- * slowest reader of the peers holding the most is. Slowest is fewest bytes a millisecond so far
+ * The webhook bodies being read at once, bounded per peer address and overall, never refusing a
+ * newcomer: when its peer holds `perPeer` bodies, that peer's slowest reader is dropped for it;
+ * when all `total` are taken, the slowest reader of the peers holding the most is. Slowest is fewest bytes a millisecond so far
  * (the oldest of equals): a trickling client, never a delivery whose body came at once.
  */
-export class BodySlots {
+export class ConcurrentBodyReads {
   readonly #readers = new Set<Reader>();
 
   constructor(
-    private readonly limits: BodySlotLimits = DEFAULT_BODY_SLOT_LIMITS,
+    private readonly limits: BodyReadLimits = DEFAULT_BODY_READ_LIMITS,
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** A slot for a body from `peer`; `drop` is called if a later newcomer takes it. */
-  acquire(peer: string, drop: () => void): BodySlot {
+  /** Starts reading a body from `peer`; `drop` is called if a later newcomer takes its place. */
+  acquire(peer: string, drop: () => void): BodyRead {
     const ofPeer = [...this.#readers].filter((reader) => reader.peer === peer);
     const victim =
       ofPeer.length >= this.limits.perPeer
@@ -71,7 +71,7 @@ export class BodySlots {
     return this.#readers.size;
   }
 
-  /** The readers of the peers that hold the most slots. */
+  /** The readers of the peers reading the most bodies. */
   #ofBusiestPeers(): Reader[] {
     const byPeer = new Map<string, Reader[]>();
     for (const reader of this.#readers) {

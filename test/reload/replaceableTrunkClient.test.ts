@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Secret } from '../../src/secrets/secret.js';
 import type { ExporterConfig } from '../../src/config/types.js';
-import { TrunkClientSlot } from '../../src/reload/trunkClientSlot.js';
+import { ReplaceableTrunkClient } from '../../src/reload/replaceableTrunkClient.js';
 import { TrunkApiError } from '../../src/trunk/errors.js';
 import { queueResponse } from '../trunk/fixtures.js';
 import {
@@ -46,26 +46,26 @@ function settings(apiUrl: string, token: string): ExporterConfig['trunk'] {
   };
 }
 
-describe('TrunkClientSlot', () => {
+describe('ReplaceableTrunkClient', () => {
   it('lets the replaced client finish its call in flight, then closes it', async () => {
     const { server, firstArrived, release } = await startHoldingApi();
     const built: string[] = [];
-    const slot = new TrunkClientSlot(
+    const replaceable = new ReplaceableTrunkClient(
       (trunk) => {
         built.push(trunk.token?.reveal() ?? '');
         return makeClient(trunk.apiUrl, { token: trunk.token }).client;
       },
       settings(server.apiUrl, 'old-token'),
     );
-    const previous = slot.current;
+    const previous = replaceable.current;
     const inFlight = previous.getQueue(REPO, 'main');
     await firstArrived;
 
-    slot.replace(settings(server.apiUrl, 'new-token'));
-    expect(slot.current).not.toBe(previous);
+    replaceable.replace(settings(server.apiUrl, 'new-token'));
+    expect(replaceable.current).not.toBe(previous);
     release();
     expect((await inFlight).state).toBe('running');
-    await slot.current.getQueue(REPO, 'main');
+    await replaceable.current.getQueue(REPO, 'main');
     expect(server.requests.map((request) => request.headers['x-api-token'])).toEqual([
       'old-token',
       'new-token',
@@ -81,15 +81,15 @@ describe('TrunkClientSlot', () => {
 
   it("close() aborts a retiring client's call in flight too", async () => {
     const { server, firstArrived } = await startHoldingApi();
-    const slot = new TrunkClientSlot(
+    const replaceable = new ReplaceableTrunkClient(
       (trunk) => makeClient(trunk.apiUrl, { token: trunk.token }).client,
       settings(server.apiUrl, 'old-token'),
     );
-    const inFlight = slot.current.getQueue(REPO, 'main');
+    const inFlight = replaceable.current.getQueue(REPO, 'main');
     await firstArrived;
-    slot.replace(settings(server.apiUrl, 'new-token'));
+    replaceable.replace(settings(server.apiUrl, 'new-token'));
     const rejection = rejectionOf(inFlight);
-    await slot.close();
+    await replaceable.close();
     const error = await rejection;
     expect(error).toBeInstanceOf(TrunkApiError);
     expect((error as TrunkApiError).reason).toBe('aborted');
@@ -100,16 +100,18 @@ describe('TrunkClientSlot', () => {
       if (index === 0) sendJson(res, 429, { message: 'slow down' }, { 'retry-after': '60' });
       else sendJson(res, 200, queueResponse());
     });
-    const slot = new TrunkClientSlot(
+    const replaceable = new ReplaceableTrunkClient(
       (trunk) => makeClient(trunk.apiUrl, { token: trunk.token, retry: { maxAttempts: 1 } }).client,
       settings(server.apiUrl, 'old-token'),
     );
-    const limited = (await rejectionOf(slot.current.getQueue(REPO, 'main'))) as TrunkApiError;
+    const limited = (await rejectionOf(
+      replaceable.current.getQueue(REPO, 'main'),
+    )) as TrunkApiError;
     expect(limited.status).toBe(429);
 
-    slot.replace(settings(server.apiUrl, 'new-token'));
+    replaceable.replace(settings(server.apiUrl, 'new-token'));
     const deadlineMs = Date.now() + 5_000;
-    const error = await rejectionOf(slot.current.getQueue(REPO, 'main', { deadlineMs }));
+    const error = await rejectionOf(replaceable.current.getQueue(REPO, 'main', { deadlineMs }));
     expect((error as TrunkApiError).reason).toBe('rate_limited');
     expect(server.requests).toHaveLength(1);
   });
@@ -121,13 +123,15 @@ describe('TrunkClientSlot', () => {
     const other = await startApiServer((_req, res) => {
       sendJson(res, 200, queueResponse());
     });
-    const slot = new TrunkClientSlot(
+    const replaceable = new ReplaceableTrunkClient(
       (trunk) => makeClient(trunk.apiUrl, { token: trunk.token, retry: { maxAttempts: 1 } }).client,
       settings(limiting.apiUrl, 'token'),
     );
-    await rejectionOf(slot.current.getQueue(REPO, 'main'));
-    slot.replace(settings(other.apiUrl, 'token'));
+    await rejectionOf(replaceable.current.getQueue(REPO, 'main'));
+    replaceable.replace(settings(other.apiUrl, 'token'));
     const deadlineMs = Date.now() + 5_000;
-    expect((await slot.current.getQueue(REPO, 'main', { deadlineMs })).state).toBe('running');
+    expect((await replaceable.current.getQueue(REPO, 'main', { deadlineMs })).state).toBe(
+      'running',
+    );
   });
 });

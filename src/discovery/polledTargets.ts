@@ -1,0 +1,161 @@
+import { configuredTargets } from '../config/targets.js';
+import type { ExporterConfig, RepositoryTarget } from '../config/types.js';
+import { applyMergeQueueEvent } from '../flow/queueEvents.js';
+import type { Logger } from '../log/logger.js';
+import { LookupMemories } from '../poller/lookupMemories.js';
+import type { PollObserver } from '../poller/pollObserver.js';
+import { PollScheduler } from '../poller/scheduler.js';
+import { buildPollJobs } from '../poller/targetJobs.js';
+import { V2QuarantineDirectory } from '../poller/v2QuarantinePoll.js';
+import { V2QueueDirectory } from '../poller/v2QueueDirectory.js';
+import type { SnapshotStore } from '../snapshot/store.js';
+import { targetKey, type Target } from '../snapshot/types.js';
+import type { TrunkClient } from '../trunk/client.js';
+import { TrunkV2Client } from '../trunk/v2Client.js';
+import type { MergeQueueEvent } from '../trunk/webhookEvents.js';
+import { TriggeredPolls, type TriggerSpacing } from '../webhooks/pollTriggers.js';
+import { withDiscovered } from './discoveredTargets.js';
+import type { DiscoveryObserver } from './observer.js';
+import { TargetDiscovery } from './targetDiscovery.js';
+
+interface PolledTargetsOptions {
+  readonly store: SnapshotStore;
+  /** The client new polls use; a reload may replace it. */
+  readonly clients: { readonly current: TrunkClient };
+  readonly pollObserver: PollObserver;
+  readonly discoveryObserver: DiscoveryObserver;
+  readonly logger: Logger;
+  /** How webhook events turn into polls; tests shorten it. */
+  readonly triggerSpacing?: TriggerSpacing | undefined;
+  /** The most seconds a target's first poll waits (PollScheduler's default); tests shorten it. */
+  readonly firstPollSpreadSeconds?: number | undefined;
+}
+
+/** Told the polled targets and the configuration they came from, whenever either changes. */
+type TargetsListener = (targets: readonly Target[], config: ExporterConfig) => void;
+
+/**
+ * The targets this instance polls, configured and discovered, with their schedule: follows the
+ * configuration (`apply`), discovery and webhook events. A target kept across a change keeps its
+ * data, its schedule and what its polls remember (lookups, the organization's v2 lists).
+ */
+export class PolledTargets {
+  readonly #options: PolledTargetsOptions;
+  readonly #scheduler: PollScheduler;
+  readonly #lookupMemories = new LookupMemories();
+  readonly #v2Queues: V2QueueDirectory;
+  readonly #v2Quarantine: V2QuarantineDirectory;
+  readonly #triggeredPolls: TriggeredPolls;
+  readonly #discovery: TargetDiscovery;
+  readonly #listeners: TargetsListener[] = [];
+  /** What the last successful discovery found; merged with the configured targets. */
+  #discovered: readonly RepositoryTarget[] = [];
+  #discoveredOnce = false;
+  #config: ExporterConfig;
+
+  constructor(options: PolledTargetsOptions, initial: ExporterConfig) {
+    this.#options = options;
+    this.#config = initial;
+    const { clients, logger } = options;
+    this.#scheduler = new PollScheduler({
+      logger,
+      ...(options.firstPollSpreadSeconds === undefined
+        ? {}
+        : { firstPollSpreadSeconds: options.firstPollSpreadSeconds }),
+    });
+    // One list of the organization's queues per merge-queue interval, whatever the reloads.
+    this.#v2Queues = new V2QueueDirectory(
+      new TrunkV2Client(clients.current),
+      initial.polling.mergeQueueIntervalSeconds,
+    );
+    this.#v2Quarantine = new V2QuarantineDirectory(
+      new TrunkV2Client(clients.current),
+      initial.polling.flakyTestsIntervalSeconds,
+    );
+    // Event-triggered polls run as the target's own scheduled job: the same client limits,
+    // fairness and deadline as every other poll, and never two polls of one target at once.
+    this.#triggeredPolls = new TriggeredPolls((target) => {
+      this.#scheduler.runNow(targetKey(target));
+    }, options.triggerSpacing);
+    this.#discovery = new TargetDiscovery({
+      listQueues: async (readOptions) => {
+        await this.#v2Queues.queues(readOptions);
+        return this.#v2Queues.latest();
+      },
+      onDiscovered: (repositories) => {
+        this.#discovered = repositories;
+        this.#discoveredOnce = true;
+        options.store.awaitDiscovery(false);
+        this.#setTargets();
+      },
+      observer: options.discoveryObserver,
+      logger,
+    });
+  }
+
+  /** Adds a listener, told from the next change on. */
+  onTargets(listener: TargetsListener): void {
+    this.#listeners.push(listener);
+  }
+
+  /** The apply step of a reload: the configured targets, the polling settings and discovery. */
+  readonly apply = (next: ExporterConfig): void => {
+    this.#config = next;
+    this.#setTargets();
+    this.#options.store.awaitDiscovery(next.discovery?.enabled === true && !this.#discoveredOnce);
+    this.#discovery.configure(next.discovery);
+  };
+
+  /** Polls `target` soon, spaced from its other event-triggered polls. */
+  requestPoll(target: Target): void {
+    this.#triggeredPolls.request(target);
+  }
+
+  /**
+   * An accepted webhook event about a merge queue (its webhook counts already took it): what else
+   * the event means for the queue starts here. Never blocks the answer to Trunk.
+   */
+  mergeQueueEvent(target: Target, event: MergeQueueEvent, receivedAt: number): void {
+    const { mergeQueueIntervalSeconds: intervalSeconds } = this.#config.polling;
+    // An exit counts at once, and once: the poll that sees the PR gone will not count it again.
+    this.#options.store.updateQueueFlow(target, (flow) =>
+      applyMergeQueueEvent(flow, event, receivedAt, { intervalSeconds }),
+    );
+    this.#triggeredPolls.request(target);
+  }
+
+  /** Stops every poll, discovery read and API call in flight. */
+  async stop(): Promise<void> {
+    this.#triggeredPolls.stop();
+    await Promise.all([this.#discovery.stop(), this.#scheduler.stop()]);
+  }
+
+  #setTargets(): void {
+    const config = this.#config;
+    const { store, clients, logger, pollObserver, discoveryObserver } = this.#options;
+    const effective = withDiscovered(config, this.#discovered);
+    const targets = configuredTargets(effective);
+    store.setTargets(targets, config.polling.staleAfterSeconds);
+    for (const listener of this.#listeners) listener(targets, config);
+    this.#triggeredPolls.keepOnly(targets);
+    const v2Reader = new TrunkV2Client(clients.current);
+    this.#v2Queues.configure(v2Reader, config.polling.mergeQueueIntervalSeconds);
+    this.#v2Quarantine.configure(v2Reader, config.polling.flakyTestsIntervalSeconds);
+    this.#scheduler.setJobs(
+      buildPollJobs({
+        config: effective,
+        reader: clients.current,
+        store,
+        logger,
+        lookupMemories: this.#lookupMemories,
+        pollObserver,
+        v2: { reader: v2Reader, directory: this.#v2Queues, quarantine: this.#v2Quarantine },
+      }),
+    );
+    const found = targets.filter((target) => target.discovered === true);
+    discoveryObserver.discoveredTargets({
+      merge_queue: found.filter((target) => target.kind === 'merge_queue').length,
+      flaky_tests: found.filter((target) => target.kind === 'flaky_tests').length,
+    });
+  }
+}

@@ -1,0 +1,48 @@
+import type { LiveConfig } from '../config/liveConfig.js';
+import type { ExporterConfig } from '../config/types.js';
+import type { Logger } from '../log/logger.js';
+import type { KnownSecrets } from '../secrets/knownSecrets.js';
+import { scrubSecrets } from '../secrets/scrubSecrets.js';
+import { diffConfigs, type ListeningSettings } from './configChanges.js';
+import { ConfigReloader, type ReloadResult, type ReloadTrigger } from './configReloader.js';
+import type { ReloadObserver } from './observer.js';
+
+interface LiveReloadOptions {
+  readonly config: LiveConfig;
+  /** Reads the configuration again; without it (the demo) there is nothing to reload. */
+  readonly load: (() => Promise<ExporterConfig>) | undefined;
+  /** The socket the server was started with, which a reload cannot move. */
+  readonly listening: ListeningSettings;
+  readonly observer: ReloadObserver;
+  readonly secrets: KnownSecrets;
+  readonly logger: Logger;
+}
+
+/** How a SIGHUP or `/-/reload` reloads: load, then update the live configuration (ConfigReloader). */
+export function liveReload(
+  options: LiveReloadOptions,
+): (trigger: ReloadTrigger) => Promise<ReloadResult> {
+  const { config, load, listening, observer, secrets, logger } = options;
+  const reloader =
+    load &&
+    new ConfigReloader({
+      load,
+      apply: (next) => {
+        const changes = diffConfigs(config.current, next, listening);
+        config.update(next);
+        return changes;
+      },
+      observer,
+      logger,
+    });
+  return async (trigger) => {
+    if (!reloader) {
+      const message = 'nothing to reload: this exporter has no configuration file';
+      logger.warn({ trigger }, message);
+      return { applied: false, message };
+    }
+    const result = await reloader.reload(trigger);
+    // The log is scrubbed line by line; a response body is not, so scrub it here.
+    return { ...result, message: scrubSecrets(result.message, secrets.values()) };
+  };
+}
