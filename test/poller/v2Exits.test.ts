@@ -15,7 +15,9 @@ import { V2QuarantineDirectory } from '../../src/poller/v2QuarantinePoll.js';
 import { V2QueueDirectory } from '../../src/poller/v2QueueDirectory.js';
 import { Secret } from '../../src/secrets/secret.js';
 import { webhookPayloads } from '../../src/simulator/webhookPayloads.js';
-import { createSimulatorWorld } from '../../src/simulator/world.js';
+import type { SimulatedRepository } from '../../src/simulator/repositories.js';
+import type { RunningSimulator } from '../../src/simulator/server.js';
+import { createSimulatorWorld, type SimulatorWorld } from '../../src/simulator/world.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
 import type { Target } from '../../src/snapshot/types.js';
 import { TrunkV2Client } from '../../src/trunk/v2Client.js';
@@ -29,20 +31,17 @@ afterEach(cleanUp);
 const API_KEY = 'trunk_v2_exits-test-key';
 const INTERVAL = 30;
 
-/** One queue polled through API v2, its clock the world's plus `later`; records each exit read. */
-async function v2Watcher(options: { webhooks: boolean }) {
-  const { world, simulator } = await startTestSimulator({ seed: 5, token: TOKEN, apiKey: API_KEY });
-  const [repository] = world.repositories;
-  if (repository === undefined) throw new Error('no repository');
-  const branch = repository.branches[0] ?? 'main';
-  const name = `${repository.host}/${repository.owner}/${repository.name}`;
-  const queueTarget: RepositoryTarget = {
-    repo: { host: repository.host, owner: repository.owner, name: repository.name },
-    name,
-    branches: [branch],
-    flakyTests: false,
-  };
-  const base = exporterConfig(simulator.origin, [queueTarget], {
+/**
+ * The poll jobs of an exporter with an API key and webhooks as told, for `targets` of the
+ * simulator's world; its clock is the world's plus `clock.later`. `wrap` may observe the v2 reads.
+ */
+function v2PollJobs(
+  world: SimulatorWorld,
+  simulator: RunningSimulator,
+  targets: readonly RepositoryTarget[],
+  options: { webhooks: boolean; wrap?: (reader: V2PullRequestLister) => V2PullRequestLister },
+) {
+  const base = exporterConfig(simulator.origin, targets, {
     trunk: { apiKey: new Secret(API_KEY) },
   });
   const config: ExporterConfig = {
@@ -56,31 +55,57 @@ async function v2Watcher(options: { webhooks: boolean }) {
     retry: { maxAttempts: 1 },
   });
   const v2 = new TrunkV2Client(client);
-  /** concludedAfter of each exit read, with the poll it was made in. */
-  const exitReads: { poll: number; concludedAfter: string }[] = [];
-  let polls = 0;
-  const recording: V2PullRequestLister = {
-    listQueuePullRequests(queue, filter, readOptions) {
-      if (filter.concludedAfter !== undefined) {
-        exitReads.push({ poll: polls, concludedAfter: filter.concludedAfter });
-      }
-      return v2.listQueuePullRequests(queue, filter, readOptions);
-    },
-  };
   const store = new SnapshotStore(config.polling.staleAfterSeconds, now);
   store.setTargets(configuredTargets(config));
-  const [job] = buildPollJobs({
+  const jobs = buildPollJobs({
     config,
     reader: client,
     store,
     logger: capturingLogger().logger,
     now,
     v2: {
-      reader: recording,
+      reader: options.wrap?.(v2) ?? v2,
       directory: new V2QueueDirectory(v2, INTERVAL, now),
       quarantine: new V2QuarantineDirectory(v2, 600, now),
     },
   });
+  return { config, clock, now, store, jobs };
+}
+
+/** A repository of the world as a configured target. */
+function targetOf(repository: SimulatedRepository, branches: readonly string[]): RepositoryTarget {
+  return {
+    repo: { host: repository.host, owner: repository.owner, name: repository.name },
+    name: `${repository.host}/${repository.owner}/${repository.name}`,
+    branches,
+    flakyTests: false,
+  };
+}
+
+/** One queue polled through API v2, its clock the world's plus `later`; records each exit read. */
+async function v2Watcher(options: { webhooks: boolean }) {
+  const { world, simulator } = await startTestSimulator({ seed: 5, token: TOKEN, apiKey: API_KEY });
+  const [repository] = world.repositories;
+  if (repository === undefined) throw new Error('no repository');
+  const branch = repository.branches[0] ?? 'main';
+  const queueTarget = targetOf(repository, [branch]);
+  const { name } = queueTarget;
+  /** concludedAfter of each exit read, with the poll it was made in. */
+  const exitReads: { poll: number; concludedAfter: string }[] = [];
+  let polls = 0;
+  const recording = (v2: V2PullRequestLister): V2PullRequestLister => ({
+    listQueuePullRequests(queue, filter, readOptions) {
+      if (filter.concludedAfter !== undefined) {
+        exitReads.push({ poll: polls, concludedAfter: filter.concludedAfter });
+      }
+      return v2.listQueuePullRequests(queue, filter, readOptions);
+    },
+  });
+  const { clock, now, store, jobs } = v2PollJobs(world, simulator, [queueTarget], {
+    webhooks: options.webhooks,
+    wrap: recording,
+  });
+  const [job] = jobs;
   if (job === undefined) throw new Error('no job');
   const target: Target = { kind: 'merge_queue', repo: name, branch };
   /** One poll, the exporter's clock an interval on; the world stands still. */
@@ -205,37 +230,8 @@ describe('exits through API v2', () => {
 async function busyWorld(webhooks: boolean) {
   const world = createSimulatorWorld({ seed: 9, flavour: 'live', churn: 'heavy' });
   const { simulator } = await startTestSimulator({ world, token: TOKEN, apiKey: API_KEY });
-  const targets = world.repositories.map((repository) => ({
-    repo: { host: repository.host, owner: repository.owner, name: repository.name },
-    name: `${repository.host}/${repository.owner}/${repository.name}`,
-    branches: repository.branches,
-    flakyTests: false,
-  }));
-  const base = exporterConfig(simulator.origin, targets, {
-    trunk: { apiKey: new Secret(API_KEY) },
-  });
-  const config = { ...base, webhooks: { ...base.webhooks, enabled: webhooks } };
-  const clock = { later: 0 };
-  const now = () => world.now() + clock.later;
-  const { client } = makeClient(simulator.origin, {
-    apiKey: new Secret(API_KEY),
-    retry: { maxAttempts: 1 },
-  });
-  const v2 = new TrunkV2Client(client);
-  const store = new SnapshotStore(config.polling.staleAfterSeconds, now);
-  store.setTargets(configuredTargets(config));
-  const jobs = buildPollJobs({
-    config,
-    reader: client,
-    store,
-    logger: capturingLogger().logger,
-    now,
-    v2: {
-      reader: v2,
-      directory: new V2QueueDirectory(v2, INTERVAL, now),
-      quarantine: new V2QuarantineDirectory(v2, 600, now),
-    },
-  });
+  const targets = world.repositories.map((repository) => targetOf(repository, repository.branches));
+  const { config, clock, now, store, jobs } = v2PollJobs(world, simulator, targets, { webhooks });
   const pollAll = () => Promise.all(jobs.map((job) => job.run(new AbortController().signal)));
   if (webhooks) {
     world.subscribe((worldEvent) => {
