@@ -107,6 +107,7 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
   // The polls' departures are theirs (or their events') to count.
   const departed = new Set(departedPullRequests(previous, request.current).map((pr) => pr.number));
   const lookups = new Map<number, ExitLookup>();
+  const wanted = new Set(prNumbers);
   const concluded: ConcludedExit[] = [];
   const seen = new Map(reads.seen);
   let newest = -Infinity;
@@ -114,7 +115,7 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
     const outcome = v1Value(row.queueEntry.state);
     if (!OUTCOMES.has(outcome)) continue;
     const leftAt = parseTimestampSeconds(row.queueEntry.stateChangedAt);
-    if (prNumbers.includes(row.number) && !lookups.has(row.number)) {
+    if (wanted.has(row.number) && !lookups.has(row.number)) {
       lookups.set(row.number, { outcome: outcome as ExitOutcome, leftAt });
     }
     // Without a conclusion time an entry cannot be placed in the windows: its departure counts it.
