@@ -1,7 +1,7 @@
 // Type-aware lint: the rules that catch real bugs in async, typed code (floating promises,
 // unsafe any at boundaries) plus the project's import and export conventions.
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, readdirSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import js from '@eslint/js';
 import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
@@ -72,6 +72,81 @@ function layerRules() {
   });
 }
 
+/** Static import and export specifiers of a module's text (`import type` included). */
+const STATIC_IMPORT = /^\s*(?:import|export)\b[^;'"]*?(?:\bfrom\s*)?['"]([^'"]+)['"]/gm;
+
+/** @type {Map<string, string[]>} Relative imports per file read from disk, for one lint run. */
+const importsOnDisk = new Map();
+
+/**
+ * Every import cycle through `file` among the TypeScript files it reaches by relative imports, as
+ * lists of paths; read from disk (`text` for the file itself), so a cycle inside one folder counts
+ * as much as one across folders, which the layer rule does not see.
+ * @param {string} file
+ * @param {string} text
+ */
+function cyclesThrough(file, text) {
+  /** @param {string} from @param {string} source */
+  const importsOf = (from, source) => {
+    const targets = [];
+    for (const [, specifier] of source.matchAll(STATIC_IMPORT)) {
+      if (specifier === undefined || !specifier.startsWith('.')) continue;
+      targets.push(resolve(dirname(from), specifier.replace(/\.js$/, '.ts')));
+    }
+    return targets;
+  };
+  /** @param {string} path */
+  const next = (path) => {
+    if (path === file) return importsOf(file, text);
+    let targets = importsOnDisk.get(path);
+    if (targets === undefined) {
+      let source = '';
+      try {
+        source = readFileSync(path, 'utf8');
+      } catch {
+        // An import of a file that does not exist is TypeScript's error to report, not a cycle.
+      }
+      targets = importsOf(path, source);
+      importsOnDisk.set(path, targets);
+    }
+    return targets;
+  };
+  /** @type {string[][]} */
+  const cycles = [];
+  const visited = new Set([file]);
+  /** @param {string[]} path */
+  const walk = (path) => {
+    for (const target of next(path.at(-1) ?? file)) {
+      if (target === file) cycles.push([...path, file]);
+      else if (!visited.has(target)) {
+        visited.add(target);
+        walk([...path, target]);
+      }
+    }
+  };
+  walk([file]);
+  return cycles;
+}
+
+/**
+ * Fails lint on a module that imports itself through others: `a.ts → b.ts → a.ts`.
+ * @type {import('eslint').Rule.RuleModule}
+ */
+const noImportCycle = {
+  meta: { type: 'problem', schema: [], messages: { cycle: 'Import cycle: {{cycle}}.' } },
+  create(context) {
+    return {
+      Program(node) {
+        const file = context.physicalFilename;
+        for (const cycle of cyclesThrough(file, context.sourceCode.text)) {
+          const names = cycle.map((path) => relative(import.meta.dirname, path));
+          context.report({ node, messageId: 'cycle', data: { cycle: names.join(' → ') } });
+        }
+      },
+    };
+  },
+};
+
 export default defineConfig(
   { ignores: ['dist/', 'node_modules/', 'coverage/', 'bin/'] },
   js.configs.recommended,
@@ -94,6 +169,11 @@ export default defineConfig(
     },
   },
   ...layerRules(),
+  {
+    files: ['src/**/*.ts'],
+    plugins: { imports: { rules: { 'no-cycle': noImportCycle } } },
+    rules: { 'imports/no-cycle': 'error' },
+  },
   {
     files: ['eslint.config.js', 'vitest.config.ts'],
     rules: { 'no-restricted-syntax': 'off' },

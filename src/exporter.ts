@@ -91,7 +91,6 @@ export async function startExporter(
     registry,
     store,
     snapshotMetrics: metrics.snapshotMetrics,
-    metricChanges: metrics.metricChanges,
     version,
     logger,
     auth,

@@ -13,6 +13,7 @@ import type * as ConfigTargets from '../../src/config/targets.js';
 import type { ExporterConfig as Config } from '../../src/config/types.js';
 import type * as Logging from '../../src/log/logger.js';
 import type * as TargetJobs from '../../src/poller/targetJobs.js';
+import type * as ExitRead from '../../src/poller/v2ExitLookup.js';
 import type * as QueueDirectory from '../../src/poller/v2QueueDirectory.js';
 import type * as QuarantinePoll from '../../src/poller/v2QuarantinePoll.js';
 import type * as SimulatorServer from '../../src/simulator/server.js';
@@ -32,6 +33,7 @@ async function loadModules() {
     secret: await loadBuilt<typeof ConfigSecret>('secrets/secret.js'),
     targets: await loadBuilt<typeof ConfigTargets>('config/targets.js'),
     targetJobs: await loadBuilt<typeof TargetJobs>('poller/targetJobs.js'),
+    exitRead: await loadBuilt<typeof ExitRead>('poller/v2ExitLookup.js'),
     directory: await loadBuilt<typeof QueueDirectory>('poller/v2QueueDirectory.js'),
     quarantine: await loadBuilt<typeof QuarantinePoll>('poller/v2QuarantinePoll.js'),
     store: await loadBuilt<typeof Store>('snapshot/store.js'),
@@ -194,8 +196,11 @@ export async function run(options: {
   const modules = await loadModules();
   const repositories = options.quick ? 50 : 500;
   const cycles = options.quick ? 5 : 10;
+  // Two whole periods of the quiet queues' exit reads, which every v2 cycle average must include.
+  const periodic = modules.exitRead.PERIODIC_EXIT_READ_POLLS;
+  const v2Cycles = options.quick ? periodic : 2 * periodic;
   const v1 = await measure(modules, 'v1', repositories, cycles);
-  const v2 = await measure(modules, 'v2', repositories, cycles);
+  const v2 = await measure(modules, 'v2', repositories, v2Cycles);
   const row = (name: string, counts: CycleCounts) =>
     `| ${name} | ${counts.queues} | ${fixed(counts.enqueued, 1)} | ${Object.entries(
       counts.byEndpoint,
@@ -206,9 +211,9 @@ export async function run(options: {
   const listPages = v2.byEndpoint['/v2/merge-queues'] ?? 0;
   const markdown = [
     `${v1.queues} merge queues (${repositories} simulated repositories × 2 branches, ${PULL_REQUESTS_PER_QUEUE} PRs each, seed 2026, documented shape), ` +
-      `polled every ${INTERVAL_SECONDS} s of simulated time for ${cycles} cycles after one cold cycle, by the real poll jobs and TrunkClient against the simulator over loopback; ` +
+      `polled every ${INTERVAL_SECONDS} s of simulated time for ${cycles} cycles (v1) and ${v2Cycles} cycles (v2) after one cold cycle, by the real poll jobs and TrunkClient against the simulator over loopback; ` +
       'calls counted at the simulator, per steady-state cycle. v1: the token (getQueue, then getSubmittedPullRequest for new or changed PRs that need it and for each PR that left). ' +
-      "v2: the API key (the organization's list of queues, read once per interval for every queue; one paged pull-requests read per queue; the concluded entries of a queue whose PRs left). " +
+      `v2: the API key (the organization's list of queues, read once per interval for every queue; one paged pull-requests read per queue; the concluded entries of a queue whose PRs left, and of any queue not read for ${periodic} cycles). ` +
       `Discovery reads the same list of queues: with \`discovery.intervalSeconds\` ≥ the merge-queue interval it adds no call (the list read within the interval is reused), else ${fixed(listPages, 0)} page(s) per read.`,
     '',
     '| API | queues | PRs per queue | calls per cycle, by endpoint | calls per cycle | calls per queue per cycle |',

@@ -112,8 +112,8 @@ export class PolledTargets {
   }
 
   /**
-   * An accepted webhook event about a merge queue (its ledger already counted it): what else the
-   * event means for the queue starts here. Never blocks the answer to Trunk.
+   * An accepted webhook event about a merge queue (its webhook counts already took it): what else
+   * the event means for the queue starts here. Never blocks the answer to Trunk.
    */
   mergeQueueEvent(target: Target, event: MergeQueueEvent, receivedAt: number): void {
     const { mergeQueueIntervalSeconds: intervalSeconds } = this.#config.polling;

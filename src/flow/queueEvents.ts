@@ -2,7 +2,7 @@
 // (submitted, queued) or ending (merged, failed, canceled). Testing and batch events leave the
 // ledger as it is; the poll they trigger shows what they changed.
 import type { QueueFlow } from '../snapshot/queueFlowTypes.js';
-import type { PullRequestQueueEvent, WebhookExitSettings } from '../snapshot/webhookExitTypes.js';
+import type { PullRequestQueueEvent, WebhookExitSettings } from '../snapshot/prStayTypes.js';
 import type { MergeQueueEvent } from '../trunk/webhookEvents.js';
 import { recordQueueEvent } from './queueFlow.js';
 
@@ -19,7 +19,7 @@ export function pullRequestQueueEvent(event: MergeQueueEvent): PullRequestQueueE
       return { kind: 'exit', prNumber, outcome: 'merged', at };
     case 'pull_request.failed':
       return { kind: 'exit', prNumber, outcome: 'failed', at };
-    // Trunk spells it `canceled`; the exporter's outcome label has always been `cancelled`.
+    // Trunk spells it `canceled`; the `outcome` label value is `cancelled`.
     case 'pull_request.canceled':
       return { kind: 'exit', prNumber, outcome: 'cancelled', at };
     default:

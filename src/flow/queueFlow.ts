@@ -2,7 +2,7 @@
 // only establish what is there, so it counts nothing), advanced by each later one, and with webhooks
 // on also by each merge-queue event of the queue.
 import type { MergeQueueSnapshot } from '../snapshot/types.js';
-import { applyFlowEvents, emptyFlowCounts } from './ledger.js';
+import { applyFlowEvents, emptyFlowCounts } from './flowCounts.js';
 import {
   departedPullRequests,
   diffQueuePoll,
@@ -11,23 +11,25 @@ import {
   type QueueDiffOptions,
 } from './queueDiff.js';
 import type {
+  ConcludedExit,
   ExitLookup,
   FlowEvent,
   QueueFlow,
   TrackedPullRequest,
 } from '../snapshot/queueFlowTypes.js';
-import { emptyWebhookExits } from './exitMemory.js';
-import type { PullRequestQueueEvent, WebhookExitSettings } from '../snapshot/webhookExitTypes.js';
+import type { PullRequestQueueEvent, WebhookExitSettings } from '../snapshot/prStayTypes.js';
 import {
   beginNewStays,
   countHeldExits,
+  emptyExitStays,
   exitsKnownFromEvents,
+  recordConcludedExits,
   recordPullRequestEvent,
   settlePollExits,
-} from './webhookExits.js';
+} from './exitStays.js';
 
 export interface QueueFlowOptions extends QueueDiffOptions {
-  /** Webhooks on: exits are reconciled with their events (webhookExits.ts); off: counted as polled. */
+  /** Webhooks on: exits are reconciled with their events (prStay.ts); off: counted as polled. */
   readonly webhooks?: WebhookExitSettings | undefined;
 }
 
@@ -39,7 +41,7 @@ export function startQueueFlow(first: MergeQueueSnapshot, options?: QueueFlowOpt
     lastQueueState: first.state,
     tracked: firstEntries(first),
     departed: new Map(),
-    ...(options?.webhooks === undefined ? {} : { webhookExits: emptyWebhookExits() }),
+    ...(options?.webhooks === undefined ? {} : { webhookExits: emptyExitStays() }),
   };
 }
 
@@ -77,7 +79,7 @@ export function advanceQueueFlow(
     };
   }
   const settled = settlePollExits(
-    before.webhookExits ?? emptyWebhookExits(),
+    before.webhookExits ?? emptyExitStays(),
     diff.exits,
     next,
     current.takenAt,
@@ -94,6 +96,33 @@ export function advanceQueueFlow(
     ...next,
     counts: applyFlowEvents(flow.counts, [...diff.events, ...settled.events]),
     webhookExits: settled.webhookExits,
+  };
+}
+
+/**
+ * The ledger after a read of concluded entries (API v2) found exits no poll saw leave, as of the
+ * poll taken at `takenAt`: with webhooks on each counts unless its event did; off, each counts.
+ */
+export function countConcludedExits(
+  flow: QueueFlow,
+  exits: readonly ConcludedExit[],
+  takenAt: number,
+  options: QueueFlowOptions,
+): QueueFlow {
+  if (exits.length === 0) return flow;
+  if (options.webhooks === undefined || flow.webhookExits === undefined) {
+    const events = exits.map((exit): FlowEvent => ({
+      kind: 'exit',
+      outcome: exit.outcome,
+      secondsInQueue: exit.leftAt - exit.enteredAt,
+    }));
+    return { ...flow, counts: applyFlowEvents(flow.counts, events) };
+  }
+  const recorded = recordConcludedExits(flow.webhookExits, exits, takenAt, options.webhooks);
+  return {
+    ...flow,
+    counts: applyFlowEvents(flow.counts, recorded.events),
+    webhookExits: recorded.webhookExits,
   };
 }
 

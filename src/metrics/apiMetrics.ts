@@ -2,7 +2,6 @@ import { Counter, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { ApiCallObserver } from '../trunk/observer.js';
 import { ENDPOINTS } from '../trunk/schemas.js';
-import type { MetricChanges } from './metricChanges.js';
 import { NAMESPACE, fqName } from './naming.js';
 
 const SUBSYSTEM = 'exporter';
@@ -16,7 +15,7 @@ export const API_ANOMALIES = fqName(NAMESPACE, SUBSYSTEM, 'api_anomalies', 'tota
 const DURATION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30];
 
 /** Registers the Trunk API call metrics and returns the observer the API client reports to. */
-export function registerApiMetrics(registry: Registry, changes: MetricChanges): ApiCallObserver {
+export function registerApiMetrics(registry: Registry): ApiCallObserver {
   const requests = new Counter({
     name: API_REQUESTS,
     help: 'Requests sent to the Trunk API, by endpoint and HTTP status code (or timeout / network_error).',
@@ -60,7 +59,6 @@ export function registerApiMetrics(registry: Registry, changes: MetricChanges): 
 
   return {
     requestFinished(endpoint, code, durationSeconds) {
-      changes.record();
       requests.inc({ endpoint, code });
       // A NaN would poison the histogram's sum for the life of the process; skip it rather.
       if (Number.isFinite(durationSeconds) && durationSeconds >= 0) {
@@ -68,11 +66,9 @@ export function registerApiMetrics(registry: Registry, changes: MetricChanges): 
       }
     },
     schemaMismatch(endpoint) {
-      changes.record();
       schemaMismatches.inc({ endpoint });
     },
     anomaly(endpoint, kind, count) {
-      changes.record();
       anomalies.inc({ endpoint, kind }, count);
     },
   };

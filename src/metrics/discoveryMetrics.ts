@@ -2,7 +2,6 @@ import { Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { DiscoveryObserver } from '../discovery/observer.js';
 import type { PollKind } from '../snapshot/types.js';
-import type { MetricChanges } from './metricChanges.js';
 import { NAMESPACE, fqName } from './naming.js';
 
 const SUBSYSTEM = 'exporter';
@@ -12,14 +11,8 @@ const LAST_SUCCESS = fqName(NAMESPACE, SUBSYSTEM, 'discovery_last_success_timest
 
 const POLL_KINDS: readonly PollKind[] = ['merge_queue', 'flaky_tests'];
 
-/**
- * Registers the discovery gauges and returns what feeds them; each change is recorded in
- * `changes`, so a cached page shows it on the next scrape.
- */
-export function registerDiscoveryMetrics(
-  registry: Registry,
-  changes: MetricChanges,
-): DiscoveryObserver {
+/** Registers the discovery gauges and returns what feeds them. */
+export function registerDiscoveryMetrics(registry: Registry): DiscoveryObserver {
   const discovered = new Gauge({
     name: DISCOVERED_TARGETS,
     help:
@@ -36,11 +29,9 @@ export function registerDiscoveryMetrics(
   for (const kind of POLL_KINDS) discovered.set({ kind }, 0);
   return {
     discoveredTargets(counts) {
-      changes.record();
       for (const kind of POLL_KINDS) discovered.set({ kind }, counts[kind]);
     },
     discoverySucceeded(at) {
-      changes.record();
       lastSuccess.set(at);
     },
   };

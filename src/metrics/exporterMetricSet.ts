@@ -11,7 +11,6 @@ import type { WebhookObserver } from '../webhooks/observer.js';
 import { registerCapacityMetrics } from './capacityMetrics.js';
 import { registerDiscoveryMetrics } from './discoveryMetrics.js';
 import { registerExporterMetrics } from './index.js';
-import type { MetricChanges } from './metricChanges.js';
 import { registerPollOverrunMetrics } from './pollOverrunMetrics.js';
 import { registerReloadMetrics } from './reloadMetrics.js';
 import type { SnapshotFamilies } from './snapshotFamilies.js';
@@ -21,8 +20,6 @@ import { registerWebhookRequestMetrics } from './webhookRequestMetrics.js';
 export interface ExporterMetrics {
   /** The families computed from the store alone, as the /metrics page renders them. */
   readonly snapshotMetrics: SnapshotFamilies;
-  /** Changes to the metrics set outside the store, for the /metrics page. */
-  readonly metricChanges: MetricChanges;
   readonly apiCallObserver: ApiCallObserver;
   readonly reloadObserver: ReloadObserver;
   readonly pollObserver: PollObserver;
@@ -64,15 +61,13 @@ export function createExporterMetrics(
     apiBudget: () => apiBudget,
     sharding: () => config.current.sharding,
   });
-  const { metricChanges } = families;
   const metrics: ExporterMetrics = {
     snapshotMetrics: families.snapshotMetrics,
-    metricChanges,
     apiCallObserver: families.apiCallObserver,
-    reloadObserver: registerReloadMetrics(registry, metricChanges),
-    pollObserver: registerPollOverrunMetrics(registry, metricChanges),
-    webhookObserver: registerWebhookRequestMetrics(registry, metricChanges),
-    discoveryObserver: registerDiscoveryMetrics(registry, metricChanges),
+    reloadObserver: registerReloadMetrics(registry),
+    pollObserver: registerPollOverrunMetrics(registry),
+    webhookObserver: registerWebhookRequestMetrics(registry),
+    discoveryObserver: registerDiscoveryMetrics(registry),
   };
   config.subscribe((next) => {
     families.applySettings({ ...next.polling, ...next.metrics });

@@ -19,10 +19,11 @@ export interface MetricFamily {
   readonly name: string;
   readonly help: string;
   readonly type: string;
-  readonly values: readonly Sample[];
+  readonly values: readonly PromClientValue[];
 }
 
-interface Sample {
+/** A prom-client value as getMetricsAsJSON() gives it; a family's series is a `Sample`. */
+interface PromClientValue {
   readonly value: number;
   readonly labels: Readonly<Record<string, string | number | undefined>>;
   /** Set for histogram and summary parts (`_bucket`, `_sum`, `_count`). */
@@ -86,7 +87,7 @@ export function toFamilies(
     name: string;
     help: string;
     type: unknown;
-    values: readonly Sample[];
+    values: readonly PromClientValue[];
   }[],
 ): MetricFamily[] {
   return metrics.map((metric) => ({

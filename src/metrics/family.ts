@@ -1,6 +1,6 @@
 // A metric family as data, in the kube-state-metrics style: what it is called, what it means, how
 // it is typed and labelled, and a pure function from snapshots to its samples. The engine
-// (snapshotPart.ts) renders every definition; nothing else in src/metrics writes exposition text for
+// (metricsPage.ts) renders every definition; nothing else in src/metrics writes exposition text for
 // them. To add a gauge whose data is in the snapshot, add one entry to the list of its resource file
 // (mergeQueueMetrics.ts, flakyTestsMetrics.ts, queueFlowMetrics.ts, exporterMetrics.ts).
 import type { HistogramCounts } from '../snapshot/histogram.js';

@@ -3,7 +3,6 @@ import type { Logger } from '../log/logger.js';
 import type { SnapshotStore } from '../snapshot/store.js';
 import type { ApiCallObserver } from '../trunk/observer.js';
 import { registerApiMetrics } from './apiMetrics.js';
-import { MetricChanges } from './metricChanges.js';
 import { RenderErrors } from './renderErrors.js';
 import type { FamilySettings } from './family.js';
 import type { MetricSelection } from './selection.js';
@@ -57,19 +56,15 @@ export function registerExporterMetrics(options: MetricsOptions): {
   applySettings: (settings: SnapshotMetricSettings) => void;
   /** The families computed from the store alone, as the /metrics page renders them. */
   snapshotMetrics: SnapshotFamilies;
-  /** Counts changes to the metrics set outside the store; pass it to registerReloadMetrics too. */
-  metricChanges: MetricChanges;
 } {
   const { registry, version } = options;
-  const metricChanges = new MetricChanges();
   const snapshotMetrics = new SnapshotFamilies({
     settings: familySettings(options, version),
     selection: selectionOf(options),
-    renderErrors: new RenderErrors(registry, metricChanges, options.logger),
+    renderErrors: new RenderErrors(registry, options.logger),
   });
   return {
-    apiCallObserver: registerApiMetrics(registry, metricChanges),
-    metricChanges,
+    apiCallObserver: registerApiMetrics(registry),
     snapshotMetrics,
     applySettings(settings) {
       snapshotMetrics.apply(familySettings(settings, version), selectionOf(settings));

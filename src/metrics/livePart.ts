@@ -3,25 +3,34 @@ import { renderFamilies, toFamilies } from './exposition.js';
 import type { ExpositionFormat } from './exposition.js';
 import type { RenderErrors } from './renderErrors.js';
 
+/** prom-client's process and Node.js metrics, whose collection reads /proc and event-loop histograms. */
+export function isProcessMetric(name: string): boolean {
+  return name.startsWith('process_') || name.startsWith('nodejs_');
+}
+
 /**
- * The live part of /metrics: every metric of the prom-client registry (what the exporter observes
+ * The metrics of the prom-client registry whose names `selects` (what the exporter observes
  * itself), read through its public API. Metric by metric rather than getMetricsAsJSON(), whose one
  * Promise.all fails the whole page when one collect() throws: a failing metric is left out and
- * counted, as a failing family is. It goes last on the page, so it carries OpenMetrics' `# EOF`.
+ * counted, as a failing family is. The part that ends the page carries OpenMetrics' `# EOF`.
+ * `complete` is false when a metric was left out.
  */
 export async function renderLivePart(
   registry: Registry,
   format: ExpositionFormat,
   renderErrors: RenderErrors | undefined,
-): Promise<string> {
+  { selects, endOfPage }: { selects: (name: string) => boolean; endOfPage: boolean },
+): Promise<{ readonly text: string; readonly complete: boolean }> {
   const metrics = registry.getMetricsAsArray().flatMap(({ name }) => {
     const metric = registry.getSingleMetric(name);
-    return metric === undefined ? [] : [{ name, metric }];
+    return metric === undefined || !selects(name) ? [] : [{ name, metric }];
   });
+  let complete = true;
   const collect = async ({ name, metric }: (typeof metrics)[number]) => {
     try {
       return [await metric.get()];
     } catch (error) {
+      complete = false;
       renderErrors?.record(name, error);
       return [];
     }
@@ -35,5 +44,6 @@ export async function renderLivePart(
   const countedAt = metrics.findIndex(({ name }) => name === renderErrors?.name);
   const counted = metrics[countedAt];
   if (counted !== undefined) collected[countedAt] = await collect(counted);
-  return renderFamilies(toFamilies(collected.flat()), format, { endOfPage: true });
+  const text = renderFamilies(toFamilies(collected.flat()), format, { endOfPage });
+  return { text, complete };
 }

@@ -1,37 +1,36 @@
+import { promisify } from 'node:util';
+import { gzip as gzipCallback } from 'node:zlib';
 import type { Registry } from 'prom-client';
 import type { SnapshotStore } from '../snapshot/store.js';
-import type { MetricChanges } from './metricChanges.js';
+import type { TargetStatus } from '../snapshot/types.js';
 import { contentTypeOf } from './exposition.js';
-import { renderLivePart } from './livePart.js';
 import type { ExpositionFormat } from './exposition.js';
-import { PagePart } from './pagePart.js';
-import { SnapshotPartRenderer } from './snapshotPart.js';
+import { isProcessMetric, renderLivePart } from './livePart.js';
+import { gzipMember, prepareFamilies, renderTarget, writePage } from './pageBytes.js';
+import type { PreparedFamily, TargetBytes } from './pageBytes.js';
 import type { SnapshotFamilies } from './snapshotFamilies.js';
 
-// What /metrics sends, built from two parts:
-// - the snapshot part: every family computed from the snapshot store alone (merge queues,
-//   quarantine lists, target health), as defined in the resource files and selected by the
-//   configuration (SnapshotFamilies). It is rendered once per store change (SnapshotStore.viewKey)
-//   or reload that changes the families,
-//   as text and, on the first request that accepts it, as gzip, and only the targets that changed
-//   are rendered again (SnapshotPartRenderer). Renders of one format run one at a time: scrapes
-//   that arrive while one runs share the next, which reads the store when it starts, so a burst of
-//   polls costs one render rather than one each, and no scrape is answered from before it arrived.
-// - the live part: the prom-client registry (Trunk API request counters, reloads, render errors,
-//   process and Node.js metrics: what the exporter observes itself), read through its public API. These move between polls, so they are not tied to the
-//   store: they are rendered (and gzipped) again when one of them changed (MetricChanges: an API
-//   call finished, a reload) or once the last render is older than LIVE_PART_MAX_AGE_MS, for the
-//   process metrics. Scrapes within that second share one render: collecting the process
-//   metrics (reading /proc, event-loop histograms) costs more than sending the whole cached page,
-//   and no Prometheus scrapes one target more than once a second, so every ordinary scrape still
-//   sees values taken at most a second earlier.
-// A gzip response is the two parts as two gzip members back to back: RFC 1952 allows a file of
-// several members, and Go's gzip reader (Prometheus) and Node's zlib read them as one stream.
-// A part replaced by a newer one is freed as soon as the last response written from it has been
-// sent (PagePart), so each response is released by whoever received it.
+// What /metrics sends, kept the way kube-state-metrics keeps its page: when the store changes a
+// target, that target's samples of every per-target family are rendered into bytes (the store
+// pushes the change); a scrape writes each family's header followed by every target's bytes of
+// it, since the exposition formats want a family's samples together (pageBytes.ts). The families computed across
+// targets are small and written again when any target changed. The registry's metrics (API
+// counters, reloads, webhook requests) are small and rendered on every scrape, but for the process
+// and Node.js metrics, which are rendered again once a second old: collecting them (reading /proc,
+// event-loop histograms) costs more than sending the whole cached page, and no Prometheus scrapes
+// one target more than once a second. They come first in the registry, so the page keeps its order.
+// Bytes are kept per variant (format and encoding) that has been asked for.
 
-/** How old the live part may be when served; see above. */
+const gzip = promisify(gzipCallback);
+
+/** Targets rendered between two turns of the event loop when a variant is rendered whole. */
+const TARGETS_PER_TURN = 50;
+
+/** How old the process metrics may be when served; see above. */
 export const LIVE_PART_MAX_AGE_MS = 1000;
+
+/** A variant nobody has asked for in this long is dropped rather than rendered on every change. */
+export const IDLE_VARIANT_MS = 10 * 60_000;
 
 /** A rendered page: the chunks to send in order, their total length, and the headers they need. */
 export interface MetricsPageResponse {
@@ -40,270 +39,200 @@ export interface MetricsPageResponse {
   readonly contentEncoding: 'gzip' | undefined;
   readonly chunks: readonly Buffer[];
   readonly length: number;
-  /**
-   * Says that the chunks have been sent, or will not be. Every response render() and current()
-   * give holds the parts it is made of until then, so call it once per response received, and
-   * only after the last byte has left (a response never released keeps its parts for the GC).
-   */
-  readonly release: () => void;
 }
 
 export interface MetricsPageOptions {
   readonly registry: Registry;
   readonly store: SnapshotStore;
-  /** The families computed from the store alone: cached until the store or they change. */
+  /** The families computed from the store alone, as the configuration selects them. */
   readonly snapshotMetrics: SnapshotFamilies;
-  /** Changes to the metrics set outside the store; without it they are treated like process metrics. */
-  readonly metricChanges?: MetricChanges;
   /** Milliseconds on a monotonic clock; injectable for tests. */
   readonly clockMs?: () => number;
 }
 
-interface LiveKey {
-  readonly changes: number;
-  /** Milliseconds (clockMs) when rendered. */
-  readonly at: number;
+/** The page in one format and encoding. */
+interface Variant {
+  readonly format: ExpositionFormat;
+  readonly encode: (text: string) => Buffer;
+  /** The generation of the families it is rendered for; a reload may change them. */
+  generation: number;
+  families: readonly PreparedFamily[];
+  /**
+   * Each status's bytes. Keyed by the status object, which the store replaces on every change of
+   * its target: a target's old bytes go with its old status, a removed target's with its last.
+   */
+  targets: WeakMap<TargetStatus, TargetBytes>;
+  /**
+   * The snapshot families as last written, the targets' bytes they were written from, and the
+   * store's view they show.
+   */
+  written:
+    | { readonly viewKey: string; readonly from: readonly TargetBytes[]; readonly page: Buffer }
+    | undefined;
+  /** The process metrics, encoded, and when (clockMs) they were rendered. */
+  live: { readonly at: number; readonly bytes: Promise<Buffer> } | undefined;
+  lastAskedMs: number;
 }
 
-/** What a snapshot part shows: a view of the store (SnapshotStore.viewKey) under a generation of the families. */
-interface SnapshotKey {
-  readonly view: string;
-  readonly generation: number;
-}
-
-interface CacheEntry<K> {
-  readonly key: K;
-  readonly part: Promise<PagePart>;
-  /** The part once `part` has resolved, for the synchronous path. */
-  settled: PagePart | undefined;
-}
-
-/** A response built from two given parts, kept while both are still the current ones. */
-interface BuiltResponse {
-  readonly snapshot: PagePart;
-  readonly live: PagePart;
-  readonly response: MetricsPageResponse;
-}
-
-/** Renders /metrics pages, reusing the snapshot part until the store changes. */
+/** Renders /metrics pages from the bytes each target's last change left. */
 export class MetricsPage {
   readonly #registry: Registry;
   readonly #store: SnapshotStore;
-  readonly #snapshotMetrics: SnapshotFamilies;
+  readonly #families: SnapshotFamilies;
   readonly #clockMs: () => number;
-  readonly #snapshotParts = new Map<ExpositionFormat, CacheEntry<SnapshotKey>>();
-  readonly #snapshotRenderers = new Map<ExpositionFormat, SnapshotPartRenderer>();
-  /** Keyed by the change count they show and when they were rendered. */
-  readonly #liveParts = new Map<ExpositionFormat, CacheEntry<LiveKey>>();
-  readonly #metricChanges: MetricChanges | undefined;
-  /** The last response per format and encoding: [plain, gzip]. */
-  readonly #responses = new Map<
-    ExpositionFormat,
-    [BuiltResponse | undefined, BuiltResponse | undefined]
-  >();
-  #renders = 0;
+  readonly #variants = new Map<string, Variant>();
+  #targetRenders = 0;
 
   constructor(options: MetricsPageOptions) {
     this.#registry = options.registry;
     this.#store = options.store;
-    this.#snapshotMetrics = options.snapshotMetrics;
-    this.#metricChanges = options.metricChanges;
+    this.#families = options.snapshotMetrics;
     this.#clockMs = options.clockMs ?? (() => performance.now());
+    this.#store.subscribe((_key, status) => {
+      if (status !== undefined) this.#targetChanged(status);
+    });
   }
 
-  /** How many times the snapshot part has been rendered (either format); for tests and benchmarks. */
-  get snapshotRenders(): number {
-    return this.#renders;
+  /** How many times a target's samples have been rendered, over all variants; for tests and benchmarks. */
+  get targetRenders(): number {
+    return this.#targetRenders;
   }
 
-  /** The page in `format`, gzip-encoded when `acceptGzip` is set; release() it once sent. */
+  /** The page in `format`, gzip-encoded when `acceptGzip` is set. */
   async render(
     format: ExpositionFormat,
     { acceptGzip }: { acceptGzip: boolean },
   ): Promise<MetricsPageResponse> {
-    // Each part is held from the moment it is handed out, before anything else is awaited: a newer
-    // render may retire it in the meantime, and must not free it under this response.
-    const held = [
-      heldOnArrival(this.#snapshotPart(format)),
-      heldOnArrival(this.#livePart(format)),
-    ] as const;
-    let parts: [PagePart, PagePart];
-    try {
-      parts = await Promise.all(held);
-    } catch (error) {
-      for (const part of held) part.then(releasePart, ignore);
-      throw error;
-    }
-    const [snapshot, live] = parts;
-    try {
-      if (acceptGzip) await Promise.all([snapshot.gzipped(), live.gzipped()]);
-    } catch (error) {
-      snapshot.release();
-      live.release();
-      throw error;
-    }
-    return this.#response(format, acceptGzip, snapshot, live);
-  }
-
-  /**
-   * The page as render() would give it, if it can be had without waiting: both parts rendered and
-   * current, and gzipped when asked. Otherwise undefined, and the caller awaits render(). Scrapes of
-   * an unchanged page take this path and allocate nothing here.
-   */
-  current(format: ExpositionFormat, acceptGzip: boolean): MetricsPageResponse | undefined {
-    const snapshot = this.#snapshotParts.get(format);
-    const live = this.#liveParts.get(format);
-    if (snapshot?.settled === undefined || live?.settled === undefined) return undefined;
-    if (!this.#isCurrentSnapshot(snapshot.key)) return undefined;
-    if (!this.#isCurrent(live.key)) return undefined;
-    if (acceptGzip && (!snapshot.settled.gzippedBytes || !live.settled.gzippedBytes)) {
-      return undefined;
-    }
-    snapshot.settled.hold();
-    live.settled.hold();
-    return this.#response(format, acceptGzip, snapshot.settled, live.settled);
-  }
-
-  /**
-   * The response of two rendered parts (gzipped already when `acceptGzip`, held once for the
-   * caller), built once per pair.
-   */
-  #response(
-    format: ExpositionFormat,
-    acceptGzip: boolean,
-    snapshot: PagePart,
-    live: PagePart,
-  ): MetricsPageResponse {
-    let built = this.#responses.get(format);
-    if (built === undefined) {
-      built = [undefined, undefined];
-      this.#responses.set(format, built);
-    }
-    const index = acceptGzip ? 1 : 0;
-    const last = built[index];
-    if (last?.snapshot === snapshot && last.live === live) return last.response;
-    const chunks = [snapshot, live].map((part) => (acceptGzip ? gzippedBytes(part) : part.text));
-    const response: MetricsPageResponse = {
+    const variant = this.#variant(format, acceptGzip);
+    const snapshot = await this.#snapshotPage(variant);
+    // After the snapshot families: the render-error counter then counts their failures.
+    const process = await this.#processBytes(variant, acceptGzip);
+    const exporter = await renderLivePart(this.#registry, format, this.#families.renderErrors, {
+      selects: (name) => !isProcessMetric(name),
+      endOfPage: true,
+    });
+    const chunks = [snapshot, process, variant.encode(exporter.text)];
+    return {
       contentType: contentTypeOf(format),
       contentEncoding: acceptGzip ? 'gzip' : undefined,
       chunks,
       length: chunks.reduce((sum, chunk) => sum + chunk.length, 0),
-      release: () => {
-        snapshot.release();
-        live.release();
-      },
     };
-    built[index] = { snapshot, live, response };
-    return response;
   }
 
-  /** How many targets' samples have been rendered, over both formats; for tests and benchmarks. */
-  get targetRenders(): number {
-    let count = 0;
-    for (const renderer of this.#snapshotRenderers.values()) count += renderer.targetRenders;
-    return count;
-  }
-
-  #snapshotPart(format: ExpositionFormat): Promise<PagePart> {
-    const cached = this.#snapshotParts.get(format);
-    if (cached !== undefined && this.#isCurrentSnapshot(cached.key)) return cached.part;
-    if (cached !== undefined && cached.settled === undefined) {
-      // A render is running: wait for it, then ask again. Every scrape that waited finds the same
-      // new key then, so the first starts the next render and the others share it.
-      return cached.part.catch(() => undefined).then(() => this.#snapshotPart(format));
+  #variant(format: ExpositionFormat, acceptGzip: boolean): Variant {
+    const name = `${format}${acceptGzip ? '+gzip' : ''}`;
+    let variant = this.#variants.get(name);
+    if (variant === undefined) {
+      variant = {
+        format,
+        encode: acceptGzip ? gzipMember : (text) => Buffer.from(text),
+        generation: -1,
+        families: [],
+        targets: new WeakMap(),
+        written: undefined,
+        live: undefined,
+        lastAskedMs: 0,
+      };
+      this.#variants.set(name, variant);
     }
-    this.#renders++;
-    let renderer = this.#snapshotRenderers.get(format);
-    if (renderer === undefined) {
-      renderer = new SnapshotPartRenderer(format, this.#snapshotMetrics);
-      this.#snapshotRenderers.set(format, renderer);
-    }
-    // The key and the statuses are read in the same tick: no poll can land in between.
-    const key: SnapshotKey = {
-      view: this.#store.viewKey(),
-      generation: this.#snapshotMetrics.generation,
-    };
-    const part = renderer
-      .render(this.#store.statuses())
-      .then((text) => new PagePart(text, { ownsMemory: true }));
-    return remember(this.#snapshotParts, format, key, part);
+    variant.lastAskedMs = this.#clockMs();
+    return variant;
   }
 
-  /** Whether a snapshot part shows the store's current view with the current families. */
-  #isCurrentSnapshot(key: SnapshotKey): boolean {
-    return (
-      key.view === this.#store.viewKey() && key.generation === this.#snapshotMetrics.generation
-    );
-  }
-
-  /** Whether a live part still shows every metric change and is at most a second old. */
-  #isCurrent(
-    key: LiveKey,
-    changes = this.#metricChanges?.count ?? 0,
-    now = this.#clockMs(),
-  ): boolean {
-    return key.changes === changes && now - key.at <= LIVE_PART_MAX_AGE_MS;
-  }
-
-  #livePart(format: ExpositionFormat): Promise<PagePart> {
+  /** The process metrics, rendered again when the last rendering is older than a second. */
+  #processBytes(variant: Variant, acceptGzip: boolean): Promise<Buffer> {
     const now = this.#clockMs();
-    const changes = this.#metricChanges?.count ?? 0;
-    const cached = this.#liveParts.get(format);
-    if (cached !== undefined && this.#isCurrent(cached.key, changes, now)) return cached.part;
-    return remember(this.#liveParts, format, { changes, at: now }, this.#renderLivePart(format));
-  }
-
-  async #renderLivePart(format: ExpositionFormat): Promise<PagePart> {
-    return new PagePart(
-      Buffer.from(await renderLivePart(this.#registry, format, this.#snapshotMetrics.renderErrors)),
+    if (variant.live !== undefined && now - variant.live.at <= LIVE_PART_MAX_AGE_MS) {
+      return variant.live.bytes;
+    }
+    const rendered = renderLivePart(this.#registry, variant.format, this.#families.renderErrors, {
+      selects: isProcessMetric,
+      endOfPage: false,
+    });
+    const bytes = rendered.then(({ text }) =>
+      acceptGzip && text !== '' ? gzip(text) : Buffer.from(text),
     );
+    const live = { at: now, bytes };
+    variant.live = live;
+    // A metric left out is tried again on the next scrape, as a family is.
+    const forget = (): void => {
+      if (variant.live === live) variant.live = undefined;
+    };
+    rendered.then(({ complete }) => {
+      if (!complete) forget();
+    }, forget);
+    bytes.catch(forget);
+    return bytes;
+  }
+
+  /** Renders the changed target in every variant in use, so the next scrape finds it ready. */
+  #targetChanged(status: TargetStatus): void {
+    const now = this.#clockMs();
+    for (const [name, variant] of this.#variants) {
+      if (now - variant.lastAskedMs > IDLE_VARIANT_MS) this.#variants.delete(name);
+      else if (variant.generation === this.#families.generation) {
+        variant.targets.set(status, this.#renderTarget(variant.families, status));
+      }
+    }
+  }
+
+  /**
+   * The snapshot families' bytes, family by family. Targets whose bytes are missing or out of
+   * date (first scrape of the variant, a reload, a snapshot that turned stale with time, a family
+   * that failed) are rendered first.
+   */
+  async #snapshotPage(variant: Variant): Promise<Buffer> {
+    if (variant.generation !== this.#families.generation) this.#prepare(variant);
+    const generation = variant.generation;
+    // Read in one tick with the statuses: no write can come in between.
+    const viewKey = this.#store.viewKey();
+    if (variant.written?.viewKey === viewKey) return variant.written.page;
+    const statuses = this.#store.statuses();
+    const current: TargetBytes[] = [];
+    let rendered = 0;
+    for (const status of statuses) {
+      let target = variant.targets.get(status);
+      if (target === undefined || target.failed.size > 0) {
+        target = this.#renderTarget(variant.families, status);
+        variant.targets.set(status, target);
+        // A whole variant is many targets: let polls and other requests run in between.
+        if (++rendered % TARGETS_PER_TURN === 0) await nextTurn();
+        if (variant.generation !== generation || this.#families.generation !== generation) {
+          return this.#snapshotPage(variant);
+        }
+      }
+      current.push(target);
+    }
+    const written = variant.written;
+    if (written !== undefined && sameItems(written.from, current)) {
+      variant.written = { ...written, viewKey };
+      return written.page;
+    }
+    const { page, complete } = writePage(variant.families, statuses, current, this.#families);
+    // Written again on the next scrape while a family fails, so that it is tried again.
+    variant.written = complete ? { viewKey, from: current, page } : undefined;
+    return page;
+  }
+
+  /** Prepares the current generation of the families: headers, and no target rendered yet. */
+  #prepare(variant: Variant): void {
+    variant.families = prepareFamilies(this.#families.selected, variant.format, variant.encode);
+    variant.generation = this.#families.generation;
+    variant.targets = new WeakMap();
+    variant.written = undefined;
+  }
+
+  #renderTarget(families: readonly PreparedFamily[], status: TargetStatus): TargetBytes {
+    this.#targetRenders++;
+    return renderTarget(families, status, this.#families.settings);
   }
 }
 
-/**
- * Caches a part under `key`, unless its render fails: a failure must not be served to later
- * scrapes. Once it has rendered, the part it replaces is retired.
- */
-function remember<K>(
-  cache: Map<ExpositionFormat, CacheEntry<K>>,
-  format: ExpositionFormat,
-  key: K,
-  part: Promise<PagePart>,
-): Promise<PagePart> {
-  const replaced = cache.get(format)?.settled;
-  const entry: CacheEntry<K> = { key, part, settled: undefined };
-  cache.set(format, entry);
-  part.then(
-    (rendered) => {
-      entry.settled = rendered;
-      // Only now: until the new part exists, the snapshot renderer copies from the old one. A
-      // renderer that handed back the same buffer has not replaced it.
-      if (replaced !== undefined && replaced.text !== rendered.text) replaced.retire();
-    },
-    () => {
-      if (cache.get(format) === entry) cache.delete(format);
-    },
-  );
-  return part;
+function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {
+  return a.length === b.length && a.every((item, index) => item === b[index]);
 }
 
-/** The part, held for the caller once it is there. */
-function heldOnArrival(part: Promise<PagePart>): Promise<PagePart> {
-  return part.then((rendered) => {
-    rendered.hold();
-    return rendered;
-  });
-}
-
-function releasePart(part: PagePart): void {
-  part.release();
-}
-
-function ignore(): void {
-  // The failure is the caller's: render() rethrows the first one.
-}
-
-function gzippedBytes(part: PagePart): Buffer {
-  if (part.gzippedBytes === undefined) throw new Error('metrics page part not gzipped yet');
-  return part.gzippedBytes;
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }

@@ -2,7 +2,6 @@ import { Counter } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { PollObserver } from '../poller/pollObserver.js';
 import type { PollKind } from '../snapshot/types.js';
-import type { MetricChanges } from './metricChanges.js';
 import { NAMESPACE, fqName } from './naming.js';
 
 const SUBSYSTEM = 'exporter';
@@ -11,14 +10,8 @@ const POLL_OVERRUNS = fqName(NAMESPACE, SUBSYSTEM, 'poll_overruns', 'total');
 
 const POLL_KINDS: readonly PollKind[] = ['merge_queue', 'flaky_tests'];
 
-/**
- * Registers the counter of polls that outlasted their interval and returns what feeds it; each
- * overrun is recorded in `changes`, so a cached page shows it on the next scrape.
- */
-export function registerPollOverrunMetrics(
-  registry: Registry,
-  changes: MetricChanges,
-): PollObserver {
+/** Registers the counter of polls that outlasted their interval and returns what feeds it. */
+export function registerPollOverrunMetrics(registry: Registry): PollObserver {
   const overruns = new Counter({
     name: POLL_OVERRUNS,
     help:
@@ -31,7 +24,6 @@ export function registerPollOverrunMetrics(
   for (const kind of POLL_KINDS) overruns.inc({ kind }, 0);
   return {
     pollOverran(kind) {
-      changes.record();
       overruns.inc({ kind });
     },
   };

@@ -1,7 +1,6 @@
 import { Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { ReloadObserver } from '../reload/observer.js';
-import type { MetricChanges } from './metricChanges.js';
 import { NAMESPACE, fqName } from './naming.js';
 
 const SUBSYSTEM = 'exporter';
@@ -15,7 +14,7 @@ const LAST_RELOAD_SUCCESS_TIMESTAMP = fqName(
 );
 
 /** Registers the configuration reload gauges, as Prometheus names its own. */
-export function registerReloadMetrics(registry: Registry, changes: MetricChanges): ReloadObserver {
+export function registerReloadMetrics(registry: Registry): ReloadObserver {
   const successful = new Gauge({
     name: LAST_RELOAD_SUCCESSFUL,
     help: 'Whether the last configuration reload attempt succeeded (1) or was rejected (0); 1 after start-up.',
@@ -28,12 +27,10 @@ export function registerReloadMetrics(registry: Registry, changes: MetricChanges
   });
   return {
     reloadSucceeded(atSeconds) {
-      changes.record();
       successful.set(1);
       successTimestamp.set(atSeconds);
     },
     reloadFailed() {
-      changes.record();
       successful.set(0);
     },
   };

@@ -1,7 +1,6 @@
 import { Counter } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../log/logger.js';
-import type { MetricChanges } from './metricChanges.js';
 import { NAMESPACE, fqName } from './naming.js';
 
 const RENDER_ERRORS = fqName(NAMESPACE, 'exporter', 'render_errors', 'total');
@@ -18,24 +17,21 @@ export class RenderErrors {
   /** The counter's name. */
   readonly name = RENDER_ERRORS;
   readonly #counter: Counter<'family'>;
-  readonly #changes: MetricChanges;
   readonly #logger: Logger | undefined;
   readonly #logged = new Set<string>();
 
-  constructor(registry: Registry, changes: MetricChanges, logger: Logger | undefined) {
+  constructor(registry: Registry, logger: Logger | undefined) {
     this.#counter = new Counter({
       name: RENDER_ERRORS,
       help: 'Metric families left out of a /metrics page because rendering them failed; each distinct error is logged once.',
       labelNames: ['family'] as const,
       registers: [registry],
     });
-    this.#changes = changes;
     this.#logger = logger;
   }
 
   /** Records that `family` failed to render with `error`. */
   record(family: string, error: unknown): void {
-    this.#changes.record();
     this.#counter.inc({ family });
     const message = error instanceof Error ? error.message : String(error);
     const key = `${family}\u0000${message}`;

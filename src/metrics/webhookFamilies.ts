@@ -1,12 +1,12 @@
-// Counts from Trunk's webhooks, rendered from each target's webhook ledger in the snapshot store
-// (src/webhooks/ folds every accepted event into it). Every configured target with a ledger counts,
+// Counts from Trunk's webhooks, rendered from each target's webhook counts in the snapshot store
+// (src/webhooks/ folds every accepted event into it). Every configured target with webhook counts counts,
 // stale or not: counters only count what was received.
 import type { TargetStatus } from '../snapshot/types.js';
 import {
   MAX_WEBHOOK_LABEL_VALUES,
   OTHER_WEBHOOK_VALUE,
-  type WebhookLedger,
-} from '../snapshot/webhookLedger.js';
+  type WebhookCounts,
+} from '../snapshot/webhookCounts.js';
 import type { PerTargetFamily, Sample } from './family.js';
 import { NAMESPACE, fqName } from './naming.js';
 
@@ -19,15 +19,15 @@ function capped(what: string): string {
   );
 }
 
-/** The samples of a target's ledger, given its repo and branch; none without a ledger. */
-function ofLedger(
-  samples: (ledger: WebhookLedger, repo: string, branch: string) => Iterable<Sample>,
+/** The samples of a target's webhook counts, given its repo and branch; none without any. */
+function ofWebhookCounts(
+  samples: (counts: WebhookCounts, repo: string, branch: string) => Iterable<Sample>,
 ): (status: TargetStatus) => Iterable<Sample> {
-  return ({ target, webhookLedger }) =>
-    webhookLedger === undefined ? [] : samples(webhookLedger, target.repo, target.branch);
+  return ({ target, webhookCounts }) =>
+    webhookCounts === undefined ? [] : samples(webhookCounts, target.repo, target.branch);
 }
 
-/** The webhook families, in page order: one per target with a ledger. */
+/** The webhook families, in page order: one per target with webhook counts. */
 export const WEBHOOK_FAMILIES: readonly PerTargetFamily[] = [
   {
     name: fqName(NAMESPACE, 'merge_queue', 'webhook_events', 'total'),
@@ -37,8 +37,8 @@ export const WEBHOOK_FAMILIES: readonly PerTargetFamily[] = [
     type: 'counter',
     labelNames: ['repo', 'branch', 'event'],
     scope: 'target',
-    samples: ofLedger((ledger, repo, branch) =>
-      Array.from(ledger.events, ([event, count]) => ({
+    samples: ofWebhookCounts((counts, repo, branch) =>
+      Array.from(counts.events, ([event, count]) => ({
         labels: [repo, branch, event],
         value: count,
       })),
@@ -52,8 +52,8 @@ export const WEBHOOK_FAMILIES: readonly PerTargetFamily[] = [
     type: 'counter',
     labelNames: ['repo', 'branch', 'reason'],
     scope: 'target',
-    samples: ofLedger((ledger, repo, branch) =>
-      Array.from(ledger.failureReasons, ([reason, count]) => ({
+    samples: ofWebhookCounts((counts, repo, branch) =>
+      Array.from(counts.failureReasons, ([reason, count]) => ({
         labels: [repo, branch, reason],
         value: count,
       })),
@@ -68,8 +68,8 @@ export const WEBHOOK_FAMILIES: readonly PerTargetFamily[] = [
     type: 'counter',
     labelNames: ['repo', 'from', 'to'],
     scope: 'target',
-    samples: ofLedger((ledger, repo) =>
-      Array.from(ledger.statusChanges.values(), ({ first, second, count }) => ({
+    samples: ofWebhookCounts((counts, repo) =>
+      Array.from(counts.statusChanges.values(), ({ first, second, count }) => ({
         labels: [repo, first, second],
         value: count,
       })),
@@ -83,8 +83,8 @@ export const WEBHOOK_FAMILIES: readonly PerTargetFamily[] = [
     type: 'counter',
     labelNames: ['repo', 'setting'],
     scope: 'target',
-    samples: ofLedger((ledger, repo) =>
-      Array.from(ledger.settingChanges, ([setting, count]) => ({
+    samples: ofWebhookCounts((counts, repo) =>
+      Array.from(counts.settingChanges, ([setting, count]) => ({
         labels: [repo, setting],
         value: count,
       })),
@@ -98,8 +98,8 @@ export const WEBHOOK_FAMILIES: readonly PerTargetFamily[] = [
     type: 'counter',
     labelNames: ['repo', 'monitor_type', 'status'],
     scope: 'target',
-    samples: ofLedger((ledger, repo) =>
-      Array.from(ledger.monitorEvents.values(), ({ first, second, count }) => ({
+    samples: ofWebhookCounts((counts, repo) =>
+      Array.from(counts.monitorEvents.values(), ({ first, second, count }) => ({
         labels: [repo, first, second],
         value: count,
       })),
@@ -112,8 +112,8 @@ export const WEBHOOK_FAMILIES: readonly PerTargetFamily[] = [
     type: 'counter',
     labelNames: ['repo'],
     scope: 'target',
-    samples: ofLedger((ledger, repo) =>
-      ledger.investigations === 0 ? [] : [{ labels: [repo], value: ledger.investigations }],
+    samples: ofWebhookCounts((counts, repo) =>
+      counts.investigations === 0 ? [] : [{ labels: [repo], value: counts.investigations }],
     ),
   },
 ];

@@ -3,7 +3,6 @@ import type { Registry } from 'prom-client';
 import { WEBHOOK_ANOMALY_KINDS } from '../trunk/webhookFields.js';
 import { WEBHOOK_RESULTS, type WebhookObserver } from '../webhooks/observer.js';
 import { API_ANOMALIES } from './apiMetrics.js';
-import type { MetricChanges } from './metricChanges.js';
 import { NAMESPACE, fqName } from './naming.js';
 
 const WEBHOOK_REQUESTS = fqName(NAMESPACE, 'exporter', 'webhook_requests', 'total');
@@ -18,13 +17,9 @@ const WEBHOOK_ENDPOINT = 'webhook';
 /**
  * Registers the counters of requests to the webhook endpoint by how they were answered and of the
  * event types it does not interpret, and returns what feeds them; webhook anomalies go to the API
- * anomalies counter (registered first by registerApiMetrics) under `endpoint="webhook"`. Each
- * report is recorded in `changes`, so a cached page shows it on the next scrape.
+ * anomalies counter (registered first by registerApiMetrics) under `endpoint="webhook"`.
  */
-export function registerWebhookRequestMetrics(
-  registry: Registry,
-  changes: MetricChanges,
-): WebhookObserver {
+export function registerWebhookRequestMetrics(registry: Registry): WebhookObserver {
   const requests = new Counter({
     name: WEBHOOK_REQUESTS,
     help:
@@ -57,18 +52,15 @@ export function registerWebhookRequestMetrics(
   const types = new Set<string>();
   return {
     requestHandled(result) {
-      changes.record();
       requests.inc({ result });
     },
     unrecognizedEvent(type) {
-      changes.record();
       if (type !== undefined && !types.has(type) && types.size < MAX_UNRECOGNIZED_EVENT_TYPES) {
         types.add(type);
       }
       unrecognized.inc({ type: type !== undefined && types.has(type) ? type : OTHER_TYPE });
     },
     anomaly(kind, count) {
-      changes.record();
       anomalies.inc({ endpoint: WEBHOOK_ENDPOINT, kind }, count);
     },
   };

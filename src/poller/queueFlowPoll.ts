@@ -1,15 +1,17 @@
 // After a successful merge-queue poll: the flow since the previous successful poll of that queue.
 import {
   advanceQueueFlow,
+  countConcludedExits,
   exitsToLookUp,
   startQueueFlow,
   type QueueFlowOptions,
 } from '../flow/queueFlow.js';
-import type { ExitLookup, QueueFlow } from '../snapshot/queueFlowTypes.js';
+import type { QueueFlow } from '../snapshot/queueFlowTypes.js';
 import type { Logger } from '../log/logger.js';
 import type { MergeQueueSnapshot } from '../snapshot/types.js';
 import type { RepoRef } from '../trunk/schemas.js';
 import { lookUpExits } from './exitLookup.js';
+import type { V2ExitRead } from './v2ExitLookup.js';
 import type { ReadOptions, TrunkReader } from './trunkReader.js';
 
 export interface QueueFlowPollRequest {
@@ -22,11 +24,15 @@ export interface QueueFlowPollRequest {
   readonly previous: QueueFlow | undefined;
   readonly current: MergeQueueSnapshot;
   readonly flowOptions: QueueFlowOptions;
-  /** How departed PRs are looked up instead of one v1 call each (API v2: v2ExitLookup.ts). */
-  readonly lookUp?: (
+  /**
+   * API v2 instead of one v1 call per departed PR: one read of the queue's concluded entries,
+   * which also finds exits no poll saw (v2ExitLookup.ts).
+   */
+  readonly readExits?: (
+    previous: QueueFlow,
     prNumbers: readonly number[],
     since: number,
-  ) => Promise<Map<number, ExitLookup>>;
+  ) => Promise<V2ExitRead>;
   /** Exit lookups in progress at once (lookupsAtATime()). */
   readonly lookupsAtATime?: number;
 }
@@ -44,19 +50,32 @@ export async function followQueueFlow(request: QueueFlowPollRequest): Promise<Qu
   const { previous, current, flowOptions } = request;
   if (previous === undefined) return () => startQueueFlow(current, flowOptions);
   const prNumbers = exitsToLookUp(previous, current);
-  const lookups = request.lookUp
-    ? await request.lookUp(prNumbers, earliestStateSince(previous, prNumbers))
-    : await lookUpExits({
-        reader: request.reader,
-        repo: request.repo,
-        repoName: current.repo,
-        branch: current.branch,
-        prNumbers,
-        pullRequestDetails: request.pullRequestDetails,
-        options: request.options,
-        logger: request.logger,
-        ...(request.lookupsAtATime === undefined ? {} : { lookupsAtATime: request.lookupsAtATime }),
-      });
+  if (request.readExits !== undefined) {
+    const read = await request.readExits(
+      previous,
+      prNumbers,
+      earliestStateSince(previous, prNumbers),
+    );
+    return (latest) => {
+      if (latest === undefined) return startQueueFlow(current, flowOptions);
+      const advanced = advanceQueueFlow(latest, current, read.lookups, flowOptions);
+      return {
+        ...countConcludedExits(advanced, read.concluded, current.takenAt, flowOptions),
+        concludedReads: read.reads,
+      };
+    };
+  }
+  const lookups = await lookUpExits({
+    reader: request.reader,
+    repo: request.repo,
+    repoName: current.repo,
+    branch: current.branch,
+    prNumbers,
+    pullRequestDetails: request.pullRequestDetails,
+    options: request.options,
+    logger: request.logger,
+    ...(request.lookupsAtATime === undefined ? {} : { lookupsAtATime: request.lookupsAtATime }),
+  });
   return (latest) =>
     latest === undefined
       ? startQueueFlow(current, flowOptions)

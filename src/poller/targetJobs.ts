@@ -2,7 +2,7 @@ import { configuredTargets } from '../config/targets.js';
 import type { ExporterConfig, RepositoryTarget } from '../config/types.js';
 import type { Logger } from '../log/logger.js';
 import type { SnapshotStore } from '../snapshot/store.js';
-import type { WebhookExitSettings } from '../snapshot/webhookExitTypes.js';
+import type { WebhookExitSettings } from '../snapshot/prStayTypes.js';
 import {
   targetKey,
   type MergeQueueSnapshot,
@@ -24,7 +24,7 @@ import {
 import type { PollObserver } from './pollObserver.js';
 import type { PollJob } from './scheduler.js';
 import type { ReadOptions, TrunkReader } from './trunkReader.js';
-import { lookUpExitsV2 } from './v2ExitLookup.js';
+import { readExitsV2 } from './v2ExitLookup.js';
 import { pollMergeQueueV2, type V2PullRequestLister } from './v2MergeQueuePoll.js';
 import type { V2QueueDirectory } from './v2QueueDirectory.js';
 import { pollQuarantinedTestsV2, type V2QuarantineDirectory } from './v2QuarantinePoll.js';
@@ -75,16 +75,16 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
     const withQueueFlow = async (
       snapshot: MergeQueueSnapshot,
       options: ReadOptions,
-      /** How departed PRs are looked up through API v2; v1 lookups without it. */
-      lookUp?: QueueFlowPollRequest['lookUp'],
+      /** How exits are read through API v2; v1 lookups without it. */
+      readExits?: QueueFlowPollRequest['readExits'],
     ): Promise<PollResult> => ({
       snapshot,
       queueFlow: await followQueueFlow({
         reader: context.reader,
         repo: repository.repo,
         // Through v2 the exit read costs one call per queue, whatever pullRequestDetails says.
-        pullRequestDetails: lookUp !== undefined || config.polling.pullRequestDetails,
-        ...(lookUp === undefined ? {} : { lookUp }),
+        pullRequestDetails: readExits !== undefined || config.polling.pullRequestDetails,
+        ...(readExits === undefined ? {} : { readExits }),
         options,
         logger: context.logger,
         lookupsAtATime: atATime,
@@ -122,10 +122,12 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
         options,
         now,
       });
-      return withQueueFlow(snapshot, options, (prNumbers, since) =>
-        lookUpExitsV2({
+      return withQueueFlow(snapshot, options, (previousFlow, prNumbers, since) =>
+        readExitsV2({
           reader: v2Readers.reader,
           queue,
+          previous: previousFlow,
+          current: snapshot,
           prNumbers,
           since: Math.min(since, ...prNumbers.map((n) => lastChanges.get(n) ?? since)),
           options,
@@ -186,7 +188,7 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
   });
 }
 
-/** With webhooks on, exits are counted once between events and polls (flow/webhookExits.ts). */
+/** With webhooks on, exits are counted once between events and polls (flow/prStay.ts). */
 function webhookExitSettings(config: ExporterConfig): WebhookExitSettings | undefined {
   return config.webhooks.enabled
     ? { intervalSeconds: config.polling.mergeQueueIntervalSeconds }

@@ -1,9 +1,19 @@
 // How the pull requests that left a merge queue left, from API v2: one paged read of the queue's
-// concluded entries since the previous poll, instead of a lookup per departed PR.
+// concluded entries, instead of a lookup per departed PR. Each read continues from the previous
+// one, so an entry that came and went between two polls is counted too, and once.
+import { departedPullRequests } from '../flow/queueDiff.js';
 import type { Logger } from '../log/logger.js';
-import { EXIT_OUTCOMES, type ExitLookup, type ExitOutcome } from '../snapshot/queueFlowTypes.js';
+import {
+  EXIT_OUTCOMES,
+  type ConcludedExit,
+  type ConcludedReads,
+  type ExitLookup,
+  type ExitOutcome,
+  type QueueFlow,
+} from '../snapshot/queueFlowTypes.js';
+import type { MergeQueueSnapshot } from '../snapshot/types.js';
 import type { V2QueueRef } from '../trunk/v2Client.js';
-import { V2_FINAL_ENTRY_STATES } from '../trunk/v2Schemas.js';
+import { V2_FINAL_ENTRY_STATES, type V2PullRequest } from '../trunk/v2Schemas.js';
 import { v1Value } from '../trunk/v2Vocabulary.js';
 import { parseTimestampSeconds } from './timestamps.js';
 import type { ReadOptions } from './trunkReader.js';
@@ -15,9 +25,28 @@ import type { V2PullRequestLister } from './v2MergeQueuePoll.js';
  */
 export const CONCLUDED_WINDOW_SLACK_SECONDS = 120;
 
-interface V2ExitLookupRequest {
+/**
+ * How far back (Trunk's clock) a read reaches into the previous read's window: an entry Trunk
+ * records late with an earlier stateChangedAt is still read; one seen before counts nothing.
+ */
+export const CONCLUDED_READ_OVERLAP_SECONDS = 120;
+
+/**
+ * A queue whose polls see no PR leave is read every this many polls, so that a PR that entered
+ * and left between two polls is counted within a few minutes (docs/operations.md, API cost).
+ */
+export const PERIODIC_EXIT_READ_POLLS = 30;
+
+/** One millisecond, the resolution of Trunk's timestamps. */
+const FIRST_POLL_INSTANT_SECONDS = 0.001;
+
+interface V2ExitReadRequest {
   readonly reader: V2PullRequestLister;
   readonly queue: V2QueueRef;
+  /** The ledger as of the previous successful poll. */
+  readonly previous: QueueFlow;
+  readonly current: MergeQueueSnapshot;
+  /** The departed PRs whose final state is wanted. */
   readonly prNumbers: readonly number[];
   /** Unix seconds every departed PR concluded after (its last state change seen by a poll). */
   readonly since: number;
@@ -25,27 +54,46 @@ interface V2ExitLookupRequest {
   readonly logger: Logger;
 }
 
+/** What one poll learned of the queue's exits through API v2. */
+export interface V2ExitRead {
+  /** The final state of each departed PR, or `retry`. */
+  readonly lookups: Map<number, ExitLookup>;
+  /** Exits no poll saw leave, each for the first time. */
+  readonly concluded: readonly ConcludedExit[];
+  /** Where the reads have got to after this poll. */
+  readonly reads: ConcludedReads;
+}
+
 const OUTCOMES: ReadonlySet<string> = new Set(EXIT_OUTCOMES);
 
 /**
- * The final state of each departed PR from `state=merged,failed,cancelled&concludedAfter=…`. A PR
- * not in the window (it left without concluding, or the read failed) is `retry`: the ledger asks
- * again on the next poll and counts it `unknown` after MAX_EXIT_LOOKUP_ATTEMPTS. Rejects only when
- * the poll is being aborted.
+ * Reads `state=merged,failed,cancelled&concludedAfter=…` when PRs left, or when no read happened
+ * for PERIODIC_EXIT_READ_POLLS polls. A departed PR not in the window (it left without concluding,
+ * or the read failed) is `retry`: the ledger asks again on the next poll and counts it `unknown`
+ * after MAX_EXIT_LOOKUP_ATTEMPTS. Rejects only when the poll is being aborted.
  */
-export async function lookUpExitsV2(
-  request: V2ExitLookupRequest,
-): Promise<Map<number, ExitLookup>> {
-  const { queue, prNumbers } = request;
-  if (prNumbers.length === 0) return new Map();
-  const concludedAfter = new Date(
-    (request.since - CONCLUDED_WINDOW_SLACK_SECONDS) * 1000,
-  ).toISOString();
-  let rows;
+export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRead> {
+  const { queue, prNumbers, previous } = request;
+  // The exits to count are those after the queue's first poll; one at its instant it saw done.
+  const reads = previous.concludedReads ?? {
+    countFrom: previous.lastPollAt + FIRST_POLL_INSTANT_SECONDS,
+    seen: new Map<string, number>(),
+    pollsSinceRead: 0,
+  };
+  const skipped = { ...reads, pollsSinceRead: reads.pollsSinceRead + 1 };
+  const retry = new Map<number, ExitLookup>(prNumbers.map((number) => [number, 'retry']));
+  if (prNumbers.length === 0 && skipped.pollsSinceRead < PERIODIC_EXIT_READ_POLLS) {
+    return { lookups: retry, concluded: [], reads: skipped };
+  }
+  const after =
+    prNumbers.length === 0
+      ? reads.countFrom
+      : Math.min(reads.countFrom, request.since - CONCLUDED_WINDOW_SLACK_SECONDS);
+  let rows: V2PullRequest[];
   try {
     rows = await request.reader.listQueuePullRequests(
       queue,
-      { states: V2_FINAL_ENTRY_STATES, concludedAfter },
+      { states: V2_FINAL_ENTRY_STATES, concludedAfter: new Date(after * 1000).toISOString() },
       request.options,
     );
   } catch (error) {
@@ -54,16 +102,45 @@ export async function lookUpExitsV2(
       { repo: queue.repo, branch: queue.branch, prs: prNumbers.length },
       `exit read failed, retried on the next poll: ${error instanceof Error ? error.message : String(error)}`,
     );
-    return new Map(prNumbers.map((number) => [number, 'retry']));
+    return { lookups: retry, concluded: [], reads: skipped };
   }
-  const concluded = new Map<number, ExitLookup>();
+  // The polls' departures are theirs (or their events') to count.
+  const departed = new Set(departedPullRequests(previous, request.current).map((pr) => pr.number));
+  const lookups = new Map<number, ExitLookup>();
+  const wanted = new Set(prNumbers);
+  const concluded: ConcludedExit[] = [];
+  const seen = new Map(reads.seen);
+  let newest = -Infinity;
   for (const row of rows) {
     const outcome = v1Value(row.queueEntry.state);
-    if (!OUTCOMES.has(outcome) || concluded.has(row.number)) continue;
-    concluded.set(row.number, {
+    if (!OUTCOMES.has(outcome)) continue;
+    const leftAt = parseTimestampSeconds(row.queueEntry.stateChangedAt);
+    if (wanted.has(row.number) && !lookups.has(row.number)) {
+      lookups.set(row.number, { outcome: outcome as ExitOutcome, leftAt });
+    }
+    // Without a conclusion time an entry cannot be placed in the windows: its departure counts it.
+    if (leftAt === undefined) continue;
+    newest = Math.max(newest, leftAt);
+    const key = entryKey(row);
+    if (leftAt < reads.countFrom || seen.has(key)) continue;
+    seen.set(key, leftAt);
+    if (departed.has(row.number)) continue;
+    const createdAt = parseTimestampSeconds(row.queueEntry.createdAt);
+    concluded.push({
+      prNumber: row.number,
       outcome: outcome as ExitOutcome,
-      leftAt: parseTimestampSeconds(row.queueEntry.stateChangedAt),
+      enteredAt: Math.min(createdAt ?? previous.lastPollAt, leftAt),
+      leftAt,
     });
   }
-  return new Map(prNumbers.map((number) => [number, concluded.get(number) ?? 'retry']));
+  const countFrom = Math.max(reads.countFrom, newest - CONCLUDED_READ_OVERLAP_SECONDS);
+  for (const [key, leftAt] of seen) if (leftAt < countFrom) seen.delete(key);
+  for (const number of prNumbers) if (!lookups.has(number)) lookups.set(number, 'retry');
+  return { lookups, concluded, reads: { countFrom, seen, pollsSinceRead: 0 } };
+}
+
+/** One conclusion of one queue entry: an entry is reused when its PR is submitted again. */
+function entryKey(row: V2PullRequest): string {
+  const entry = row.queueEntry;
+  return `${entry.id ?? `#${String(row.number)}`}@${entry.stateChangedAt ?? ''}`;
 }

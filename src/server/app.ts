@@ -3,13 +3,12 @@ import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../log/logger.js';
-import type { MetricChanges } from '../metrics/metricChanges.js';
 import { MetricsPage } from '../metrics/metricsPage.js';
 import type { SnapshotFamilies } from '../metrics/snapshotFamilies.js';
 import type { SnapshotStore } from '../snapshot/store.js';
 import { requireBasicAuth, type BasicAuthVerifier } from './basicAuth.js';
 import { LANDING_PAGE_CSP, renderLandingPage } from './landingPage.js';
-import { MetricsEndpoint, SECURITY_HEADERS, withMetricsFastPath } from './metricsEndpoint.js';
+import { metricsEndpoint } from './metricsEndpoint.js';
 import type { WebhookReceiver } from '../webhooks/receiver.js';
 import { webhookEndpoint } from './webhookEndpoint.js';
 
@@ -18,8 +17,6 @@ export interface HttpAppOptions {
   store: SnapshotStore;
   /** Families computed from the store alone, as registerExporterMetrics returns them. */
   snapshotMetrics: SnapshotFamilies;
-  /** Changes to the metrics set outside the store, as registerExporterMetrics returns them. */
-  metricChanges: MetricChanges;
   version: string;
   logger: Logger;
   intervals: { mergeQueueIntervalSeconds: number; flakyTestsIntervalSeconds: number };
@@ -43,6 +40,9 @@ export interface ReloadEndpoint {
   readonly reload: () => Promise<{ readonly applied: boolean; readonly message: string }>;
 }
 
+/** Sent on every answer of the exporter. */
+const SECURITY_HEADERS = { 'X-Content-Type-Options': 'nosniff' } as const;
+
 /** How long a client should wait before asking /readyz again; about one first poll. */
 const READY_RETRY_AFTER_SECONDS = 5;
 
@@ -53,15 +53,7 @@ const READY_RETRY_AFTER_SECONDS = 5;
 export function createHttpApp(options: HttpAppOptions): RequestListener {
   const { registry, store, logger } = options;
   const now = options.now ?? (() => Date.now() / 1000);
-  const metrics = new MetricsEndpoint(
-    new MetricsPage({
-      registry,
-      store,
-      snapshotMetrics: options.snapshotMetrics,
-      metricChanges: options.metricChanges,
-    }),
-    logger,
-  );
+  const page = new MetricsPage({ registry, store, snapshotMetrics: options.snapshotMetrics });
   const app = express();
   app.disable('x-powered-by');
   // ETags would hash every metrics page for a client that never revalidates.
@@ -77,13 +69,7 @@ export function createHttpApp(options: HttpAppOptions): RequestListener {
   // the header.
   if (options.auth) app.use(requireBasicAuth(options.auth));
 
-  app
-    .route('/metrics')
-    // Only what the fast path passes on gets here: /metrics/, /METRICS and the like.
-    .get((req: Request, res: Response) => {
-      metrics.serve(req, res);
-    })
-    .all(methodNotAllowed);
+  app.route('/metrics').get(metricsEndpoint(page, logger)).all(methodNotAllowed);
 
   app
     .route('/')
@@ -171,7 +157,7 @@ export function createHttpApp(options: HttpAppOptions): RequestListener {
     sendText(res, 500, 'internal server error\n');
   });
 
-  return withMetricsFastPath(app, metrics, options.auth);
+  return app;
 }
 
 function methodNotAllowed(_req: Request, res: Response): void {

@@ -235,7 +235,7 @@ function webhookHeadings(data: LandingPageData): string[] {
 /** The target's last accepted event (type, age and UTC time), while webhooks are enabled. */
 function webhookCells(status: TargetStatus, data: LandingPageData): string[] {
   if (data.webhookPath === undefined) return [];
-  const last = status.webhookLedger?.lastEvent;
+  const last = status.webhookCounts?.lastEvent;
   if (last === undefined) return ['none yet'];
   return [`<code>${escapeHtml(last.type)}</code><br>${renderTime(last.receivedAt, data.now)}`];
 }
@@ -244,7 +244,7 @@ function webhookCells(status: TargetStatus, data: LandingPageData): string[] {
 function renderWebhookLine(data: LandingPageData): string {
   let last: { type: string; receivedAt: number; target: string } | undefined;
   for (const status of data.statuses) {
-    const event = status.webhookLedger?.lastEvent;
+    const event = status.webhookCounts?.lastEvent;
     if (event === undefined || (last !== undefined && event.receivedAt <= last.receivedAt))
       continue;
     const { repo, branch } = status.target;

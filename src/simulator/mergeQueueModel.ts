@@ -10,11 +10,10 @@ import {
   type SimulatedPullRequest,
 } from './pullRequest.js';
 import type { Random } from './random.js';
+import type { QueueState } from './queueState.js';
 import { recordQueueState, recordTransition, type SimulatorStatistics } from './statistics.js';
 
-/** Queue states of trunk-api-v1.md section 3. */
-export const QUEUE_STATES = ['running', 'paused', 'draining', 'switching_modes'] as const;
-export type QueueState = (typeof QUEUE_STATES)[number];
+export type { QueueState } from './queueState.js';
 
 /** Fields of trunk-api-v1.md 2.5 other than state, branch and the pull requests. */
 export interface MergeQueueSettings {

@@ -1,6 +1,6 @@
 // Counts of what happened in the simulated world. Responses only show the present; these let tests
 // and the demo check that the model actually moves (restarts, failures, list churn).
-import type { QueueState } from './mergeQueueModel.js';
+import type { QueueState } from './queueState.js';
 import type { PullRequestState } from './pullRequest.js';
 
 /** Cumulative event counts since the world was created (warm-up included). */

@@ -2,11 +2,10 @@
 // cumulative counts the metrics layer renders, and what it must remember of the last poll to diff
 // the next one against. Every value is immutable; each poll produces a new QueueFlow.
 import type { HistogramCounts } from './histogram.js';
-import type { WebhookExits } from './webhookExitTypes.js';
+import type { ExitOutcome } from './exitOutcome.js';
+import type { ExitStays } from './prStayTypes.js';
 
-/** How a pull request left the queue, as the `outcome` label. */
-export const EXIT_OUTCOMES = ['merged', 'failed', 'cancelled', 'unknown'] as const;
-export type ExitOutcome = (typeof EXIT_OUTCOMES)[number];
+export { EXIT_OUTCOMES, type ExitOutcome } from './exitOutcome.js';
 
 /**
  * Distinct state values outside the documented ones that each flow family of one queue keeps as
@@ -81,7 +80,35 @@ export interface QueueFlow {
   /** Pull requests that left and wait for a successful lookup, by number. */
   readonly departed: ReadonlyMap<number, DepartedPullRequest>;
   /** With webhooks on: what tells an exit's event and its poll apart, so it counts once. */
-  readonly webhookExits?: WebhookExits | undefined;
+  readonly webhookExits?: ExitStays | undefined;
+  /** Through API v2: where the reads of the queue's concluded entries have got to. */
+  readonly concludedReads?: ConcludedReads | undefined;
+}
+
+/**
+ * Where a queue's reads of concluded entries (API v2) have got to: the next read continues from
+ * the last one, so an entry that came and went between two polls is counted once.
+ */
+export interface ConcludedReads {
+  /**
+   * Unix seconds (Trunk's clock once a read saw an entry): an entry concluded at or after it that
+   * no read has seen is an exit still to count; one concluded before it was a previous read's.
+   */
+  readonly countFrom: number;
+  /** Entries concluded at or after countFrom that a read saw, by entryKey(), with their conclusion time. */
+  readonly seen: ReadonlyMap<string, number>;
+  /** Successful polls since the last successful read. */
+  readonly pollsSinceRead: number;
+}
+
+/** A concluded entry that no poll saw leave (it entered and left between two polls). */
+export interface ConcludedExit {
+  readonly prNumber: number;
+  readonly outcome: ExitOutcome;
+  /** Its entry's createdAt, else the last poll before it (unix seconds). */
+  readonly enteredAt: number;
+  /** Its entry's stateChangedAt. */
+  readonly leftAt: number;
 }
 
 /** What one poll adds to the counts. */

@@ -1,11 +1,16 @@
 import type { QueueFlow } from './queueFlowTypes.js';
 import type { Snapshot, Target, TargetStatus } from './types.js';
 import { targetKey } from './types.js';
-import type { WebhookLedger } from './webhookLedger.js';
+import type { WebhookCounts } from './webhookCounts.js';
+
+/** Told of each target whose status a write replaced: its key, and its status (undefined once removed). */
+export type TargetChangeListener = (key: string, status: TargetStatus | undefined) => void;
 
 /**
  * Latest poll outcome per target. Writers (the poller) replace whole entries; readers (metrics,
- * landing page, readiness) get frozen values, so a scrape never sees a half-written poll.
+ * landing page, readiness) get frozen values, so a scrape never sees a half-written poll. Every
+ * write is pushed to the subscribers, so a renderer can render a target's series when it changes
+ * rather than when it is scraped.
  */
 export class SnapshotStore {
   private readonly entries = new Map<string, TargetStatus>();
@@ -15,6 +20,7 @@ export class SnapshotStore {
    */
   private readonly hiddenViews = new WeakMap<TargetStatus, TargetStatus>();
   private changeCount = 0;
+  private readonly listeners = new Set<TargetChangeListener>();
   #awaitingDiscovery = false;
   /** viewKey()'s last answer, and the success time of the target that will change it first. */
   private view:
@@ -30,7 +36,16 @@ export class SnapshotStore {
     return this.changeCount;
   }
 
-  /** Makes the configured targets the only ones known: new ones start unpolled, removed ones vanish. */
+  /**
+   * Calls `listener` after every write with the target it replaced, as statuses() now shows it.
+   * A snapshot that turns stale with time alone is not pushed: statuses() shows it hidden.
+   * Returns the unsubscribe function.
+   */
+  subscribe(listener: TargetChangeListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
   /**
    * While discovery has not read the organization's merge queues once, the targets are not all
    * known yet, so not all polled (readiness waits for it).
@@ -39,14 +54,15 @@ export class SnapshotStore {
     this.#awaitingDiscovery = awaiting;
   }
 
+  /** Makes the configured targets the only ones known: new ones start unpolled, removed ones vanish. */
   setTargets(targets: readonly Target[], staleAfterSeconds = this.staleAfterSeconds): void {
     this.staleAfterSeconds = staleAfterSeconds;
     const wanted = new Map(targets.map((target) => [targetKey(target), target]));
     for (const key of this.entries.keys()) {
-      if (!wanted.has(key)) this.entries.delete(key);
+      if (!wanted.has(key)) this.set(key, undefined);
     }
     for (const [key, target] of wanted) {
-      if (!this.entries.has(key)) this.entries.set(key, freshStatus(target));
+      if (!this.entries.has(key)) this.set(key, freshStatus(target));
     }
     this.changeCount++;
   }
@@ -61,7 +77,7 @@ export class SnapshotStore {
     const key = targetKey(target);
     if (!this.entries.has(key)) return;
     const at = this.now();
-    this.entries.set(
+    this.set(
       key,
       Object.freeze({
         target,
@@ -72,32 +88,32 @@ export class SnapshotStore {
         lastError: undefined,
         snapshot: deepFreeze(snapshot),
         queueFlow: queueFlow === undefined ? undefined : Object.freeze(queueFlow),
-        webhookLedger: this.entries.get(key)?.webhookLedger,
+        webhookCounts: this.entries.get(key)?.webhookCounts,
       }),
     );
     this.changeCount++;
   }
 
   /**
-   * Replaces a target's webhook ledger with `update(previous)`; false (and nothing called) for a
+   * Replaces a target's webhook counts with `update(previous)`; false (and nothing called) for a
    * target that is not configured.
    */
-  updateWebhookLedger(
+  updateWebhookCounts(
     target: Target,
-    update: (previous: WebhookLedger | undefined) => WebhookLedger,
+    update: (previous: WebhookCounts | undefined) => WebhookCounts,
   ): boolean {
     const key = targetKey(target);
     const previous = this.entries.get(key);
     if (!previous) return false;
-    const webhookLedger = deepFreeze(update(previous.webhookLedger));
-    this.entries.set(key, Object.freeze({ ...previous, webhookLedger }));
+    const webhookCounts = deepFreeze(update(previous.webhookCounts));
+    this.set(key, Object.freeze({ ...previous, webhookCounts }));
     this.changeCount++;
     return true;
   }
 
-  /** The target's webhook ledger, if any event for it was accepted. */
-  webhookLedger(target: Target): WebhookLedger | undefined {
-    return this.entries.get(targetKey(target))?.webhookLedger;
+  /** The target's webhook counts, if any event for it was accepted. */
+  webhookCounts(target: Target): WebhookCounts | undefined {
+    return this.entries.get(targetKey(target))?.webhookCounts;
   }
 
   /** Records a failed poll; the previous snapshot is kept until it goes stale. */
@@ -105,7 +121,7 @@ export class SnapshotStore {
     const key = targetKey(target);
     const previous = this.entries.get(key);
     if (!previous) return;
-    this.entries.set(
+    this.set(
       key,
       Object.freeze({
         ...previous,
@@ -127,7 +143,7 @@ export class SnapshotStore {
     const key = targetKey(target);
     const previous = this.entries.get(key);
     if (previous?.up === undefined) return;
-    this.entries.set(key, Object.freeze({ ...previous, up: false, lastError: error }));
+    this.set(key, Object.freeze({ ...previous, up: false, lastError: error }));
     this.changeCount++;
   }
 
@@ -142,7 +158,7 @@ export class SnapshotStore {
     if (previous?.queueFlow === undefined) return false;
     const queueFlow = update(previous.queueFlow);
     if (queueFlow === previous.queueFlow) return false;
-    this.entries.set(key, Object.freeze({ ...previous, queueFlow: Object.freeze(queueFlow) }));
+    this.set(key, Object.freeze({ ...previous, queueFlow: Object.freeze(queueFlow) }));
     this.changeCount++;
     return true;
   }
@@ -164,9 +180,20 @@ export class SnapshotStore {
     // the store.
     // Hiding is as good as dropping, since lastSuccessAt only moves on a success, which replaces
     // the snapshot anyway.
-    return [...this.entries.values()].map((status) =>
-      isStale(status, now, this.staleAfterSeconds) ? this.hidden(status) : status,
-    );
+    return [...this.entries.values()].map((status) => this.shown(status, now));
+  }
+
+  /** A status as readers see it: with its snapshot hidden once stale. */
+  private shown(status: TargetStatus, now: number): TargetStatus {
+    return isStale(status, now, this.staleAfterSeconds) ? this.hidden(status) : status;
+  }
+
+  /** Replaces (or, with undefined, removes) a target's status and tells the subscribers. */
+  private set(key: string, status: TargetStatus | undefined): void {
+    if (status === undefined) this.entries.delete(key);
+    else this.entries.set(key, status);
+    const shown = status === undefined ? undefined : this.shown(status, this.now());
+    for (const listener of this.listeners) listener(key, shown);
   }
 
   private hidden(status: TargetStatus): TargetStatus {
@@ -180,7 +207,8 @@ export class SnapshotStore {
 
   /**
    * Changes whenever what statuses() returns changes: on every write, and when a snapshot turns
-   * stale (which happens with time, not with a write). Renderers key their caches on it.
+   * stale (which happens with time, not with a write). A scrape of an unchanged store checks it
+   * instead of every target.
    */
   viewKey(): string {
     const now = this.now();
@@ -242,7 +270,7 @@ function freshStatus(target: Target): TargetStatus {
     lastError: undefined,
     snapshot: undefined,
     queueFlow: undefined,
-    webhookLedger: undefined,
+    webhookCounts: undefined,
   });
 }
 

@@ -1,7 +1,7 @@
 // Immutable, already-interpreted results of one poll of one target. The poller builds them from API
 // responses; the metrics layer renders them. Nothing here refers to HTTP, zod or prom-client.
 import type { QueueFlow } from './queueFlowTypes.js';
-import type { WebhookLedger } from './webhookLedger.js';
+import type { WebhookCounts } from './webhookCounts.js';
 
 /** The two things polled per target, as used in the `kind` label. */
 export type PollKind = 'merge_queue' | 'flaky_tests';
@@ -178,5 +178,5 @@ export interface TargetStatus {
    */
   readonly queueFlow?: QueueFlow | undefined;
   /** What Trunk's webhooks said about this target since the exporter started; kept like queueFlow. */
-  readonly webhookLedger?: WebhookLedger | undefined;
+  readonly webhookCounts?: WebhookCounts | undefined;
 }

@@ -74,6 +74,10 @@ export const v2ReadinessSchema = z.object({
 export type V2Readiness = z.infer<typeof v2ReadinessSchema>;
 
 export const v2QueueEntrySchema = z.object({
+  // An exit read tells entries apart by id and counts time in queue from createdAt; without them
+  // it falls back to the PR number and to the polls' estimate.
+  id: z.string().nullish(),
+  createdAt: z.string().nullish(),
   state: z.string(),
   // A timestamp that is not RFC 3339 is not exported (the poller parses it), never a failed poll.
   stateChangedAt: z.string().nullish(),

@@ -10,7 +10,7 @@ import {
 } from '../trunk/webhookEvents.js';
 import type { WebhookAnomalyKind } from '../trunk/webhookFields.js';
 import { nestsDeeperThan, MAX_JSON_DEPTH } from './jsonDepth.js';
-import { foldWebhookEvent } from './ledger.js';
+import { foldWebhookEvent } from './webhookCounting.js';
 import type { WebhookObserver, WebhookResult } from './observer.js';
 import { ReplayGuard } from './replayGuard.js';
 import { SignatureVerifier, svixHeadersOf, type SvixHeaders } from './signature.js';
@@ -31,9 +31,9 @@ interface ReceiverOptions {
   readonly store: SnapshotStore;
   readonly observer: WebhookObserver;
   readonly logger: Logger;
-  /** An accepted event about a configured merge queue; after the ledger took it. */
+  /** An accepted event about a configured merge queue; after its webhook counts took it. */
   readonly onMergeQueueEvent: (target: Target, event: MergeQueueEvent, receivedAt: number) => void;
-  /** An accepted event about a configured repository's flaky tests; after the ledger took it. */
+  /** An accepted event about a configured repository's flaky tests; after its webhook counts took it. */
   readonly onFlakyTestEvent: (target: Target, event: FlakyTestEvent, receivedAt: number) => void;
   /** Unix seconds. */
   readonly now?: () => number;
@@ -42,10 +42,10 @@ interface ReceiverOptions {
 /**
  * Trunk's webhooks, from the request's headers to the store: checks the signature headers before
  * any body is read, verifies the signature over the body, answers a redelivery without counting it
- * again, parses the event and folds it into its target's ledger. Once the signature checks out the
- * answer is 204 whatever the event says, unless the body is not JSON (400): Svix would retry any
- * other answer for a day. It never waits on anything: what an event sets off (a poll) is handed
- * on and runs after the answer.
+ * again, parses the event and folds it into its target's webhook counts. Once the signature
+ * checks out the answer is 204 whatever the event says, unless the body is not JSON (400): Svix
+ * would retry any other answer for a day. It never waits on anything: what an event sets off (a
+ * poll) is handed on and runs after the answer.
  */
 export class WebhookReceiver {
   readonly #options: ReceiverOptions;
@@ -148,7 +148,7 @@ export class WebhookReceiver {
     const target = this.#targets.get(eventLookupKey(parsed.event));
     if (target === undefined) return this.#answer(204, 'ignored');
     const event = parsed.event;
-    this.#options.store.updateWebhookLedger(target, (previous) =>
+    this.#options.store.updateWebhookCounts(target, (previous) =>
       foldWebhookEvent(previous, event, now),
     );
     this.#options.logger.debug(

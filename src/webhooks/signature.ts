@@ -66,11 +66,10 @@ export interface SvixVerify {
 }
 
 /**
- * Verifies Svix signatures with the svix library, over the exact bytes received. The library
- * computes its HMAC in JavaScript (about 15 ms for a 1 MiB body on this project's CI machine), so
- * an unsigned request with a large body and a made-up signature would cost real CPU before it is
- * refused. A native HMAC (node:crypto, about 2 ms for 1 MiB) is compared against the signatures
- * first: only a request carrying one that matches is handed to the library, whose verdict decides.
+ * Verifies Svix signatures with the svix library, over the exact bytes received. The library's
+ * HMAC runs in JavaScript, so a large body with a made-up signature would cost real CPU: a native
+ * HMAC (node:crypto) is compared first, and only a request carrying a signature that matches is
+ * handed to the library, whose verdict decides.
  */
 export class SignatureVerifier {
   readonly #library: SvixVerify;

@@ -11,7 +11,7 @@ import {
 import type { ExitLookup, ExitOutcome, QueueFlow } from '../../src/snapshot/queueFlowTypes.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
 import type { Target } from '../../src/snapshot/types.js';
-import { MAX_REMEMBERED_EXITS } from '../../src/snapshot/webhookExitTypes.js';
+import { MAX_REMEMBERED_EXITS } from '../../src/snapshot/prStayTypes.js';
 import { poll, summary, transitions, type ScriptedPullRequest } from './scriptedPolls.js';
 
 const T0 = 1_767_225_600;
@@ -254,7 +254,7 @@ describe('an exit seen by both its event and a poll counts once', () => {
       flow = exitEvent(flow, pr, 'merged', T0 + 10, T0 + 10);
     }
     expect(exited(flow)).toMatchObject({ merged: events });
-    expect(flow.webhookExits?.counted.size).toBe(MAX_REMEMBERED_EXITS);
+    expect(flow.webhookExits?.stays.size).toBe(MAX_REMEMBERED_EXITS);
   });
 
   it('without webhooks, a poll-seen exit counts at once and no source is kept', () => {

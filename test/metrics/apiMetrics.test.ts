@@ -1,13 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { registerApiMetrics } from '../../src/metrics/apiMetrics.js';
-import { MetricChanges } from '../../src/metrics/metricChanges.js';
 import { createRegistry } from '../../src/metrics/registry.js';
 import { renderRegistry } from './page.js';
 
 describe('API call observer', () => {
   it('starts every endpoint at 0 schema mismatches, so rate() sees the first one', async () => {
     const registry = createRegistry({ defaultMetrics: false });
-    registerApiMetrics(registry, new MetricChanges());
+    registerApiMetrics(registry);
     const page = await renderRegistry(registry, 'prometheus');
     expect(page).toContain('trunk_exporter_api_schema_mismatches_total{endpoint="getQueue"} 0\n');
     expect(page).toContain(
@@ -21,7 +20,7 @@ describe('API call observer', () => {
 
   it('counts requests and mismatches and times requests', async () => {
     const registry = createRegistry({ defaultMetrics: false });
-    const observer = registerApiMetrics(registry, new MetricChanges());
+    const observer = registerApiMetrics(registry);
     observer.requestFinished('getQueue', '200', 0.2);
     observer.requestFinished('getQueue', '200', 0.3);
     observer.requestFinished('getQueue', 'network_error', 0.01);
@@ -42,7 +41,7 @@ describe('API call observer', () => {
 
   it('counts a request with an unusable duration but keeps it out of the histogram', async () => {
     const registry = createRegistry({ defaultMetrics: false });
-    const observer = registerApiMetrics(registry, new MetricChanges());
+    const observer = registerApiMetrics(registry);
     observer.requestFinished('getQueue', '200', 0.2);
     observer.requestFinished('getQueue', '200', Number.NaN);
     observer.requestFinished('getQueue', '200', -1);

@@ -14,7 +14,7 @@ import { MetricsPage } from '../../src/metrics/metricsPage.js';
 import { SnapshotFamilies } from '../../src/metrics/snapshotFamilies.js';
 import type { MergeQueueSnapshot, PullRequestSnapshot } from '../../src/snapshot/types.js';
 import type { WebhookEvent } from '../../src/trunk/webhookEvents.js';
-import { foldWebhookEvent } from '../../src/webhooks/ledger.js';
+import { foldWebhookEvent } from '../../src/webhooks/webhookCounting.js';
 import { renderPage } from './page.js';
 import {
   acrossRepositories,
@@ -204,7 +204,7 @@ function addQueueFlows(replay: ReplayedScenario): void {
  * failed PR with a reason and a batch event; for a quarantine list one of each flaky-test event.
  * Label values come from the target, so hostile repository names reach these families too.
  */
-function addWebhookLedgers(replay: ReplayedScenario): void {
+function addWebhookCounts(replay: ReplayedScenario): void {
   for (const { target } of replay.store.statuses()) {
     const repo = { host: 'github.com', owner: 'acme', name: 'x' };
     const events: WebhookEvent[] =
@@ -264,7 +264,7 @@ function addWebhookLedgers(replay: ReplayedScenario): void {
             },
           ];
     for (const event of events) {
-      replay.store.updateWebhookLedger(target, (ledger) => foldWebhookEvent(ledger, event, 0));
+      replay.store.updateWebhookCounts(target, (ledger) => foldWebhookEvent(ledger, event, 0));
     }
   }
 }
@@ -278,7 +278,7 @@ async function pages(
   for (const fixture of FIXTURES) {
     const replay = replayScenario(loadScenario(fixture), { defaultMetrics: true });
     addQueueFlows(replay);
-    addWebhookLedgers(replay);
+    addWebhookCounts(replay);
     const page = new MetricsPage({
       registry: replay.registry,
       store: replay.store,

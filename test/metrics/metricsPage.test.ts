@@ -1,18 +1,38 @@
+// The page is kept per target: a store change renders that target's bytes at once, and a scrape
+// lays every target's bytes out family by family. Each page must still be exactly what a page of
+// its own, rendering everything afresh, gives.
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import type { ExpositionFormat } from '../../src/metrics/exposition.js';
-import { LIVE_PART_MAX_AGE_MS, MetricsPage } from '../../src/metrics/metricsPage.js';
+import {
+  IDLE_VARIANT_MS,
+  LIVE_PART_MAX_AGE_MS,
+  MetricsPage,
+} from '../../src/metrics/metricsPage.js';
 import type { MetricsPageResponse } from '../../src/metrics/metricsPage.js';
-import { acrossRepositories, loadScenario, replayScenario } from './scenario.js';
-import type { ReplayedScenario } from './scenario.js';
+import type { Target } from '../../src/snapshot/types.js';
+import {
+  acrossRepositories,
+  FLAKY_TESTS_INTERVAL_SECONDS,
+  loadScenario,
+  MERGE_QUEUE_INTERVAL_SECONDS,
+  replayScenario,
+} from './scenario.js';
+import type { ReplayedScenario, Scenario } from './scenario.js';
 import { renderPage } from './page.js';
+
+const REPOSITORIES = 6;
+
+/** normal-queue's targets and polls, once per repository. */
+function manyRepositories(): Scenario {
+  return acrossRepositories(loadScenario('normal-queue'), REPOSITORIES);
+}
 
 function pageFor(replay: ReplayedScenario, clockMs?: () => number): MetricsPage {
   return new MetricsPage({
     registry: replay.registry,
     store: replay.store,
     snapshotMetrics: replay.snapshotMetrics,
-    metricChanges: replay.metricChanges,
     ...(clockMs === undefined ? {} : { clockMs }),
   });
 }
@@ -32,33 +52,88 @@ async function fresh(replay: ReplayedScenario, format: ExpositionFormat): Promis
   return renderPage(pageFor(replay), format);
 }
 
+/** Records another successful poll of `target` with the snapshot it already has. */
+function pollAgain(replay: ReplayedScenario, target: Target): void {
+  const status = replay.store
+    .statuses()
+    .find(
+      (candidate) => candidate.target.repo === target.repo && candidate.target.kind === target.kind,
+    );
+  if (status?.snapshot === undefined) throw new Error(`no snapshot for ${target.repo}`);
+  replay.store.recordSuccess(target, status.snapshot, 0.25, status.queueFlow);
+}
+
+function firstTarget(scenario: Scenario): Target {
+  const [target] = scenario.targets;
+  if (target === undefined) throw new Error('scenario without targets');
+  return target;
+}
+
 describe('MetricsPage', () => {
   it.each(['prometheus', 'openmetrics'] as const)(
-    'serves from its cache exactly what a fresh render gives (%s)',
+    'serves from its cache exactly what a fresh render gives, rendering each target once (%s)',
     async (format) => {
-      const replay = replayScenario(loadScenario('normal-queue'));
+      const scenario = manyRepositories();
+      const replay = replayScenario(scenario);
       const page = pageFor(replay);
       const first = await text(page, format);
       const second = await text(page, format);
 
       expect(first).toBe(await fresh(replay, format));
       expect(second).toBe(first);
-      expect(page.snapshotRenders).toBe(1);
+      expect(page.targetRenders).toBe(scenario.targets.length);
     },
   );
 
-  it('renders the snapshot part once per store change, however many scrapes come in between', async () => {
-    const replay = replayScenario(loadScenario('pull-request-left-between-polls'), { polls: 1 });
-    const page = pageFor(replay);
-    const pages = await Promise.all(Array.from({ length: 10 }, () => text(page)));
-    expect(new Set(pages).size).toBe(1);
-    expect(page.snapshotRenders).toBe(1);
+  it.each(['prometheus', 'openmetrics'] as const)(
+    'renders a target when the store changes it, before any scrape, and only that one (%s)',
+    async (format) => {
+      const scenario = manyRepositories();
+      const replay = replayScenario(scenario);
+      const page = pageFor(replay);
+      await text(page, format);
 
-    expect(replay.recordNextPoll()).toBe(true);
-    const afterPoll = await text(page);
-    expect(page.snapshotRenders).toBe(2);
-    expect(afterPoll).not.toBe(pages[0]);
-    expect(afterPoll).toBe(await fresh(replay, 'prometheus'));
+      replay.setClock(scenario.renderAt + 17);
+      pollAgain(replay, { ...firstTarget(scenario), repo: 'github.com/acme/repo-3' });
+      expect(page.targetRenders).toBe(scenario.targets.length + 1);
+      const afterPoll = await text(page, format);
+      expect(page.targetRenders).toBe(scenario.targets.length + 1);
+      expect(afterPoll).toBe(await fresh(replay, format));
+      expect(afterPoll).toMatch(
+        /trunk_exporter_last_success_timestamp_seconds\{repo="github.com\/acme\/repo-3",branch="main",kind="merge_queue"\} \d+/,
+      );
+    },
+  );
+
+  it('leaves out a target the configuration dropped', async () => {
+    const scenario = manyRepositories();
+    const replay = replayScenario(scenario);
+    const page = pageFor(replay);
+    expect(await text(page)).toContain('repo="github.com/acme/repo-0"');
+
+    replay.store.setTargets(
+      scenario.targets.filter(({ repo }) => repo !== 'github.com/acme/repo-0'),
+    );
+    const after = await text(page);
+    expect(after).not.toContain('repo="github.com/acme/repo-0"');
+    expect(after).toBe(await fresh(replay, 'prometheus'));
+  });
+
+  it('renders every target again when a reload changes the HELP texts, without a store change', async () => {
+    const scenario = manyRepositories();
+    const replay = replayScenario(scenario);
+    const page = pageFor(replay);
+    const before = await text(page);
+    replay.applySettings({
+      mergeQueueIntervalSeconds: MERGE_QUEUE_INTERVAL_SECONDS * 2,
+      flakyTestsIntervalSeconds: FLAKY_TESTS_INTERVAL_SECONDS,
+      topCodeowners: 1,
+    });
+    const after = await text(page);
+    expect(after).not.toBe(before);
+    expect(after).toBe(await fresh(replay, 'prometheus'));
+    expect(after).toContain('every 1m');
+    expect(page.targetRenders).toBe(scenario.targets.length * 2);
   });
 
   it('drops a snapshot that went stale with time alone, without a poll', async () => {
@@ -78,44 +153,41 @@ describe('MetricsPage', () => {
     expect(afterStale).toBe(await fresh(replay, 'prometheus'));
   });
 
-  it('renders the exporter self-metrics again as soon as one changes, between polls too', async () => {
+  it('shows the exporter self-metrics as they are at each scrape, between polls too', async () => {
     const replay = replayScenario(loadScenario('normal-queue'));
-    const page = pageFor(replay, () => 5_000);
+    const page = pageFor(replay);
     const count = (page: string): string | undefined =>
       /trunk_exporter_api_requests_total\{endpoint="getQueue",code="503"\} (\d+)/.exec(page)?.[1];
     expect(count(await text(page))).toBeUndefined();
 
-    expect(page.current('prometheus', false)).toBeDefined();
-
     replay.apiCallObserver.requestFinished('getQueue', '503', 0.2);
     replay.apiCallObserver.requestFinished('getQueue', '503', 0.2);
-    // The synchronous path (what /metrics tries first) must not serve the old live part either.
-    expect(page.current('prometheus', false)).toBeUndefined();
     const after = await text(page);
     expect(count(after)).toBe('2');
-    expect(page.snapshotRenders).toBe(1);
     expect(after).toBe(await fresh(replay, 'prometheus'));
   });
 
-  it('reuses the live part within a second when nothing in it changed (process metrics)', async () => {
+  it('collects the process metrics again once their rendering is a second old', async () => {
     const replay = replayScenario(loadScenario('normal-queue'), { defaultMetrics: true });
     let clock = 5_000;
     const page = pageFor(replay, () => clock);
-    const livePart = async (): Promise<Buffer | undefined> =>
-      (await page.render('prometheus', { acceptGzip: false })).chunks.at(-1);
-    const first = await livePart();
+    const processPart = async (): Promise<Buffer | undefined> =>
+      (await page.render('prometheus', { acceptGzip: false })).chunks[1];
+    const first = await processPart();
+    expect(first?.toString()).toContain('process_cpu_seconds_total');
+    expect(first?.toString()).not.toContain('trunk_exporter');
     clock += LIVE_PART_MAX_AGE_MS;
-    expect(await livePart()).toBe(first);
+    expect(await processPart()).toBe(first);
     clock += 1;
-    const later = await livePart();
+    const later = await processPart();
     expect(later).not.toBe(first);
     expect(later?.toString()).toContain('process_cpu_seconds_total');
   });
 
   it.each(['prometheus', 'openmetrics'] as const)(
-    'gzips to the same bytes as the plain page (%s)',
+    'gzips to the same text as the plain page, target by target (%s)',
     async (format) => {
-      const replay = replayScenario(loadScenario('hostile-label-values'));
+      const replay = replayScenario(acrossRepositories(loadScenario('hostile-label-values'), 3));
       const page = pageFor(replay);
       const plain = await page.render(format, { acceptGzip: false });
       const gzipped = await page.render(format, { acceptGzip: true });
@@ -123,68 +195,32 @@ describe('MetricsPage', () => {
       expect(plain.contentEncoding).toBeUndefined();
       expect(gzipped.contentEncoding).toBe('gzip');
       expect(gzipped.contentType).toBe(plain.contentType);
-      // Two members: the cached snapshot part, then the live part gzipped per scrape.
-      expect(gzipped.chunks).toHaveLength(2);
       expect(body(gzipped)).toBe(body(plain));
       expect(body(gzipped)).toBe(await fresh(replay, format));
       expect(gzipped.length).toBeLessThan(plain.length);
     },
   );
 
-  it('answers current() without waiting only while both parts are rendered and still current', async () => {
-    const replay = replayScenario(loadScenario('pull-request-left-between-polls'), { polls: 1 });
+  it('stops rendering a variant nobody asked for in a while, and renders it whole when asked again', async () => {
+    const scenario = manyRepositories();
+    const replay = replayScenario(scenario);
     let clock = 5_000;
     const page = pageFor(replay, () => clock);
-    expect(page.current('prometheus', false)).toBeUndefined();
+    await text(page);
+    await page.render('prometheus', { acceptGzip: true });
+    const targets = scenario.targets.length;
+    expect(page.targetRenders).toBe(targets * 2);
 
-    const rendered = await page.render('prometheus', { acceptGzip: false });
-    expect(page.current('prometheus', false)).toBe(rendered);
-    expect(page.current('openmetrics', false)).toBeUndefined();
-    // Gzip members are made on the first request that accepts them, not before.
-    expect(page.current('prometheus', true)).toBeUndefined();
+    // Plain text asked for again in time; gzip not.
+    clock += IDLE_VARIANT_MS;
+    await text(page);
+    clock += 1;
+    replay.setClock(scenario.renderAt + 17);
+    pollAgain(replay, { ...firstTarget(scenario), repo: 'github.com/acme/repo-2' });
+    expect(page.targetRenders).toBe(targets * 2 + 1);
+
     const gzipped = await page.render('prometheus', { acceptGzip: true });
-    expect(page.current('prometheus', true)).toBe(gzipped);
-
-    expect(replay.recordNextPoll()).toBe(true);
-    expect(page.current('prometheus', false)).toBeUndefined();
-    const afterPoll = await page.render('prometheus', { acceptGzip: false });
-    expect(body(afterPoll)).toBe(await fresh(replay, 'prometheus'));
-    expect(page.current('prometheus', false)).toBe(afterPoll);
-
-    clock += LIVE_PART_MAX_AGE_MS + 1;
-    expect(page.current('prometheus', false)).toBeUndefined();
+    expect(page.targetRenders).toBe(targets * 3 + 1);
+    expect(body(gzipped)).toBe(await fresh(replay, 'prometheus'));
   });
-
-  it.each([false, true])(
-    'frees a replaced snapshot part once every response written from it is released (gzip: %s)',
-    async (acceptGzip) => {
-      // Pages large enough to own their memory: Node.js pools small buffers, and those are left
-      // to the GC.
-      const repositories = 300;
-      const scenario = acrossRepositories(
-        loadScenario('pull-request-left-between-polls'),
-        repositories,
-      );
-      const replay = replayScenario(scenario, { polls: repositories });
-      const page = pageFor(replay);
-      const rendered = await page.render('prometheus', { acceptGzip });
-      rendered.release();
-      // A scrape of the unchanged page, still being sent when the next render replaces it.
-      const sending = page.current('prometheus', acceptGzip);
-      if (sending === undefined) throw new Error('the page should be current');
-      const sent = body(sending);
-
-      expect(replay.recordNextPoll()).toBe(true);
-      const next = await page.render('prometheus', { acceptGzip });
-      expect(body(sending)).toBe(sent);
-      const [snapshotChunk] = sending.chunks;
-      expect(snapshotChunk?.length).toBeGreaterThan(Buffer.poolSize / 2);
-
-      sending.release();
-      expect(snapshotChunk?.length).toBe(0);
-      // The current page is never freed, however many responses release it.
-      next.release();
-      expect(body(next)).toBe(await fresh(replay, 'prometheus'));
-    },
-  );
 });

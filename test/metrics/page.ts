@@ -7,11 +7,10 @@ import type { MetricsPageResponse } from '../../src/metrics/metricsPage.js';
 import { SnapshotFamilies } from '../../src/metrics/snapshotFamilies.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
 
-/** A response's body as text, gunzipped when it was sent gzipped; releases the response. */
+/** A response's body as text, gunzipped when it was sent gzipped. */
 export function responseText(response: MetricsPageResponse): string {
   const bytes = Buffer.concat(response.chunks);
   const text = (response.contentEncoding === 'gzip' ? gunzipSync(bytes) : bytes).toString('utf8');
-  response.release();
   return text;
 }
 

@@ -6,7 +6,6 @@ import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/logger.js';
 import { SNAPSHOT_FAMILIES } from '../../src/metrics/families.js';
 import type { FamilyDefinition } from '../../src/metrics/family.js';
-import { MetricChanges } from '../../src/metrics/metricChanges.js';
 import { MetricsPage } from '../../src/metrics/metricsPage.js';
 import { createRegistry } from '../../src/metrics/registry.js';
 import { RenderErrors } from '../../src/metrics/renderErrors.js';
@@ -64,7 +63,6 @@ function fragileRig() {
     }),
   });
   const registry = createRegistry({ defaultMetrics: false });
-  const metricChanges = new MetricChanges();
   const families = new SnapshotFamilies({
     settings: {
       mergeQueueIntervalSeconds: MERGE_QUEUE_INTERVAL_SECONDS,
@@ -73,14 +71,13 @@ function fragileRig() {
       version: 'test',
     },
     selection: {},
-    renderErrors: new RenderErrors(registry, metricChanges, logger),
+    renderErrors: new RenderErrors(registry, logger),
     definitions: [...SNAPSHOT_FAMILIES.slice(0, 3), ...fragile, ...SNAPSHOT_FAMILIES.slice(3)],
   });
   const page = new MetricsPage({
     registry,
     store: replay.store,
     snapshotMetrics: families,
-    metricChanges,
   });
   /** A store change that leaves every target's status as it was. */
   const touchStore = (): void => {
@@ -106,6 +103,8 @@ describe('render errors', () => {
       expect(second).toContain(
         'trunk_exporter_render_errors_total{family="test_fragile_targets"} 2',
       );
+      // A Writable takes a line written while it handles the previous one on a later turn.
+      await new Promise((resolve) => setImmediate(resolve));
       expect(lines.filter((line) => line.includes('fragile broke'))).toHaveLength(1);
       expect(lines.filter((line) => line.includes('summary broke'))).toHaveLength(1);
       expect(lines.join('')).toContain('"family":"test_fragile"');

@@ -1,4 +1,3 @@
-import type { MetricChanges } from '../../src/metrics/metricChanges.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Registry } from 'prom-client';
@@ -147,8 +146,6 @@ export interface ReplayedScenario {
   readonly apiCallObserver: ApiCallObserver;
   /** What a reload does to the metrics. */
   readonly applySettings: ReturnType<typeof registerExporterMetrics>['applySettings'];
-  /** Counts what the API observer (and reload gauges) changed. */
-  readonly metricChanges: MetricChanges;
   /** Moves the store's clock (unix seconds). */
   readonly setClock: (seconds: number) => void;
   /** Records the next poll not yet replayed, at its time; false when none is left. */
@@ -183,15 +180,14 @@ export function replayScenario(scenario: Scenario, options: ReplayOptions = {}):
   const store = new SnapshotStore(scenario.staleAfterSeconds, () => clock);
   store.setTargets(scenario.targets);
   const registry = createRegistry({ defaultMetrics: options.defaultMetrics ?? false });
-  const { apiCallObserver, snapshotMetrics, metricChanges, applySettings } =
-    registerExporterMetrics({
-      registry,
-      store,
-      version: TEST_VERSION,
-      mergeQueueIntervalSeconds: MERGE_QUEUE_INTERVAL_SECONDS,
-      flakyTestsIntervalSeconds: FLAKY_TESTS_INTERVAL_SECONDS,
-      topCodeowners: scenario.topCodeowners,
-    });
+  const { apiCallObserver, snapshotMetrics, applySettings } = registerExporterMetrics({
+    registry,
+    store,
+    version: TEST_VERSION,
+    mergeQueueIntervalSeconds: MERGE_QUEUE_INTERVAL_SECONDS,
+    flakyTestsIntervalSeconds: FLAKY_TESTS_INTERVAL_SECONDS,
+    topCodeowners: scenario.topCodeowners,
+  });
   for (const call of scenario.apiCalls) {
     apiCallObserver.requestFinished(call.endpoint, call.code, call.durationSeconds);
   }
@@ -212,7 +208,7 @@ export function replayScenario(scenario: Scenario, options: ReplayOptions = {}):
   const count = options.polls ?? scenario.polls.length;
   while (next < count && recordNextPoll());
   if (options.polls === undefined) finish();
-  const page = new MetricsPage({ registry, store, snapshotMetrics, metricChanges });
+  const page = new MetricsPage({ registry, store, snapshotMetrics });
   return {
     registry,
     store,
@@ -221,7 +217,6 @@ export function replayScenario(scenario: Scenario, options: ReplayOptions = {}):
     render: (format, renderOptions) => renderPage(page, format, renderOptions),
     apiCallObserver,
     applySettings,
-    metricChanges,
     setClock: (seconds) => {
       clock = seconds;
     },

@@ -1,4 +1,4 @@
-// The webhook families through the production page: a store with two targets whose ledgers were
+// The webhook families through the production page: a store with two targets whose webhook counts were
 // fed signed-event shapes, the page compared whole with its golden.
 import { describe, expect, it } from 'vitest';
 import { MetricsPage } from '../../src/metrics/metricsPage.js';
@@ -8,7 +8,7 @@ import { WEBHOOK_FAMILIES } from '../../src/metrics/webhookFamilies.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
 import type { Target } from '../../src/snapshot/types.js';
 import type { WebhookEvent } from '../../src/trunk/webhookEvents.js';
-import { foldWebhookEvent } from '../../src/webhooks/ledger.js';
+import { foldWebhookEvent } from '../../src/webhooks/webhookCounting.js';
 import { expectGolden } from './golden.js';
 import { renderPage } from './page.js';
 
@@ -65,7 +65,7 @@ const FLAKY_EVENTS: readonly WebhookEvent[] = [
 ];
 
 describe('webhook families', () => {
-  it('renders each target ledger as counters, and nothing for a target without events', async () => {
+  it("renders each target's webhook counts as counters, and nothing for a target without events", async () => {
     const store = new SnapshotStore(600, () => 1_772_000_000);
     store.setTargets([QUEUE, UNTOUCHED, FLAKY]);
     const events: [Target, WebhookEvent][] = [
@@ -77,7 +77,7 @@ describe('webhook families', () => {
       ...FLAKY_EVENTS.map((event): [Target, WebhookEvent] => [FLAKY, event]),
     ];
     for (const [target, event] of events) {
-      store.updateWebhookLedger(target, (ledger) => foldWebhookEvent(ledger, event, 1_772_000_000));
+      store.updateWebhookCounts(target, (counts) => foldWebhookEvent(counts, event, 1_772_000_000));
     }
     const page = new MetricsPage({
       registry: createRegistry({ defaultMetrics: false }),

@@ -1,5 +1,5 @@
-// The /metrics fast path (a node:http listener in front of Express): it must answer exactly as the
-// Express route does, and keep basic auth and TLS, which it no longer gets from Express.
+// /metrics as a scraper sees it: every spelling, format and encoding answered alike, behind basic
+// auth and TLS, and a page sent whole to a slow client though a newer one replaced it.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
@@ -92,8 +92,8 @@ function stableHeaders(headers: IncomingHttpHeaders): IncomingHttpHeaders {
   return Object.fromEntries(Object.entries(headers).filter(([name]) => name !== 'date'));
 }
 
-describe('/metrics fast path', () => {
-  it('answers exactly as the Express route does, in every format and encoding, GET and HEAD', async () => {
+describe('/metrics', () => {
+  it('answers every spelling of /metrics alike, in every format and encoding, GET and HEAD', async () => {
     const url = await startServer();
     const variants = [
       {},
@@ -104,28 +104,27 @@ describe('/metrics fast path', () => {
     ];
     for (const headers of variants) {
       for (const method of ['GET', 'HEAD']) {
-        // /metrics/ is not a scrape to the fast path: Express's route answers it.
-        const viaExpress = await send(`${url}/metrics/`, { method, headers });
+        const trailingSlash = await send(`${url}/metrics/`, { method, headers });
         for (const path of ['/metrics', '/metrics?debug=1']) {
-          const fast = await send(`${url}${path}`, { method, headers });
-          expect({ path, method, headers, status: fast.status }).toEqual({
+          const answer = await send(`${url}${path}`, { method, headers });
+          expect({ path, method, headers, status: answer.status }).toEqual({
             path,
             method,
             headers,
             status: 200,
           });
-          expect(stableHeaders(fast.headers)).toEqual(stableHeaders(viaExpress.headers));
-          expect(fast.text).toBe(viaExpress.text);
+          expect(stableHeaders(answer.headers)).toEqual(stableHeaders(trailingSlash.headers));
+          expect(answer.text).toBe(trailingSlash.text);
         }
-        expect(viaExpress.headers['x-content-type-options']).toBe('nosniff');
-        expect(viaExpress.headers.vary).toBe('Accept-Encoding');
-        if (method === 'HEAD') expect(viaExpress.text).toBe('');
-        else expect(viaExpress.text).toContain('trunk_exporter_build_info{');
+        expect(trailingSlash.headers['x-content-type-options']).toBe('nosniff');
+        expect(trailingSlash.headers.vary).toBe('Accept-Encoding');
+        if (method === 'HEAD') expect(trailingSlash.text).toBe('');
+        else expect(trailingSlash.text).toContain('trunk_exporter_build_info{');
       }
     }
   });
 
-  it('leaves other methods on /metrics to Express: 405 with Allow', async () => {
+  it('answers other methods on /metrics 405 with Allow', async () => {
     const url = await startServer();
     const answer = await send(`${url}/metrics`, { method: 'POST' });
     expect(answer.status).toBe(405);
@@ -180,9 +179,8 @@ describe('/metrics fast path', () => {
 });
 
 describe('/metrics pages replaced while being sent', () => {
-  // A render frees the page it replaces once the last response written from it is sent
-  // (src/metrics/pagePart.ts). A client that reads slowly still has most of the old page in the
-  // exporter's socket buffers when the next render replaces it: it must get that page whole.
+  // A client that reads slowly still has most of the old page in the exporter's socket buffers
+  // when the next change replaces it: it must get that page whole.
   // The page is made large (long repository names) so that it cannot all sit in the kernel's
   // socket buffers of a client that does not read. Over TLS the same breakage does not show, since
   // TLS copies what it is given when it encrypts: it is left out here.

@@ -112,4 +112,34 @@ describe('SnapshotStore', () => {
     expect(Object.isFrozen(status)).toBe(true);
     expect(Object.isFrozen(status?.snapshot)).toBe(true);
   });
+
+  it('pushes every write to its subscribers, as statuses() shows the target, until unsubscribed', () => {
+    const clock = { now: 1000 };
+    const store = storeAt(clock, 60);
+    const pushed: [string, unknown][] = [];
+    const unsubscribe = store.subscribe((key, status) => pushed.push([key, status]));
+    const shown = (target: Target) =>
+      store.statuses().find((status) => status.target.repo === target.repo);
+
+    store.setTargets([web, api]);
+    expect(pushed.map(([key]) => key)).toHaveLength(2);
+    pushed.length = 0;
+    store.recordSuccess(web, snapshot(web.repo, 3), 0.1);
+    clock.now = 1100;
+    // A failure after the stale limit: pushed with the snapshot already hidden.
+    store.recordFailure(web, 'HTTP 500', 0.1);
+    store.recordOverrun(api, 'late');
+    store.setTargets([web]);
+    const webStatus = shown(web);
+    expect(webStatus?.snapshot).toBeUndefined();
+    expect(pushed).toHaveLength(3);
+    expect(pushed[0]?.[1]).toMatchObject({ up: true, snapshot: { quarantined: 3 } });
+    expect(pushed[1]?.[1]).toBe(webStatus);
+    expect(pushed[2]?.[1]).toBeUndefined();
+    expect(pushed[2]?.[0]).toContain('github.com/acme/api');
+
+    unsubscribe();
+    store.recordSuccess(web, snapshot(web.repo, 4), 0.1);
+    expect(pushed).toHaveLength(3);
+  });
 });

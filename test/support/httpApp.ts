@@ -32,7 +32,7 @@ export function createTestHttpApp(options: TestAppOptions): {
   const config = exporterConfig('http://127.0.0.1:1', [], {
     polling: { mergeQueueIntervalSeconds: 30, flakyTestsIntervalSeconds: 300 },
   });
-  const { snapshotMetrics, metricChanges } = createExporterMetrics(registry, {
+  const { snapshotMetrics } = createExporterMetrics(registry, {
     store: options.store,
     version: TEST_APP_VERSION,
     config: new LiveConfig({ ...config, metrics: { topCodeowners: 5 } }),
@@ -42,7 +42,6 @@ export function createTestHttpApp(options: TestAppOptions): {
     registry,
     store: options.store,
     snapshotMetrics,
-    metricChanges,
     version: TEST_APP_VERSION,
     logger,
     intervals: { mergeQueueIntervalSeconds: 30, flakyTestsIntervalSeconds: 300 },

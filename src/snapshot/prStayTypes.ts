@@ -1,17 +1,15 @@
 // With webhooks on, a pull request's exit from a merge queue has two witnesses: its
-// pull_request.merged|failed|canceled event, and the poll that sees it gone. Each exit is counted
-// once, by whichever is first to be sure: the event at once; the poll only after the event had
-// 2 × mergeQueueIntervalSeconds to arrive. What the ledger keeps to tell the two apart is here.
-import type { ExitOutcome } from './queueFlowTypes.js';
+// pull_request.merged|failed|canceled event, and the poll that sees it gone. What a queue keeps of
+// each PR's stay to count every exit once (flow/prStay.ts moves a stay from phase to phase).
+import type { ExitOutcome } from './exitOutcome.js';
 
 /** Which witness counted an exit, as the `source` label. */
 export const EXIT_SOURCES = ['event', 'poll'] as const;
 export type ExitSource = (typeof EXIT_SOURCES)[number];
 
 /**
- * Remembered exits, poll-seen exits held for their event, and event entry times per queue: at most
- * this many each. Past it the oldest goes (a held exit is counted from the poll at once): a queue
- * sees far fewer exits within the windows they are kept for.
+ * PRs whose stay a queue remembers at most; past it the least recently changed goes (a held exit
+ * is counted from its poll first): a queue sees far fewer exits within the windows they are kept for.
  */
 export const MAX_REMEMBERED_EXITS = 2000;
 
@@ -23,7 +21,7 @@ export const COUNTED_EXIT_RETENTION_SECONDS = 6 * 3600;
 
 /** An exit already counted, remembered so the other witness does not count it a second time. */
 export interface CountedExit {
-  readonly source: ExitSource;
+  readonly witness: ExitSource;
   readonly outcome: ExitOutcome;
   /** When the PR left (unix seconds): the event's timestamp, else the poll's best estimate. */
   readonly leftAt: number;
@@ -31,7 +29,8 @@ export interface CountedExit {
   readonly countedAt: number;
   /**
    * A time by which the polls know the PR was out of the queue: the poll that saw it gone, or one
-   * that started after the event. Undefined while a poll may still list it (or see it leave).
+   * that started after the event. Undefined while a poll may still list it (or see it leave); once
+   * set, the stay is closed and only a late event can still meet it.
    */
   readonly goneBy: number | undefined;
   /**
@@ -41,8 +40,8 @@ export interface CountedExit {
   readonly restartedAt: number | undefined;
 }
 
-/** An exit a poll saw, held for its event until dueAt and then counted from the poll. */
-export interface PendingExit {
+/** The exit a poll saw, held for its event until dueAt and then counted from the poll. */
+export interface HeldExit {
   readonly outcome: ExitOutcome;
   /** Best estimate of when this stay began (unix seconds). */
   readonly enteredAt: number;
@@ -54,19 +53,30 @@ export interface PendingExit {
   readonly dueAt: number;
 }
 
-/** The webhook half of a queue's ledger; absent while webhooks are off. */
-export interface WebhookExits {
-  /** By PR number: the last exit of each PR counted lately. */
-  readonly counted: ReadonlyMap<number, CountedExit>;
-  /** By PR number: exits a poll saw that no event has confirmed yet. */
-  readonly pending: ReadonlyMap<number, PendingExit>;
-  /** By PR number: when its current stay began, per its submitted (or first queued) event. */
-  readonly enteredAt: ReadonlyMap<number, number>;
+/**
+ * One PR's stay as the witnesses know it. `entered`: its submitted (or first queued) event said
+ * when it began. `held`: a poll saw it gone and waits for its event. `counted`: a witness counted
+ * its exit. An entered or held stay keeps the PR's previous counted exit, whose late event must
+ * still count nothing.
+ */
+export type PrStay =
+  | {
+      readonly phase: 'entered';
+      readonly enteredAt: number;
+      readonly previous: CountedExit | undefined;
+    }
+  | { readonly phase: 'held'; readonly held: HeldExit; readonly previous: CountedExit | undefined }
+  | { readonly phase: 'counted'; readonly exit: CountedExit };
+
+/** The exit-counting half of a queue's flow; absent while webhooks are off. */
+export interface ExitStays {
+  /** By PR number, least recently changed first. */
+  readonly stays: ReadonlyMap<number, PrStay>;
   /** Exits counted per witness since the exporter started watching the queue. */
   readonly bySource: ReadonlyMap<ExitSource, number>;
 }
 
-/** What a merge-queue webhook event says about one pull request's stay, as the ledger needs it. */
+/** What a merge-queue webhook event says about one pull request's stay. */
 export type PullRequestQueueEvent =
   | {
       /**
@@ -86,7 +96,7 @@ export type PullRequestQueueEvent =
       readonly at: number | undefined;
     };
 
-/** The timing a queue's webhook ledger needs from the configuration. */
+/** The timing exit counting needs from the configuration. */
 export interface WebhookExitSettings {
   /** mergeQueueIntervalSeconds: a poll takes at most this long, so one that finished later than this after an event read the queue after it. */
   readonly intervalSeconds: number;

@@ -1,11 +1,12 @@
+// How one accepted webhook event changes its target's webhook counts (snapshot/webhookCounts.ts).
 import {
-  EMPTY_WEBHOOK_LEDGER,
+  EMPTY_WEBHOOK_COUNTS,
   MAX_WEBHOOK_LABEL_VALUES,
   OTHER_WEBHOOK_VALUE,
   pairKey,
   type PairCount,
-  type WebhookLedger,
-} from '../snapshot/webhookLedger.js';
+  type WebhookCounts,
+} from '../snapshot/webhookCounts.js';
 import { mergeQueueEventLabel, type WebhookEvent } from '../trunk/webhookEvents.js';
 
 /**
@@ -14,17 +15,17 @@ import { mergeQueueEventLabel, type WebhookEvent } from '../trunk/webhookEvents.
  */
 export const UNKNOWN_WEBHOOK_VALUE = 'unknown';
 
-/** The capped fields of a ledger, each with its own set of kept values. */
+/** The capped fields of a target's webhook counts, each with its own set of kept values. */
 type CappedField = 'reason' | 'status' | 'setting' | 'monitor_type' | 'monitor_status';
 
-/** A new ledger: `previous` (or an empty one) with `event`, received at `receivedAt`, counted in. */
+/** New counts: `previous` (or empty ones) with `event`, received at `receivedAt`, counted in. */
 export function foldWebhookEvent(
-  previous: WebhookLedger | undefined,
+  previous: WebhookCounts | undefined,
   event: WebhookEvent,
   receivedAt: number,
-): WebhookLedger {
-  const ledger = previous ?? EMPTY_WEBHOOK_LEDGER;
-  const labelValues = new Map(ledger.labelValues);
+): WebhookCounts {
+  const counts = previous ?? EMPTY_WEBHOOK_COUNTS;
+  const labelValues = new Map(counts.labelValues);
   /** `value` when the field keeps it (or has room for it), else `other`. */
   const capped = (field: CappedField, value: string): string => {
     const kept = labelValues.get(field) ?? new Set<string>();
@@ -41,13 +42,13 @@ export function foldWebhookEvent(
       const failureReasons =
         event.kind === 'pull_request' && event.type === 'pull_request.failed'
           ? increment(
-              ledger.failureReasons,
+              counts.failureReasons,
               capped('reason', event.failureReason ?? UNKNOWN_WEBHOOK_VALUE),
             )
-          : ledger.failureReasons;
+          : counts.failureReasons;
       return {
-        ...ledger,
-        events: increment(ledger.events, mergeQueueEventLabel(event.type)),
+        ...counts,
+        events: increment(counts.events, mergeQueueEventLabel(event.type)),
         failureReasons,
         labelValues,
         lastEvent,
@@ -58,9 +59,9 @@ export function foldWebhookEvent(
         case 'v2.test_case.status_changed':
         case 'test_case.status_changed':
           return {
-            ...ledger,
+            ...counts,
             statusChanges: incrementPair(
-              ledger.statusChanges,
+              counts.statusChanges,
               capped('status', event.previousStatus ?? UNKNOWN_WEBHOOK_VALUE),
               capped('status', event.newStatus ?? UNKNOWN_WEBHOOK_VALUE),
             ),
@@ -69,9 +70,9 @@ export function foldWebhookEvent(
           };
         case 'test_case.quarantining_setting_changed':
           return {
-            ...ledger,
+            ...counts,
             settingChanges: increment(
-              ledger.settingChanges,
+              counts.settingChanges,
               capped('setting', event.newSetting ?? UNKNOWN_WEBHOOK_VALUE),
             ),
             labelValues,
@@ -79,9 +80,9 @@ export function foldWebhookEvent(
           };
         case 'test_case.monitor_status_changed':
           return {
-            ...ledger,
+            ...counts,
             monitorEvents: incrementPair(
-              ledger.monitorEvents,
+              counts.monitorEvents,
               capped('monitor_type', event.monitorType ?? UNKNOWN_WEBHOOK_VALUE),
               capped('monitor_status', event.monitorStatus ?? UNKNOWN_WEBHOOK_VALUE),
             ),
@@ -89,7 +90,7 @@ export function foldWebhookEvent(
             lastEvent,
           };
         case 'test_case.investigation_completed':
-          return { ...ledger, investigations: ledger.investigations + 1, lastEvent };
+          return { ...counts, investigations: counts.investigations + 1, lastEvent };
       }
   }
 }

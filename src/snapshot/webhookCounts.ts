@@ -1,10 +1,10 @@
 // What the exporter has counted from Trunk's webhooks for one target since it started: the
 // cumulative counts the metrics layer renders and the last event the landing page shows. Each
-// accepted event produces a new, frozen ledger; the store replaces the target's ledger with it.
+// accepted event produces new, frozen counts; the store replaces the target's counts with them.
 
 /**
  * Distinct values of one free-text field (failure reason, test status, quarantine setting, monitor
- * type or status) that one target's ledger keeps as label values; later new ones count as
+ * type or status) that one target's counts keep as label values; later new ones count as
  * OTHER_WEBHOOK_VALUE, so an upstream inventing values can never add series for ever.
  */
 export const MAX_WEBHOOK_LABEL_VALUES = 20;
@@ -28,7 +28,7 @@ export interface LastWebhookEvent {
 }
 
 /** Cumulative webhook counts of one target (a merge queue's or a repository's flaky tests). */
-export interface WebhookLedger {
+export interface WebhookCounts {
   /** Merge queue: accepted events by `event` label (known type or `other`). */
   readonly events: ReadonlyMap<string, number>;
   /** Merge queue: failed PRs by `failure_reason` (capped). */
@@ -46,8 +46,8 @@ export interface WebhookLedger {
   readonly lastEvent: LastWebhookEvent | undefined;
 }
 
-/** An empty ledger. */
-export const EMPTY_WEBHOOK_LEDGER: WebhookLedger = Object.freeze({
+/** No webhook counted yet. */
+export const EMPTY_WEBHOOK_COUNTS: WebhookCounts = Object.freeze({
   events: new Map(),
   failureReasons: new Map(),
   statusChanges: new Map(),

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_WEBHOOK_LABEL_VALUES, type WebhookLedger } from '../../src/snapshot/webhookLedger.js';
+import { MAX_WEBHOOK_LABEL_VALUES, type WebhookCounts } from '../../src/snapshot/webhookCounts.js';
 import type { PullRequestEvent, WebhookEvent } from '../../src/trunk/webhookEvents.js';
-import { foldWebhookEvent } from '../../src/webhooks/ledger.js';
+import { foldWebhookEvent } from '../../src/webhooks/webhookCounting.js';
 
 const REPO = { host: 'github.com', owner: 'acme', name: 'web' };
 
@@ -30,55 +30,55 @@ function statusChanged(from: string, to: string): WebhookEvent {
   };
 }
 
-function fold(events: readonly WebhookEvent[]): WebhookLedger {
-  let ledger: WebhookLedger | undefined;
+function fold(events: readonly WebhookEvent[]): WebhookCounts {
+  let counts: WebhookCounts | undefined;
   events.forEach((event, index) => {
-    ledger = foldWebhookEvent(ledger, event, 1000 + index);
+    counts = foldWebhookEvent(counts, event, 1000 + index);
   });
-  if (ledger === undefined) throw new Error('no events');
-  return ledger;
+  if (counts === undefined) throw new Error('no events');
+  return counts;
 }
 
 describe('foldWebhookEvent', () => {
   it('keeps 20 failure reasons per target and counts the rest as other', () => {
     const reasons = Array.from({ length: MAX_WEBHOOK_LABEL_VALUES + 5 }, (_, i) => `REASON_${i}`);
-    const ledger = fold([...reasons, 'REASON_0', undefined].map(failed));
-    expect(ledger.failureReasons.size).toBe(MAX_WEBHOOK_LABEL_VALUES + 1);
-    expect(ledger.failureReasons.get('REASON_0')).toBe(2);
+    const counts = fold([...reasons, 'REASON_0', undefined].map(failed));
+    expect(counts.failureReasons.size).toBe(MAX_WEBHOOK_LABEL_VALUES + 1);
+    expect(counts.failureReasons.get('REASON_0')).toBe(2);
     // REASON_0 to REASON_19 keep their own series; later reasons and `unknown` are other.
-    expect(ledger.failureReasons.get('REASON_19')).toBe(1);
-    expect(ledger.failureReasons.get('other')).toBe(6);
-    expect(ledger.events.get('pull_request.failed')).toBe(MAX_WEBHOOK_LABEL_VALUES + 7);
-    expect(ledger.lastEvent).toEqual({
+    expect(counts.failureReasons.get('REASON_19')).toBe(1);
+    expect(counts.failureReasons.get('other')).toBe(6);
+    expect(counts.events.get('pull_request.failed')).toBe(MAX_WEBHOOK_LABEL_VALUES + 7);
+    expect(counts.lastEvent).toEqual({
       type: 'pull_request.failed',
       receivedAt: 1000 + MAX_WEBHOOK_LABEL_VALUES + 6,
     });
   });
 
   it('counts unknown event types as other and a failure without reason as unknown', () => {
-    const ledger = fold([
+    const counts = fold([
       { ...failed(undefined) },
       { ...failed('X'), type: 'pull_request.invented' },
     ]);
-    expect([...ledger.events]).toEqual([
+    expect([...counts.events]).toEqual([
       ['pull_request.failed', 1],
       ['other', 1],
     ]);
-    expect([...ledger.failureReasons]).toEqual([['unknown', 1]]);
+    expect([...counts.failureReasons]).toEqual([['unknown', 1]]);
   });
 
   it('bounds the statuses of status changes, from and to alike', () => {
     const statuses = Array.from({ length: 30 }, (_, i) => `status_${i}`);
-    const ledger = fold(statuses.map((status) => statusChanged('healthy', status)));
-    const seen = new Set([...ledger.statusChanges.values()].flatMap((c) => [c.first, c.second]));
+    const counts = fold(statuses.map((status) => statusChanged('healthy', status)));
+    const seen = new Set([...counts.statusChanges.values()].flatMap((c) => [c.first, c.second]));
     expect(seen.size).toBe(MAX_WEBHOOK_LABEL_VALUES + 1);
     expect(seen.has('other')).toBe(true);
-    expect([...ledger.statusChanges.values()].find((c) => c.second === 'other')?.count).toBe(
+    expect([...counts.statusChanges.values()].find((c) => c.second === 'other')?.count).toBe(
       30 - (MAX_WEBHOOK_LABEL_VALUES - 1),
     );
   });
 
-  it('leaves the previous ledger as it was', () => {
+  it('leaves the previous counts as they were', () => {
     const first = fold([failed('A')]);
     const second = foldWebhookEvent(first, failed('B'), 2000);
     expect([...first.failureReasons]).toEqual([['A', 1]]);

@@ -1,0 +1,165 @@
+import { gzipSync } from 'node:zlib';
+import type { TargetStatus } from '../snapshot/types.js';
+import type { ExpositionFormat } from './exposition.js';
+import type { FamilyDefinition, FamilySettings } from './family.js';
+import { familyText } from './familyText.js';
+import type { FamilyText } from './familyText.js';
+import type { SelectedFamily, SnapshotFamilies } from './snapshotFamilies.js';
+
+// The bytes of /metrics: each target's piece of each per-target family rendered on its own, and a
+// page written from them family by family. A gzip piece is a gzip member of its own: members may
+// follow one another in one stream (RFC 1952), which Prometheus's and Node.js's readers take as one
+// text, so a page written after a poll concatenates members instead of compressing the whole page
+// again.
+
+/** A selected family prepared for one variant. */
+export interface PreparedFamily {
+  readonly definition: FamilyDefinition;
+  readonly text: FamilyText;
+  /** The header, encoded. */
+  readonly header: Buffer;
+  /** Plain text or a gzip member, as the variant sends. */
+  readonly encode: (text: string) => Buffer;
+  /** For a per-target family, its place in TargetBytes.bounds. */
+  readonly perTargetIndex: number | undefined;
+}
+
+/** One target's samples of every per-target family, in one variant. */
+export interface TargetBytes {
+  /** Each family's piece, back to back. */
+  readonly bytes: Buffer;
+  /** [start, end) of each per-target family's piece in `bytes`, in family order. */
+  readonly bounds: Int32Array;
+  /**
+   * Per-target families that threw, by index, with what they threw: the page leaves them out, and
+   * the next scrape renders the target again.
+   */
+  readonly failed: ReadonlyMap<number, unknown>;
+}
+
+/** The selected families prepared for one format and encoding. */
+export function prepareFamilies(
+  selected: readonly SelectedFamily[],
+  format: ExpositionFormat,
+  encode: (text: string) => Buffer,
+): readonly PreparedFamily[] {
+  let perTarget = 0;
+  return selected.map(({ definition, help }) => {
+    const text = familyText(definition, help, format);
+    return {
+      definition,
+      text,
+      header: encode(text.header),
+      encode,
+      perTargetIndex: definition.scope === 'target' ? perTarget++ : undefined,
+    };
+  });
+}
+
+/** One target's pieces of every per-target family, each encoded on its own. */
+export function renderTarget(
+  families: readonly PreparedFamily[],
+  status: TargetStatus,
+  settings: FamilySettings,
+): TargetBytes {
+  const perTarget = families.filter(({ perTargetIndex }) => perTargetIndex !== undefined);
+  const bounds = new Int32Array(perTarget.length * 2);
+  const pieces: Buffer[] = [];
+  const failed = new Map<number, unknown>();
+  let length = 0;
+  perTarget.forEach(({ definition, text, encode }, index) => {
+    bounds[index * 2] = length;
+    try {
+      if (definition.scope !== 'target') throw new Error(`${definition.name} is not per target`);
+      const samples = text.render(definition.samples(status, settings));
+      if (samples !== '') {
+        const encoded = encode(samples);
+        pieces.push(encoded);
+        length += encoded.length;
+      }
+    } catch (error) {
+      failed.set(index, error);
+    }
+    bounds[index * 2 + 1] = length;
+  });
+  // Memory of its own: a slice of Node.js's shared pool would keep the pool alive with it.
+  const bytes = Buffer.allocUnsafeSlow(length);
+  let offset = 0;
+  for (const encoded of pieces) offset += encoded.copy(bytes, offset);
+  return { bytes, bounds, failed };
+}
+
+/**
+ * Writes every family into one buffer: its header, then its samples (every target's piece of a
+ * per-target family). A family without samples is left out, header included; a family that threw
+ * is left out and counted once, and the page is then not `complete`.
+ */
+export function writePage(
+  families: readonly PreparedFamily[],
+  statuses: readonly TargetStatus[],
+  targets: readonly TargetBytes[],
+  { settings, renderErrors }: Pick<SnapshotFamilies, 'settings' | 'renderErrors'>,
+): { readonly page: Buffer; readonly complete: boolean } {
+  const layout: (Buffer | number)[] = [];
+  let length = 0;
+  let complete = true;
+  for (const { definition, text, header, perTargetIndex, encode } of families) {
+    if (definition.scope === 'targets') {
+      try {
+        const samples = text.render(definition.samples(statuses, settings));
+        if (samples === '') continue;
+        const encoded = encode(text.header + samples);
+        layout.push(encoded);
+        length += encoded.length;
+      } catch (error) {
+        renderErrors?.record(definition.name, error);
+        complete = false;
+      }
+      continue;
+    }
+    const index = perTargetIndex ?? 0;
+    const failure = targets.find(({ failed }) => failed.has(index));
+    if (failure !== undefined) {
+      // Counted once per page, as a family across targets is.
+      renderErrors?.record(definition.name, failure.failed.get(index));
+      complete = false;
+      continue;
+    }
+    let samples = 0;
+    for (const { bounds } of targets) samples += piece(bounds, index, 1) - piece(bounds, index, 0);
+    if (samples === 0) continue;
+    layout.push(header, index);
+    length += header.length + samples;
+  }
+  const page = Buffer.allocUnsafeSlow(length);
+  let offset = 0;
+  for (const item of layout) {
+    if (typeof item !== 'number') {
+      offset += item.copy(page, offset);
+      continue;
+    }
+    for (const { bytes, bounds } of targets) {
+      offset += bytes.copy(page, offset, piece(bounds, item, 0), piece(bounds, item, 1));
+    }
+  }
+  return { page, complete };
+}
+
+/**
+ * `text` as a gzip member, with a window, hash and output buffer no larger than the text needs:
+ * most pieces are a few hundred bytes, and zlib's defaults would allocate (and clear) about 256 KB
+ * for each, and a 16 KB buffer for its output.
+ */
+export function gzipMember(text: string): Buffer {
+  const windowBits = Math.min(15, Math.max(9, Math.ceil(Math.log2(text.length + 262))));
+  return gzipSync(text, {
+    windowBits,
+    memLevel: Math.max(1, windowBits - 7),
+    chunkSize: Math.min(16 * 1024, Math.max(256, text.length >> 2)),
+  });
+}
+
+/** Where a per-target family's piece starts (edge 0) or ends (edge 1). */
+function piece(bounds: Int32Array, index: number, edge: 0 | 1): number {
+  return bounds[index * 2 + edge] ?? 0;
+}
