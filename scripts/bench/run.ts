@@ -44,13 +44,15 @@ for (const [name, benchmark] of BENCHMARKS) {
   progress(`${name}: done in ${format((Date.now() - sectionStarted) / 1000, 0)} s`);
 }
 
-// Written by scripts/bench/pairedCycle.ts, which needs a second checkout: kept as it is.
-const PAIRED_SECTION = '## Poll path beside commit 9bea266';
+// Written by scripts that need a second checkout beside this one (pairedCycle.ts,
+// scrapeSideBySide.ts): kept as they are.
+const KEPT_SECTIONS = ['## Poll path beside commit 9bea266', '## Scrape path side by side'];
 const previous = existsSync(output) ? readFileSync(output, 'utf8') : '';
-const pairedAt = previous.indexOf(PAIRED_SECTION);
-if (pairedAt >= 0) {
-  const end = previous.indexOf('\n## ', pairedAt + 1);
-  sections.push(previous.slice(pairedAt, end < 0 ? undefined : end + 1).trimEnd() + '\n');
+for (const heading of KEPT_SECTIONS) {
+  const at = previous.indexOf(heading);
+  if (at < 0) continue;
+  const end = previous.indexOf('\n## ', at + 1);
+  sections.push(previous.slice(at, end < 0 ? undefined : end + 1).trimEnd() + '\n');
 }
 
 const cpuList = cpus();
