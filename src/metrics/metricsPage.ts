@@ -15,7 +15,8 @@ import type { SnapshotFamilies } from './snapshotFamilies.js';
 // pushes the change); a scrape writes each family's header followed by every target's bytes of
 // it, since the exposition formats want a family's samples together (pageBytes.ts). The families computed across
 // targets are small and written again when any target changed. The registry's metrics (API
-// counters, reloads, webhook requests) are small and rendered on every scrape, but for the process
+// counters, reloads, webhook requests) are small and rendered on every scrape (up to a rate that a
+// scrape flood exceeds, see EXPORTER_PART_BURST), but for the process
 // and Node.js metrics, which are rendered again once a second old: collecting them (reading /proc,
 // event-loop histograms) costs more than sending the whole cached page, and no Prometheus scrapes
 // one target more than once a second. They come first in the registry, so the page keeps its order.
@@ -28,6 +29,14 @@ const TARGETS_PER_TURN = 50;
 
 /** How old the process metrics may be when served; see above. */
 export const LIVE_PART_MAX_AGE_MS = 1000;
+
+/**
+ * Fresh renderings of the exporter's own metrics, per variant: a burst this deep, then this many a
+ * second. Prometheus and tests never come near it; a scrape flood beyond it gets the latest
+ * rendering, so a flood costs polls a bounded share of the event loop rather than all of it.
+ */
+export const EXPORTER_PART_BURST = 20;
+export const EXPORTER_PART_RENDERS_PER_SECOND = 20;
 
 /** A variant nobody has asked for in this long is dropped rather than rendered on every change. */
 export const IDLE_VARIANT_MS = 10 * 60_000;
@@ -71,6 +80,11 @@ interface Variant {
     | undefined;
   /** The process metrics, encoded, and when (clockMs) they were rendered. */
   live: { readonly at: number; readonly bytes: Promise<Buffer> } | undefined;
+  /** The exporter's own metrics as last rendered, encoded, if the rendering was complete. */
+  exporterPart: Buffer | undefined;
+  /** Fresh renderings of the exporter's own metrics still allowed now, and when that was counted. */
+  exporterTokens: number;
+  exporterTokensAtMs: number;
   lastAskedMs: number;
 }
 
@@ -107,11 +121,7 @@ export class MetricsPage {
     const snapshot = await this.#snapshotPage(variant);
     // After the snapshot families: the render-error counter then counts their failures.
     const process = await this.#processBytes(variant, acceptGzip);
-    const exporter = await renderLivePart(this.#registry, format, this.#families.renderErrors, {
-      selects: (name) => !isProcessMetric(name),
-      endOfPage: true,
-    });
-    const chunks = [snapshot, process, variant.encode(exporter.text)];
+    const chunks = [snapshot, process, await this.#exporterBytes(variant)];
     return {
       contentType: contentTypeOf(format),
       contentEncoding: acceptGzip ? 'gzip' : undefined,
@@ -132,12 +142,40 @@ export class MetricsPage {
         targets: new WeakMap(),
         written: undefined,
         live: undefined,
+        exporterPart: undefined,
+        exporterTokens: EXPORTER_PART_BURST,
+        exporterTokensAtMs: this.#clockMs(),
         lastAskedMs: 0,
       };
       this.#variants.set(name, variant);
     }
     variant.lastAskedMs = this.#clockMs();
     return variant;
+  }
+
+  /** The exporter's own metrics, rendered afresh unless this variant's renderings ran out. */
+  async #exporterBytes(variant: Variant): Promise<Buffer> {
+    const now = this.#clockMs();
+    variant.exporterTokens = Math.min(
+      EXPORTER_PART_BURST,
+      variant.exporterTokens +
+        ((now - variant.exporterTokensAtMs) / 1000) * EXPORTER_PART_RENDERS_PER_SECOND,
+    );
+    variant.exporterTokensAtMs = now;
+    if (variant.exporterTokens < 1 && variant.exporterPart !== undefined) {
+      return variant.exporterPart;
+    }
+    variant.exporterTokens = Math.max(0, variant.exporterTokens - 1);
+    const { text, complete } = await renderLivePart(
+      this.#registry,
+      variant.format,
+      this.#families.renderErrors,
+      { selects: (name) => !isProcessMetric(name), endOfPage: true },
+    );
+    const bytes = variant.encode(text);
+    // A metric left out is tried again on the next scrape, as a family is.
+    variant.exporterPart = complete ? bytes : undefined;
+    return bytes;
   }
 
   /** The process metrics, rendered again when the last rendering is older than a second. */

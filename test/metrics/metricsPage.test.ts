@@ -5,6 +5,8 @@ import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import type { ExpositionFormat } from '../../src/metrics/exposition.js';
 import {
+  EXPORTER_PART_BURST,
+  EXPORTER_PART_RENDERS_PER_SECOND,
   IDLE_VARIANT_MS,
   LIVE_PART_MAX_AGE_MS,
   MetricsPage,
@@ -165,6 +167,30 @@ describe('MetricsPage', () => {
     const after = await text(page);
     expect(count(after)).toBe('2');
     expect(after).toBe(await fresh(replay, 'prometheus'));
+  });
+
+  it('renders the self-metrics afresh for a burst of scrapes, then at a bounded rate (a flood)', async () => {
+    const replay = replayScenario(loadScenario('normal-queue'));
+    let clock = 5_000;
+    const page = pageFor(replay, () => clock);
+    let calls = 0;
+    const count = async (): Promise<number> => {
+      replay.apiCallObserver.requestFinished('getQueue', '503', 0.2);
+      calls += 1;
+      const shown =
+        /trunk_exporter_api_requests_total\{endpoint="getQueue",code="503"\} (\d+)/.exec(
+          await text(page),
+        )?.[1];
+      return Number(shown);
+    };
+    // Scrapes at one instant: each of the burst sees every call so far, the next one the last rendering.
+    for (let scrape = 1; scrape <= EXPORTER_PART_BURST; scrape++) expect(await count()).toBe(calls);
+    expect(await count()).toBe(calls - 1);
+    expect(await count()).toBe(calls - 2);
+    // One rendering's worth of time later, one fresh rendering again.
+    clock += 1000 / EXPORTER_PART_RENDERS_PER_SECOND;
+    expect(await count()).toBe(calls);
+    expect(await count()).toBe(calls - 1);
   });
 
   it('collects the process metrics again once their rendering is a second old', async () => {
