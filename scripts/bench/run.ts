@@ -45,8 +45,12 @@ for (const [name, benchmark] of BENCHMARKS) {
 }
 
 // Written by scripts that need a second checkout beside this one (pairedCycle.ts,
-// scrapeSideBySide.ts): kept as they are.
-const KEPT_SECTIONS = ['## Poll path beside commit 9bea266', '## Scrape path side by side'];
+// scrapeSideBySide.ts) or node's --expose-gc (replayMemory.ts): kept as they are.
+const KEPT_SECTIONS = [
+  '## Poll path beside commit 9bea266',
+  '## Scrape path side by side',
+  '## Webhook replay memory',
+];
 const previous = existsSync(output) ? readFileSync(output, 'utf8') : '';
 for (const heading of KEPT_SECTIONS) {
   const at = previous.indexOf(heading);
