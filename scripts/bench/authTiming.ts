@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
 import { ROOT } from './built.ts';
+import { idleExporterConfig } from './processes.ts';
 
 const rounds = Number(process.argv[2] ?? 21);
 const root = process.argv[3] ?? ROOT;
@@ -16,22 +17,11 @@ const directory = mkdtempSync(join(tmpdir(), 'auth-timing-'));
 const config = join(directory, 'config.yaml');
 writeFileSync(
   config,
-  [
-    'trunk:',
-    '  apiUrl: http://127.0.0.1:9/v1',
-    '  token: timing-token-0123',
-    'server:',
-    '  address: 127.0.0.1',
-    `  port: ${port}`,
+  idleExporterConfig(port, [
     '  basicAuthUsers:',
     `    cheap: "${bcrypt.hashSync('cheap-password', 4)}"`,
     `    costly: "${bcrypt.hashSync('costly-password', 12)}"`,
-    'polling:',
-    '  mergeQueueIntervalSeconds: 3600',
-    'targets:',
-    '  - repo: github.com/acme/web',
-    '    branches: [main]',
-  ].join('\n'),
+  ]),
 );
 const child = spawn(process.execPath, [join(root, 'bin/trunk-exporter.js'), '--config', config], {
   stdio: 'ignore',

@@ -10,6 +10,7 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from './built.ts';
+import { idleExporterConfig } from './processes.ts';
 
 const floodSize = Number(process.argv[2] ?? 600);
 const scrapes = Number(process.argv[3] ?? 20);
@@ -17,22 +18,7 @@ const root = process.argv[4] ?? ROOT;
 const port = 20_000 + Math.floor(Math.random() * 10_000);
 const directory = mkdtempSync(join(tmpdir(), 'connection-flood-'));
 const config = join(directory, 'config.yaml');
-writeFileSync(
-  config,
-  [
-    'trunk:',
-    '  apiUrl: http://127.0.0.1:9/v1',
-    '  token: flood-token-0123',
-    'server:',
-    '  address: 127.0.0.1',
-    `  port: ${port}`,
-    'polling:',
-    '  mergeQueueIntervalSeconds: 3600',
-    'targets:',
-    '  - repo: github.com/acme/web',
-    '    branches: [main]',
-  ].join('\n'),
-);
+writeFileSync(config, idleExporterConfig(port));
 const exporter = join(root, 'bin/trunk-exporter.js');
 const child = spawn(
   'sh',

@@ -114,6 +114,28 @@ export function freePort(): Promise<number> {
   });
 }
 
+/**
+ * The config of an exporter that serves on 127.0.0.1:`port` and polls nothing in the run (one
+ * target, polled hourly, at an address nobody answers): for benchmarks of the HTTP side alone.
+ * `serverLines` go under `server:`, indented as they are.
+ */
+export function idleExporterConfig(port: number, serverLines: readonly string[] = []): string {
+  return [
+    'trunk:',
+    '  apiUrl: http://127.0.0.1:9/v1',
+    '  token: idle-exporter-token-0123',
+    'server:',
+    '  address: 127.0.0.1',
+    `  port: ${port}`,
+    ...serverLines,
+    'polling:',
+    '  mergeQueueIntervalSeconds: 3600',
+    'targets:',
+    '  - repo: github.com/acme/web',
+    '    branches: [main]',
+  ].join('\n');
+}
+
 /** A fresh temporary directory. */
 export function temporaryDirectory(label: string): string {
   return mkdtempSync(join(tmpdir(), `trunk-exporter-bench-${label}-`));
