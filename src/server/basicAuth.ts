@@ -196,7 +196,7 @@ export function requireBasicAuth(verifier: BasicAuthVerifier) {
 }
 
 /** The verdict on a request's Authorization header: `valid` for anyone when no user is configured. */
-export async function authorize(
+async function authorize(
   verifier: BasicAuthVerifier,
   authorization: string | undefined,
 ): Promise<AuthVerdict> {
@@ -207,7 +207,7 @@ export async function authorize(
 }
 
 /** Answers a failed check: 401 with the Basic challenge, or 429 with Retry-After when `busy`. */
-export function sendAuthFailure(res: ServerResponse, verdict: Exclude<AuthVerdict, 'valid'>): void {
+function sendAuthFailure(res: ServerResponse, verdict: Exclude<AuthVerdict, 'valid'>): void {
   if (verdict === 'invalid') {
     sendUnauthorized(res);
     return;
@@ -221,8 +221,8 @@ export function sendAuthFailure(res: ServerResponse, verdict: Exclude<AuthVerdic
   res.end(body);
 }
 
-/** Answers 401 with the Basic challenge, on a plain node:http response (Express's included). */
-export function sendUnauthorized(res: ServerResponse): void {
+/** Answers 401 with the Basic challenge. */
+function sendUnauthorized(res: ServerResponse): void {
   const body = 'unauthorized\n';
   res.writeHead(401, {
     'WWW-Authenticate': BASIC_AUTH_CHALLENGE,
