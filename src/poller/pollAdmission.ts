@@ -1,16 +1,16 @@
 // How many polls are in progress at once: when hundreds are due together (at start), they finish
 // a batch at a time instead of all taking turns for the whole cycle, each holding its answers.
-import { LOOKUPS_AT_A_TIME } from './lookupFanOut.js';
 
 /** Polls in progress at once, at least (see pollsAtOnce()). */
 export const POLLS_AT_ONCE = 16;
 
 /**
- * Polls in progress at once with `maxConcurrentRequests` slots: enough lookups at a time to fill
- * every slot, and no more, since each poll in progress holds its answers so far.
+ * Polls in progress at once with `maxConcurrentRequests` slots: seven for every sixteen slots.
+ * A poll keeps four lookups in progress only between its getQueue and its last lookups, so one
+ * poll for every four slots would leave slots idle; each poll more holds its answers so far.
  */
 export function pollsAtOnce(maxConcurrentRequests: number): number {
-  return Math.max(POLLS_AT_ONCE, Math.ceil(maxConcurrentRequests / LOOKUPS_AT_A_TIME));
+  return Math.max(POLLS_AT_ONCE, Math.ceil((maxConcurrentRequests * 7) / 16));
 }
 
 /** At most `size` polls in progress; the others wait, first come first served. */

@@ -1,7 +1,6 @@
 // Polls in progress at once: a burst of due polls finishes a batch at a time.
 import { afterEach, describe, expect, it } from 'vitest';
 import { configuredTargets } from '../../src/config/targets.js';
-import { LOOKUPS_AT_A_TIME } from '../../src/poller/lookupFanOut.js';
 import { POLLS_AT_ONCE, PollAdmission, pollsAtOnce } from '../../src/poller/pollAdmission.js';
 import { buildPollJobs } from '../../src/poller/targetJobs.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
@@ -70,9 +69,10 @@ describe('PollAdmission', () => {
 });
 
 describe('pollsAtOnce', () => {
-  it('is enough polls to fill every slot with lookups, and at least POLLS_AT_ONCE', () => {
+  it('is seven polls for every sixteen slots, rounded up, and at least POLLS_AT_ONCE', () => {
     expect(pollsAtOnce(4)).toBe(POLLS_AT_ONCE);
-    expect(pollsAtOnce(128)).toBe(128 / LOOKUPS_AT_A_TIME);
+    expect(pollsAtOnce(128)).toBe(56);
+    expect(pollsAtOnce(100)).toBe(44);
   });
 });
 
@@ -83,7 +83,7 @@ describe('poll jobs and admission', () => {
       // First every call fails at once; then every call hangs until the test ends.
       if (answer) sendText(res, 400, 'bad request');
     });
-    const maxConcurrentRequests = 64;
+    const maxConcurrentRequests = 32;
     const targets = Array.from({ length: POLLS_AT_ONCE + 1 }, (_, index) => {
       const name = `github.com/acme/repo${index}`;
       return {
