@@ -15,20 +15,25 @@ export function lookupsAtATime(maxConcurrentRequests: number): number {
 /**
  * Calls `lookUp` for every item, at most `atATime` calls in progress, and resolves with the answers
  * in the items' order. The first rejection rejects at once, and no further call starts.
+ * `allStarted` is called once the last call has started (at once when there are no items).
  */
 export async function mapAtMost<T, R>(
   items: readonly T[],
   atATime: number,
   lookUp: (item: T) => Promise<R>,
+  allStarted?: () => void,
 ): Promise<R[]> {
   const answers = new Array<R>(items.length);
   let next = 0;
   let failed = false;
+  if (items.length === 0) allStarted?.();
   const worker = async (): Promise<void> => {
     while (!failed && next < items.length) {
       const index = next++;
       try {
-        answers[index] = await lookUp(items[index] as T);
+        const answer = lookUp(items[index] as T);
+        if (next === items.length) allStarted?.();
+        answers[index] = await answer;
       } catch (error) {
         failed = true;
         throw error;

@@ -29,6 +29,8 @@ interface MergeQueuePollRequest {
   readonly lookupsAtATime?: number;
   /** Lets PRs unchanged since the last successful poll skip their lookup; without it, none skip. */
   readonly lookupMemory?: PullRequestLookupMemory;
+  /** Called once the poll has sent its last PR lookup (or needs none): it asks for little more. */
+  readonly lookupsSent?: () => void;
 }
 
 /**
@@ -59,10 +61,11 @@ export async function pollMergeQueue(request: MergeQueuePollRequest): Promise<Me
           await reader.getSubmittedPullRequest(repo, branch, prNumber, options),
         );
       },
+      request.lookupsSent,
     );
     request.lookupMemory?.commit(plan, details, startedAt);
     for (const [prNumber, detail] of plan.reuse) details.set(prNumber, detail);
-  }
+  } else request.lookupsSent?.();
 
   const pullRequests: PullRequestSnapshot[] = [];
   for (const item of queue.enqueuedPullRequests) {

@@ -1,16 +1,15 @@
-// How many polls are in progress at once: when hundreds are due together (at start), they finish
-// a batch at a time instead of all taking turns for the whole cycle, each holding its answers.
+// How many polls are in progress at once, so that hundreds due together (at start) finish a batch
+// at a time, each holding its answers; a poll that has sent its last lookup makes room for the next.
 
 /** Polls in progress at once, at least (see pollsAtOnce()). */
 export const POLLS_AT_ONCE = 16;
 
 /**
- * Polls in progress at once with `maxConcurrentRequests` slots: seven for every sixteen slots.
- * A poll keeps four lookups in progress only between its getQueue and its last lookups, so one
- * poll for every four slots would leave slots idle; each poll more holds its answers so far.
+ * Polls at once with `maxConcurrentRequests` slots: five for every sixteen, since a poll keeps four
+ * lookups in progress only once its getQueue is answered; each poll more holds its answers.
  */
 export function pollsAtOnce(maxConcurrentRequests: number): number {
-  return Math.max(POLLS_AT_ONCE, Math.ceil((maxConcurrentRequests * 7) / 16));
+  return Math.max(POLLS_AT_ONCE, Math.ceil((maxConcurrentRequests * 5) / 16));
 }
 
 /** At most `size` polls in progress; the others wait, first come first served. */
@@ -24,7 +23,7 @@ export class PollAdmission {
 
   /**
    * Waits for a place (rejects with the signal's reason if it aborts first); call the returned
-   * function once the poll is over.
+   * function once the poll has sent its last lookup, or is over (a second call does nothing).
    */
   async enter(signal: AbortSignal): Promise<() => void> {
     signal.throwIfAborted();

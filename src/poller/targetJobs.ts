@@ -135,7 +135,7 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
         }),
       );
     };
-    const poll = (options: ReadOptions): Promise<PollResult> =>
+    const poll = (options: ReadOptions, lookupsSent?: () => void): Promise<PollResult> =>
       target.kind === 'merge_queue' && viaV2
         ? pollV2(v2, options)
         : target.kind === 'flaky_tests' && quarantineViaV2
@@ -154,6 +154,7 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
                 pullRequestDetails: config.polling.pullRequestDetails,
                 lookupMemory,
                 lookupsAtATime: atATime,
+                ...(lookupsSent === undefined ? {} : { lookupsSent }),
                 options,
                 now,
               }).then((snapshot) => withQueueFlow(snapshot, options))
@@ -198,7 +199,7 @@ function webhookExitSettings(config: ExporterConfig): WebhookExitSettings | unde
 async function runPoll(
   target: Target,
   intervalSeconds: number,
-  poll: (options: ReadOptions) => Promise<PollResult>,
+  poll: (options: ReadOptions, lookupsSent?: () => void) => Promise<PollResult>,
   signal: AbortSignal,
   context: TargetJobsContext,
   admission: PollAdmission | undefined,
@@ -213,7 +214,7 @@ async function runPoll(
   let leave: (() => void) | undefined;
   try {
     leave = await admission?.enter(signal);
-    const { snapshot, queueFlow } = await poll({ signal, deadlineMs });
+    const { snapshot, queueFlow } = await poll({ signal, deadlineMs }, leave);
     const durationSeconds = (performance.now() - started) / 1000;
     // Read and written in one go: a webhook event may have moved the ledger since the poll began.
     const flow = queueFlow?.(context.store.queueFlow(target));

@@ -181,9 +181,8 @@ export class RequestLimiter {
       // Reserve the start time now so concurrent waiters line up behind each other.
       this.#nextStartAt = startAt + this.#intervalMs;
       if (startAt <= now) return;
-      // Above 1,000 a second the spacing is finer than the clock and the timers: a wait of a
-      // fraction of a millisecond would sleep a whole one, so that start goes now. The reservation
-      // above still holds later starts back once they run a millisecond ahead.
+      // Above 1,000 a second a wait of a fraction of a millisecond would sleep a whole one: start
+      // now; the reservation above holds later starts back once they run a millisecond ahead.
       if (this.#intervalMs < 1 && startAt - now < 1) return;
       await sleep(startAt - now, undefined, signal ? { signal } : undefined);
       if (this.#now() >= this.#pausedUntil) return;

@@ -36,6 +36,40 @@ describe('mapAtMost', () => {
     // 1 and 2 started together; 3 took 1's place before 2 failed; nothing after.
     expect(started).toEqual([1, 2, 3]);
   });
+
+  it('says once when the last call has started, before its answer, and at once for no items', async () => {
+    const events: string[] = [];
+    const answers = await mapAtMost(
+      [1, 2, 3],
+      2,
+      async (item) => {
+        events.push(`start ${item}`);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        events.push(`answer ${item}`);
+        return item;
+      },
+      () => events.push('all started'),
+    );
+    expect(answers).toEqual([1, 2, 3]);
+    expect(events).toEqual([
+      'start 1',
+      'start 2',
+      'answer 1',
+      'start 3',
+      'all started',
+      'answer 2',
+      'answer 3',
+    ]);
+
+    let none = 0;
+    await mapAtMost(
+      [],
+      2,
+      () => Promise.resolve(0),
+      () => (none += 1),
+    );
+    expect(none).toBe(1);
+  });
 });
 
 describe('lookupsAtATime', () => {

@@ -5,10 +5,12 @@ import { POLLS_AT_ONCE, PollAdmission, pollsAtOnce } from '../../src/poller/poll
 import { buildPollJobs } from '../../src/poller/targetJobs.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
 import { exporterConfig } from '../support/exporterConfig.js';
+import { queueResponse } from '../trunk/fixtures.js';
 import {
   capturingLogger,
   cleanUp,
   makeClient,
+  sendJson,
   sendText,
   startApiServer,
 } from '../trunk/harness.js';
@@ -69,10 +71,10 @@ describe('PollAdmission', () => {
 });
 
 describe('pollsAtOnce', () => {
-  it('is seven polls for every sixteen slots, rounded up, and at least POLLS_AT_ONCE', () => {
+  it('is five polls for every sixteen slots, rounded up, and at least POLLS_AT_ONCE', () => {
     expect(pollsAtOnce(4)).toBe(POLLS_AT_ONCE);
-    expect(pollsAtOnce(128)).toBe(56);
-    expect(pollsAtOnce(100)).toBe(44);
+    expect(pollsAtOnce(128)).toBe(40);
+    expect(pollsAtOnce(100)).toBe(32);
   });
 });
 
@@ -131,5 +133,40 @@ describe('poll jobs and admission', () => {
     expect(targetsCalled(before)).toBe(POLLS_AT_ONCE + 1);
     again.abort();
     await Promise.all(retried);
+  });
+
+  it('let the next poll in once a poll has sent its last lookup, before its answers come', async () => {
+    const template = queueResponse();
+    const item = (template.enqueuedPullRequests as Record<string, unknown>[])[0];
+    // One PR without a state: every poll looks it up, and every lookup hangs.
+    const queue = { ...template, enqueuedPullRequests: [{ ...item, state: undefined }] };
+    const server = await startApiServer((req, res) => {
+      if (req.url?.endsWith('/getQueue') === true) sendJson(res, 200, queue);
+    });
+    const maxConcurrentRequests = 32;
+    expect(pollsAtOnce(maxConcurrentRequests)).toBe(POLLS_AT_ONCE);
+    const targets = Array.from({ length: POLLS_AT_ONCE + 1 }, (_, index) => ({
+      repo: { host: 'github.com', owner: 'acme', name: `repo${index}` },
+      name: `github.com/acme/repo${index}`,
+      branches: ['main'],
+      flakyTests: false,
+    }));
+    const config = exporterConfig(server.apiUrl, targets, { trunk: { maxConcurrentRequests } });
+    const { client } = makeClient(server.apiUrl, { maxConcurrentRequests });
+    const store = new SnapshotStore(600);
+    store.setTargets(configuredTargets(config));
+    const jobs = buildPollJobs({ config, reader: client, store, logger: capturingLogger().logger });
+    const stop = new AbortController();
+    const getQueues = (): number =>
+      server.requests.filter((request) => request.url.endsWith('/getQueue')).length;
+
+    const running = jobs.map((job) => job.run(stop.signal));
+    // Every poll in progress waits for its lookup; the one beyond the bound still gets in.
+    for (let waited = 0; getQueues() < POLLS_AT_ONCE + 1 && waited < 2000; waited += 5) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(getQueues()).toBe(POLLS_AT_ONCE + 1);
+    stop.abort();
+    await Promise.all(running);
   });
 });
