@@ -6,7 +6,13 @@ import type { TargetStatus } from '../snapshot/types.js';
 import { contentTypeOf } from './exposition.js';
 import type { ExpositionFormat } from './exposition.js';
 import { isProcessMetric, renderLivePart } from './livePart.js';
-import { gzipMember, prepareFamilies, renderTarget, writePage } from './pageBytes.js';
+import {
+  gzipMember,
+  prepareFamilies,
+  renderTarget,
+  storedGzipMember,
+  writePage,
+} from './pageBytes.js';
 import type { PreparedFamily, TargetBytes } from './pageBytes.js';
 import type { SnapshotFamilies } from './snapshotFamilies.js';
 
@@ -63,6 +69,8 @@ export interface MetricsPageOptions {
 interface Variant {
   readonly format: ExpositionFormat;
   readonly encode: (text: string) => Buffer;
+  /** How the exporter's own metrics are encoded: as they are, or as a stored gzip member. */
+  readonly encodeOwn: (text: string) => Buffer;
   /** The generation of the families it is rendered for; a reload may change them. */
   generation: number;
   families: readonly PreparedFamily[];
@@ -137,6 +145,7 @@ export class MetricsPage {
       variant = {
         format,
         encode: acceptGzip ? gzipMember : (text) => Buffer.from(text),
+        encodeOwn: acceptGzip ? storedGzipMember : (text) => Buffer.from(text),
         generation: -1,
         families: [],
         targets: new WeakMap(),
@@ -172,7 +181,7 @@ export class MetricsPage {
       this.#families.renderErrors,
       { selects: (name) => !isProcessMetric(name), endOfPage: true },
     );
-    const bytes = variant.encode(text);
+    const bytes = variant.encodeOwn(text);
     // A metric left out is tried again on the next scrape, as a family is.
     variant.exporterPart = complete ? bytes : undefined;
     return bytes;

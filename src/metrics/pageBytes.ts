@@ -1,4 +1,4 @@
-import { gzipSync } from 'node:zlib';
+import { crc32, gzipSync } from 'node:zlib';
 import type { TargetStatus } from '../snapshot/types.js';
 import type { ExpositionFormat } from './exposition.js';
 import type { FamilyDefinition, FamilySettings } from './family.js';
@@ -157,6 +157,35 @@ export function gzipMember(text: string): Buffer {
     memLevel: Math.max(1, windowBits - 7),
     chunkSize: Math.min(16 * 1024, Math.max(256, text.length >> 2)),
   });
+}
+
+/** Most bytes a stored deflate block holds. */
+const STORED_BLOCK_BYTES = 0xffff;
+
+/**
+ * `text` as a gzip member of stored (uncompressed) deflate blocks, for the exporter's own metrics:
+ * a few kilobytes rendered again on most scrapes, where setting up a deflate stream costs several
+ * times what the kilobytes it saves cost to send.
+ */
+export function storedGzipMember(text: string): Buffer {
+  const data = Buffer.from(text);
+  const blocks = Math.max(1, Math.ceil(data.length / STORED_BLOCK_BYTES));
+  const member = Buffer.allocUnsafe(10 + blocks * 5 + data.length + 8);
+  // ID1 ID2, CM = deflate, no flags, no mtime, no extra flags, OS unknown (RFC 1952).
+  member.set([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
+  let offset = 10;
+  for (let block = 0; block < blocks; block++) {
+    const start = block * STORED_BLOCK_BYTES;
+    const length = Math.min(STORED_BLOCK_BYTES, data.length - start);
+    // BFINAL on the last block, BTYPE 00 (stored), then LEN and its one's complement (RFC 1951).
+    member.writeUInt8(block === blocks - 1 ? 1 : 0, offset);
+    member.writeUInt16LE(length, offset + 1);
+    member.writeUInt16LE(~length & 0xffff, offset + 3);
+    offset += 5 + data.copy(member, offset + 5, start, start + length);
+  }
+  member.writeUInt32LE(crc32(data), offset);
+  member.writeUInt32LE(data.length % 2 ** 32, offset + 4);
+  return member;
 }
 
 /** Where a per-target family's piece starts (edge 0) or ends (edge 1). */
