@@ -32,11 +32,7 @@ export function webhookEndpoint(
     }
     if (req.method !== 'POST') {
       res.set('Allow', 'POST');
-      res.set('Connection', 'close');
-      res
-        .status(405)
-        .set('Content-Type', 'text/plain; charset=utf-8')
-        .send('method not allowed: use POST\n');
+      refuse(req, res, receiver.methodNotAllowed());
       return;
     }
     const checked = receiver.checkHeaders((name) => req.get(name));

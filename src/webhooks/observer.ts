@@ -12,6 +12,7 @@ export const WEBHOOK_RESULTS = [
   'too_large',
   'busy',
   'timeout',
+  'method_not_allowed',
 ] as const;
 export type WebhookResult = (typeof WEBHOOK_RESULTS)[number];
 

@@ -20,7 +20,7 @@ export const MAX_WEBHOOK_BODY_BYTES = 1024 * 1024;
 
 /** What to answer: the HTTP status and a short text (none for 204). */
 export interface WebhookAnswer {
-  readonly status: 204 | 400 | 401 | 408 | 413 | 503;
+  readonly status: 204 | 400 | 401 | 405 | 408 | 413 | 503;
   readonly result: WebhookResult;
   readonly message: string;
 }
@@ -105,6 +105,11 @@ export class WebhookReceiver {
   /** The 408 for a body that did not arrive within the deadline. */
   timedOut(): WebhookAnswer {
     return this.#answer(408, 'timeout', 'body not received in time');
+  }
+
+  /** The 405 for a request with another method than POST. */
+  methodNotAllowed(): WebhookAnswer {
+    return this.#answer(405, 'method_not_allowed', 'method not allowed: use POST');
   }
 
   /** The 413 for a body over MAX_WEBHOOK_BODY_BYTES (announced or read). */

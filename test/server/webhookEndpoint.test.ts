@@ -60,6 +60,7 @@ describe('POST /webhooks/trunk', () => {
       too_large: 0,
       busy: 0,
       timeout: 0,
+      method_not_allowed: 0,
     });
     expect(await post(fixtureText('pull-request-failed'))).toEqual({ status: 204, text: '' });
 
@@ -204,11 +205,14 @@ describe('POST /webhooks/trunk', () => {
     expect(await results(test)).toMatchObject({ too_large: 2 });
   });
 
-  it('answers 405 to other methods', async () => {
-    const { url } = await startWebhookExporter();
-    const response = await fetch(url);
-    expect(response.status).toBe(405);
-    expect(response.headers.get('allow')).toBe('POST');
+  it('answers 405 to other methods, and counts them', async () => {
+    const { test, url } = await startWebhookExporter();
+    for (const method of ['GET', 'PUT']) {
+      const response = await fetch(url, { method });
+      expect(response.status).toBe(405);
+      expect(response.headers.get('allow')).toBe('POST');
+    }
+    expect(await results(test)).toMatchObject({ method_not_allowed: 2 });
   });
 
   it('is not behind basic auth, which still guards /metrics', async () => {
