@@ -74,6 +74,7 @@ export async function startExporter(
     { store, clients, logger, triggerSpacing, firstPollSpreadSeconds, ...metrics },
     config,
   );
+  polled.onTargets(metrics.targetsChanged);
   const webhooks = receiveWebhooks(store, metrics.webhookObserver, polled, logger);
   const { address, port, tls, basicAuthUsers, maxConnections, maxConnectionsPerAddress } =
     config.server;

@@ -5,6 +5,7 @@
 import { configuredTargets } from '../config/targets.js';
 import type { ExporterConfig } from '../config/types.js';
 import type { Logger } from '../log/logger.js';
+import type { Target } from '../snapshot/types.js';
 import { ENDPOINTS, MAX_PAGE_SIZE, type Endpoint } from '../trunk/schemas.js';
 import { V2_ENDPOINTS } from '../trunk/v2Schemas.js';
 
@@ -32,11 +33,14 @@ export interface ApiBudget {
  * Expected requests per second from the config: one getQueue per polled (repo, branch) per
  * mergeQueueInterval; per PR, a lookup when its state changes plus one per recheck interval (at
  * most one per poll); per quarantine list, its pages per flakyTestsInterval. Only this shard's
- * targets count. Start-up is busier: the first poll of each queue looks up every PR.
+ * targets count (`targets`: the configured ones unless given, such as with discovered ones).
+ * Start-up is busier: the first poll of each queue looks up every PR.
  */
-export function computeApiBudget(config: ExporterConfig): ApiBudget {
+export function computeApiBudget(
+  config: ExporterConfig,
+  targets: readonly Target[] = configuredTargets(config),
+): ApiBudget {
   const { polling } = config;
-  const targets = configuredTargets(config);
   const queues = targets.filter((target) => target.kind === 'merge_queue').length;
   const quarantineLists = targets.length - queues;
 
@@ -108,9 +112,8 @@ export function describeBudgetExcess(budget: ApiBudget): string | undefined {
   );
 }
 
-/** Computes the config's budget and logs it: a warning when it exceeds the limit, else info. */
-export function checkApiBudget(config: ExporterConfig, logger: Logger): ApiBudget {
-  const budget = computeApiBudget(config);
+/** Logs a budget: a warning when it exceeds the limit, else info. */
+export function logApiBudget(budget: ApiBudget, logger: Logger): void {
   const context = {
     expectedRequestsPerSecond: round(budget.requestsPerSecond),
     maxRequestsPerSecond: budget.maxRequestsPerSecond,
@@ -125,7 +128,6 @@ export function checkApiBudget(config: ExporterConfig, logger: Logger): ApiBudge
   } else {
     logger.warn(context, excess);
   }
-  return budget;
 }
 
 function round(value: number): number {

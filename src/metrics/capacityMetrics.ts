@@ -12,7 +12,7 @@ const TOTAL_SHARDS = fqName(NAMESPACE, SUBSYSTEM, 'total_shards');
 
 interface CapacityMetricsOptions {
   readonly registry: Registry;
-  /** Read on every scrape, so a reload that recomputes the budget is shown at once. */
+  /** Read on every scrape, so a recomputed budget (reload, discovery) is shown at once. */
   readonly apiBudget: () => ApiBudget;
   readonly sharding: () => Sharding;
 }
@@ -25,8 +25,8 @@ export function registerCapacityMetrics(options: CapacityMetricsOptions): void {
     name: API_BUDGET,
     help:
       'Requests per second this instance is expected to make to the Trunk API, estimated from its ' +
-      'configuration (docs/operations.md, "Polling and API cost"); compare with ' +
-      'trunk.maxRequestsPerSecond.',
+      'targets, configured and discovered (docs/operations.md, "Polling and API cost"); compare ' +
+      'with trunk.maxRequestsPerSecond.',
     registers: [registry],
     collect() {
       this.set(apiBudget().requestsPerSecond);

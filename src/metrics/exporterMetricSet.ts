@@ -1,11 +1,13 @@
 import type { Registry } from 'prom-client';
-import { checkApiBudget, computeApiBudget } from '../budget/apiBudget.js';
+import { computeApiBudget, logApiBudget } from '../budget/apiBudget.js';
+import type { ExporterConfig } from '../config/types.js';
 import type { LiveConfig } from '../config/liveConfig.js';
 import type { DiscoveryObserver } from '../discovery/observer.js';
 import type { Logger } from '../log/logger.js';
 import type { PollObserver } from '../poller/pollObserver.js';
 import type { ReloadObserver } from '../reload/observer.js';
 import type { SnapshotStore } from '../snapshot/store.js';
+import type { Target } from '../snapshot/types.js';
 import type { ApiCallObserver } from '../trunk/observer.js';
 import type { WebhookObserver } from '../webhooks/observer.js';
 import { registerCapacityMetrics } from './capacityMetrics.js';
@@ -25,6 +27,11 @@ export interface ExporterMetrics {
   readonly pollObserver: PollObserver;
   readonly webhookObserver: WebhookObserver;
   readonly discoveryObserver: DiscoveryObserver;
+  /**
+   * The polled targets (configured and discovered) and their configuration changed: the API
+   * budget is computed again, and logged when it moved.
+   */
+  readonly targetsChanged: (targets: readonly Target[], config: ExporterConfig) => void;
 }
 
 interface ExporterMetricsOptions {
@@ -38,7 +45,8 @@ interface ExporterMetricsOptions {
 
 /**
  * Registers every exporter metric on `registry` (production and the test apps alike) and follows
- * the configuration: the families' settings and the API budget are applied on every reload.
+ * the configuration: the families' settings are applied on every reload, the API budget whenever
+ * the polled targets change (targetsChanged).
  */
 export function createExporterMetrics(
   registry: Registry,
@@ -56,6 +64,7 @@ export function createExporterMetrics(
     logger,
   });
   let apiBudget = computeApiBudget(initial);
+  let logged: string | undefined;
   registerCapacityMetrics({
     registry,
     apiBudget: () => apiBudget,
@@ -68,10 +77,18 @@ export function createExporterMetrics(
     pollObserver: registerPollOverrunMetrics(registry),
     webhookObserver: registerWebhookRequestMetrics(registry),
     discoveryObserver: registerDiscoveryMetrics(registry),
+    targetsChanged(targets, next) {
+      apiBudget = computeApiBudget(next, targets);
+      // Until discovery has found any, there is no load to speak of; a discovery read that
+      // changes nothing logs nothing.
+      if (targets.length === 0 && next.discovery?.enabled === true) return;
+      const key = `${apiBudget.requestsPerSecond}/${apiBudget.maxRequestsPerSecond}`;
+      if (key !== logged) logApiBudget(apiBudget, logger);
+      logged = key;
+    },
   };
   config.subscribe((next) => {
     families.applySettings({ ...next.polling, ...next.metrics });
-    apiBudget = checkApiBudget(next, logger);
   });
   return metrics;
 }

@@ -98,6 +98,34 @@ describe('discovery', () => {
     expect(calls.filter((call) => !call.startsWith('GET '))).toEqual([]);
   });
 
+  it('estimates the API budget from the discovered targets, and logs it once there are some', async () => {
+    const { world, simulator } = await startTestSimulator({
+      seed: 3,
+      token: TOKEN,
+      apiKey: API_KEY,
+    });
+    const queues = world.repositories.flatMap((repository) => repository.branches).length;
+    const exporter = await startTestExporter(discoveryYaml(simulator, '  []\n', ''));
+    const samples = await exporter.waitFor(
+      (current) => discoveredQueues(current) === queues,
+      'every queue discovered',
+    );
+    // At the least, one pull-requests read per discovered queue and merge-queue interval (0.2 s).
+    expect(gauge(samples, 'trunk_exporter_api_budget_requests_per_second')).toBeGreaterThan(
+      queues / 0.2,
+    );
+    const loads = exporter
+      .logs()
+      .split('\n')
+      .filter((line) => line.includes('expected API load'))
+      .map(
+        (line) =>
+          (JSON.parse(line) as { expectedRequestsPerSecond: number }).expectedRequestsPerSecond,
+      );
+    expect(loads.length).toBeGreaterThan(0);
+    expect(loads.every((load) => load > queues / 0.2)).toBe(true);
+  });
+
   it('drops a queue that disappears, and keeps the last list while reads fail', async () => {
     const faults = new FaultPlan();
     const { world, simulator } = await startTestSimulator({
