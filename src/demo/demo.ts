@@ -62,7 +62,7 @@ export async function startDemo(options: DemoOptions): Promise<RunningExporter> 
   }
   const webhooks = sendDemoWebhooks(world, exporter.url, webhookSecret, options.logger);
   options.logger.info(
-    `demo: Trunk API simulator on ${simulator.baseUrl}, sending webhooks to ${webhooks.url}; ` +
+    `demo: Trunk API simulator (v1 and v2) on ${simulator.origin}, sending webhooks to ${webhooks.url}; ` +
       `metrics on ${exporter.url}/metrics`,
   );
   return {
