@@ -6,11 +6,11 @@
 // Runs on the built code (dist/): `npm run build && node scripts/bench/apiCallsV1V2.ts [--quick]`
 // prints the markdown section; `run()` is what a benchmark runner calls.
 import { fileURLToPath } from 'node:url';
+import { benchExporterConfig } from './benchConfig.ts';
 import { loadBuilt } from './built.ts';
 
 import type * as ConfigSecret from '../../src/secrets/secret.js';
 import type * as ConfigTargets from '../../src/config/targets.js';
-import type { ExporterConfig as Config } from '../../src/config/types.js';
 import type * as Logging from '../../src/log/logger.js';
 import type * as TargetJobs from '../../src/poller/targetJobs.js';
 import type * as ExitRead from '../../src/poller/v2ExitLookup.js';
@@ -79,49 +79,15 @@ async function measure(
     apiKey: API_KEY,
   });
   const secret = (value: string) => new modules.secret.Secret(value);
-  const config: Config = {
-    trunk: {
-      apiUrl: simulator.origin,
-      token: api === 'v1' ? secret(TOKEN) : undefined,
-      apiKey: api === 'v2' ? secret(API_KEY) : undefined,
-      orgUrlSlug: 'acme',
-      timeoutSeconds: 30,
-      maxConcurrentRequests: 16,
-      maxRequestsPerSecond: 100_000,
-    },
-    server: {
-      address: '127.0.0.1',
-      port: 0,
-      enableReload: false,
-      maxConnections: 512,
-      maxConnectionsPerAddress: 64,
-      tls: undefined,
-      basicAuthUsers: new Map(),
-    },
-    polling: {
-      mergeQueueIntervalSeconds: INTERVAL_SECONDS,
-      flakyTestsIntervalSeconds: 300,
-      pullRequestDetails: true,
-      pullRequestRecheckSeconds: 300,
-      flakyTestDetails: true,
-      staleAfterSeconds: 600,
-    },
-    metrics: { topCodeowners: 20 },
-    sharding: { shard: 0, totalShards: 1 },
-    webhooks: {
-      enabled: false,
-      path: '/webhooks/trunk',
-      signingSecret: undefined,
-      toleranceSeconds: 300,
-      bodyTimeoutSeconds: 5,
-    },
-    targets: repositories.map((repository) => ({
-      repo: { host: repository.host, owner: repository.owner, name: repository.name },
-      name: `${repository.host}/${repository.owner}/${repository.name}`,
-      branches: repository.branches,
-      flakyTests: false,
-    })),
-  };
+  const config = benchExporterConfig({
+    apiUrl: simulator.origin,
+    token: api === 'v1' ? secret(TOKEN) : undefined,
+    apiKey: api === 'v2' ? secret(API_KEY) : undefined,
+    timeoutSeconds: 30,
+    mergeQueueIntervalSeconds: INTERVAL_SECONDS,
+    repositories,
+    flakyTests: false,
+  });
   const logger = modules.logger.silentLogger();
   const client = new modules.client.TrunkClient({
     apiUrl: config.trunk.apiUrl,

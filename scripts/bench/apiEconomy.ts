@@ -7,6 +7,7 @@
 // Runs on the built code (dist/): `npm run build && node scripts/bench/apiEconomy.ts [--quick]`
 // prints the markdown section; `run()` is what the benchmark runner calls.
 import { fileURLToPath } from 'node:url';
+import { benchExporterConfig } from './benchConfig.ts';
 import { loadBuilt } from './built.ts';
 
 // Types only (erased when Node strips them): the values are loaded from dist/ below.
@@ -82,57 +83,6 @@ interface Result {
   readonly staleReadiness: number;
 }
 
-function exporterConfig(
-  modules: Modules,
-  apiUrl: string,
-  repositories: readonly { host: string; owner: string; name: string; branches: string[] }[],
-  polling: Partial<Config['polling']>,
-): Config {
-  return {
-    trunk: {
-      apiUrl,
-      token: new modules.secret.Secret(TOKEN),
-      orgUrlSlug: 'acme',
-      timeoutSeconds: 10,
-      maxConcurrentRequests: 16,
-      maxRequestsPerSecond: 100_000,
-    },
-    server: {
-      address: '127.0.0.1',
-      port: 0,
-      enableReload: false,
-      maxConnections: 512,
-      maxConnectionsPerAddress: 64,
-      tls: undefined,
-      basicAuthUsers: new Map(),
-    },
-    polling: {
-      mergeQueueIntervalSeconds: INTERVAL_SECONDS,
-      flakyTestsIntervalSeconds: 300,
-      pullRequestDetails: true,
-      pullRequestRecheckSeconds: 300,
-      flakyTestDetails: true,
-      staleAfterSeconds: 600,
-      ...polling,
-    },
-    metrics: { topCodeowners: 20 },
-    sharding: { shard: 0, totalShards: 1 },
-    webhooks: {
-      enabled: false,
-      path: '/webhooks/trunk',
-      signingSecret: undefined,
-      toleranceSeconds: 300,
-      bodyTimeoutSeconds: 5,
-    },
-    targets: repositories.map((repository) => ({
-      repo: { host: repository.host, owner: repository.owner, name: repository.name },
-      name: `${repository.host}/${repository.owner}/${repository.name}`,
-      branches: repository.branches,
-      flakyTests: true,
-    })),
-  };
-}
-
 function simulatedRepositories(count: number) {
   return Array.from({ length: count }, (_, index) => ({
     host: 'github.com',
@@ -152,7 +102,15 @@ async function setUp(
   const repositories = simulatedRepositories(repositoryCount);
   const world = modules.world.createSimulatorWorld({ seed: 2026, flavour, repositories });
   const simulator = await modules.server.startSimulatorServer({ world, token: TOKEN });
-  const config = exporterConfig(modules, simulator.baseUrl, repositories, polling);
+  const config = benchExporterConfig({
+    apiUrl: simulator.baseUrl,
+    token: new modules.secret.Secret(TOKEN),
+    timeoutSeconds: 10,
+    mergeQueueIntervalSeconds: INTERVAL_SECONDS,
+    repositories,
+    flakyTests: true,
+    polling,
+  });
   const logger = modules.logger.silentLogger();
   const client = new modules.client.TrunkClient({
     apiUrl: config.trunk.apiUrl,
