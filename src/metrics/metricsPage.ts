@@ -8,19 +8,22 @@ import type { ExpositionFormat } from './exposition.js';
 import { isProcessMetric, renderLivePart } from './livePart.js';
 import {
   gzipMember,
+  joinBlocks,
   prepareFamilies,
   renderTarget,
   storedGzipMember,
   writePage,
 } from './pageBytes.js';
-import type { PreparedFamily, TargetBytes } from './pageBytes.js';
+import type { AcrossTargetsBytes, PreparedFamily, TargetBlock, TargetBytes } from './pageBytes.js';
 import type { SnapshotFamilies } from './snapshotFamilies.js';
 
 // What /metrics sends, kept the way kube-state-metrics keeps its page: when the store changes a
 // target, that target's samples of every per-target family are rendered into bytes (the store
 // pushes the change); a scrape writes each family's header followed by every target's bytes of
-// it, since the exposition formats want a family's samples together (pageBytes.ts). The families computed across
-// targets are small and written again when any target changed. The registry's metrics (API
+// it, since the exposition formats want a family's samples together, joined in blocks of
+// consecutive targets that a scrape joins again only where a target changed (pageBytes.ts). The
+// families computed across targets are small, rendered again when any target changed and encoded
+// again when their text did. The registry's metrics (API
 // counters, reloads, webhook requests) are small and rendered on every scrape (up to a rate that a
 // scrape flood exceeds, see EXPORTER_PART_BURST), but for the process
 // and Node.js metrics, which are rendered again once a second old: collecting them (reading /proc,
@@ -79,6 +82,9 @@ interface Variant {
    * its target: a target's old bytes go with its old status, a removed target's with its last.
    */
   targets: WeakMap<TargetStatus, TargetBytes>;
+  /** The targets' bytes joined in blocks, as the last page was written from them. */
+  blocks: readonly TargetBlock[];
+  acrossTargets: AcrossTargetsBytes;
   /**
    * The snapshot families as last written, the targets' bytes they were written from, and the
    * store's view they show.
@@ -149,6 +155,8 @@ export class MetricsPage {
         generation: -1,
         families: [],
         targets: new WeakMap(),
+        blocks: [],
+        acrossTargets: new Map(),
         written: undefined,
         live: undefined,
         exporterPart: undefined,
@@ -256,7 +264,15 @@ export class MetricsPage {
       variant.written = { ...written, viewKey };
       return written.page;
     }
-    const { page, complete } = writePage(variant.families, statuses, current, this.#families);
+    const perTarget = variant.families.filter(({ perTargetIndex }) => perTargetIndex !== undefined);
+    variant.blocks = joinBlocks(variant.blocks, current, perTarget.length);
+    const { page, complete } = writePage(
+      variant.families,
+      statuses,
+      variant.blocks,
+      variant.acrossTargets,
+      this.#families,
+    );
     // Written again on the next scrape while a family fails, so that it is tried again.
     variant.written = complete ? { viewKey, from: current, page } : undefined;
     return page;
@@ -267,6 +283,8 @@ export class MetricsPage {
     variant.families = prepareFamilies(this.#families.selected, variant.format, variant.encode);
     variant.generation = this.#families.generation;
     variant.targets = new WeakMap();
+    variant.blocks = [];
+    variant.acrossTargets = new Map();
     variant.written = undefined;
   }
 

@@ -6,8 +6,8 @@ import { familyText } from './familyText.js';
 import type { FamilyText } from './familyText.js';
 import type { SelectedFamily, SnapshotFamilies } from './snapshotFamilies.js';
 
-// The bytes of /metrics: each target's piece of each per-target family rendered on its own, and a
-// page written from them family by family. A gzip piece is a gzip member of its own: members may
+// The bytes of /metrics: each target's piece of each per-target family rendered on its own, joined
+// in blocks of consecutive targets, and a page written from the blocks family by family. A gzip piece is a gzip member of its own: members may
 // follow one another in one stream (RFC 1952), which Prometheus's and Node.js's readers take as one
 // text, so a page written after a poll concatenates members instead of compressing the whole page
 // again.
@@ -90,27 +90,81 @@ export function renderTarget(
 }
 
 /**
- * Writes every family into one buffer: its header, then its samples (every target's piece of a
+ * Consecutive targets' pieces joined family by family, so that a page is written from a few
+ * hundred chunks rather than one piece per target and family (a copy each).
+ */
+export const TARGETS_PER_BLOCK = 32;
+
+/** Up to TARGETS_PER_BLOCK consecutive targets, and each per-target family's pieces of them joined. */
+export interface TargetBlock {
+  readonly members: readonly TargetBytes[];
+  /** By per-target family index: the members' pieces of that family, back to back. */
+  readonly chunks: readonly Buffer[];
+}
+
+/**
+ * The blocks of `targets`, reusing what `previous` joined: a block whose members are the same is
+ * kept whole, and a changed block joins again only the families whose pieces changed.
+ */
+export function joinBlocks(
+  previous: readonly TargetBlock[],
+  targets: readonly TargetBytes[],
+  perTargetFamilies: number,
+): TargetBlock[] {
+  const blocks: TargetBlock[] = [];
+  for (let start = 0; start < targets.length; start += TARGETS_PER_BLOCK) {
+    const members = targets.slice(start, start + TARGETS_PER_BLOCK);
+    const old = previous[blocks.length];
+    if (old !== undefined && sameMembers(old.members, members)) {
+      blocks.push(old);
+      continue;
+    }
+    const chunks: Buffer[] = [];
+    for (let index = 0; index < perTargetFamilies; index++) {
+      const kept = old !== undefined && samePieces(old.members, members, index);
+      chunks.push(
+        kept ? (old.chunks[index] ?? joinPieces(members, index)) : joinPieces(members, index),
+      );
+    }
+    blocks.push({ members, chunks });
+  }
+  return blocks;
+}
+
+/**
+ * Each family across targets as last encoded, by name: encoded again only when its text changed,
+ * since most pages change a few targets and leave these (a handful of lines) as they were.
+ */
+export type AcrossTargetsBytes = Map<string, { readonly text: string; readonly bytes: Buffer }>;
+
+/**
+ * Writes every family into one buffer: its header, then its samples (every block's chunk of a
  * per-target family). A family without samples is left out, header included; a family that threw
  * is left out and counted once, and the page is then not `complete`.
  */
 export function writePage(
   families: readonly PreparedFamily[],
   statuses: readonly TargetStatus[],
-  targets: readonly TargetBytes[],
+  blocks: readonly TargetBlock[],
+  acrossTargets: AcrossTargetsBytes,
   { settings, renderErrors }: Pick<SnapshotFamilies, 'settings' | 'renderErrors'>,
 ): { readonly page: Buffer; readonly complete: boolean } {
-  const layout: (Buffer | number)[] = [];
+  const layout: Buffer[] = [];
   let length = 0;
   let complete = true;
+  const failures = failuresByFamily(blocks);
   for (const { definition, text, header, perTargetIndex, encode } of families) {
     if (definition.scope === 'targets') {
       try {
         const samples = text.render(definition.samples(statuses, settings));
         if (samples === '') continue;
-        const encoded = encode(text.header + samples);
-        layout.push(encoded);
-        length += encoded.length;
+        let encoded = acrossTargets.get(definition.name);
+        if (encoded?.text !== samples) {
+          encoded = { text: samples, bytes: encode(text.header + samples) };
+          acrossTargets.set(definition.name, encoded);
+        }
+        layout.push(encoded.bytes);
+        length += encoded.bytes.length;
       } catch (error) {
         renderErrors?.record(definition.name, error);
         complete = false;
@@ -118,31 +172,67 @@ export function writePage(
       continue;
     }
     const index = perTargetIndex ?? 0;
-    const failure = targets.find(({ failed }) => failed.has(index));
-    if (failure !== undefined) {
+    if (failures.has(index)) {
       // Counted once per page, as a family across targets is.
-      renderErrors?.record(definition.name, failure.failed.get(index));
+      renderErrors?.record(definition.name, failures.get(index));
       complete = false;
       continue;
     }
     let samples = 0;
-    for (const { bounds } of targets) samples += piece(bounds, index, 1) - piece(bounds, index, 0);
+    for (const { chunks } of blocks) samples += chunks[index]?.length ?? 0;
     if (samples === 0) continue;
-    layout.push(header, index);
+    layout.push(header);
+    for (const { chunks } of blocks) {
+      const chunk = chunks[index];
+      if (chunk !== undefined && chunk.length > 0) layout.push(chunk);
+    }
     length += header.length + samples;
   }
-  const page = Buffer.allocUnsafeSlow(length);
-  let offset = 0;
-  for (const item of layout) {
-    if (typeof item !== 'number') {
-      offset += item.copy(page, offset);
-      continue;
-    }
-    for (const { bytes, bounds } of targets) {
-      offset += bytes.copy(page, offset, piece(bounds, item, 0), piece(bounds, item, 1));
+  return { page: Buffer.concat(layout, length), complete };
+}
+
+/** By per-target family index, what the first target whose piece of it threw threw. */
+function failuresByFamily(blocks: readonly TargetBlock[]): Map<number, unknown> {
+  const failures = new Map<number, unknown>();
+  for (const { members } of blocks) {
+    for (const { failed } of members) {
+      for (const [index, error] of failed) if (!failures.has(index)) failures.set(index, error);
     }
   }
-  return { page, complete };
+  return failures;
+}
+
+function sameMembers(a: readonly TargetBytes[], b: readonly TargetBytes[]): boolean {
+  return a.length === b.length && a.every((member, index) => member === b[index]);
+}
+
+/** Whether two lists of targets hold the same bytes of per-target family `index`. */
+function samePieces(a: readonly TargetBytes[], b: readonly TargetBytes[], index: number): boolean {
+  if (a.length !== b.length) return false;
+  return a.every((before, at) => {
+    const after = b[at];
+    if (after === undefined) return false;
+    if (before === after) return true;
+    const [start, end] = [piece(after.bounds, index, 0), piece(after.bounds, index, 1)];
+    const [was, wasEnd] = [piece(before.bounds, index, 0), piece(before.bounds, index, 1)];
+    return (
+      end - start === wasEnd - was &&
+      after.bytes.compare(before.bytes, was, wasEnd, start, end) === 0
+    );
+  });
+}
+
+/** The members' pieces of per-target family `index`, back to back. */
+function joinPieces(members: readonly TargetBytes[], index: number): Buffer {
+  let length = 0;
+  for (const { bounds } of members) length += piece(bounds, index, 1) - piece(bounds, index, 0);
+  // Memory of its own: a slice of Node.js's shared pool would keep the pool alive with it.
+  const chunk = Buffer.allocUnsafeSlow(length);
+  let offset = 0;
+  for (const { bytes, bounds } of members) {
+    offset += bytes.copy(chunk, offset, piece(bounds, index, 0), piece(bounds, index, 1));
+  }
+  return chunk;
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   MetricsPage,
 } from '../../src/metrics/metricsPage.js';
 import type { MetricsPageResponse } from '../../src/metrics/metricsPage.js';
+import { TARGETS_PER_BLOCK } from '../../src/metrics/pageBytes.js';
 import type { Target } from '../../src/snapshot/types.js';
 import {
   acrossRepositories,
@@ -104,6 +105,26 @@ describe('MetricsPage', () => {
       expect(afterPoll).toMatch(
         /trunk_exporter_last_success_timestamp_seconds\{repo="github.com\/acme\/repo-3",branch="main",kind="merge_queue"\} \d+/,
       );
+    },
+  );
+
+  it.each([false, true])(
+    'writes a page of more targets than a block exactly as a fresh render, after polls in several blocks (gzip: %s)',
+    async (acceptGzip) => {
+      const scenario = acrossRepositories(loadScenario('normal-queue'), TARGETS_PER_BLOCK + 9);
+      const replay = replayScenario(scenario);
+      const page = pageFor(replay);
+      const scrape = async () => body(await page.render('openmetrics', { acceptGzip }));
+      await scrape();
+
+      replay.setClock(scenario.renderAt + 17);
+      for (const repo of [2, TARGETS_PER_BLOCK + 4]) {
+        pollAgain(replay, {
+          ...firstTarget(scenario),
+          repo: `github.com/acme/repo-${String(repo)}`,
+        });
+      }
+      expect(await scrape()).toBe(await fresh(replay, 'openmetrics'));
     },
   );
 

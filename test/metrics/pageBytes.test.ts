@@ -1,8 +1,19 @@
 // Gzip members as the page sends them: whatever mix of members a page holds, a gzip reader must
-// read back exactly the text, as Prometheus's reader takes a stream of members as one text.
+// read back exactly the text, as Prometheus's reader takes a stream of members as one text. And the
+// blocks a page is written from: joined again only where a target's piece changed.
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { gzipMember, storedGzipMember } from '../../src/metrics/pageBytes.js';
+import {
+  gzipMember,
+  joinBlocks,
+  prepareFamilies,
+  renderTarget,
+  storedGzipMember,
+  TARGETS_PER_BLOCK,
+  writePage,
+} from '../../src/metrics/pageBytes.js';
+import type { AcrossTargetsBytes, TargetBytes } from '../../src/metrics/pageBytes.js';
+import { loadScenario, replayScenario } from './scenario.js';
 
 const LINE = 'trunk_exporter_api_requests_total{endpoint="getQueue",status="200"} 12\n';
 
@@ -30,5 +41,101 @@ describe('storedGzipMember', () => {
       gzipMember('# EOF\n'),
     ]);
     expect(gunzipSync(page).toString()).toBe(`# TYPE a gauge\n${LINE}# EOF\n`);
+  });
+});
+
+/** A target whose per-target families' pieces are `pieces`, in family order. */
+function target(...pieces: string[]): TargetBytes {
+  const bounds = new Int32Array(pieces.length * 2);
+  let length = 0;
+  pieces.forEach((piece, index) => {
+    bounds[index * 2] = length;
+    length += Buffer.byteLength(piece);
+    bounds[index * 2 + 1] = length;
+  });
+  return { bytes: Buffer.from(pieces.join('')), bounds, failed: new Map() };
+}
+
+/** `count` targets, each with a piece of two families naming it. */
+function targets(count: number, from = 0): TargetBytes[] {
+  return Array.from({ length: count }, (_unused, index) =>
+    target(`a${String(from + index)};`, `b${String(from + index)};`),
+  );
+}
+
+/** Each family's chunks of every block, as text. */
+function columns(blocks: ReturnType<typeof joinBlocks>): string[] {
+  return [0, 1].map((index) => blocks.map(({ chunks }) => chunks[index]?.toString()).join(''));
+}
+
+describe('joinBlocks', () => {
+  const count = TARGETS_PER_BLOCK * 2 + 5;
+
+  it("joins each family's pieces in target order, block after block", () => {
+    const blocks = joinBlocks([], targets(count), 2);
+    expect(blocks.map(({ members }) => members.length)).toEqual([
+      TARGETS_PER_BLOCK,
+      TARGETS_PER_BLOCK,
+      5,
+    ]);
+    const all = targets(count);
+    expect(columns(blocks)).toEqual([
+      all.map((_unused, index) => `a${String(index)};`).join(''),
+      all.map((_unused, index) => `b${String(index)};`).join(''),
+    ]);
+  });
+
+  it('keeps a block whose members are the same, and in a changed block the families that did not change', () => {
+    const before = targets(count);
+    const first = joinBlocks([], before, 2);
+    const after = [...before];
+    // A new target object (a poll) with the same first family and a new second one.
+    after[TARGETS_PER_BLOCK + 3] = target(`a${String(TARGETS_PER_BLOCK + 3)};`, 'changed;');
+    const second = joinBlocks(first, after, 2);
+
+    expect(second[0]).toBe(first[0]);
+    expect(second[2]).toBe(first[2]);
+    expect(second[1]).not.toBe(first[1]);
+    expect(second[1]?.chunks[0]).toBe(first[1]?.chunks[0]);
+    expect(second[1]?.chunks[1]).not.toBe(first[1]?.chunks[1]);
+    expect(columns(second)).toEqual(columns(joinBlocks([], after, 2)));
+  });
+
+  it('joins again what a removed target shifts', () => {
+    const before = targets(count);
+    const first = joinBlocks([], before, 2);
+    const after = before.filter((_unused, index) => index !== 1);
+    expect(columns(joinBlocks(first, after, 2))).toEqual(columns(joinBlocks([], after, 2)));
+  });
+});
+
+describe('writePage', () => {
+  it('encodes a family across targets again only when its text changes', () => {
+    const replay = replayScenario(loadScenario('normal-queue'));
+    const encoded: string[] = [];
+    const families = prepareFamilies(replay.snapshotMetrics.selected, 'prometheus', (text) => {
+      encoded.push(text);
+      return Buffer.from(text);
+    });
+    const perTarget = families.filter(({ perTargetIndex }) => perTargetIndex !== undefined);
+    const statuses = replay.store.statuses();
+    const blocks = joinBlocks(
+      [],
+      statuses.map((status) => renderTarget(families, status, replay.snapshotMetrics.settings)),
+      perTarget.length,
+    );
+    const acrossTargets: AcrossTargetsBytes = new Map();
+    const write = () =>
+      writePage(families, statuses, blocks, acrossTargets, replay.snapshotMetrics).page;
+
+    encoded.length = 0;
+    const first = write();
+    const acrossFamilies = families.filter(({ definition }) => definition.scope === 'targets');
+    expect(encoded.length).toBe(acrossFamilies.length);
+    encoded.length = 0;
+    const second = write();
+    expect(encoded).toEqual([]);
+    expect(second.equals(first)).toBe(true);
+    expect(first.toString()).toContain('trunk_exporter_build_info');
   });
 });
