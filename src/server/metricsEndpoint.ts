@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import type { Logger } from '../log/logger.js';
 import { negotiateExpositionFormat } from '../metrics/exposition.js';
+import type { ExpositionFormat } from '../metrics/exposition.js';
 import type { MetricsPage, MetricsPageResponse } from '../metrics/metricsPage.js';
 import { acceptsGzip } from './contentEncoding.js';
 
@@ -9,8 +10,17 @@ export function metricsEndpoint(
   page: MetricsPage,
   logger: Logger,
 ): (req: Request, res: Response) => void {
+  // A scraper sends the same Accept header on every scrape; parsing it costs more than a lookup.
+  let negotiated: { readonly accept: string | undefined; readonly format: ExpositionFormat } = {
+    accept: undefined,
+    format: negotiateExpositionFormat(undefined),
+  };
   return (req, res) => {
-    const format = negotiateExpositionFormat(req.headers.accept);
+    const accept = req.headers.accept;
+    if (accept !== negotiated.accept) {
+      negotiated = { accept, format: negotiateExpositionFormat(accept) };
+    }
+    const format = negotiated.format;
     const acceptGzip = acceptsGzip(req.headers['accept-encoding']);
     page.render(format, { acceptGzip }).then(
       (rendered) => {

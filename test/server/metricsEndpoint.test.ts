@@ -124,6 +124,31 @@ describe('/metrics', () => {
     }
   });
 
+  it('answers each scrape in the format its own Accept header asks for, whatever the scrape before asked', async () => {
+    const url = await startServer();
+    const asked = [
+      OPENMETRICS_ACCEPT,
+      undefined,
+      OPENMETRICS_ACCEPT,
+      OPENMETRICS_ACCEPT,
+      'text/plain',
+    ];
+    const contentTypes = [];
+    for (const accept of asked) {
+      const answer = await send(`${url}/metrics`, {
+        headers: accept === undefined ? {} : { accept },
+      });
+      contentTypes.push(answer.headers['content-type']?.split(';')[0]);
+    }
+    expect(contentTypes).toEqual([
+      'application/openmetrics-text',
+      'text/plain',
+      'application/openmetrics-text',
+      'application/openmetrics-text',
+      'text/plain',
+    ]);
+  });
+
   it('answers other methods on /metrics 405 with Allow', async () => {
     const url = await startServer();
     const answer = await send(`${url}/metrics`, { method: 'POST' });
