@@ -2,6 +2,7 @@ import { Counter, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { ApiCallObserver } from '../trunk/observer.js';
 import { ENDPOINTS } from '../trunk/schemas.js';
+import { V2_ENDPOINTS } from '../trunk/v2Schemas.js';
 import { NAMESPACE, fqName } from './naming.js';
 
 const SUBSYSTEM = 'exporter';
@@ -35,8 +36,11 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
     labelNames: ['endpoint'] as const,
     registers: [registry],
   });
-  // Present from the first scrape, so rate() and increase() see the first mismatch as a change.
-  for (const endpoint of Object.values(ENDPOINTS)) schemaMismatches.inc({ endpoint }, 0);
+  // Present from the first scrape, so rate() and increase() see the first mismatch as a change,
+  // whichever API version the exporter reads.
+  for (const endpoint of [...Object.values(ENDPOINTS), ...Object.values(V2_ENDPOINTS)]) {
+    schemaMismatches.inc({ endpoint }, 0);
+  }
   const anomalies = new Counter({
     name: API_ANOMALIES,
     help:

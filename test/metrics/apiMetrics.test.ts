@@ -1,13 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { registerApiMetrics } from '../../src/metrics/apiMetrics.js';
 import { createRegistry } from '../../src/metrics/registry.js';
+import { V2_ENDPOINTS } from '../../src/trunk/v2Schemas.js';
 import { renderRegistry } from './page.js';
 
 describe('API call observer', () => {
-  it('starts every endpoint at 0 schema mismatches, so rate() sees the first one', async () => {
+  it('starts every endpoint, v1 and v2, at 0 schema mismatches, so rate() sees the first one', async () => {
     const registry = createRegistry({ defaultMetrics: false });
     registerApiMetrics(registry);
     const page = await renderRegistry(registry, 'prometheus');
+    for (const endpoint of Object.values(V2_ENDPOINTS)) {
+      expect(page).toContain(
+        `trunk_exporter_api_schema_mismatches_total{endpoint="${endpoint}"} 0\n`,
+      );
+    }
     expect(page).toContain('trunk_exporter_api_schema_mismatches_total{endpoint="getQueue"} 0\n');
     expect(page).toContain(
       'trunk_exporter_api_schema_mismatches_total{endpoint="getSubmittedPullRequest"} 0\n',
