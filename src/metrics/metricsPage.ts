@@ -264,8 +264,7 @@ export class MetricsPage {
       variant.written = { ...written, viewKey };
       return written.page;
     }
-    const perTarget = variant.families.filter(({ perTargetIndex }) => perTargetIndex !== undefined);
-    variant.blocks = joinBlocks(variant.blocks, current, perTarget.length);
+    variant.blocks = joinBlocks(variant.blocks, current);
     const { page, complete } = writePage(
       variant.families,
       statuses,

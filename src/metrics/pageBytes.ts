@@ -7,10 +7,10 @@ import type { FamilyText } from './familyText.js';
 import type { SelectedFamily, SnapshotFamilies } from './snapshotFamilies.js';
 
 // The bytes of /metrics: each target's piece of each per-target family rendered on its own, joined
-// in blocks of consecutive targets, and a page written from the blocks family by family. A gzip piece is a gzip member of its own: members may
-// follow one another in one stream (RFC 1952), which Prometheus's and Node.js's readers take as one
-// text, so a page written after a poll concatenates members instead of compressing the whole page
-// again.
+// in blocks of consecutive targets, and a page written from the blocks family by family. A gzip
+// piece is a gzip member of its own: members may follow one another in one stream (RFC 1952),
+// which Prometheus's and Node.js's readers take as one text, so a page written after a poll
+// concatenates members instead of compressing the whole page again.
 
 /** A selected family prepared for one variant. */
 export interface PreparedFamily {
@@ -109,8 +109,8 @@ export interface TargetBlock {
 export function joinBlocks(
   previous: readonly TargetBlock[],
   targets: readonly TargetBytes[],
-  perTargetFamilies: number,
 ): TargetBlock[] {
+  const perTargetFamilies = (targets[0]?.bounds.length ?? 0) / 2;
   const blocks: TargetBlock[] = [];
   for (let start = 0; start < targets.length; start += TARGETS_PER_BLOCK) {
     const members = targets.slice(start, start + TARGETS_PER_BLOCK);
@@ -122,9 +122,7 @@ export function joinBlocks(
     const chunks: Buffer[] = [];
     for (let index = 0; index < perTargetFamilies; index++) {
       const kept = old !== undefined && samePieces(old.members, members, index);
-      chunks.push(
-        kept ? (old.chunks[index] ?? joinPieces(members, index)) : joinPieces(members, index),
-      );
+      chunks.push((kept ? old.chunks[index] : undefined) ?? joinPieces(members, index));
     }
     blocks.push({ members, chunks });
   }

@@ -72,7 +72,7 @@ describe('joinBlocks', () => {
   const count = TARGETS_PER_BLOCK * 2 + 5;
 
   it("joins each family's pieces in target order, block after block", () => {
-    const blocks = joinBlocks([], targets(count), 2);
+    const blocks = joinBlocks([], targets(count));
     expect(blocks.map(({ members }) => members.length)).toEqual([
       TARGETS_PER_BLOCK,
       TARGETS_PER_BLOCK,
@@ -87,25 +87,25 @@ describe('joinBlocks', () => {
 
   it('keeps a block whose members are the same, and in a changed block the families that did not change', () => {
     const before = targets(count);
-    const first = joinBlocks([], before, 2);
+    const first = joinBlocks([], before);
     const after = [...before];
     // A new target object (a poll) with the same first family and a new second one.
     after[TARGETS_PER_BLOCK + 3] = target(`a${String(TARGETS_PER_BLOCK + 3)};`, 'changed;');
-    const second = joinBlocks(first, after, 2);
+    const second = joinBlocks(first, after);
 
     expect(second[0]).toBe(first[0]);
     expect(second[2]).toBe(first[2]);
     expect(second[1]).not.toBe(first[1]);
     expect(second[1]?.chunks[0]).toBe(first[1]?.chunks[0]);
     expect(second[1]?.chunks[1]).not.toBe(first[1]?.chunks[1]);
-    expect(columns(second)).toEqual(columns(joinBlocks([], after, 2)));
+    expect(columns(second)).toEqual(columns(joinBlocks([], after)));
   });
 
   it('joins again what a removed target shifts', () => {
     const before = targets(count);
-    const first = joinBlocks([], before, 2);
+    const first = joinBlocks([], before);
     const after = before.filter((_unused, index) => index !== 1);
-    expect(columns(joinBlocks(first, after, 2))).toEqual(columns(joinBlocks([], after, 2)));
+    expect(columns(joinBlocks(first, after))).toEqual(columns(joinBlocks([], after)));
   });
 });
 
@@ -117,12 +117,10 @@ describe('writePage', () => {
       encoded.push(text);
       return Buffer.from(text);
     });
-    const perTarget = families.filter(({ perTargetIndex }) => perTargetIndex !== undefined);
     const statuses = replay.store.statuses();
     const blocks = joinBlocks(
       [],
       statuses.map((status) => renderTarget(families, status, replay.snapshotMetrics.settings)),
-      perTarget.length,
     );
     const acrossTargets: AcrossTargetsBytes = new Map();
     const write = () =>
