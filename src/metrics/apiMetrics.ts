@@ -52,11 +52,22 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
     labelNames: ['endpoint', 'kind'] as const,
     registers: [registry],
   });
+  // Each kind an endpoint's answers can show, as for schema mismatches.
   anomalies.inc({ endpoint: ENDPOINTS.getQueue, kind: 'duplicate_pr' }, 0);
-  for (const endpoint of [ENDPOINTS.getQueue, ENDPOINTS.listQuarantinedTests]) {
-    anomalies.inc({ endpoint, kind: 'invalid_item' }, 0);
-  }
-  for (const endpoint of Object.values(ENDPOINTS)) {
+  const lists = [
+    ENDPOINTS.getQueue,
+    ENDPOINTS.listQuarantinedTests,
+    V2_ENDPOINTS.listMergeQueues,
+    V2_ENDPOINTS.listQueuePullRequests,
+    V2_ENDPOINTS.listTests,
+  ];
+  for (const endpoint of lists) anomalies.inc({ endpoint, kind: 'invalid_item' }, 0);
+  const withTimestamps = [
+    ...Object.values(ENDPOINTS),
+    V2_ENDPOINTS.listQueuePullRequests,
+    V2_ENDPOINTS.listTests,
+  ];
+  for (const endpoint of withTimestamps) {
     anomalies.inc({ endpoint, kind: 'timestamp_out_of_range' }, 0);
     anomalies.inc({ endpoint, kind: 'invalid_field' }, 0);
   }

@@ -83,10 +83,7 @@ function toSnapshot(
   takenAt: number,
 ): MergeQueueSnapshot {
   const { config } = queue;
-  // A PR listed twice (paging over a moving list) counts once.
-  const byNumber = new Map<number, V2PullRequest>();
-  for (const row of rows) if (!byNumber.has(row.number)) byNumber.set(row.number, row);
-  const unique = [...byNumber.values()];
+  const unique = latestRows(rows);
   return {
     kind: 'merge_queue',
     repo: key.repo,
@@ -116,6 +113,21 @@ function toSnapshot(
     readinessKnown: true,
     notMergeableReasons: notMergeableReasonCounts(unique),
   };
+}
+
+/**
+ * Each PR once, as v1's getQueue is read: a PR listed twice (paging over a moving list) keeps the
+ * row with the latest stateChangedAt (the first of equals; a row without one is the oldest), in
+ * the place of its first.
+ */
+function latestRows(rows: readonly V2PullRequest[]): V2PullRequest[] {
+  const byNumber = new Map<number, { readonly row: V2PullRequest; readonly at: number }>();
+  for (const row of rows) {
+    const at = parseTimestampSeconds(row.queueEntry.stateChangedAt) ?? Number.NEGATIVE_INFINITY;
+    const kept = byNumber.get(row.number);
+    if (kept === undefined || at > kept.at) byNumber.set(row.number, { row, at });
+  }
+  return [...byNumber.values()].map(({ row }) => row);
 }
 
 function toPullRequestSnapshot(row: V2PullRequest): PullRequestSnapshot {

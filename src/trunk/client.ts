@@ -187,18 +187,20 @@ export class TrunkClient {
 
   /**
    * One API v2 read: a GET of `/v2/<path>` under the same limits, queue, retries and observer as
-   * every v1 call (v2Client.ts names the reads). `onNotFound` says what a 404 means where it is an
-   * answer rather than an error.
+   * every v1 call (v2Client.ts names the reads). `check` turns the parsed answer into what is used,
+   * reporting its anomalies; `onNotFound` says what a 404 means where it is an answer rather than an
+   * error.
    */
-  async readV2<T, N = never>(
+  async readV2<R, T, N = never>(
     target: CallTarget,
     path: string,
-    schema: z.ZodType<T>,
+    schema: z.ZodType<R>,
+    check: ResponseCheck<R, T>,
     options: CallOptions = {},
     onNotFound?: () => N,
   ): Promise<T | N> {
     const request: ApiRequest = { api: 'v2', path };
-    return this.#call(target, request, schema, (value) => value, options, onNotFound);
+    return this.#call(target, request, schema, check, options, onNotFound);
   }
 
   /** Epoch ms until which a 429's Retry-After holds every request back (0 or past when not paused). */

@@ -3,7 +3,6 @@
 // poll, lookup or flow counter ever sees it.
 import type { ApiAnomalyKind } from './observer.js';
 import {
-  UNUSABLE_ITEM,
   type EnqueuedPullRequest,
   type MergeQueue,
   type MergeQueueResponse,
@@ -12,6 +11,8 @@ import {
   type SubmittedPullRequest,
 } from './schemas.js';
 import { isExportableMs, parseRfc3339 } from './timestamps.js';
+import { UNUSABLE_ITEM } from './tolerantList.js';
+import type { V2Page, V2PageResponse } from './v2Schemas.js';
 
 /** Reports `count` anomalies of `kind` in the response at hand. */
 export type AnomalyReport = (kind: ApiAnomalyKind, count: number) => void;
@@ -89,6 +90,20 @@ export function checkQuarantinedTestsPage(
   return page;
 }
 
+/**
+ * Checks a page of a v2 list: drops and reports unusable rows, and reports each timestamp that
+ * `timestampsOf` reads from a usable row and that cannot be exported.
+ */
+export function checkV2Page<T>(
+  timestampsOf: (row: T) => readonly (string | null | undefined)[] = () => [],
+): (response: V2PageResponse<T>, report: AnomalyReport) => V2Page<T> {
+  return (response, report) => {
+    const data = usableItems(response.data, report);
+    reportTimestamps(data.flatMap(timestampsOf), report);
+    return { ...response, data };
+  };
+}
+
 /** The items that fit their schema, in order; the others are reported as `invalid_item`. */
 function usableItems<T>(items: readonly (T | typeof UNUSABLE_ITEM)[], report: AnomalyReport): T[] {
   const usable = items.filter((item): item is T => item !== UNUSABLE_ITEM);
@@ -101,13 +116,13 @@ function usableItems<T>(items: readonly (T | typeof UNUSABLE_ITEM)[], report: An
  * outside 2000-2100 (`timestamp_out_of_range`). Neither is ever exported (poller/timestamps.ts).
  */
 function reportTimestamps(
-  timestamps: readonly (string | undefined)[],
+  timestamps: readonly (string | null | undefined)[],
   report: AnomalyReport,
 ): void {
   let invalid = 0;
   let outOfRange = 0;
   for (const timestamp of timestamps) {
-    if (timestamp === undefined) continue;
+    if (timestamp === undefined || timestamp === null) continue;
     const epochMs = parseRfc3339(timestamp);
     if (epochMs === undefined) invalid += 1;
     else if (!isExportableMs(epochMs)) outOfRange += 1;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { tolerantList } from './tolerantList.js';
 import type { V2Endpoint } from './v2Schemas.js';
 
 // Response schemas for the three read operations of trunk-api-v1.md, widened where the live
@@ -7,9 +8,9 @@ import type { V2Endpoint } from './v2Schemas.js';
 // field that is absent, null or of another type reads as absent (optionalValue). Enums are plain
 // strings on purpose: Trunk says new values may appear at any time, and an unknown value must
 // become its own label value rather than a failed poll. A list item that cannot be used at all
-// becomes UNUSABLE_ITEM, which responseAnomalies.ts drops and counts, so one odd item never costs
-// the page. Timestamps are any string here: responseAnomalies.ts counts those that are not RFC 3339
-// date-times (timestamps.ts), which are then never exported.
+// becomes UNUSABLE_ITEM (tolerantList.ts), which responseAnomalies.ts drops and counts, so one odd
+// item never costs the page. Timestamps are any string here: responseAnomalies.ts counts those
+// that are not RFC 3339 date-times (timestamps.ts), which are then never exported.
 
 export const repoRefSchema = z.object({
   host: z.string().min(1),
@@ -28,14 +29,6 @@ function optionalValue<T extends z.ZodType>(schema: T) {
  * that is no date-time, so responseAnomalies.ts counts every unusable timestamp the same way.
  */
 const timestampValue = z.string().optional().catch('');
-
-/** What a list item that does not fit its schema becomes; dropped and counted after parsing. */
-export const UNUSABLE_ITEM = Symbol('unusable list item');
-
-/** A list whose items are parsed one by one: an item that does not fit becomes UNUSABLE_ITEM. */
-function tolerantList<T extends z.ZodType>(item: T) {
-  return z.array(z.union([item, z.unknown().transform((): typeof UNUSABLE_ITEM => UNUSABLE_ITEM)]));
-}
 
 export const enqueuedPullRequestSchema = z.object({
   /** The PR's identity in the queue: an item without it is unusable. */

@@ -1,4 +1,5 @@
 import type { CallOptions, TrunkClient } from './client.js';
+import { checkV2Page } from './responseAnomalies.js';
 import type { CallTarget } from './transport.js';
 import { walkV2Pages } from './v2Paging.js';
 import {
@@ -54,6 +55,7 @@ export class TrunkV2Client {
           target,
           `merge-queues?${pageQuery({}, cursor)}`,
           v2MergeQueuePageSchema,
+          checkV2Page<V2MergeQueue>(),
           options,
         ),
       'the list of merge queues',
@@ -70,6 +72,7 @@ export class TrunkV2Client {
       target,
       `merge-queues/${encodeURIComponent(queue.id)}`,
       v2MergeQueueSchema,
+      asParsed,
       options,
       () => undefined,
     );
@@ -90,6 +93,10 @@ export class TrunkV2Client {
           target,
           `merge-queues/${encodeURIComponent(queue.id)}/pull-requests?${pageQuery(query, cursor)}`,
           v2PullRequestPageSchema,
+          checkV2Page<V2PullRequest>(({ queueEntry }) => [
+            queueEntry.stateChangedAt,
+            queueEntry.createdAt,
+          ]),
           options,
         ),
       `the pull requests of ${queue.repo} ${queue.branch}`,
@@ -105,6 +112,7 @@ export class TrunkV2Client {
           target,
           `tests?${pageQuery({ quarantineState: 'quarantined' }, cursor)}`,
           v2TestPageSchema,
+          checkV2Page<V2Test>((test) => [test.quarantinedSince ?? test.statusSince]),
           options,
         ),
       'the list of quarantined tests',
@@ -118,10 +126,16 @@ export class TrunkV2Client {
       target,
       `repositories/${encodeURIComponent(id)}`,
       v2RepositorySchema,
+      asParsed,
       options,
       () => undefined,
     );
   }
+}
+
+/** A single object's answer: nothing in it is counted as odd. */
+function asParsed<T>(value: T): T {
+  return value;
 }
 
 function queueTarget(endpoint: CallTarget['endpoint'], queue: V2QueueRef): CallTarget {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { tolerantList, type UNUSABLE_ITEM } from './tolerantList.js';
 
 // Response schemas of the API v2 reads (trunk-api-v2.md). Tolerant like the v1 ones: only what a
 // metric or the paging needs is required, unknown fields are dropped, and enums are plain strings
@@ -14,19 +15,33 @@ export const V2_ENDPOINTS = {
 } as const;
 export type V2Endpoint = (typeof V2_ENDPOINTS)[keyof typeof V2_ENDPOINTS];
 
-/** Every v2 list's envelope: `{ data, nextCursor, hasMore }`. */
+/**
+ * Every v2 list's envelope: `{ data, nextCursor, hasMore }`. Rows are read as v1's list items are:
+ * a row that does not fit is UNUSABLE_ITEM, dropped and counted (responseAnomalies.ts).
+ */
 export function v2PageSchema<T extends z.ZodType>(row: T) {
   return z.object({
-    data: z.array(row),
+    data: tolerantList(row),
     nextCursor: z.string().nullish(),
     hasMore: z.boolean().optional(),
   });
 }
+/** A v2 page as parsed: unusable rows still in place (see checkV2Page). */
+export interface V2PageResponse<T> extends Omit<V2Page<T>, 'data'> {
+  readonly data: readonly (T | typeof UNUSABLE_ITEM)[];
+}
+/** A v2 page with only usable rows. */
 export interface V2Page<T> {
   readonly data: readonly T[];
   readonly nextCursor?: string | null | undefined;
   readonly hasMore?: boolean | undefined;
 }
+
+/**
+ * A timestamp field: absent or null reads as absent (v2 leaves them open), any other non-string as
+ * '', which is no date-time, so responseAnomalies.ts counts it as v1's unusable timestamps are.
+ */
+const timestampValue = z.string().nullish().catch('');
 
 export const v2QueueConfigSchema = z.object({
   concurrency: z.number(),
@@ -77,10 +92,10 @@ export const v2QueueEntrySchema = z.object({
   // An exit read tells entries apart by id and counts time in queue from createdAt; without them
   // it falls back to the PR number and to the polls' estimate.
   id: z.string().nullish(),
-  createdAt: z.string().nullish(),
+  createdAt: timestampValue,
   state: z.string(),
-  // A timestamp that is not RFC 3339 is not exported (the poller parses it), never a failed poll.
-  stateChangedAt: z.string().nullish(),
+  // A timestamp that is not an RFC 3339 string is counted and not exported, never a failed poll.
+  stateChangedAt: timestampValue,
   // Either may be missing (trunk-api-v2.md); the poller fills one from the other.
   priorityValue: z.number().nullish(),
   priorityName: z.string().nullish(),
@@ -101,8 +116,8 @@ export const v2TestSchema = z.object({
     .nullish()
     .transform((owners) => owners ?? []),
   // Since 2026-10-26; older answers lack it, and then statusSince says since when.
-  quarantinedSince: z.string().nullish(),
-  statusSince: z.string().nullish(),
+  quarantinedSince: timestampValue,
+  statusSince: timestampValue,
 });
 export type V2Test = z.infer<typeof v2TestSchema>;
 export const v2TestPageSchema = v2PageSchema(v2TestSchema);

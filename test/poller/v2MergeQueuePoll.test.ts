@@ -1,7 +1,10 @@
 // pollMergeQueueV2 over real sockets against the simulator: for the same world, a v1 poll and a v2
 // poll must give the same snapshot (v2 spelled in v1's vocabulary), v2 must only ever GET, and one
-// cycle of many queues must read the organization's list of queues once, not once per queue.
+// cycle of many queues must read the organization's list of queues once, not once per queue. And,
+// against a local server answering a fixture, a PR that paging lists twice counts once.
+import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { pollMergeQueue } from '../../src/poller/mergeQueuePoll.js';
 import { pollMergeQueueV2 } from '../../src/poller/v2MergeQueuePoll.js';
 import { V2QueueDirectory } from '../../src/poller/v2QueueDirectory.js';
@@ -10,7 +13,14 @@ import { FaultPlan } from '../../src/simulator/faults.js';
 import type { MergeQueueSnapshot } from '../../src/snapshot/types.js';
 import { TrunkV2Client } from '../../src/trunk/v2Client.js';
 import { startTestSimulator } from '../support/simulator.js';
-import { TOKEN, cleanUp, makeClient, rejectionOf } from '../trunk/harness.js';
+import {
+  TOKEN,
+  cleanUp,
+  makeClient,
+  rejectionOf,
+  sendJson,
+  startApiServer,
+} from '../trunk/harness.js';
 
 afterEach(cleanUp);
 
@@ -158,4 +168,70 @@ describe('pollMergeQueueV2', () => {
       'Trunk API v2 lists no merge queue for github.com/acme/nowhere branch main',
     );
   });
+
+  it.each([
+    ['the later row second', [0, 1]],
+    ['the later row first', [1, 0]],
+  ])(
+    'pull-request-listed-twice-across-pages.json: a PR listed on two pages counts once, as its row with the latest stateChangedAt (%s)',
+    async (_name, order) => {
+      const pages = z
+        .array(z.object({ data: z.array(z.unknown()) }))
+        .parse(
+          JSON.parse(
+            readFileSync(
+              new URL(
+                '../trunk/fixtures/v2/pull-request-listed-twice-across-pages.json',
+                import.meta.url,
+              ),
+              'utf8',
+            ),
+          ),
+        );
+      const queue: unknown = JSON.parse(
+        readFileSync(
+          new URL('../trunk/fixtures/v2/merge-queue-unknown-enums.json', import.meta.url),
+          'utf8',
+        ),
+      );
+      const [first, second] = order.map((index) => pages[index]?.data ?? []);
+      const server = await startApiServer((req, res) => {
+        const url = req.url ?? '';
+        if (url.startsWith('/v2/merge-queues?')) {
+          sendJson(res, 200, { data: [queue], nextCursor: null, hasMore: false });
+        } else if (url.includes('cursor=')) {
+          sendJson(res, 200, { data: second, nextCursor: null, hasMore: false });
+        } else {
+          sendJson(res, 200, { data: first, nextCursor: 'page-2', hasMore: true });
+        }
+      }, '');
+      const { client } = makeClient(server.origin, {
+        token: undefined,
+        apiKey: new Secret(API_KEY),
+      });
+      const v2 = new TrunkV2Client(client);
+      const { snapshot } = await pollMergeQueueV2({
+        reader: v2,
+        directory: new V2QueueDirectory(v2, 30, () => TAKEN_AT),
+        repoName: 'github.com/acme/web',
+        branch: 'main',
+        options: {},
+        now: () => TAKEN_AT,
+      });
+
+      expect(snapshot.pullRequests.map(({ number, state }) => [number, state])).toEqual(
+        order[0] === 0
+          ? [
+              [7, 'testing'],
+              [8, 'testing'],
+              [9, 'pending'],
+            ]
+          : [
+              [7, 'testing'],
+              [9, 'pending'],
+              [8, 'testing'],
+            ],
+      );
+    },
+  );
 });

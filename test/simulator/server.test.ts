@@ -3,8 +3,8 @@ import {
   mergeQueueSchema,
   quarantinedTestsPageSchema,
   submittedPullRequestSchema,
-  UNUSABLE_ITEM,
 } from '../../src/trunk/schemas.js';
+import { UNUSABLE_ITEM } from '../../src/trunk/tolerantList.js';
 import { createSimulatorWorld, DEFAULT_SIMULATOR_START_TIME } from '../../src/simulator/world.js';
 import type { RunningSimulator } from '../../src/simulator/server.js';
 import type { SimulatorFlavour } from '../../src/simulator/responses.js';

@@ -9,7 +9,7 @@ import { createLogger, silentLogger } from '../../src/log/logger.js';
 import type { Logger } from '../../src/log/logger.js';
 import { TrunkClient } from '../../src/trunk/client.js';
 import type { TrunkClientOptions } from '../../src/trunk/client.js';
-import type { ApiCallObserver } from '../../src/trunk/observer.js';
+import type { ApiAnomalyKind, ApiCallObserver } from '../../src/trunk/observer.js';
 import type { Endpoint, RepoRef } from '../../src/trunk/schemas.js';
 
 export const TOKEN = 'tok_live_9f8e7d6c5b4a_SECRET';
@@ -129,6 +129,7 @@ export function sendText(
 export interface RecordingObserver extends ApiCallObserver {
   readonly finished: { endpoint: Endpoint; code: string; seconds: number }[];
   readonly mismatches: Endpoint[];
+  readonly anomalies: { endpoint: Endpoint; kind: ApiAnomalyKind; count: number }[];
   readonly codes: () => string[];
 }
 
@@ -136,9 +137,11 @@ export interface RecordingObserver extends ApiCallObserver {
 export function recordingObserver(): RecordingObserver {
   const finished: RecordingObserver['finished'] = [];
   const mismatches: Endpoint[] = [];
+  const anomalies: RecordingObserver['anomalies'] = [];
   return {
     finished,
     mismatches,
+    anomalies,
     codes: () => finished.map((entry) => entry.code),
     requestFinished: (endpoint, code, seconds) => {
       finished.push({ endpoint, code, seconds });
@@ -146,7 +149,9 @@ export function recordingObserver(): RecordingObserver {
     schemaMismatch: (endpoint) => {
       mismatches.push(endpoint);
     },
-    anomaly: () => undefined,
+    anomaly: (endpoint, kind, count) => {
+      anomalies.push({ endpoint, kind, count });
+    },
   };
 }
 

@@ -1,0 +1,13 @@
+import { z } from 'zod';
+
+/** What a list item that does not fit its schema becomes; dropped and counted after parsing. */
+export const UNUSABLE_ITEM = Symbol('unusable list item');
+
+/**
+ * A list whose items are parsed one by one, for v1 and v2 answers alike: an item that does not fit
+ * becomes UNUSABLE_ITEM, which responseAnomalies.ts drops and counts, so one odd item never costs
+ * the whole answer.
+ */
+export function tolerantList<T extends z.ZodType>(item: T) {
+  return z.array(z.union([item, z.unknown().transform((): typeof UNUSABLE_ITEM => UNUSABLE_ITEM)]));
+}

@@ -1,0 +1,96 @@
+// API v2 pages as the real Trunk may send them, each a fixture file named for what it pins,
+// answered by a real local HTTP server: a row that cannot be used costs itself (dropped, counted
+// as invalid_item), a timestamp that cannot be exported is counted, and the rest of the page is
+// read, as v1's lists are (tolerantResponses.test.ts).
+import { readFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Secret } from '../../src/secrets/secret.js';
+import { TrunkV2Client } from '../../src/trunk/v2Client.js';
+import { cleanUp, makeClient, sendJson, startApiServer } from './harness.js';
+
+afterEach(cleanUp);
+
+const QUEUE = { id: 'mq_7f3a', repo: 'github.com/acme/web', branch: 'main' };
+const LIVE = { states: ['pending', 'testing'] };
+
+function fixture(name: string): unknown {
+  return JSON.parse(readFileSync(new URL(`fixtures/v2/${name}`, import.meta.url), 'utf8'));
+}
+
+/** A v2 client of a server that answers every GET with `body`. */
+async function clientAnswering(body: unknown) {
+  const server = await startApiServer((_req, res) => {
+    sendJson(res, 200, body);
+  }, '');
+  const { client, observer } = makeClient(server.origin, {
+    token: undefined,
+    apiKey: new Secret('trunk_v2_tolerant-test-key'),
+  });
+  return { v2: new TrunkV2Client(client), observer };
+}
+
+describe('API v2 pages read tolerantly', () => {
+  it('pull-requests-page-with-unusable-rows.json: each row without a whole-number number or a queue entry state is left out and counted', async () => {
+    const { v2, observer } = await clientAnswering(
+      fixture('pull-requests-page-with-unusable-rows.json'),
+    );
+    const rows = await v2.listQueuePullRequests(QUEUE, LIVE);
+
+    expect(rows.map((row) => row.number)).toEqual([1, 5]);
+    expect(observer.anomalies).toEqual([
+      { endpoint: 'v2/merge-queues/{id}/pull-requests', kind: 'invalid_item', count: 4 },
+    ]);
+    expect(observer.mismatches).toEqual([]);
+  });
+
+  it('pull-requests-page-with-unusable-timestamps.json: every row is kept; each timestamp that is no date-time or lies outside 2000-2100 is counted, a null one is not', async () => {
+    const { v2, observer } = await clientAnswering(
+      fixture('pull-requests-page-with-unusable-timestamps.json'),
+    );
+    const rows = await v2.listQueuePullRequests(QUEUE, LIVE);
+
+    expect(rows.map((row) => row.number)).toEqual([1, 2, 3, 4, 5]);
+    // A number where a string belongs reads as no date-time.
+    expect(rows[1]?.queueEntry.stateChangedAt).toBe('');
+    expect(observer.anomalies).toEqual([
+      { endpoint: 'v2/merge-queues/{id}/pull-requests', kind: 'invalid_field', count: 2 },
+      { endpoint: 'v2/merge-queues/{id}/pull-requests', kind: 'timestamp_out_of_range', count: 2 },
+    ]);
+    expect(observer.mismatches).toEqual([]);
+  });
+
+  it('tests-page-with-unusable-rows-and-timestamps.json: a test without a repoId is left out and counted; the timestamp read (quarantinedSince, else statusSince) is checked', async () => {
+    const { v2, observer } = await clientAnswering(
+      fixture('tests-page-with-unusable-rows-and-timestamps.json'),
+    );
+    const tests = await v2.listQuarantinedTests();
+
+    expect(tests).toHaveLength(3);
+    expect(observer.anomalies).toEqual([
+      { endpoint: 'v2/tests', kind: 'invalid_item', count: 2 },
+      { endpoint: 'v2/tests', kind: 'invalid_field', count: 1 },
+      { endpoint: 'v2/tests', kind: 'timestamp_out_of_range', count: 1 },
+    ]);
+    expect(observer.mismatches).toEqual([]);
+  });
+
+  it('merge-queues-page-with-unusable-queue.json: a queue without its config is left out and counted; the others are discovered', async () => {
+    const { v2, observer } = await clientAnswering(
+      fixture('merge-queues-page-with-unusable-queue.json'),
+    );
+    const queues = await v2.listMergeQueues();
+
+    expect(queues.map((queue) => queue.id)).toEqual(['mq_7f3a', 'mq_9c1d']);
+    expect(observer.anomalies).toEqual([
+      { endpoint: 'v2/merge-queues', kind: 'invalid_item', count: 1 },
+    ]);
+    expect(observer.mismatches).toEqual([]);
+  });
+
+  it('a page that is not a list is still a schema mismatch, not a page of unusable rows', async () => {
+    const { v2, observer } = await clientAnswering({ data: { number: 1 }, hasMore: false });
+    await expect(v2.listQueuePullRequests(QUEUE, LIVE)).rejects.toThrow(/schema/);
+    expect(observer.mismatches).toEqual(['v2/merge-queues/{id}/pull-requests']);
+    expect(observer.anomalies).toEqual([]);
+  });
+});
