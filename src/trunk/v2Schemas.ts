@@ -43,6 +43,18 @@ export interface V2Page<T> {
  */
 const timestampValue = z.string().nullish().catch('');
 
+/**
+ * An optional field read when it is usable: absent, null or of another type reads as absent, so
+ * an odd value costs the field, never its row (as v1's optionalValue).
+ */
+function optionalValue<T extends z.ZodType>(schema: T) {
+  return schema
+    .nullish()
+    .catch(undefined)
+    .transform((value) => value ?? undefined)
+    .optional();
+}
+
 export const v2QueueConfigSchema = z.object({
   concurrency: z.number(),
   bisectionConcurrency: z.number(),
@@ -78,28 +90,28 @@ export const v2MergeQueuePageSchema = v2PageSchema(v2MergeQueueSchema);
 export const v2MergeabilityReasonSchema = z.object({ code: z.string() });
 
 export const v2ReadinessSchema = z.object({
-  requiresImpactedTargets: z.boolean().optional(),
-  doesBaseBranchMatch: z.boolean().optional(),
-  hasImpactedTargets: z.boolean().optional(),
-  mergeability: z.string().optional(),
-  mergeabilityDetails: z
-    .object({ reasons: z.array(v2MergeabilityReasonSchema).optional() })
-    .nullish(),
+  requiresImpactedTargets: optionalValue(z.boolean()),
+  doesBaseBranchMatch: optionalValue(z.boolean()),
+  hasImpactedTargets: optionalValue(z.boolean()),
+  mergeability: optionalValue(z.string()),
+  mergeabilityDetails: optionalValue(
+    z.object({ reasons: optionalValue(z.array(v2MergeabilityReasonSchema)) }),
+  ),
 });
 export type V2Readiness = z.infer<typeof v2ReadinessSchema>;
 
 export const v2QueueEntrySchema = z.object({
   // An exit read tells entries apart by id and counts time in queue from createdAt; without them
   // it falls back to the PR number and to the polls' estimate.
-  id: z.string().nullish(),
+  id: optionalValue(z.string()),
   createdAt: timestampValue,
   state: z.string(),
   // A timestamp that is not an RFC 3339 string is counted and not exported, never a failed poll.
   stateChangedAt: timestampValue,
   // Either may be missing (trunk-api-v2.md); the poller fills one from the other.
-  priorityValue: z.number().nullish(),
-  priorityName: z.string().nullish(),
-  readiness: v2ReadinessSchema.nullish(),
+  priorityValue: optionalValue(z.number()),
+  priorityName: optionalValue(z.string()),
+  readiness: optionalValue(v2ReadinessSchema),
 });
 
 export const v2PullRequestSchema = z.object({
@@ -111,10 +123,7 @@ export const v2PullRequestPageSchema = v2PageSchema(v2PullRequestSchema);
 
 export const v2TestSchema = z.object({
   repoId: z.string().min(1),
-  codeowners: z
-    .array(z.string())
-    .nullish()
-    .transform((owners) => owners ?? []),
+  codeowners: optionalValue(z.array(z.string())).transform((owners) => owners ?? []),
   // Since 2026-10-26; older answers lack it, and then statusSince says since when.
   quarantinedSince: timestampValue,
   statusSince: timestampValue,

@@ -59,6 +59,29 @@ describe('API v2 pages read tolerantly', () => {
     expect(observer.mismatches).toEqual([]);
   });
 
+  it('pull-requests-page-with-odd-optional-fields.json: an optional field of another type reads as absent and costs neither its row nor a count', async () => {
+    const { v2, observer } = await clientAnswering(
+      fixture('pull-requests-page-with-odd-optional-fields.json'),
+    );
+    const rows = await v2.listQueuePullRequests(QUEUE, LIVE);
+
+    expect(rows.map((row) => row.number)).toEqual([1, 2]);
+    const [first, second] = rows;
+    expect(first?.queueEntry).toMatchObject({ state: 'notReady', id: undefined });
+    expect(first?.queueEntry.priorityValue).toBeUndefined();
+    expect(first?.queueEntry.readiness).toEqual({
+      requiresImpactedTargets: undefined,
+      doesBaseBranchMatch: false,
+      hasImpactedTargets: undefined,
+      mergeability: undefined,
+      mergeabilityDetails: { reasons: undefined },
+    });
+    expect(second?.queueEntry.readiness).toBeUndefined();
+    expect(second?.queueEntry.priorityName).toBe('high');
+    expect(observer.anomalies).toEqual([]);
+    expect(observer.mismatches).toEqual([]);
+  });
+
   it('tests-page-with-unusable-rows-and-timestamps.json: a test without a repoId is left out and counted; the timestamp read (quarantinedSince, else statusSince) is checked', async () => {
     const { v2, observer } = await clientAnswering(
       fixture('tests-page-with-unusable-rows-and-timestamps.json'),
