@@ -48,7 +48,9 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
       '(a PR number listed twice in one queue; the entry with the latest stateChangedAt is kept), ' +
       'timestamp_out_of_range (a timestamp outside 2000-2100; not exported), invalid_field (a ' +
       'timestamp that is not an RFC 3339 date-time with a zone; not exported), invalid_item (a list ' +
-      'item that cannot be used, such as a PR without a prNumber; left out, the rest of the list is used).',
+      'item that cannot be used, such as a PR without a prNumber; left out, the rest of the list is ' +
+      'used); under endpoint="webhook", odd fields of signed webhook events, also missing_field (a ' +
+      'field a count needs is absent).',
     labelNames: ['endpoint', 'kind'] as const,
     registers: [registry],
   });
