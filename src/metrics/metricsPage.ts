@@ -23,12 +23,12 @@ import type { SnapshotFamilies } from './snapshotFamilies.js';
 // it, since the exposition formats want a family's samples together, joined in blocks of
 // consecutive targets that a scrape joins again only where a target changed (pageBytes.ts). The
 // families computed across targets are small, rendered again when any target changed and encoded
-// again when their text did. The registry's metrics (API
-// counters, reloads, webhook requests) are small and rendered on every scrape (up to a rate that a
-// scrape flood exceeds, see EXPORTER_PART_BURST), but for the process
-// and Node.js metrics, which are rendered again once a second old: collecting them (reading /proc,
-// event-loop histograms) costs more than sending the whole cached page, and no Prometheus scrapes
-// one target more than once a second. They come first in the registry, so the page keeps its order.
+// again when their text did. The registry's metrics (API counters, reloads, webhook requests) are
+// small and rendered on every scrape (up to a rate that a scrape flood exceeds, see
+// EXPORTER_PART_BURST), but for the process and Node.js metrics, which are rendered again once a
+// second old: collecting them (reading /proc, event-loop histograms) costs more than sending the
+// whole cached page, and no Prometheus scrapes one target more than once a second. They come
+// first in the registry, so the page keeps its order.
 // Bytes are kept per variant (format and encoding) that has been asked for.
 
 const gzip = promisify(gzipCallback);
