@@ -11,7 +11,7 @@ import {
   type SubmittedPullRequest,
 } from './schemas.js';
 import { isExportableMs, parseRfc3339 } from './timestamps.js';
-import { UNUSABLE_ITEM } from './tolerantList.js';
+import { UNUSABLE_ITEM } from './tolerantSchemas.js';
 import type { V2Page, V2PageResponse } from './v2Schemas.js';
 
 /** Reports `count` anomalies of `kind` in the response at hand. */

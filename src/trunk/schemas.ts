@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { tolerantList } from './tolerantList.js';
+import { optionalValue, tolerantList } from './tolerantSchemas.js';
 import type { V2Endpoint } from './v2Schemas.js';
 
 // Response schemas for the three read operations of trunk-api-v1.md, widened where the live
@@ -8,9 +8,9 @@ import type { V2Endpoint } from './v2Schemas.js';
 // field that is absent, null or of another type reads as absent (optionalValue). Enums are plain
 // strings on purpose: Trunk says new values may appear at any time, and an unknown value must
 // become its own label value rather than a failed poll. A list item that cannot be used at all
-// becomes UNUSABLE_ITEM (tolerantList.ts), which responseAnomalies.ts drops and counts, so one odd
-// item never costs the page. Timestamps are any string here: responseAnomalies.ts counts those
-// that are not RFC 3339 date-times (timestamps.ts), which are then never exported.
+// becomes UNUSABLE_ITEM (tolerantSchemas.ts), which responseAnomalies.ts drops and counts, so one
+// odd item never costs the page. Timestamps are any string here: responseAnomalies.ts counts
+// those that are not RFC 3339 date-times (timestamps.ts), which are then never exported.
 
 export const repoRefSchema = z.object({
   host: z.string().min(1),
@@ -18,11 +18,6 @@ export const repoRefSchema = z.object({
   name: z.string().min(1),
 });
 export type RepoRef = z.infer<typeof repoRefSchema>;
-
-/** A field read when it is usable; absent, null or any other type reads as absent. */
-function optionalValue<T extends z.ZodType>(schema: T) {
-  return schema.optional().catch(undefined);
-}
 
 /**
  * A timestamp field: absent reads as absent, anything but a string (null included) as '', a string

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { tolerantList, type UNUSABLE_ITEM } from './tolerantList.js';
+import { optionalValue, tolerantList, type UNUSABLE_ITEM } from './tolerantSchemas.js';
 
 // Response schemas of the API v2 reads (trunk-api-v2.md). Tolerant like the v1 ones: only what a
 // metric or the paging needs is required, unknown fields are dropped, and enums are plain strings
@@ -42,18 +42,6 @@ export interface V2Page<T> {
  * '', which is no date-time, so responseAnomalies.ts counts it as v1's unusable timestamps are.
  */
 const timestampValue = z.string().nullish().catch('');
-
-/**
- * An optional field read when it is usable: absent, null or of another type reads as absent, so
- * an odd value costs the field, never its row (as v1's optionalValue).
- */
-function optionalValue<T extends z.ZodType>(schema: T) {
-  return schema
-    .nullish()
-    .catch(undefined)
-    .transform((value) => value ?? undefined)
-    .optional();
-}
 
 export const v2QueueConfigSchema = z.object({
   concurrency: z.number(),

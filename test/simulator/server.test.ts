@@ -4,7 +4,7 @@ import {
   quarantinedTestsPageSchema,
   submittedPullRequestSchema,
 } from '../../src/trunk/schemas.js';
-import { UNUSABLE_ITEM } from '../../src/trunk/tolerantList.js';
+import { UNUSABLE_ITEM } from '../../src/trunk/tolerantSchemas.js';
 import { createSimulatorWorld, DEFAULT_SIMULATOR_START_TIME } from '../../src/simulator/world.js';
 import type { RunningSimulator } from '../../src/simulator/server.js';
 import type { SimulatorFlavour } from '../../src/simulator/responses.js';

@@ -1,5 +1,8 @@
 import { z } from 'zod';
 
+// Schema pieces shared by the v1 and v2 response schemas: an odd item costs itself and an odd
+// optional field costs the field, never the whole answer.
+
 /** What a list item that does not fit its schema becomes; dropped and counted after parsing. */
 export const UNUSABLE_ITEM = Symbol('unusable list item');
 
@@ -10,4 +13,9 @@ export const UNUSABLE_ITEM = Symbol('unusable list item');
  */
 export function tolerantList<T extends z.ZodType>(item: T) {
   return z.array(z.union([item, z.unknown().transform((): typeof UNUSABLE_ITEM => UNUSABLE_ITEM)]));
+}
+
+/** A field read when it is usable; absent, null or any other type reads as absent. */
+export function optionalValue<T extends z.ZodType>(schema: T) {
+  return schema.optional().catch(undefined);
 }
