@@ -14,7 +14,7 @@ import { expandEnvironment } from './environment.js';
 import { ConfigError, formatPath, problemsFromZod, type ConfigProblem } from './problems.js';
 import { configFileSchema, repoName, type ConfigFile } from './schema.js';
 import type { Secret } from '../secrets/secret.js';
-import { apiHostUrl, endsInVersionSegment } from '../trunk/apiUrl.js';
+import { apiHostUrl, versionSegmentOf } from '../trunk/apiUrl.js';
 import { apiKeyWarning, resolveCredentials, type TrunkCredentials } from './credentials.js';
 import { readRegularFile, readServerTls } from './settingFiles.js';
 import type { ExporterConfig, RepositoryTarget, ServerTls } from './types.js';
@@ -266,11 +266,7 @@ function normalize(
     };
   });
   const warnings = [
-    ...(endsInVersionSegment(config.trunk.apiUrl)
-      ? [
-          `trunk.apiUrl ends in /v1, which is deprecated: it is the host now and the exporter appends /v1 and /v2 itself; using ${apiHostUrl(config.trunk.apiUrl)}`,
-        ]
-      : []),
+    ...[apiUrlWarning(config.trunk.apiUrl)].filter((warning) => warning !== undefined),
     ...[apiKeyWarning(credentials.apiKey)].filter((warning) => warning !== undefined),
   ];
   return {
@@ -351,4 +347,14 @@ function lineAt(
 
 function lineOf(offset: number, lineCounter: LineCounter): { line?: number } {
   return { line: lineCounter.linePos(offset).line };
+}
+
+/** The warning for a `trunk.apiUrl` that ends in a version segment, which the client appends itself. */
+function apiUrlWarning(apiUrl: string): string | undefined {
+  const segment = versionSegmentOf(apiUrl);
+  if (segment === undefined) return undefined;
+  const using = `the exporter appends /v1 and /v2 itself; using ${apiHostUrl(apiUrl)}`;
+  return segment === 'v1'
+    ? `trunk.apiUrl ends in /v1, which is deprecated: it is the host now and ${using}`
+    : `trunk.apiUrl ends in /${segment}: it is the host, and ${using}`;
 }

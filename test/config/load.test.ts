@@ -145,6 +145,17 @@ describe('valid configuration files', () => {
     ]);
   });
 
+  it('drops a trailing /v2 from apiUrl with one warning, so no call goes to /v2/v2/…', async () => {
+    const config = await parseConfig(
+      `trunk:\n  apiUrl: https://proxy.example/trunk/v2\n  apiKey: trunk_v2_k\ndiscovery:\n  enabled: true\n`,
+      { source: 'inline', env: {} },
+    );
+    expect(config.trunk.apiUrl).toBe('https://proxy.example/trunk');
+    expect(config.warnings).toEqual([
+      'trunk.apiUrl ends in /v2: it is the host, and the exporter appends /v1 and /v2 itself; using https://proxy.example/trunk',
+    ]);
+  });
+
   it('keeps a host apiUrl with a path prefix as it is, without a warning', async () => {
     const config = await parseConfig(
       `trunk:\n  apiUrl: https://proxy.example/trunk/\n  token: t\ntargets:\n  - repo: github.com/acme/web\n    branches: [main]\n`,
