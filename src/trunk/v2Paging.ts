@@ -7,7 +7,13 @@ import type { V2Page } from './v2Schemas.js';
  */
 export const V2_MAX_PAGES = 1000;
 
-/** Raised when a v2 list's paging cannot be trusted: a repeated cursor, too many pages, an empty page that says more follow. */
+/**
+ * Empty pages in a row a walk follows: a filtered list may answer a page with no row that still
+ * has a cursor (the rows it scanned matched nothing); a run longer than this is a broken cursor.
+ */
+export const V2_MAX_EMPTY_PAGES_IN_A_ROW = 20;
+
+/** Raised when a v2 list's paging cannot be trusted: a repeated cursor, too many pages, too many empty pages in a row. */
 export class V2PagingError extends Error {
   constructor(message: string) {
     super(message);
@@ -17,8 +23,9 @@ export class V2PagingError extends Error {
 
 /**
  * Every row of a v2 list: pages fetched one after the other, each cursor taken only from the
- * previous answer. A cursor seen twice, an empty page that promises more, or more than `maxPages`
- * pages ends the walk with an error instead of looping.
+ * previous answer; an empty page with a cursor is followed. A cursor seen twice, more than
+ * V2_MAX_EMPTY_PAGES_IN_A_ROW empty pages in a row, or more than `maxPages` pages ends the walk
+ * with an error instead of looping.
  */
 export async function walkV2Pages<T>(
   fetchPage: (cursor: string | undefined) => Promise<V2Page<T>>,
@@ -29,6 +36,7 @@ export async function walkV2Pages<T>(
   const rows: T[] = [];
   const seenCursors = new Set<string>();
   let cursor: string | undefined;
+  let emptyInARow = 0;
   for (let pageIndex = 0; ; pageIndex++) {
     if (pageIndex >= maxPages) {
       throw new V2PagingError(`${what}: more than ${maxPages} pages; stopped`);
@@ -38,8 +46,11 @@ export async function walkV2Pages<T>(
     const next = page.nextCursor ?? undefined;
     // hasMore and nextCursor say the same; a cursor without hasMore: false is followed.
     if (next === undefined || next === '' || page.hasMore === false) return rows;
-    if (page.data.length === 0) {
-      throw new V2PagingError(`${what}: empty page ${pageIndex + 1} with a next cursor`);
+    emptyInARow = page.data.length === 0 ? emptyInARow + 1 : 0;
+    if (emptyInARow > V2_MAX_EMPTY_PAGES_IN_A_ROW) {
+      throw new V2PagingError(
+        `${what}: ${emptyInARow} empty pages in a row, each with a next cursor; stopped`,
+      );
     }
     if (seenCursors.has(next)) {
       throw new V2PagingError(`${what}: a cursor repeated after ${pageIndex + 1} pages`);

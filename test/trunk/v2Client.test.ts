@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Secret } from '../../src/secrets/secret.js';
 import { TrunkApiError } from '../../src/trunk/errors.js';
 import { TrunkV2Client } from '../../src/trunk/v2Client.js';
-import { V2PagingError } from '../../src/trunk/v2Paging.js';
+import { V2_MAX_EMPTY_PAGES_IN_A_ROW, V2PagingError } from '../../src/trunk/v2Paging.js';
 import {
   TOKEN,
   cleanUp,
@@ -89,6 +89,34 @@ describe('TrunkV2Client', () => {
       'the pull requests of github.com/acme/web main: a cursor repeated after 2 pages',
     );
     expect(server.requests).toHaveLength(2);
+  });
+
+  it('follows empty pages that still have a next cursor to the rows behind them', async () => {
+    const server = await startApiServer((req, res) => {
+      const cursor = new URL(req.url ?? '/', 'http://x').searchParams.get('cursor');
+      if (cursor === null) sendJson(res, 200, { data: [], nextCursor: 'e1', hasMore: true });
+      else if (cursor === 'e1') sendJson(res, 200, { data: [], nextCursor: 'e2', hasMore: true });
+      else sendJson(res, 200, { data: [pullRequest(7)], nextCursor: null, hasMore: false });
+    }, '');
+    const { v2 } = v2Client(server.origin);
+    const rows = await v2.listQueuePullRequests(QUEUE, { states: ['pending'] });
+    expect(rows.map((row) => row.number)).toEqual([7]);
+    expect(server.requests).toHaveLength(3);
+  });
+
+  it('stops a walk of empty pages with ever new cursors after V2_MAX_EMPTY_PAGES_IN_A_ROW + 1 pages', async () => {
+    let page = 0;
+    const server = await startApiServer((_req, res) => {
+      page += 1;
+      sendJson(res, 200, { data: [], nextCursor: `empty-${page}`, hasMore: true });
+    }, '');
+    const { v2 } = v2Client(server.origin);
+    const error = await rejectionOf(v2.listQueuePullRequests(QUEUE, { states: ['pending'] }));
+    expect(error).toBeInstanceOf(V2PagingError);
+    expect(String(error)).toContain(
+      `the pull requests of github.com/acme/web main: ${V2_MAX_EMPTY_PAGES_IN_A_ROW + 1} empty pages in a row`,
+    );
+    expect(server.requests).toHaveLength(V2_MAX_EMPTY_PAGES_IN_A_ROW + 1);
   });
 
   it('puts the error code of the envelope into the error, keeps the HTTP status, and never the key', async () => {
