@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { repositoryKey } from './repositoryKey.js';
 
 // The configuration file's schema. Every object is strict (unknown keys are errors, so a typo never
 // silently falls back to a default) and every default lives here, once.
@@ -232,13 +233,14 @@ function crossFieldIssues(value: unknown): CrossFieldIssue[] {
     const repo = repoName(target.data.repo);
     for (const branch of target.data.branches) {
       if (typeof branch !== 'string' || branch === '') continue;
-      const key = `${repo}@${branch}`;
+      // One repository however its name is cased (repositoryKey); branches are case-sensitive.
+      const key = `${repositoryKey(repo)}@${branch}`;
       const seen = firstIndex.get(key);
       if (seen === undefined) firstIndex.set(key, index);
       else
         issues.push({
           path: ['targets', index, 'branches'],
-          message: `duplicate target ${key} (already in targets[${seen}])`,
+          message: `duplicate target ${repo}@${branch} (already in targets[${seen}])`,
         });
     }
   });
