@@ -30,13 +30,18 @@ const repoSchema = z.union(
   { error: 'expected host/owner/name or an object {host, owner, name}' },
 );
 
-const targetSchema = z.strictObject({
-  repo: repoSchema,
-  branches: z
-    .array(nonEmptyString, { error: 'expected a non-empty list' })
-    .min(1, 'expected a non-empty list'),
-  flakyTests: z.boolean().default(false),
-});
+// A repository that uses Trunk Flaky Tests without a merge queue lists no branch.
+const targetSchema = z
+  .strictObject({
+    repo: repoSchema,
+    branches: z.array(nonEmptyString, { error: 'expected a list' }).default([]),
+    flakyTests: z.boolean().default(false),
+  })
+  .refine((target) => target.branches.length > 0 || target.flakyTests, {
+    message:
+      'expected a non-empty list (or flakyTests: true for a repository without a merge queue)',
+    path: ['branches'],
+  });
 
 export const trunkSectionSchema = z
   .strictObject({

@@ -7,6 +7,7 @@ import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { loadConfigFile, parseConfig } from '../../src/config/load.js';
 import { ConfigError, formatProblem } from '../../src/config/problems.js';
+import { configuredTargets } from '../../src/config/targets.js';
 
 const invalidDirectory = join(import.meta.dirname, 'fixtures', 'invalid');
 const validDirectory = join(import.meta.dirname, 'fixtures', 'valid');
@@ -142,6 +143,17 @@ describe('valid configuration files', () => {
     expect(config.trunk.apiUrl).toBe('http://127.0.0.1:1');
     expect(config.warnings).toEqual([
       'trunk.apiUrl ends in /v1, which is deprecated: it is the host now and the exporter appends /v1 and /v2 itself; using http://127.0.0.1:1',
+    ]);
+  });
+
+  it('takes a repository with flaky tests and no merge queue without branches', async () => {
+    const config = await parseConfig(
+      `trunk:\n  token: t\n  orgUrlSlug: acme\ntargets:\n  - repo: github.com/acme/docs\n    flakyTests: true\n`,
+      { source: 'inline', env: {} },
+    );
+    expect(config.targets[0]?.branches).toEqual([]);
+    expect(configuredTargets(config)).toEqual([
+      { kind: 'flaky_tests', repo: 'github.com/acme/docs', branch: '' },
     ]);
   });
 
