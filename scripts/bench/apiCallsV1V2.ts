@@ -15,7 +15,7 @@ import type * as Logging from '../../src/log/logger.js';
 import type * as TargetJobs from '../../src/poller/targetJobs.js';
 import type * as ExitRead from '../../src/poller/v2ExitLookup.js';
 import type * as QueueDirectory from '../../src/poller/v2QueueDirectory.js';
-import type * as QuarantinePoll from '../../src/poller/v2QuarantinePoll.js';
+import type * as TestDirectory from '../../src/poller/v2TestDirectory.js';
 import type * as SimulatorServer from '../../src/simulator/server.js';
 import type * as SimulatorWorld from '../../src/simulator/world.js';
 import type * as Store from '../../src/snapshot/store.js';
@@ -35,7 +35,7 @@ async function loadModules() {
     targetJobs: await loadBuilt<typeof TargetJobs>('poller/targetJobs.js'),
     exitRead: await loadBuilt<typeof ExitRead>('poller/v2ExitLookup.js'),
     directory: await loadBuilt<typeof QueueDirectory>('poller/v2QueueDirectory.js'),
-    quarantine: await loadBuilt<typeof QuarantinePoll>('poller/v2QuarantinePoll.js'),
+    tests: await loadBuilt<typeof TestDirectory>('poller/v2TestDirectory.js'),
     store: await loadBuilt<typeof Store>('snapshot/store.js'),
     client: await loadBuilt<typeof Client>('trunk/client.js'),
     v2Client: await loadBuilt<typeof V2Client>('trunk/v2Client.js'),
@@ -114,7 +114,10 @@ async function measure(
     v2: {
       reader: v2,
       directory: new modules.directory.V2QueueDirectory(v2, INTERVAL_SECONDS, now),
-      quarantine: new modules.quarantine.V2QuarantineDirectory(v2, 300, now),
+      tests: new modules.tests.V2TestDirectory(
+        { lister: v2, maxAgeSeconds: 300, lookupsAtATime: 4 },
+        now,
+      ),
     },
   });
   const controller = new AbortController();

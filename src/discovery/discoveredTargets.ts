@@ -1,5 +1,6 @@
-// Which of the organization's merge queues become targets, and how they merge with the configured
-// ones: one target per (repo, branch), a configured one kept as configured.
+// Which of the organization's merge queues and repositories with tests become targets, and how they
+// merge with the configured ones: one target per (repo, branch), a configured one kept as configured.
+import { repositoryKey } from '../config/repositoryKey.js';
 import type { DiscoverySettings, ExporterConfig, RepositoryTarget } from '../config/types.js';
 import type { V2QueueKey } from '../poller/v2QueueDirectory.js';
 
@@ -17,45 +18,61 @@ export function matchesAny(value: string, globs: readonly string[]): boolean {
   return globs.some((glob) => globRegExp(glob).test(value));
 }
 
-/** The repositories (with their branches) of the listed queues that `settings` selects. */
+/**
+ * The repositories `settings` selects: those of the listed queues, with their branches, and (with
+ * `flakyTests`) those with tests (`testRepositories`), for their quarantine lists. A repository is
+ * one however its name is cased; the first spelling seen names it.
+ */
 export function discoveredRepositories(
   queues: readonly V2QueueKey[],
+  testRepositories: readonly string[],
   settings: Pick<DiscoverySettings, 'repos' | 'branches' | 'flakyTests'>,
 ): RepositoryTarget[] {
-  const branches = new Map<string, string[]>();
+  const found = new Map<string, { readonly name: string; readonly branches: string[] }>();
+  const add = (repo: string): string[] | undefined => {
+    if (!matchesAny(repo, settings.repos)) return undefined;
+    const key = repositoryKey(repo);
+    let entry = found.get(key);
+    if (entry === undefined) found.set(key, (entry = { name: repo, branches: [] }));
+    return entry.branches;
+  };
   for (const { repo, branch } of queues) {
-    if (!matchesAny(repo, settings.repos) || !matchesAny(branch, settings.branches)) continue;
-    const list = branches.get(repo);
-    if (list === undefined) branches.set(repo, [branch]);
-    else if (!list.includes(branch)) list.push(branch);
+    if (!matchesAny(branch, settings.branches)) continue;
+    const branches = add(repo);
+    if (branches !== undefined && !branches.includes(branch)) branches.push(branch);
   }
-  return [...branches].map(([name, repoBranches]) => {
+  if (settings.flakyTests) for (const repo of testRepositories) add(repo);
+  return [...found.values()].map(({ name, branches }) => {
     const [host = '', owner = '', repoName = ''] = name.split('/');
     return {
       repo: { host, owner, name: repoName },
       name,
-      branches: repoBranches,
+      branches,
       flakyTests: settings.flakyTests,
-      discovered: { branches: new Set(repoBranches), flakyTests: settings.flakyTests },
+      discovered: { branches: new Set(branches), flakyTests: settings.flakyTests },
     };
   });
 }
 
 /**
  * The configuration with the discovered repositories merged into its targets: a configured
- * repository gains the discovered branches it lacks (and the quarantine list, when discovery
- * reads those); only what was not configured is marked as discovered.
+ * repository (compared without regard to letter case, and keeping its configured spelling) gains
+ * the discovered branches it lacks (and the quarantine list, when discovery reads those); only
+ * what was not configured is marked as discovered.
  */
 export function withDiscovered(
   config: ExporterConfig,
   discovered: readonly RepositoryTarget[],
 ): ExporterConfig {
   if (discovered.length === 0) return config;
-  const byName = new Map(discovered.map((repository) => [repository.name, repository]));
+  const byKey = new Map(
+    discovered.map((repository) => [repositoryKey(repository.name), repository]),
+  );
   const merged = config.targets.map((configured): RepositoryTarget => {
-    const found = byName.get(configured.name);
+    const key = repositoryKey(configured.name);
+    const found = byKey.get(key);
     if (found === undefined) return configured;
-    byName.delete(configured.name);
+    byKey.delete(key);
     const newBranches = found.branches.filter((branch) => !configured.branches.includes(branch));
     const newFlakyTests = found.flakyTests && !configured.flakyTests;
     if (newBranches.length === 0 && !newFlakyTests) return configured;
@@ -66,5 +83,5 @@ export function withDiscovered(
       discovered: { branches: new Set(newBranches), flakyTests: newFlakyTests },
     };
   });
-  return { ...config, targets: [...merged, ...byName.values()] };
+  return { ...config, targets: [...merged, ...byKey.values()] };
 }

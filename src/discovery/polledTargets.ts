@@ -6,12 +6,13 @@ import { LookupMemories } from '../poller/lookupMemories.js';
 import type { PollObserver } from '../poller/pollObserver.js';
 import { PollScheduler } from '../poller/scheduler.js';
 import { buildPollJobs } from '../poller/targetJobs.js';
-import { V2QuarantineDirectory } from '../poller/v2QuarantinePoll.js';
+import { lookupsAtATime } from '../poller/lookupFanOut.js';
+import { V2TestDirectory } from '../poller/v2TestDirectory.js';
 import { V2QueueDirectory } from '../poller/v2QueueDirectory.js';
 import type { SnapshotStore } from '../snapshot/store.js';
 import { targetKey, type Target } from '../snapshot/types.js';
 import type { TrunkClient } from '../trunk/client.js';
-import { TrunkV2Client } from '../trunk/v2Client.js';
+import { TestListPaths, TrunkV2Client } from '../trunk/v2Client.js';
 import type { MergeQueueEvent } from '../trunk/webhookEvents.js';
 import { TriggeredPolls, type TriggerSpacing } from '../webhooks/pollTriggers.js';
 import { withDiscovered } from './discoveredTargets.js';
@@ -44,7 +45,9 @@ export class PolledTargets {
   readonly #scheduler: PollScheduler;
   readonly #lookupMemories = new LookupMemories();
   readonly #v2Queues: V2QueueDirectory;
-  readonly #v2Quarantine: V2QuarantineDirectory;
+  readonly #v2Tests: V2TestDirectory;
+  /** Which path the organization's test list answers at, learned once for every client. */
+  readonly #testListPaths = new TestListPaths();
   readonly #triggeredPolls: TriggeredPolls;
   readonly #discovery: TargetDiscovery;
   readonly #listeners: TargetsListener[] = [];
@@ -68,10 +71,7 @@ export class PolledTargets {
       new TrunkV2Client(clients.current),
       initial.polling.mergeQueueIntervalSeconds,
     );
-    this.#v2Quarantine = new V2QuarantineDirectory(
-      new TrunkV2Client(clients.current),
-      initial.polling.flakyTestsIntervalSeconds,
-    );
+    this.#v2Tests = new V2TestDirectory(this.#testDirectorySettings(initial));
     // Event-triggered polls run as the target's own scheduled job: the same client limits,
     // fairness and deadline as every other poll, and never two polls of one target at once.
     this.#triggeredPolls = new TriggeredPolls((target) => {
@@ -79,9 +79,10 @@ export class PolledTargets {
     }, options.triggerSpacing);
     this.#discovery = new TargetDiscovery({
       listQueues: async (readOptions) => {
-        await this.#v2Queues.queues(readOptions);
+        await this.#v2Queues.refresh(readOptions);
         return this.#v2Queues.latest();
       },
+      listTestRepositories: (readOptions) => this.#v2Tests.repositoriesWithTests(readOptions),
       onDiscovered: (repositories) => {
         this.#discovered = repositories;
         this.#discoveredOnce = true;
@@ -130,6 +131,15 @@ export class PolledTargets {
     await Promise.all([this.#discovery.stop(), this.#scheduler.stop()]);
   }
 
+  /** What the organization's test lists are read with under `config`. */
+  #testDirectorySettings(config: ExporterConfig) {
+    return {
+      lister: new TrunkV2Client(this.#options.clients.current, this.#testListPaths),
+      maxAgeSeconds: config.polling.flakyTestsIntervalSeconds,
+      lookupsAtATime: lookupsAtATime(config.trunk.maxConcurrentRequests),
+    };
+  }
+
   #setTargets(): void {
     const config = this.#config;
     const { store, clients, logger, pollObserver, discoveryObserver } = this.#options;
@@ -138,9 +148,9 @@ export class PolledTargets {
     store.setTargets(targets, config.polling.staleAfterSeconds);
     for (const listener of this.#listeners) listener(targets, config);
     this.#triggeredPolls.keepOnly(targets);
-    const v2Reader = new TrunkV2Client(clients.current);
+    const v2Reader = new TrunkV2Client(clients.current, this.#testListPaths);
     this.#v2Queues.configure(v2Reader, config.polling.mergeQueueIntervalSeconds);
-    this.#v2Quarantine.configure(v2Reader, config.polling.flakyTestsIntervalSeconds);
+    this.#v2Tests.configure(this.#testDirectorySettings(config));
     this.#scheduler.setJobs(
       buildPollJobs({
         config: effective,
@@ -149,7 +159,7 @@ export class PolledTargets {
         logger,
         lookupMemories: this.#lookupMemories,
         pollObserver,
-        v2: { reader: v2Reader, directory: this.#v2Queues, quarantine: this.#v2Quarantine },
+        v2: { reader: v2Reader, directory: this.#v2Queues, tests: this.#v2Tests },
       }),
     );
     const found = targets.filter((target) => target.discovered === true);

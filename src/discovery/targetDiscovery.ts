@@ -8,6 +8,8 @@ import type { DiscoveryObserver } from './observer.js';
 interface TargetDiscoveryOptions {
   /** The organization's merge queues (V2QueueDirectory: a list read within its interval is reused). */
   readonly listQueues: (options: ReadOptions) => Promise<readonly V2QueueKey[]>;
+  /** The repositories with tests (V2TestDirectory: a list read within its interval is reused). */
+  readonly listTestRepositories: (options: ReadOptions) => Promise<readonly string[]>;
   /** Told the discovered repositories after every successful read. */
   readonly onDiscovered: (repositories: readonly RepositoryTarget[]) => void;
   readonly observer: DiscoveryObserver;
@@ -16,15 +18,21 @@ interface TargetDiscoveryOptions {
 }
 
 /**
- * Reads the organization's merge queues at start and every `discovery.intervalSeconds`, and hands
- * the matching ones on as repositories to poll. A read that fails keeps the last list: the queues
- * found stay polled (and their data on the page) until a read says they are gone.
+ * Reads the organization's merge queues (and, with `discovery.flakyTests`, the repositories its
+ * test list names) at start and every `discovery.intervalSeconds`, and hands the matching ones on
+ * as repositories to poll. A read that fails keeps the last list: the queues found stay polled (and
+ * their data on the page) until a read says they are gone. A repository found through its tests
+ * stays for the life of the process: its quarantine list falling to 0 tests is news, not an end.
  */
 export class TargetDiscovery {
   #settings: DiscoverySettings | undefined;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   readonly #stopping = new AbortController();
+  /** The queues of the last successful read; undefined before it. */
+  #queues: readonly V2QueueKey[] | undefined;
+  /** Every repository a read of the test list named, in the order first seen. */
+  readonly #testRepositories = new Set<string>();
 
   constructor(private readonly options: TargetDiscoveryOptions) {}
 
@@ -65,21 +73,35 @@ export class TargetDiscovery {
     const settings = this.#settings;
     if (settings === undefined) return;
     const now = this.options.now ?? (() => Date.now() / 1000);
-    try {
-      const queues = await this.options.listQueues({
-        signal: this.#stopping.signal,
-        deadlineMs: Date.now() + settings.intervalSeconds * 1000,
-      });
-      if (this.#settings !== settings) return;
-      const repositories = discoveredRepositories(queues, settings);
-      this.options.observer.discoverySucceeded(now());
-      this.options.onDiscovered(repositories);
-    } catch (error) {
-      if (this.#stopping.signal.aborted) return;
-      this.options.logger.warn(
-        { err: error },
-        `discovery failed, keeping the last list of merge queues: ${error instanceof Error ? error.message : String(error)}`,
-      );
+    const options = {
+      signal: this.#stopping.signal,
+      deadlineMs: Date.now() + settings.intervalSeconds * 1000,
+    };
+    const [queues, testRepositories] = await Promise.allSettled([
+      this.options.listQueues(options),
+      settings.flakyTests ? this.options.listTestRepositories(options) : Promise.resolve([]),
+    ]);
+    if (this.#stopping.signal.aborted || this.#settings !== settings) return;
+    if (queues.status === 'fulfilled') this.#queues = queues.value;
+    else this.#warn('the last list of merge queues', queues.reason);
+    if (testRepositories.status === 'fulfilled') {
+      for (const repo of testRepositories.value) this.#testRepositories.add(repo);
+    } else {
+      this.#warn('the repositories with tests found so far', testRepositories.reason);
     }
+    if (queues.status === 'rejected' && testRepositories.status === 'rejected') return;
+    if (queues.status === 'fulfilled' && testRepositories.status === 'fulfilled') {
+      this.options.observer.discoverySucceeded(now());
+    }
+    this.options.onDiscovered(
+      discoveredRepositories(this.#queues ?? [], [...this.#testRepositories], settings),
+    );
+  }
+
+  #warn(kept: string, error: unknown): void {
+    this.options.logger.warn(
+      { err: error },
+      `discovery failed, keeping ${kept}: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
 }

@@ -1,13 +1,16 @@
 // The difference between two successful polls of one merge queue, as flow events. Pure: the same
 // ledger, snapshot and lookups always give the same events. What happens between two polls is
-// invisible: a PR that enters and leaves in between is never seen, and a PR that moves through
-// several states in between shows one transition from the first to the last.
+// invisible to the polls: a PR that enters and leaves in between is never seen (API v2's reads of
+// concluded entries count it: v2ExitLookup.ts), and a PR that moves through several states in
+// between shows one transition from the first to the last.
 import {
   UNKNOWN_STATE,
   type MergeQueueSnapshot,
   type PullRequestSnapshot,
 } from '../snapshot/types.js';
 import {
+  ABSENT_PULL_REQUEST_KEEP_SECONDS,
+  MAX_ABSENT_PULL_REQUESTS,
   MAX_EXIT_LOOKUP_ATTEMPTS,
   type DepartedPullRequest,
   type ExitLookup,
@@ -35,6 +38,8 @@ export interface QueueDiff {
   readonly exits: readonly DepartedExit[];
   readonly tracked: ReadonlyMap<number, TrackedPullRequest>;
   readonly departed: ReadonlyMap<number, DepartedPullRequest>;
+  /** QueueFlow.absent after this poll. */
+  readonly absent: ReadonlyMap<number, DepartedPullRequest>;
 }
 
 export interface QueueDiffOptions {
@@ -84,7 +89,11 @@ export function diffQueuePoll(
     if (tracked.has(pr.number)) continue;
     const seen = flow.tracked.get(pr.number);
     if (seen === undefined) {
-      tracked.set(pr.number, firstSeen(pr, flow.lastPollAt, now));
+      const resumed = unconcluded(flow, pr.number);
+      tracked.set(
+        pr.number,
+        resumed === undefined ? firstSeen(pr, flow.lastPollAt, now) : resume(resumed, pr, now),
+      );
       continue;
     }
     if (seen.state === pr.state) {
@@ -97,12 +106,19 @@ export function diffQueuePoll(
   }
 
   const departed = new Map<number, DepartedPullRequest>();
+  const absent = stillAbsent(flow, current);
   for (const pr of departedPullRequests(flow, current)) {
     let lookup = lookups.get(pr.number) ?? 'retry';
-    if (lookup === 'retry') {
+    if (lookup === 'retry' || lookup === 'not_concluded') {
       const failedLookups = pr.failedLookups + 1;
+      const notConcluded = lookup === 'not_concluded';
       if (failedLookups < MAX_EXIT_LOOKUP_ATTEMPTS) {
-        departed.set(pr.number, { ...pr, failedLookups });
+        departed.set(pr.number, { ...pr, failedLookups, notConcluded });
+        continue;
+      }
+      // Read and not concluded, again and again: in a state Trunk added, not an exit.
+      if (notConcluded) {
+        absent.set(pr.number, { ...pr, failedLookups, notConcluded });
         continue;
       }
       lookup = { outcome: 'unknown', leftAt: undefined };
@@ -121,7 +137,64 @@ export function diffQueuePoll(
     }
   }
 
-  return { events, exits, tracked, departed };
+  return { events, exits, tracked, departed, absent: keepNewest(absent) };
+}
+
+/**
+ * The PR that polls saw leave and that API v2's reads say never concluded: absent, or departed
+ * with a `not_concluded` answer. Back in the live entries, its stay goes on.
+ */
+function unconcluded(flow: QueueFlow, prNumber: number): TrackedPullRequest | undefined {
+  const departed = flow.departed.get(prNumber);
+  return departed?.notConcluded === true ? departed : flow.absent?.get(prNumber);
+}
+
+/** The stay of a PR back from a state the poll could not see: no transition into or out of it counts. */
+function resume(
+  stay: TrackedPullRequest,
+  pr: PullRequestSnapshot,
+  takenAt: number,
+): TrackedPullRequest {
+  const since = clamp(pr.stateChangedAt ?? takenAt, stay.lastSeenAt, takenAt);
+  return {
+    number: pr.number,
+    state: pr.state,
+    enteredAt: stay.enteredAt,
+    stateSince: pr.state === stay.state ? stay.stateSince : since,
+    lastSeenAt: takenAt,
+  };
+}
+
+/** The absent PRs still remembered at `current`: not back, and gone less than the keep time. */
+function stillAbsent(
+  flow: QueueFlow,
+  current: MergeQueueSnapshot,
+): Map<number, DepartedPullRequest> {
+  const absent = new Map<number, DepartedPullRequest>();
+  if (flow.absent === undefined) return absent;
+  const present = new Set(current.pullRequests.map((pr) => pr.number));
+  for (const [number, pr] of flow.absent) {
+    if (present.has(number)) continue;
+    if (current.takenAt - pr.goneAt <= ABSENT_PULL_REQUEST_KEEP_SECONDS) absent.set(number, pr);
+  }
+  return absent;
+}
+
+/** At most MAX_ABSENT_PULL_REQUESTS, the ones gone most recently. */
+function keepNewest(
+  absent: Map<number, DepartedPullRequest>,
+): ReadonlyMap<number, DepartedPullRequest> {
+  if (absent.size <= MAX_ABSENT_PULL_REQUESTS) return absent;
+  const newest = [...absent].sort(([, a], [, b]) => b.goneAt - a.goneAt);
+  return new Map(newest.slice(0, MAX_ABSENT_PULL_REQUESTS));
+}
+
+/**
+ * Whether the lookup of `prNumber` answered now ends its lookups: the attempt that makes a `retry`
+ * an `unknown` exit and a `not_concluded` an absence.
+ */
+export function isLastLookup(flow: QueueFlow, prNumber: number): boolean {
+  return (flow.departed.get(prNumber)?.failedLookups ?? 0) + 1 >= MAX_EXIT_LOOKUP_ATTEMPTS;
 }
 
 /** Tracking for a PR on the first poll: it has been queued at least since its current state began. */

@@ -71,6 +71,7 @@ export function advanceQueueFlow(
     lastQueueState: current.state,
     tracked: diff.tracked,
     departed: diff.departed,
+    ...(diff.absent.size === 0 ? {} : { absent: diff.absent }),
   };
   if (reconcile === undefined) {
     return {
@@ -104,12 +105,13 @@ export function advanceQueueFlow(
  * poll taken at `takenAt`: with webhooks on each counts unless its event did; off, each counts.
  */
 export function countConcludedExits(
-  flow: QueueFlow,
-  exits: readonly ConcludedExit[],
+  ledger: QueueFlow,
+  concluded: readonly ConcludedExit[],
   takenAt: number,
   options: QueueFlowOptions,
 ): QueueFlow {
-  if (exits.length === 0) return flow;
+  if (concluded.length === 0) return ledger;
+  const { flow, exits } = concludeAbsent(ledger, concluded);
   if (options.webhooks === undefined || flow.webhookExits === undefined) {
     const events = exits.map((exit): FlowEvent => ({
       kind: 'exit',
@@ -123,6 +125,31 @@ export function countConcludedExits(
     ...flow,
     counts: applyFlowEvents(flow.counts, recorded.events),
     webhookExits: recorded.webhookExits,
+  };
+}
+
+/**
+ * The concluded exits with an absent PR's (QueueFlow.absent) entry time from its stay, which the
+ * polls saw begin; those PRs are absent no more.
+ */
+function concludeAbsent(
+  flow: QueueFlow,
+  exits: readonly ConcludedExit[],
+): { readonly flow: QueueFlow; readonly exits: readonly ConcludedExit[] } {
+  const { absent } = flow;
+  if (absent === undefined || !exits.some((exit) => absent.has(exit.prNumber))) {
+    return { flow, exits };
+  }
+  const remaining = new Map(absent);
+  const resolved = exits.map((exit): ConcludedExit => {
+    const stay = remaining.get(exit.prNumber);
+    if (stay === undefined) return exit;
+    remaining.delete(exit.prNumber);
+    return { ...exit, enteredAt: Math.min(stay.enteredAt, exit.leftAt) };
+  });
+  return {
+    flow: { ...flow, absent: remaining.size === 0 ? undefined : remaining },
+    exits: resolved,
   };
 }
 

@@ -16,14 +16,15 @@ export function registerDiscoveryMetrics(registry: Registry): DiscoveryObserver 
   const discovered = new Gauge({
     name: DISCOVERED_TARGETS,
     help:
-      'Targets this instance polls because discovery found them (API v2 list of merge queues), ' +
-      'not because the configuration lists them, by kind. 0 with discovery off.',
+      'Targets this instance polls because discovery found them (API v2: the list of merge ' +
+      'queues, and the repositories the quarantined tests name), not because the configuration ' +
+      'lists them, by kind. 0 with discovery off.',
     labelNames: ['kind'] as const,
     registers: [registry],
   });
   const lastSuccess = new Gauge({
     name: LAST_SUCCESS,
-    help: "Unix time of the last successful read of the organization's merge queues by discovery; 0 until one succeeds.",
+    help: "Unix time of discovery's last read in which every list it reads succeeded: the organization's merge queues (GET /v2/merge-queues) and, with discovery.flakyTests, its quarantined tests (GET /v2/tests); 0 until one succeeds.",
     registers: [registry],
   });
   for (const kind of POLL_KINDS) discovered.set({ kind }, 0);

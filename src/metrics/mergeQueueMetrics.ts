@@ -233,13 +233,20 @@ export function earliestStateChanges(snapshot: MergeQueueSnapshot): Map<string, 
   return earliest;
 }
 
-/** Not-ready PRs per failing readiness rule, every rule present (0 when none). */
+/**
+ * Not-ready PRs per failing readiness rule, every rule the API can tell present (0 when none); a
+ * rule it cannot tell (unknownBlockedReasons) has no entry, never a 0.
+ */
 export function blockedCounts(snapshot: MergeQueueSnapshot): Map<BlockedReason, number> {
-  const counts = new Map<BlockedReason, number>(BLOCKED_REASONS.map((reason) => [reason, 0]));
+  const unknown = new Set(snapshot.unknownBlockedReasons ?? []);
+  const counts = new Map<BlockedReason, number>(
+    BLOCKED_REASONS.filter((reason) => !unknown.has(reason)).map((reason) => [reason, 0]),
+  );
   for (const pr of snapshot.pullRequests) {
     // A Set, so a reason listed twice for one PR still counts that PR once.
     for (const reason of new Set(pr.blockedReasons)) {
-      counts.set(reason, (counts.get(reason) ?? 0) + 1);
+      const count = counts.get(reason);
+      if (count !== undefined) counts.set(reason, count + 1);
     }
   }
   return counts;

@@ -8,6 +8,9 @@ export interface PollJob {
   run(signal: AbortSignal): Promise<void>;
 }
 
+/** Each wait between two polls of a target is its interval ± this share of it (the default). */
+export const POLL_JITTER_RATIO = 0.1;
+
 interface SchedulerOptions {
   readonly logger: Logger;
   readonly random?: () => number;
@@ -42,7 +45,7 @@ export class PollScheduler {
 
   constructor(private readonly options: SchedulerOptions) {
     this.random = options.random ?? Math.random;
-    this.jitterRatio = options.jitterRatio ?? 0.1;
+    this.jitterRatio = options.jitterRatio ?? POLL_JITTER_RATIO;
     this.firstPollSpreadSeconds = options.firstPollSpreadSeconds ?? 2;
   }
 

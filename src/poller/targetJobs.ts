@@ -27,7 +27,8 @@ import type { ReadOptions, TrunkReader } from './trunkReader.js';
 import { readExitsV2 } from './v2ExitLookup.js';
 import { pollMergeQueueV2, type V2PullRequestLister } from './v2MergeQueuePoll.js';
 import type { V2QueueDirectory } from './v2QueueDirectory.js';
-import { pollQuarantinedTestsV2, type V2QuarantineDirectory } from './v2QuarantinePoll.js';
+import { pollQuarantinedTestsV2 } from './v2QuarantinePoll.js';
+import type { V2TestDirectory } from './v2TestDirectory.js';
 
 interface TargetJobsContext {
   readonly config: ExporterConfig;
@@ -47,7 +48,7 @@ interface TargetJobsContext {
 export interface V2Readers {
   readonly reader: V2PullRequestLister;
   readonly directory: V2QueueDirectory;
-  readonly quarantine: V2QuarantineDirectory;
+  readonly tests: V2TestDirectory;
 }
 
 /** A successful poll: its snapshot and, for a merge queue, how its flow ledger takes it. */
@@ -126,6 +127,7 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
         readExitsV2({
           reader: v2Readers.reader,
           queue,
+          intervalSeconds,
           previous: previousFlow,
           current: snapshot,
           prNumbers,
@@ -140,7 +142,7 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
         ? pollV2(v2, options)
         : target.kind === 'flaky_tests' && quarantineViaV2
           ? pollQuarantinedTestsV2({
-              directory: v2.quarantine,
+              directory: v2.tests,
               repoName: repository.name,
               options,
               now,

@@ -1,7 +1,7 @@
 // How the pull requests that left a merge queue left, from API v2: one paged read of the queue's
 // concluded entries, instead of a lookup per departed PR. Each read continues from the previous
 // one, so an entry that came and went between two polls is counted too, and once.
-import { departedPullRequests } from '../flow/queueDiff.js';
+import { departedPullRequests, isLastLookup } from '../flow/queueDiff.js';
 import type { Logger } from '../log/logger.js';
 import {
   EXIT_OUTCOMES,
@@ -13,8 +13,9 @@ import {
 } from '../snapshot/queueFlowTypes.js';
 import type { MergeQueueSnapshot } from '../snapshot/types.js';
 import type { V2QueueRef } from '../trunk/v2Client.js';
-import { V2_FINAL_ENTRY_STATES, type V2PullRequest } from '../trunk/v2Schemas.js';
+import { V2_ENDPOINTS, V2_FINAL_ENTRY_STATES, type V2PullRequest } from '../trunk/v2Schemas.js';
 import { v1Value } from '../trunk/v2Vocabulary.js';
+import { POLL_JITTER_RATIO } from './scheduler.js';
 import { parseTimestampSeconds } from './timestamps.js';
 import type { ReadOptions } from './trunkReader.js';
 import type { V2PullRequestLister } from './v2MergeQueuePoll.js';
@@ -43,6 +44,8 @@ const FIRST_POLL_INSTANT_SECONDS = 0.001;
 interface V2ExitReadRequest {
   readonly reader: V2PullRequestLister;
   readonly queue: V2QueueRef;
+  /** The queue's poll interval: an entry no poll saw was in the queue for about one at most. */
+  readonly intervalSeconds: number;
   /** The ledger as of the previous successful poll. */
   readonly previous: QueueFlow;
   readonly current: MergeQueueSnapshot;
@@ -56,7 +59,7 @@ interface V2ExitReadRequest {
 
 /** What one poll learned of the queue's exits through API v2. */
 export interface V2ExitRead {
-  /** The final state of each departed PR, or `retry`. */
+  /** The final state of each departed PR, `not_concluded` when the read did not list it, or `retry`. */
   readonly lookups: Map<number, ExitLookup>;
   /** Exits no poll saw leave, each for the first time. */
   readonly concluded: readonly ConcludedExit[];
@@ -68,9 +71,11 @@ const OUTCOMES: ReadonlySet<string> = new Set(EXIT_OUTCOMES);
 
 /**
  * Reads `state=merged,failed,cancelled&concludedAfter=…` when PRs left, or when no read happened
- * for PERIODIC_EXIT_READ_POLLS polls. A departed PR not in the window (it left without concluding,
- * or the read failed) is `retry`: the ledger asks again on the next poll and counts it `unknown`
- * after MAX_EXIT_LOOKUP_ATTEMPTS. Rejects only when the poll is being aborted.
+ * for PERIODIC_EXIT_READ_POLLS polls. A departed PR the read does not list is `not_concluded`: the
+ * ledger asks again on the next poll, and after MAX_EXIT_LOOKUP_ATTEMPTS keeps it as absent (a
+ * queue-entry state Trunk added, which the live read does not ask for), not as an exit; that is
+ * reported as an `unknown_entry_state` anomaly. A read that fails makes every departed PR `retry`
+ * (`unknown` after MAX_EXIT_LOOKUP_ATTEMPTS). Rejects only when the poll is being aborted.
  */
 export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRead> {
   const { queue, prNumbers, previous } = request;
@@ -129,14 +134,39 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
     concluded.push({
       prNumber: row.number,
       outcome: outcome as ExitOutcome,
-      enteredAt: Math.min(createdAt ?? previous.lastPollAt, leftAt),
+      enteredAt: entryTime(createdAt, leftAt, previous.lastPollAt, request.intervalSeconds),
       leftAt,
     });
   }
   const countFrom = Math.max(reads.countFrom, newest - CONCLUDED_READ_OVERLAP_SECONDS);
   for (const [key, leftAt] of seen) if (leftAt < countFrom) seen.delete(key);
-  for (const number of prNumbers) if (!lookups.has(number)) lookups.set(number, 'retry');
+  let absent = 0;
+  for (const number of prNumbers) {
+    if (lookups.has(number)) continue;
+    lookups.set(number, 'not_concluded');
+    if (isLastLookup(previous, number)) absent += 1;
+  }
+  if (absent > 0) {
+    request.reader.reportAnomaly(V2_ENDPOINTS.listQueuePullRequests, 'unknown_entry_state', absent);
+  }
   return { lookups, concluded, reads: { countFrom, seen, pollsSinceRead: 0 } };
+}
+
+/**
+ * When an entry no poll saw entered the queue. Its `createdAt` is its first submission: an entry
+ * is reused when its PR is submitted again, so a createdAt from before the last poll that would
+ * have seen the entry (the previous poll, or for an older conclusion about one interval before it,
+ * with the schedule's jitter) is a former submission's, and that poll's time is taken instead.
+ */
+function entryTime(
+  createdAt: number | undefined,
+  leftAt: number,
+  previousPollAt: number,
+  intervalSeconds: number,
+): number {
+  const notBefore =
+    leftAt > previousPollAt ? previousPollAt : leftAt - intervalSeconds * (1 + POLL_JITTER_RATIO);
+  return Math.min(Math.max(createdAt ?? notBefore, notBefore), leftAt);
 }
 
 /** One conclusion of one queue entry: an entry is reused when its PR is submitted again. */

@@ -1,20 +1,32 @@
 import type { MergeQueueSnapshot, PullRequestSnapshot } from '../snapshot/types.js';
 import { TrunkApiError } from '../trunk/errors.js';
 import type { V2PullRequestFilter, V2QueueRef } from '../trunk/v2Client.js';
-import { V2_LIVE_ENTRY_STATES, type V2MergeQueue, type V2PullRequest } from '../trunk/v2Schemas.js';
+import type { ApiAnomalyKind } from '../trunk/observer.js';
+import {
+  V2_LIVE_ENTRY_STATES,
+  type V2Endpoint,
+  type V2MergeQueue,
+  type V2PullRequest,
+} from '../trunk/v2Schemas.js';
 import { priorityOf, v1Mode, v1Value } from '../trunk/v2Vocabulary.js';
 import { parseTimestampSeconds } from './timestamps.js';
 import type { ReadOptions } from './trunkReader.js';
 import type { V2QueueDirectory } from './v2QueueDirectory.js';
-import { failingV2ReadinessRules, notMergeableReasonCounts } from './v2Readiness.js';
+import {
+  V2_UNKNOWN_BLOCKED_REASONS,
+  failingV2ReadinessRules,
+  notMergeableReasonCounts,
+} from './v2Readiness.js';
 
-/** The v2 reads a merge-queue poll makes (implemented by TrunkV2Client). */
+/** The v2 reads a merge-queue poll makes, and what it reports of them (implemented by TrunkV2Client). */
 export interface V2PullRequestLister {
   listQueuePullRequests(
     queue: V2QueueRef,
     filter: V2PullRequestFilter,
     options?: ReadOptions,
   ): Promise<V2PullRequest[]>;
+  /** `count` anomalies of `kind` found across reads of `endpoint` (trunk_exporter_api_anomalies_total). */
+  reportAnomaly(endpoint: V2Endpoint, kind: ApiAnomalyKind, count: number): void;
 }
 
 interface V2MergeQueuePollRequest {
@@ -111,6 +123,7 @@ function toSnapshot(
     },
     pullRequests: unique.map(toPullRequestSnapshot),
     readinessKnown: true,
+    unknownBlockedReasons: V2_UNKNOWN_BLOCKED_REASONS,
     notMergeableReasons: notMergeableReasonCounts(unique),
   };
 }

@@ -1,4 +1,6 @@
+import { repositoryKey } from '../config/repositoryKey.js';
 import type { V2MergeQueue } from '../trunk/v2Schemas.js';
+import { SharedRead } from './sharedRead.js';
 import type { ReadOptions } from './trunkReader.js';
 
 /** The v2 reads the directory makes. */
@@ -29,81 +31,69 @@ export function repoNameOfUrl(repositoryUrl: string): string | undefined {
   return `${url.host}/${parts.join('/')}`;
 }
 
-/**
- * The options of a read that serves every target of the organization: without the asking poll's
- * signal, whose abort must not fail the others' (closing the client still ends it).
- */
-export function sharedRead(options: ReadOptions): ReadOptions {
-  return {
-    ...(options.deadlineMs === undefined ? {} : { deadlineMs: options.deadlineMs }),
-  };
+/** One repository and branch however the repository's name is cased (repositoryKey). */
+function keyOf(repo: string, branch: string): string {
+  return `${repositoryKey(repo)}\u0000${branch}`;
 }
 
-function keyOf(repo: string, branch: string): string {
-  return `${repo}\u0000${branch}`;
+/** The organization's queues as read: by key, each with its repo as Trunk spells it. */
+interface QueueList {
+  readonly byKey: ReadonlyMap<string, V2MergeQueue>;
+  readonly named: readonly (V2QueueKey & { readonly queue: V2MergeQueue })[];
 }
 
 /**
  * Every merge queue of the organization from `GET /v2/merge-queues`, read at most once per
- * `maxAgeSeconds` however many queue polls ask (they share the read in progress): each queue's id,
+ * `maxAgeSeconds` however many queue polls ask (SharedRead: a failed read too): each queue's id,
  * state and settings for a cycle cost a share of one walk instead of a call per queue.
  */
 export class V2QueueDirectory {
-  #queues: ReadonlyMap<string, V2MergeQueue> | undefined;
-  #readAt = Number.NEGATIVE_INFINITY;
-  #reading: Promise<ReadonlyMap<string, V2MergeQueue>> | undefined;
+  readonly #list: SharedRead<QueueList>;
 
-  constructor(
-    private lister: V2QueueLister,
-    private maxAgeSeconds: number,
-    private readonly now: () => number = () => Date.now() / 1000,
-  ) {}
+  constructor(lister: V2QueueLister, maxAgeSeconds: number, now?: () => number) {
+    this.#list = new SharedRead(readWith(lister), maxAgeSeconds, now);
+  }
 
   /** Follows a reload: a new client or interval; what was read stays until it is due. */
   configure(lister: V2QueueLister, maxAgeSeconds: number): void {
-    this.lister = lister;
-    this.maxAgeSeconds = maxAgeSeconds;
+    this.#list.configure(readWith(lister), maxAgeSeconds);
   }
 
-  /** The queue of (repo, branch); undefined when Trunk lists none. Reads the list when due. */
+  /**
+   * The queue of (repo, branch), the repository compared without regard to letter case; undefined
+   * when Trunk lists none. Reads the list when due.
+   */
   async find(key: V2QueueKey, options: ReadOptions = {}): Promise<V2MergeQueue | undefined> {
-    const queues = await this.queues(options);
-    return queues.get(keyOf(key.repo, key.branch));
+    const list = await this.#list.get(options);
+    return list.byKey.get(keyOf(key.repo, key.branch));
   }
 
-  /** The whole list by `repo\0branch`, read again once it is older than maxAgeSeconds. */
-  async queues(options: ReadOptions = {}): Promise<ReadonlyMap<string, V2MergeQueue>> {
-    if (this.#queues !== undefined && this.now() - this.#readAt < this.maxAgeSeconds) {
-      return this.#queues;
-    }
-    this.#reading ??= this.#read(options).finally(() => {
-      this.#reading = undefined;
-    });
-    return this.#reading;
+  /** Reads the list when due (or fails with the error of a read that failed within the interval). */
+  async refresh(options: ReadOptions = {}): Promise<void> {
+    await this.#list.get(options);
   }
 
   /** A queue id answered 404: the next find() reads the list again (once, however many ask). */
   invalidate(): void {
-    this.#readAt = Number.NEGATIVE_INFINITY;
+    this.#list.invalidate();
   }
 
-  /** The last list read, with each queue's repo and branch; empty before the first read. */
+  /** The last list read successfully, each queue with its repo and branch; empty before the first. */
   latest(): readonly (V2QueueKey & { readonly queue: V2MergeQueue })[] {
-    return [...(this.#queues?.values() ?? [])].flatMap((queue) => {
-      const repo = repoNameOfUrl(queue.repositoryUrl);
-      return repo === undefined ? [] : [{ repo, branch: queue.targetBranch, queue }];
-    });
+    return this.#list.latest()?.named ?? [];
   }
+}
 
-  async #read(options: ReadOptions): Promise<ReadonlyMap<string, V2MergeQueue>> {
-    const list = await this.lister.listMergeQueues(sharedRead(options));
-    const queues = new Map<string, V2MergeQueue>();
-    for (const queue of list) {
+function readWith(lister: V2QueueLister): (options: ReadOptions) => Promise<QueueList> {
+  return async (options) => {
+    const byKey = new Map<string, V2MergeQueue>();
+    const named: (V2QueueKey & { readonly queue: V2MergeQueue })[] = [];
+    for (const queue of await lister.listMergeQueues(options)) {
       const repo = repoNameOfUrl(queue.repositoryUrl);
-      if (repo !== undefined) queues.set(keyOf(repo, queue.targetBranch), queue);
+      if (repo === undefined) continue;
+      byKey.set(keyOf(repo, queue.targetBranch), queue);
+      named.push({ repo, branch: queue.targetBranch, queue });
     }
-    this.#queues = queues;
-    this.#readAt = this.now();
-    return queues;
-  }
+    return { byKey, named };
+  };
 }

@@ -7,17 +7,22 @@ import type { V2PullRequest, V2Readiness } from '../trunk/v2Schemas.js';
 import { v1Value } from '../trunk/v2Vocabulary.js';
 
 /**
+ * Readiness rules a v2 queue's list rows cannot tell: `hasImpactedTargets` is absent on every list
+ * read (Trunk's definition: absence means "not answered here"), and a per-PR read costs one call of
+ * the single-PR budget (5 per second) per not-ready PR on every poll.
+ */
+export const V2_UNKNOWN_BLOCKED_REASONS: readonly BlockedReason[] = ['impacted_targets_missing'];
+
+/**
  * The readiness rules a v2 queue entry fails, as failingReadinessRules reads v1's: a signal the
- * API did not send is not counted as failing.
+ * API did not send is not counted as failing, and `impacted_targets_missing` is never told
+ * (V2_UNKNOWN_BLOCKED_REASONS).
  */
 export function failingV2ReadinessRules(readiness: V2Readiness): BlockedReason[] {
   const reasons: BlockedReason[] = [];
   if (readiness.doesBaseBranchMatch === false) reasons.push('base_branch_mismatch');
   const mergeability = readiness.mergeability;
   if (mergeability !== undefined && mergeability !== 'mergeable') reasons.push('not_mergeable');
-  if (readiness.requiresImpactedTargets === true && readiness.hasImpactedTargets === false) {
-    reasons.push('impacted_targets_missing');
-  }
   return reasons;
 }
 

@@ -20,14 +20,28 @@ export const OTHER_STATE = 'other';
 /** Lookups of a departed PR that may fail before it is counted as `unknown`. */
 export const MAX_EXIT_LOOKUP_ATTEMPTS = 3;
 
-/** What getSubmittedPullRequest said about a PR that left, or `retry` when the lookup failed. */
+/**
+ * What getSubmittedPullRequest (or API v2's concluded entries) said about a PR that left; `retry`
+ * when the lookup failed; `not_concluded` when a read of API v2's concluded entries succeeded and
+ * did not list it: it left the live entries for a state Trunk added, or has yet to be recorded.
+ */
 export type ExitLookup =
   | {
       readonly outcome: ExitOutcome;
       /** Unix seconds of its final state change, when the answer had a final state and a timestamp. */
       readonly leftAt: number | undefined;
     }
-  | 'retry';
+  | 'retry'
+  | 'not_concluded';
+
+/**
+ * How long a PR that left the live entries without concluding (API v2) is remembered: back within
+ * it, its stay goes on; concluded within it, its exit counts with the time it entered.
+ */
+export const ABSENT_PULL_REQUEST_KEEP_SECONDS = 6 * 3600;
+
+/** At most this many such PRs are remembered per queue (the oldest are forgotten first). */
+export const MAX_ABSENT_PULL_REQUESTS = 10_000;
 
 /** A pull request as the last successful poll saw it. */
 export interface TrackedPullRequest {
@@ -47,6 +61,8 @@ export interface DepartedPullRequest extends TrackedPullRequest {
   readonly goneAt: number;
   /** Lookups that failed so far. */
   readonly failedLookups: number;
+  /** The last lookup was `not_concluded`: it never concluded, so if it comes back its stay goes on. */
+  readonly notConcluded?: boolean;
 }
 
 /** One `from` → `to` pair of trunk_merge_queue_state_transitions_total. */
@@ -79,6 +95,12 @@ export interface QueueFlow {
   readonly tracked: ReadonlyMap<number, TrackedPullRequest>;
   /** Pull requests that left and wait for a successful lookup, by number. */
   readonly departed: ReadonlyMap<number, DepartedPullRequest>;
+  /**
+   * API v2: pull requests that left the live entries and that no read of concluded entries listed
+   * in MAX_EXIT_LOOKUP_ATTEMPTS polls (a state Trunk added); not counted as exits. Each is kept
+   * ABSENT_PULL_REQUEST_KEEP_SECONDS from `goneAt`, by number.
+   */
+  readonly absent?: ReadonlyMap<number, DepartedPullRequest> | undefined;
   /** With webhooks on: what tells an exit's event and its poll apart, so it counts once. */
   readonly webhookExits?: ExitStays | undefined;
   /** Through API v2: where the reads of the queue's concluded entries have got to. */

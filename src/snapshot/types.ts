@@ -119,6 +119,11 @@ export interface MergeQueueSnapshot {
   readonly pullRequests: readonly PullRequestSnapshot[];
   /** False when readiness was not looked up (pullRequestDetails off): blocked counts are unknown. */
   readonly readinessKnown: boolean;
+  /**
+   * Readiness rules the API cannot tell of this queue's PRs, whose counts are unknown: API v2's
+   * list rows leave `hasImpactedTargets` out, so `impacted_targets_missing` through v2.
+   */
+  readonly unknownBlockedReasons?: readonly BlockedReason[] | undefined;
   /** PRs per host reason for not being mergeable (API v2 only; undefined from API v1). */
   readonly notMergeableReasons?: ReadonlyMap<string, number> | undefined;
 }

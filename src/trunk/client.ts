@@ -5,7 +5,7 @@ import { scrubSecrets } from '../secrets/scrubSecrets.js';
 import type { Logger } from '../log/logger.js';
 import { TrunkApiError, bodyExcerpt, describeSchemaIssues } from './errors.js';
 import type { TrunkApiErrorReason } from './errors.js';
-import type { ApiCallObserver } from './observer.js';
+import type { ApiAnomalyKind, ApiCallObserver } from './observer.js';
 import {
   checkQuarantinedTestsPage,
   checkQueue,
@@ -25,7 +25,13 @@ import {
   quarantinedTestsPageSchema,
   submittedPullRequestSchema,
 } from './schemas.js';
-import type { MergeQueue, QuarantinedTestsPage, RepoRef, SubmittedPullRequest } from './schemas.js';
+import type {
+  Endpoint,
+  MergeQueue,
+  QuarantinedTestsPage,
+  RepoRef,
+  SubmittedPullRequest,
+} from './schemas.js';
 import { TrunkTransport } from './transport.js';
 import type { ApiRequest, CallTarget } from './transport.js';
 import { parseErrorEnvelope } from './v2Errors.js';
@@ -201,6 +207,14 @@ export class TrunkClient {
   ): Promise<T | N> {
     const request: ApiRequest = { api: 'v2', path };
     return this.#call(target, request, schema, check, options, onNotFound);
+  }
+
+  /**
+   * `count` anomalies of `kind` that a poll found in what `endpoint` answered, beyond what one
+   * response shows (e.g. a PR gone from the live list and absent from the concluded ones).
+   */
+  reportAnomaly(endpoint: Endpoint, kind: ApiAnomalyKind, count: number): void {
+    this.#observer.anomaly(endpoint, kind, count);
   }
 
   /** Epoch ms until which a 429's Retry-After holds every request back (0 or past when not paused). */

@@ -1,4 +1,6 @@
 import type { CallOptions, TrunkClient } from './client.js';
+import { TrunkApiError } from './errors.js';
+import type { ApiAnomalyKind } from './observer.js';
 import { checkV2Page } from './responseAnomalies.js';
 import type { CallTarget } from './transport.js';
 import { walkV2Pages } from './v2Paging.js';
@@ -13,6 +15,7 @@ import {
   type V2MergeQueue,
   type V2PullRequest,
   type V2Repository,
+  type V2Endpoint,
   type V2Test,
 } from './v2Schemas.js';
 
@@ -32,15 +35,53 @@ export interface V2PullRequestFilter {
   readonly concludedAfter?: string;
 }
 
+/** Which tests of the organization to list (`GET /v2/tests` filters, in v2's spelling). */
+export interface V2TestFilter {
+  readonly quarantineState?: 'quarantined' | 'notQuarantined';
+  /** Test statuses: `healthy`, `flaky`, `broken`. */
+  readonly statuses?: readonly string[];
+}
+
 /** The `repo` of calls about the whole organization, for logs and the request queue. */
 const ORGANIZATION = '(organization)';
+
+/** The test list's paths: the live service's, and the one Trunk's definition names (before 2026-10-06). */
+type TestListPath = 'tests' | 'test-cases';
+
+/**
+ * Which path the organization's test list answers at: `/v2/tests`, and `/v2/test-cases` for an
+ * organization still answered on the old path; the one that answered is kept until it answers 404
+ * in turn. Outlives the clients of reloads, as what it learned stays true.
+ */
+export class TestListPaths {
+  #current: TestListPath = 'tests';
+
+  /** The path to ask first. */
+  get current(): TestListPath {
+    return this.#current;
+  }
+
+  /** The path that answers 404 is not the organization's: the other is asked from now on. */
+  notFound(path: TestListPath): TestListPath {
+    this.#current = path === 'tests' ? 'test-cases' : 'tests';
+    return this.#current;
+  }
+}
 
 /**
  * The API v2 reads the exporter makes, every one a GET through the TrunkClient's single request
  * queue, limits and retries (TrunkClient.readV2); lists are walked to their end (v2Paging.ts).
  */
 export class TrunkV2Client {
-  constructor(private readonly client: Pick<TrunkClient, 'readV2'>) {}
+  constructor(
+    private readonly client: Pick<TrunkClient, 'readV2' | 'reportAnomaly'>,
+    private readonly testListPaths = new TestListPaths(),
+  ) {}
+
+  /** `count` anomalies of `kind` a poll found in the answers of `endpoint`. */
+  reportAnomaly(endpoint: V2Endpoint, kind: ApiAnomalyKind, count: number): void {
+    this.client.reportAnomaly(endpoint, kind, count);
+  }
 
   /** Every merge queue of the organization (`GET /v2/merge-queues`, all pages). */
   async listMergeQueues(options: CallOptions = {}): Promise<V2MergeQueue[]> {
@@ -105,18 +146,45 @@ export class TrunkV2Client {
 
   /** Every quarantined test of the organization (`GET /v2/tests?quarantineState=quarantined`). */
   async listQuarantinedTests(options: CallOptions = {}): Promise<V2Test[]> {
-    const target = { endpoint: V2_ENDPOINTS.listTests, repo: ORGANIZATION, branch: undefined };
-    return walkV2Pages(
-      (cursor) =>
-        this.client.readV2(
-          target,
-          `tests?${pageQuery({ quarantineState: 'quarantined' }, cursor)}`,
-          v2TestPageSchema,
-          checkV2Page<V2Test>((test) => [test.quarantinedSince ?? test.statusSince]),
-          options,
-        ),
-      'the list of quarantined tests',
-    );
+    return this.listTests({ quarantineState: 'quarantined' }, 'quarantined tests', options);
+  }
+
+  /**
+   * Every test of the organization the filter selects, all pages; at `/v2/test-cases` when
+   * `/v2/tests` answers 404 (TestListPaths), the same operation under its former path.
+   */
+  async listTests(
+    filter: V2TestFilter,
+    /** What is listed, for messages: `quarantined tests`. */
+    what: string,
+    options: CallOptions = {},
+  ): Promise<V2Test[]> {
+    const filters: Record<string, string> = {};
+    if (filter.quarantineState !== undefined) filters.quarantineState = filter.quarantineState;
+    if (filter.statuses !== undefined) filters.status = filter.statuses.join(',');
+    const walk = (path: TestListPath) =>
+      walkV2Pages(
+        (cursor) =>
+          this.client.readV2(
+            {
+              endpoint: path === 'tests' ? V2_ENDPOINTS.listTests : V2_ENDPOINTS.listTestCases,
+              repo: ORGANIZATION,
+              branch: undefined,
+            },
+            `${path}?${pageQuery(filters, cursor)}`,
+            v2TestPageSchema,
+            checkV2Page<V2Test>((test) => [test.quarantinedSince ?? test.statusSince]),
+            options,
+          ),
+        `the list of ${what} (/v2/${path})`,
+      );
+    const first = this.testListPaths.current;
+    try {
+      return await walk(first);
+    } catch (error) {
+      if (!(error instanceof TrunkApiError) || error.status !== 404) throw error;
+      return walk(this.testListPaths.notFound(first));
+    }
   }
 
   /** A repository by id; undefined when Trunk answers 404. */

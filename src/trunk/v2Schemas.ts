@@ -11,6 +11,8 @@ export const V2_ENDPOINTS = {
   getMergeQueue: 'v2/merge-queues/{id}',
   listQueuePullRequests: 'v2/merge-queues/{id}/pull-requests',
   listTests: 'v2/tests',
+  /** The test list's path before 2026-10-06, which Trunk's published definition still names. */
+  listTestCases: 'v2/test-cases',
   getRepository: 'v2/repositories/{id}',
 } as const;
 export type V2Endpoint = (typeof V2_ENDPOINTS)[keyof typeof V2_ENDPOINTS];
@@ -77,10 +79,10 @@ export const v2MergeQueuePageSchema = v2PageSchema(v2MergeQueueSchema);
 
 export const v2MergeabilityReasonSchema = z.object({ code: z.string() });
 
+// Only the signals a blocked reason is told from: `hasImpactedTargets` is absent on list reads, so
+// impacted targets are not told through v2 (V2_UNKNOWN_BLOCKED_REASONS) and neither field is read.
 export const v2ReadinessSchema = z.object({
-  requiresImpactedTargets: optionalValue(z.boolean()),
   doesBaseBranchMatch: optionalValue(z.boolean()),
-  hasImpactedTargets: optionalValue(z.boolean()),
   mergeability: optionalValue(z.string()),
   mergeabilityDetails: optionalValue(
     z.object({ reasons: optionalValue(z.array(v2MergeabilityReasonSchema)) }),
@@ -119,11 +121,17 @@ export const v2TestSchema = z.object({
 export type V2Test = z.infer<typeof v2TestSchema>;
 export const v2TestPageSchema = v2PageSchema(v2TestSchema);
 
+/**
+ * `GET /v2/repositories/{id}`: what names the repository (v2RepositoryName.ts). `host` is null for
+ * a repository on its provider's default host (most of them); `url` names the host otherwise.
+ */
 export const v2RepositorySchema = z.object({
   id: z.string().min(1),
-  host: z.string().min(1),
-  /** `owner/name`. */
-  path: z.string().regex(/^[^/]+\/[^/]+$/, 'expected owner/name'),
+  provider: optionalValue(z.string()),
+  host: optionalValue(z.string()),
+  /** `owner/name` (GitLab subgroups make it longer: such a repository has no `host/owner/name`). */
+  path: z.string(),
+  url: optionalValue(z.string()),
 });
 export type V2Repository = z.infer<typeof v2RepositorySchema>;
 

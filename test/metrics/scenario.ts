@@ -77,6 +77,8 @@ const mergeQueueSnapshotSchema = z.strictObject({
   settings: settingsSchema,
   pullRequests: z.array(pullRequestSchema),
   readinessKnown: z.boolean(),
+  /** API v2: the readiness rules its list rows cannot tell. */
+  unknownBlockedReasons: z.array(z.enum(BLOCKED_REASONS)).optional(),
   /** API v2 only: PRs per host reason for not being mergeable. */
   notMergeableReasons: z.record(z.string(), z.number()).optional(),
 });

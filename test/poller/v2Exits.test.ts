@@ -11,7 +11,7 @@ import {
   PERIODIC_EXIT_READ_POLLS,
 } from '../../src/poller/v2ExitLookup.js';
 import type { V2PullRequestLister } from '../../src/poller/v2MergeQueuePoll.js';
-import { V2QuarantineDirectory } from '../../src/poller/v2QuarantinePoll.js';
+import { V2TestDirectory } from '../../src/poller/v2TestDirectory.js';
 import { V2QueueDirectory } from '../../src/poller/v2QueueDirectory.js';
 import { Secret } from '../../src/secrets/secret.js';
 import { webhookPayloads } from '../../src/simulator/webhookPayloads.js';
@@ -66,7 +66,7 @@ function v2PollJobs(
     v2: {
       reader: options.wrap?.(v2) ?? v2,
       directory: new V2QueueDirectory(v2, INTERVAL, now),
-      quarantine: new V2QuarantineDirectory(v2, 600, now),
+      tests: new V2TestDirectory({ lister: v2, maxAgeSeconds: 600, lookupsAtATime: 4 }, now),
     },
   });
   return { config, clock, now, store, jobs };
@@ -99,6 +99,9 @@ async function v2Watcher(options: { webhooks: boolean }) {
         exitReads.push({ poll: polls, concludedAfter: filter.concludedAfter });
       }
       return v2.listQueuePullRequests(queue, filter, readOptions);
+    },
+    reportAnomaly: (endpoint, kind, count) => {
+      v2.reportAnomaly(endpoint, kind, count);
     },
   });
   const { clock, now, store, jobs } = v2PollJobs(world, simulator, [queueTarget], {

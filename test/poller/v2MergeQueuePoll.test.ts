@@ -46,11 +46,21 @@ async function simulatorWithKey(options: { faults?: FaultPlan } = {}) {
 }
 
 /** The snapshot without what only one API can say. */
+/**
+ * What v1 and v2 both tell of a queue: v2 alone tells the host's not-mergeable reasons, v1 alone
+ * whether impacted targets are missing (v2's list rows leave hasImpactedTargets out).
+ */
 function comparable(snapshot: MergeQueueSnapshot) {
   return {
     ...snapshot,
     notMergeableReasons: undefined,
-    pullRequests: [...snapshot.pullRequests].sort((a, b) => a.number - b.number),
+    unknownBlockedReasons: undefined,
+    pullRequests: [...snapshot.pullRequests]
+      .sort((a, b) => a.number - b.number)
+      .map((pr) => ({
+        ...pr,
+        blockedReasons: pr.blockedReasons.filter((reason) => reason !== 'impacted_targets_missing'),
+      })),
   };
 }
 
@@ -80,6 +90,10 @@ describe('pollMergeQueueV2', () => {
           now: () => TAKEN_AT,
         });
         expect(comparable(fromV2.snapshot)).toEqual(comparable(fromV1));
+        expect(fromV2.snapshot.unknownBlockedReasons).toEqual(['impacted_targets_missing']);
+        expect(fromV2.snapshot.pullRequests.flatMap((pr) => pr.blockedReasons)).not.toContain(
+          'impacted_targets_missing',
+        );
         pullRequests += fromV1.pullRequests.length;
         expect(fromV2.snapshot.notMergeableReasons?.get('conflict')).toBeGreaterThanOrEqual(0);
       }

@@ -70,9 +70,7 @@ describe('API v2 pages read tolerantly', () => {
     expect(first?.queueEntry).toMatchObject({ state: 'notReady', id: undefined });
     expect(first?.queueEntry.priorityValue).toBeUndefined();
     expect(first?.queueEntry.readiness).toEqual({
-      requiresImpactedTargets: undefined,
       doesBaseBranchMatch: false,
-      hasImpactedTargets: undefined,
       mergeability: undefined,
       mergeabilityDetails: { reasons: undefined },
     });

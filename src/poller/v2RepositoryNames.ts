@@ -1,0 +1,87 @@
+// The names of the repositories API v2's tests belong to: a test row carries only `repoId`, which
+// `GET /v2/repositories/{id}` turns into `host/owner/name` (v2RepositoryName.ts).
+import { repositoryKey } from '../config/repositoryKey.js';
+import { TrunkApiError } from '../trunk/errors.js';
+import { repositoryNameOf } from '../trunk/v2RepositoryName.js';
+import type { V2Repository } from '../trunk/v2Schemas.js';
+import { mapAtMost } from './lookupFanOut.js';
+import type { ReadOptions } from './trunkReader.js';
+
+/** Trunk's `repoId` of tests uploaded without a repository (the nil UUID): no repository's. */
+export const NO_REPOSITORY_ID = '00000000-0000-0000-0000-000000000000';
+
+/**
+ * Repository lookups one read of a test list makes at most; the ids beyond wait for the next
+ * read, so an answer naming thousands of new ids costs a bounded number of calls per interval.
+ */
+export const MAX_REPOSITORY_LOOKUPS_PER_READ = 1000;
+
+/** The repository read the names need (implemented by TrunkV2Client). */
+export interface V2RepositoryReader {
+  getRepository(id: string, options?: ReadOptions): Promise<V2Repository | undefined>;
+}
+
+/** What a round of lookups could not name. */
+export interface UnnamedRepositories {
+  /** Ids whose lookup failed (an error, not an answer): any repository not yet named may be one. */
+  readonly unresolved: ReadonlySet<string>;
+  /** Ids Trunk answered without a usable name (404, 400, no host, a path not owner/name), or the nil UUID. */
+  readonly unnamed: ReadonlySet<string>;
+}
+
+/**
+ * repoId → `host/owner/name`: each id named once and kept (ids never change); an id that could not
+ * be named is looked up again by the next read that lists it, never remembered as unknown.
+ */
+export class RepositoryNames {
+  readonly #names = new Map<string, string>();
+  readonly #namedKeys = new Set<string>();
+
+  /** The name of `id` as Trunk spells it; undefined until a lookup named it. */
+  nameOf(id: string): string | undefined {
+    return this.#names.get(id);
+  }
+
+  /** Whether some id was named `repo` (compared without regard to letter case). */
+  hasNamed(repo: string): boolean {
+    return this.#namedKeys.has(repositoryKey(repo));
+  }
+
+  /** Looks up the ids not named yet, `atATime` at once; says which could not be named. */
+  async resolve(
+    ids: Iterable<string>,
+    reader: V2RepositoryReader,
+    atATime: number,
+    options: ReadOptions,
+  ): Promise<UnnamedRepositories> {
+    const unresolved = new Set<string>();
+    const unnamed = new Set<string>();
+    const toLookUp: string[] = [];
+    for (const id of new Set(ids)) {
+      if (this.#names.has(id)) continue;
+      if (id === NO_REPOSITORY_ID) unnamed.add(id);
+      else if (toLookUp.length < MAX_REPOSITORY_LOOKUPS_PER_READ) toLookUp.push(id);
+      else unresolved.add(id);
+    }
+    await mapAtMost(toLookUp, atATime, async (id) => {
+      let repository: V2Repository | undefined;
+      try {
+        repository = await reader.getRepository(id, options);
+      } catch (error) {
+        if (options.signal?.aborted === true) throw error;
+        // A malformed id is an answer (400, as a 404 is); any other failure says nothing of the id.
+        if (error instanceof TrunkApiError && error.status === 400) unnamed.add(id);
+        else unresolved.add(id);
+        return;
+      }
+      const name = repository === undefined ? undefined : repositoryNameOf(repository);
+      if (name === undefined) {
+        unnamed.add(id);
+        return;
+      }
+      this.#names.set(id, name);
+      this.#namedKeys.add(repositoryKey(name));
+    });
+    return { unresolved, unnamed };
+  }
+}

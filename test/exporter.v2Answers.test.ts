@@ -1,0 +1,434 @@
+// API v2 as Trunk's published definition lets it answer, each shape a fixture file named for what
+// it pins (test/trunk/fixtures/v2/), served by a fake organization on loopback to a real exporter
+// that holds only an API key: null hosts and names in another letter case, repository lookups that
+// fail, organization-wide lists that fail, repositories with tests and no merge queue, the test
+// list's former path, the readiness signal list rows leave out, queue-entry states Trunk adds,
+// empty pages with a cursor, an apiUrl ending in /v2, and a resubmitted entry's createdAt.
+import { afterEach, describe, expect, it } from 'vitest';
+import { MAX_EXIT_LOOKUP_ATTEMPTS } from '../src/snapshot/queueFlowTypes.js';
+import { select, sum, type Sample } from './support/exposition.js';
+import {
+  configYaml,
+  startTestExporter,
+  type ExporterUnderTest,
+} from './support/exporterHarness.js';
+import {
+  fixtureAt,
+  pageAt,
+  rowsAt,
+  startFakeV2,
+  type FakeV2,
+  type FixturePage,
+} from './support/fakeTrunkV2.js';
+import { cleanUp } from './trunk/harness.js';
+
+afterEach(cleanUp);
+
+const API_KEY = 'trunk_v2_answers-test-key';
+const WEB_ID = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
+const API_ID = '0b7a8f1e-3c2d-4e5f-9a8b-7c6d5e4f3a2b';
+const TOOLS_ID = '5d4c3b2a-1f0e-4a1b-8c9d-0e1f2a3b4c5d';
+const DOCS_ID = '9f8e7d6c-5b4a-4c3d-8e2f-1a0b9c8d7e6f';
+const WEB_QUEUE = 'xK9mP2nQ';
+
+const REPOSITORIES = {
+  [WEB_ID]: fixtureAt('repository-on-the-providers-default-host.json'),
+  [API_ID]: fixtureAt('repository-on-a-self-hosted-gitlab.json'),
+  [TOOLS_ID]: fixtureAt('repository-of-an-unknown-provider-named-by-its-url.json'),
+  [DOCS_ID]: fixtureAt('repository-without-a-merge-queue.json'),
+};
+
+/** An exporter with only an API key, polling `fake`. */
+function keyOnlyExporter(
+  fake: FakeV2,
+  targets: string,
+  options: { polling?: string; discovery?: string; apiUrl?: string } = {},
+): Promise<ExporterUnderTest> {
+  let yaml = configYaml({
+    apiUrl: options.apiUrl ?? fake.origin,
+    token: null,
+    apiKey: API_KEY,
+    targets,
+    polling:
+      options.polling ?? '  mergeQueueIntervalSeconds: 0.2\n  flakyTestsIntervalSeconds: 0.2',
+  });
+  if (options.discovery !== undefined) {
+    yaml = yaml.replace('targets:\n', `discovery:\n${options.discovery}targets:\n`);
+  }
+  return startTestExporter(yaml);
+}
+
+function value(samples: readonly Sample[], name: string, labels: Record<string, string>) {
+  const found = select(samples, name, labels);
+  return found.length === 1 ? found[0]?.value : undefined;
+}
+
+const up = (samples: readonly Sample[], labels: Record<string, string>) =>
+  value(samples, 'trunk_exporter_target_up', labels) === 1;
+
+describe('API v2 answers through a real exporter', () => {
+  it('names repositories as the providers do: a null host is the default host, a self-hosted one its own, else the host of the url; letter case aside; tests of no nameable repository are counted', async () => {
+    const fake = await startFakeV2({
+      tests: pageAt('tests-of-repositories-named-three-ways.json').data,
+      repositories: REPOSITORIES,
+    });
+    const exporter = await keyOnlyExporter(
+      fake,
+      [
+        '  - repo: github.com/ACME/Web',
+        '    branches: []',
+        '    flakyTests: true',
+        '  - repo: gitlab.acme.internal/platform/api',
+        '    branches: []',
+        '    flakyTests: true',
+        '  - repo: git.example.org/tools/lint',
+        '    branches: []',
+        '    flakyTests: true',
+      ].join('\n'),
+    );
+    const samples = await exporter.waitFor(
+      (current) => sum(current, 'trunk_exporter_target_up') === 3,
+      'three quarantine lists up',
+    );
+    const quarantined = (repo: string) => value(samples, 'trunk_flaky_tests_quarantined', { repo });
+    // The configured spelling names the series; Trunk's `acme/web` is the same repository.
+    expect(quarantined('github.com/ACME/Web')).toBe(3);
+    expect(quarantined('gitlab.acme.internal/platform/api')).toBe(2);
+    expect(quarantined('git.example.org/tools/lint')).toBe(1);
+    expect(
+      value(samples, 'trunk_exporter_api_anomalies_total', {
+        endpoint: 'v2/tests',
+        kind: 'unnamed_repository',
+      }),
+    ).toBeGreaterThanOrEqual(2);
+    // Each id named once; the nil UUID of uploads without a repository is never looked up.
+    expect(
+      fake
+        .requestsTo(/^\/v2\/repositories\//)
+        .map((r) => r.url)
+        .sort(),
+    ).toEqual([WEB_ID, API_ID, TOOLS_ID].map((id) => `/v2/repositories/${id}`).sort());
+  });
+
+  it('looks a repository up again on the next read when its lookup failed; meanwhile a target not yet named fails rather than read 0', async () => {
+    const fake = await startFakeV2({
+      tests: pageAt('tests-of-repositories-named-three-ways.json').data,
+      repositories: REPOSITORIES,
+    });
+    fake.fail(new RegExp(`^/v2/repositories/${API_ID}$`), 400 + 100);
+    const exporter = await keyOnlyExporter(
+      fake,
+      [
+        '  - repo: github.com/acme/web',
+        '    flakyTests: true',
+        '  - repo: gitlab.acme.internal/platform/api',
+        '    flakyTests: true',
+      ].join('\n'),
+      { polling: '  mergeQueueIntervalSeconds: 0.3\n  flakyTestsIntervalSeconds: 0.3' },
+    );
+    const web = { kind: 'flaky_tests', repo: 'github.com/acme/web' };
+    const gitlab = { kind: 'flaky_tests', repo: 'gitlab.acme.internal/platform/api' };
+    const failing = await exporter.waitFor(
+      (current) => up(current, web) && value(current, 'trunk_exporter_target_up', gitlab) === 0,
+      'the named repository up, the other down',
+    );
+    expect(value(failing, 'trunk_flaky_tests_quarantined', { repo: 'github.com/acme/web' })).toBe(
+      3,
+    );
+    expect(select(failing, 'trunk_flaky_tests_quarantined', { repo: gitlab.repo })).toEqual([]);
+    expect(exporter.logs()).toContain(
+      'repository id(s) of the quarantined tests could not be looked up',
+    );
+    fake.recover();
+    const recovered = await exporter.waitFor(
+      (current) => up(current, gitlab),
+      'the repository named on a later read',
+    );
+    expect(value(recovered, 'trunk_flaky_tests_quarantined', { repo: gitlab.repo })).toBe(2);
+    // The named id is never looked up again; the failed one on each read until it answers.
+    expect(fake.requestsTo(new RegExp(`^/v2/repositories/${WEB_ID}$`))).toHaveLength(1);
+    expect(fake.requestsTo(new RegExp(`^/v2/repositories/${API_ID}$`)).length).toBeGreaterThan(1);
+  });
+
+  it('reads a failing list of queues at most once per interval however many queues share it, keeps its targets, and is up again once it answers', async () => {
+    const fake = await startFakeV2({
+      queues: pageAt('merge-queues-of-an-organization.json'),
+    });
+    const exporter = await keyOnlyExporter(
+      fake,
+      [
+        '  - repo: github.com/acme/web',
+        '    branches: [main]',
+        '  - repo: github.com/acme/api',
+        '    branches: [main, release]',
+      ].join('\n'),
+      { polling: '  mergeQueueIntervalSeconds: 0.5\n  flakyTestsIntervalSeconds: 600' },
+    );
+    await exporter.waitFor(
+      (current) => sum(current, 'trunk_exporter_target_up', { kind: 'merge_queue' }) === 3,
+      'three queues up',
+    );
+    // 400 is not retried: each read is one request.
+    fake.fail(/^\/v2\/merge-queues$/, 400);
+    const failedFrom = fake.requests.length;
+    const failingFor = 3;
+    await new Promise((resolve) => setTimeout(resolve, failingFor * 1000));
+    const reads = fake.requests
+      .slice(failedFrom)
+      .filter((request) => request.url.startsWith('/v2/merge-queues?')).length;
+    // Three queues polled every 0.5 s would ask 18 times; shared, at most one read per interval.
+    expect(reads).toBeGreaterThan(0);
+    expect(reads).toBeLessThanOrEqual(failingFor / 0.5 + 1);
+    const down = await exporter.samples();
+    expect(sum(down, 'trunk_exporter_target_up', { kind: 'merge_queue' })).toBe(0);
+    fake.recover();
+    await exporter.waitFor(
+      (current) => sum(current, 'trunk_exporter_target_up', { kind: 'merge_queue' }) === 3,
+      'three queues up again',
+    );
+  });
+
+  it('reads a failing list of tests at most once per interval however many repositories share it', async () => {
+    const fake = await startFakeV2({
+      tests: pageAt('tests-of-repositories-named-three-ways.json').data,
+      repositories: REPOSITORIES,
+    });
+    fake.fail(/^\/v2\/tests$/, 500);
+    const exporter = await keyOnlyExporter(
+      fake,
+      [
+        '  - repo: github.com/acme/web',
+        '    flakyTests: true',
+        '  - repo: gitlab.acme.internal/platform/api',
+        '    flakyTests: true',
+        '  - repo: git.example.org/tools/lint',
+        '    flakyTests: true',
+      ].join('\n'),
+      { polling: '  mergeQueueIntervalSeconds: 600\n  flakyTestsIntervalSeconds: 0.5' },
+    );
+    const failingFor = 3;
+    await new Promise((resolve) => setTimeout(resolve, failingFor * 1000));
+    const requests = fake.requestsTo(/^\/v2\/tests$/).length;
+    // 500 is retried within the poll's interval: at most 4 attempts a read, one read per interval.
+    expect(requests).toBeGreaterThan(0);
+    expect(requests).toBeLessThanOrEqual((failingFor / 0.5 + 1) * 4);
+    expect(sum(await exporter.samples(), 'trunk_exporter_target_up', { kind: 'flaky_tests' })).toBe(
+      0,
+    );
+    fake.recover();
+    await exporter.waitFor(
+      (current) => sum(current, 'trunk_exporter_target_up', { kind: 'flaky_tests' }) === 3,
+      'three quarantine lists up',
+    );
+  });
+
+  it('discovers a repository with tests and no merge queue from the test list, beside the queues', async () => {
+    const fake = await startFakeV2({
+      queues: pageAt('merge-queues-of-an-organization.json'),
+      tests: pageAt('tests-of-a-repository-without-a-merge-queue.json').data,
+      repositories: REPOSITORIES,
+    });
+    const exporter = await keyOnlyExporter(fake, '  []', {
+      discovery: '  enabled: true\n  intervalSeconds: 0.2\n',
+    });
+    const samples = await exporter.waitFor(
+      (current) =>
+        value(current, 'trunk_flaky_tests_quarantined', { repo: 'github.com/acme/docs' }) !==
+          undefined &&
+        value(current, 'trunk_flaky_tests_quarantined', { repo: 'github.com/Acme/Web' }) !==
+          undefined,
+      'the quarantine lists of both repositories',
+    );
+    expect(value(samples, 'trunk_flaky_tests_quarantined', { repo: 'github.com/acme/docs' })).toBe(
+      2,
+    );
+    // acme/web is one repository whether Trunk spells it Acme/Web (its queue) or acme/web (its id).
+    expect(value(samples, 'trunk_flaky_tests_quarantined', { repo: 'github.com/Acme/Web' })).toBe(
+      1,
+    );
+    expect(
+      select(samples, 'trunk_flaky_tests_quarantined', { repo: 'github.com/acme/web' }),
+    ).toEqual([]);
+    // acme/api has queues and no tests listed: discovered with its quarantine list at 0.
+    expect(value(samples, 'trunk_flaky_tests_quarantined', { repo: 'github.com/acme/api' })).toBe(
+      0,
+    );
+    expect(value(samples, 'trunk_exporter_discovered_targets', { kind: 'flaky_tests' })).toBe(3);
+    expect(select(samples, 'trunk_merge_queue_state', { repo: 'github.com/acme/docs' })).toEqual(
+      [],
+    );
+  });
+
+  it('reads the test list at /v2/test-cases after a 404 at /v2/tests, and keeps to that path', async () => {
+    const fake = await startFakeV2({
+      tests: pageAt('tests-of-repositories-named-three-ways.json').data,
+      repositories: REPOSITORIES,
+      testListPath: 'test-cases',
+    });
+    const exporter = await keyOnlyExporter(
+      fake,
+      '  - repo: github.com/acme/web\n    flakyTests: true',
+      { polling: '  mergeQueueIntervalSeconds: 600\n  flakyTestsIntervalSeconds: 0.2' },
+    );
+    const samples = await exporter.waitFor(
+      (current) => up(current, { kind: 'flaky_tests' }),
+      'the quarantine list up',
+    );
+    expect(value(samples, 'trunk_flaky_tests_quarantined', { repo: 'github.com/acme/web' })).toBe(
+      3,
+    );
+    await exporter.waitFor(
+      () => fake.requestsTo(/^\/v2\/test-cases$/).length >= 3,
+      'three reads at the former path',
+    );
+    expect(fake.requestsTo(/^\/v2\/tests$/)).toHaveLength(1);
+  });
+
+  it('exports no impacted_targets_missing for a queue read through v2, whose list rows cannot tell it', async () => {
+    const fake = await startFakeV2({
+      queues: pageAt('merge-queues-of-an-organization.json'),
+      entries: {
+        [WEB_QUEUE]: rowsAt('pull-requests-not-ready-without-the-impacted-targets-signal.json'),
+      },
+    });
+    const exporter = await keyOnlyExporter(
+      fake,
+      '  - repo: github.com/acme/web\n    branches: [main]',
+    );
+    const samples = await exporter.waitFor(
+      (current) => up(current, { kind: 'merge_queue' }),
+      'the queue up',
+    );
+    expect(
+      select(samples, 'trunk_merge_queue_pull_requests_blocked').map((sample) => [
+        sample.labels.reason,
+        sample.value,
+      ]),
+    ).toEqual([
+      ['base_branch_mismatch', 1],
+      ['not_mergeable', 1],
+    ]);
+  });
+
+  it('follows empty pages that still have a next cursor, and calls /v2 under an apiUrl that ends in /v2', async () => {
+    const fake = await startFakeV2({
+      queues: pageAt('merge-queues-of-an-organization.json'),
+      pullRequestPages: fixtureAt('pull-requests-behind-two-empty-pages.json') as FixturePage[],
+    });
+    const exporter = await keyOnlyExporter(
+      fake,
+      '  - repo: github.com/acme/web\n    branches: [main]',
+      {
+        apiUrl: `${fake.origin}/v2`,
+      },
+    );
+    const samples = await exporter.waitFor(
+      (current) => up(current, { kind: 'merge_queue' }),
+      'the queue up',
+    );
+    expect(sum(samples, 'trunk_merge_queue_pull_requests', { repo: 'github.com/acme/web' })).toBe(
+      2,
+    );
+    // A priority left out (PR 32) counts as unknown, never drops the PR.
+    expect(
+      value(samples, 'trunk_merge_queue_pull_requests', {
+        repo: 'github.com/acme/web',
+        state: 'testing',
+        priority: 'unknown',
+      }),
+    ).toBe(1);
+    expect(fake.requests.filter((request) => !request.url.startsWith('/v2/merge-queues'))).toEqual(
+      [],
+    );
+  });
+
+  it('counts no exit for a PR that leaves the live entries for a state Trunk added, counts it as an anomaly, and goes on with its stay when it comes back', async () => {
+    const fake = await startFakeV2({
+      queues: pageAt('merge-queues-of-an-organization.json'),
+      entries: {
+        [WEB_QUEUE]: rowsAt('pull-request-in-a-queue-entry-state-trunk-added.json', Date.now()),
+      },
+    });
+    const [entry] = fake.entries(WEB_QUEUE);
+    if (entry === undefined) throw new Error('no entry');
+    const exporter = await keyOnlyExporter(
+      fake,
+      '  - repo: github.com/acme/web\n    branches: [main]',
+    );
+    const queue = { repo: 'github.com/acme/web', branch: 'main' };
+    const testing = { ...queue, state: 'testing', priority: 'medium' };
+    await exporter.waitFor(
+      (current) => value(current, 'trunk_merge_queue_pull_requests', testing) === 1,
+      'the PR testing',
+    );
+    entry.queueEntry.state = 'awaitingMergeWindow';
+    const unknownState = {
+      endpoint: 'v2/merge-queues/{id}/pull-requests',
+      kind: 'unknown_entry_state',
+    };
+    const away = await exporter.waitFor(
+      (current) => value(current, 'trunk_exporter_api_anomalies_total', unknownState) === 1,
+      `the PR counted as an anomaly after ${MAX_EXIT_LOOKUP_ATTEMPTS} reads`,
+    );
+    expect(sum(away, 'trunk_merge_queue_pull_requests_exited_total', queue)).toBe(0);
+    entry.queueEntry.state = 'testsPassed';
+    await exporter.waitFor(
+      (current) =>
+        sum(current, 'trunk_merge_queue_pull_requests', { ...queue, state: 'tests_passed' }) === 1,
+      'the PR back',
+    );
+    entry.queueEntry.state = 'merged';
+    entry.queueEntry.stateChangedAt = new Date().toISOString();
+    const merged = await exporter.waitFor(
+      (current) =>
+        value(current, 'trunk_merge_queue_pull_requests_exited_total', {
+          ...queue,
+          outcome: 'merged',
+        }) === 1,
+      'the merge counted',
+    );
+    expect(sum(merged, 'trunk_merge_queue_pull_requests_exited_total', queue)).toBe(1);
+    expect(value(merged, 'trunk_exporter_api_anomalies_total', unknownState)).toBe(1);
+    // One stay from its first poll: in the queue all along, the state it was away in included.
+    expect(
+      value(merged, 'trunk_merge_queue_time_in_queue_seconds_count', {
+        ...queue,
+        outcome: 'merged',
+      }),
+    ).toBe(1);
+  });
+
+  it('takes no time in queue from the createdAt of an entry submitted again: that is its first submission', async () => {
+    const fake = await startFakeV2({
+      queues: pageAt('merge-queues-of-an-organization.json'),
+    });
+    const exporter = await keyOnlyExporter(
+      fake,
+      '  - repo: github.com/acme/web\n    branches: [main]',
+      {
+        polling: '  mergeQueueIntervalSeconds: 0.1\n  flakyTestsIntervalSeconds: 600',
+      },
+    );
+    const queue = { repo: 'github.com/acme/web', branch: 'main' };
+    await exporter.waitFor((current) => up(current, { kind: 'merge_queue' }), 'the queue up');
+    // Resubmitted and failed between two polls: no poll listed it; its createdAt is 3 days old.
+    fake
+      .entries(WEB_QUEUE)
+      .push(...rowsAt('pull-request-concluded-after-a-resubmission.json', Date.now()));
+    const samples = await exporter.waitFor(
+      (current) =>
+        value(current, 'trunk_merge_queue_pull_requests_exited_total', {
+          ...queue,
+          outcome: 'failed',
+        }) === 1,
+      'the exit counted by a periodic read',
+    );
+    const seconds = value(samples, 'trunk_merge_queue_time_in_queue_seconds_sum', {
+      ...queue,
+      outcome: 'failed',
+    });
+    // At most about one poll interval (with jitter) before it concluded, not 3 days.
+    expect(seconds).toBeGreaterThanOrEqual(0);
+    expect(seconds).toBeLessThanOrEqual(0.1 * 1.1 + 0.001);
+  });
+});

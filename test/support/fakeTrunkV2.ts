@@ -1,0 +1,174 @@
+// A fake Trunk API v2 organization on loopback, answering from fixture files shaped by Trunk's
+// published definition (test/trunk/fixtures/v2/): lists filtered and paged as Trunk does, and
+// whatever a test makes fail. Tests that need the simulator's moving world use it instead.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { sendJson, startApiServer, type RecordedRequest } from '../trunk/harness.js';
+
+const FIXTURES = join(import.meta.dirname, '..', 'trunk', 'fixtures', 'v2');
+
+/** Every fixture's timestamps are written around this instant (fixtureAt shifts them). */
+export const FIXTURE_ANCHOR = '2026-01-01T00:00:00.000Z';
+
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
+
+/** A fixture file of test/trunk/fixtures/v2/, its timestamps moved so FIXTURE_ANCHOR is `anchor` (epoch ms). */
+export function fixtureAt(name: string, anchor = Date.parse(FIXTURE_ANCHOR)): unknown {
+  const offset = anchor - Date.parse(FIXTURE_ANCHOR);
+  return JSON.parse(readFileSync(join(FIXTURES, name), 'utf8'), (_key, value: unknown) =>
+    typeof value === 'string' && ISO.test(value)
+      ? new Date(Date.parse(value) + offset).toISOString()
+      : value,
+  );
+}
+
+/** A fixture holding one list page (fixtureAt). */
+export function pageAt(name: string, anchor?: number): FixturePage {
+  return fixtureAt(name, anchor) as FixturePage;
+}
+
+/** The rows of a fixture holding one list page, as the fake keeps a queue's entries. */
+export function rowsAt(name: string, anchor?: number): EntryRow[] {
+  return pageAt(name, anchor).data as EntryRow[];
+}
+
+/** A v2 list page as fixtures hold it. */
+export interface FixturePage {
+  readonly data: unknown[];
+  readonly nextCursor: string | null;
+  readonly hasMore: boolean;
+}
+
+/** A pull-request row as far as the fake reads it. */
+export interface EntryRow {
+  readonly number: number;
+  queueEntry: { state: string; stateChangedAt: string };
+}
+
+const FINAL_STATES = new Set(['merged', 'failed', 'cancelled']);
+
+interface FakeV2Organization {
+  /** `GET /v2/merge-queues` (one page). */
+  readonly queues?: FixturePage;
+  /** Each queue's entries, live and concluded, filtered by `state` and `concludedAfter`. */
+  readonly entries?: Record<string, EntryRow[]>;
+  /** Pages every pull-request list read walks instead, in cursor order. */
+  readonly pullRequestPages?: readonly FixturePage[];
+  /** The organization's tests, filtered by `quarantineState` and `status`. */
+  readonly tests?: readonly unknown[];
+  /** `GET /v2/repositories/{id}` by id; others answer 404 REPOSITORY_NOT_FOUND. */
+  readonly repositories?: Readonly<Record<string, unknown>>;
+  /** Which path answers the test list; the other answers 404 NOT_FOUND. */
+  readonly testListPath?: 'tests' | 'test-cases';
+}
+
+/** A running fake organization. */
+export interface FakeV2 {
+  readonly origin: string;
+  readonly requests: RecordedRequest[];
+  /** Requests whose path (without the query) matches `pattern`. */
+  requestsTo(pattern: RegExp): RecordedRequest[];
+  /** From now on, requests whose path matches `pattern` are answered `status` (a v2 error envelope). */
+  fail(pattern: RegExp, status: number): void;
+  /** Ends every failure set with fail(). */
+  recover(): void;
+  /** The entries of queue `queueId` (mutable: a test moves them). */
+  entries(queueId: string): EntryRow[];
+}
+
+/** Starts a fake organization on 127.0.0.1 (closed by test/trunk/harness.ts cleanUp). */
+export async function startFakeV2(organization: FakeV2Organization): Promise<FakeV2> {
+  const failures: { pattern: RegExp; status: number }[] = [];
+  const entries = organization.entries ?? {};
+  const server = await startApiServer((req, res) => {
+    answer(req, res);
+  }, '');
+
+  function answer(req: IncomingMessage, res: ServerResponse): void {
+    const url = new URL(req.url ?? '/', 'http://fake');
+    const path = url.pathname;
+    const failure = failures.find(({ pattern }) => pattern.test(path));
+    if (failure !== undefined) {
+      sendError(
+        res,
+        failure.status,
+        failure.status === 400 ? 'VALIDATION_FAILED' : 'INTERNAL_ERROR',
+      );
+      return;
+    }
+    const query = url.searchParams;
+    let match: RegExpExecArray | null;
+    if (path === '/v2/merge-queues') {
+      sendJson(res, 200, organization.queues ?? { data: [], nextCursor: null, hasMore: false });
+    } else if ((match = /^\/v2\/merge-queues\/([^/]+)\/pull-requests$/.exec(path)) !== null) {
+      if (organization.pullRequestPages !== undefined) {
+        const index = Number(/^v2c_empty_(\d+)$/.exec(query.get('cursor') ?? '')?.[1] ?? 0);
+        sendJson(res, 200, organization.pullRequestPages[index]);
+        return;
+      }
+      const states = new Set((query.get('state') ?? '').split(',').filter((s) => s !== ''));
+      const after = query.get('concludedAfter');
+      const rows = (entries[match[1] ?? ''] ?? []).filter(
+        ({ queueEntry }) =>
+          (states.size === 0 || states.has(queueEntry.state)) &&
+          (after === null ||
+            (FINAL_STATES.has(queueEntry.state) &&
+              Date.parse(queueEntry.stateChangedAt) >= Date.parse(after))),
+      );
+      sendPage(res, rows, query);
+    } else if (path === '/v2/tests' || path === '/v2/test-cases') {
+      if (path !== `/v2/${organization.testListPath ?? 'tests'}`) {
+        sendError(res, 404, 'NOT_FOUND');
+        return;
+      }
+      const quarantineState = query.get('quarantineState');
+      const statuses = query.get('status')?.split(',');
+      const rows = (organization.tests ?? []).filter((row) => {
+        const test = row as { quarantineState: string; status: string };
+        return (
+          (quarantineState === null || test.quarantineState === quarantineState) &&
+          (statuses === undefined || statuses.includes(test.status))
+        );
+      });
+      sendPage(res, rows, query);
+    } else if ((match = /^\/v2\/repositories\/([^/]+)$/.exec(path)) !== null) {
+      const repository = organization.repositories?.[match[1] ?? ''];
+      if (repository === undefined) sendError(res, 404, 'REPOSITORY_NOT_FOUND');
+      else sendJson(res, 200, repository);
+    } else {
+      sendError(res, 404, 'NOT_FOUND');
+    }
+  }
+
+  return {
+    origin: server.origin,
+    requests: server.requests,
+    requestsTo: (pattern) =>
+      server.requests.filter((request) =>
+        pattern.test(new URL(request.url, 'http://fake').pathname),
+      ),
+    fail(pattern, status) {
+      failures.push({ pattern, status });
+    },
+    recover() {
+      failures.splice(0);
+    },
+    entries(queueId) {
+      return (entries[queueId] ??= []);
+    },
+  };
+}
+
+/** The page of `rows` the query's `limit` and `cursor` (an offset here) ask for. */
+function sendPage(res: ServerResponse, rows: readonly unknown[], query: URLSearchParams): void {
+  const limit = Number(query.get('limit') ?? 25);
+  const offset = Number(query.get('cursor') ?? 0);
+  const data = rows.slice(offset, offset + limit);
+  const more = offset + limit < rows.length;
+  sendJson(res, 200, { data, nextCursor: more ? String(offset + limit) : null, hasMore: more });
+}
+
+function sendError(res: ServerResponse, status: number, code: string): void {
+  sendJson(res, status, { error: { code, message: `answered ${status} by the test` } });
+}
