@@ -170,8 +170,8 @@ function receiveWebhooks(
     onMergeQueueEvent: (target, event, receivedAt) => {
       polled.mergeQueueEvent(target, event, receivedAt);
     },
-    onFlakyTestEvent: (target) => {
-      polled.requestPoll(target);
+    onFlakyTestEvent: (target, event) => {
+      polled.flakyTestEvent(target, event);
     },
   });
   polled.onTargets((targets, next) => {

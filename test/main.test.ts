@@ -60,7 +60,9 @@ describe('trunk-exporter command line', () => {
       run(['--frobnicate']),
     ]);
     expect(invalid.code).toBe(2);
-    expect(invalid.stderr).toContain('targets[1].branches: expected a non-empty list (line 8)');
+    expect(invalid.stderr).toContain(
+      'targets[1].branches: expected a non-empty list (or flakyTests: true for a repository without a merge queue) (line 8)',
+    );
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("Unknown option '--frobnicate'");
     expect(unknown.stderr).toContain('Usage:');

@@ -5,7 +5,7 @@ import type { Logger } from '../log/logger.js';
 import { LookupMemories } from '../poller/lookupMemories.js';
 import type { PollObserver } from '../poller/pollObserver.js';
 import { PollScheduler } from '../poller/scheduler.js';
-import { buildPollJobs } from '../poller/targetJobs.js';
+import { buildPollJobs, readsQuarantineThroughV2 } from '../poller/targetJobs.js';
 import { lookupsAtATime } from '../poller/lookupFanOut.js';
 import { V2TestDirectory } from '../poller/v2TestDirectory.js';
 import { V2QueueDirectory } from '../poller/v2QueueDirectory.js';
@@ -13,7 +13,7 @@ import type { SnapshotStore } from '../snapshot/store.js';
 import { targetKey, type Target } from '../snapshot/types.js';
 import type { TrunkClient } from '../trunk/client.js';
 import { TestListPaths, TrunkV2Client } from '../trunk/v2Client.js';
-import type { MergeQueueEvent } from '../trunk/webhookEvents.js';
+import type { FlakyTestEvent, MergeQueueEvent } from '../trunk/webhookEvents.js';
 import { TriggeredPolls, type TriggerSpacing } from '../webhooks/pollTriggers.js';
 import { withDiscovered } from './discoveredTargets.js';
 import type { DiscoveryObserver } from './observer.js';
@@ -32,6 +32,9 @@ interface PolledTargetsOptions {
   readonly firstPollSpreadSeconds?: number | undefined;
 }
 
+/** What the trigger of the organization's test-list reads is keyed by: their spacing is a quarantine list's. */
+const ORGANIZATION_TESTS: Target = { kind: 'flaky_tests', repo: '(organization)', branch: '' };
+
 /** Told the polled targets and the configuration they came from, whenever either changes. */
 type TargetsListener = (targets: readonly Target[], config: ExporterConfig) => void;
 
@@ -49,6 +52,10 @@ export class PolledTargets {
   /** Which path the organization's test list answers at, learned once for every client. */
   readonly #testListPaths = new TestListPaths();
   readonly #triggeredPolls: TriggeredPolls;
+  /** Event-triggered reads of the organization's test lists, spaced as a quarantine list's polls. */
+  readonly #testListRefreshes: TriggeredPolls;
+  /** The flaky-tests targets read through API v2 (the organization's test lists), by targetKey. */
+  #v2FlakyTargets = new Map<string, Target>();
   readonly #discovery: TargetDiscovery;
   readonly #listeners: TargetsListener[] = [];
   /** What the last successful discovery found; merged with the configured targets. */
@@ -76,6 +83,11 @@ export class PolledTargets {
     // fairness and deadline as every other poll, and never two polls of one target at once.
     this.#triggeredPolls = new TriggeredPolls((target) => {
       this.#scheduler.runNow(targetKey(target));
+    }, options.triggerSpacing);
+    // One read of the lists refreshes every target they serve: all are polled again at once.
+    this.#testListRefreshes = new TriggeredPolls(() => {
+      this.#v2Tests.expire();
+      for (const key of this.#v2FlakyTargets.keys()) this.#scheduler.runNow(key);
     }, options.triggerSpacing);
     this.#discovery = new TargetDiscovery({
       listQueues: async (readOptions) => {
@@ -107,11 +119,6 @@ export class PolledTargets {
     this.#discovery.configure(next.discovery);
   };
 
-  /** Polls `target` soon, spaced from its other event-triggered polls. */
-  requestPoll(target: Target): void {
-    this.#triggeredPolls.request(target);
-  }
-
   /**
    * An accepted webhook event about a merge queue (its webhook counts already took it): what else
    * the event means for the queue starts here. Never blocks the answer to Trunk.
@@ -125,9 +132,24 @@ export class PolledTargets {
     this.#triggeredPolls.request(target);
   }
 
+  /**
+   * An accepted webhook event about a repository's flaky tests. Read through API v2, any such event
+   * reads the organization's test lists again (at most once per the trigger spacing of a
+   * quarantine list, however many events come) and polls every target they serve; through v1, the
+   * repository's list is walked, unless the event is an investigation, which that list does not show.
+   */
+  flakyTestEvent(target: Target, event: FlakyTestEvent): void {
+    if (this.#v2FlakyTargets.has(targetKey(target))) {
+      this.#testListRefreshes.request(ORGANIZATION_TESTS);
+    } else if (event.type !== 'test_case.investigation_completed') {
+      this.#triggeredPolls.request(target);
+    }
+  }
+
   /** Stops every poll, discovery read and API call in flight. */
   async stop(): Promise<void> {
     this.#triggeredPolls.stop();
+    this.#testListRefreshes.stop();
     await Promise.all([this.#discovery.stop(), this.#scheduler.stop()]);
   }
 
@@ -148,6 +170,21 @@ export class PolledTargets {
     store.setTargets(targets, config.polling.staleAfterSeconds);
     for (const listener of this.#listeners) listener(targets, config);
     this.#triggeredPolls.keepOnly(targets);
+    const repositories = new Map(
+      effective.targets.map((repository) => [repository.name, repository]),
+    );
+    this.#v2FlakyTargets = new Map(
+      targets
+        .filter((target) => {
+          const repository = repositories.get(target.repo);
+          return (
+            target.kind === 'flaky_tests' &&
+            repository !== undefined &&
+            readsQuarantineThroughV2(effective, repository)
+          );
+        })
+        .map((target) => [targetKey(target), target]),
+    );
     const v2Reader = new TrunkV2Client(clients.current, this.#testListPaths);
     this.#v2Queues.configure(v2Reader, config.polling.mergeQueueIntervalSeconds);
     this.#v2Tests.configure(this.#testDirectorySettings(config));

@@ -100,13 +100,7 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
     const lookupMemory = lookupMemories.of(target, config.polling.pullRequestRecheckSeconds);
     const { v2 } = context;
     const viaV2 = config.trunk.apiKey !== undefined && v2 !== undefined;
-    // With a v1 token (and its orgUrlSlug), v1 stays the source of the configured quarantine lists;
-    // a discovered one is read through API v2.
-    const quarantineViaV2 =
-      viaV2 &&
-      (repository.discovered?.flakyTests === true ||
-        config.trunk.token === undefined ||
-        config.trunk.orgUrlSlug === undefined);
+    const quarantineViaV2 = v2 !== undefined && readsQuarantineThroughV2(config, repository);
     const pollV2 = async (v2Readers: V2Readers, options: ReadOptions): Promise<PollResult> => {
       // What the last poll saw, on Trunk's clock: each departed PR concluded after its last change.
       const previous = context.store.lastSnapshot(target);
@@ -189,6 +183,23 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
       },
     };
   });
+}
+
+/**
+ * Whether the quarantine list of `repository` is read through API v2 (the organization's test
+ * list): with an API key, unless a v1 token and its orgUrlSlug are set too, which keep v1 the
+ * source of the configured lists (a discovered one is read through v2 all the same).
+ */
+export function readsQuarantineThroughV2(
+  config: ExporterConfig,
+  repository: RepositoryTarget,
+): boolean {
+  return (
+    config.trunk.apiKey !== undefined &&
+    (repository.discovered?.flakyTests === true ||
+      config.trunk.token === undefined ||
+      config.trunk.orgUrlSlug === undefined)
+  );
 }
 
 /** With webhooks on, exits are counted once between events and polls (flow/prStay.ts). */

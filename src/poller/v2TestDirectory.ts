@@ -76,6 +76,11 @@ export class V2TestDirectory {
     return tests ?? [];
   }
 
+  /** The next read of each list reads again (once, however many ask): an event says they changed. */
+  expire(): void {
+    this.#quarantined.invalidate();
+  }
+
   /** The repositories (Trunk's spelling) with quarantined tests, from a read when due. */
   async repositoriesWithTests(options: ReadOptions = {}): Promise<readonly string[]> {
     return (await this.#quarantined.get(options)).names;

@@ -161,10 +161,7 @@ export class WebhookReceiver {
       'webhook event accepted',
     );
     if (event.kind !== 'flaky_tests') this.#options.onMergeQueueEvent(target, event, now);
-    // An investigation changes nothing a poll reads: no walk of the quarantine list for it.
-    else if (event.type !== 'test_case.investigation_completed') {
-      this.#options.onFlakyTestEvent(target, event, now);
-    }
+    else this.#options.onFlakyTestEvent(target, event, now);
     return this.#answer(204, 'accepted');
   }
 

@@ -9,6 +9,7 @@ import { createLogger } from '../../src/log/logger.js';
 import type { RunningSimulator } from '../../src/simulator/server.js';
 import type { SimulatorWorld } from '../../src/simulator/world.js';
 import type { SimulatorFlavour } from '../../src/simulator/responses.js';
+import type { TriggerSpacing } from '../../src/webhooks/pollTriggers.js';
 import { parseExposition, type Sample } from './exposition.js';
 import { startTestSimulator } from './simulator.js';
 
@@ -93,6 +94,8 @@ export async function startTestExporter(
   yaml: string,
   level: 'info' | 'debug' | 'trace' = 'info',
   configFile?: string,
+  /** How webhook events turn into polls, when a test shortens it. */
+  webhookTriggerSpacing?: TriggerSpacing,
 ): Promise<ExporterUnderTest> {
   const config = await parseConfig(yaml, { source: 'test.yaml', env: {} });
   let output = '';
@@ -110,6 +113,7 @@ export async function startTestExporter(
     secrets,
     firstPollSpreadSeconds: FIRST_POLL_SPREAD_SECONDS,
     ...(configFile === undefined ? {} : { loadConfig: () => loadConfigFile(configFile, {}) }),
+    ...(webhookTriggerSpacing === undefined ? {} : { webhookTriggerSpacing }),
   });
   let stopped: Promise<void> | undefined;
   const stop = () => (stopped ??= exporter.stop());
