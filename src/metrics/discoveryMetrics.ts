@@ -24,7 +24,7 @@ export function registerDiscoveryMetrics(registry: Registry): DiscoveryObserver 
   });
   const lastSuccess = new Gauge({
     name: LAST_SUCCESS,
-    help: "Unix time of discovery's last read in which every list it reads succeeded: the organization's merge queues (GET /v2/merge-queues) and, with discovery.flakyTests, its quarantined tests (GET /v2/tests); 0 until one succeeds.",
+    help: "Unix time of discovery's last read in which every list it reads succeeded: the organization's merge queues (GET /v2/merge-queues) and, with discovery.flakyTests, its quarantined tests (GET /v2/tests); 0 until one succeeds. Discovery is API v2 only.",
     registers: [registry],
   });
   for (const kind of POLL_KINDS) discovered.set({ kind }, 0);

@@ -1,9 +1,8 @@
 import { NO_CODEOWNER, QUARANTINE_AGES, QUARANTINE_WINDOWS } from '../snapshot/types.js';
 import type { FlakyTestsSnapshot } from '../snapshot/types.js';
-import { ENDPOINTS } from '../trunk/schemas.js';
 import { ofFlakyTests } from './currentSnapshots.js';
 import type { FamilySettings, PerTargetFamily } from './family.js';
-import { refreshedBy } from './help.js';
+import { REFRESHED_BY, refreshedBy } from './help.js';
 import { NAMESPACE, fqName } from './naming.js';
 
 const SUBSYSTEM = 'flaky_tests';
@@ -18,12 +17,12 @@ export const OTHER_CODEOWNERS = 'other';
 export const NO_CODEOWNER_LABEL = 'none';
 
 function freshness(settings: FamilySettings): string {
-  return refreshedBy(ENDPOINTS.listQuarantinedTests, settings.flakyTestsIntervalSeconds);
+  return refreshedBy(REFRESHED_BY.quarantinedTests, settings.flakyTestsIntervalSeconds);
 }
 
 const FROM_TIMESTAMPS =
-  "Counted from each test's quarantined_at at the poll's time, over every test listed; tests " +
-  'without quarantined_at are not counted.';
+  "Counted from each test's quarantine time (API v1 quarantined_at; API v2 quarantinedSince, else " +
+  "statusSince) at the poll's time, over every test listed; tests without one are not counted.";
 
 /** A `{repo, <label>}` gauge per entry of a map of the snapshot. */
 function countsBy(

@@ -6,11 +6,9 @@ import {
   QUEUE_SETTINGS,
 } from '../snapshot/types.js';
 import type { BlockedReason, MergeQueueSnapshot } from '../snapshot/types.js';
-import { ENDPOINTS } from '../trunk/schemas.js';
-import { V2_ENDPOINTS } from '../trunk/v2Schemas.js';
 import { ofMergeQueue } from './currentSnapshots.js';
 import type { FamilySettings, PerTargetFamily, ValueSample } from './family.js';
-import { refreshedBy } from './help.js';
+import { REFRESHED_BY, refreshedBy } from './help.js';
 import { NAMESPACE, fqName } from './naming.js';
 
 const SUBSYSTEM = 'merge_queue';
@@ -18,7 +16,11 @@ const SUBSYSTEM = 'merge_queue';
 const TARGET_LABELS = ['repo', 'branch'] as const;
 
 function queueFreshness(settings: FamilySettings): string {
-  return refreshedBy(ENDPOINTS.getQueue, settings.mergeQueueIntervalSeconds);
+  return refreshedBy(REFRESHED_BY.queue, settings.mergeQueueIntervalSeconds);
+}
+
+function pullRequestFreshness(settings: FamilySettings): string {
+  return refreshedBy(REFRESHED_BY.pullRequests, settings.mergeQueueIntervalSeconds);
 }
 
 /** One `{repo,branch}` gauge per numeric queue setting, read from the snapshot. */
@@ -149,7 +151,7 @@ export const MERGE_QUEUE_FAMILIES: readonly PerTargetFamily[] = [
   {
     name: fqName(NAMESPACE, SUBSYSTEM, 'pull_requests'),
     help: (settings) =>
-      `Pull requests in the merge queue by state and priority name. ${queueFreshness(settings)}`,
+      `Pull requests in the merge queue by state and priority name. ${pullRequestFreshness(settings)}`,
     type: 'gauge',
     labelNames: ['repo', 'branch', 'state', 'priority'],
     scope: 'target',
@@ -176,7 +178,7 @@ export const MERGE_QUEUE_FAMILIES: readonly PerTargetFamily[] = [
   {
     name: fqName(NAMESPACE, SUBSYSTEM, 'oldest_state_change_timestamp', 'seconds'),
     help: (settings) =>
-      `Unix time of the earliest state change among the merge queue's pull requests in that state. ${queueFreshness(settings)}`,
+      `Unix time of the earliest state change among the merge queue's pull requests in that state. ${pullRequestFreshness(settings)}`,
     type: 'gauge',
     labelNames: ['repo', 'branch', 'state'],
     scope: 'target',
@@ -190,7 +192,7 @@ export const MERGE_QUEUE_FAMILIES: readonly PerTargetFamily[] = [
   {
     name: fqName(NAMESPACE, SUBSYSTEM, 'pull_requests_blocked'),
     help: (settings) =>
-      `Not-ready pull requests in the merge queue by failing readiness rule; a pull request failing several rules counts under each. ${refreshedBy(ENDPOINTS.getSubmittedPullRequest, settings.mergeQueueIntervalSeconds)}`,
+      `Not-ready pull requests in the merge queue by failing readiness rule; a pull request failing several rules counts under each. impacted_targets_missing is API v1 only (API v2's lists do not tell it). ${refreshedBy(REFRESHED_BY.readiness, settings.mergeQueueIntervalSeconds)}`,
     type: 'gauge',
     labelNames: ['repo', 'branch', 'reason'],
     scope: 'target',
@@ -207,7 +209,7 @@ export const MERGE_QUEUE_FAMILIES: readonly PerTargetFamily[] = [
   {
     name: fqName(NAMESPACE, SUBSYSTEM, 'pull_requests_not_mergeable'),
     help: (settings) =>
-      `Pull requests in the merge queue by the host's reason they are not mergeable (conflict, behind, draft, awaiting_check, failing_check, review_required, …); a pull request with several reasons counts under each. API v2 only: no series for a queue read through API v1. ${refreshedBy(V2_ENDPOINTS.listQueuePullRequests, settings.mergeQueueIntervalSeconds)}`,
+      `Pull requests in the merge queue by the host's reason they are not mergeable (conflict, behind, draft, awaiting_check, failing_check, review_required, …); a pull request with several reasons counts under each. API v2 only: no series for a queue read through API v1. ${refreshedBy({ v2: REFRESHED_BY.pullRequests.v2 }, settings.mergeQueueIntervalSeconds)}`,
     type: 'gauge',
     labelNames: ['repo', 'branch', 'reason'],
     scope: 'target',

@@ -5,18 +5,23 @@ import { MAX_UNKNOWN_STATES, OTHER_STATE, type QueueFlow } from '../snapshot/que
 import type { TargetStatus } from '../snapshot/types.js';
 import { ENDPOINTS } from '../trunk/schemas.js';
 import type { FamilySettings, PerTargetFamily, Sample } from './family.js';
-import { formatInterval } from './help.js';
+import { REFRESHED_BY, formatInterval } from './help.js';
 import { NAMESPACE, fqName } from './naming.js';
 
 const SUBSYSTEM = 'merge_queue';
 
 function seen(settings: FamilySettings): string {
   return (
-    `Derived from consecutive successful polls of ${ENDPOINTS.getQueue} ` +
-    `(every ${formatInterval(settings.mergeQueueIntervalSeconds)}); starts at 0 when the exporter starts`
+    `Derived from consecutive successful polls of the queue's pull requests (${REFRESHED_BY.pullRequests.v1} ` +
+    `on API v1, ${REFRESHED_BY.pullRequests.v2} on API v2; every ` +
+    `${formatInterval(settings.mergeQueueIntervalSeconds)}); starts at 0 when the exporter starts`
   );
 }
 
+/** What a poll cannot see of a PR that comes and goes between two polls, and what API v2 reads anyway. */
+const EXITS_BETWEEN_POLLS =
+  'A pull request that enters and leaves between two polls is never seen through API v1; through ' +
+  "API v2 the reads of the queue's concluded entries count it (at most 30 polls late).";
 const MISSED = 'A pull request that enters and leaves between two polls is never seen.';
 const CAPPED =
   `At most ${MAX_UNKNOWN_STATES} undocumented state values per queue are kept as labels; ` +
@@ -35,8 +40,10 @@ export const QUEUE_FLOW_FAMILIES: readonly PerTargetFamily[] = [
   {
     name: fqName(NAMESPACE, SUBSYSTEM, 'pull_requests_exited', 'total'),
     help: (settings) =>
-      `Pull requests that left the merge queue, by final state from one ${ENDPOINTS.getSubmittedPullRequest} ` +
-      `lookup (unknown when it cannot tell). ${seen(settings)}. ${MISSED}`,
+      'Pull requests that left the merge queue, by final state: on API v1 from one ' +
+      `${ENDPOINTS.getSubmittedPullRequest} lookup (unknown when it cannot tell), on API v2 from the ` +
+      `queue's concluded entries (${REFRESHED_BY.pullRequests.v2}?state=merged,failed,cancelled). ` +
+      `${seen(settings)}. ${EXITS_BETWEEN_POLLS}`,
     type: 'counter',
     labelNames: ['repo', 'branch', 'outcome'],
     scope: 'target',
@@ -68,7 +75,7 @@ export const QUEUE_FLOW_FAMILIES: readonly PerTargetFamily[] = [
     help: (settings) =>
       'Time pull requests spent in the merge queue, observed when they leave, in seconds: from their ' +
       'first state change (or the poll that first saw them) to their final state change (or the poll ' +
-      `that saw them gone). For PRs queued before the exporter started, a lower bound. ${seen(settings)}. ${MISSED}`,
+      `that saw them gone). For PRs queued before the exporter started, a lower bound. ${seen(settings)}. ${EXITS_BETWEEN_POLLS}`,
     type: 'histogram',
     labelNames: ['repo', 'branch', 'outcome'],
     scope: 'target',

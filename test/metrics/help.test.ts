@@ -15,7 +15,12 @@ describe('HELP freshness text', () => {
     expect(formatInterval(seconds)).toBe(expected);
   });
 
-  it('names the operation and its interval', () => {
-    expect(refreshedBy('getQueue', 30)).toBe('Refreshed by polling getQueue every 30s.');
+  it('names the call of each API and its interval', () => {
+    expect(refreshedBy({ v1: 'getQueue', v2: 'GET /v2/merge-queues' }, 30)).toBe(
+      'Refreshed by polling getQueue (API v1) or GET /v2/merge-queues (API v2) every 30s.',
+    );
+    expect(refreshedBy({ v2: 'GET /v2/tests' }, 300)).toBe(
+      'Refreshed by polling GET /v2/tests (API v2) every 5m.',
+    );
   });
 });
