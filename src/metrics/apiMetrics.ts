@@ -49,7 +49,8 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
       'timestamp_out_of_range (a timestamp outside 2000-2100; not exported), invalid_field (a ' +
       'timestamp that is not an RFC 3339 date-time with a zone; not exported), invalid_item (a list ' +
       'item that cannot be used, such as a PR without a prNumber; left out, the rest of the list is ' +
-      'used); under endpoint="webhook", odd fields of signed webhook events, also missing_field (a ' +
+      'used), unknown_value (an outcome of a testing result the exporter does not know; counted ' +
+      'as other); under endpoint="webhook", odd fields of signed webhook events, also missing_field (a ' +
       'field a count needs is absent).',
     labelNames: ['endpoint', 'kind'] as const,
     registers: [registry],
@@ -62,17 +63,20 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
     V2_ENDPOINTS.listMergeQueues,
     V2_ENDPOINTS.listQueuePullRequests,
     V2_ENDPOINTS.listTests,
+    V2_ENDPOINTS.listTestingResults,
   ];
   for (const endpoint of lists) anomalies.inc({ endpoint, kind: 'invalid_item' }, 0);
   const withTimestamps = [
     ...Object.values(ENDPOINTS),
     V2_ENDPOINTS.listQueuePullRequests,
     V2_ENDPOINTS.listTests,
+    V2_ENDPOINTS.listTestingResults,
   ];
   for (const endpoint of withTimestamps) {
     anomalies.inc({ endpoint, kind: 'timestamp_out_of_range' }, 0);
     anomalies.inc({ endpoint, kind: 'invalid_field' }, 0);
   }
+  anomalies.inc({ endpoint: V2_ENDPOINTS.listTestingResults, kind: 'unknown_value' }, 0);
 
   return {
     requestFinished(endpoint, code, durationSeconds) {

@@ -5,10 +5,12 @@ import type { Endpoint } from './schemas.js';
  * one queue (the copies are dropped); `timestamp_out_of_range`, a timestamp outside 2000-2100
  * (not exported); `invalid_field`, a timestamp that is not an RFC 3339 date-time with a
  * zone (not exported); `invalid_item`, a list item that cannot be used (a PR without a whole-number
- * `prNumber`, a quarantine row that is not an object), left out while the rest of the list is used.
+ * `prNumber`, a quarantine row that is not an object), left out while the rest of the list is used;
+ * `unknown_value`, an enum value outside a closed label set (a testing result's outcome), counted
+ * under `other`.
  */
 export type ApiAnomalyKind =
-  'duplicate_pr' | 'timestamp_out_of_range' | 'invalid_field' | 'invalid_item';
+  'duplicate_pr' | 'timestamp_out_of_range' | 'invalid_field' | 'invalid_item' | 'unknown_value';
 
 /**
  * What the client reports about each HTTP exchange. Implemented by the metrics layer, so the client
