@@ -195,7 +195,8 @@ function addQueueFlows(replay: ReplayedScenario): void {
       new Map([[LEAVING.number, { outcome: 'merged' as const, leftAt: snapshot.takenAt }]]),
       options,
     );
-    replay.store.recordSuccess(target, snapshot, 0.1, flow);
+    // The queue's testing ledger (API v2 scenarios) stays: a poll that does not carry one drops it.
+    replay.store.recordSuccess(target, snapshot, 0.1, flow, replay.store.testingAttempts(target));
   }
 }
 
