@@ -1,5 +1,5 @@
 // Testing attempts of a merge queue (API v2's testing results), rendered from each queue's
-// testing ledger in the snapshot store. Counted like the flow families: from the exporter's start,
+// testing attempts in the snapshot store. Counted like the flow families: from the exporter's start,
 // kept while the queue is stale; absent for a queue read through API v1, which has no such read.
 import { PERIODIC_EXIT_READ_POLLS } from '../poller/v2ExitLookup.js';
 import type { TestingAttempts } from '../snapshot/testingAttemptTypes.js';
@@ -20,7 +20,7 @@ function readFrom(settings: FamilySettings): string {
   );
 }
 
-/** The samples of a queue's testing ledger, given its repo and branch; none without one. */
+/** The samples of a queue's testing attempts, given its repo and branch; none without them. */
 function ofTestingAttempts(
   samples: (attempts: TestingAttempts, repo: string, branch: string) => Iterable<Sample>,
 ): (status: TargetStatus) => Iterable<Sample> {

@@ -48,7 +48,7 @@ export const TESTING_RESULTS_MAX_RANGE_SECONDS = 45 * 86_400;
 interface TestingResultsReadRequest {
   readonly reader: V2TestingResultLister;
   readonly queue: V2QueueRef;
-  /** The ledger as of the previous successful poll; undefined at the queue's first. */
+  /** The queue's testing attempts as of the previous successful poll; undefined at its first. */
   readonly previous: TestingAttempts | undefined;
   /** The snapshot of the previous successful poll. */
   readonly previousSnapshot: MergeQueueSnapshot | undefined;
@@ -58,7 +58,7 @@ interface TestingResultsReadRequest {
 }
 
 /**
- * The queue's ledger after this poll. Results are read when the poll saw PRs leave the queue or
+ * The queue's testing attempts after this poll. Results are read when the poll saw PRs leave the queue or
  * PERIODIC_EXIT_READ_POLLS polls after the last read, as exits are; the queue's first poll only
  * starts counting. A failed read is logged and tried again at the next read's turn, from where the
  * last good one got to; it never fails the poll. Rejects only when the poll is being aborted.
@@ -104,7 +104,7 @@ export async function readTestingResults(
   return countTestingResults({ counts, reads: { ...reads, countFrom: since } }, rows, readAt);
 }
 
-/** The ledger of a queue's first poll at `startAt`: nothing counted, counting from then. */
+/** The testing attempts of a queue's first poll at `startAt`: none counted, counting from then. */
 export function startTestingAttempts(startAt: number, batching: boolean): TestingAttempts {
   return {
     counts: withKnownSeries({ durations: new Map(), bisectionsStarted: 0 }, batching),
@@ -113,7 +113,7 @@ export function startTestingAttempts(startAt: number, batching: boolean): Testin
 }
 
 /**
- * The ledger after a read made at `readAt` (the exporter's clock) returned `rows`: each result that
+ * The testing attempts after a read made at `readAt` (the exporter's clock) returned `rows`: each result that
  * ended at or after countFrom and that no read counted is counted once; rows without a usable
  * endedAt (counted by the client) cannot be placed and count nothing.
  */

@@ -50,7 +50,7 @@ export interface TestingResultReads {
   readonly pollsSinceRead: number;
 }
 
-/** A merge queue's testing-attempt ledger (API v2 only). */
+/** A merge queue's testing attempts (API v2 only): what was counted, and how far reads got. */
 export interface TestingAttempts {
   readonly counts: TestingAttemptCounts;
   readonly reads: TestingResultReads;

@@ -195,7 +195,7 @@ function addQueueFlows(replay: ReplayedScenario): void {
       new Map([[LEAVING.number, { outcome: 'merged' as const, leftAt: snapshot.takenAt }]]),
       options,
     );
-    // The queue's testing ledger (API v2 scenarios) stays: a poll that does not carry one drops it.
+    // The queue's testing attempts (API v2 scenarios) stay: a poll that does not carry them drops them.
     replay.store.recordSuccess(target, snapshot, 0.1, flow, replay.store.testingAttempts(target));
   }
 }

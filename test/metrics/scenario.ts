@@ -99,7 +99,7 @@ const pollSchema = z.union([
     snapshot: z.union([mergeQueueSnapshotSchema, flakyTestsSnapshotSchema]),
     /**
      * API v2 only: the rows the poll's read of testing results returned (as Trunk sends them); the
-     * first poll that has the field starts the queue's testing ledger.
+     * first poll that has the field starts counting the queue's testing attempts.
      */
     testingResults: z.array(v2TestingResultSchema).optional(),
   }),

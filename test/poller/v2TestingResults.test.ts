@@ -54,7 +54,7 @@ const REPOSITORY: RepositoryTarget = {
 
 const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
 
-/** The ledger's tally, series without attempts left out. */
+/** The tally of a queue's testing attempts, series without attempts left out. */
 function tallyOf(attempts: TestingAttempts | undefined): Tally {
   const series: Tally['series'] = {};
   for (const { outcome, bisection, histogram } of attempts?.counts.durations.values() ?? []) {
@@ -355,7 +355,7 @@ describe('testing results read from fixture pages', () => {
   });
 });
 
-describe('the testing ledger', () => {
+describe('testing attempts as counted', () => {
   const row = (overrides: Partial<V2TestingResult>): V2TestingResult => ({
     pullRequestNumber: 1,
     endedAt: iso(START + 60),
