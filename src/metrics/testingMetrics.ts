@@ -1,6 +1,6 @@
-// Testing attempts of a merge queue (API v2's testing results), rendered from each queue's
-// testing attempts in the snapshot store. Counted like the flow families: from the exporter's start,
-// kept while the queue is stale; absent for a queue read through API v1, which has no such read.
+// Testing attempts of a merge queue (API v2's testing results), rendered from what the snapshot
+// store holds of each queue's. Counted like the flow families: from the exporter's start, kept
+// while the queue is stale; absent for a queue read through API v1, which has no such read.
 import { PERIODIC_EXIT_READ_POLLS } from '../poller/v2ExitLookup.js';
 import type { TestingAttempts } from '../snapshot/testingAttemptTypes.js';
 import type { TargetStatus } from '../snapshot/types.js';

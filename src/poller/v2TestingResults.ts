@@ -58,10 +58,10 @@ interface TestingResultsReadRequest {
 }
 
 /**
- * The queue's testing attempts after this poll. Results are read when the poll saw PRs leave the queue or
- * PERIODIC_EXIT_READ_POLLS polls after the last read, as exits are; the queue's first poll only
- * starts counting. A failed read is logged and tried again at the next read's turn, from where the
- * last good one got to; it never fails the poll. Rejects only when the poll is being aborted.
+ * The queue's testing attempts after this poll. Results are read when the poll saw PRs leave the
+ * queue or PERIODIC_EXIT_READ_POLLS polls after the last read, as exits are; the queue's first poll
+ * only starts counting. A failed read is logged and tried again at the next read's turn, from where
+ * the last good one got to; it never fails the poll. Rejects only when the poll is being aborted.
  */
 export async function readTestingResults(
   request: TestingResultsReadRequest,
@@ -113,9 +113,9 @@ export function startTestingAttempts(startAt: number, batching: boolean): Testin
 }
 
 /**
- * The testing attempts after a read made at `readAt` (the exporter's clock) returned `rows`: each result that
- * ended at or after countFrom and that no read counted is counted once; rows without a usable
- * endedAt (counted by the client) cannot be placed and count nothing.
+ * The testing attempts after a read made at `readAt` (the exporter's clock) returned `rows`: each
+ * result that ended at or after countFrom and that no read counted is counted once; rows without a
+ * usable endedAt (counted by the client) cannot be placed and count nothing.
  */
 export function countTestingResults(
   attempts: TestingAttempts,

@@ -156,7 +156,7 @@ function entry(number: number, state: string, at: number) {
   };
 }
 
-/** What a ledger (or the truth) says: count and sum per `outcome/bisection`, and bisections started. */
+/** Testing attempts counted (or true): count and sum per `outcome/bisection`, bisections started. */
 export interface Tally {
   readonly series: Record<string, { count: number; sum: number }>;
   readonly bisectionsStarted: number;
@@ -164,7 +164,7 @@ export interface Tally {
 
 const DOCUMENTED = new Set(['passed', 'failed', 'interrupted', 'cancelled']);
 
-/** The truth: every result that ended at or after `from`, each once, labelled as the exporter must. */
+/** The truth: every result that ended at or after `from`, once, labelled as the exporter must. */
 export function truthSince(results: readonly FakeTestingResult[], from: number): Tally {
   const series: Tally['series'] = {};
   let bisectionsStarted = 0;
