@@ -17,7 +17,10 @@ export const BUDGET_ASSUMPTIONS = {
   stateChangesPerPullRequestPerHour: 6,
   /** Quarantined tests per repository (pages walked when flakyTestDetails is on). */
   quarantinedTestsPerRepository: 500,
-  /** API v2: share of a queue's polls that read its concluded entries (PRs left since the last). */
+  /**
+   * API v2: share of a queue's polls that read its concluded entries (PRs left since the last),
+   * and its testing results, which are read on the same polls.
+   */
   exitReadsPerQueuePoll: 0.1,
 } as const;
 
@@ -75,8 +78,8 @@ export function computeApiBudget(
 /**
  * API v2 (an API key is set): the organization's list of queues once per merge-queue interval
  * (100 a page; discovery reuses it when its interval is no shorter), one pull-requests read per
- * queue and poll plus the exit reads, and one organization-wide walk of quarantined tests per
- * flaky-tests interval. The list pages are estimated from this instance's queues.
+ * queue and poll plus the exit reads, a testing-results read with each exit read, and one
+ * organization-wide walk of quarantined tests per flaky-tests interval. The list pages are estimated from this instance's queues.
  */
 function v2Budget(config: ExporterConfig, queues: number, quarantineLists: number): ApiBudget {
   const { polling } = config;
@@ -94,6 +97,8 @@ function v2Budget(config: ExporterConfig, queues: number, quarantineLists: numbe
       (queues > 0 ? listPages / polling.mergeQueueIntervalSeconds : 0) + discoveryReads,
     [V2_ENDPOINTS.listQueuePullRequests]:
       (queues * (1 + BUDGET_ASSUMPTIONS.exitReadsPerQueuePoll)) / polling.mergeQueueIntervalSeconds,
+    [V2_ENDPOINTS.listTestingResults]:
+      (queues * BUDGET_ASSUMPTIONS.exitReadsPerQueuePoll) / polling.mergeQueueIntervalSeconds,
     [V2_ENDPOINTS.listTests]: testPages / polling.flakyTestsIntervalSeconds,
   };
   const requestsPerSecond = Object.values(byEndpoint).reduce((sum, rate) => sum + rate, 0);

@@ -52,8 +52,9 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
       'used), unknown_entry_state (API v2: a PR gone from the live queue entries that no read of ' +
       'concluded entries lists, so in a state Trunk added; not counted as an exit), ' +
       'unnamed_repository (API v2: tests whose repoId names no repository the exporter can name; ' +
-      'counted for no repository); under endpoint="webhook", odd fields of signed webhook events, ' +
-      'also missing_field (a field a count needs is absent).',
+      'counted for no repository), unknown_value (an outcome of a testing result the exporter ' +
+      'does not know; counted as other); under endpoint="webhook", odd fields of signed webhook ' +
+      'events, also missing_field (a field a count needs is absent).',
     labelNames: ['endpoint', 'kind'] as const,
     registers: [registry],
   });
@@ -66,6 +67,7 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
     V2_ENDPOINTS.listQueuePullRequests,
     V2_ENDPOINTS.listTests,
     V2_ENDPOINTS.listTestCases,
+    V2_ENDPOINTS.listTestingResults,
   ];
   for (const endpoint of lists) anomalies.inc({ endpoint, kind: 'invalid_item' }, 0);
   const withTimestamps = [
@@ -73,6 +75,7 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
     V2_ENDPOINTS.listQueuePullRequests,
     V2_ENDPOINTS.listTests,
     V2_ENDPOINTS.listTestCases,
+    V2_ENDPOINTS.listTestingResults,
   ];
   for (const endpoint of withTimestamps) {
     anomalies.inc({ endpoint, kind: 'timestamp_out_of_range' }, 0);
@@ -80,6 +83,7 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
   }
   anomalies.inc({ endpoint: V2_ENDPOINTS.listQueuePullRequests, kind: 'unknown_entry_state' }, 0);
   anomalies.inc({ endpoint: V2_ENDPOINTS.listTests, kind: 'unnamed_repository' }, 0);
+  anomalies.inc({ endpoint: V2_ENDPOINTS.listTestingResults, kind: 'unknown_value' }, 0);
 
   return {
     requestFinished(endpoint, code, durationSeconds) {

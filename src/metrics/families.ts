@@ -11,12 +11,14 @@ import { FLAKY_TESTS_FAMILIES } from './flakyTestsMetrics.js';
 import { MERGE_QUEUE_FAMILIES } from './mergeQueueMetrics.js';
 import { QUEUE_FLOW_FAMILIES } from './queueFlowMetrics.js';
 import { selectionProblems } from './selection.js';
+import { TESTING_FAMILIES } from './testingMetrics.js';
 import { WEBHOOK_FAMILIES } from './webhookFamilies.js';
 import type { MetricSelection, SelectionProblem } from './selection.js';
 
 export const SNAPSHOT_FAMILIES: readonly FamilyDefinition[] = [
   ...MERGE_QUEUE_FAMILIES,
   ...QUEUE_FLOW_FAMILIES,
+  ...TESTING_FAMILIES,
   ...FLAKY_TESTS_FAMILIES,
   ...WEBHOOK_FAMILIES,
   ...TARGET_STATUS_FAMILIES,

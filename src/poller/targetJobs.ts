@@ -2,6 +2,7 @@ import { configuredTargets } from '../config/targets.js';
 import type { ExporterConfig, RepositoryTarget } from '../config/types.js';
 import type { Logger } from '../log/logger.js';
 import type { SnapshotStore } from '../snapshot/store.js';
+import type { TestingAttempts } from '../snapshot/testingAttemptTypes.js';
 import type { WebhookExitSettings } from '../snapshot/prStayTypes.js';
 import {
   targetKey,
@@ -29,6 +30,7 @@ import { pollMergeQueueV2, type V2PullRequestLister } from './v2MergeQueuePoll.j
 import type { V2QueueDirectory } from './v2QueueDirectory.js';
 import { pollQuarantinedTestsV2 } from './v2QuarantinePoll.js';
 import type { V2TestDirectory } from './v2TestDirectory.js';
+import { readTestingResults, type V2TestingResultLister } from './v2TestingResults.js';
 
 interface TargetJobsContext {
   readonly config: ExporterConfig;
@@ -46,7 +48,7 @@ interface TargetJobsContext {
 
 /** What a merge-queue poll through API v2 reads with. */
 export interface V2Readers {
-  readonly reader: V2PullRequestLister;
+  readonly reader: V2PullRequestLister & V2TestingResultLister;
   readonly directory: V2QueueDirectory;
   readonly tests: V2TestDirectory;
 }
@@ -55,6 +57,8 @@ export interface V2Readers {
 interface PollResult {
   readonly snapshot: Snapshot;
   readonly queueFlow?: QueueFlowUpdate;
+  /** Through API v2: the queue's testing attempts after this poll. */
+  readonly testingAttempts?: TestingAttempts;
 }
 
 /** One poll job per configured target, each recording its outcome in the store. */
@@ -117,19 +121,31 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
         options,
         now,
       });
-      return withQueueFlow(snapshot, options, (previousFlow, prNumbers, since) =>
-        readExitsV2({
+      const [polled, testingAttempts] = await Promise.all([
+        withQueueFlow(snapshot, options, (previousFlow, prNumbers, since) =>
+          readExitsV2({
+            reader: v2Readers.reader,
+            queue,
+            intervalSeconds,
+            previous: previousFlow,
+            current: snapshot,
+            prNumbers,
+            since: Math.min(since, ...prNumbers.map((n) => lastChanges.get(n) ?? since)),
+            options,
+            logger: context.logger,
+          }),
+        ),
+        readTestingResults({
           reader: v2Readers.reader,
           queue,
-          intervalSeconds,
-          previous: previousFlow,
+          previous: context.store.testingAttempts(target),
+          previousSnapshot: previous?.kind === 'merge_queue' ? previous : undefined,
           current: snapshot,
-          prNumbers,
-          since: Math.min(since, ...prNumbers.map((n) => lastChanges.get(n) ?? since)),
           options,
           logger: context.logger,
         }),
-      );
+      ]);
+      return { ...polled, testingAttempts };
     };
     const poll = (options: ReadOptions, lookupsSent?: () => void): Promise<PollResult> =>
       target.kind === 'merge_queue' && viaV2
@@ -227,11 +243,11 @@ async function runPoll(
   let leave: (() => void) | undefined;
   try {
     leave = await admission?.enter(signal);
-    const { snapshot, queueFlow } = await poll({ signal, deadlineMs }, leave);
+    const { snapshot, queueFlow, testingAttempts } = await poll({ signal, deadlineMs }, leave);
     const durationSeconds = (performance.now() - started) / 1000;
     // Read and written in one go: a webhook event may have moved the ledger since the poll began.
     const flow = queueFlow?.(context.store.queueFlow(target));
-    context.store.recordSuccess(target, snapshot, durationSeconds, flow);
+    context.store.recordSuccess(target, snapshot, durationSeconds, flow, testingAttempts);
     return true;
   } catch (error) {
     if (signal.aborted) return false;

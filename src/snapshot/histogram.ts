@@ -15,19 +15,28 @@ export interface HistogramCounts {
   readonly buckets: readonly number[];
   readonly sum: number;
   readonly count: number;
+  /** The buckets' upper bounds, when they are not FLOW_BUCKETS_SECONDS. */
+  readonly bounds?: readonly number[];
 }
 
-/** A histogram without observations. */
-export function emptyHistogram(): HistogramCounts {
-  return { buckets: new Array<number>(FLOW_BUCKETS_SECONDS.length + 1).fill(0), sum: 0, count: 0 };
+/** A histogram without observations, with FLOW_BUCKETS_SECONDS unless other `bounds` are given. */
+export function emptyHistogram(bounds: readonly number[] = FLOW_BUCKETS_SECONDS): HistogramCounts {
+  return {
+    buckets: new Array<number>(bounds.length + 1).fill(0),
+    sum: 0,
+    count: 0,
+    ...(bounds === FLOW_BUCKETS_SECONDS ? {} : { bounds }),
+  };
 }
 
 /** A new histogram with one more observation; a negative or non-finite value counts as 0. */
 export function observe(histogram: HistogramCounts, value: number): HistogramCounts {
+  const bounds = histogram.bounds ?? FLOW_BUCKETS_SECONDS;
   const seconds = Number.isFinite(value) && value > 0 ? value : 0;
-  const index = FLOW_BUCKETS_SECONDS.findIndex((bound) => seconds <= bound);
-  const slot = index < 0 ? FLOW_BUCKETS_SECONDS.length : index;
+  const index = bounds.findIndex((bound) => seconds <= bound);
+  const slot = index < 0 ? bounds.length : index;
   return {
+    ...histogram,
     buckets: histogram.buckets.map((count, at) => (at === slot ? count + 1 : count)),
     sum: histogram.sum + seconds,
     count: histogram.count + 1,
@@ -38,9 +47,10 @@ export function observe(histogram: HistogramCounts, value: number): HistogramCou
 export function cumulativeBuckets(
   histogram: HistogramCounts,
 ): { le: number | '+Inf'; count: number }[] {
+  const bounds = histogram.bounds ?? FLOW_BUCKETS_SECONDS;
   let running = 0;
   return histogram.buckets.map((count, at) => {
     running += count;
-    return { le: FLOW_BUCKETS_SECONDS[at] ?? '+Inf', count: running };
+    return { le: bounds[at] ?? '+Inf', count: running };
   });
 }

@@ -1,4 +1,5 @@
 import type { QueueFlow } from './queueFlowTypes.js';
+import type { TestingAttempts } from './testingAttemptTypes.js';
 import type { Snapshot, Target, TargetStatus } from './types.js';
 import { targetKey } from './types.js';
 import type { WebhookCounts } from './webhookCounts.js';
@@ -67,12 +68,16 @@ export class SnapshotStore {
     this.changeCount++;
   }
 
-  /** Records a successful poll, its snapshot and (merge queues) its flow. Ignored for targets no longer configured. */
+  /**
+   * Records a successful poll, its snapshot and (merge queues) its flow and, through API v2, its
+   * testing attempts. Ignored for targets no longer configured.
+   */
   recordSuccess(
     target: Target,
     snapshot: Snapshot,
     durationSeconds: number,
     queueFlow?: QueueFlow,
+    testingAttempts?: TestingAttempts,
   ): void {
     const key = targetKey(target);
     if (!this.entries.has(key)) return;
@@ -89,6 +94,9 @@ export class SnapshotStore {
         snapshot: deepFreeze(snapshot),
         queueFlow: queueFlow === undefined ? undefined : Object.freeze(queueFlow),
         webhookCounts: this.entries.get(key)?.webhookCounts,
+        ...(testingAttempts === undefined
+          ? {}
+          : { testingAttempts: Object.freeze(testingAttempts) }),
       }),
     );
     this.changeCount++;
@@ -171,6 +179,11 @@ export class SnapshotStore {
 
   queueFlow(target: Target): QueueFlow | undefined {
     return this.entries.get(targetKey(target))?.queueFlow;
+  }
+
+  /** The queue's testing attempts as of its last successful poll through API v2. */
+  testingAttempts(target: Target): TestingAttempts | undefined {
+    return this.entries.get(targetKey(target))?.testingAttempts;
   }
 
   /** Every configured target in configuration order, with snapshots older than the stale limit hidden. */

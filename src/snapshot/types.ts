@@ -1,6 +1,7 @@
 // Immutable, already-interpreted results of one poll of one target. The poller builds them from API
 // responses; the metrics layer renders them. Nothing here refers to HTTP, zod or prom-client.
 import type { QueueFlow } from './queueFlowTypes.js';
+import type { TestingAttempts } from './testingAttemptTypes.js';
 import type { WebhookCounts } from './webhookCounts.js';
 
 /** The two things polled per target, as used in the `kind` label. */
@@ -184,4 +185,6 @@ export interface TargetStatus {
   readonly queueFlow?: QueueFlow | undefined;
   /** What Trunk's webhooks said about this target since the exporter started; kept like queueFlow. */
   readonly webhookCounts?: WebhookCounts | undefined;
+  /** A merge queue's testing attempts (API v2 only), kept like queueFlow; gone after a v1 poll. */
+  readonly testingAttempts?: TestingAttempts | undefined;
 }

@@ -8,7 +8,9 @@ import type { Endpoint } from './schemas.js';
  * `prNumber`, a quarantine row that is not an object), left out while the rest of the list is used;
  * `unknown_entry_state`, a PR gone from a queue's live entries (API v2) that no read of concluded
  * entries lists, so in a state Trunk added (not counted as an exit); `unnamed_repository`, a test
- * whose `repoId` names no repository the exporter can name (counted for no repository).
+ * whose `repoId` names no repository the exporter can name (counted for no repository);
+ * `unknown_value`, an enum value outside a closed label set (a testing result's outcome), counted
+ * under `other`.
  */
 export type ApiAnomalyKind =
   | 'duplicate_pr'
@@ -16,7 +18,8 @@ export type ApiAnomalyKind =
   | 'invalid_field'
   | 'invalid_item'
   | 'unknown_entry_state'
-  | 'unnamed_repository';
+  | 'unnamed_repository'
+  | 'unknown_value';
 
 /**
  * What the client reports about each HTTP exchange. Implemented by the metrics layer, so the client

@@ -12,7 +12,12 @@ import {
 } from './schemas.js';
 import { isExportableMs, parseRfc3339 } from './timestamps.js';
 import { UNUSABLE_ITEM } from './tolerantSchemas.js';
-import type { V2Page, V2PageResponse } from './v2Schemas.js';
+import {
+  V2_TESTING_OUTCOMES,
+  type V2Page,
+  type V2PageResponse,
+  type V2TestingResult,
+} from './v2Schemas.js';
 
 /** Reports `count` anomalies of `kind` in the response at hand. */
 export type AnomalyReport = (kind: ApiAnomalyKind, count: number) => void;
@@ -102,6 +107,25 @@ export function checkV2Page<T>(
     reportTimestamps(data.flatMap(timestampsOf), report);
     return { ...response, data };
   };
+}
+
+const TESTING_OUTCOMES: ReadonlySet<string> = new Set(V2_TESTING_OUTCOMES);
+const checkTestingResultRows = checkV2Page<V2TestingResult>((row) => [row.endedAt]);
+
+/**
+ * Checks a page of testing results as every v2 page (unusable rows, each endedAt), and reports each
+ * outcome outside Trunk's documented ones as `unknown_value`: its attempt counts under `other`.
+ */
+export function checkTestingResultsPage(
+  response: V2PageResponse<V2TestingResult>,
+  report: AnomalyReport,
+): V2Page<V2TestingResult> {
+  const page = checkTestingResultRows(response, report);
+  const unknown = page.data.filter(
+    ({ outcome }) => outcome !== undefined && !TESTING_OUTCOMES.has(outcome),
+  ).length;
+  if (unknown > 0) report('unknown_value', unknown);
+  return page;
 }
 
 /** The items that fit their schema, in order; the others are reported as `invalid_item`. */

@@ -1,7 +1,7 @@
 import type { CallOptions, TrunkClient } from './client.js';
 import { TrunkApiError } from './errors.js';
 import type { ApiAnomalyKind } from './observer.js';
-import { checkV2Page } from './responseAnomalies.js';
+import { checkTestingResultsPage, checkV2Page } from './responseAnomalies.js';
 import type { CallTarget } from './transport.js';
 import { walkV2Pages } from './v2Paging.js';
 import {
@@ -12,11 +12,13 @@ import {
   v2PullRequestPageSchema,
   v2RepositorySchema,
   v2TestPageSchema,
+  v2TestingResultPageSchema,
   type V2MergeQueue,
   type V2PullRequest,
   type V2Repository,
   type V2Endpoint,
   type V2Test,
+  type V2TestingResult,
 } from './v2Schemas.js';
 
 /** A merge queue as the poller knows it: its v2 id and the labels its calls are logged with. */
@@ -141,6 +143,29 @@ export class TrunkV2Client {
           options,
         ),
       `the pull requests of ${queue.repo} ${queue.branch}`,
+    );
+  }
+
+  /**
+   * The queue's testing results that ended at or after `since` (ISO 8601), all pages at the
+   * largest limit; `until` is left to Trunk, which fixes it at the first page.
+   */
+  async listTestingResults(
+    queue: V2QueueRef,
+    since: string,
+    options: CallOptions = {},
+  ): Promise<V2TestingResult[]> {
+    const target = queueTarget(V2_ENDPOINTS.listTestingResults, queue);
+    return walkV2Pages(
+      (cursor) =>
+        this.client.readV2(
+          target,
+          `merge-queues/${encodeURIComponent(queue.id)}/testing-results?${pageQuery({ since }, cursor)}`,
+          v2TestingResultPageSchema,
+          checkTestingResultsPage,
+          options,
+        ),
+      `the testing results of ${queue.repo} ${queue.branch}`,
     );
   }
 

@@ -14,6 +14,7 @@ export const V2_ENDPOINTS = {
   /** The test list's path before 2026-10-06, which Trunk's published definition still names. */
   listTestCases: 'v2/test-cases',
   getRepository: 'v2/repositories/{id}',
+  listTestingResults: 'v2/merge-queues/{id}/testing-results',
 } as const;
 export type V2Endpoint = (typeof V2_ENDPOINTS)[keyof typeof V2_ENDPOINTS];
 
@@ -149,3 +150,24 @@ export const V2_FINAL_ENTRY_STATES = ['merged', 'failed', 'cancelled'] as const;
 
 /** The largest `limit` a v2 list takes. */
 export const V2_MAX_LIMIT = 100;
+
+/** How a stretch of testing ended (`TestingOutcome`); another value counts as `other`. */
+export const V2_TESTING_OUTCOMES = ['passed', 'failed', 'interrupted', 'cancelled'] as const;
+
+/**
+ * One pull request's stretch of testing (`TestingResult`). What the testing families need and a
+ * row's identity rest on is required; outcome may be absent (no classification), and the run id
+ * is absent on results older than runs. entryConclusion is not read: no family uses it.
+ */
+export const v2TestingResultSchema = z.object({
+  pullRequestNumber: z.number().int(),
+  // Not optional: the incremental read places each row by it (an unparseable one is counted).
+  endedAt: z.string(),
+  testingDurationMs: z.number().nonnegative(),
+  outcome: optionalValue(z.string()),
+  isBisection: z.boolean(),
+  startedBisection: z.boolean(),
+  verificationRunId: optionalValue(z.string()),
+});
+export type V2TestingResult = z.infer<typeof v2TestingResultSchema>;
+export const v2TestingResultPageSchema = v2PageSchema(v2TestingResultSchema);

@@ -43,7 +43,7 @@ describe('computeApiBudget', () => {
     expect(budget.maxRequestsPerSecond).toBe(10);
   });
 
-  it('with an API key: a share of the list of queues, one pull-requests read per queue and poll plus exit reads, and the quarantine walk', async () => {
+  it('with an API key: a share of the list of queues, one pull-requests read per queue and poll plus exit reads, testing-results reads with them, and the quarantine walk', async () => {
     const yaml = [
       'trunk:',
       '  apiKey: trunk_v2_k',
@@ -58,9 +58,14 @@ describe('computeApiBudget', () => {
     expect(budget.byEndpoint['v2/merge-queues']).toBeCloseTo(1 / 30, 9);
     expect(BUDGET_ASSUMPTIONS.exitReadsPerQueuePoll).toBe(0.1);
     expect(budget.byEndpoint['v2/merge-queues/{id}/pull-requests']).toBeCloseTo((4 * 1.1) / 30, 9);
+    // A testing-results read with each exit read.
+    expect(budget.byEndpoint['v2/merge-queues/{id}/testing-results']).toBeCloseTo(
+      (4 * 0.1) / 30,
+      9,
+    );
     // One repository's assumed 500 tests in the organization-wide walk: 5 pages every 300 s.
     expect(budget.byEndpoint['v2/tests']).toBeCloseTo(5 / 300, 9);
-    expect(budget.requestsPerSecond).toBeCloseTo(1 / 30 + 4.4 / 30 + 5 / 300, 9);
+    expect(budget.requestsPerSecond).toBeCloseTo(1 / 30 + 4.4 / 30 + 0.4 / 30 + 5 / 300, 9);
   });
 
   it('counts no lookups without PR details, one page without quarantine detail, and at most one lookup per PR per poll', async () => {

@@ -195,7 +195,8 @@ function addQueueFlows(replay: ReplayedScenario): void {
       new Map([[LEAVING.number, { outcome: 'merged' as const, leftAt: snapshot.takenAt }]]),
       options,
     );
-    replay.store.recordSuccess(target, snapshot, 0.1, flow);
+    // The queue's testing attempts (API v2 scenarios) stay: a poll that does not carry them drops them.
+    replay.store.recordSuccess(target, snapshot, 0.1, flow, replay.store.testingAttempts(target));
   }
 }
 

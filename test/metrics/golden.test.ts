@@ -29,6 +29,7 @@ describe('golden exposition pages', () => {
     'queue-with-unknown-enum-values',
     'readiness-blocked-counts',
     'v2-not-mergeable-reasons',
+    'v2-testing-attempts',
     'readiness-unknown',
     'codeowners-top-n-with-other-and-none',
     'failed-target-keeps-values',
@@ -38,7 +39,7 @@ describe('golden exposition pages', () => {
     'codeowner-named-none-apart-from-no-owner',
   ];
 
-  const openMetricsCases = ['normal-queue', 'hostile-label-values'];
+  const openMetricsCases = ['normal-queue', 'hostile-label-values', 'v2-testing-attempts'];
 
   for (const name of prometheusCases) {
     it(`renders fixtures/${name}.json as golden/${name}.prom`, async () => {

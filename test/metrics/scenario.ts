@@ -17,7 +17,9 @@ import type {
   Target,
 } from '../../src/snapshot/types.js';
 import type { ApiCallObserver } from '../../src/trunk/observer.js';
+import { countTestingResults, startTestingAttempts } from '../../src/poller/v2TestingResults.js';
 import { ENDPOINTS } from '../../src/trunk/schemas.js';
+import { v2TestingResultSchema } from '../../src/trunk/v2Schemas.js';
 import { renderPage } from './page.js';
 
 // A scenario file (test/metrics/fixtures/*.json) is a sequence of poll outcomes recorded into a real
@@ -97,6 +99,11 @@ const pollSchema = z.union([
     target: targetSchema,
     durationSeconds: z.number(),
     snapshot: z.union([mergeQueueSnapshotSchema, flakyTestsSnapshotSchema]),
+    /**
+     * API v2 only: the rows the poll's read of testing results returned (as Trunk sends them); the
+     * first poll that has the field starts counting the queue's testing attempts.
+     */
+    testingResults: z.array(v2TestingResultSchema).optional(),
   }),
   z.strictObject({
     at: isoSeconds,
@@ -233,7 +240,16 @@ function recordPoll(store: SnapshotStore, poll: Poll): void {
     store.recordFailure(target, poll.error, poll.durationSeconds);
     return;
   }
-  store.recordSuccess(target, toSnapshot(target, poll.at, poll.snapshot), poll.durationSeconds);
+  const snapshot = toSnapshot(target, poll.at, poll.snapshot);
+  const rows = poll.testingResults;
+  if (rows === undefined || snapshot.kind !== 'merge_queue') {
+    store.recordSuccess(target, snapshot, poll.durationSeconds);
+    return;
+  }
+  const attempts =
+    store.testingAttempts(target) ?? startTestingAttempts(poll.at, snapshot.settings.batch);
+  const counted = countTestingResults(attempts, rows, poll.at);
+  store.recordSuccess(target, snapshot, poll.durationSeconds, undefined, counted);
 }
 
 function toSnapshot(

@@ -5,12 +5,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { configuredTargets } from '../../src/config/targets.js';
 import type { ExporterConfig, RepositoryTarget } from '../../src/config/types.js';
 import { applyMergeQueueEvent } from '../../src/flow/queueEvents.js';
-import { buildPollJobs } from '../../src/poller/targetJobs.js';
+import { buildPollJobs, type V2Readers } from '../../src/poller/targetJobs.js';
 import {
   CONCLUDED_READ_OVERLAP_SECONDS,
   PERIODIC_EXIT_READ_POLLS,
 } from '../../src/poller/v2ExitLookup.js';
-import type { V2PullRequestLister } from '../../src/poller/v2MergeQueuePoll.js';
 import { V2TestDirectory } from '../../src/poller/v2TestDirectory.js';
 import { V2QueueDirectory } from '../../src/poller/v2QueueDirectory.js';
 import { Secret } from '../../src/secrets/secret.js';
@@ -29,6 +28,8 @@ import { TOKEN, capturingLogger, cleanUp, makeClient } from '../trunk/harness.js
 afterEach(cleanUp);
 
 const API_KEY = 'trunk_v2_exits-test-key';
+
+type V2Reader = V2Readers['reader'];
 const INTERVAL = 30;
 
 /**
@@ -39,7 +40,7 @@ function v2PollJobs(
   world: SimulatorWorld,
   simulator: RunningSimulator,
   targets: readonly RepositoryTarget[],
-  options: { webhooks: boolean; wrap?: (reader: V2PullRequestLister) => V2PullRequestLister },
+  options: { webhooks: boolean; wrap?: (reader: V2Reader) => V2Reader },
 ) {
   const base = exporterConfig(simulator.origin, targets, {
     trunk: { apiKey: new Secret(API_KEY) },
@@ -93,7 +94,9 @@ async function v2Watcher(options: { webhooks: boolean }) {
   /** concludedAfter of each exit read, with the poll it was made in. */
   const exitReads: { poll: number; concludedAfter: string }[] = [];
   let polls = 0;
-  const recording = (v2: V2PullRequestLister): V2PullRequestLister => ({
+  const recording = (v2: V2Reader): V2Reader => ({
+    listTestingResults: (queue, since, readOptions) =>
+      v2.listTestingResults(queue, since, readOptions),
     listQueuePullRequests(queue, filter, readOptions) {
       if (filter.concludedAfter !== undefined) {
         exitReads.push({ poll: polls, concludedAfter: filter.concludedAfter });

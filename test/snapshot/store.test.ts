@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { startTestingAttempts } from '../../src/poller/v2TestingResults.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
 import type { FlakyTestsSnapshot, Target } from '../../src/snapshot/types.js';
+import { poll } from '../flow/scriptedPolls.js';
 
 const web: Target = { kind: 'flaky_tests', repo: 'github.com/acme/web', branch: '' };
 const api: Target = { kind: 'flaky_tests', repo: 'github.com/acme/api', branch: '' };
@@ -141,5 +143,19 @@ describe('SnapshotStore', () => {
     unsubscribe();
     store.recordSuccess(web, snapshot(web.repo, 4), 0.1);
     expect(pushed).toHaveLength(3);
+  });
+
+  it("keeps a queue's testing attempts through failed polls and drops them with a poll that has none (API v1)", () => {
+    const clock = { now: 1000 };
+    const store = storeAt(clock);
+    const queue: Target = { kind: 'merge_queue', repo: 'github.com/acme/web', branch: 'main' };
+    store.setTargets([queue]);
+    const attempts = startTestingAttempts(1000, true);
+    store.recordSuccess(queue, poll(1000, 'running', []), 0.1, undefined, attempts);
+    store.recordFailure(queue, 'HTTP 500', 0.1);
+    expect(store.testingAttempts(queue)).toBe(attempts);
+    expect(store.statuses()[0]?.testingAttempts).toBe(attempts);
+    store.recordSuccess(queue, poll(1030, 'running', []), 0.1);
+    expect(store.testingAttempts(queue)).toBeUndefined();
   });
 });

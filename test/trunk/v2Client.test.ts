@@ -170,4 +170,30 @@ describe('TrunkV2Client', () => {
     expect(String(error)).toContain('API v2 needs trunk.apiKey, which is not set');
     expect(server.requests).toHaveLength(0);
   });
+
+  it('reads testing results since an instant, at limit=100, following the cursor to the last page', async () => {
+    const pages = JSON.parse(
+      readFileSync(
+        join(
+          import.meta.dirname,
+          'fixtures',
+          'v2',
+          'testing-results-row-listed-twice-across-pages.json',
+        ),
+        'utf8',
+      ),
+    ) as unknown[];
+    const server = await startApiServer((req, res) => {
+      sendJson(res, 200, (req.url ?? '').includes('cursor=') ? pages[1] : pages[0]);
+    }, '');
+    const { v2 } = v2Client(server.origin);
+    const rows = await v2.listTestingResults(QUEUE, '2026-11-24T09:00:00.000Z');
+
+    // Rows as listed: telling a repeated attempt apart is the reader's (it knows a row's identity).
+    expect(rows.map((row) => row.pullRequestNumber)).toEqual([41, 42, 42, 43]);
+    expect(server.requests.map((request) => request.url)).toEqual([
+      '/v2/merge-queues/mq_7f3a/testing-results?since=2026-11-24T09%3A00%3A00.000Z&limit=100',
+      '/v2/merge-queues/mq_7f3a/testing-results?since=2026-11-24T09%3A00%3A00.000Z&limit=100&cursor=page-2',
+    ]);
+  });
 });

@@ -12,6 +12,8 @@ afterEach(cleanUp);
 
 const QUEUE = { id: 'mq_7f3a', repo: 'github.com/acme/web', branch: 'main' };
 const LIVE = { states: ['pending', 'testing'] };
+const SINCE = '2026-11-24T09:00:00.000Z';
+const TESTING_RESULTS = 'v2/merge-queues/{id}/testing-results';
 
 function fixture(name: string): unknown {
   return JSON.parse(readFileSync(new URL(`fixtures/v2/${name}`, import.meta.url), 'utf8'));
@@ -104,6 +106,55 @@ describe('API v2 pages read tolerantly', () => {
     expect(queues.map((queue) => queue.id)).toEqual(['mq_7f3a', 'mq_9c1d']);
     expect(observer.anomalies).toEqual([
       { endpoint: 'v2/merge-queues', kind: 'invalid_item', count: 1 },
+    ]);
+    expect(observer.mismatches).toEqual([]);
+  });
+
+  it('testing-results-page-with-unknown-outcome.json: an outcome Trunk added later keeps its row and is counted as unknown_value', async () => {
+    const { v2, observer } = await clientAnswering(
+      fixture('testing-results-page-with-unknown-outcome.json'),
+    );
+    const rows = await v2.listTestingResults(QUEUE, SINCE);
+
+    expect(rows.map((row) => [row.pullRequestNumber, row.outcome])).toEqual([
+      [11, 'passed'],
+      [12, 'timedOut'],
+      [13, 'failed'],
+    ]);
+    expect(observer.anomalies).toEqual([
+      { endpoint: TESTING_RESULTS, kind: 'unknown_value', count: 1 },
+    ]);
+    expect(observer.mismatches).toEqual([]);
+  });
+
+  it('testing-results-page-without-outcome-or-conclusion.json: an absent (or null) outcome or entryConclusion costs neither the row nor a count', async () => {
+    const { v2, observer } = await clientAnswering(
+      fixture('testing-results-page-without-outcome-or-conclusion.json'),
+    );
+    const rows = await v2.listTestingResults(QUEUE, SINCE);
+
+    expect(rows.map((row) => [row.pullRequestNumber, row.outcome])).toEqual([
+      [21, undefined],
+      [22, 'interrupted'],
+      [23, undefined],
+    ]);
+    expect(observer.anomalies).toEqual([]);
+    expect(observer.mismatches).toEqual([]);
+  });
+
+  it('testing-results-page-with-unusable-rows.json: a row without what a count or its identity needs is left out and counted; an endedAt that is no date-time or out of range is counted', async () => {
+    const { v2, observer } = await clientAnswering(
+      fixture('testing-results-page-with-unusable-rows.json'),
+    );
+    const rows = await v2.listTestingResults(QUEUE, SINCE);
+
+    // Out: no duration (32), a string number (33), no isBisection (34), a negative duration (35),
+    // no endedAt (36), a string for a row. Kept, and counted by their endedAt: 37 and 38.
+    expect(rows.map((row) => row.pullRequestNumber)).toEqual([31, 37, 38, 39]);
+    expect(observer.anomalies).toEqual([
+      { endpoint: TESTING_RESULTS, kind: 'invalid_item', count: 6 },
+      { endpoint: TESTING_RESULTS, kind: 'invalid_field', count: 1 },
+      { endpoint: TESTING_RESULTS, kind: 'timestamp_out_of_range', count: 1 },
     ]);
     expect(observer.mismatches).toEqual([]);
   });

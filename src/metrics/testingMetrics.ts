@@ -1,0 +1,64 @@
+// Testing attempts of a merge queue (API v2's testing results), rendered from what the snapshot
+// store holds of each queue's. Counted like the flow families: from the exporter's start, kept
+// while the queue is stale; absent for a queue read through API v1, which has no such read.
+import { PERIODIC_EXIT_READ_POLLS } from '../poller/v2ExitLookup.js';
+import type { TestingAttempts } from '../snapshot/testingAttemptTypes.js';
+import type { TargetStatus } from '../snapshot/types.js';
+import { V2_ENDPOINTS } from '../trunk/v2Schemas.js';
+import type { FamilySettings, PerTargetFamily, Sample } from './family.js';
+import { formatInterval } from './help.js';
+import { NAMESPACE, fqName } from './naming.js';
+
+const SUBSYSTEM = 'merge_queue';
+
+function readFrom(settings: FamilySettings): string {
+  return (
+    `API v2 only: no series for a queue read through API v1. Read from ${V2_ENDPOINTS.listTestingResults} ` +
+    `when a poll sees pull requests leave the queue, else every ` +
+    `${formatInterval(PERIODIC_EXIT_READ_POLLS * settings.mergeQueueIntervalSeconds)}; each attempt ` +
+    'counts once, and only those that ended after the exporter started'
+  );
+}
+
+/** The samples of a queue's testing attempts, given its repo and branch; none without them. */
+function ofTestingAttempts(
+  samples: (attempts: TestingAttempts, repo: string, branch: string) => Iterable<Sample>,
+): (status: TargetStatus) => Iterable<Sample> {
+  return ({ target, testingAttempts }) =>
+    testingAttempts === undefined ? [] : samples(testingAttempts, target.repo, target.branch);
+}
+
+/** The testing families, in page order: one per queue read through API v2. */
+export const TESTING_FAMILIES: readonly PerTargetFamily[] = [
+  {
+    name: fqName(NAMESPACE, SUBSYSTEM, 'testing_duration', 'seconds'),
+    help: (settings) =>
+      'Testing attempts of pull requests in the merge queue by how they ended, observed when they end, in ' +
+      'seconds of testing: _count is attempts, _sum the testing time (a batched run counts once per ' +
+      'pull request it tested). outcome is passed, failed, interrupted (cut short, retried), cancelled ' +
+      '(the pull request left while testing), unknown (Trunk gave no outcome) or other (an outcome the ' +
+      'exporter does not know; counted in trunk_exporter_api_anomalies_total); bisection says whether ' +
+      `the attempt was a bisection step. ${readFrom(settings)}.`,
+    type: 'histogram',
+    labelNames: ['repo', 'branch', 'outcome', 'bisection'],
+    scope: 'target',
+    samples: ofTestingAttempts((attempts, repo, branch) =>
+      Array.from(attempts.counts.durations.values(), ({ outcome, bisection, histogram }) => ({
+        labels: [repo, branch, outcome, String(bisection)],
+        histogram,
+      })),
+    ),
+  },
+  {
+    name: fqName(NAMESPACE, SUBSYSTEM, 'bisections_started', 'total'),
+    help: (settings) =>
+      'Testing attempts whose failure split their batch to find the failing pull request ' +
+      `(startedBisection). ${readFrom(settings)}.`,
+    type: 'counter',
+    labelNames: ['repo', 'branch'],
+    scope: 'target',
+    samples: ofTestingAttempts((attempts, repo, branch) => [
+      { labels: [repo, branch], value: attempts.counts.bisectionsStarted },
+    ]),
+  },
+];

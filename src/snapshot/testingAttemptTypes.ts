@@ -1,0 +1,62 @@
+// What the exporter has counted of a merge queue's testing attempts (API v2's testing results) and
+// where its reads of them have got to. Kept in the store beside the queue's flow ledger, so the
+// counts outlive polls and reloads as the flow counts do; every value is immutable.
+import type { HistogramCounts } from './histogram.js';
+
+/**
+ * Upper bounds, in seconds, of trunk_merge_queue_testing_duration_seconds: a CI run in a merge
+ * queue takes minutes to hours, and one past four hours has hit a testing timeout.
+ */
+export const TESTING_DURATION_BUCKETS_SECONDS: readonly number[] = [
+  60, 120, 300, 600, 900, 1200, 1800, 2700, 3600, 5400, 7200, 10_800, 14_400,
+];
+
+/** The `outcome` of an attempt Trunk gave no classification. */
+export const UNCLASSIFIED_OUTCOME = 'unknown';
+
+/** The `outcome` of an attempt whose outcome Trunk documents no label for. */
+export const OTHER_OUTCOME = 'other';
+
+/** One series of the testing-duration histogram. */
+export interface TestingDurationSeries {
+  /** A documented outcome, UNCLASSIFIED_OUTCOME or OTHER_OUTCOME. */
+  readonly outcome: string;
+  readonly bisection: boolean;
+  readonly histogram: HistogramCounts;
+}
+
+/** A queue's testing attempts counted since the exporter started watching it. */
+export interface TestingAttemptCounts {
+  /** Keyed by durationSeriesKey(), in the order the series began. */
+  readonly durations: ReadonlyMap<string, TestingDurationSeries>;
+  /** Attempts whose failure split their batch (`startedBisection`). */
+  readonly bisectionsStarted: number;
+}
+
+/**
+ * Where a queue's reads of testing results have got to: each read continues from the last, so each
+ * result counts once however the reads and their pages overlap.
+ */
+export interface TestingResultReads {
+  /**
+   * Unix seconds (Trunk's clock once a read saw a result): a result that ended at or after it and
+   * that no read has seen is still to count; one that ended before it was counted or predates the
+   * exporter.
+   */
+  readonly countFrom: number;
+  /** Results that ended at or after countFrom and were counted, by identity, with their end. */
+  readonly seen: ReadonlyMap<string, number>;
+  /** Polls since the last read, whether it succeeded or not. */
+  readonly pollsSinceRead: number;
+}
+
+/** A merge queue's testing attempts (API v2 only): what was counted, and how far reads got. */
+export interface TestingAttempts {
+  readonly counts: TestingAttemptCounts;
+  readonly reads: TestingResultReads;
+}
+
+/** Map key of a testing-duration series. */
+export function durationSeriesKey(outcome: string, bisection: boolean): string {
+  return `${outcome}\u0000${String(bisection)}`;
+}
