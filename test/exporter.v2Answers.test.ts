@@ -136,9 +136,7 @@ describe('API v2 answers through a real exporter', () => {
       3,
     );
     expect(select(failing, 'trunk_flaky_tests_quarantined', { repo: gitlab.repo })).toEqual([]);
-    expect(exporter.logs()).toContain(
-      'repository id(s) of the quarantined tests could not be looked up',
-    );
+    expect(exporter.logs()).toContain("repository id(s) of the organization's");
     fake.recover();
     const recovered = await exporter.waitFor(
       (current) => up(current, gitlab),
@@ -281,7 +279,8 @@ describe('API v2 answers through a real exporter', () => {
       () => fake.requestsTo(/^\/v2\/test-cases$/).length >= 3,
       'three reads at the former path',
     );
-    expect(fake.requestsTo(/^\/v2\/tests$/)).toHaveLength(1);
+    // Its two lists (quarantined; flaky and broken) each asked /v2/tests once, together, at first.
+    expect(fake.requestsTo(/^\/v2\/tests$/)).toHaveLength(2);
   });
 
   it('exports no impacted_targets_missing for a queue read through v2, whose list rows cannot tell it', async () => {
@@ -430,5 +429,63 @@ describe('API v2 answers through a real exporter', () => {
     // At most about one poll interval (with jitter) before it concluded, not 3 days.
     expect(seconds).toBeGreaterThanOrEqual(0);
     expect(seconds).toBeLessThanOrEqual(0.1 * 1.1 + 0.001);
+  });
+
+  it('counts the flaky and broken tests of a repository through v2 from the organization’s walk, by status, owner, age and window', async () => {
+    const anchor = Date.now();
+    const fake = await startFakeV2({
+      tests: pageAt('tests-flaky-and-broken-besides-quarantined.json', anchor).data,
+      repositories: REPOSITORIES,
+    });
+    const exporter = await keyOnlyExporter(
+      fake,
+      '  - repo: github.com/acme/web\n    flakyTests: true',
+    );
+    const repo = 'github.com/acme/web';
+    const samples = await exporter.waitFor(
+      (current) => up(current, { kind: 'flaky_tests' }),
+      'the repository up',
+    );
+    const series = (name: string) =>
+      select(samples, name, { repo }).map((sample) => [
+        Object.entries(sample.labels)
+          .filter(([label]) => label !== 'repo')
+          .map(([, labelValue]) => labelValue)
+          .join(' '),
+        sample.value,
+      ]);
+    expect(series('trunk_flaky_tests_unhealthy')).toEqual([
+      ['flaky', 4],
+      ['broken', 1],
+    ]);
+    expect(series('trunk_flaky_tests_unhealthy_by_codeowner')).toEqual([
+      ['flaky @acme/api', 2],
+      ['flaky @acme/web', 2],
+      ['flaky none', 1],
+      ['broken @acme/api', 1],
+    ]);
+    // The longest-flaky test's statusSince: two months before the anchor.
+    expect(series('trunk_flaky_tests_oldest_unhealthy_timestamp_seconds')).toEqual([
+      [
+        'flaky',
+        (anchor - Date.parse('2026-01-01T00:00:00Z') + Date.parse('2025-11-01T00:00:00Z')) / 1000,
+      ],
+      [
+        'broken',
+        (anchor - Date.parse('2026-01-01T00:00:00Z') + Date.parse('2025-12-30T00:00:00Z')) / 1000,
+      ],
+    ]);
+    expect(series('trunk_flaky_tests_unhealthy_recently')).toEqual([
+      ['flaky 1d', 1],
+      ['flaky 7d', 2],
+      ['broken 1d', 0],
+      ['broken 7d', 1],
+    ]);
+    // The walk asks Trunk for the unhealthy statuses only.
+    expect(
+      fake
+        .requestsTo(/^\/v2\/tests$/)
+        .some((request) => request.url.includes('status=flaky%2Cbroken')),
+    ).toBe(true);
   });
 });

@@ -17,6 +17,8 @@ export const BUDGET_ASSUMPTIONS = {
   stateChangesPerPullRequestPerHour: 6,
   /** Quarantined tests per repository (pages walked when flakyTestDetails is on). */
   quarantinedTestsPerRepository: 500,
+  /** API v2: flaky and broken tests per repository (the organization's second walk). */
+  unhealthyTestsPerRepository: 100,
   /**
    * API v2: share of a queue's polls that read its concluded entries (PRs left since the last),
    * and its testing results, which are read on the same polls.
@@ -78,8 +80,9 @@ export function computeApiBudget(
 /**
  * API v2 (an API key is set): the organization's list of queues once per merge-queue interval
  * (100 a page; discovery reuses it when its interval is no shorter), one pull-requests read per
- * queue and poll plus the exit reads, a testing-results read with each exit read, and one
- * organization-wide walk of quarantined tests per flaky-tests interval. The list pages are estimated from this instance's queues.
+ * queue and poll plus the exit reads, a testing-results read with each exit read, and two
+ * organization-wide walks of tests (the quarantined, the flaky and broken) per flaky-tests
+ * interval. The list pages are estimated from this instance's queues and repositories.
  */
 function v2Budget(config: ExporterConfig, queues: number, quarantineLists: number): ApiBudget {
   const { polling } = config;
@@ -89,9 +92,11 @@ function v2Budget(config: ExporterConfig, queues: number, quarantineLists: numbe
     discovery !== undefined && discovery.intervalSeconds < polling.mergeQueueIntervalSeconds
       ? listPages / discovery.intervalSeconds
       : 0;
-  const testPages = Math.ceil(
-    (quarantineLists * BUDGET_ASSUMPTIONS.quarantinedTestsPerRepository) / MAX_PAGE_SIZE,
-  );
+  const walkPages = (testsPerRepository: number) =>
+    Math.ceil((quarantineLists * testsPerRepository) / MAX_PAGE_SIZE);
+  const testPages =
+    walkPages(BUDGET_ASSUMPTIONS.quarantinedTestsPerRepository) +
+    walkPages(BUDGET_ASSUMPTIONS.unhealthyTestsPerRepository);
   const byEndpoint: Partial<Record<Endpoint, number>> = {
     [V2_ENDPOINTS.listMergeQueues]:
       (queues > 0 ? listPages / polling.mergeQueueIntervalSeconds : 0) + discoveryReads,

@@ -52,8 +52,8 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
       'used), unknown_entry_state (API v2: a PR gone from the live queue entries that no read of ' +
       'concluded entries lists, so in a state Trunk added; not counted as an exit), ' +
       'unnamed_repository (API v2: tests whose repoId names no repository the exporter can name; ' +
-      'counted for no repository), unknown_value (an outcome of a testing result the exporter ' +
-      'does not know; counted as other); under endpoint="webhook", odd fields of signed webhook ' +
+      'counted for no repository), unknown_value (an outcome of a testing result, or a status of an ' +
+      'unhealthy test, the exporter does not know; counted as other); under endpoint="webhook", odd fields of signed webhook ' +
       'events, also missing_field (a field a count needs is absent).',
     labelNames: ['endpoint', 'kind'] as const,
     registers: [registry],
@@ -84,6 +84,7 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
   anomalies.inc({ endpoint: V2_ENDPOINTS.listQueuePullRequests, kind: 'unknown_entry_state' }, 0);
   anomalies.inc({ endpoint: V2_ENDPOINTS.listTests, kind: 'unnamed_repository' }, 0);
   anomalies.inc({ endpoint: V2_ENDPOINTS.listTestingResults, kind: 'unknown_value' }, 0);
+  anomalies.inc({ endpoint: V2_ENDPOINTS.listTests, kind: 'unknown_value' }, 0);
 
   return {
     requestFinished(endpoint, code, durationSeconds) {

@@ -7,7 +7,7 @@ import {
   TARGET_UP,
 } from './exporterMetrics.js';
 import type { FamilyDefinition } from './family.js';
-import { FLAKY_TESTS_FAMILIES } from './flakyTestsMetrics.js';
+import { FLAKY_TESTS_FAMILIES, UNHEALTHY_TESTS_FAMILIES } from './flakyTestsMetrics.js';
 import { MERGE_QUEUE_FAMILIES } from './mergeQueueMetrics.js';
 import { QUEUE_FLOW_FAMILIES } from './queueFlowMetrics.js';
 import { selectionProblems } from './selection.js';
@@ -20,6 +20,7 @@ export const SNAPSHOT_FAMILIES: readonly FamilyDefinition[] = [
   ...QUEUE_FLOW_FAMILIES,
   ...TESTING_FAMILIES,
   ...FLAKY_TESTS_FAMILIES,
+  ...UNHEALTHY_TESTS_FAMILIES,
   ...WEBHOOK_FAMILIES,
   ...TARGET_STATUS_FAMILIES,
   ...EXPORTER_SUMMARY_FAMILIES,

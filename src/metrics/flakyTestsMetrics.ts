@@ -1,7 +1,13 @@
-import { NO_CODEOWNER, QUARANTINE_AGES, QUARANTINE_WINDOWS } from '../snapshot/types.js';
-import type { FlakyTestsSnapshot } from '../snapshot/types.js';
+import {
+  NO_CODEOWNER,
+  OTHER_STATUS,
+  QUARANTINE_AGES,
+  QUARANTINE_WINDOWS,
+  UNHEALTHY_WINDOWS,
+} from '../snapshot/types.js';
+import type { FlakyTestsSnapshot, UnhealthyTests } from '../snapshot/types.js';
 import { ofFlakyTests } from './currentSnapshots.js';
-import type { FamilySettings, PerTargetFamily } from './family.js';
+import type { FamilySettings, PerTargetFamily, Sample } from './family.js';
 import { REFRESHED_BY, refreshedBy } from './help.js';
 import { NAMESPACE, fqName } from './naming.js';
 
@@ -94,6 +100,80 @@ export const FLAKY_TESTS_FAMILIES: readonly PerTargetFamily[] = [
     type: 'gauge',
     scope: 'target',
     ...countsBy('age', (snapshot) => snapshot.quarantinedOlderThan),
+  },
+];
+
+function unhealthyFreshness(settings: FamilySettings): string {
+  return (
+    'API v2 only: no series for a repository read through API v1. ' +
+    refreshedBy(REFRESHED_BY.unhealthyTests, settings.flakyTestsIntervalSeconds)
+  );
+}
+
+/** The samples of a fresh v2 snapshot's unhealthy tests; none from API v1. */
+function ofUnhealthyTests(
+  samples: (unhealthy: UnhealthyTests, repo: string, settings: FamilySettings) => Iterable<Sample>,
+): PerTargetFamily['samples'] {
+  return ofFlakyTests((snapshot, settings) =>
+    snapshot.unhealthy === undefined ? [] : samples(snapshot.unhealthy, snapshot.repo, settings),
+  );
+}
+
+/** The flaky and broken tests' families (API v2 only), in page order. */
+export const UNHEALTHY_TESTS_FAMILIES: readonly PerTargetFamily[] = [
+  {
+    name: fqName(NAMESPACE, SUBSYSTEM, 'unhealthy'),
+    help: (settings) =>
+      `Tests of the repository whose status is flaky or broken, quarantined or not (a status Trunk adds counts as ${OTHER_STATUS}). ${unhealthyFreshness(settings)}`,
+    type: 'gauge',
+    labelNames: ['repo', 'status'],
+    scope: 'target',
+    samples: ofUnhealthyTests(({ byStatus }, repo) =>
+      Array.from(byStatus, ([status, count]) => ({ labels: [repo, status], value: count })),
+    ),
+  },
+  {
+    name: fqName(NAMESPACE, SUBSYSTEM, 'unhealthy_by_codeowner'),
+    help: (settings) =>
+      `Flaky or broken tests by status and code owner: per status the ${settings.topCodeowners} owners with the most, the rest summed under codeowner=${OTHER_CODEOWNERS}, tests without owner under codeowner=${NO_CODEOWNER_LABEL}; a test with several owners counts for each. ${unhealthyFreshness(settings)}`,
+    type: 'gauge',
+    labelNames: ['repo', 'status', 'codeowner'],
+    scope: 'target',
+    samples: ofUnhealthyTests(({ byCodeowner }, repo, settings) =>
+      Array.from(byCodeowner).flatMap(([status, owners]) =>
+        topCodeownerCounts(owners, settings.topCodeowners).map(([codeowner, count]) => ({
+          labels: [repo, status, codeowner],
+          value: count,
+        })),
+      ),
+    ),
+  },
+  {
+    name: fqName(NAMESPACE, SUBSYSTEM, 'oldest_unhealthy_timestamp', 'seconds'),
+    help: (settings) =>
+      `Unix time since which the repository's longest-flaky (or longest-broken) test has had its status (the earliest statusSince); absent when no such test carries one. ${unhealthyFreshness(settings)}`,
+    type: 'gauge',
+    labelNames: ['repo', 'status'],
+    scope: 'target',
+    samples: ofUnhealthyTests(({ oldestSince }, repo) =>
+      Array.from(oldestSince, ([status, at]) => ({ labels: [repo, status], value: at })),
+    ),
+  },
+  {
+    name: fqName(NAMESPACE, SUBSYSTEM, 'unhealthy_recently'),
+    help: (settings) =>
+      `Flaky or broken tests whose status began within the window (${UNHEALTHY_WINDOWS.map(([w]) => w).join(', ')}), from each test's statusSince at the poll's time; tests without one are not counted. ${unhealthyFreshness(settings)}`,
+    type: 'gauge',
+    labelNames: ['repo', 'status', 'window'],
+    scope: 'target',
+    samples: ofUnhealthyTests(({ recently }, repo) =>
+      Array.from(recently).flatMap(([status, windows]) =>
+        Array.from(windows, ([window, count]) => ({
+          labels: [repo, status, window],
+          value: count,
+        })),
+      ),
+    ),
   },
 ];
 

@@ -22,6 +22,8 @@ export const REFRESHED_BY = {
     v1: ENDPOINTS.getSubmittedPullRequest,
     v2: `GET /${V2_ENDPOINTS.listQueuePullRequests}`,
   },
+  /** A repository's flaky and broken tests (API v2 only). */
+  unhealthyTests: { v2: `GET /${V2_ENDPOINTS.listTests}?status=flaky,broken` },
   /** A repository's quarantined tests. */
   quarantinedTests: {
     v1: ENDPOINTS.listQuarantinedTests,

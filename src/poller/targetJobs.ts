@@ -28,7 +28,7 @@ import type { ReadOptions, TrunkReader } from './trunkReader.js';
 import { readExitsV2 } from './v2ExitLookup.js';
 import { pollMergeQueueV2, type V2PullRequestLister } from './v2MergeQueuePoll.js';
 import type { V2QueueDirectory } from './v2QueueDirectory.js';
-import { pollQuarantinedTestsV2 } from './v2QuarantinePoll.js';
+import { pollFlakyTestsV2 } from './v2FlakyTestsPoll.js';
 import type { V2TestDirectory } from './v2TestDirectory.js';
 import { readTestingResults, type V2TestingResultLister } from './v2TestingResults.js';
 
@@ -151,11 +151,14 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
       target.kind === 'merge_queue' && viaV2
         ? pollV2(v2, options)
         : target.kind === 'flaky_tests' && quarantineViaV2
-          ? pollQuarantinedTestsV2({
+          ? pollFlakyTestsV2({
               directory: v2.tests,
               repoName: repository.name,
               options,
               now,
+              reportAnomaly: (endpoint, kind, count) => {
+                v2.reader.reportAnomaly(endpoint, kind, count);
+              },
             }).then((snapshot) => ({ snapshot }))
           : target.kind === 'merge_queue'
             ? pollMergeQueue({

@@ -36,6 +36,8 @@ export interface UnnamedRepositories {
 export class RepositoryNames {
   readonly #names = new Map<string, string>();
   readonly #namedKeys = new Set<string>();
+  /** Lookups in flight, so that two lists naming one id share its lookup. */
+  readonly #pending = new Map<string, Promise<'named' | 'unnamed' | 'unresolved'>>();
 
   /** The name of `id` as Trunk spells it; undefined until a lookup named it. */
   nameOf(id: string): string | undefined {
@@ -64,24 +66,35 @@ export class RepositoryNames {
       else unresolved.add(id);
     }
     await mapAtMost(toLookUp, atATime, async (id) => {
-      let repository: V2Repository | undefined;
-      try {
-        repository = await reader.getRepository(id, options);
-      } catch (error) {
-        if (options.signal?.aborted === true) throw error;
-        // A malformed id is an answer (400, as a 404 is); any other failure says nothing of the id.
-        if (error instanceof TrunkApiError && error.status === 400) unnamed.add(id);
-        else unresolved.add(id);
-        return;
+      let lookup = this.#pending.get(id);
+      if (lookup === undefined) {
+        lookup = this.#lookUp(id, reader, options).finally(() => this.#pending.delete(id));
+        this.#pending.set(id, lookup);
       }
-      const name = repository === undefined ? undefined : repositoryNameOf(repository);
-      if (name === undefined) {
-        unnamed.add(id);
-        return;
-      }
-      this.#names.set(id, name);
-      this.#namedKeys.add(repositoryKey(name));
+      const outcome = await lookup;
+      if (outcome === 'unnamed') unnamed.add(id);
+      else if (outcome === 'unresolved') unresolved.add(id);
     });
     return { unresolved, unnamed };
+  }
+
+  async #lookUp(
+    id: string,
+    reader: V2RepositoryReader,
+    options: ReadOptions,
+  ): Promise<'named' | 'unnamed' | 'unresolved'> {
+    let repository: V2Repository | undefined;
+    try {
+      repository = await reader.getRepository(id, options);
+    } catch (error) {
+      if (options.signal?.aborted === true) throw error;
+      // A malformed id is an answer (400, as a 404 is); any other failure says nothing of the id.
+      return error instanceof TrunkApiError && error.status === 400 ? 'unnamed' : 'unresolved';
+    }
+    const name = repository === undefined ? undefined : repositoryNameOf(repository);
+    if (name === undefined) return 'unnamed';
+    this.#names.set(id, name);
+    this.#namedKeys.add(repositoryKey(name));
+    return 'named';
   }
 }

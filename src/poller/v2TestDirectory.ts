@@ -1,6 +1,6 @@
-// The organization's tests through API v2: one organization-wide list (`GET /v2/tests`), grouped by
-// repository, shared by every flaky-tests target of a cycle; each row's `repoId` is named through
-// RepositoryNames.
+// The organization's tests through API v2: organization-wide lists (`GET /v2/tests`: the quarantined
+// tests, the flaky and broken ones), grouped by repository, shared by every flaky-tests target of a
+// cycle; each row's `repoId` is named through RepositoryNames.
 import { repositoryKey } from '../config/repositoryKey.js';
 import type { ApiAnomalyKind } from '../trunk/observer.js';
 import type { V2TestFilter } from '../trunk/v2Client.js';
@@ -33,57 +33,82 @@ interface TestDirectorySettings {
   readonly lookupsAtATime: number;
 }
 
+/** The organization-wide test lists the directory reads, each once per interval. */
+const LISTS = {
+  quarantined: { filter: { quarantineState: 'quarantined' }, what: 'quarantined tests' },
+  unhealthy: { filter: { statuses: ['flaky', 'broken'] }, what: 'flaky and broken tests' },
+} as const satisfies Record<string, { filter: V2TestFilter; what: string }>;
+type ListName = keyof typeof LISTS;
+
 /**
- * The organization's quarantined tests by repository, read at most once per `maxAgeSeconds`
- * however many targets ask (SharedRead: a failed read too). A repository is compared without
- * regard to letter case.
+ * The organization's quarantined tests, and its flaky and broken ones, by repository: each list
+ * read at most once per `maxAgeSeconds` however many targets ask (SharedRead: a failed read too).
+ * A repository is compared without regard to letter case.
  */
 export class V2TestDirectory {
   readonly #names = new RepositoryNames();
   #settings: TestDirectorySettings;
-  readonly #quarantined: SharedRead<TestsByRepository>;
+  readonly #lists: Readonly<Record<ListName, SharedRead<TestsByRepository>>>;
 
   constructor(settings: TestDirectorySettings, now?: () => number) {
     this.#settings = settings;
-    this.#quarantined = new SharedRead(
-      (options) => this.#read({ quarantineState: 'quarantined' }, 'quarantined tests', options),
-      settings.maxAgeSeconds,
-      now,
-    );
+    const shared = (list: ListName) =>
+      new SharedRead(this.#reader(list), settings.maxAgeSeconds, now);
+    this.#lists = { quarantined: shared('quarantined'), unhealthy: shared('unhealthy') };
   }
 
   /** Follows a reload: a new client, interval or bound; what was read stays until it is due. */
   configure(settings: TestDirectorySettings): void {
     this.#settings = settings;
-    this.#quarantined.configure(
-      (options) => this.#read({ quarantineState: 'quarantined' }, 'quarantined tests', options),
-      settings.maxAgeSeconds,
-    );
+    for (const list of Object.keys(LISTS) as ListName[]) {
+      this.#lists[list].configure(this.#reader(list), settings.maxAgeSeconds);
+    }
   }
 
   /**
    * The quarantined tests of `repo`; reads the list when due. Fails when the repository's id is
    * not named yet and some ids of the list could not be looked up: its tests may be theirs.
    */
-  async quarantinedTestsOf(repo: string, options: ReadOptions = {}): Promise<readonly V2Test[]> {
-    const list = await this.#quarantined.get(options);
-    const tests = list.byRepo.get(repositoryKey(repo));
-    if (tests === undefined && list.unresolved > 0 && !this.#names.hasNamed(repo)) {
-      throw new Error(
-        `${list.unresolved} repository id(s) of the quarantined tests could not be looked up (GET /v2/repositories/{id}), and the tests of ${repo} may be theirs; looked up again on the next read`,
-      );
-    }
-    return tests ?? [];
+  quarantinedTestsOf(repo: string, options: ReadOptions = {}): Promise<readonly V2Test[]> {
+    return this.#testsOf('quarantined', repo, options);
+  }
+
+  /** The flaky and broken tests of `repo`, as quarantinedTestsOf reads the quarantined ones. */
+  unhealthyTestsOf(repo: string, options: ReadOptions = {}): Promise<readonly V2Test[]> {
+    return this.#testsOf('unhealthy', repo, options);
   }
 
   /** The next read of each list reads again (once, however many ask): an event says they changed. */
   expire(): void {
-    this.#quarantined.invalidate();
+    for (const list of Object.values(this.#lists)) list.invalidate();
   }
 
-  /** The repositories (Trunk's spelling) with quarantined tests, from a read when due. */
+  /** The repositories (Trunk's spelling) with quarantined, flaky or broken tests, from reads when due. */
   async repositoriesWithTests(options: ReadOptions = {}): Promise<readonly string[]> {
-    return (await this.#quarantined.get(options)).names;
+    const [quarantined, unhealthy] = await Promise.all([
+      this.#lists.quarantined.get(options),
+      this.#lists.unhealthy.get(options),
+    ]);
+    const names = new Map<string, string>();
+    for (const name of [...quarantined.names, ...unhealthy.names]) {
+      if (!names.has(repositoryKey(name))) names.set(repositoryKey(name), name);
+    }
+    return [...names.values()];
+  }
+
+  async #testsOf(list: ListName, repo: string, options: ReadOptions): Promise<readonly V2Test[]> {
+    const tests = await this.#lists[list].get(options);
+    const ofRepo = tests.byRepo.get(repositoryKey(repo));
+    if (ofRepo === undefined && tests.unresolved > 0 && !this.#names.hasNamed(repo)) {
+      throw new Error(
+        `${tests.unresolved} repository id(s) of the organization's ${LISTS[list].what} could not be looked up (GET /v2/repositories/{id}), and the tests of ${repo} may be theirs; looked up again on the next read`,
+      );
+    }
+    return ofRepo ?? [];
+  }
+
+  #reader(list: ListName): (options: ReadOptions) => Promise<TestsByRepository> {
+    return (options) => this.#read(LISTS[list].filter, LISTS[list].what, options);
   }
 
   async #read(

@@ -148,6 +148,30 @@ export const QUARANTINE_AGES = [
   ['90d', 90 * 86_400],
 ] as const;
 
+/** Statuses of trunk_flaky_tests_unhealthy (API v2, Trunk's spelling); another one Trunk adds is `other`. */
+export const UNHEALTHY_STATUSES = ['flaky', 'broken'] as const;
+
+/** The `status` label of an unhealthy test whose status is none of UNHEALTHY_STATUSES. */
+export const OTHER_STATUS = 'other';
+
+/** `window` label values of trunk_flaky_tests_unhealthy_recently, with their length in seconds. */
+export const UNHEALTHY_WINDOWS = [
+  ['1d', 86_400],
+  ['7d', 7 * 86_400],
+] as const;
+
+/** A repository's flaky and broken tests (API v2 `GET /v2/tests?status=flaky,broken`), by status. */
+export interface UnhealthyTests {
+  /** Tests per status: every UNHEALTHY_STATUSES entry, `other` when Trunk sent another. */
+  readonly byStatus: ReadonlyMap<string, number>;
+  /** Per status: tests per code owner (NO_CODEOWNER for none); a test with several owners counts for each. */
+  readonly byCodeowner: ReadonlyMap<string, ReadonlyMap<string, number>>;
+  /** Per status: the earliest `statusSince` (unix seconds); absent when no test carries one. */
+  readonly oldestSince: ReadonlyMap<string, number>;
+  /** Per status: per UNHEALTHY_WINDOWS label, tests whose status began within it. */
+  readonly recently: ReadonlyMap<string, ReadonlyMap<string, number>>;
+}
+
 export interface FlakyTestsSnapshot {
   readonly kind: 'flaky_tests';
   readonly repo: string;
@@ -162,6 +186,8 @@ export interface FlakyTestsSnapshot {
   readonly quarantinedRecently: ReadonlyMap<string, number>;
   /** Per QUARANTINE_AGES label: tests quarantined more than that long before takenAt, over every row walked. */
   readonly quarantinedOlderThan: ReadonlyMap<string, number>;
+  /** API v2 only: the repository's flaky and broken tests; undefined from API v1. */
+  readonly unhealthy?: UnhealthyTests | undefined;
 }
 
 export type Snapshot = MergeQueueSnapshot | FlakyTestsSnapshot;

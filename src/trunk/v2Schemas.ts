@@ -114,6 +114,8 @@ export const v2PullRequestPageSchema = v2PageSchema(v2PullRequestSchema);
 
 export const v2TestSchema = z.object({
   repoId: z.string().min(1),
+  /** `healthy`, `flaky` or `broken` (Trunk may add more): read by the unhealthy-tests walk. */
+  status: optionalValue(z.string()),
   codeowners: optionalValue(z.array(z.string())).transform((owners) => owners ?? []),
   // Since 2026-10-26; older answers lack it, and then statusSince says since when.
   quarantinedSince: timestampValue,

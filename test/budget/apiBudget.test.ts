@@ -63,9 +63,11 @@ describe('computeApiBudget', () => {
       (4 * 0.1) / 30,
       9,
     );
-    // One repository's assumed 500 tests in the organization-wide walk: 5 pages every 300 s.
-    expect(budget.byEndpoint['v2/tests']).toBeCloseTo(5 / 300, 9);
-    expect(budget.requestsPerSecond).toBeCloseTo(1 / 30 + 4.4 / 30 + 0.4 / 30 + 5 / 300, 9);
+    // One repository's assumed 500 quarantined tests and 100 flaky or broken ones in the
+    // organization-wide walks: 5 and 1 pages every 300 s.
+    expect(BUDGET_ASSUMPTIONS.unhealthyTestsPerRepository).toBe(100);
+    expect(budget.byEndpoint['v2/tests']).toBeCloseTo((5 + 1) / 300, 9);
+    expect(budget.requestsPerSecond).toBeCloseTo(1 / 30 + 4.4 / 30 + 0.4 / 30 + 6 / 300, 9);
   });
 
   it('counts no lookups without PR details, one page without quarantine detail, and at most one lookup per PR per poll', async () => {

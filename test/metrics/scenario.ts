@@ -91,6 +91,15 @@ const flakyTestsSnapshotSchema = z.strictObject({
   oldestQuarantinedAt: isoSeconds.nullable(),
   quarantinedRecently: z.record(z.string(), z.number()).optional(),
   quarantinedOlderThan: z.record(z.string(), z.number()).optional(),
+  /** API v2 only: flaky and broken tests, each map by status. */
+  unhealthy: z
+    .strictObject({
+      byStatus: z.record(z.string(), z.number()),
+      byCodeowner: z.record(z.string(), z.record(z.string(), z.number())),
+      oldestSince: z.record(z.string(), isoSeconds),
+      recently: z.record(z.string(), z.record(z.string(), z.number())),
+    })
+    .optional(),
 });
 
 const pollSchema = z.union([
@@ -286,6 +295,26 @@ function toSnapshot(
     oldestQuarantinedAt: data.oldestQuarantinedAt ?? undefined,
     quarantinedRecently: new Map(Object.entries(data.quarantinedRecently ?? {})),
     quarantinedOlderThan: new Map(Object.entries(data.quarantinedOlderThan ?? {})),
+    ...(data.unhealthy === undefined
+      ? {}
+      : {
+          unhealthy: {
+            byStatus: new Map(Object.entries(data.unhealthy.byStatus)),
+            byCodeowner: new Map(
+              Object.entries(data.unhealthy.byCodeowner).map(([status, owners]) => [
+                status,
+                new Map(Object.entries(owners)),
+              ]),
+            ),
+            oldestSince: new Map(Object.entries(data.unhealthy.oldestSince)),
+            recently: new Map(
+              Object.entries(data.unhealthy.recently).map(([status, windows]) => [
+                status,
+                new Map(Object.entries(windows)),
+              ]),
+            ),
+          },
+        }),
   };
   return snapshot;
 }
