@@ -2,6 +2,7 @@
 // simulator world through API v1 and through API v2 each name, per queue and state, the pull
 // request the world itself has had in that state longest.
 import { describe, expect, it } from 'vitest';
+import type { SimulatedPullRequest } from '../src/simulator/pullRequest.js';
 import { repositoryKey } from '../src/simulator/repositories.js';
 import type { SimulatorWorld } from '../src/simulator/world.js';
 import { select, type Sample } from './support/exposition.js';
@@ -28,7 +29,8 @@ function truth(world: SimulatorWorld): { series: Map<string, number>; ties: numb
   const series = new Map<string, number>();
   let ties = 0;
   for (const { repository, model } of world.mergeQueues) {
-    const byState = Map.groupBy(model.active, (pr) => pr.state);
+    const byState = new Map<string, SimulatedPullRequest[]>();
+    for (const pr of model.active) byState.set(pr.state, [...(byState.get(pr.state) ?? []), pr]);
     for (const [state, prs] of byState) {
       const earliest = Math.min(...prs.map((pr) => pr.stateChangedAt));
       const oldest = prs.filter((pr) => pr.stateChangedAt === earliest);
