@@ -27,6 +27,7 @@ import {
   recordPullRequestEvent,
   settlePollExits,
 } from './exitStays.js';
+import { eventMergeTime, latestMerge, mergeTimes, withMerges } from './lastMerge.js';
 
 export interface QueueFlowOptions extends QueueDiffOptions {
   /** Webhooks on: exits are reconciled with their events (prStay.ts); off: counted as polled. */
@@ -71,6 +72,8 @@ export function advanceQueueFlow(
     lastQueueState: current.state,
     tracked: diff.tracked,
     departed: diff.departed,
+    // A departure's leftAt lies between two polls: never after this one.
+    lastMergeAt: latestMerge(flow.lastMergeAt, mergeTimes(diff.exits, current.takenAt)),
   };
   if (reconcile === undefined) {
     return {
@@ -110,17 +113,18 @@ export function countConcludedExits(
   options: QueueFlowOptions,
 ): QueueFlow {
   if (exits.length === 0) return flow;
-  if (options.webhooks === undefined || flow.webhookExits === undefined) {
+  const merged = withMerges(flow, mergeTimes(exits, takenAt));
+  if (options.webhooks === undefined || merged.webhookExits === undefined) {
     const events = exits.map((exit): FlowEvent => ({
       kind: 'exit',
       outcome: exit.outcome,
       secondsInQueue: exit.leftAt - exit.enteredAt,
     }));
-    return { ...flow, counts: applyFlowEvents(flow.counts, events) };
+    return { ...merged, counts: applyFlowEvents(flow.counts, events) };
   }
-  const recorded = recordConcludedExits(flow.webhookExits, exits, takenAt, options.webhooks);
+  const recorded = recordConcludedExits(merged.webhookExits, exits, takenAt, options.webhooks);
   return {
-    ...flow,
+    ...merged,
     counts: applyFlowEvents(flow.counts, recorded.events),
     webhookExits: recorded.webhookExits,
   };
@@ -134,8 +138,10 @@ export function recordQueueEvent(
   settings: WebhookExitSettings,
 ): QueueFlow {
   const recorded = recordPullRequestEvent(flow, event, receivedAt, settings);
+  const mergedAt =
+    event.kind === 'exit' ? eventMergeTime(recorded.webhookExits, event.prNumber) : undefined;
   return {
-    ...flow,
+    ...withMerges(flow, [mergedAt]),
     counts: applyFlowEvents(flow.counts, recorded.events),
     webhookExits: recorded.webhookExits,
   };

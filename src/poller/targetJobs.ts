@@ -25,6 +25,7 @@ import type { PollObserver } from './pollObserver.js';
 import type { PollJob } from './scheduler.js';
 import type { ReadOptions, TrunkReader } from './trunkReader.js';
 import { readExitsV2 } from './v2ExitLookup.js';
+import { readLastMergeV2 } from './v2LastMerge.js';
 import { pollMergeQueueV2, type V2PullRequestLister } from './v2MergeQueuePoll.js';
 import type { V2QueueDirectory } from './v2QueueDirectory.js';
 import { pollQuarantinedTestsV2, type V2QuarantineDirectory } from './v2QuarantinePoll.js';
@@ -77,6 +78,7 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
       options: ReadOptions,
       /** How exits are read through API v2; v1 lookups without it. */
       readExits?: QueueFlowPollRequest['readExits'],
+      readLastMerge?: QueueFlowPollRequest['readLastMerge'],
     ): Promise<PollResult> => ({
       snapshot,
       queueFlow: await followQueueFlow({
@@ -85,6 +87,7 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
         // Through v2 the exit read costs one call per queue, whatever pullRequestDetails says.
         pullRequestDetails: readExits !== undefined || config.polling.pullRequestDetails,
         ...(readExits === undefined ? {} : { readExits }),
+        ...(readLastMerge === undefined ? {} : { readLastMerge }),
         options,
         logger: context.logger,
         lookupsAtATime: atATime,
@@ -122,17 +125,28 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
         options,
         now,
       });
-      return withQueueFlow(snapshot, options, (previousFlow, prNumbers, since) =>
-        readExitsV2({
-          reader: v2Readers.reader,
-          queue,
-          previous: previousFlow,
-          current: snapshot,
-          prNumbers,
-          since: Math.min(since, ...prNumbers.map((n) => lastChanges.get(n) ?? since)),
-          options,
-          logger: context.logger,
-        }),
+      return withQueueFlow(
+        snapshot,
+        options,
+        (previousFlow, prNumbers, since) =>
+          readExitsV2({
+            reader: v2Readers.reader,
+            queue,
+            previous: previousFlow,
+            current: snapshot,
+            prNumbers,
+            since: Math.min(since, ...prNumbers.map((n) => lastChanges.get(n) ?? since)),
+            options,
+            logger: context.logger,
+          }),
+        () =>
+          readLastMergeV2({
+            reader: v2Readers.reader,
+            queue,
+            now: now(),
+            options,
+            logger: context.logger,
+          }),
       );
     };
     const poll = (options: ReadOptions, lookupsSent?: () => void): Promise<PollResult> =>
