@@ -34,9 +34,11 @@ const MAX_HEAP_GROWTH = 0.1;
 const PROCESS_SERIES = /^(trunk_exporter_api_|process_|nodejs_)/;
 /**
  * Cumulative queue-flow families keep a series for every state (pair) a queue has ever shown, so a
- * fresh exporter has fewer of them; they are bounded by the PR-state vocabulary instead.
+ * fresh exporter has fewer of them; they are bounded by the PR-state vocabulary instead. A queue's
+ * last merge (one series, without a state) is shown through API v1 only once a merge was seen.
  */
-const FLOW_SERIES = /^trunk_merge_queue_(state_transitions_total|time_in_state_seconds)/;
+const FLOW_SERIES =
+  /^trunk_merge_queue_(state_transitions_total|time_in_state_seconds|last_merge_timestamp_seconds)/;
 const SCALE: Scale = {
   queues: 4,
   pullRequestsPerQueue: undefined,

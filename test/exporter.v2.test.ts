@@ -30,7 +30,7 @@ const SHARED_FAMILY = /^trunk_(merge_queue|flaky_tests)_/;
 const V2_ONLY_FAMILY = 'trunk_merge_queue_pull_requests_not_mergeable';
 /** The samples of every family only API v2 can fill, left out of the comparison. */
 const V2_ONLY_SAMPLES =
-  /^trunk_merge_queue_(pull_requests_not_mergeable|testing_duration_seconds_(bucket|sum|count)|bisections_started_total)$/;
+  /^trunk_(merge_queue_(pull_requests_not_mergeable|testing_duration_seconds_(bucket|sum|count)|bisections_started_total)|flaky_tests_(unhealthy|unhealthy_by_codeowner|oldest_unhealthy_timestamp_seconds|unhealthy_recently))$/;
 
 /** Series only API v1 can fill: v2's list rows cannot tell missing impacted targets. */
 function v1Only(sample: Sample): boolean {
@@ -39,12 +39,17 @@ function v1Only(sample: Sample): boolean {
     sample.labels.reason === 'impacted_targets_missing'
   );
 }
+/** Known at start through API v2 only (v1 learns it from the first merge it sees). */
+const V2_AT_START_FAMILY = 'trunk_merge_queue_last_merge_timestamp_seconds';
 
 function shared(samples: readonly Sample[]): string[] {
   return samples
     .filter(
       (sample) =>
-        SHARED_FAMILY.test(sample.name) && !V2_ONLY_SAMPLES.test(sample.name) && !v1Only(sample),
+        SHARED_FAMILY.test(sample.name) &&
+        !V2_ONLY_SAMPLES.test(sample.name) &&
+        !v1Only(sample) &&
+        sample.name !== V2_AT_START_FAMILY,
     )
     .map((sample) => `${sample.name}${JSON.stringify(sample.labels)} ${sample.value}`)
     .sort();

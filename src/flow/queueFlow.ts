@@ -27,6 +27,7 @@ import {
   recordPullRequestEvent,
   settlePollExits,
 } from './exitStays.js';
+import { eventMergeTime, latestMerge, mergeTimes, withMerges } from './lastMerge.js';
 
 export interface QueueFlowOptions extends QueueDiffOptions {
   /** Webhooks on: exits are reconciled with their events (prStay.ts); off: counted as polled. */
@@ -72,6 +73,8 @@ export function advanceQueueFlow(
     tracked: diff.tracked,
     departed: diff.departed,
     ...(diff.absent.size === 0 ? {} : { absent: diff.absent }),
+    // A departure's leftAt lies between two polls: never after this one.
+    lastMergeAt: latestMerge(flow.lastMergeAt, mergeTimes(diff.exits, current.takenAt)),
   };
   if (reconcile === undefined) {
     return {
@@ -112,17 +115,18 @@ export function countConcludedExits(
 ): QueueFlow {
   if (concluded.length === 0) return ledger;
   const { flow, exits } = concludeAbsent(ledger, concluded);
-  if (options.webhooks === undefined || flow.webhookExits === undefined) {
+  const merged = withMerges(flow, mergeTimes(exits, takenAt));
+  if (options.webhooks === undefined || merged.webhookExits === undefined) {
     const events = exits.map((exit): FlowEvent => ({
       kind: 'exit',
       outcome: exit.outcome,
       secondsInQueue: exit.leftAt - exit.enteredAt,
     }));
-    return { ...flow, counts: applyFlowEvents(flow.counts, events) };
+    return { ...merged, counts: applyFlowEvents(flow.counts, events) };
   }
-  const recorded = recordConcludedExits(flow.webhookExits, exits, takenAt, options.webhooks);
+  const recorded = recordConcludedExits(merged.webhookExits, exits, takenAt, options.webhooks);
   return {
-    ...flow,
+    ...merged,
     counts: applyFlowEvents(flow.counts, recorded.events),
     webhookExits: recorded.webhookExits,
   };
@@ -161,8 +165,10 @@ export function recordQueueEvent(
   settings: WebhookExitSettings,
 ): QueueFlow {
   const recorded = recordPullRequestEvent(flow, event, receivedAt, settings);
+  const mergedAt =
+    event.kind === 'exit' ? eventMergeTime(recorded.webhookExits, event.prNumber) : undefined;
   return {
-    ...flow,
+    ...withMerges(flow, [mergedAt]),
     counts: applyFlowEvents(flow.counts, recorded.events),
     webhookExits: recorded.webhookExits,
   };

@@ -183,9 +183,23 @@ export const MERGE_QUEUE_FAMILIES: readonly PerTargetFamily[] = [
     labelNames: ['repo', 'branch', 'state'],
     scope: 'target',
     samples: ofMergeQueue((snapshot) =>
-      Array.from(earliestStateChanges(snapshot), ([state, at]) => ({
+      Array.from(oldestPullRequests(snapshot), ([state, { stateChangedAt }]) => ({
         labels: [snapshot.repo, snapshot.branch, state],
-        value: at,
+        value: stateChangedAt,
+      })),
+    ),
+  },
+  {
+    name: fqName(NAMESPACE, SUBSYSTEM, 'oldest_pull_request_number'),
+    help: (settings) =>
+      `Number of the pull request that has been in that state longest in the merge queue: the one whose stateChangedAt trunk_merge_queue_oldest_state_change_timestamp_seconds shows (the lowest number of equal timestamps; pull requests without a timestamp are never it). ${queueFreshness(settings)}`,
+    type: 'gauge',
+    labelNames: ['repo', 'branch', 'state'],
+    scope: 'target',
+    samples: ofMergeQueue((snapshot) =>
+      Array.from(oldestPullRequests(snapshot), ([state, { number }]) => ({
+        labels: [snapshot.repo, snapshot.branch, state],
+        value: number,
       })),
     ),
   },
@@ -222,17 +236,31 @@ export const MERGE_QUEUE_FAMILIES: readonly PerTargetFamily[] = [
   },
 ];
 
-/** Earliest `stateChangedAt` per PR state, for states with at least one timestamped PR. */
-export function earliestStateChanges(snapshot: MergeQueueSnapshot): Map<string, number> {
-  const earliest = new Map<string, number>();
-  for (const pr of snapshot.pullRequests) {
-    if (pr.stateChangedAt === undefined) continue;
-    const current = earliest.get(pr.state);
-    if (current === undefined || pr.stateChangedAt < current) {
-      earliest.set(pr.state, pr.stateChangedAt);
+/** The pull request that has been in a state longest, and since when (unix seconds). */
+export interface OldestPullRequest {
+  readonly number: number;
+  readonly stateChangedAt: number;
+}
+
+/**
+ * Per PR state with at least one timestamped PR, the PR with the earliest `stateChangedAt`; of
+ * equal timestamps the lowest number (usually the one opened first), so the answer does not
+ * depend on the order the API listed them in.
+ */
+export function oldestPullRequests(snapshot: MergeQueueSnapshot): Map<string, OldestPullRequest> {
+  const oldest = new Map<string, OldestPullRequest>();
+  for (const { number, state, stateChangedAt } of snapshot.pullRequests) {
+    if (stateChangedAt === undefined) continue;
+    const current = oldest.get(state);
+    if (
+      current === undefined ||
+      stateChangedAt < current.stateChangedAt ||
+      (stateChangedAt === current.stateChangedAt && number < current.number)
+    ) {
+      oldest.set(state, { number, stateChangedAt });
     }
   }
-  return earliest;
+  return oldest;
 }
 
 /**

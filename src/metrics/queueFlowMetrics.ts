@@ -1,6 +1,7 @@
 // Merge-queue flow: counters and histograms derived from what changed between consecutive
 // successful polls (src/flow/), rendered from each queue's ledger in the snapshot store. Every
 // configured queue with a ledger counts, stale or not: counters only count what was seen.
+import { LAST_MERGE_WINDOWS_SECONDS } from '../poller/v2LastMerge.js';
 import { MAX_UNKNOWN_STATES, OTHER_STATE, type QueueFlow } from '../snapshot/queueFlowTypes.js';
 import type { TargetStatus } from '../snapshot/types.js';
 import { ENDPOINTS } from '../trunk/schemas.js';
@@ -22,6 +23,9 @@ function seen(settings: FamilySettings): string {
 const EXITS_BETWEEN_POLLS =
   'A pull request that enters and leaves between two polls is never seen through API v1; through ' +
   "API v2 the reads of the queue's concluded entries count it (at most 30 polls late).";
+/** How far back the read at start looks for the last merge, in days. */
+const LAST_MERGE_LOOKBACK_DAYS = Math.max(...LAST_MERGE_WINDOWS_SECONDS) / 86_400;
+
 const MISSED = 'A pull request that enters and leaves between two polls is never seen.';
 const CAPPED =
   `At most ${MAX_UNKNOWN_STATES} undocumented state values per queue are kept as labels; ` +
@@ -115,6 +119,21 @@ export const QUEUE_FLOW_FAMILIES: readonly PerTargetFamily[] = [
         labels: [repo, branch, state],
         value: seconds,
       })),
+    ),
+  },
+  {
+    name: fqName(NAMESPACE, SUBSYSTEM, 'last_merge_timestamp', 'seconds'),
+    help: () =>
+      'Unix time of the latest merge from the merge queue the exporter knows of: the final state ' +
+      'change of a pull request a poll saw leave merged, a pull_request.merged webhook, or (API v2) ' +
+      `a merged entry of the queue's concluded entries. Through API v2 read when the exporter starts ` +
+      `watching the queue (the latest merge of the last ${LAST_MERGE_LOOKBACK_DAYS} days); through API v1 absent until the first merge ` +
+      'after that is seen. Never goes back; kept while the queue is configured, stale or not',
+    type: 'gauge',
+    labelNames: ['repo', 'branch'],
+    scope: 'target',
+    samples: ofQueueFlow(({ lastMergeAt }, repo, branch) =>
+      lastMergeAt === undefined ? [] : [{ labels: [repo, branch], value: lastMergeAt }],
     ),
   },
   {

@@ -6,6 +6,7 @@ import {
   startQueueFlow,
   type QueueFlowOptions,
 } from '../flow/queueFlow.js';
+import { withMerges } from '../flow/lastMerge.js';
 import type { QueueFlow } from '../snapshot/queueFlowTypes.js';
 import type { Logger } from '../log/logger.js';
 import type { MergeQueueSnapshot } from '../snapshot/types.js';
@@ -35,6 +36,8 @@ export interface QueueFlowPollRequest {
   ) => Promise<V2ExitRead>;
   /** Exit lookups in progress at once (lookupsAtATime()). */
   readonly lookupsAtATime?: number;
+  /** API v2: the queue's latest merge before the exporter watched it, read when the ledger starts. */
+  readonly readLastMerge?: () => Promise<number | undefined>;
 }
 
 /** Folds a poll into the queue's ledger as it is when the poll is recorded. */
@@ -48,7 +51,10 @@ export type QueueFlowUpdate = (latest: QueueFlow | undefined) => QueueFlow;
  */
 export async function followQueueFlow(request: QueueFlowPollRequest): Promise<QueueFlowUpdate> {
   const { previous, current, flowOptions } = request;
-  if (previous === undefined) return () => startQueueFlow(current, flowOptions);
+  if (previous === undefined) {
+    const lastMergeAt = await request.readLastMerge?.();
+    return () => withMerges(startQueueFlow(current, flowOptions), [lastMergeAt]);
+  }
   const prNumbers = exitsToLookUp(previous, current);
   if (request.readExits !== undefined) {
     const read = await request.readExits(

@@ -26,6 +26,7 @@ import type { PollObserver } from './pollObserver.js';
 import type { PollJob } from './scheduler.js';
 import type { ReadOptions, TrunkReader } from './trunkReader.js';
 import { readExitsV2 } from './v2ExitLookup.js';
+import { readLastMergeV2 } from './v2LastMerge.js';
 import { pollMergeQueueV2, type V2PullRequestLister } from './v2MergeQueuePoll.js';
 import type { V2QueueDirectory } from './v2QueueDirectory.js';
 import { pollFlakyTestsV2 } from './v2FlakyTestsPoll.js';
@@ -82,6 +83,7 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
       options: ReadOptions,
       /** How exits are read through API v2; v1 lookups without it. */
       readExits?: QueueFlowPollRequest['readExits'],
+      readLastMerge?: QueueFlowPollRequest['readLastMerge'],
     ): Promise<PollResult> => ({
       snapshot,
       queueFlow: await followQueueFlow({
@@ -90,6 +92,7 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
         // Through v2 the exit read costs one call per queue, whatever pullRequestDetails says.
         pullRequestDetails: readExits !== undefined || config.polling.pullRequestDetails,
         ...(readExits === undefined ? {} : { readExits }),
+        ...(readLastMerge === undefined ? {} : { readLastMerge }),
         options,
         logger: context.logger,
         lookupsAtATime: atATime,
@@ -122,18 +125,29 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
         now,
       });
       const [polled, testingAttempts] = await Promise.all([
-        withQueueFlow(snapshot, options, (previousFlow, prNumbers, since) =>
-          readExitsV2({
-            reader: v2Readers.reader,
-            queue,
-            intervalSeconds,
-            previous: previousFlow,
-            current: snapshot,
-            prNumbers,
-            since: Math.min(since, ...prNumbers.map((n) => lastChanges.get(n) ?? since)),
-            options,
-            logger: context.logger,
-          }),
+        withQueueFlow(
+          snapshot,
+          options,
+          (previousFlow, prNumbers, since) =>
+            readExitsV2({
+              reader: v2Readers.reader,
+              queue,
+              intervalSeconds,
+              previous: previousFlow,
+              current: snapshot,
+              prNumbers,
+              since: Math.min(since, ...prNumbers.map((n) => lastChanges.get(n) ?? since)),
+              options,
+              logger: context.logger,
+            }),
+          () =>
+            readLastMergeV2({
+              reader: v2Readers.reader,
+              queue,
+              now: now(),
+              options,
+              logger: context.logger,
+            }),
         ),
         readTestingResults({
           reader: v2Readers.reader,

@@ -105,6 +105,11 @@ export interface QueueFlow {
   readonly webhookExits?: ExitStays | undefined;
   /** Through API v2: where the reads of the queue's concluded entries have got to. */
   readonly concludedReads?: ConcludedReads | undefined;
+  /**
+   * Unix seconds of the latest merge known (flow/lastMerge.ts): from polls, events and concluded
+   * entries; through API v2 also read when the ledger starts. Undefined until one is known.
+   */
+  readonly lastMergeAt?: number | undefined;
 }
 
 /**

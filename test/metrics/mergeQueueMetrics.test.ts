@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { blockedCounts, earliestStateChanges } from '../../src/metrics/mergeQueueMetrics.js';
+import { blockedCounts, oldestPullRequests } from '../../src/metrics/mergeQueueMetrics.js';
 import type { MergeQueueSnapshot, PullRequestSnapshot } from '../../src/snapshot/types.js';
 
 function pullRequest(overrides: Partial<PullRequestSnapshot>): PullRequestSnapshot {
@@ -60,16 +60,30 @@ describe('blockedCounts', () => {
   });
 });
 
-describe('earliestStateChanges', () => {
-  it('takes the earliest timestamp per state and skips PRs without one', () => {
-    const earliest = earliestStateChanges(
+describe('oldestPullRequests', () => {
+  it('takes the PR with the earliest timestamp per state and skips PRs without one', () => {
+    const oldest = oldestPullRequests(
       queue([
-        pullRequest({ state: 'testing', stateChangedAt: 300 }),
-        pullRequest({ state: 'testing', stateChangedAt: 100 }),
-        pullRequest({ state: 'testing', stateChangedAt: undefined }),
-        pullRequest({ state: 'pending', stateChangedAt: undefined }),
+        pullRequest({ number: 7, state: 'testing', stateChangedAt: 300 }),
+        pullRequest({ number: 8, state: 'testing', stateChangedAt: 100 }),
+        pullRequest({ number: 6, state: 'testing', stateChangedAt: undefined }),
+        pullRequest({ number: 5, state: 'pending', stateChangedAt: undefined }),
       ]),
     );
-    expect([...earliest]).toEqual([['testing', 100]]);
+    expect([...oldest]).toEqual([['testing', { number: 8, stateChangedAt: 100 }]]);
+  });
+
+  it('takes the lowest number of equal timestamps, whatever order the PRs come in', () => {
+    const prs = [
+      pullRequest({ number: 42, state: 'not_ready', stateChangedAt: 100 }),
+      pullRequest({ number: 17, state: 'not_ready', stateChangedAt: 100 }),
+      pullRequest({ number: 30, state: 'not_ready', stateChangedAt: 100 }),
+    ];
+    for (const order of [prs, [...prs].reverse()]) {
+      expect(oldestPullRequests(queue(order)).get('not_ready')).toEqual({
+        number: 17,
+        stateChangedAt: 100,
+      });
+    }
   });
 });

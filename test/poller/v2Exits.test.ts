@@ -98,7 +98,8 @@ async function v2Watcher(options: { webhooks: boolean }) {
     listTestingResults: (queue, since, readOptions) =>
       v2.listTestingResults(queue, since, readOptions),
     listQueuePullRequests(queue, filter, readOptions) {
-      if (filter.concludedAfter !== undefined) {
+      // The read of the last merge at start (state=merged alone) is not an exit read.
+      if (filter.concludedAfter !== undefined && filter.states.includes('failed')) {
         exitReads.push({ poll: polls, concludedAfter: filter.concludedAfter });
       }
       return v2.listQueuePullRequests(queue, filter, readOptions);
