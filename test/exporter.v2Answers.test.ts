@@ -58,6 +58,11 @@ function keyOnlyExporter(
   return startTestExporter(yaml);
 }
 
+/** Targets lines for repositories with flaky tests and no merge queue. */
+function flakyTestsOf(...repos: string[]): string {
+  return repos.map((repo) => `  - repo: ${repo}\n    flakyTests: true`).join('\n');
+}
+
 function value(samples: readonly Sample[], name: string, labels: Record<string, string>) {
   const found = select(samples, name, labels);
   return found.length === 1 ? found[0]?.value : undefined;
@@ -74,17 +79,11 @@ describe('API v2 answers through a real exporter', () => {
     });
     const exporter = await keyOnlyExporter(
       fake,
-      [
-        '  - repo: github.com/ACME/Web',
-        '    branches: []',
-        '    flakyTests: true',
-        '  - repo: gitlab.acme.internal/platform/api',
-        '    branches: []',
-        '    flakyTests: true',
-        '  - repo: git.example.org/tools/lint',
-        '    branches: []',
-        '    flakyTests: true',
-      ].join('\n'),
+      flakyTestsOf(
+        'github.com/ACME/Web',
+        'gitlab.acme.internal/platform/api',
+        'git.example.org/tools/lint',
+      ),
     );
     const samples = await exporter.waitFor(
       (current) => sum(current, 'trunk_exporter_target_up') === 3,
@@ -118,12 +117,7 @@ describe('API v2 answers through a real exporter', () => {
     fake.fail(new RegExp(`^/v2/repositories/${API_ID}$`), 400 + 100);
     const exporter = await keyOnlyExporter(
       fake,
-      [
-        '  - repo: github.com/acme/web',
-        '    flakyTests: true',
-        '  - repo: gitlab.acme.internal/platform/api',
-        '    flakyTests: true',
-      ].join('\n'),
+      flakyTestsOf('github.com/acme/web', 'gitlab.acme.internal/platform/api'),
       { polling: '  mergeQueueIntervalSeconds: 0.3\n  flakyTestsIntervalSeconds: 0.3' },
     );
     const web = { kind: 'flaky_tests', repo: 'github.com/acme/web' };
@@ -194,22 +188,24 @@ describe('API v2 answers through a real exporter', () => {
     fake.fail(/^\/v2\/tests$/, 500);
     const exporter = await keyOnlyExporter(
       fake,
-      [
-        '  - repo: github.com/acme/web',
-        '    flakyTests: true',
-        '  - repo: gitlab.acme.internal/platform/api',
-        '    flakyTests: true',
-        '  - repo: git.example.org/tools/lint',
-        '    flakyTests: true',
-      ].join('\n'),
+      flakyTestsOf(
+        'github.com/acme/web',
+        'gitlab.acme.internal/platform/api',
+        'git.example.org/tools/lint',
+      ),
       { polling: '  mergeQueueIntervalSeconds: 600\n  flakyTestsIntervalSeconds: 0.5' },
     );
     const failingFor = 3;
     await new Promise((resolve) => setTimeout(resolve, failingFor * 1000));
-    const requests = fake.requestsTo(/^\/v2\/tests$/).length;
-    // 500 is retried within the poll's interval: at most 4 attempts a read, one read per interval.
-    expect(requests).toBeGreaterThan(0);
-    expect(requests).toBeLessThanOrEqual((failingFor / 0.5 + 1) * 4);
+    // 500 is retried within the poll's interval: at most 4 attempts a read, one read per interval,
+    // for each of the two lists (quarantined; flaky and broken).
+    for (const list of ['quarantineState=quarantined', 'status=flaky%2Cbroken']) {
+      const requests = fake
+        .requestsTo(/^\/v2\/tests$/)
+        .filter((request) => request.url.includes(list)).length;
+      expect(requests, list).toBeGreaterThan(0);
+      expect(requests, list).toBeLessThanOrEqual((failingFor / 0.5 + 1) * 4);
+    }
     expect(sum(await exporter.samples(), 'trunk_exporter_target_up', { kind: 'flaky_tests' })).toBe(
       0,
     );
@@ -263,11 +259,9 @@ describe('API v2 answers through a real exporter', () => {
       repositories: REPOSITORIES,
       testListPath: 'test-cases',
     });
-    const exporter = await keyOnlyExporter(
-      fake,
-      '  - repo: github.com/acme/web\n    flakyTests: true',
-      { polling: '  mergeQueueIntervalSeconds: 600\n  flakyTestsIntervalSeconds: 0.2' },
-    );
+    const exporter = await keyOnlyExporter(fake, flakyTestsOf('github.com/acme/web'), {
+      polling: '  mergeQueueIntervalSeconds: 600\n  flakyTestsIntervalSeconds: 0.2',
+    });
     const samples = await exporter.waitFor(
       (current) => up(current, { kind: 'flaky_tests' }),
       'the quarantine list up',
@@ -437,10 +431,7 @@ describe('API v2 answers through a real exporter', () => {
       tests: pageAt('tests-flaky-and-broken-besides-quarantined.json', anchor).data,
       repositories: REPOSITORIES,
     });
-    const exporter = await keyOnlyExporter(
-      fake,
-      '  - repo: github.com/acme/web\n    flakyTests: true',
-    );
+    const exporter = await keyOnlyExporter(fake, flakyTestsOf('github.com/acme/web'));
     const repo = 'github.com/acme/web';
     const samples = await exporter.waitFor(
       (current) => up(current, { kind: 'flaky_tests' }),
