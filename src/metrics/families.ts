@@ -10,9 +10,8 @@ import type { FamilyDefinition } from './family.js';
 import { FLAKY_TESTS_FAMILIES } from './flakyTestsMetrics.js';
 import { MERGE_QUEUE_FAMILIES } from './mergeQueueMetrics.js';
 import { QUEUE_FLOW_FAMILIES } from './queueFlowMetrics.js';
-import { selectionProblems } from './selection.js';
+import { selectionEntryProblem } from './selection.js';
 import { WEBHOOK_FAMILIES } from './webhookFamilies.js';
-import type { MetricSelection, SelectionProblem } from './selection.js';
 
 export const SNAPSHOT_FAMILIES: readonly FamilyDefinition[] = [
   ...MERGE_QUEUE_FAMILIES,
@@ -26,11 +25,18 @@ export const SNAPSHOT_FAMILIES: readonly FamilyDefinition[] = [
 /** The exporter's own health: `metrics.include` and `metrics.exclude` never drop these. */
 export const UNSELECTABLE_FAMILIES: ReadonlySet<string> = new Set([TARGET_UP, BUILD_INFO]);
 
-/** What is wrong with a `metrics.include` / `metrics.exclude` selection; empty when nothing. */
-export function metricSelectionProblems(selection: MetricSelection): SelectionProblem[] {
-  return selectionProblems(
+/**
+ * What is wrong with one entry of `metrics.include` or `metrics.exclude` (the configuration
+ * loader's MetricSelectionCheck); undefined when nothing.
+ */
+export function metricSelectionEntryProblem(
+  list: 'include' | 'exclude',
+  entry: string,
+): string | undefined {
+  return selectionEntryProblem(
     SNAPSHOT_FAMILIES.map(({ name }) => name),
-    selection,
+    list,
+    entry,
     UNSELECTABLE_FAMILIES,
   );
 }

@@ -17,7 +17,7 @@ export {
   PROMETHEUS_CONTENT_TYPE,
 } from './exposition.js';
 export type { ExpositionFormat } from './exposition.js';
-export { metricSelectionProblems } from './families.js';
+export { metricSelectionEntryProblem } from './families.js';
 export { registerReloadMetrics } from './reloadMetrics.js';
 export { MetricsPage } from './metricsPage.js';
 export type { MetricsPageResponse } from './metricsPage.js';
@@ -49,7 +49,7 @@ export type SnapshotMetricSettings = Pick<
  * Sets up every exporter metric: the families the engine renders from the store, and on the
  * registry what the exporter observes itself. The returned observer feeds the API metrics;
  * `applySettings` applies a reload's HELP-shaping settings and selection to the families. Throws
- * when the selection names no family (metricSelectionProblems tells what first).
+ * when the selection names no family (metricSelectionEntryProblem tells what first).
  */
 export function registerExporterMetrics(options: MetricsOptions): {
   apiCallObserver: ApiCallObserver;

@@ -1,0 +1,60 @@
+// What a valid configuration asks for that works but should change: each is one `warn` line at
+// start and on every reload, and a `warning:` line of --check-config.
+import { apiHostUrl, endsInVersionSegment } from '../trunk/apiUrl.js';
+import { apiKeyWarning, type TrunkCredentials } from './credentials.js';
+import type { ConfigFile } from './schema.js';
+
+/**
+ * Settings that only API v1's merge-queue polls read: with an API key every merge queue is read
+ * through API v2 (poller/targetJobs.ts), whose pull-request list carries each PR's state and
+ * readiness, so there is no per-PR lookup for them to shape.
+ */
+export const V1_ONLY_SETTINGS = [
+  ['polling', 'pullRequestDetails'],
+  ['polling', 'pullRequestRecheckSeconds'],
+] as const;
+
+/** Where a setting is in the file, for a warning: ` (line N)`, or nothing when unknown. */
+export type LineOfSetting = (path: readonly PropertyKey[]) => string;
+
+/** The warnings of a configuration that loaded: `value` is the file as written, `config` parsed. */
+export function configWarnings(
+  value: unknown,
+  config: ConfigFile,
+  credentials: TrunkCredentials,
+  lineOf: LineOfSetting,
+): string[] {
+  const warnings: string[] = [];
+  if (endsInVersionSegment(config.trunk.apiUrl)) {
+    warnings.push(
+      `trunk.apiUrl ends in /v1, which is deprecated: it is the host now and the exporter appends /v1 and /v2 itself; using ${apiHostUrl(config.trunk.apiUrl)}`,
+    );
+  }
+  const keyWarning = apiKeyWarning(credentials.apiKey);
+  if (keyWarning !== undefined) warnings.push(keyWarning);
+  if (credentials.apiKey !== undefined) {
+    for (const path of V1_ONLY_SETTINGS.filter((setting) => isSet(value, setting))) {
+      warnings.push(
+        `${path.join('.')} does nothing with an API key and applies to API v1 only (a token without a key): with a key, merge queues are read through API v2, which lists each PR with its state and readiness and looks none up; remove it${lineOf(path)}`,
+      );
+    }
+  }
+  if (config.trunk.maxConcurrentRequests === 1) {
+    const path = ['trunk', 'maxConcurrentRequests'];
+    warnings.push(
+      `trunk.maxConcurrentRequests: 1 leaves no request slot free: a poll's PR lookups (API v1), or a target whose requests go unanswered, take the only one, and every other target waits for them (up to trunk.timeoutSeconds a request); 2 or more keeps one for the others${lineOf(path)}`,
+    );
+  }
+  return warnings;
+}
+
+/** Whether the file itself sets the key at `path` (a default does not count). */
+function isSet(value: unknown, path: readonly string[]): boolean {
+  let node: unknown = value;
+  for (const key of path) {
+    if (node === null || typeof node !== 'object' || Array.isArray(node) || !(key in node))
+      return false;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return true;
+}
