@@ -9,7 +9,7 @@ import {
 import type { FamilyDefinition } from './family.js';
 import { FLAKY_TESTS_FAMILIES } from './flakyTestsMetrics.js';
 import { MERGE_QUEUE_FAMILIES } from './mergeQueueMetrics.js';
-import { QUEUE_FLOW_FAMILIES } from './queueFlowMetrics.js';
+import { EXITS_BY_SOURCE, QUEUE_FLOW_FAMILIES } from './queueFlowMetrics.js';
 import { selectionEntryProblem } from './selection.js';
 import { WEBHOOK_FAMILIES } from './webhookFamilies.js';
 
@@ -20,6 +20,16 @@ export const SNAPSHOT_FAMILIES: readonly FamilyDefinition[] = [
   ...WEBHOOK_FAMILIES,
   ...TARGET_STATUS_FAMILIES,
   ...EXPORTER_SUMMARY_FAMILIES,
+];
+
+/**
+ * The families only webhook events can move: with webhooks off they are left out, as a family only
+ * one API can feed is absent where the other is in use (their counts stay in the store, and are
+ * back if a reload turns webhooks on again).
+ */
+export const WEBHOOK_ONLY_FAMILIES: readonly string[] = [
+  ...WEBHOOK_FAMILIES.map(({ name }) => name),
+  EXITS_BY_SOURCE,
 ];
 
 /** The exporter's own health: `metrics.include` and `metrics.exclude` never drop these. */

@@ -3,6 +3,7 @@ import type { Logger } from '../log/logger.js';
 import type { SnapshotStore } from '../snapshot/store.js';
 import type { ApiCallObserver } from '../trunk/observer.js';
 import { registerApiMetrics } from './apiMetrics.js';
+import { WEBHOOK_ONLY_FAMILIES } from './families.js';
 import { RenderErrors } from './renderErrors.js';
 import type { FamilySettings } from './family.js';
 import type { MetricSelection } from './selection.js';
@@ -33,6 +34,8 @@ export interface MetricsOptions extends MetricSelection {
   topCodeowners: number;
   /** Where a family that fails to render is reported; without it, it is only counted. */
   logger?: Logger;
+  /** `webhooks.enabled`; false leaves out the families only webhooks feed (unset keeps them). */
+  webhooksEnabled?: boolean;
 }
 
 /** The settings that shape the snapshot families' HELP texts, series and selection; a reload may change them. */
@@ -43,6 +46,7 @@ export type SnapshotMetricSettings = Pick<
   | 'topCodeowners'
   | 'include'
   | 'exclude'
+  | 'webhooksEnabled'
 >;
 
 /**
@@ -81,6 +85,9 @@ function familySettings(settings: SnapshotMetricSettings, version: string): Fami
   };
 }
 
-function selectionOf(settings: MetricSelection): MetricSelection {
-  return { include: settings.include, exclude: settings.exclude ?? [] };
+function selectionOf(
+  settings: MetricSelection & Pick<MetricsOptions, 'webhooksEnabled'>,
+): MetricSelection {
+  const webhookOnly = settings.webhooksEnabled === false ? WEBHOOK_ONLY_FAMILIES : [];
+  return { include: settings.include, exclude: [...(settings.exclude ?? []), ...webhookOnly] };
 }
