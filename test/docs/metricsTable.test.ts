@@ -4,17 +4,12 @@
 // exporter registers on its prom-client registry, which the selection does not touch. A family only
 // webhooks move says so in its row, since it is absent with webhooks off.
 import { describe, expect, it } from 'vitest';
-import { LiveConfig } from '../../src/config/liveConfig.js';
-import { silentLogger } from '../../src/log/logger.js';
-import { createExporterMetrics } from '../../src/metrics/exporterMetricSet.js';
 import {
   SNAPSHOT_FAMILIES,
   UNSELECTABLE_FAMILIES,
   WEBHOOK_ONLY_FAMILIES,
 } from '../../src/metrics/families.js';
-import { createRegistry } from '../../src/metrics/index.js';
-import { SnapshotStore } from '../../src/snapshot/store.js';
-import { exporterConfig } from '../support/exporterConfig.js';
+import { registeredMetrics } from '../support/registeredMetrics.js';
 import { pageSection } from './pages.js';
 
 interface Row {
@@ -33,18 +28,11 @@ function documentedRows(heading: string): Row[] {
   return rows;
 }
 
-/** The prom-client metrics the exporter registers (createExporterMetrics, as startExporter). */
-function registeredMetrics(): Row[] {
-  const registry = createRegistry({ defaultMetrics: false });
-  createExporterMetrics(registry, {
-    store: new SnapshotStore(600),
-    version: 'test',
-    config: new LiveConfig(exporterConfig('http://127.0.0.1:1', [])),
-    logger: silentLogger(),
-  });
-  return registry.getMetricsAsArray().map((metric) => ({
-    name: metric.name,
-    labels: ((metric as { labelNames?: readonly string[] }).labelNames ?? []).join(', '),
+/** The prom-client metrics the exporter registers, as rows. */
+function registeredRows(): Row[] {
+  return registeredMetrics().map(({ name, labelNames }) => ({
+    name,
+    labels: labelNames.join(', '),
   }));
 }
 
@@ -70,7 +58,7 @@ describe('the metrics tables of docs/metrics.md', () => {
 
   it('list under "The exporter\'s own metrics" exactly the registry\'s trunk_ metrics, with their labels', () => {
     const rows = documentedRows("## The exporter's own metrics");
-    const registered = registeredMetrics().filter(({ name }) => name.startsWith('trunk_'));
+    const registered = registeredRows().filter(({ name }) => name.startsWith('trunk_'));
     expect(new Map(rows.map(({ name, labels }) => [name, labels]))).toEqual(
       new Map(registered.map(({ name, labels }) => [name, labels])),
     );
