@@ -1,7 +1,7 @@
 import { loadConfigFile } from '../config/load.js';
 import { ConfigError, configErrorLines } from '../config/problems.js';
 import type { ExporterConfig } from '../config/types.js';
-import { metricSelectionProblems } from '../metrics/index.js';
+import { metricSelectionEntryProblem } from '../metrics/index.js';
 import { bcryptCostWarning } from '../server/index.js';
 
 /** Exit status of `--check-config` (and of a start-up) when the configuration has problems. */
@@ -37,17 +37,14 @@ export async function checkConfig(
 }
 
 /**
- * Loads the file and checks its `metrics.include`/`exclude` against the families there are: the
- * schema cannot, since the family names live in the metrics layer.
+ * Loads the file, its `metrics.include`/`exclude` checked against the families there are (the
+ * schema cannot: the family names live in the metrics layer) with every other problem.
  */
-export async function loadExporterConfig(
+export function loadExporterConfig(
   path: string,
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): Promise<ExporterConfig> {
-  const config = await loadConfigFile(path, env);
-  const problems = metricSelectionProblems(config.metrics);
-  if (problems.length > 0) throw new ConfigError(path, problems);
-  return config;
+  return loadConfigFile(path, env, { metricSelection: metricSelectionEntryProblem });
 }
 
 /** `1 repository, 3 merge queues`. */

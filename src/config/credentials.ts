@@ -1,6 +1,5 @@
 import type { ExporterConfig } from './types.js';
 import type { ConfigProblem } from './problems.js';
-import { trunkSectionSchema } from './schema.js';
 import { readSettingFile } from './settingFiles.js';
 import { Secret } from '../secrets/secret.js';
 
@@ -23,8 +22,8 @@ type Resolved = { readonly secret: Secret | undefined } | { readonly problem: Co
 
 /** One credential's three sources: inline, file, environment variable; in that order. */
 interface CredentialSources {
-  readonly inline: string | undefined;
-  readonly file: string | undefined;
+  readonly inline: unknown;
+  readonly file: unknown;
   readonly inlinePath: string;
   readonly filePath: string;
   readonly variable: string;
@@ -32,53 +31,57 @@ interface CredentialSources {
   readonly noun: string;
 }
 
+/** What the `trunk` section and the environment give for the two credentials. */
+export interface ResolvedCredentials {
+  /**
+   * Which credentials are set (in the file, as a file, or in the environment), usable or not: the
+   * rules between settings (discovery needs a key, v1's quarantine list an `orgUrlSlug`) go by
+   * these, so that they are reported beside a credential that cannot be read.
+   */
+  readonly configured: { readonly token: boolean; readonly apiKey: boolean };
+  /** Both credentials, when every one that is set could be read; at least one is set. */
+  readonly credentials?: TrunkCredentials;
+  /** A credential that cannot be read or sent, or none set at all. */
+  readonly problems: readonly ConfigProblem[];
+}
+
 /**
  * The v1 token and the v2 API key of the `trunk` section, each from its setting, its file or its
  * environment variable; a problem when neither is set, or when one cannot be sent as a header.
- * `invalid` when the section itself is wrong, which the schema reports.
+ * Each setting is read on its own, whatever else in the section is wrong: a value of the wrong
+ * type counts as set and is left to the schema's message.
  */
 export async function resolveCredentials(
   trunkSettings: unknown,
   env: Readonly<Record<string, string | undefined>>,
-): Promise<
-  { readonly credentials: TrunkCredentials } | { readonly problems: ConfigProblem[] } | 'invalid'
-> {
-  const trunk = trunkSectionSchema.safeParse(trunkSettings);
-  if (!trunk.success) return 'invalid';
-  const [token, apiKey] = await Promise.all([
-    resolveCredential(
-      {
-        inline: trunk.data.token,
-        file: trunk.data.tokenFile,
-        inlinePath: 'trunk.token',
-        filePath: 'trunk.tokenFile',
-        variable: TOKEN_ENVIRONMENT_VARIABLE,
-        noun: 'token',
-      },
-      env,
-    ),
-    resolveCredential(
-      {
-        inline: trunk.data.apiKey,
-        file: trunk.data.apiKeyFile,
-        inlinePath: 'trunk.apiKey',
-        filePath: 'trunk.apiKeyFile',
-        variable: API_KEY_ENVIRONMENT_VARIABLE,
-        noun: 'API key',
-      },
-      env,
-    ),
-  ]);
-  const problems = [token, apiKey].flatMap((resolved) =>
-    'problem' in resolved ? [resolved.problem] : [],
-  );
-  if (problems.length > 0) return { problems };
-  const credentials = {
-    token: 'secret' in token ? token.secret : undefined,
-    apiKey: 'secret' in apiKey ? apiKey.secret : undefined,
+): Promise<ResolvedCredentials> {
+  const trunk: Readonly<Record<string, unknown>> =
+    trunkSettings !== null && typeof trunkSettings === 'object' && !Array.isArray(trunkSettings)
+      ? (trunkSettings as Record<string, unknown>)
+      : {};
+  const tokenSources: CredentialSources = {
+    inline: trunk.token,
+    file: trunk.tokenFile,
+    inlinePath: 'trunk.token',
+    filePath: 'trunk.tokenFile',
+    variable: TOKEN_ENVIRONMENT_VARIABLE,
+    noun: 'token',
   };
-  if (credentials.token === undefined && credentials.apiKey === undefined) {
+  const apiKeySources: CredentialSources = {
+    inline: trunk.apiKey,
+    file: trunk.apiKeyFile,
+    inlinePath: 'trunk.apiKey',
+    filePath: 'trunk.apiKeyFile',
+    variable: API_KEY_ENVIRONMENT_VARIABLE,
+    noun: 'API key',
+  };
+  const configured = {
+    token: isConfigured(tokenSources, env),
+    apiKey: isConfigured(apiKeySources, env),
+  };
+  if (!configured.token && !configured.apiKey) {
     return {
+      configured,
       problems: [
         {
           path: 'trunk.apiKey',
@@ -91,7 +94,34 @@ export async function resolveCredentials(
       ],
     };
   }
-  return { credentials };
+  const [token, apiKey] = await Promise.all([
+    resolveCredential(tokenSources, env),
+    resolveCredential(apiKeySources, env),
+  ]);
+  const problems = [token, apiKey].flatMap((resolved) =>
+    resolved !== 'invalid' && 'problem' in resolved ? [resolved.problem] : [],
+  );
+  if (problems.length > 0 || token === 'invalid' || apiKey === 'invalid') {
+    return { configured, problems };
+  }
+  const credentials = {
+    token: 'secret' in token ? token.secret : undefined,
+    apiKey: 'secret' in apiKey ? apiKey.secret : undefined,
+  };
+  return { configured, credentials, problems };
+}
+
+/** Whether any of a credential's sources is set: a key in the file, or a non-empty variable. */
+function isConfigured(
+  sources: CredentialSources,
+  env: Readonly<Record<string, string | undefined>>,
+): boolean {
+  const fromEnvironment = env[sources.variable];
+  return (
+    sources.inline !== undefined ||
+    sources.file !== undefined ||
+    (fromEnvironment !== undefined && fromEnvironment !== '')
+  );
 }
 
 /** A warning for an API key that does not look like one of Trunk's (never showing the key). */
@@ -103,12 +133,15 @@ export function apiKeyWarning(apiKey: Secret | undefined): string | undefined {
 async function resolveCredential(
   sources: CredentialSources,
   env: Readonly<Record<string, string | undefined>>,
-): Promise<Resolved> {
+): Promise<Resolved | 'invalid'> {
   const { inline, file, noun } = sources;
   if (inline !== undefined) {
+    // Not a non-empty string: the schema says what is wrong with it.
+    if (typeof inline !== 'string' || inline === '') return 'invalid';
     return checkedCredential(inline, sources.inlinePath, 'not a valid HTTP header value');
   }
   if (file !== undefined) {
+    if (typeof file !== 'string' || file === '') return 'invalid';
     const read = await readSettingFile(file, sources.filePath);
     if ('problem' in read) return read;
     const trimmed = read.text.trim();

@@ -1,36 +1,39 @@
 import { z } from 'zod';
-import {
-  LineCounter,
-  parseDocument,
-  isAlias,
-  isMap,
-  isNode,
-  isScalar,
-  visit,
-  type Document,
-  type Node,
-} from 'yaml';
+import { LineCounter, parseDocument, isMap, isNode, isScalar, type Document } from 'yaml';
 import { expandEnvironment } from './environment.js';
 import { ConfigError, formatPath, problemsFromZod, type ConfigProblem } from './problems.js';
-import { configFileSchema, repoName, type ConfigFile } from './schema.js';
+import { configFileSchema, metricNamePattern, repoName, type ConfigFile } from './schema.js';
 import type { Secret } from '../secrets/secret.js';
-import { apiHostUrl, versionSegmentOf } from '../trunk/apiUrl.js';
-import { apiKeyWarning, resolveCredentials, type TrunkCredentials } from './credentials.js';
+import { apiHostUrl } from '../trunk/apiUrl.js';
+import { credentialRuleProblems } from './credentialRules.js';
+import { resolveCredentials, type TrunkCredentials } from './credentials.js';
 import { readRegularFile, readServerTls } from './settingFiles.js';
 import type { ExporterConfig, RepositoryTarget, ServerTls } from './types.js';
+import { configWarnings } from './warnings.js';
 import { resolveWebhookSecret } from './webhookSecret.js';
+import { documentValue, lineOf } from './yamlDocument.js';
 
 export { API_KEY_ENVIRONMENT_VARIABLE, TOKEN_ENVIRONMENT_VARIABLE } from './credentials.js';
+export { MAX_YAML_ALIAS_COUNT } from './yamlDocument.js';
 /** Largest configuration file read (about 50,000 targets); /dev/zero must not fill memory. */
 export const MAX_CONFIG_FILE_BYTES = 4 * 1024 * 1024;
-/**
- * The `yaml` package's guard against alias bombs (a few lines whose aliases expand to billions of
- * nodes): over this many alias expansions the file is refused. Above its default of 100, so that a
- * list of branches can be shared by a few hundred targets.
- */
-export const MAX_YAML_ALIAS_COUNT = 1000;
 
-interface LoadContext {
+/**
+ * What is wrong with one entry of `metrics.include` or `metrics.exclude` (it names no family, or
+ * only families that always stay), or undefined. The family names live in the metrics layer, which
+ * passes this in.
+ */
+export type MetricSelectionCheck = (
+  list: 'include' | 'exclude',
+  entry: string,
+) => string | undefined;
+
+/** Checks of the file that need knowledge from above the config layer. */
+export interface ConfigChecks {
+  readonly metricSelection?: MetricSelectionCheck;
+}
+
+interface LoadContext extends ConfigChecks {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Name used in messages (the file path). */
   readonly source: string;
@@ -40,12 +43,13 @@ interface LoadContext {
 export async function loadConfigFile(
   path: string,
   env: Readonly<Record<string, string | undefined>> = process.env,
+  checks: ConfigChecks = {},
 ): Promise<ExporterConfig> {
   const file = await readRegularFile(path, MAX_CONFIG_FILE_BYTES);
   if ('reason' in file) {
     throw new ConfigError(path, [{ path: '', message: `cannot read file: ${file.reason}` }]);
   }
-  return parseConfig(file.text, { env, source: path });
+  return parseConfig(file.text, { ...checks, env, source: path });
 }
 
 /** Validates configuration text (YAML); throws ConfigError with every problem found. */
@@ -66,6 +70,14 @@ export async function parseConfig(text: string, context: LoadContext): Promise<E
   const expanded = expandEnvironment(value ?? {}, context.env);
   const problems: (ConfigProblem & { readonly order: number })[] = [];
   const add = (problem: ConfigProblem) => problems.push({ ...problem, order: problems.length });
+  const fail = (): never => {
+    // In file order; problems without a line (about the whole file) first.
+    problems.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || a.order - b.order);
+    throw new ConfigError(
+      context.source,
+      problems.map(({ order: _order, ...problem }) => problem),
+    );
+  };
   for (const missing of expanded.missing) {
     add({
       path: formatPath(missing.path),
@@ -86,34 +98,31 @@ export async function parseConfig(text: string, context: LoadContext): Promise<E
       });
     }
   }
+  // A document that is not a mapping has no settings to read further.
+  if (!isRecord(expanded.value)) fail();
   // The credentials, the TLS files and the webhook secret are read whenever their own settings
-  // are valid, so that a file problem is reported together with every other one.
+  // are valid, whatever else is wrong, so that every problem is reported at once.
   const [credentials, tls, webhookSecret] = await Promise.all([
     resolveCredentials(settingsOf(expanded.value, 'trunk'), context.env),
     readServerTls(tlsSettingOf(expanded.value)),
     resolveWebhookSecret(settingsOf(expanded.value, 'webhooks')),
   ]);
-  if (typeof credentials === 'object' && 'credentials' in credentials) {
-    const { apiKey } = credentials.credentials;
-    const discovery = settingsOf(expanded.value, 'discovery');
-    if (apiKey === undefined && isRecord(discovery) && discovery.enabled === true) {
-      add({
-        path: 'discovery.enabled',
-        message:
-          'needs an API v2 key (trunk.apiKey, trunk.apiKeyFile or the TRUNK_API_KEY environment variable): discovery lists merge queues through API v2',
-        ...lineAt(document, ['discovery', 'enabled'], lineCounter),
-      });
-    }
-    const orgSlugProblem = flakyTestsWithoutSource(expanded.value, credentials.credentials);
-    if (orgSlugProblem !== undefined) {
-      add({
-        ...orgSlugProblem,
-        ...lineAt(document, ['trunk', 'orgUrlSlug'], lineCounter, orgSlugProblem.linePath),
-      });
-    }
+  for (const problem of credentialRuleProblems(expanded.value, credentials.configured)) {
+    add({
+      path: formatPath(problem.path),
+      message: problem.message,
+      ...lineAt(document, problem.path, lineCounter, problem.linePath),
+    });
+  }
+  for (const problem of metricSelectionProblems(expanded.value, context.metricSelection)) {
+    add({
+      path: formatPath(problem.path),
+      message: problem.message,
+      ...lineAt(document, problem.path, lineCounter),
+    });
   }
   const fileProblems = [
-    ...(typeof credentials === 'object' && 'problems' in credentials ? credentials.problems : []),
+    ...credentials.problems,
     ...('problems' in tls ? tls.problems : []),
     ...('problem' in webhookSecret ? [webhookSecret.problem] : []),
   ];
@@ -123,86 +132,38 @@ export async function parseConfig(text: string, context: LoadContext): Promise<E
   if (
     problems.length > 0 ||
     !parsed.success ||
-    typeof credentials !== 'object' ||
-    !('credentials' in credentials) ||
+    credentials.credentials === undefined ||
     !('tls' in tls) ||
     !('secret' in webhookSecret)
   ) {
-    // In file order; problems without a line (about the whole file) first.
-    problems.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || a.order - b.order);
-    throw new ConfigError(
-      context.source,
-      problems.map(({ order: _order, ...problem }) => problem),
-    );
+    return fail();
   }
-  return normalize(parsed.data, credentials.credentials, tls.tls, webhookSecret.secret);
-}
-
-/** The document as plain data; an alias bomb is a problem at the alias that set it off. */
-function documentValue(document: Document, lineCounter: LineCounter, source: string): unknown {
-  try {
-    return document.toJS({ maxAliasCount: MAX_YAML_ALIAS_COUNT });
-  } catch (error) {
-    const excessive = error instanceof Error && /excessive alias count/i.test(error.message);
-    const message = excessive
-      ? `aliases expand beyond the limit of ${MAX_YAML_ALIAS_COUNT} (an alias bomb?); write the values out instead`
-      : error instanceof Error
-        ? error.message
-        : String(error);
-    const offset = excessiveAliasOffset(document, MAX_YAML_ALIAS_COUNT);
-    throw new ConfigError(source, [
-      {
-        path: '',
-        message: `YAML: ${message}`,
-        ...(offset === undefined ? {} : lineOf(offset, lineCounter)),
-      },
-    ]);
-  }
+  const warnings = configWarnings(expanded.value, parsed.data, credentials.credentials, (path) => {
+    const { line } = lineAt(document, path, lineCounter);
+    return line === undefined ? '' : ` (line ${line})`;
+  });
+  return normalize(parsed.data, credentials.credentials, tls.tls, webhookSecret.secret, warnings);
 }
 
 /**
- * Where a reader should look for an alias bomb: the first alias (in file order) at which the
- * aliases so far, each counted with every alias its target holds, pass `limit`; else the first
- * alias. One pass in file order (anchors resolved as they are met), each anchored node walked once.
+ * Each entry of `metrics.include` and `metrics.exclude` that is a valid name or glob but that
+ * `check` finds wrong; the schema reports the entries that are not names at all.
  */
-function excessiveAliasOffset(document: Document, limit: number): number | undefined {
-  const anchors = new Map<string, Node>();
-  /** What an alias costs: itself and, recursively, every alias inside its target. */
-  const aliasCosts = new Map<Node, number>();
-  const targetCosts = new Map<Node, number>();
-  const targetCost = (target: Node): number => {
-    const known = targetCosts.get(target);
-    if (known !== undefined) return known;
-    let cost = 0;
-    // Aliases inside the target come before it is referenced, so theirs are known.
-    visit(target, {
-      Alias(_key, alias) {
-        cost += aliasCosts.get(alias) ?? 1;
-      },
+function metricSelectionProblems(
+  value: unknown,
+  check: MetricSelectionCheck | undefined,
+): { path: PropertyKey[]; message: string }[] {
+  const metrics = settingsOf(value, 'metrics');
+  if (check === undefined || !isRecord(metrics)) return [];
+  return (['include', 'exclude'] as const).flatMap((list) => {
+    const entries = metrics[list];
+    if (!Array.isArray(entries)) return [];
+    return entries.flatMap((entry: unknown, index) => {
+      if (!metricNamePattern.safeParse(entry).success) return [];
+      const message = check(list, entry as string);
+      return message === undefined ? [] : [{ path: ['metrics', list, index], message }];
     });
-    targetCosts.set(target, cost);
-    return cost;
-  };
-  let first: number | undefined;
-  let found: number | undefined;
-  let total = 0;
-  visit(document, {
-    Node(_key, node) {
-      if (isAlias(node)) {
-        first ??= node.range?.[0];
-        const target = anchors.get(node.source);
-        const cost = 1 + (target === undefined ? 0 : targetCost(target));
-        aliasCosts.set(node, cost);
-        total += cost;
-        if (total <= limit) return undefined;
-        found = node.range?.[0];
-        return visit.BREAK;
-      }
-      if (node.anchor !== undefined) anchors.set(node.anchor, node);
-      return undefined;
-    },
   });
-  return found ?? first;
 }
 
 /** `value[key]`, `{}` when the key is absent, undefined when `value` is not a mapping. */
@@ -223,38 +184,12 @@ function tlsSettingOf(value: unknown): { certFile: string; keyFile: string } | u
   return tls.success ? tls.data : undefined;
 }
 
-/**
- * A target with `flakyTests: true` read through API v1 needs `trunk.orgUrlSlug`; with an API key
- * the quarantine list comes from API v2, which needs none.
- */
-function flakyTestsWithoutSource(
-  value: unknown,
-  credentials: TrunkCredentials,
-): { path: string; message: string; linePath: PropertyKey[] } | undefined {
-  if (credentials.apiKey !== undefined) return undefined;
-  const trunk = settingsOf(value, 'trunk');
-  if (trunk !== null && typeof trunk === 'object' && 'orgUrlSlug' in trunk) return undefined;
-  const targets = settingsOf(value, 'targets');
-  if (!Array.isArray(targets)) return undefined;
-  const index = targets.findIndex(
-    (target: unknown) =>
-      target !== null &&
-      typeof target === 'object' &&
-      (target as Record<string, unknown>).flakyTests === true,
-  );
-  if (index < 0) return undefined;
-  return {
-    path: 'trunk.orgUrlSlug',
-    message: 'required when any target has flakyTests: true and no API key is set',
-    linePath: ['targets', index, 'flakyTests'],
-  };
-}
-
 function normalize(
   config: ConfigFile,
   credentials: TrunkCredentials,
   tls: ServerTls | undefined,
   webhookSecret: Secret | undefined,
+  warnings: readonly string[],
 ): ExporterConfig {
   const targets: RepositoryTarget[] = config.targets.map((target) => {
     const repo = typeof target.repo === 'string' ? splitRepo(target.repo) : { ...target.repo };
@@ -265,10 +200,6 @@ function normalize(
       flakyTests: target.flakyTests,
     };
   });
-  const warnings = [
-    ...[apiUrlWarning(config.trunk.apiUrl)].filter((warning) => warning !== undefined),
-    ...[apiKeyWarning(credentials.apiKey)].filter((warning) => warning !== undefined),
-  ];
   return {
     trunk: {
       apiUrl: apiHostUrl(config.trunk.apiUrl),
@@ -343,18 +274,4 @@ function lineAt(
     if (isNode(node) && node.range) return lineOf(node.range[0], lineCounter);
   }
   return {};
-}
-
-function lineOf(offset: number, lineCounter: LineCounter): { line?: number } {
-  return { line: lineCounter.linePos(offset).line };
-}
-
-/** The warning for a `trunk.apiUrl` that ends in a version segment, which the client appends itself. */
-function apiUrlWarning(apiUrl: string): string | undefined {
-  const segment = versionSegmentOf(apiUrl);
-  if (segment === undefined) return undefined;
-  const using = `the exporter appends /v1 and /v2 itself; using ${apiHostUrl(apiUrl)}`;
-  return segment === 'v1'
-    ? `trunk.apiUrl ends in /v1, which is deprecated: it is the host now and ${using}`
-    : `trunk.apiUrl ends in /${segment}: it is the host, and ${using}`;
 }

@@ -8,7 +8,7 @@ const positiveInt = z.number().int().positive();
 const positiveNumber = z.number().positive();
 const nonEmptyString = z.string().min(1, 'expected a non-empty string');
 /** A metric family name in which `*` stands for any run of characters. */
-const metricNamePattern = z
+export const metricNamePattern = z
   .string()
   .regex(/^[a-zA-Z_:*][a-zA-Z0-9_:*]*$/, 'expected a metric family name or a `*` glob of one');
 
@@ -179,7 +179,7 @@ export const configFileSchema = z
     metrics: z
       .strictObject({
         topCodeowners: positiveInt.default(20),
-        // Family names or `*` globs; checked against the families by metricSelectionProblems.
+        // Family names or `*` globs; checked against the families by the loader's MetricSelectionCheck.
         include: z.array(metricNamePattern).min(1, 'expected a non-empty list').optional(),
         exclude: z.array(metricNamePattern).optional(),
       })

@@ -61,6 +61,7 @@ export function createExporterMetrics(
     mergeQueueIntervalSeconds: initial.polling.mergeQueueIntervalSeconds,
     flakyTestsIntervalSeconds: initial.polling.flakyTestsIntervalSeconds,
     ...initial.metrics,
+    webhooksEnabled: initial.webhooks.enabled,
     logger,
   });
   let apiBudget = computeApiBudget(initial);
@@ -70,12 +71,16 @@ export function createExporterMetrics(
     apiBudget: () => apiBudget,
     sharding: () => config.current.sharding,
   });
+  // In page order.
+  const reloadObserver = registerReloadMetrics(registry);
+  const pollObserver = registerPollOverrunMetrics(registry);
+  const webhookRequests = registerWebhookRequestMetrics(registry);
   const metrics: ExporterMetrics = {
     snapshotMetrics: families.snapshotMetrics,
     apiCallObserver: families.apiCallObserver,
-    reloadObserver: registerReloadMetrics(registry),
-    pollObserver: registerPollOverrunMetrics(registry),
-    webhookObserver: registerWebhookRequestMetrics(registry),
+    reloadObserver,
+    pollObserver,
+    webhookObserver: webhookRequests.observer,
     discoveryObserver: registerDiscoveryMetrics(registry),
     targetsChanged(targets, next) {
       apiBudget = computeApiBudget(next, targets);
@@ -88,7 +93,12 @@ export function createExporterMetrics(
     },
   };
   config.subscribe((next) => {
-    families.applySettings({ ...next.polling, ...next.metrics });
+    families.applySettings({
+      ...next.polling,
+      ...next.metrics,
+      webhooksEnabled: next.webhooks.enabled,
+    });
+    webhookRequests.setEnabled(next.webhooks.enabled);
   });
   return metrics;
 }

@@ -9,11 +9,10 @@ import {
 import type { FamilyDefinition } from './family.js';
 import { FLAKY_TESTS_FAMILIES, UNHEALTHY_TESTS_FAMILIES } from './flakyTestsMetrics.js';
 import { MERGE_QUEUE_FAMILIES } from './mergeQueueMetrics.js';
-import { QUEUE_FLOW_FAMILIES } from './queueFlowMetrics.js';
-import { selectionProblems } from './selection.js';
+import { EXITS_BY_SOURCE, QUEUE_FLOW_FAMILIES } from './queueFlowMetrics.js';
+import { selectionEntryProblem } from './selection.js';
 import { TESTING_FAMILIES } from './testingMetrics.js';
 import { WEBHOOK_FAMILIES } from './webhookFamilies.js';
-import type { MetricSelection, SelectionProblem } from './selection.js';
 
 export const SNAPSHOT_FAMILIES: readonly FamilyDefinition[] = [
   ...MERGE_QUEUE_FAMILIES,
@@ -26,14 +25,31 @@ export const SNAPSHOT_FAMILIES: readonly FamilyDefinition[] = [
   ...EXPORTER_SUMMARY_FAMILIES,
 ];
 
+/**
+ * The families only webhook events can move: with webhooks off they are left out, as a family only
+ * one API can feed is absent where the other is in use (their counts stay in the store, and are
+ * back if a reload turns webhooks on again).
+ */
+export const WEBHOOK_ONLY_FAMILIES: readonly string[] = [
+  ...WEBHOOK_FAMILIES.map(({ name }) => name),
+  EXITS_BY_SOURCE,
+];
+
 /** The exporter's own health: `metrics.include` and `metrics.exclude` never drop these. */
 export const UNSELECTABLE_FAMILIES: ReadonlySet<string> = new Set([TARGET_UP, BUILD_INFO]);
 
-/** What is wrong with a `metrics.include` / `metrics.exclude` selection; empty when nothing. */
-export function metricSelectionProblems(selection: MetricSelection): SelectionProblem[] {
-  return selectionProblems(
+/**
+ * What is wrong with one entry of `metrics.include` or `metrics.exclude` (the configuration
+ * loader's MetricSelectionCheck); undefined when nothing.
+ */
+export function metricSelectionEntryProblem(
+  list: 'include' | 'exclude',
+  entry: string,
+): string | undefined {
+  return selectionEntryProblem(
     SNAPSHOT_FAMILIES.map(({ name }) => name),
-    selection,
+    list,
+    entry,
     UNSELECTABLE_FAMILIES,
   );
 }

@@ -3,6 +3,7 @@ import type { Logger } from '../log/logger.js';
 import type { SnapshotStore } from '../snapshot/store.js';
 import type { ApiCallObserver } from '../trunk/observer.js';
 import { registerApiMetrics } from './apiMetrics.js';
+import { WEBHOOK_ONLY_FAMILIES } from './families.js';
 import { RenderErrors } from './renderErrors.js';
 import type { FamilySettings } from './family.js';
 import type { MetricSelection } from './selection.js';
@@ -17,7 +18,7 @@ export {
   PROMETHEUS_CONTENT_TYPE,
 } from './exposition.js';
 export type { ExpositionFormat } from './exposition.js';
-export { metricSelectionProblems } from './families.js';
+export { metricSelectionEntryProblem } from './families.js';
 export { registerReloadMetrics } from './reloadMetrics.js';
 export { MetricsPage } from './metricsPage.js';
 export type { MetricsPageResponse } from './metricsPage.js';
@@ -33,6 +34,8 @@ export interface MetricsOptions extends MetricSelection {
   topCodeowners: number;
   /** Where a family that fails to render is reported; without it, it is only counted. */
   logger?: Logger;
+  /** `webhooks.enabled`; false leaves out the families only webhooks feed (unset keeps them). */
+  webhooksEnabled?: boolean;
 }
 
 /** The settings that shape the snapshot families' HELP texts, series and selection; a reload may change them. */
@@ -43,13 +46,14 @@ export type SnapshotMetricSettings = Pick<
   | 'topCodeowners'
   | 'include'
   | 'exclude'
+  | 'webhooksEnabled'
 >;
 
 /**
  * Sets up every exporter metric: the families the engine renders from the store, and on the
  * registry what the exporter observes itself. The returned observer feeds the API metrics;
  * `applySettings` applies a reload's HELP-shaping settings and selection to the families. Throws
- * when the selection names no family (metricSelectionProblems tells what first).
+ * when the selection names no family (metricSelectionEntryProblem tells what first).
  */
 export function registerExporterMetrics(options: MetricsOptions): {
   apiCallObserver: ApiCallObserver;
@@ -81,6 +85,9 @@ function familySettings(settings: SnapshotMetricSettings, version: string): Fami
   };
 }
 
-function selectionOf(settings: MetricSelection): MetricSelection {
-  return { include: settings.include, exclude: settings.exclude ?? [] };
+function selectionOf(
+  settings: MetricSelection & Pick<MetricsOptions, 'webhooksEnabled'>,
+): MetricSelection {
+  const webhookOnly = settings.webhooksEnabled === false ? WEBHOOK_ONLY_FAMILIES : [];
+  return { include: settings.include, exclude: [...(settings.exclude ?? []), ...webhookOnly] };
 }

@@ -40,6 +40,14 @@ function ofQueueFlow(
 }
 
 /** The flow families, in page order: one per queue, from its ledger. */
+/** Which witness counted each exit: only webhooks give it a second one to count. */
+export const EXITS_BY_SOURCE = fqName(
+  NAMESPACE,
+  SUBSYSTEM,
+  'pull_request_exits_by_source',
+  'total',
+);
+
 export const QUEUE_FLOW_FAMILIES: readonly PerTargetFamily[] = [
   {
     name: fqName(NAMESPACE, SUBSYSTEM, 'pull_requests_exited', 'total'),
@@ -137,7 +145,7 @@ export const QUEUE_FLOW_FAMILIES: readonly PerTargetFamily[] = [
     ),
   },
   {
-    name: fqName(NAMESPACE, SUBSYSTEM, 'pull_request_exits_by_source', 'total'),
+    name: EXITS_BY_SOURCE,
     help: (settings) =>
       'Pull requests that left the merge queue, by which witness counted the exit: event (its ' +
       'pull_request.merged, failed or canceled webhook) or poll (a poll saw it gone and no event ' +

@@ -55,31 +55,37 @@ export function selectionProblems(
   selection: MetricSelection,
   alwaysKept: ReadonlySet<string>,
 ): SelectionProblem[] {
-  const problems: SelectionProblem[] = [];
-  for (const key of ['include', 'exclude'] as const) {
-    (selection[key] ?? []).forEach((entry, index) => {
-      const path = `metrics.${key}[${index}]`;
-      const pattern = globPattern(entry);
-      const matched = names.filter((name) => pattern.test(name));
-      if (matched.length === 0) {
-        const near = nearestNames(entry, names);
-        problems.push({
-          path,
-          message:
-            `"${entry}" matches no metric family` +
-            (near.length > 0
-              ? `; did you mean ${near.map((name) => `"${name}"`).join(', ')}?`
-              : ''),
-        });
-      } else if (key === 'exclude' && matched.every((name) => alwaysKept.has(name))) {
-        problems.push({
-          path,
-          message: `"${entry}" cannot be excluded: ${matched.join(', ')} always stay on the page`,
-        });
-      }
-    });
+  return (['include', 'exclude'] as const).flatMap((key) =>
+    (selection[key] ?? []).flatMap((entry, index) => {
+      const message = selectionEntryProblem(names, key, entry, alwaysKept);
+      return message === undefined ? [] : [{ path: `metrics.${key}[${index}]`, message }];
+    }),
+  );
+}
+
+/**
+ * What is wrong with one entry of `include` or `exclude`: it matches none of `names` (with the
+ * nearest ones), or, excluded, only families that cannot be excluded; undefined when nothing.
+ */
+export function selectionEntryProblem(
+  names: readonly string[],
+  list: 'include' | 'exclude',
+  entry: string,
+  alwaysKept: ReadonlySet<string>,
+): string | undefined {
+  const pattern = globPattern(entry);
+  const matched = names.filter((name) => pattern.test(name));
+  if (matched.length === 0) {
+    const near = nearestNames(entry, names);
+    return (
+      `"${entry}" matches no metric family` +
+      (near.length > 0 ? `; did you mean ${near.map((name) => `"${name}"`).join(', ')}?` : '')
+    );
   }
-  return problems;
+  if (list === 'exclude' && matched.every((name) => alwaysKept.has(name))) {
+    return `"${entry}" cannot be excluded: ${matched.join(', ')} always stay on the page`;
+  }
+  return undefined;
 }
 
 /** The names closest to `entry` by edit distance (globs compared without their `*`). */

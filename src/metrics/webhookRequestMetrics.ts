@@ -14,12 +14,24 @@ const OTHER_TYPE = 'other';
 /** The `endpoint` label of webhook anomalies in trunk_exporter_api_anomalies_total. */
 const WEBHOOK_ENDPOINT = 'webhook';
 
+/** The webhook endpoint's own counters, and the switch that shows or hides their series. */
+export interface WebhookRequestMetrics {
+  readonly observer: WebhookObserver;
+  /**
+   * `webhooks.enabled` of the running configuration (start-up and every reload). Off, there is no
+   * endpoint and the series are absent rather than zeros that cannot move; on, every `result` and
+   * anomaly kind is present from the first scrape, at 0.
+   */
+  setEnabled(enabled: boolean): void;
+}
+
 /**
  * Registers the counters of requests to the webhook endpoint by how they were answered and of the
- * event types it does not interpret, and returns what feeds them; webhook anomalies go to the API
- * anomalies counter (registered first by registerApiMetrics) under `endpoint="webhook"`.
+ * event types it does not interpret; webhook anomalies go to the API anomalies counter (registered
+ * first by registerApiMetrics) under `endpoint="webhook"`. Their series exist only while webhooks
+ * are enabled (setEnabled).
  */
-export function registerWebhookRequestMetrics(registry: Registry): WebhookObserver {
+export function registerWebhookRequestMetrics(registry: Registry): WebhookRequestMetrics {
   const requests = new Counter({
     name: WEBHOOK_REQUESTS,
     help:
@@ -34,8 +46,6 @@ export function registerWebhookRequestMetrics(registry: Registry): WebhookObserv
     labelNames: ['result'] as const,
     registers: [registry],
   });
-  // Present from the first scrape, so rate() and increase() see the first request as a change.
-  for (const result of WEBHOOK_RESULTS) requests.inc({ result }, 0);
   const unrecognized = new Counter({
     name: UNRECOGNIZED_EVENTS,
     help:
@@ -49,20 +59,39 @@ export function registerWebhookRequestMetrics(registry: Registry): WebhookObserv
   if (!(anomalies instanceof Counter)) {
     throw new Error(`register the API metrics before the webhook metrics: ${API_ANOMALIES}`);
   }
-  for (const kind of WEBHOOK_ANOMALY_KINDS) anomalies.inc({ endpoint: WEBHOOK_ENDPOINT, kind }, 0);
   const types = new Set<string>();
+  let enabled = false;
   return {
-    requestHandled(result) {
-      requests.inc({ result });
+    observer: {
+      requestHandled(result) {
+        if (enabled) requests.inc({ result });
+      },
+      unrecognizedEvent(type) {
+        if (!enabled) return;
+        if (type !== undefined && !types.has(type) && types.size < MAX_UNRECOGNIZED_EVENT_TYPES) {
+          types.add(type);
+        }
+        unrecognized.inc({ type: type !== undefined && types.has(type) ? type : OTHER_TYPE });
+      },
+      anomaly(kind, count) {
+        if (enabled) anomalies.inc({ endpoint: WEBHOOK_ENDPOINT, kind }, count);
+      },
     },
-    unrecognizedEvent(type) {
-      if (type !== undefined && !types.has(type) && types.size < MAX_UNRECOGNIZED_EVENT_TYPES) {
-        types.add(type);
+    setEnabled(next) {
+      if (next === enabled) return;
+      enabled = next;
+      if (next) {
+        // Present from the first scrape, so rate() and increase() see the first request as a change.
+        for (const result of WEBHOOK_RESULTS) requests.inc({ result }, 0);
+        for (const kind of WEBHOOK_ANOMALY_KINDS)
+          anomalies.inc({ endpoint: WEBHOOK_ENDPOINT, kind }, 0);
+        return;
       }
-      unrecognized.inc({ type: type !== undefined && types.has(type) ? type : OTHER_TYPE });
-    },
-    anomaly(kind, count) {
-      anomalies.inc({ endpoint: WEBHOOK_ENDPOINT, kind }, count);
+      requests.reset();
+      unrecognized.reset();
+      types.clear();
+      for (const kind of WEBHOOK_ANOMALY_KINDS)
+        anomalies.remove({ endpoint: WEBHOOK_ENDPOINT, kind });
     },
   };
 }

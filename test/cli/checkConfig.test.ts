@@ -5,6 +5,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { startCli } from '../support/cli.js';
 import { REPOSITORY_ROOT, runNode } from '../support/nodeProcess.js';
 
 const bin = join(REPOSITORY_ROOT, 'bin', 'trunk-exporter.js');
@@ -20,6 +21,14 @@ function expectedLines(path: string): string[] {
     .split('\n')
     .filter((line) => line.startsWith('# expect: '))
     .map((line) => `${path}: ${line.slice('# expect: '.length)}`);
+}
+
+/** The `# expect warning:` lines of a fixture, without the prefix. */
+function expectedWarnings(path: string): string[] {
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((line) => line.startsWith('# expect warning: '))
+    .map((line) => line.slice('# expect warning: '.length));
 }
 
 describe('--check-config', () => {
@@ -63,18 +72,20 @@ describe('--check-config', () => {
     });
   });
 
-  it.each(['yaml-alias-bomb.yaml', 'duplicate-target-beside-schema-errors.yaml'])(
-    'reports %s as config problems, each with its line, and exits 2',
-    async (file) => {
-      const path = join(fixtures, 'invalid', file);
-      const result = await checkConfig(path);
-      expect(result).toEqual({
-        code: 2,
-        stdout: '',
-        stderr: `${expectedLines(path).join('\n')}\n`,
-      });
-    },
-  );
+  it.each([
+    'yaml-alias-bomb.yaml',
+    'duplicate-target-beside-schema-errors.yaml',
+    'no-credential-beside-trunk-schema-error.yaml',
+    'metrics-selection-beside-schema-errors.yaml',
+  ])('reports %s as config problems, each with its line, and exits 2', async (file) => {
+    const path = join(fixtures, 'invalid', file);
+    const result = await checkConfig(path);
+    expect(result).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `${expectedLines(path).join('\n')}\n`,
+    });
+  });
 
   it('warns, and still exits 0, when the basic-auth users are hashed at different bcrypt costs', async () => {
     const differ = join(fixtures, 'valid', 'basic-auth-users-different-costs.yaml');
@@ -83,10 +94,7 @@ describe('--check-config', () => {
       checkConfig(differ, { TRUNK_API_TOKEN: 'x' }),
       checkConfig(same, { TRUNK_API_TOKEN: 'x' }),
     ]);
-    const warning = readFileSync(differ, 'utf8')
-      .split('\n')
-      .filter((line) => line.startsWith('# expect warning: '))
-      .map((line) => `${differ}: warning: ${line.slice('# expect warning: '.length)}\n`);
+    const warning = expectedWarnings(differ).map((line) => `${differ}: warning: ${line}\n`);
     expect(warning).toHaveLength(1);
     expect(warned).toEqual({
       code: 0,
@@ -108,5 +116,74 @@ describe('--check-config', () => {
       stdout: '',
       stderr: `${path}: the TRUNK_API_TOKEN environment variable is not a valid HTTP header value: contains a line break (U+000A) at character 15\n`,
     });
+  });
+
+  it('warns about the settings API v2 ignores whenever an API key is set, and not with only a token', async () => {
+    const path = join(fixtures, 'valid', 'v1-only-settings-beside-api-key.yaml');
+    const warnings = expectedWarnings(path);
+    expect(warnings).toHaveLength(2);
+    const [keyOnly, both, tokenOnly] = await Promise.all([
+      checkConfig(path, { TRUNK_API_KEY: 'trunk_v2_k' }),
+      checkConfig(path, { TRUNK_API_KEY: 'trunk_v2_k', TRUNK_API_TOKEN: 't' }),
+      checkConfig(path, { TRUNK_API_TOKEN: 't' }),
+    ]);
+    const warned = {
+      code: 0,
+      stdout: `${path}: OK (1 repository, 1 merge queue)\n`,
+      stderr: warnings.map((line) => `${path}: warning: ${line}\n`).join(''),
+    };
+    expect(keyOnly).toEqual(warned);
+    expect(both).toEqual(warned);
+    expect(tokenOnly).toEqual({ ...warned, stderr: '' });
+  });
+
+  it('warns about flakyTestDetails when every quarantine list is read through API v2, not when the token reads it', async () => {
+    const path = join(fixtures, 'valid', 'flaky-test-details-beside-api-key.yaml');
+    const warnings = expectedWarnings(path);
+    expect(warnings).toHaveLength(1);
+    const [keyOnly, both, tokenOnly] = await Promise.all([
+      checkConfig(path, { TRUNK_API_KEY: 'trunk_v2_k' }),
+      checkConfig(path, { TRUNK_API_KEY: 'trunk_v2_k', TRUNK_API_TOKEN: 't' }),
+      checkConfig(path, { TRUNK_API_TOKEN: 't' }),
+    ]);
+    const stdout = `${path}: OK (1 repository, 0 merge queues)\n`;
+    expect(keyOnly).toEqual({
+      code: 0,
+      stdout,
+      stderr: warnings.map((line) => `${path}: warning: ${line}\n`).join(''),
+    });
+    expect(both).toEqual({ code: 0, stdout, stderr: '' });
+    expect(tokenOnly).toEqual({ code: 0, stdout, stderr: '' });
+  });
+
+  it('warns that maxConcurrentRequests: 1 leaves no request slot free', async () => {
+    const path = join(fixtures, 'valid', 'max-concurrent-requests-one.yaml');
+    const [warning] = expectedWarnings(path);
+    expect(await checkConfig(path)).toEqual({
+      code: 0,
+      stdout: `${path}: OK (1 repository, 1 merge queue)\n`,
+      stderr: `${path}: warning: ${warning}\n`,
+    });
+  });
+});
+
+describe('start-up', () => {
+  it('logs each warning of the configuration as a warn line', async () => {
+    const path = join(fixtures, 'valid', 'v1-only-settings-beside-api-key.yaml');
+    const cli = startCli(['--config', path, '--port', '0'], { TRUNK_API_KEY: 'trunk_v2_k' });
+    try {
+      await cli.url;
+      const logged = cli
+        .stdout()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { level: number; msg: string })
+        .filter((record) => record.level === 40)
+        .map((record) => record.msg);
+      for (const warning of expectedWarnings(path)) expect(logged).toContain(warning);
+    } finally {
+      cli.child.kill('SIGTERM');
+      await cli.exit;
+    }
   });
 });

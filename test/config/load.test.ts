@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { loadExporterConfig } from '../../src/cli/checkConfig.js';
 import { loadConfigFile, parseConfig } from '../../src/config/load.js';
 import { ConfigError, formatProblem } from '../../src/config/problems.js';
 import { configuredTargets } from '../../src/config/targets.js';
@@ -15,9 +16,10 @@ const tlsDirectory = join(import.meta.dirname, '..', 'fixtures', 'tls');
 /** bcrypt of "secret" at cost 4. */
 const BCRYPT_HASH = '$2b$04$bCC77X2SvWaC134HlQkkQO.d5RAyugleVPV61W1BVOBhOA/1QKyfy';
 
+/** The problems of a file as start-up and --check-config find them (metric selection included). */
 async function problemsOf(path: string, env: Record<string, string> = {}): Promise<string[]> {
   try {
-    await loadConfigFile(path, env);
+    await loadExporterConfig(path, env);
   } catch (error) {
     if (error instanceof ConfigError) return error.problems.map(formatProblem);
     throw error;

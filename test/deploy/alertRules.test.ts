@@ -6,6 +6,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findSystemBinary } from '../support/systemBinary.js';
+import { credentialAdviceProblems } from './credentialAdvice.js';
 import { RULE_FILES, RULE_TESTS_DIRECTORY, alertingRules, readYamlFile } from './ruleFiles.js';
 
 const promtool = findSystemBinary('promtool');
@@ -59,6 +60,15 @@ describe('alerting rules', () => {
         expect(rule.annotations?.description, where).toMatch(/branch|all branches/);
       }
     }
+  });
+
+  it('give advice in their annotations that fits either credential', () => {
+    const problems = rules.flatMap((rule) =>
+      credentialAdviceProblems(
+        `${rule.annotations?.summary ?? ''} ${rule.annotations?.description ?? ''}`,
+      ).map((problem) => `${rule.alert}: ${problem}`),
+    );
+    expect(problems).toEqual([]);
   });
 
   it('each have a promtool unit test that fires and one that does not', () => {

@@ -1,11 +1,13 @@
 // The Helm chart's sources, where rendering cannot see: every branch of the templates uses only
 // named templates and .Values paths that exist (missingkey=zero would render a typo as ""),
-// values.schema.json has a key for each key of the exporter's config, and the PrometheusRule reads
-// the same rule files as prometheus/*.yaml. helmRendered.test.ts renders the chart itself.
+// values.schema.json has a key for each key of the exporter's config (the webhooks keys as the
+// chart's own `webhooks` values, rendered into the config), values.yaml documents every value the
+// schema allows, and the PrometheusRule reads the same rule files as prometheus/*.yaml.
+// helmRendered.test.ts renders the chart itself.
 import { lstatSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
+import { isMap as isYamlMap, isSeq, parse, parseDocument, type Node } from 'yaml';
 import { configFileSchema } from '../../src/config/schema.js';
 import { readPage } from '../docs/pages.js';
 import { definedTemplates, usedTemplates, valuesPaths } from './goTemplate.js';
@@ -39,8 +41,19 @@ const CHART_MANAGED: Readonly<Record<string, { helpers: string } | { docs: strin
   'server.tls': { helpers: '$_ := set $server "tls" (dict "certFile"' },
   'server.basicAuthUsers': { docs: 'The chart does not support `server.basicAuthUsers`' },
   sharding: { helpers: '- --total-shards={{ .Values.sharding.shards }}' },
-  webhooks: { helpers: '$_ := set $config "webhooks" (dict "enabled" true' },
+  'webhooks.signingSecret': {
+    helpers: '"signingSecretFile" "/etc/trunk-exporter/webhook/signing-secret"',
+  },
+  'webhooks.signingSecretFile': {
+    helpers: '"signingSecretFile" "/etc/trunk-exporter/webhook/signing-secret"',
+  },
 };
+
+/**
+ * The config section the chart takes as top-level values of the same names (`webhooks.path` is
+ * the value `webhooks.path`), beside what it needs to expose the endpoint.
+ */
+const TOP_LEVEL_SECTION = 'webhooks';
 
 describe('Helm chart', () => {
   it('is a v2 chart whose appVersion is the package version', () => {
@@ -81,7 +94,9 @@ describe('Helm chart', () => {
       const managed = Object.keys(CHART_MANAGED);
       const isManaged = (key: string) =>
         managed.some((prefix) => key === prefix || key.startsWith(`${prefix}.`));
-      const exporterKeys = schemaKeys(configFileSchema).filter((key) => !isManaged(key));
+      const exporterKeys = schemaKeys(configFileSchema).filter(
+        (key) => !isManaged(key) && key.split('.')[0] !== TOP_LEVEL_SECTION,
+      );
       expect(jsonSchemaKeys(config, schema).sort()).toEqual(exporterKeys.sort());
       // Each left out is really set by the chart, or documented as unsupported.
       const deployment = readPage('docs/deployment.md');
@@ -90,6 +105,48 @@ describe('Helm chart', () => {
         else expect(deployment, key).toContain(evidence.docs);
       }
     });
+  });
+
+  it(`takes every ${TOP_LEVEL_SECTION}.* config key the chart does not set as a top-level value, rendered into the config`, () => {
+    const schema = JSON.parse(read(join(CHART, 'values.schema.json'))) as SchemaNode;
+    const chartKeys = jsonSchemaKeys(schema, schema);
+    const keys = schemaKeys(configFileSchema).filter(
+      (key) => key.startsWith(`${TOP_LEVEL_SECTION}.`) && !(key in CHART_MANAGED),
+    );
+    expect(keys.length).toBeGreaterThan(0);
+    for (const key of keys) {
+      expect(chartKeys, `values.schema.json: ${key}`).toContain(key);
+      let node: unknown = values;
+      for (const part of key.split('.')) node = isMap(node) ? node[part] : undefined;
+      expect(node, `values.yaml: ${key}`).toBeDefined();
+      const name = key.split('.')[1] ?? '';
+      // `enabled` decides whether the section is rendered at all; it is then always true.
+      expect(helpers, `_helpers.tpl renders ${key}`).toContain(
+        name === 'enabled' ? `if .Values.${key}` : `"${name}" .Values.${key}`,
+      );
+    }
+  });
+
+  it('documents in values.yaml every value values.schema.json allows', () => {
+    const schema = JSON.parse(read(join(CHART, 'values.schema.json'))) as SchemaNode;
+    const document = parseDocument(read(join(CHART, 'values.yaml')));
+    const undocumented: string[] = [];
+    // `config` is the exporter's config file, documented key by key in docs/configuration.md;
+    // `global` is Helm's own.
+    for (const key of jsonSchemaKeys(schema, schema)) {
+      if (key === 'global' || key.startsWith('config.')) continue;
+      const [listPath, itemKey] = key.split('.*.');
+      if (itemKey === undefined) {
+        if (!document.hasIn(key.split('.'))) undocumented.push(key);
+        continue;
+      }
+      // An item of a list that is empty by default: its keys are shown in the list's comment.
+      const list = (listPath ?? '').split('.');
+      const comment = commentsAt(document, list);
+      if (!new RegExp(`\\b${itemKey.split('.')[0]}:`).test(comment))
+        undocumented.push(`${key} (in the comment of ${listPath})`);
+    }
+    expect(undocumented).toEqual([]);
   });
 
   it('has a PrometheusRule built from the files prometheus/alerts.yaml and rules.yaml link to', () => {
@@ -131,4 +188,25 @@ function resolveRef(node: SchemaNode, root: object): SchemaNode {
   }
   if (!isMap(target)) throw new Error(`unresolved $ref ${node.$ref}`);
   return target;
+}
+
+/** The comments on a key of a YAML document and on its value: before, and at the end of its line. */
+function commentsAt(document: ReturnType<typeof parseDocument>, path: readonly string[]): string {
+  const parent: unknown =
+    path.length === 1 ? document.contents : document.getIn(path.slice(0, -1), true);
+  if (!isYamlMap(parent)) return '';
+  const pair = parent.items.find(
+    (item) => (item.key as { value?: unknown } | null)?.value === path[path.length - 1],
+  );
+  const key = pair?.key as Node | undefined;
+  const value = pair?.value as Node | undefined;
+  return [
+    key?.commentBefore,
+    key?.comment,
+    value?.commentBefore,
+    value?.comment,
+    isSeq(value) ? value.comment : undefined,
+  ]
+    .filter((text) => text !== undefined && text !== null)
+    .join('\n');
 }

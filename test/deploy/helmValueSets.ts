@@ -91,6 +91,7 @@ export interface InstalledValues {
     enabled: boolean;
     path: string;
     toleranceSeconds: number;
+    bodyTimeoutSeconds: number;
     signingSecret: { value: string; existingSecret: string; existingSecretKey: string };
     ingress: { enabled: boolean; host: string; tls: { secretName: string; hosts: string[] }[] };
     httpRoute: { enabled: boolean; hostnames: string[] };

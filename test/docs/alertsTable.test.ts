@@ -1,9 +1,11 @@
 // The alert table of docs/alerts-and-dashboard.md is checked against prometheus/alerts.yaml: one
 // row per alert and none for an alert that does not exist, each with the rule's severity, a line
 // on what to do, and its "fires when" cell stating the rule's `for:` and every number the file
-// marks `# threshold`.
+// marks `# threshold`, and the conditions the rule adds to its comparison. The page says which
+// alerts name no repository and branch, and its advice fits either credential.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { credentialAdviceProblems } from '../deploy/credentialAdvice.js';
 import { alertingRules, RULE_FILES } from '../deploy/ruleFiles.js';
 import { pageSection } from './pages.js';
 
@@ -68,5 +70,44 @@ describe('the alert table of docs/alerts-and-dashboard.md', () => {
         expect(statesNumber(row?.firesWhen ?? '', number), `${rule.alert}: ${number}`).toBe(true);
       }
     }
+  });
+
+  it('states the condition an alert adds to its comparison (a testing timeout above 0)', () => {
+    const rows = new Map(documentedAlerts().map((row) => [row.alert, row]));
+    const guarded = rules.filter((rule) =>
+      /trunk_merge_queue_testing_timeout_seconds > 0/.test(rule.expr),
+    );
+    expect(guarded.length).toBeGreaterThan(0);
+    for (const rule of guarded)
+      expect(rows.get(rule.alert)?.firesWhen, rule.alert).toMatch(/testing timeout is above 0/);
+  });
+
+  it('says which alerts list the failing targets and which name no target, as their annotations do', () => {
+    const prose = pageSection('docs/alerts-and-dashboard.md', '## Alerts').replace(/\s+/g, ' ');
+    const listed = (lead: string) => {
+      const start = prose.indexOf(lead);
+      expect(start, lead).toBeGreaterThan(-1);
+      const rest = prose.slice(start + lead.length);
+      return rest.slice(0, rest.indexOf('.')).split('; ').sort();
+    };
+    const text = (rule: (typeof rules)[number]) =>
+      `${rule.annotations?.summary ?? ''} ${rule.annotations?.description ?? ''}`;
+    const listing = rules.filter(
+      (rule) => !/\$labels\.repo/.test(text(rule)) && /\.Labels\.repo/.test(text(rule)),
+    );
+    const naming = rules.filter((rule) => !/\$labels\.repo|\.Labels\.repo/.test(text(rule)));
+    expect(listed('list the targets failing at that moment instead: ')).toEqual(
+      listing.map(({ alert }) => alert).sort(),
+    );
+    expect(listed('since every repository it polls is affected: ')).toEqual(
+      naming.map(({ alert }) => alert).sort(),
+    );
+  });
+
+  it('gives advice that fits either credential', () => {
+    const problems = documentedAlerts().flatMap((row) =>
+      credentialAdviceProblems(row.whatToDo).map((problem) => `${row.alert}: ${problem}`),
+    );
+    expect(problems).toEqual([]);
   });
 });

@@ -1,16 +1,23 @@
 // config.example.yaml says it lists every key with its default: each key of the schema appears in
 // it (set, or commented out where it has no default or turns a feature on), no key that the schema
-// lacks, and every key the schema gives a default is written with that default.
+// lacks, and every key the schema gives a default is written with that default. The README says to
+// start from it with either credential: `--check-config` (the built command line, in a child
+// process) accepts it as shipped with TRUNK_API_KEY, TRUNK_API_TOKEN or both, without a warning.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { V1_ONLY_SETTINGS } from '../../src/config/warnings.js';
+import { CLI_BIN } from '../support/cli.js';
+import { runNode } from '../support/nodeProcess.js';
 import { configKeys } from './configKeys.js';
 import { ROOT } from './pages.js';
 
+const EXAMPLE = join(ROOT, 'config.example.yaml');
+
 /** The example with its commented-out keys (`# tls:`, `#   certFile: …`) turned back on. */
 function exampleWithEveryKey(): unknown {
-  const text = readFileSync(join(ROOT, 'config.example.yaml'), 'utf8');
+  const text = readFileSync(EXAMPLE, 'utf8');
   const uncommented = text
     .split('\n')
     .map((line) => line.replace(/^(\s*)# ?(\s*(?:- )?[a-zA-Z]\w*:(?: |$))/, '$1$2'))
@@ -52,11 +59,56 @@ describe('config.example.yaml', () => {
     expect([...listed].filter((path) => !leaves.has(path))).toEqual([]);
   });
 
+  it('leaves each setting that API v2 ignores commented out, under a comment saying API v1 only', () => {
+    const lines = readFileSync(EXAMPLE, 'utf8').split('\n');
+    for (const [section, key] of V1_ONLY_SETTINGS) {
+      const at = lines.findIndex((line) => new RegExp(`^\\s*#? ?${key}:`).test(line));
+      expect(lines[at], key).toMatch(new RegExp(`^\\s+# ${key}: `));
+      // The comment lines above it, up to the section's key or a setting before it.
+      const comment: string[] = [];
+      for (let index = at - 1; index >= 0; index--) {
+        const line = lines[index] ?? '';
+        if (!/^\s+# /.test(line) || /^\s+# \w+: /.test(line)) break;
+        comment.unshift(line);
+      }
+      expect(comment.join(' '), `${section}.${key}`).toContain('API v1 only');
+    }
+  });
+
   it('writes every key that has a default with that default', () => {
     const example = exampleWithEveryKey();
     for (const { path, defaultValue } of keys) {
       if (defaultValue === undefined || path.startsWith('targets.')) continue;
       expect(valueAt(example, path), path).toEqual(defaultValue);
     }
+  });
+});
+
+describe.concurrent('config.example.yaml as shipped, checked with --check-config', () => {
+  const credentials = {
+    'TRUNK_API_KEY only': { TRUNK_API_KEY: 'trunk_v2_example-key' },
+    'TRUNK_API_TOKEN only': { TRUNK_API_TOKEN: 'example-v1-token' },
+    'both variables': {
+      TRUNK_API_KEY: 'trunk_v2_example-key',
+      TRUNK_API_TOKEN: 'example-v1-token',
+    },
+  };
+
+  it.each(Object.entries(credentials))(
+    'is accepted without a warning with %s',
+    async (_name, env) => {
+      const result = await runNode([CLI_BIN, '--check-config', '--config', EXAMPLE], env);
+      expect(result).toEqual({
+        code: 0,
+        stdout: `${EXAMPLE}: OK (2 repositories, 3 merge queues)\n`,
+        stderr: '',
+      });
+    },
+  );
+
+  it('asks for a credential when neither variable is set', async () => {
+    const result = await runNode([CLI_BIN, '--check-config', '--config', EXAMPLE]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/trunk\.apiKey: no Trunk credential: set an API v2 key/);
   });
 });

@@ -31,7 +31,7 @@ async function quarantineFamilies(flakyTestDetails: boolean): Promise<Set<string
 /** The comment lines right above `flakyTestDetails:` in config.example.yaml. */
 function exampleComment(): string {
   const lines = readFileSync(join(ROOT, 'config.example.yaml'), 'utf8').split('\n');
-  const at = lines.findIndex((line) => /^\s*flakyTestDetails:/.test(line));
+  const at = lines.findIndex((line) => /^\s*(# )?flakyTestDetails:/.test(line));
   const comment: string[] = [];
   for (let index = at - 1; index >= 0 && /^\s*#/.test(lines[index] ?? ''); index--)
     comment.unshift(lines[index] ?? '');

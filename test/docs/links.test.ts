@@ -1,29 +1,35 @@
 // The README and the docs pages as a newcomer walks them: the README is short, starts with the
 // two commands, links every page under docs/, and every relative link of every page reaches a
-// file, and a heading of it when the link names one.
-import { existsSync } from 'node:fs';
+// file, and a heading of it when the link names one. The comments of the YAML files a user reads
+// (config.example.yaml, the chart, the rule files, the compose example) point to pages the same
+// way, `docs/deployment.md#sharding`, and each such pointer resolves.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { pagePaths, readPage, ROOT } from './pages.js';
+import { anchorsOf, pagePaths, readPage, ROOT } from './pages.js';
 
-/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens. */
-function anchorOf(heading: string): string {
-  return heading
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
-    .replace(/ /g, '-');
+/** The YAML files whose comments point to the docs, from the repository root. */
+function commentedYamlFiles(): string[] {
+  const below = (directory: string): string[] =>
+    readdirSync(join(ROOT, directory), { withFileTypes: true }).flatMap((entry) =>
+      entry.isDirectory()
+        ? below(join(directory, entry.name))
+        : /\.ya?ml$/.test(entry.name)
+          ? [join(directory, entry.name)]
+          : [],
+    );
+  return ['config.example.yaml', ...below('helm'), ...below('prometheus'), ...below('examples')];
 }
 
-/** The anchors of a page's headings, outside code blocks. */
-function anchorsOf(path: string): Set<string> {
-  const anchors = new Set<string>();
-  let inFence = false;
-  for (const line of readPage(path).split('\n')) {
-    if (line.startsWith('```')) inFence = !inFence;
-    const heading = /^#{1,6} (.+)$/.exec(line)?.[1];
-    if (!inFence && heading !== undefined) anchors.add(anchorOf(heading));
-  }
-  return anchors;
+/** The comment text of a YAML file: what follows `#` at the start of a line or after a space. */
+function yamlComments(path: string): string {
+  return readFileSync(join(ROOT, path), 'utf8')
+    .split('\n')
+    .flatMap((line) => {
+      const at = line.search(/(^|\s)#/);
+      return at === -1 ? [] : [line.slice(at).replace(/^\s*#/, '')];
+    })
+    .join('\n');
 }
 
 /** The relative links of a page: `[text](target)`, outside code blocks. */
@@ -59,5 +65,25 @@ describe('the README and docs/', () => {
           expect(anchorsOf(target), `${page}: ${link}`).toContain(anchor);
       }
     }
+  });
+
+  it('point from YAML comments to pages as path#anchor, each reaching its file and heading', () => {
+    const problems: string[] = [];
+    const files = commentedYamlFiles();
+    expect(files).toContain('helm/trunk-exporter/values.yaml');
+    for (const file of files) {
+      const comments = yamlComments(file);
+      // A section named in words ("README \"Sharding\"") breaks silently when the section moves.
+      for (const named of comments.matchAll(/(README|\.md),? "[^"]+"/g))
+        problems.push(`${file}: ${named[0]}: write it as a path#anchor`);
+      for (const [reference, page = '', anchor] of comments.matchAll(
+        /\b((?:README|CONTRIBUTING)\.md|docs\/[\w-]+\.md)(?:#([\w-]+))?/g,
+      )) {
+        if (!existsSync(join(ROOT, page))) problems.push(`${file}: ${reference}: no such page`);
+        else if (anchor !== undefined && !anchorsOf(page).has(anchor))
+          problems.push(`${file}: ${reference}: no such heading`);
+      }
+    }
+    expect(problems).toEqual([]);
   });
 });

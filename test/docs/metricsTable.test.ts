@@ -1,44 +1,38 @@
 // The metrics tables of docs/metrics.md are checked against the code: the "Families" table lists
 // exactly the families the engine renders (those `metrics.include` / `metrics.exclude` select), with
 // their labels in page order, and "The exporter's own metrics" exactly the `trunk_` metrics the
-// exporter registers on its prom-client registry, which the selection does not touch.
+// exporter registers on its prom-client registry, which the selection does not touch. A family only
+// webhooks move says so in its row, since it is absent with webhooks off.
 import { describe, expect, it } from 'vitest';
-import { LiveConfig } from '../../src/config/liveConfig.js';
-import { silentLogger } from '../../src/log/logger.js';
-import { createExporterMetrics } from '../../src/metrics/exporterMetricSet.js';
-import { SNAPSHOT_FAMILIES, UNSELECTABLE_FAMILIES } from '../../src/metrics/families.js';
-import { createRegistry } from '../../src/metrics/index.js';
-import { SnapshotStore } from '../../src/snapshot/store.js';
-import { exporterConfig } from '../support/exporterConfig.js';
+import {
+  SNAPSHOT_FAMILIES,
+  UNSELECTABLE_FAMILIES,
+  WEBHOOK_ONLY_FAMILIES,
+} from '../../src/metrics/families.js';
+import { registeredMetrics } from '../support/registeredMetrics.js';
 import { pageSection } from './pages.js';
 
 interface Row {
   readonly name: string;
   readonly labels: string;
+  readonly meaning?: string;
 }
 
 /** The rows of a table of docs/metrics.md whose metric is one name (not `process_*`). */
 function documentedRows(heading: string): Row[] {
   const rows: Row[] = [];
   for (const line of pageSection('docs/metrics.md', heading).split('\n')) {
-    const match = /^\| `(trunk_[a-z_]+)` \| ?(?:`([^`]*)`)? ?\|/.exec(line);
-    if (match) rows.push({ name: match[1] ?? '', labels: match[2] ?? '' });
+    const match = /^\| `(trunk_[a-z_]+)` \| ?(?:`([^`]*)`)? ?\|(.*)\|$/.exec(line);
+    if (match) rows.push({ name: match[1] ?? '', labels: match[2] ?? '', meaning: match[3] ?? '' });
   }
   return rows;
 }
 
-/** The prom-client metrics the exporter registers (createExporterMetrics, as startExporter). */
-function registeredMetrics(): Row[] {
-  const registry = createRegistry({ defaultMetrics: false });
-  createExporterMetrics(registry, {
-    store: new SnapshotStore(600),
-    version: 'test',
-    config: new LiveConfig(exporterConfig('http://127.0.0.1:1', [])),
-    logger: silentLogger(),
-  });
-  return registry.getMetricsAsArray().map((metric) => ({
-    name: metric.name,
-    labels: ((metric as { labelNames?: readonly string[] }).labelNames ?? []).join(', '),
+/** The prom-client metrics the exporter registers, as rows. */
+function registeredRows(): Row[] {
+  return registeredMetrics().map(({ name, labelNames }) => ({
+    name,
+    labels: labelNames.join(', '),
   }));
 }
 
@@ -64,11 +58,29 @@ describe('the metrics tables of docs/metrics.md', () => {
 
   it('list under "The exporter\'s own metrics" exactly the registry\'s trunk_ metrics, with their labels', () => {
     const rows = documentedRows("## The exporter's own metrics");
-    const registered = registeredMetrics().filter(({ name }) => name.startsWith('trunk_'));
+    const registered = registeredRows().filter(({ name }) => name.startsWith('trunk_'));
     expect(new Map(rows.map(({ name, labels }) => [name, labels]))).toEqual(
       new Map(registered.map(({ name, labels }) => [name, labels])),
     );
     expect(new Set(rows.map(({ name }) => name)).size).toBe(rows.length);
+  });
+
+  it('say "with webhooks on only" of every family only webhooks move', () => {
+    const rows = [
+      ...documentedRows('## Families'),
+      ...documentedRows("## The exporter's own metrics"),
+    ];
+    const webhookOnly = [
+      ...WEBHOOK_ONLY_FAMILIES,
+      ...registeredMetrics()
+        .map(({ name }) => name)
+        .filter((name) => name.startsWith('trunk_exporter_webhook_')),
+    ];
+    expect(webhookOnly.length).toBeGreaterThan(WEBHOOK_ONLY_FAMILIES.length);
+    for (const name of webhookOnly) {
+      const row = rows.find((candidate) => candidate.name === name);
+      expect(row?.meaning, name).toMatch(/with webhooks on only/);
+    }
   });
 });
 

@@ -1,9 +1,11 @@
 // Facts of docs/operations.md that live in the code: the exporter's endpoints (the paths the
-// webhook path may not take) and the longest Retry-After pause the client honours.
+// webhook path may not take), the longest Retry-After pause the client honours, and how many PR
+// lookups a poll sends at a time (also in docs/architecture.md), with what happens at one slot.
 import { describe, expect, it } from 'vitest';
 import { RESERVED_HTTP_PATHS } from '../../src/config/schema.js';
+import { LOOKUPS_AT_A_TIME, lookupsAtATime } from '../../src/poller/lookupFanOut.js';
 import { MAX_RETRY_AFTER_MS } from '../../src/trunk/retryPolicy.js';
-import { pageSection } from './pages.js';
+import { pageSection, readPage } from './pages.js';
 
 describe('docs/operations.md', () => {
   it("lists the exporter's own endpoints and the webhook path, which basic auth leaves open", () => {
@@ -28,4 +30,22 @@ describe('docs/operations.md', () => {
       expect(Number(minutes) * 60_000, row).toBe(MAX_RETRY_AFTER_MS);
     }
   });
+
+  it.each(['docs/operations.md', 'docs/architecture.md'])(
+    '%s gives the lookups a poll sends at a time as the code computes them, one slot included',
+    (page) => {
+      const text = readPage(page).replace(/\s+/g, ' ');
+      const formula = /min\((\d+), `maxConcurrentRequests` − 1\) at a time, at least 1/.exec(text);
+      expect(formula, page).not.toBeNull();
+      const most = Number(formula?.[1]);
+      expect(most).toBe(LOOKUPS_AT_A_TIME);
+      for (let slots = 1; slots <= 10; slots++)
+        expect(lookupsAtATime(slots), `${slots} slots`).toBe(
+          Math.max(1, Math.min(most, slots - 1)),
+        );
+      // At one slot the lookups take every slot there is: the page must say so, not "never".
+      expect(lookupsAtATime(1)).toBe(1);
+      expect(text, page).toMatch(/`maxConcurrentRequests: 1`[^.|]*(the only one|no slot)/);
+    },
+  );
 });

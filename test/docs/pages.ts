@@ -35,3 +35,23 @@ export function pageSection(path: string, heading: string): string {
   });
   return lines.slice(0, end === -1 ? undefined : end).join('\n');
 }
+
+/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens. */
+export function anchorOf(heading: string): string {
+  return heading
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+    .replace(/ /g, '-');
+}
+
+/** The anchors of a page's headings, outside code blocks. */
+export function anchorsOf(path: string): Set<string> {
+  const anchors = new Set<string>();
+  let inFence = false;
+  for (const line of readPage(path).split('\n')) {
+    if (line.startsWith('```')) inFence = !inFence;
+    const heading = /^#{1,6} (.+)$/.exec(line)?.[1];
+    if (!inFence && heading !== undefined) anchors.add(anchorOf(heading));
+  }
+  return anchors;
+}

@@ -185,7 +185,7 @@ describe('the selection on the page', () => {
     ]);
   });
 
-  it('--check-config reports every unknown name with the near ones, and exits 2', async () => {
+  it('--check-config reports every unknown name with the near ones and its line, and exits 2', async () => {
     const path = join(
       import.meta.dirname,
       'fixtures',
@@ -199,8 +199,8 @@ describe('the selection on the page', () => {
       path,
     ]);
     expect(result.stderr.trim().split('\n')).toEqual([
-      `${path}: metrics.exclude[0]: "trunk_merge_queue_pull_request" matches no metric family; did you mean "trunk_merge_queue_pull_requests", "trunk_merge_queue_pull_requests_blocked"?`,
-      `${path}: metrics.exclude[2]: "trunk_exporter_build_info" cannot be excluded: trunk_exporter_build_info always stay on the page`,
+      `${path}: metrics.exclude[0]: "trunk_merge_queue_pull_request" matches no metric family; did you mean "trunk_merge_queue_pull_requests", "trunk_merge_queue_pull_requests_blocked"? (line 13)`,
+      `${path}: metrics.exclude[2]: "trunk_exporter_build_info" cannot be excluded: trunk_exporter_build_info always stay on the page (line 15)`,
     ]);
     expect(result.code).toBe(2);
   });

@@ -104,7 +104,7 @@ webhook signing-secret file the pod uses.
 {{- if and (eq .Values.workload.kind "StatefulSet") (gt (int .Values.sharding.shards) 1) -}}
 {{- fail "webhooks.enabled: not with a sharded StatefulSet (workload.kind StatefulSet, sharding.shards > 1): Svix posts each event to one URL, which reaches one shard, and a shard ignores the other shards' targets" -}}
 {{- end -}}
-{{- $_ := set $config "webhooks" (dict "enabled" true "path" .Values.webhooks.path "toleranceSeconds" .Values.webhooks.toleranceSeconds "signingSecretFile" "/etc/trunk-exporter/webhook/signing-secret") -}}
+{{- $_ := set $config "webhooks" (dict "enabled" true "path" .Values.webhooks.path "toleranceSeconds" .Values.webhooks.toleranceSeconds "bodyTimeoutSeconds" .Values.webhooks.bodyTimeoutSeconds "signingSecretFile" "/etc/trunk-exporter/webhook/signing-secret") -}}
 {{- end -}}
 {{- toYaml $config -}}
 {{- end -}}

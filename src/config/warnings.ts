@@ -1,0 +1,76 @@
+// What a valid configuration asks for that works but should change: each is one `warn` line at
+// start and on every reload, and a `warning:` line of --check-config.
+import { apiHostUrl, versionSegmentOf } from '../trunk/apiUrl.js';
+import { apiKeyWarning, type TrunkCredentials } from './credentials.js';
+import type { ConfigFile } from './schema.js';
+
+/**
+ * Settings that only API v1's merge-queue polls read: with an API key every merge queue is read
+ * through API v2 (poller/targetJobs.ts), whose pull-request list carries each PR's state and
+ * readiness, so there is no per-PR lookup for them to shape.
+ */
+export const V1_ONLY_SETTINGS = [
+  ['polling', 'pullRequestDetails'],
+  ['polling', 'pullRequestRecheckSeconds'],
+] as const;
+
+/** Where a setting is in the file, for a warning: ` (line N)`, or nothing when unknown. */
+export type LineOfSetting = (path: readonly PropertyKey[]) => string;
+
+/** The warnings of a configuration that loaded: `value` is the file as written, `config` parsed. */
+export function configWarnings(
+  value: unknown,
+  config: ConfigFile,
+  credentials: TrunkCredentials,
+  lineOf: LineOfSetting,
+): string[] {
+  const warnings: string[] = [];
+  const urlWarning = apiUrlWarning(config.trunk.apiUrl);
+  if (urlWarning !== undefined) warnings.push(urlWarning);
+  const keyWarning = apiKeyWarning(credentials.apiKey);
+  if (keyWarning !== undefined) warnings.push(keyWarning);
+  if (credentials.apiKey !== undefined) {
+    for (const path of V1_ONLY_SETTINGS.filter((setting) => isSet(value, setting))) {
+      warnings.push(
+        `${path.join('.')} does nothing with an API key and applies to API v1 only (a token without a key): with a key, merge queues are read through API v2, which lists each PR with its state and readiness and looks none up; remove it${lineOf(path)}`,
+      );
+    }
+  }
+  // With a v1 token and its orgUrlSlug beside the key, v1 stays the source of the configured
+  // quarantine lists (poller/targetJobs.ts readsQuarantineThroughV2), where the setting applies.
+  const quarantineViaV1 = credentials.token !== undefined && config.trunk.orgUrlSlug !== undefined;
+  const detailsPath = ['polling', 'flakyTestDetails'] as const;
+  if (credentials.apiKey !== undefined && !quarantineViaV1 && isSet(value, detailsPath)) {
+    warnings.push(
+      `polling.flakyTestDetails does nothing with an API key alone and applies to API v1 only (a token with trunk.orgUrlSlug): through API v2 the organization's quarantined tests are one walk shared by every repository, which gives the per-owner and age counts at no extra call; remove it${lineOf(detailsPath)}`,
+    );
+  }
+  if (config.trunk.maxConcurrentRequests === 1) {
+    const path = ['trunk', 'maxConcurrentRequests'];
+    warnings.push(
+      `trunk.maxConcurrentRequests: 1 leaves no request slot free: a poll's PR lookups (API v1), or a target whose requests go unanswered, take the only one, and every other target waits for them (up to trunk.timeoutSeconds a request); 2 or more keeps one for the others${lineOf(path)}`,
+    );
+  }
+  return warnings;
+}
+
+/** Whether the file itself sets the key at `path` (a default does not count). */
+function isSet(value: unknown, path: readonly string[]): boolean {
+  let node: unknown = value;
+  for (const key of path) {
+    if (node === null || typeof node !== 'object' || Array.isArray(node) || !(key in node))
+      return false;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return true;
+}
+
+/** The warning for a `trunk.apiUrl` that ends in a version segment, which the client appends itself. */
+function apiUrlWarning(apiUrl: string): string | undefined {
+  const segment = versionSegmentOf(apiUrl);
+  if (segment === undefined) return undefined;
+  const using = `the exporter appends /v1 and /v2 itself; using ${apiHostUrl(apiUrl)}`;
+  return segment === 'v1'
+    ? `trunk.apiUrl ends in /v1, which is deprecated: it is the host now and ${using}`
+    : `trunk.apiUrl ends in /${segment}: it is the host, and ${using}`;
+}
