@@ -59,3 +59,17 @@ export function deriveSeed(seed: number, key: string): number {
   }
   return hash >>> 0;
 }
+
+/** A stable number in [0, 1) for `key`: a shape drawn per thing (a PR, a test) without a stream. */
+export function unitHash(key: string): number {
+  return deriveSeed(0x9e3779b9, key) / 4294967296;
+}
+
+/** A version-4-shaped uuid that is a pure function of `name` (stable ids for named things). */
+export function stableUuid(name: string): string {
+  const hex = [1, 2, 3, 4]
+    .map((part) => deriveSeed(part, name).toString(16).padStart(8, '0'))
+    .join('');
+  const variant = '89ab'.charAt(Number.parseInt(hex.charAt(16), 16) % 4);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
