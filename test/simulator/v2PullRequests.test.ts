@@ -192,7 +192,10 @@ describe('GET /v2/merge-queues/{id}/pull-requests', () => {
       const concluded = [...(exits.get(id) ?? new Map<number, string>())];
       const final = (state: string) => ['merged', 'failed', 'cancelled'].includes(state);
       expect(rows.map((row) => `${String(row.number)}:${entryOf(row).state}`).sort()).toEqual(
-        concluded.filter(([, state]) => final(state)).map(([pr, state]) => `${pr}:${state}`).sort(),
+        concluded
+          .filter(([, state]) => final(state))
+          .map(([pr, state]) => `${pr}:${state}`)
+          .sort(),
       );
       expect(rows.every((row) => row.isCurrentlySubmittedToQueue === false)).toBe(true);
       // The window alone already means exits, resubmitted ones too: the state filter narrows.

@@ -98,9 +98,7 @@ describe('GET /v2/tests', () => {
       ids(all.filter((row) => row.quarantineState === 'quarantined')),
     );
     const broken = await walk(simulator, `${QUARANTINED}&status=broken,healthy`);
-    expect(ids(broken.rows)).toEqual(
-      ids(quarantined.rows.filter((row) => row.status !== 'flaky')),
-    );
+    expect(ids(broken.rows)).toEqual(ids(quarantined.rows.filter((row) => row.status !== 'flaky')));
     const owner = '@acme/platform';
     const owned = await walk(simulator, `/v2/tests?owner=${encodeURIComponent(owner)}`);
     expect(owned.rows.length).toBeGreaterThan(0);
