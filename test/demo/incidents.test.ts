@@ -296,7 +296,10 @@ describe("the demo's incidents in the simulated API", () => {
       (queue) =>
         repositoryKey(queue.repository) === loop.repo && queue.model.branch === loop.branch,
     )?.model;
-    while (model?.active.some((pr) => pr.number === number) === false) {
+    while (
+      model?.active.some((pr) => pr.number === number) === false &&
+      world.now() < start + loop.lastsSeconds
+    ) {
       world.advance(world.now() + 5);
     }
     const midway = await v1('/getSubmittedPullRequest', {
