@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { LOG_LEVELS } from '../log/logger.js';
 import type { SimulateOptions } from '../simulator/program.js';
+import { TEST_LIST_PATHS, type TestListPath } from '../simulator/v2Routes.js';
 
 type LogLevel = (typeof LOG_LEVELS)[number];
 
@@ -43,9 +44,11 @@ export const USAGE = `Usage:
   trunk-exporter --demo [--log-level LEVEL] [--port N]
       Run against the built-in Trunk API simulator; no token needed.
   trunk-exporter simulate [--port N] [--host ADDRESS] [--seed N] [--flavour documented|live] [--token T]
-                          [--api-key K] [--latency-ms N] [--webhook-url URL --webhook-secret whsec_...]
+                          [--api-key K] [--latency-ms N] [--test-list-path tests|test-cases|both]
+                          [--webhook-url URL --webhook-secret whsec_...]
       Run the Trunk API simulator alone (default 127.0.0.1:8080, seed 1, v1 token demo-token,
-      v2 API key trunk_v2_demo-key), answering every request after N milliseconds (default 0);
+      v2 API key trunk_v2_demo-key), answering every request after N milliseconds (default 0),
+      with v2's test list on /v2/tests, /v2/test-cases or both (default both);
       with --webhook-url, also POST Trunk's webhooks for what the simulated world does, signed
       Svix-style with the secret.
   trunk-exporter --version | --help
@@ -84,6 +87,7 @@ export const SIMULATE_OPTIONS = {
   token: { type: 'string' },
   'api-key': { type: 'string' },
   'latency-ms': { type: 'string' },
+  'test-list-path': { type: 'string' },
   'log-level': { type: 'string' },
   'webhook-url': { type: 'string' },
   'webhook-secret': { type: 'string' },
@@ -141,6 +145,12 @@ function parseSimulate(argv: readonly string[]): Command {
   if (flavour !== 'documented' && flavour !== 'live') {
     throw new UsageError(`--flavour: expected documented or live, got ${JSON.stringify(flavour)}`);
   }
+  const testListPath = values['test-list-path'] ?? 'both';
+  if (!isTestListPath(testListPath)) {
+    throw new UsageError(
+      `--test-list-path: expected ${TEST_LIST_PATHS.join(', ')}, got ${JSON.stringify(testListPath)}`,
+    );
+  }
   return {
     name: 'simulate',
     port: values.port === undefined ? 8080 : parsePort(values.port),
@@ -151,9 +161,14 @@ function parseSimulate(argv: readonly string[]): Command {
     apiKey: values['api-key'],
     latencyMs:
       values['latency-ms'] === undefined ? 0 : parseInteger('--latency-ms', values['latency-ms']),
+    testListPath,
     logLevel: parseLogLevel(values['log-level']),
     webhook: parseWebhookFlags(values['webhook-url'], values['webhook-secret']),
   };
+}
+
+function isTestListPath(value: string): value is TestListPath {
+  return (TEST_LIST_PATHS as readonly string[]).includes(value);
 }
 
 function parseWebhookFlags(

@@ -15,7 +15,9 @@ export const FAULT_ENDPOINTS = [
   'v2/merge-queues',
   'v2/merge-queues/{id}',
   'v2/merge-queues/{id}/pull-requests',
+  'v2/merge-queues/{id}/testing-results',
   'v2/tests',
+  'v2/test-cases',
   'v2/test-collections',
   'v2/repositories/{id}',
 ] as const;

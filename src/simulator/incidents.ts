@@ -1,8 +1,9 @@
 // Scripted incidents on top of the random model, for the demo: the random model pauses a queue a
 // few times a day, so a user watching for minutes would never see an alert path. This script
 // replays the same cycle of incidents, each on its own target, every INCIDENT_CYCLE_SECONDS of
-// simulated time. It changes the world only through the models' incident methods and answers 503s
-// through the server's fault hook, so `simulate` without it is the random model unchanged.
+// simulated time (a long one every few cycles). It changes the world only through the models'
+// incident methods and answers 503s through the server's fault hook, so `simulate` without it is
+// the random model unchanged.
 import type { FaultPlan, InterceptedCall } from './faults.js';
 import type { SimulatedPullRequest } from './pullRequest.js';
 import type { ScriptableWorld, WorldScript } from './world.js';
@@ -11,7 +12,15 @@ import type { ScriptableWorld, WorldScript } from './world.js';
 export const INCIDENT_CYCLE_SECONDS = 600;
 
 export type IncidentKind =
-  'paused' | 'draining' | 'stuck_testing' | 'failure_burst' | 'quarantine_jump' | 'api_outage';
+  | 'paused'
+  | 'draining'
+  | 'stuck_testing'
+  | 'failure_burst'
+  | 'quarantine_jump'
+  | 'api_outage'
+  | 'eviction_loop'
+  | 'stalled_queue'
+  | 'test_broken';
 
 /** One incident of the cycle: what happens, to which target, when, and the alert it drives. */
 export interface ScriptedIncident {
@@ -23,8 +32,13 @@ export interface ScriptedIncident {
   /** Seconds after the start of each cycle. */
   readonly startsAfterSeconds: number;
   readonly lastsSeconds: number;
-  /** The alert of prometheus/alerts.yaml whose expression the incident makes true. */
-  readonly alert: string;
+  /** How often it comes back; INCIDENT_CYCLE_SECONDS when absent. */
+  readonly everySeconds?: number;
+  /**
+   * The alert of prometheus/alerts.yaml whose expression the incident makes true; undefined while
+   * no alert there watches what it shows.
+   */
+  readonly alert: string | undefined;
 }
 
 /** How far past its testing timeout the stuck pull request already is when it appears. */
@@ -33,6 +47,10 @@ const STUCK_PAST_TIMEOUT_SECONDS = 35 * 60;
 export const FAILURE_BURST_SIZE = 6;
 /** Tests quarantined at once in a quarantine jump (the alert's threshold is 10). */
 export const QUARANTINE_JUMP_SIZE = 15;
+/** How long each testing of the pull request in an eviction loop lasts before it fails. */
+export const EVICTION_TESTING_SECONDS = 45;
+/** How long its author waits after a failure before submitting it again. */
+export const EVICTION_RESUBMIT_SECONDS = 30;
 
 /** The cycle, one incident per target so each shows on its own series. */
 export const DEMO_INCIDENTS: readonly ScriptedIncident[] = [
@@ -86,6 +104,36 @@ export const DEMO_INCIDENTS: readonly ScriptedIncident[] = [
     lastsSeconds: 60,
     alert: 'TrunkExporterTargetDown',
   },
+  {
+    // One PR fails testing, is submitted again and fails again: four times, then left failed.
+    kind: 'eviction_loop',
+    repo: 'github.com/acme/api',
+    branch: 'main',
+    startsAfterSeconds: 250,
+    lastsSeconds: 340,
+    alert: undefined,
+  },
+  {
+    // The provider stops answering: no status check reports and no merge goes through, so
+    // nothing that tests finishes, nothing new starts and nothing merges, for 25 minutes of
+    // every hour. (The random model itself often merges nothing for 10-20 minutes.)
+    kind: 'stalled_queue',
+    repo: 'github.com/acme/mobile',
+    branch: 'develop',
+    startsAfterSeconds: 390,
+    lastsSeconds: 1500,
+    everySeconds: 6 * INCIDENT_CYCLE_SECONDS,
+    alert: undefined,
+  },
+  {
+    // A test that is not quarantined turns broken (v2 shows it; v1 lists quarantined tests only).
+    kind: 'test_broken',
+    repo: 'github.com/acme/web',
+    branch: '',
+    startsAfterSeconds: 150,
+    lastsSeconds: 420,
+    alert: undefined,
+  },
 ];
 
 /** The demo's incident cycle: a world script plus the fault hook that answers the outage's 503s. */
@@ -104,6 +152,9 @@ export function createIncidentCycle(
   let burst: SimulatedPullRequest[] = [];
   let jumpedTests: readonly string[] = [];
   let outageRepo: string | undefined;
+  let evicted: SimulatedPullRequest | undefined;
+  /** The test that turns broken: the same one every cycle, chosen at the first. */
+  let breaking: string | undefined;
 
   const start = (incident: ScriptedIncident, now: number, world: ScriptableWorld): void => {
     const until = now + incident.lastsSeconds;
@@ -142,6 +193,52 @@ export function createIncidentCycle(
       case 'api_outage':
         outageRepo = incident.repo;
         return;
+      case 'eviction_loop':
+        evicted = queue === undefined ? undefined : makeReady(queue.submit(now));
+        return;
+      case 'stalled_queue':
+        queue?.stall(until);
+        return;
+      case 'test_broken': {
+        const tests = world.tests(incident.repo);
+        breaking ??= tests?.tests.find((test) => test.status === 'HEALTHY')?.testCaseId;
+        if (breaking !== undefined) tests?.setStatus(breaking, 'BROKEN', now);
+        return;
+      }
+    }
+  };
+
+  /** Every step while the incident lasts, after its start. */
+  const during = (incident: ScriptedIncident, now: number, world: ScriptableWorld): void => {
+    if (incident.kind !== 'eviction_loop' || evicted === undefined) return;
+    const queue = world.queue(incident.repo, incident.branch);
+    if (queue === undefined) return;
+    const pr = evicted;
+    // One state change per step: each waits for the step after the last change.
+    const settled = pr.stateChangedAt < now;
+    switch (pr.state) {
+      case 'pending':
+        if (settled) queue.testNow(pr, now, EVICTION_TESTING_SECONDS, false);
+        return;
+      case 'testing':
+        // Started by the queue itself: it fails all the same.
+        pr.testWillPass = false;
+        pr.phaseEndsAt = Math.min(pr.phaseEndsAt, pr.stateChangedAt + EVICTION_TESTING_SECONDS);
+        return;
+      case 'pending_failure':
+        if (settled) queue.fail(pr, now);
+        return;
+      case 'failed':
+        if (now - pr.stateChangedAt >= EVICTION_RESUBMIT_SECONDS) {
+          queue.resubmit(pr, now);
+          makeReady(pr);
+        }
+        return;
+      case 'not_ready':
+      case 'tests_passed':
+      case 'merged':
+      case 'cancelled':
+        return;
     }
   };
 
@@ -152,22 +249,27 @@ export function createIncidentCycle(
       burst = [];
     } else if (incident.kind === 'api_outage' && outageRepo === incident.repo) {
       outageRepo = undefined;
+    } else if (incident.kind === 'eviction_loop') {
+      // Its author gives up: a loop still in the queue is cancelled.
+      if (evicted !== undefined) world.queue(incident.repo, incident.branch)?.cancel(evicted, now);
+      evicted = undefined;
+    } else if (incident.kind === 'test_broken' && breaking !== undefined) {
+      world.tests(incident.repo)?.setStatus(breaking, 'HEALTHY', now);
     }
-    // Queue states end on their own; the stuck pull request fails when its run ends.
+    // Queue states and stalls end on their own; the stuck pull request fails when its run ends.
   };
 
   return {
     incidents,
     afterStep(now, world) {
       if (now < origin) return;
-      const offset = (now - origin) % INCIDENT_CYCLE_SECONDS;
       for (const incident of incidents) {
-        if (offset === incident.startsAfterSeconds) start(incident, now, world);
-        if (
-          offset ===
-          (incident.startsAfterSeconds + incident.lastsSeconds) % INCIDENT_CYCLE_SECONDS
-        )
-          end(incident, now, world);
+        const every = incident.everySeconds ?? INCIDENT_CYCLE_SECONDS;
+        const offset = (now - origin) % every;
+        const since = (offset - incident.startsAfterSeconds + every) % every;
+        if (since === 0) start(incident, now, world);
+        else if (since === incident.lastsSeconds % every) end(incident, now, world);
+        else if (since < incident.lastsSeconds) during(incident, now, world);
       }
     },
     intercept(call: InterceptedCall) {

@@ -3,43 +3,29 @@
 import {
   compareQueueOrder,
   createPullRequest,
-  evolveReadiness,
-  isReadyToTest,
+  currentTrip,
+  isFinalState,
   type FinalPullRequestState,
   type PullRequestState,
   type SimulatedPullRequest,
 } from './pullRequest.js';
-import type { Random } from './random.js';
+import { createPullRequestFlow } from './pullRequestFlow.js';
+import { drawSettings, type MergeQueueSettings } from './queueSettings.js';
 import type { QueueState } from './queueState.js';
+import { unitHash, type Random } from './random.js';
 import { recordQueueState, recordTransition, type SimulatorStatistics } from './statistics.js';
+import {
+  createTestingHistory,
+  outcomeOf,
+  type TestingEnding,
+  type TestingHistory,
+} from './testingHistory.js';
 
+export type { MergeQueueSettings } from './queueSettings.js';
 export type { QueueState } from './queueState.js';
-
-/** Fields of trunk-api-v1.md 2.5 other than state, branch and the pull requests. */
-export interface MergeQueueSettings {
-  mode: 'single' | 'parallel';
-  readonly concurrency: number;
-  readonly testingTimeoutMinutes: number;
-  readonly canOptimisticallyMerge: boolean;
-  readonly pendingFailureDepth: number;
-  readonly batch: boolean;
-  readonly batchingMaxWaitTimeMinutes: number;
-  readonly batchingMinSize: number;
-  readonly createPrsForTestingBranches: boolean;
-  readonly commentsEnabled: boolean;
-  readonly commandsEnabled: boolean;
-  readonly statusCheckEnabled: boolean;
-  readonly bisectionConcurrency: number;
-  readonly requiredStatuses: readonly string[];
-  readonly directMergeMode: 'off' | 'always';
-  readonly optimizationMode: 'off' | 'bisection_skip_redundant_tests';
-  readonly mergeMethod: 'merge_commit' | 'squash' | 'rebase';
-}
 
 /** Finished pull requests kept so getSubmittedPullRequest can still answer for them. */
 const FINISHED_HISTORY = 200;
-
-const STATUS_NAMES = ['ci/build', 'ci/unit-tests', 'ci/integration', 'lint', 'e2e'];
 
 /** Allocates pull request numbers for a repository; shared by the repository's queues. */
 export type PullRequestNumberSource = (random: Random) => number;
@@ -62,9 +48,11 @@ export interface MergeQueueShape {
   readonly heavyChurn?: boolean | undefined;
 }
 
-/** Heavy churn: a new pull request most steps, and a few percent cancelled per step. */
+/** Heavy churn: a new pull request most steps (and a few percent cancelled: pullRequestFlow.ts). */
 const HEAVY_CHURN_ARRIVALS_PER_STEP = 0.6;
-const HEAVY_CHURN_CANCEL_CHANCE = 0.04;
+
+/** Share of failed pull requests their author submits again, 2-20 minutes later, unchanged. */
+const RESUBMIT_CHANCE = 0.15;
 
 export interface MergeQueueModel {
   readonly branch: string;
@@ -76,6 +64,8 @@ export interface MergeQueueModel {
   readonly active: readonly SimulatedPullRequest[];
   /** The most recent pull requests that left the queue (at most FINISHED_HISTORY), oldest first. */
   readonly concluded: readonly SimulatedPullRequest[];
+  /** Every stretch of testing that ended recently (v2's testing results). */
+  readonly testing: Pick<TestingHistory, 'attempts'>;
   /** A pull request submitted to this queue, in it or recently finished. */
   find(prNumber: number): SimulatedPullRequest | undefined;
   /** Moves the queue forward by one step ending at `now`. */
@@ -90,31 +80,17 @@ export interface MergeQueueModel {
   submit(now: number): SimulatedPullRequest;
   /** Scripted incidents: fails an active pull request now, as a failed test run would. */
   fail(pr: SimulatedPullRequest, now: number): void;
-}
-
-/** Draws stable, plausible settings for a new queue. */
-function drawSettings(random: Random): MergeQueueSettings {
-  const batch = random.chance(0.3);
-  const methodRoll = random.next();
-  return {
-    mode: random.chance(0.4) ? 'parallel' : 'single',
-    concurrency: random.int(2, 5),
-    testingTimeoutMinutes: random.pick([30, 45, 60, 90]),
-    canOptimisticallyMerge: random.chance(0.5),
-    pendingFailureDepth: random.int(0, 3),
-    batch,
-    batchingMaxWaitTimeMinutes: batch ? random.pick([5, 10, 15]) : 0,
-    batchingMinSize: batch ? random.int(2, 4) : 1,
-    createPrsForTestingBranches: random.chance(0.7),
-    commentsEnabled: random.chance(0.9),
-    commandsEnabled: random.chance(0.9),
-    statusCheckEnabled: random.chance(0.8),
-    bisectionConcurrency: random.int(1, 4),
-    requiredStatuses: STATUS_NAMES.filter((_name, index) => index === 0 || random.chance(0.5)),
-    directMergeMode: random.chance(0.8) ? 'off' : 'always',
-    optimizationMode: random.chance(0.7) ? 'off' : 'bisection_skip_redundant_tests',
-    mergeMethod: methodRoll < 0.6 ? 'squash' : methodRoll < 0.85 ? 'merge_commit' : 'rebase',
-  };
+  /** Scripted incidents: cancels an active pull request now. */
+  cancel(pr: SimulatedPullRequest, now: number): void;
+  /** Submits a pull request that left the queue again (same entry, to the back of the queue). */
+  resubmit(pr: SimulatedPullRequest, now: number): void;
+  /** Scripted incidents: starts testing a `pending` pull request now, whatever the free slots. */
+  testNow(pr: SimulatedPullRequest, now: number, lastsSeconds: number, passes: boolean): void;
+  /**
+   * Scripted incidents: the provider stops answering until `until`: no status check reports, so
+   * no stretch of testing ends, and no merge goes through.
+   */
+  stall(until: number): void;
 }
 
 /** A merge queue with its own random stream; its state changes only through `step`. */
@@ -135,15 +111,27 @@ export function createMergeQueueModel(
   let stateChangedAt = 0;
   let stateEndsAt = 0;
   let sequence = 0;
+  let stalledUntil = 0;
   const active: SimulatedPullRequest[] = [];
   const finished: SimulatedPullRequest[] = [];
   const byNumber = new Map<number, SimulatedPullRequest>();
+  const history = createTestingHistory(currentTrip);
+  const resubmissions: { readonly pr: SimulatedPullRequest; readonly at: number }[] = [];
+  // Sized and churning queues are benchmarks' shapes: their own arrivals say what comes in.
+  const resubmitsFailures = shape.pullRequests === undefined && shape.heavyChurn !== true;
 
-  // A pull request changes state at most once per step, so every state is visible for a step.
-  const changedIn = (pr: SimulatedPullRequest, now: number): boolean => pr.stateChangedAt === now;
-
-  const transition = (pr: SimulatedPullRequest, to: PullRequestState, now: number): void => {
+  const transition = (
+    pr: SimulatedPullRequest,
+    to: PullRequestState,
+    now: number,
+    ending?: TestingEnding,
+  ): void => {
     const from = pr.state;
+    if (from === 'testing') {
+      const told = ending ?? { outcome: outcomeOf(to), startedBisection: false };
+      history.record(pr, told, pr.stateChangedAt, now);
+      if (told.outcome === 'passed') pr.bisecting = false;
+    }
     recordTransition(statistics, from, to);
     pr.state = to;
     pr.stateChangedAt = now;
@@ -152,13 +140,32 @@ export function createMergeQueueModel(
 
   const finish = (pr: SimulatedPullRequest, to: FinalPullRequestState, now: number): void => {
     transition(pr, to, now);
+    pr.conclusions.push({ state: to, at: now });
+    pr.bisecting = false;
     active.splice(active.indexOf(pr), 1);
     finished.push(pr);
     if (finished.length > FINISHED_HISTORY) {
       const evicted = finished.shift();
       if (evicted !== undefined) byNumber.delete(evicted.number);
     }
+    const trip = `${pr.id}:${pr.conclusions.length}`;
+    if (to === 'failed' && resubmitsFailures && unitHash(`resubmit:${trip}`) < RESUBMIT_CHANCE) {
+      const at = now + 120 + Math.floor(unitHash(`resubmit-delay:${trip}`) * 1080);
+      resubmissions.push({ pr, at });
+      resubmissions.sort((x, y) => x.at - y.at);
+    }
   };
+
+  const flow = createPullRequestFlow({
+    random,
+    settings,
+    active,
+    heavyChurn: shape.heavyChurn === true,
+    state: () => state,
+    stalledUntil: () => stalledUntil,
+    transition,
+    finish,
+  });
 
   const enterQueueState = (
     next: QueueState,
@@ -190,38 +197,20 @@ export function createMergeQueueModel(
     else if (roll < 0.00021) enterQueueState('switching_modes', now, 1, 3);
   };
 
-  const testingCount = (): number => active.filter((pr) => pr.state === 'testing').length;
-
-  const startTesting = (pr: SimulatedPullRequest, now: number): void => {
-    transition(pr, 'testing', now);
-    pr.blamedOnPullRequestAhead = false;
-    if (random.chance(0.02)) {
-      // A hung CI run: the queue gives up at the testing timeout.
-      pr.phaseEndsAt = now + settings.testingTimeoutMinutes * 60;
-      pr.testWillPass = false;
-      pr.failureReason = 'TEST_RUN_TIMED_OUT';
-    } else {
-      pr.phaseEndsAt = now + random.int(3 * 60, 15 * 60);
-      pr.testWillPass = random.chance(0.85);
-      pr.failureReason = 'TEST_RUN_REQUIRED_STATUS_FAILED';
-    }
-  };
-
-  /** Retest after a failure: straight back to testing when a slot is free and starting is allowed. */
-  const retest = (pr: SimulatedPullRequest, now: number): void => {
-    if (state === 'running' && testingCount() < settings.concurrency) startTesting(pr, now);
-    else transition(pr, 'pending', now);
-  };
-
-  const restartTestingBehind = (index: number, now: number): void => {
-    for (const pr of active.slice(index)) {
-      if (pr.state === 'testing' && !changedIn(pr, now)) transition(pr, 'pending', now);
-    }
-  };
-
   const arrive = (now: number): void => {
     const damping = Math.max(0.05, 1 - active.length / 24);
     if (random.chance(arrivalsPerStep * damping)) submit(now);
+  };
+
+  /** Puts `pr` in the queue in `not_ready`, as a submission does, and tells of it. */
+  const enter = (pr: SimulatedPullRequest, now: number): void => {
+    statistics.arrivals += 1;
+    // An urgent pull request interrupts whatever is testing (trunk-api-notes.md "Priority").
+    if (pr.priorityName === 'urgent') flow.restartTestingBehind(0, now);
+    active.push(pr);
+    active.sort(compareQueueOrder);
+    byNumber.set(pr.number, pr);
+    onChange?.(pr, undefined, now);
   };
 
   const submit = (now: number): SimulatedPullRequest => {
@@ -233,93 +222,28 @@ export function createMergeQueueModel(
       now,
       requiresImpactedTargets: settings.mode === 'parallel',
     });
-    statistics.arrivals += 1;
-    // An urgent pull request interrupts whatever is testing (trunk-api-notes.md "Priority").
-    if (pr.priorityName === 'urgent') restartTestingBehind(0, now);
-    active.push(pr);
-    active.sort(compareQueueOrder);
-    byNumber.set(pr.number, pr);
-    onChange?.(pr, undefined, now);
+    enter(pr, now);
     return pr;
   };
 
-  const ahead = (pr: SimulatedPullRequest): SimulatedPullRequest[] =>
-    active.slice(0, active.indexOf(pr));
-
-  const failPullRequest = (pr: SimulatedPullRequest, now: number): void => {
-    const index = active.indexOf(pr);
-    finish(pr, 'failed', now);
-    if (settings.mode !== 'single') return;
-    // In single mode everything behind was tested on top of the failed pull request.
-    restartTestingBehind(index, now);
-    for (const behind of active.slice(index)) {
-      if (behind.state === 'pending_failure') behind.blamedOnPullRequestAhead = true;
-    }
+  const resubmit = (pr: SimulatedPullRequest, now: number): void => {
+    const index = finished.indexOf(pr);
+    // Only a pull request that left the queue and is still remembered can come back.
+    if (!isFinalState(pr.state) || index === -1) return;
+    finished.splice(index, 1);
+    sequence += 1;
+    pr.queueSequence = sequence;
+    pr.lastSubmittedAt = now;
+    pr.state = 'not_ready';
+    pr.stateChangedAt = now;
+    statistics.resubmissions += 1;
+    enter(pr, now);
   };
 
-  const stepPullRequest = (pr: SimulatedPullRequest, now: number, stepSeconds: number): void => {
-    const paused = state === 'paused';
-    const cancelChance = shape.heavyChurn
-      ? HEAVY_CHURN_CANCEL_CHANCE
-      : pr.state === 'not_ready' && !pr.readiness.doesBaseBranchMatch
-        ? 0.01
-        : 0.00015;
-    if (random.chance(cancelChance)) {
-      finish(pr, 'cancelled', now);
-      return;
-    }
-    switch (pr.state) {
-      case 'not_ready':
-        evolveReadiness(random, pr);
-        if (isReadyToTest(pr)) transition(pr, 'pending', now);
-        return;
-      case 'testing':
-        if (paused) pr.phaseEndsAt += stepSeconds;
-        else if (now >= pr.phaseEndsAt) {
-          if (pr.testWillPass) transition(pr, 'tests_passed', now);
-          else {
-            transition(pr, 'pending_failure', now);
-            pr.phaseEndsAt = now + random.int(60, 4 * 60);
-          }
-        } else if (random.chance(0.0003)) transition(pr, 'pending', now);
-        return;
-      case 'pending_failure':
-        if (paused) pr.phaseEndsAt += stepSeconds;
-        else if (now >= pr.phaseEndsAt) {
-          if (pr.blamedOnPullRequestAhead) retest(pr, now);
-          else if (ahead(pr).some((p) => p.state === 'testing' || p.state === 'pending_failure')) {
-            return; // Still waiting to learn whether a pull request ahead caused the failure.
-          } else if (random.chance(0.1)) retest(pr, now);
-          else failPullRequest(pr, now);
-        }
-        return;
-      case 'tests_passed': {
-        if (paused || !random.chance(0.6)) return;
-        const blocked = ahead(pr).some(
-          (p) =>
-            p.state === 'testing' || p.state === 'pending_failure' || p.state === 'tests_passed',
-        );
-        if (!blocked) finish(pr, 'merged', now);
-        return;
-      }
-      case 'pending':
-      case 'merged':
-      case 'failed':
-      case 'cancelled':
-        return;
-    }
-  };
-
-  const assignTestSlots = (now: number): void => {
-    // Paused, draining and switching_modes all start nothing new.
-    if (state !== 'running') return;
-    let testing = testingCount();
-    for (const pr of active) {
-      if (testing >= settings.concurrency) return;
-      if (pr.state === 'pending' && !changedIn(pr, now)) {
-        startTesting(pr, now);
-        testing += 1;
-      }
+  const resubmitDue = (now: number): void => {
+    while (resubmissions.length > 0 && (resubmissions[0]?.at ?? Infinity) <= now) {
+      const due = resubmissions.shift();
+      if (due !== undefined && due.pr.state === 'failed') resubmit(due.pr, now);
     }
   };
 
@@ -334,15 +258,18 @@ export function createMergeQueueModel(
     },
     active,
     concluded: finished,
+    testing: history,
     find: (prNumber) => byNumber.get(prNumber),
     step(now, stepSeconds) {
       stepQueueState(now);
+      resubmitDue(now);
       // A sized queue gets its arrivals from the refill below, so its length stays exact.
       if (shape.pullRequests === undefined) arrive(now);
       for (const pr of [...active]) {
-        if (active.includes(pr) && !changedIn(pr, now)) stepPullRequest(pr, now, stepSeconds);
+        // A pull request changes state at most once per step, so every state shows for a step.
+        if (active.includes(pr) && pr.stateChangedAt !== now) flow.step(pr, now, stepSeconds);
       }
-      assignTestSlots(now);
+      flow.assignTestSlots(now);
       while (shape.pullRequests !== undefined && active.length < shape.pullRequests) submit(now);
     },
     holdState(next, now, until) {
@@ -353,7 +280,18 @@ export function createMergeQueueModel(
     },
     submit,
     fail(pr, now) {
-      if (active.includes(pr)) failPullRequest(pr, now);
+      if (active.includes(pr)) flow.fail(pr, now);
+    },
+    cancel(pr, now) {
+      if (active.includes(pr)) finish(pr, 'cancelled', now);
+    },
+    resubmit,
+    testNow(pr, now, lastsSeconds, passes) {
+      if (active.includes(pr) && pr.state === 'pending')
+        flow.testNow(pr, now, lastsSeconds, passes);
+    },
+    stall(until) {
+      stalledUntil = until;
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { Logger } from '../log/logger.js';
 import { SIMULATOR_DEMO_API_KEY, SIMULATOR_DEMO_TOKEN } from './repositories.js';
 import { startSimulatorServer } from './server.js';
+import type { TestListPath } from './v2Routes.js';
 import { createWebhookSender, sendWorldWebhooks } from './webhookSender.js';
 import { createSimulatorWorld } from './world.js';
 
@@ -14,6 +15,8 @@ export interface SimulateOptions {
   /** --api-key: the v2 API key the simulator accepts (Authorization: Bearer). */
   readonly apiKey: string | undefined;
   readonly latencyMs: number;
+  /** --test-list-path: which path serves v2's test list. */
+  readonly testListPath: TestListPath;
   /** --webhook-url and --webhook-secret: where to send the world's events, signed with what. */
   readonly webhook: { readonly url: string; readonly secret: string } | undefined;
 }
@@ -42,6 +45,7 @@ export async function startSimulatorProgram(
     port: options.port,
     autoAdvance: { tickMs: 1000 },
     latencyMs: options.latencyMs,
+    testListPath: options.testListPath,
     logger,
   });
   const unsubscribe = sender && sendWorldWebhooks(world, sender);

@@ -55,10 +55,20 @@ export interface SimulatedPullRequest {
   readonly noBatch: boolean;
   /** Force-enqueued pull requests skip the readiness rule. */
   readonly forceEnqueued: boolean;
-  /** Submission order, for first-in-first-out among equal priorities. */
+  /** First submission order: with `submittedAt`, the entry's place in v2's list. */
   readonly sequence: number;
-  /** Unix seconds of the submission (v2's queue entry `createdAt`). */
+  /** Latest submission order, for first-in-first-out among equal priorities. */
+  queueSequence: number;
+  /** Unix seconds of the first submission (v2's queue entry `createdAt`: the entry is reused). */
   readonly submittedAt: number;
+  /** Unix seconds of the latest submission: a resubmission starts a new trip through the queue. */
+  lastSubmittedAt: number;
+  /** How each trip through the queue ended, oldest first; one more than trips when in the queue. */
+  readonly conclusions: { readonly state: FinalPullRequestState; readonly at: number }[];
+  /** The run of the current (or last) stretch of testing: its batch, and whether it bisects. */
+  testingRun: { readonly batch: number; readonly isBisection: boolean };
+  /** In a bisection of its batch's failure: its next stretches of testing are bisection steps. */
+  bisecting: boolean;
   state: PullRequestState;
   /** Unix seconds of the last state change. */
   stateChangedAt: number;
@@ -88,6 +98,11 @@ export interface NewPullRequestParams {
   readonly requiresImpactedTargets: boolean;
 }
 
+/** The trip through the queue a pull request is on (0 for its first submission). */
+export function currentTrip(pr: SimulatedPullRequest): number {
+  return isFinalState(pr.state) ? pr.conclusions.length - 1 : pr.conclusions.length;
+}
+
 /** A freshly submitted pull request in `not_ready`, with priorities and flags drawn realistically. */
 export function createPullRequest(
   random: Random,
@@ -113,7 +128,12 @@ export function createPullRequest(
     noBatch: random.chance(0.05),
     forceEnqueued: random.chance(0.02),
     sequence: params.sequence,
+    queueSequence: params.sequence,
     submittedAt: params.now,
+    lastSubmittedAt: params.now,
+    conclusions: [],
+    testingRun: { batch: 0, isBisection: false },
+    bisecting: false,
     state: 'not_ready',
     stateChangedAt: params.now,
     readiness: {
@@ -177,5 +197,5 @@ export function isFinalState(state: PullRequestState): state is FinalPullRequest
 export function compareQueueOrder(a: SimulatedPullRequest, b: SimulatedPullRequest): number {
   if (a.skipTheLine !== b.skipTheLine) return a.skipTheLine ? -1 : 1;
   const byPriority = PRIORITY_VALUES[a.priorityName] - PRIORITY_VALUES[b.priorityName];
-  return byPriority !== 0 ? byPriority : a.sequence - b.sequence;
+  return byPriority !== 0 ? byPriority : a.queueSequence - b.queueSequence;
 }

@@ -4,9 +4,10 @@
 import type { Random } from './random.js';
 import type { SimulatorStatistics } from './statistics.js';
 import {
+  drawCodeowners,
+  drawVariant,
   pickTestIdentity,
   TEAMS_BY_STYLE,
-  VARIANTS_BY_STYLE,
   type TestIdentity,
   type TestStyle,
 } from './vocabulary.js';
@@ -25,6 +26,11 @@ export interface SimulatedQuarantinedTest extends TestIdentity {
   readonly statusLastUpdatedAt: number;
   readonly status: QuarantineStatus;
   readonly setting: QuarantineSetting;
+  /**
+   * False for a test quarantined by hand that no monitor ever flagged: v2 shows no `statusSince`.
+   * v1 has no such notion and shows `statusLastUpdatedAt` all the same.
+   */
+  readonly classified: boolean;
 }
 
 export interface QuarantineListModel {
@@ -40,6 +46,14 @@ export interface QuarantineListModel {
   quarantineBatch(now: number, count: number): readonly string[];
   /** Scripted incidents: releases the tests with these ids (those still quarantined). */
   release(testCaseIds: readonly string[]): void;
+}
+
+/** Who hears of the list's changes. */
+export interface QuarantineListListeners {
+  /** Every change Trunk announces by webhook. */
+  readonly onChange?: ((change: QuarantineChange) => void) | undefined;
+  /** Tests that left the list (released by auto-quarantine, by hand or by a script). */
+  readonly onRelease?: ((tests: readonly SimulatedQuarantinedTest[]) => void) | undefined;
 }
 
 /**
@@ -93,35 +107,31 @@ export function createQuarantineListModel(
   now: number,
   statistics: SimulatorStatistics,
   shape: QuarantineListShape = {},
-  onChange?: (change: QuarantineChange) => void,
+  listeners: QuarantineListListeners = {},
 ): QuarantineListModel {
+  const { onChange, onRelease } = listeners;
   const teams = TEAMS_BY_STYLE[style].map((team) => `@${owner}/${team}`);
-
-  const drawCodeowners = (): readonly string[] => {
-    const roll = random.next();
-    if (roll < 0.12) return [];
-    const first = random.pick(teams);
-    if (roll > 0.85) {
-      const second = random.pick(teams.filter((team) => team !== first));
-      return [first, second];
-    }
-    return [first];
-  };
 
   const drawTest = (
     quarantinedAt: number,
     statusLastUpdatedAt: number,
     status: QuarantineStatus,
-  ) => ({
-    ...pickTestIdentity(random, style),
-    testCaseId: random.uuid(),
-    codeowners: drawCodeowners(),
-    variant: random.chance(0.75) ? '' : random.pick(VARIANTS_BY_STYLE[style]),
-    quarantinedAt,
-    statusLastUpdatedAt,
-    status,
-    setting: random.chance(0.8) ? ('AUTO_QUARANTINE' as const) : ('ALWAYS_QUARANTINE' as const),
-  });
+  ): SimulatedQuarantinedTest => {
+    const test = {
+      ...pickTestIdentity(random, style),
+      testCaseId: random.uuid(),
+      codeowners: drawCodeowners(random, teams),
+      variant: drawVariant(random, style),
+      quarantinedAt,
+      statusLastUpdatedAt,
+      status,
+      setting: random.chance(0.8) ? ('AUTO_QUARANTINE' as const) : ('ALWAYS_QUARANTINE' as const),
+    };
+    return {
+      ...test,
+      classified: test.status !== 'HEALTHY' || test.setting !== 'ALWAYS_QUARANTINE',
+    };
+  };
 
   const initial: SimulatedQuarantinedTest[] = [];
   const count = shape.tests ?? random.int(40, 150);
@@ -168,6 +178,7 @@ export function createQuarantineListModel(
       healthy.length > 0 && random.chance(0.7) ? random.pick(healthy) : random.pick(tests);
     publish(tests.filter((test) => test !== victim));
     statistics.quarantineRemoved += 1;
+    onRelease?.([victim]);
     // A test released while not healthy was released by a person: never quarantine it again.
     if (victim.status !== 'HEALTHY') {
       onChange?.({
@@ -183,7 +194,12 @@ export function createQuarantineListModel(
   const changeStatus = (now: number): void => {
     const target = random.pick(tests);
     const others = (['HEALTHY', 'FLAKY', 'BROKEN'] as const).filter((s) => s !== target.status);
-    const changed = { ...target, status: random.pick(others), statusLastUpdatedAt: now };
+    const changed = {
+      ...target,
+      status: random.pick(others),
+      statusLastUpdatedAt: now,
+      classified: true,
+    };
     publish(tests.map((test) => (test === target ? changed : test)));
     statistics.quarantineStatusChanges += 1;
     onChange?.({ kind: 'status', test: changed, previous: target.status, at: now });
@@ -208,6 +224,7 @@ export function createQuarantineListModel(
       const kept = tests.filter((test) => !released.has(test.testCaseId));
       if (kept.length === tests.length) return;
       statistics.quarantineRemoved += tests.length - kept.length;
+      onRelease?.(tests.filter((test) => released.has(test.testCaseId)));
       publish(kept);
     },
     step(now) {

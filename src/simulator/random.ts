@@ -59,3 +59,31 @@ export function deriveSeed(seed: number, key: string): number {
   }
   return hash >>> 0;
 }
+
+/**
+ * A well-mixed 32-bit hash of `key`: FNV-1a (deriveSeed) barely moves its high bits when only
+ * the last characters change (ids, counters), so MurmurHash3's finalizer spreads them.
+ */
+function mixedHash(seed: number, key: string): number {
+  let hash = deriveSeed(seed, key);
+  hash ^= hash >>> 16;
+  hash = Math.imul(hash, 0x85ebca6b);
+  hash ^= hash >>> 13;
+  hash = Math.imul(hash, 0xc2b2ae35);
+  hash ^= hash >>> 16;
+  return hash >>> 0;
+}
+
+/** A stable number in [0, 1) for `key`: a shape drawn per thing (a PR, a test) without a stream. */
+export function unitHash(key: string): number {
+  return mixedHash(0x9e3779b9, key) / 4294967296;
+}
+
+/** A version-4-shaped uuid that is a pure function of `name` (stable ids for named things). */
+export function stableUuid(name: string): string {
+  const hex = [1, 2, 3, 4]
+    .map((part) => mixedHash(part, name).toString(16).padStart(8, '0'))
+    .join('');
+  const variant = '89ab'.charAt(Number.parseInt(hex.charAt(16), 16) % 4);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}

@@ -14,7 +14,7 @@ import {
   getSubmittedPullRequestRequestSchema,
   listQuarantinedTestsRequestSchema,
 } from './requests.js';
-import { answerV2, v2EndpointOf, v2RateLimiter } from './v2Routes.js';
+import { answerV2, v2EndpointOf, v2RateLimiter, type TestListPath } from './v2Routes.js';
 import { createV2View } from './v2View.js';
 import type { SimulatorWorld, WorldAnswer } from './world.js';
 
@@ -39,6 +39,13 @@ export interface SimulatorServerOptions {
   readonly apiKey?: string | undefined;
   /** The organization's v2 budget, requests per second; unlimited when absent. */
   readonly v2RequestsPerSecond?: number | undefined;
+  /** Which path serves v2's test list (v2Routes.ts); defaults to `both`. */
+  readonly testListPath?: TestListPath | undefined;
+  /**
+   * Answer a refused v2 credential as Trunk's edge does (plain text, no error envelope, as
+   * trunk-api-v2.md says) instead of as the published definition does; defaults to false.
+   */
+  readonly bareUnauthorized?: boolean | undefined;
   /** Defaults to 127.0.0.1. */
   readonly host?: string | undefined;
   /** Defaults to 0: an ephemeral port. */
@@ -151,7 +158,8 @@ export async function startSimulatorServer(
   const v2 = {
     view: createV2View(world),
     apiKey: options.apiKey,
-    flavour: world.flavour,
+    bareUnauthorized: options.bareUnauthorized ?? false,
+    testListPath: options.testListPath ?? 'both',
     faults: options.faults,
     withinRateLimit: v2RateLimiter(options.v2RequestsPerSecond),
   };

@@ -5,8 +5,10 @@ import type { PullRequestState } from './pullRequest.js';
 
 /** Cumulative event counts since the world was created (warm-up included). */
 export interface SimulatorStatistics {
-  /** Pull requests submitted to any queue. */
+  /** Pull requests submitted to any queue, resubmissions included. */
   arrivals: number;
+  /** Pull requests submitted again after they left a queue. */
+  resubmissions: number;
   /** Pull request transitions keyed `from->to`, e.g. `testing->pending` for restarts. */
   readonly transitions: Record<string, number>;
   /** How often each queue state was entered. */
@@ -14,17 +16,21 @@ export interface SimulatorStatistics {
   quarantineAdded: number;
   quarantineRemoved: number;
   quarantineStatusChanges: number;
+  /** Status changes of tests that are not quarantined. */
+  testStatusChanges: number;
 }
 
 /** Empty counters. */
 export function createStatistics(): SimulatorStatistics {
   return {
     arrivals: 0,
+    resubmissions: 0,
     transitions: {},
     queueStatesEntered: {},
     quarantineAdded: 0,
     quarantineRemoved: 0,
     quarantineStatusChanges: 0,
+    testStatusChanges: 0,
   };
 }
 

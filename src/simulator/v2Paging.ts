@@ -22,7 +22,15 @@ export interface PageRequest {
   readonly includeTotal: boolean;
   /** Which endpoint and filters the cursors belong to. */
   readonly scope: string;
+  /**
+   * Values the first page fixed for the whole walk (testing results' default `until`), carried
+   * by the cursor; empty on a first page.
+   */
+  readonly pinned: Readonly<Record<string, string>>;
 }
+
+/** How a list is walked: its rows in key order, or in reverse (`desc`). */
+export type SortDirection = 'asc' | 'desc';
 
 /** One page as the wire carries it. */
 export interface ListPage<T> {
@@ -75,14 +83,18 @@ export function readPageRequest(endpoint: string, query: Query): V2Answer<PageRe
     .map(([name, value]) => `${name}=${value}`);
   const scope = deriveSeed(0, `${endpoint}?${filters.join('&')}`).toString(36);
   const cursor = query.get('cursor');
-  let after: SortKey | undefined;
+  let decoded: Pick<PageRequest, 'after' | 'pinned'> = { after: undefined, pinned: {} };
   if (cursor !== undefined) {
-    after = decodeCursor(cursor, scope);
-    if (after === undefined) {
+    const read = decodeCursor(cursor, scope);
+    if (read === undefined) {
       return invalidCursor('cursor is not a cursor of this endpoint with these filters');
     }
+    decoded = read;
   }
-  return { ok: true, body: { limit, after, includeTotal: includeTotalText === 'true', scope } };
+  return {
+    ok: true,
+    body: { limit, includeTotal: includeTotalText === 'true', scope, ...decoded },
+  };
 }
 
 /** Orders two sort keys (negative: `a` comes first). */
@@ -100,23 +112,27 @@ export function compareSortKeys(a: SortKey, b: SortKey): number {
 }
 
 /**
- * The page of `rows` (in sort-key order) after the request's cursor. `total`, when asked, is the
- * number of rows of the whole list; `rows` may be lazy, and is read only as far as the page needs
- * unless the total is asked.
+ * The page of `rows` (in sort-key order, or its reverse for `desc`) after the request's cursor.
+ * `total`, when asked, is the number of rows of the whole list; `rows` may be lazy, and is read
+ * only as far as the page needs unless the total is asked. `pin` goes into the next cursor.
  */
 export function takePage<T, R>(
   rows: Iterable<T>,
   keyOf: (row: T) => SortKey,
   request: PageRequest,
   render: (row: T) => R,
+  options: { readonly direction?: SortDirection; readonly pin?: Record<string, string> } = {},
 ): ListPage<R> {
+  const sign = options.direction === 'desc' ? -1 : 1;
   const page: T[] = [];
   let hasMore = false;
   let total = 0;
   for (const row of rows) {
     total += 1;
     if (hasMore) continue;
-    if (request.after !== undefined && compareSortKeys(keyOf(row), request.after) <= 0) continue;
+    if (request.after !== undefined && sign * compareSortKeys(keyOf(row), request.after) <= 0) {
+      continue;
+    }
     if (page.length === request.limit) {
       hasMore = true;
       if (!request.includeTotal) break;
@@ -125,19 +141,30 @@ export function takePage<T, R>(
     page.push(row);
   }
   const last = page.at(-1);
+  const pinned = options.pin ?? request.pinned;
   return {
     data: page.map(render),
-    nextCursor: hasMore && last !== undefined ? encodeCursor(request.scope, keyOf(last)) : null,
+    nextCursor:
+      hasMore && last !== undefined ? encodeCursor(request.scope, keyOf(last), pinned) : null,
     hasMore,
     ...(request.includeTotal ? { total } : {}),
   };
 }
 
-function encodeCursor(scope: string, key: SortKey): string {
-  return CURSOR_PREFIX + Buffer.from(JSON.stringify({ s: scope, k: key })).toString('base64url');
+function encodeCursor(
+  scope: string,
+  key: SortKey,
+  pinned: Readonly<Record<string, string>>,
+): string {
+  const payload =
+    Object.keys(pinned).length > 0 ? { s: scope, k: key, p: pinned } : { s: scope, k: key };
+  return CURSOR_PREFIX + Buffer.from(JSON.stringify(payload)).toString('base64url');
 }
 
-function decodeCursor(cursor: string, scope: string): SortKey | undefined {
+function decodeCursor(
+  cursor: string,
+  scope: string,
+): Pick<PageRequest, 'after' | 'pinned'> | undefined {
   if (!cursor.startsWith(CURSOR_PREFIX)) return undefined;
   let payload: unknown;
   try {
@@ -146,9 +173,14 @@ function decodeCursor(cursor: string, scope: string): SortKey | undefined {
     return undefined;
   }
   if (typeof payload !== 'object' || payload === null) return undefined;
-  const { s, k } = payload as Partial<Record<'s' | 'k', unknown>>;
-  if (s !== scope || !Array.isArray(k)) return undefined;
+  const { s, k, p = {} } = payload as Partial<Record<'s' | 'k' | 'p', unknown>>;
+  if (s !== scope || !Array.isArray(k) || typeof p !== 'object' || p === null) return undefined;
   const key: unknown[] = k;
   if (!key.every((part) => typeof part === 'number' || typeof part === 'string')) return undefined;
-  return key;
+  const pinned: Record<string, string> = {};
+  for (const [name, value] of Object.entries(p)) {
+    if (typeof value !== 'string') return undefined;
+    pinned[name] = value;
+  }
+  return { after: key, pinned };
 }

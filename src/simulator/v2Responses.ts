@@ -2,12 +2,13 @@
 // and enum values, ids instead of repository and branch names.
 import type { MergeQueueModel } from './mergeQueueModel.js';
 import {
+  DEFAULT_PRIORITY_NAME,
   isFinalState,
   PRIORITY_VALUES,
   type PriorityName,
   type SimulatedPullRequest,
 } from './pullRequest.js';
-import type { SimulatedQuarantinedTest } from './quarantineModel.js';
+import { unitHash } from './random.js';
 import type { SimulatedRepository } from './repositories.js';
 import { isoTimestamp } from './responses.js';
 import { mergeabilityReasons, type MergeabilityReason } from './v2Mergeability.js';
@@ -30,6 +31,9 @@ export interface V2QueueFacts {
   readonly areLabelCommandsEnabled: boolean;
   readonly areStateLabelsEnabled: boolean;
   readonly allowedBotSubmitters: readonly string[];
+  readonly testBranchConstructionMode: 'renameTempBranch' | 'pushNewBranchFromTemp';
+  /** '' when the queue takes no label. */
+  readonly enqueueingLabel: string;
 }
 
 export interface MergeQueueV2Body {
@@ -65,8 +69,9 @@ export interface QueueEntryV2Body {
   };
   readonly createdAt: string;
   readonly updatedAt: string;
-  readonly priorityValue: number;
-  readonly priorityName: PriorityName;
+  readonly priorityValue?: number;
+  readonly priorityName?: PriorityName;
+  readonly usedDefaultPriorityName?: PriorityName;
 }
 
 export interface PullRequestV2Body {
@@ -80,44 +85,44 @@ export interface PullRequestV2Body {
   readonly author: string;
   readonly isCurrentlySubmittedToQueue: boolean;
   readonly createdAt: string;
-  readonly url: string;
+  /** Omitted until the provider sync has populated it. */
+  readonly url?: string;
   readonly htmlUrl: string;
   readonly state: 'open' | 'closed' | 'merged';
   readonly queueEntry: QueueEntryV2Body;
-}
-
-export interface TestV2Body {
-  readonly id: string;
-  readonly testCollectionId: string;
-  readonly repoId: string;
-  readonly name: string;
-  readonly parentName: string | null;
-  readonly className: string | null;
-  readonly file: string | null;
-  readonly variant: string;
-  readonly codeowners: string[];
-  readonly status: 'healthy' | 'flaky' | 'broken';
-  readonly statusSince: string;
-  readonly quarantineState: 'quarantined';
-  readonly quarantinedSince: string;
-  readonly labels: string[];
-  readonly url: string;
 }
 
 export interface RepositoryV2Body {
   readonly id: string;
   readonly provider: 'github' | 'gitlab' | 'bitbucket' | 'unknown';
   readonly path: string;
-  readonly host: string;
+  /** Null on the provider's default host (github.com, gitlab.com, bitbucket.org). */
+  readonly host: string | null;
   readonly url: string;
-  readonly defaultBranch: string;
+  /** Null until Trunk has synced the repository. */
+  readonly defaultBranch: string | null;
+  /** Null until Trunk has synced the repository. */
+  readonly isPrivate: boolean | null;
+  readonly createdAt: string;
+  readonly updatedAt: string;
 }
 
-export interface TestCollectionV2Body {
+/** Facts of a repository that v1 does not show, drawn once per repository (v2View.ts). */
+export interface V2RepositoryFacts {
   readonly id: string;
-  readonly name: string;
-  readonly repoId: string;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  /** Not yet synced: `defaultBranch` and `isPrivate` are null. */
+  readonly synced: boolean;
+  readonly isPrivate: boolean;
 }
+
+/** Rare shapes of the queue entries, by share of entries (each a pure function of the PR id). */
+const ENTRY_WITHOUT_PRIORITY_VALUE = 0.03;
+const ENTRY_WITHOUT_PRIORITY_NAME = 0.03;
+const NOT_MERGEABLE_WITHOUT_DETAILS = 0.15;
+const PULL_REQUEST_WITHOUT_URL = 0.02;
+const CANCELLED_BY_CLOSING = 0.3;
 
 /** `https://github.com/acme/web`: v2's repositoryUrl, also the repository's `url`. */
 export function repositoryUrl(repository: SimulatedRepository): string {
@@ -166,7 +171,8 @@ export function renderMergeQueueV2(
       directMergeMode: s.directMergeMode,
       optimizationMode: camelCase(s.optimizationMode),
       mergeMethod: camelCase(s.mergeMethod),
-      enqueueingLabel: null,
+      testBranchConstructionMode: facts.testBranchConstructionMode,
+      enqueueingLabel: facts.enqueueingLabel,
     },
   };
 }
@@ -180,6 +186,33 @@ const MERGEABILITY: Readonly<
   unspecified: 'unspecified',
 };
 
+/**
+ * The entry's priority: both fields as a rule, now and then only one of them (the definition: a
+ * value the queue never named, or a name it never resolved), never neither.
+ */
+function priorityOf(pr: SimulatedPullRequest) {
+  const roll = unitHash(`priority:${pr.id}`);
+  return {
+    ...(roll < ENTRY_WITHOUT_PRIORITY_VALUE
+      ? {}
+      : { priorityValue: PRIORITY_VALUES[pr.priorityName] }),
+    ...(roll >= ENTRY_WITHOUT_PRIORITY_VALUE &&
+    roll < ENTRY_WITHOUT_PRIORITY_VALUE + ENTRY_WITHOUT_PRIORITY_NAME
+      ? {}
+      : { priorityName: pr.priorityName }),
+    ...(pr.usedDefaultPriority ? { usedDefaultPriorityName: DEFAULT_PRIORITY_NAME } : {}),
+  };
+}
+
+/** The provider's state of the pull request: a cancelled one was sometimes closed by its author. */
+function providerState(pr: SimulatedPullRequest): PullRequestV2Body['state'] {
+  if (pr.state === 'merged') return 'merged';
+  if (pr.state === 'cancelled' && unitHash(`closed:${pr.id}`) < CANCELLED_BY_CLOSING) {
+    return 'closed';
+  }
+  return 'open';
+}
+
 /** One row of `GET /v2/merge-queues/{id}/pull-requests`. */
 export function renderPullRequestV2(
   repository: SimulatedRepository,
@@ -189,6 +222,9 @@ export function renderPullRequestV2(
   const r = pr.readiness;
   const mergeability = MERGEABILITY[r.mergeability];
   const path = `${repository.owner}/${repository.name}`;
+  const withDetails =
+    mergeability === 'notMergeable' &&
+    unitHash(`mergeability-details:${pr.id}`) >= NOT_MERGEABLE_WITHOUT_DETAILS;
   return {
     id: pr.id,
     repositoryId: ids.repositoryId,
@@ -201,9 +237,11 @@ export function renderPullRequestV2(
     isCurrentlySubmittedToQueue: !isFinalState(pr.state),
     // Opened on the host a while before it was submitted to the queue.
     createdAt: isoTimestamp(pr.submittedAt - (pr.number % 48) * 1800 - 600),
-    url: `https://api.${repository.host}/repos/${path}/pulls/${pr.number}`,
+    ...(unitHash(`url:${pr.id}`) < PULL_REQUEST_WITHOUT_URL
+      ? {}
+      : { url: `https://api.${repository.host}/repos/${path}/pulls/${pr.number}` }),
     htmlUrl: `https://${repository.host}/${path}/pull/${pr.number}`,
-    state: pr.state === 'merged' ? 'merged' : 'open',
+    state: providerState(pr),
     queueEntry: {
       id: ids.entryId,
       mergeQueueId: ids.mergeQueueId,
@@ -216,59 +254,52 @@ export function renderPullRequestV2(
         requiresImpactedTargets: r.requiresImpactedTargets,
         doesBaseBranchMatch: r.doesBaseBranchMatch,
         mergeability,
-        ...(mergeability === 'notMergeable'
+        ...(withDetails
           ? { mergeabilityDetails: { provider: 'github', reasons: mergeabilityReasons(pr.id) } }
           : {}),
       },
+      // The first submission: a resubmitted pull request keeps its entry.
       createdAt: isoTimestamp(pr.submittedAt),
       updatedAt: isoTimestamp(pr.stateChangedAt),
-      priorityValue: PRIORITY_VALUES[pr.priorityName],
-      priorityName: pr.priorityName,
+      ...priorityOf(pr),
     },
   };
 }
 
-/** One row of `GET /v2/tests` for a quarantined test. */
-export function renderTestV2(
-  test: SimulatedQuarantinedTest,
-  ids: { readonly testCollectionId: string; readonly repoId: string },
-): TestV2Body {
-  return {
-    id: test.testCaseId,
-    testCollectionId: ids.testCollectionId,
-    repoId: ids.repoId,
-    name: test.name,
-    parentName: test.parent,
-    className: test.classname,
-    file: test.file,
-    variant: test.variant,
-    codeowners: [...test.codeowners],
-    status: test.status === 'HEALTHY' ? 'healthy' : test.status === 'FLAKY' ? 'flaky' : 'broken',
-    statusSince: isoTimestamp(test.statusLastUpdatedAt),
-    quarantineState: 'quarantined',
-    quarantinedSince: isoTimestamp(test.quarantinedAt),
-    labels: [],
-    url: `https://app.trunk.io/tests/${test.testCaseId}`,
-  };
-}
-
 /** `GET /v2/repositories/{id}`. */
-export function renderRepositoryV2(repository: SimulatedRepository, id: string): RepositoryV2Body {
-  const provider = PROVIDERS[repository.host] ?? 'unknown';
+export function renderRepositoryV2(
+  repository: SimulatedRepository,
+  facts: V2RepositoryFacts,
+): RepositoryV2Body {
+  const onDefaultHost = DEFAULT_HOSTS[repository.host];
   return {
-    id,
-    provider,
+    id: facts.id,
+    provider: onDefaultHost ?? providerOfSelfHosted(repository.host),
     path: `${repository.owner}/${repository.name}`,
-    host: repository.host,
+    host: onDefaultHost === undefined ? repository.host : null,
     url: repositoryUrl(repository),
-    defaultBranch: repository.branches.includes('main')
-      ? 'main'
-      : (repository.branches[0] ?? 'main'),
+    defaultBranch: facts.synced
+      ? repository.branches.includes('main')
+        ? 'main'
+        : (repository.branches[0] ?? 'main')
+      : null,
+    isPrivate: facts.synced ? facts.isPrivate : null,
+    createdAt: isoTimestamp(facts.createdAt),
+    updatedAt: isoTimestamp(facts.updatedAt),
   };
 }
 
-const PROVIDERS: Readonly<Record<string, RepositoryV2Body['provider']>> = {
+/** The providers' own hosts, where a repository's `host` is null. */
+const DEFAULT_HOSTS: Readonly<Record<string, RepositoryV2Body['provider']>> = {
   'github.com': 'github',
   'gitlab.com': 'gitlab',
   'bitbucket.org': 'bitbucket',
 };
+
+/** A self-hosted provider, recognized by its host's name as Trunk would by its API. */
+function providerOfSelfHosted(host: string): RepositoryV2Body['provider'] {
+  if (host.includes('gitlab')) return 'gitlab';
+  if (host.includes('github')) return 'github';
+  if (host.includes('bitbucket')) return 'bitbucket';
+  return 'unknown';
+}

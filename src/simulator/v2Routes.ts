@@ -3,7 +3,6 @@
 // key has no permissions, so anything but GET is 403 INSUFFICIENT_PERMISSIONS.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FaultPlan } from './faults.js';
-import type { SimulatorFlavour } from './responses.js';
 import {
   notFound,
   sendBareUnauthorized,
@@ -17,6 +16,13 @@ import { V2_FILTERS, type V2View } from './v2View.js';
 
 /** The prefix every v2 API key has (trunk-api-v2.md "Status and credentials"). */
 export const V2_API_KEY_PREFIX = 'trunk_v2_';
+
+/**
+ * Which path serves the test list: `tests` (the live service since 2026-10-06), `test-cases` (the
+ * published definition's, still answered for organizations on the old path) or both.
+ */
+export const TEST_LIST_PATHS = ['tests', 'test-cases', 'both'] as const;
+export type TestListPath = (typeof TEST_LIST_PATHS)[number];
 
 interface Route {
   /** The endpoint as counted and as faults name it, e.g. `/v2/merge-queues/{id}/pull-requests`. */
@@ -49,8 +55,20 @@ const ROUTES: readonly Route[] = [
     answer: (view, id, query, page) => view.listPullRequests(id, query, page),
   },
   {
+    endpoint: '/v2/merge-queues/{id}/testing-results',
+    pattern: new RegExp(`^/v2/merge-queues/${ID}/testing-results/?$`),
+    filters: V2_FILTERS.testingResults,
+    answer: (view, id, query, page) => view.listTestingResults(id, query, page),
+  },
+  {
     endpoint: '/v2/tests',
     pattern: /^\/v2\/tests\/?$/,
+    filters: V2_FILTERS.tests,
+    answer: (view, _id, query, page) => view.listTests(query, page),
+  },
+  {
+    endpoint: '/v2/test-cases',
+    pattern: /^\/v2\/test-cases\/?$/,
     filters: V2_FILTERS.tests,
     answer: (view, _id, query, page) => view.listTests(query, page),
   },
@@ -58,7 +76,7 @@ const ROUTES: readonly Route[] = [
     endpoint: '/v2/test-collections',
     pattern: /^\/v2\/test-collections\/?$/,
     filters: V2_FILTERS.testCollections,
-    answer: (view, _id, _query, page) => view.listTestCollections(page),
+    answer: (view, _id, query, page) => view.listTestCollections(query, page),
   },
   {
     endpoint: '/v2/repositories/{id}',
@@ -73,12 +91,21 @@ export function v2EndpointOf(path: string): string {
   return ROUTES.find((route) => route.pattern.test(path))?.endpoint ?? path;
 }
 
+/** Whether `route` is served when the test list is served at `testListPath`. */
+function served(route: Route, testListPath: TestListPath): boolean {
+  if (route.endpoint === '/v2/tests') return testListPath !== 'test-cases';
+  if (route.endpoint === '/v2/test-cases') return testListPath !== 'tests';
+  return true;
+}
+
 /** What answering a v2 request needs besides the request. */
 export interface V2Context {
   readonly view: V2View;
   /** The accepted API key; without one every v2 request is refused as unauthenticated. */
   readonly apiKey: string | undefined;
-  readonly flavour: SimulatorFlavour;
+  /** Answer a refused credential as Trunk's edge does: a plain-text 401 without the envelope. */
+  readonly bareUnauthorized: boolean;
+  readonly testListPath: TestListPath;
   /** Consulted after the key, budget and method checks pass. */
   readonly faults: Pick<FaultPlan, 'intercept'> | undefined;
   /** The organization's budget: false when this request is over it. */
@@ -94,7 +121,7 @@ export function answerV2(
 ): number {
   const refused = checkKey(request.headers.authorization, context.apiKey);
   if (refused !== undefined) {
-    if (context.flavour === 'live') sendBareUnauthorized(response);
+    if (context.bareUnauthorized) sendBareUnauthorized(response);
     else sendV2Error(response, refused);
     return 401;
   }
@@ -112,8 +139,9 @@ export function answerV2(
   }
   const path = url.pathname;
   const route = ROUTES.find((candidate) => candidate.pattern.test(path));
-  if (route === undefined)
+  if (route === undefined || !served(route, context.testListPath)) {
     return sendError(response, notFound('NOT_FOUND', `no such endpoint: ${path}`));
+  }
   const id = route.pattern.exec(path)?.[1] ?? '';
   const compute = (): V2Answer<unknown> => {
     const query = readQuery(url.searchParams, route.filters ?? []);
@@ -147,7 +175,13 @@ export function answerV2(
 }
 
 /** Single-resource reads take no paging; their answer never looks at it. */
-const NO_PAGE: PageRequest = { limit: 1, after: undefined, includeTotal: false, scope: '' };
+const NO_PAGE: PageRequest = {
+  limit: 1,
+  after: undefined,
+  includeTotal: false,
+  scope: '',
+  pinned: {},
+};
 
 function sendError(response: ServerResponse, error: V2Error): number {
   sendV2Error(response, error);

@@ -1,41 +1,54 @@
-// The v2 view of the simulated world: the same queues, pull requests and quarantined tests v1
-// shows, found by stable ids and filtered and paged the v2 way. Ids are hashes of names, so they
-// never change and are the same for every seed; facts v1 does not show come from their own random
-// stream, so adding the v2 view changes nothing v1 answers.
+// The v2 view of the simulated world: the same queues, pull requests and tests v1 shows, found by
+// stable ids and filtered and paged the v2 way. Ids are hashes of names, so they never change and
+// are the same for every seed; facts v1 does not show come from their own random stream or are a
+// pure function of an id, so adding the v2 view changes nothing v1 answers.
 import type { MergeQueueModel } from './mergeQueueModel.js';
-import { PULL_REQUEST_STATES, isFinalState, type SimulatedPullRequest } from './pullRequest.js';
-import type { SimulatedQuarantinedTest } from './quarantineModel.js';
-import { createRandom, deriveSeed } from './random.js';
+import { PULL_REQUEST_STATES, type SimulatedPullRequest } from './pullRequest.js';
+import { createRandom, deriveSeed, stableUuid, unitHash } from './random.js';
 import { repositoryKey, type SimulatedRepository } from './repositories.js';
+import { isoTimestamp } from './responses.js';
 import { notFound, validationFailed, type V2Answer } from './v2Errors.js';
 import { takePage, type ListPage, type PageRequest, type Query, type SortKey } from './v2Paging.js';
+import { isUuid, readInstant, readList, readText, readUuid } from './v2Query.js';
 import {
   camelCase,
   renderMergeQueueV2,
   renderPullRequestV2,
   renderRepositoryV2,
-  renderTestV2,
   type MergeQueueV2Body,
   type PullRequestV2Body,
   type RepositoryV2Body,
-  type TestCollectionV2Body,
-  type TestV2Body,
   type V2QueueFacts,
+  type V2RepositoryFacts,
 } from './v2Responses.js';
+import {
+  listTestingResults,
+  TESTING_RESULT_FILTERS,
+  type TestingResultV2Body,
+} from './v2TestingResults.js';
+import type { TestCollectionV2Body, TestV2Body } from './v2TestResponses.js';
+import {
+  collectionTests,
+  listTests,
+  TEST_LIST_FILTERS,
+  type CollectionEntry,
+} from './v2TestsView.js';
 import type { SimulatorWorld } from './world.js';
 
-/** Query filters each list takes (besides paging). */
+/** Query filters each list takes (besides paging), as the published definition names them. */
 export const V2_FILTERS = {
   mergeQueues: ['repositoryId', 'targetBranch'],
   pullRequests: ['state', 'author', 'concludedAfter', 'concludedBefore'],
-  tests: ['quarantineState', 'status', 'owner', 'testCollectionId'],
-  testCollections: [],
+  testingResults: TESTING_RESULT_FILTERS,
+  tests: TEST_LIST_FILTERS,
+  testCollections: ['q'],
 } as const;
 
 /** Queue-entry states in v2's spelling. */
 export const V2_ENTRY_STATES: readonly string[] = PULL_REQUEST_STATES.map(camelCase);
 
-const TEST_STATUSES = ['healthy', 'flaky', 'broken'];
+/** Share of repositories Trunk has not synced yet (no default branch, no visibility). */
+const UNSYNCED_REPOSITORY_SHARE = 0.1;
 
 export interface V2View {
   listMergeQueues(query: Query, page: PageRequest): V2Answer<ListPage<MergeQueueV2Body>>;
@@ -45,8 +58,13 @@ export interface V2View {
     query: Query,
     page: PageRequest,
   ): V2Answer<ListPage<PullRequestV2Body>>;
+  listTestingResults(
+    mergeQueueId: string,
+    query: Query,
+    page: PageRequest,
+  ): V2Answer<ListPage<TestingResultV2Body>>;
   listTests(query: Query, page: PageRequest): V2Answer<ListPage<TestV2Body>>;
-  listTestCollections(page: PageRequest): V2Answer<ListPage<TestCollectionV2Body>>;
+  listTestCollections(query: Query, page: PageRequest): V2Answer<ListPage<TestCollectionV2Body>>;
   getRepository(id: string): V2Answer<RepositoryV2Body>;
   /** `host/owner/name` of a queue or repository id ('' when unknown), for matching faults. */
   repositoryKeyOf(id: string): string;
@@ -58,12 +76,8 @@ interface QueueEntry {
   readonly facts: V2QueueFacts;
 }
 
-interface RepositoryEntry {
-  readonly repository: SimulatedRepository;
-  readonly id: string;
-  readonly testCollectionId: string;
-  readonly index: number;
-  readonly tests: () => readonly SimulatedQuarantinedTest[];
+interface RepositoryEntry extends CollectionEntry {
+  readonly facts: V2RepositoryFacts;
 }
 
 /** A short id: `prefix` and a base-36 hash of `name`. */
@@ -71,42 +85,36 @@ function hashId(prefix: string, name: string): string {
   return `${prefix}_${deriveSeed(0, name).toString(36)}`;
 }
 
-/** Unix seconds of an ISO 8601 date-time with a zone, or undefined. */
-function parseInstant(text: string): number | undefined {
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i.test(text)) {
-    return undefined;
-  }
-  const ms = Date.parse(text);
-  return Number.isNaN(ms) ? undefined : ms / 1000;
-}
-
-/** A comma list whose every item is one of `known`, or the item that is not. */
-function readList(text: string | undefined, known: readonly string[]) {
-  if (text === undefined) return { ok: true as const, items: undefined };
-  const items = text.split(',').map((item) => item.trim());
-  const unknown = items.find((item) => !known.includes(item));
-  return unknown === undefined
-    ? { ok: true as const, items: new Set(items) }
-    : { ok: false as const, unknown };
+/** The id of a repository: a uuid, as Trunk's, stable per `host/owner/name`. */
+export function v2RepositoryId(repository: SimulatedRepository): string {
+  return stableUuid(`repository:${repositoryKey(repository)}`);
 }
 
 /** The v2 view of `world`, for the server's v2 routes. */
 export function createV2View(world: SimulatorWorld): V2View {
   const createdBefore = world.now();
   const repositories = new Map<string, RepositoryEntry>();
-  world.quarantineLists.forEach(({ repository, model }, index) => {
+  world.testCollections.forEach(({ repository, quarantine, unquarantined }, index) => {
     const key = repositoryKey(repository);
-    const id = hashId('repo', `repository:${key}`);
+    const id = v2RepositoryId(repository);
+    const createdAt = createdBefore - Math.floor(100 + unitHash(`created:${key}`) * 900) * 86_400;
     repositories.set(id, {
       repository,
-      id,
-      testCollectionId: hashId('tc', `test-collection:${key}`),
+      id: hashId('tc', `test-collection:${key}`),
+      repositoryId: id,
       index,
-      tests: () => model.tests,
+      quarantine,
+      unquarantined,
+      facts: {
+        id,
+        createdAt,
+        updatedAt: createdAt + Math.floor(unitHash(`updated:${key}`) * (createdBefore - createdAt)),
+        synced: unitHash(`synced:${key}`) >= UNSYNCED_REPOSITORY_SHARE,
+        isPrivate: unitHash(`private:${key}`) < 0.8,
+      },
     });
   });
-  const repositoryIdOf = (repository: SimulatedRepository) =>
-    hashId('repo', `repository:${repositoryKey(repository)}`);
+  const collections = [...repositories.values()];
 
   const queues = new Map<string, QueueEntry>();
   for (const { repository, model } of world.mergeQueues) {
@@ -118,20 +126,31 @@ export function createV2View(world: SimulatorWorld): V2View {
     }
     const random = createRandom(deriveSeed(world.seed, `v2:merge-queue:${name}`));
     const managedRoll = random.next();
+    const createdAt = createdBefore - random.int(30, 400) * 86_400;
+    const managedState =
+      managedRoll < 0.9 ? 'manual' : managedRoll < 0.97 ? 'terraform' : 'terraformWithDrift';
+    const notReadyTimeoutMinutes = random.pick([60, 240, 1440]);
+    const isExtensionEnabled = random.chance(0.5);
+    const areLabelCommandsEnabled = random.chance(0.3);
+    const areStateLabelsEnabled = random.chance(0.4);
+    const allowedBotSubmitters = random.chance(0.5) ? ['renovate[bot]', 'dependabot[bot]'] : [];
     queues.set(id, {
       repository,
       model,
       facts: {
         id,
-        repositoryId: repositoryIdOf(repository),
-        createdAt: createdBefore - random.int(30, 400) * 86_400,
-        managedState:
-          managedRoll < 0.9 ? 'manual' : managedRoll < 0.97 ? 'terraform' : 'terraformWithDrift',
-        notReadyTimeoutMinutes: random.pick([60, 240, 1440]),
-        isExtensionEnabled: random.chance(0.5),
-        areLabelCommandsEnabled: random.chance(0.3),
-        areStateLabelsEnabled: random.chance(0.4),
-        allowedBotSubmitters: random.chance(0.5) ? ['renovate[bot]', 'dependabot[bot]'] : [],
+        repositoryId: v2RepositoryId(repository),
+        createdAt,
+        managedState,
+        notReadyTimeoutMinutes,
+        isExtensionEnabled,
+        areLabelCommandsEnabled,
+        areStateLabelsEnabled,
+        allowedBotSubmitters,
+        testBranchConstructionMode: random.chance(0.85)
+          ? 'renameTempBranch'
+          : 'pushNewBranchFromTemp',
+        enqueueingLabel: areLabelCommandsEnabled ? random.pick(['merge', 'ready-to-merge']) : '',
       },
     });
   }
@@ -140,22 +159,26 @@ export function createV2View(world: SimulatorWorld): V2View {
   const renderQueue = (entry: QueueEntry) =>
     renderMergeQueueV2(entry.repository, entry.model, entry.facts);
 
-  const entryId = (pr: SimulatedPullRequest) =>
-    `qe_${deriveSeed(1, pr.id).toString(36)}${deriveSeed(2, pr.id).toString(36)}`;
+  const entryId = (pr: SimulatedPullRequest) => stableUuid(`queue-entry:${pr.id}`);
 
   const pullRequestKey = (pr: SimulatedPullRequest): SortKey => [-pr.submittedAt, -pr.sequence];
 
+  const queueNotFound = (id: string) =>
+    notFound('MERGE_QUEUE_NOT_FOUND', `merge queue ${id} not found`);
+
   return {
     listMergeQueues(query, page) {
-      const repositoryId = query.get('repositoryId');
-      const targetBranch = query.get('targetBranch');
-      if (targetBranch !== undefined && repositoryId === undefined) {
+      const repositoryId = readUuid(query, 'repositoryId');
+      if (!repositoryId.ok) return repositoryId;
+      const targetBranch = readText(query, 'targetBranch');
+      if (!targetBranch.ok) return targetBranch;
+      if (targetBranch.body !== undefined && repositoryId.body === undefined) {
         return validationFailed('targetBranch may only be given together with repositoryId');
       }
       const rows = [...queues.values()].filter(
         (entry) =>
-          (repositoryId === undefined || entry.facts.repositoryId === repositoryId) &&
-          (targetBranch === undefined || entry.model.branch === targetBranch),
+          (repositoryId.body === undefined || entry.facts.repositoryId === repositoryId.body) &&
+          (targetBranch.body === undefined || entry.model.branch === targetBranch.body),
       );
       const keyOf = (entry: QueueEntry): SortKey => [queueKeys.get(entry.facts.id) ?? 0];
       return { ok: true, body: takePage(rows, keyOf, page, renderQueue) };
@@ -163,46 +186,32 @@ export function createV2View(world: SimulatorWorld): V2View {
 
     getMergeQueue(id) {
       const entry = queues.get(id);
-      if (entry === undefined) {
-        return notFound('MERGE_QUEUE_NOT_FOUND', `merge queue ${id} not found`);
-      }
+      if (entry === undefined) return queueNotFound(id);
       return { ok: true, body: renderQueue(entry) };
     },
 
     listPullRequests(mergeQueueId, query, page) {
       const entry = queues.get(mergeQueueId);
-      if (entry === undefined) {
-        return notFound('MERGE_QUEUE_NOT_FOUND', `merge queue ${mergeQueueId} not found`);
-      }
-      const states = readList(query.get('state'), V2_ENTRY_STATES);
-      if (!states.ok) {
-        return validationFailed(
-          `state: unknown queue-entry state ${JSON.stringify(states.unknown)}; expected a comma list of ${V2_ENTRY_STATES.join(', ')}`,
-        );
-      }
-      const window: number[] = [];
-      for (const name of ['concludedAfter', 'concludedBefore'] as const) {
-        const text = query.get(name);
-        const at = text === undefined ? undefined : parseInstant(text);
-        if (text !== undefined && at === undefined) {
-          return validationFailed(
-            `${name} must be an ISO 8601 date-time, got ${JSON.stringify(text)}`,
-          );
-        }
-        window.push(at ?? (name === 'concludedAfter' ? -Infinity : Infinity));
-      }
-      const [after = -Infinity, before = Infinity] = window;
-      const concludedOnly = query.has('concludedAfter') || query.has('concludedBefore');
-      const author = query.get('author');
+      if (entry === undefined) return queueNotFound(mergeQueueId);
+      const states = readList(query, 'state', V2_ENTRY_STATES, 'queue-entry state');
+      if (!states.ok) return states;
+      const author = readText(query, 'author');
+      if (!author.ok) return author;
+      const after = readInstant(query, 'concludedAfter');
+      if (!after.ok) return after;
+      const before = readInstant(query, 'concludedBefore');
+      if (!before.ok) return before;
+      const concludedOnly = after.body !== undefined || before.body !== undefined;
+      const from = after.body ?? -Infinity;
+      const to = before.body ?? Infinity;
+      // A pull request that concluded in the window and was resubmitted since still matches.
       const rows = [...entry.model.active, ...entry.model.concluded]
         .filter(
           (pr) =>
-            (states.items === undefined || states.items.has(camelCase(pr.state))) &&
-            (author === undefined || pr.author === author) &&
+            (states.body === undefined || states.body.has(camelCase(pr.state))) &&
+            (author.body === undefined || pr.author === author.body) &&
             (!concludedOnly ||
-              (isFinalState(pr.state) &&
-                pr.stateChangedAt >= after &&
-                pr.stateChangedAt <= before)),
+              pr.conclusions.some((conclusion) => conclusion.at >= from && conclusion.at <= to)),
         )
         .sort((a, b) => b.submittedAt - a.submittedAt || b.sequence - a.sequence);
       const ids = { mergeQueueId, repositoryId: entry.facts.repositoryId };
@@ -214,74 +223,57 @@ export function createV2View(world: SimulatorWorld): V2View {
       };
     },
 
-    listTests(query, page) {
-      const quarantineState = query.get('quarantineState');
-      if (
-        quarantineState !== undefined &&
-        quarantineState !== 'quarantined' &&
-        quarantineState !== 'notQuarantined'
-      ) {
-        return validationFailed(
-          `quarantineState must be quarantined or notQuarantined, got ${JSON.stringify(quarantineState)}`,
-        );
-      }
-      const statuses = readList(query.get('status'), TEST_STATUSES);
-      if (!statuses.ok) {
-        return validationFailed(
-          `status: unknown test status ${JSON.stringify(statuses.unknown)}; expected ${TEST_STATUSES.join(', ')}`,
-        );
-      }
-      const owner = query.get('owner');
-      const collectionId = query.get('testCollectionId');
-      // The simulator models quarantined tests only: a healthy, unquarantined test is not in it.
-      const wanted = (test: SimulatedQuarantinedTest) =>
-        (statuses.items === undefined || statuses.items.has(test.status.toLowerCase())) &&
-        (owner === undefined || test.codeowners.includes(owner));
-      const firstCollection = page.includeTotal ? 0 : Number(page.after?.[0] ?? 0);
-      function* rows(): Generator<[RepositoryEntry, SimulatedQuarantinedTest]> {
-        if (quarantineState === 'notQuarantined') return;
-        for (const entry of repositories.values()) {
-          if (entry.index < firstCollection) continue;
-          if (collectionId !== undefined && entry.testCollectionId !== collectionId) continue;
-          const tests = entry.tests().filter(wanted);
-          tests.sort(
-            (a, b) =>
-              a.quarantinedAt - b.quarantinedAt ||
-              (a.testCaseId < b.testCaseId ? -1 : a.testCaseId > b.testCaseId ? 1 : 0),
-          );
-          for (const test of tests) yield [entry, test];
-        }
-      }
-      const keyOf = ([entry, test]: [RepositoryEntry, SimulatedQuarantinedTest]): SortKey => [
-        entry.index,
-        test.quarantinedAt,
-        test.testCaseId,
-      ];
-      return {
-        ok: true,
-        body: takePage(rows(), keyOf, page, ([entry, test]) =>
-          renderTestV2(test, { testCollectionId: entry.testCollectionId, repoId: entry.id }),
-        ),
-      };
+    listTestingResults(mergeQueueId, query, page) {
+      const entry = queues.get(mergeQueueId);
+      if (entry === undefined) return queueNotFound(mergeQueueId);
+      return listTestingResults(
+        mergeQueueId,
+        entry.model.testing.attempts,
+        query,
+        page,
+        world.now(),
+      );
     },
 
-    listTestCollections(page) {
+    listTests(query, page) {
+      return listTests(collections, query, page, world.now(), createdBefore);
+    },
+
+    listTestCollections(query, page) {
+      const q = readText(query, 'q');
+      if (!q.ok) return q;
+      const needle = q.body?.toLowerCase();
+      const rows = collections.filter(
+        (entry) => needle === undefined || collectionName(entry).toLowerCase().includes(needle),
+      );
       const keyOf = (entry: RepositoryEntry): SortKey => [entry.index];
       return {
         ok: true,
-        body: takePage(repositories.values(), keyOf, page, (entry) => ({
-          id: entry.testCollectionId,
-          name: `${entry.repository.owner}/${entry.repository.name}`,
-          repoId: entry.id,
-        })),
+        body: takePage(rows, keyOf, page, (entry) => {
+          const key = repositoryKey(entry.repository);
+          return {
+            id: entry.id,
+            name: collectionName(entry),
+            description: unitHash(`described:${key}`) < 0.5 ? null : `Tests of ${key}`,
+            testCaseCount: collectionTests(entry).length,
+            quarantineEnabled: true,
+            autoQuarantineEnabled: unitHash(`auto-quarantine:${key}`) < 0.7,
+            createdAt: isoTimestamp(entry.facts.createdAt),
+            updatedAt: isoTimestamp(entry.facts.updatedAt),
+          };
+        }),
       };
     },
 
     getRepository(id) {
+      if (!isUuid(id)) {
+        return validationFailed(`the repository id must be a uuid, got ${JSON.stringify(id)}`);
+      }
       const entry = repositories.get(id);
-      if (entry === undefined)
+      if (entry === undefined) {
         return notFound('REPOSITORY_NOT_FOUND', `repository ${id} not found`);
-      return { ok: true, body: renderRepositoryV2(entry.repository, id) };
+      }
+      return { ok: true, body: renderRepositoryV2(entry.repository, entry.facts) };
     },
 
     repositoryKeyOf(id) {
@@ -289,4 +281,8 @@ export function createV2View(world: SimulatorWorld): V2View {
       return repository === undefined ? '' : repositoryKey(repository);
     },
   };
+}
+
+function collectionName(entry: CollectionEntry): string {
+  return `${entry.repository.owner}/${entry.repository.name}`;
 }

@@ -87,6 +87,23 @@ export const VARIANTS_BY_STYLE: Readonly<Record<TestStyle, readonly string[]>> =
   junit: ['api-28', 'api-34', 'tablet'],
 };
 
+/** Code owners of a new test: usually one team, sometimes two, now and then none. */
+export function drawCodeowners(random: Random, teams: readonly string[]): readonly string[] {
+  const roll = random.next();
+  if (roll < 0.12) return [];
+  const first = random.pick(teams);
+  if (roll > 0.85) {
+    const second = random.pick(teams.filter((team) => team !== first));
+    return [first, second];
+  }
+  return [first];
+}
+
+/** A variant: usually none (the empty string), else one of the style's. */
+export function drawVariant(random: Random, style: TestStyle): string {
+  return random.chance(0.75) ? '' : random.pick(VARIANTS_BY_STYLE[style]);
+}
+
 const MODULES = ['cart', 'payment', 'session', 'profile', 'search', 'inbox', 'invoice', 'upload'];
 const BEHAVIOURS = [
   'handles empty input',

@@ -2,8 +2,9 @@
 // steps by a seeded PRNG. State changes only through advance(), so a seed and a sequence of
 // advance() times replay exactly.
 import { createMergeQueueModel, type MergeQueueModel } from './mergeQueueModel.js';
-import { decodePageToken, encodePageToken, pageListKey } from './pageToken.js';
 import { createQuarantineListModel, type QuarantineListModel } from './quarantineModel.js';
+import { quarantinedTestsPage } from './quarantinePage.js';
+import { createTestCollectionModel, type TestCollectionModel } from './testCollectionModel.js';
 import { createRandom, deriveSeed, type Random } from './random.js';
 import {
   DEFAULT_SIMULATED_REPOSITORIES,
@@ -12,7 +13,6 @@ import {
 } from './repositories.js';
 import {
   renderMergeQueue,
-  renderQuarantinedTest,
   renderSubmittedPullRequest,
   type MergeQueueBody,
   type QuarantinedTestsPageBody,
@@ -53,6 +53,8 @@ export interface SimulatorWorldOptions {
 export interface ScriptableWorld {
   queue(repositoryKey: string, branch: string): MergeQueueModel | undefined;
   quarantine(repositoryKey: string): QuarantineListModel | undefined;
+  /** The repository's tests that are not quarantined. */
+  tests(repositoryKey: string): TestCollectionModel | undefined;
 }
 
 /** Runs after every model step of the world, warm-up included, with the step's end time. */
@@ -84,6 +86,13 @@ export interface WorldQuarantineList {
   readonly model: QuarantineListModel;
 }
 
+/** One repository's test collection as the v2 view reads it (live): quarantined or not. */
+export interface WorldTestCollection {
+  readonly repository: SimulatedRepository;
+  readonly quarantine: QuarantineListModel;
+  readonly unquarantined: TestCollectionModel;
+}
+
 export interface SimulatorWorld {
   readonly seed: number;
   readonly flavour: SimulatorFlavour;
@@ -92,6 +101,8 @@ export interface SimulatorWorld {
   readonly mergeQueues: readonly WorldMergeQueue[];
   /** Every repository's quarantine list, in repository order. */
   readonly quarantineLists: readonly WorldQuarantineList[];
+  /** Every repository's test collection, in repository order. */
+  readonly testCollections: readonly WorldTestCollection[];
   /** Current simulated time, unix seconds. */
   now(): number;
   /** Steps the model forward to `nowSeconds` (no-op for times not ahead by a whole step). */
@@ -121,10 +132,10 @@ interface RepositoryState {
   readonly key: string;
   readonly queues: ReadonlyMap<string, MergeQueueModel>;
   readonly quarantine: QuarantineListModel;
+  readonly unquarantined: TestCollectionModel;
 }
 
 const notFound = (message: string) => ({ ok: false, status: 404, message }) as const;
-const badRequest = (message: string) => ({ ok: false, status: 400, message }) as const;
 
 /** Creates a world whose state depends only on the seed, the options and later advance() calls. */
 export function createSimulatorWorld(options: SimulatorWorldOptions): SimulatorWorld {
@@ -173,6 +184,17 @@ export function createSimulatorWorld(options: SimulatorWorldOptions): SimulatorW
         ),
       );
     }
+    const unquarantined = createTestCollectionModel(
+      createRandom(deriveSeed(seed, `tests:${key}`)),
+      testStyleFor(index),
+      repository.owner,
+      time,
+      repository.unquarantinedTests ?? (repository.quarantinedTests === undefined ? undefined : 0),
+      statistics,
+      (change) => {
+        emit(() => ({ kind: 'test', repository, change }));
+      },
+    );
     const quarantine = createQuarantineListModel(
       createRandom(deriveSeed(seed, `quarantine:${key}`)),
       testStyleFor(index),
@@ -180,16 +202,22 @@ export function createSimulatorWorld(options: SimulatorWorldOptions): SimulatorW
       time,
       statistics,
       { tests: repository.quarantinedTests, heavyChurn },
-      (change) => {
-        emit(() => ({ kind: 'quarantine', repository, change }));
+      {
+        onChange: (change) => {
+          emit(() => ({ kind: 'quarantine', repository, change }));
+        },
+        onRelease: (released) => {
+          unquarantined.adopt(released);
+        },
       },
     );
-    states.set(key, { repository, key, queues, quarantine });
+    states.set(key, { repository, key, queues, quarantine, unquarantined });
   });
 
   const scriptable: ScriptableWorld = {
     queue: (key, branch) => states.get(key)?.queues.get(branch),
     quarantine: (key) => states.get(key)?.quarantine,
+    tests: (key) => states.get(key)?.unquarantined,
   };
   const advance = (nowSeconds: number): void => {
     while (time + SIMULATOR_STEP_SECONDS <= nowSeconds) {
@@ -197,6 +225,7 @@ export function createSimulatorWorld(options: SimulatorWorldOptions): SimulatorW
       for (const state of states.values()) {
         for (const queue of state.queues.values()) queue.step(time, SIMULATOR_STEP_SECONDS);
         state.quarantine.step(time);
+        state.unquarantined.step(time);
       }
       options.script?.afterStep(time, scriptable);
     }
@@ -223,6 +252,11 @@ export function createSimulatorWorld(options: SimulatorWorldOptions): SimulatorW
     repository: state.repository,
     model: state.quarantine,
   }));
+  const testCollections = [...states.values()].map((state) => ({
+    repository: state.repository,
+    quarantine: state.quarantine,
+    unquarantined: state.unquarantined,
+  }));
 
   return {
     seed,
@@ -230,6 +264,7 @@ export function createSimulatorWorld(options: SimulatorWorldOptions): SimulatorW
     repositories,
     mergeQueues,
     quarantineLists,
+    testCollections,
     now: () => time,
     advance,
     getQueue(repo, targetBranch) {
@@ -250,51 +285,7 @@ export function createSimulatorWorld(options: SimulatorWorldOptions): SimulatorW
       const key = repositoryKey(repo);
       const state = states.get(key);
       if (state === undefined) return notFound(`repository ${key} not found`);
-      if (!Number.isInteger(pageSize) || pageSize < 1) {
-        return badRequest('page_query.page_size must be a positive integer');
-      }
-      const listKey = pageListKey(key);
-      const model = state.quarantine;
-      let list = model.tests;
-      let listVersion = model.version;
-      let offset = 0;
-      if (pageToken !== '') {
-        const cursor = decodePageToken(pageToken);
-        if (
-          cursor === undefined ||
-          cursor.listKey !== listKey ||
-          cursor.listVersion > listVersion
-        ) {
-          return badRequest('page_query.page_token is not a valid page token for this repository');
-        }
-        // A walk stays on the list version it started on; once that version is no longer kept,
-        // it continues on the current list, as a live API would.
-        const kept = model.atVersion(cursor.listVersion);
-        if (kept !== undefined) {
-          list = kept;
-          listVersion = cursor.listVersion;
-        }
-        offset = cursor.offset;
-      }
-      const total = list.length;
-      const totalPages = Math.ceil(total / pageSize);
-      const token = (at: number): string => encodePageToken({ offset: at, listVersion, listKey });
-      return {
-        ok: true,
-        body: {
-          quarantined_tests: list
-            .slice(offset, offset + pageSize)
-            .map((test) => renderQuarantinedTest(test, flavour)),
-          page: {
-            total_rows: total,
-            total_pages: totalPages,
-            next_page_token: offset + pageSize < total ? token(offset + pageSize) : '',
-            prev_page_token: offset > 0 ? token(Math.max(0, offset - pageSize)) : '',
-            last_page_token: totalPages > 0 ? token((totalPages - 1) * pageSize) : '',
-            page_index: Math.floor(offset / pageSize),
-          },
-        },
-      };
+      return quarantinedTestsPage(key, state.quarantine, { pageSize, pageToken }, flavour);
     },
     statistics: () => copyStatistics(statistics),
     subscribe(listener) {

@@ -1,9 +1,10 @@
 // What happens in the simulated world that Trunk would announce by webhook: a pull request changing
-// state in a merge queue, a quarantined test changing status or setting. Told as it happens, during
+// state in a merge queue, a quarantined test changing status or setting, another test's status. Told as it happens, during
 // the world's advance(); a listener reads what it needs at once, since the models move on.
 import type { PullRequestState, SimulatedPullRequest } from './pullRequest.js';
 import type { QuarantineChange } from './quarantineModel.js';
 import type { SimulatedRepository } from './repositories.js';
+import type { TestStatusChange } from './testCollectionModel.js';
 
 export type WorldEvent =
   | {
@@ -22,6 +23,12 @@ export type WorldEvent =
       readonly kind: 'quarantine';
       readonly repository: SimulatedRepository;
       readonly change: QuarantineChange;
+    }
+  | {
+      /** A test that is not quarantined changed status. */
+      readonly kind: 'test';
+      readonly repository: SimulatedRepository;
+      readonly change: TestStatusChange;
     };
 
 /** Called synchronously inside advance(): must return quickly and never throw. */

@@ -12,7 +12,11 @@ import {
   QUARANTINE_JUMP_SIZE,
   type IncidentKind,
 } from '../../src/simulator/incidents.js';
-import { SIMULATOR_DEMO_API_KEY, SIMULATOR_DEMO_TOKEN } from '../../src/simulator/repositories.js';
+import {
+  repositoryKey,
+  SIMULATOR_DEMO_API_KEY,
+  SIMULATOR_DEMO_TOKEN,
+} from '../../src/simulator/repositories.js';
 import { createSimulatorWorld, type SimulatorWorld } from '../../src/simulator/world.js';
 import { parseExposition, sum, type Sample } from '../support/exposition.js';
 import { startTestSimulator } from '../support/simulator.js';
@@ -212,3 +216,184 @@ function moveWorld(world: SimulatorWorld, to: number): void {
     throw new Error('the test moved the simulated world past the present');
   world.advance(to);
 }
+
+describe("the demo's incidents in the simulated API", () => {
+  const ORIGIN = 1_767_225_600;
+  const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
+
+  /** The demo world at ORIGIN behind a simulator, and its queues' v2 ids by `repo@branch`. */
+  async function demoSimulator() {
+    const { world, incidents } = createDemoWorld(1, ORIGIN);
+    const { simulator } = await startTestSimulator({
+      world,
+      token: SIMULATOR_DEMO_TOKEN,
+      apiKey: SIMULATOR_DEMO_API_KEY,
+      faults: incidents,
+    });
+    const get = async (path: string) => {
+      const response = await fetch(`${simulator.origin}${path}`, {
+        headers: { authorization: `Bearer ${SIMULATOR_DEMO_API_KEY}` },
+      });
+      expect(response.status, path).toBe(200);
+      return (await response.json()) as {
+        data: Record<string, unknown>[];
+        nextCursor: string | null;
+      };
+    };
+    const all = async (path: string) => {
+      const rows: Record<string, unknown>[] = [];
+      let cursor: string | null = null;
+      do {
+        const join = path.includes('?') ? '&' : '?';
+        const page = await get(
+          cursor === null ? path : `${path}${join}cursor=${encodeURIComponent(cursor)}`,
+        );
+        rows.push(...page.data);
+        cursor = page.nextCursor;
+      } while (cursor !== null);
+      return rows;
+    };
+    const queueIds = new Map(
+      (await all('/v2/merge-queues')).map((row) => [
+        `${String(row.repositoryUrl).replace('https://', '')}@${String(row.targetBranch)}`,
+        String(row.id),
+      ]),
+    );
+    const v1 = async (path: string, body: unknown) =>
+      (await (
+        await fetch(`${simulator.baseUrl}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-token': SIMULATOR_DEMO_TOKEN },
+          body: JSON.stringify(body),
+        })
+      ).json()) as Record<string, unknown>;
+    return { world, all, queueIds, v1 };
+  }
+
+  const repoOf = (key: string) => {
+    const [host = '', owner = '', name = ''] = key.split('/');
+    return { host, owner, name };
+  };
+
+  it('an eviction loop: one PR fails testing, is resubmitted and fails again', async () => {
+    const { world, all, queueIds, v1 } = await demoSimulator();
+    const loop = incident('eviction_loop');
+    const start = ORIGIN + loop.startsAfterSeconds;
+    const queueId = queueIds.get(`${loop.repo}@${loop.branch}`);
+    const failed: number[] = [];
+    let number: number | undefined;
+    world.subscribe((event) => {
+      if (event.kind !== 'pull_request' || repositoryKey(event.repository) !== loop.repo) return;
+      // The script submits its PR after the step's own arrivals.
+      if (event.from === undefined && event.at === start) number = event.pr.number;
+      if (event.pr.state === 'failed' && event.at >= start) failed.push(event.pr.number);
+    });
+    // Midway, once it is back in the queue after a failure, v1 shows it submitted again.
+    world.advance(start + Math.floor(loop.lastsSeconds / 2));
+    if (number === undefined) throw new Error('the loop submitted nothing');
+    expect(failed).toContain(number);
+    const model = world.mergeQueues.find(
+      (queue) =>
+        repositoryKey(queue.repository) === loop.repo && queue.model.branch === loop.branch,
+    )?.model;
+    while (
+      model?.active.some((pr) => pr.number === number) === false &&
+      world.now() < start + loop.lastsSeconds
+    ) {
+      world.advance(world.now() + 5);
+    }
+    const midway = await v1('/getSubmittedPullRequest', {
+      repo: repoOf(loop.repo),
+      targetBranch: loop.branch,
+      pr: { number },
+    });
+    expect(midway.isCurrentlySubmittedToQueue).toBe(true);
+    world.advance(start + loop.lastsSeconds + 5);
+
+    const attempts = (
+      await all(`/v2/merge-queues/${String(queueId)}/testing-results?since=${iso(start)}`)
+    ).filter((row) => row.pullRequestNumber === number);
+    expect(attempts.length).toBeGreaterThanOrEqual(3);
+    expect(attempts.filter((row) => row.outcome === 'failed').length).toBeGreaterThanOrEqual(3);
+    expect(failed.filter((each) => each === number).length).toBeGreaterThanOrEqual(3);
+    // One entry, reused: created at the first submission, concluded in the window each time.
+    const rows = (
+      await all(`/v2/merge-queues/${String(queueId)}/pull-requests?concludedAfter=${iso(start)}`)
+    ).filter((row) => row.number === number);
+    expect(rows.length).toBe(1);
+    expect((rows[0]?.queueEntry as Record<string, unknown>).createdAt).toBe(iso(start));
+    const after = await v1('/getSubmittedPullRequest', {
+      repo: repoOf(loop.repo),
+      targetBranch: loop.branch,
+      pr: { number },
+    });
+    expect(['failed', 'cancelled']).toContain(after.state);
+  });
+
+  it('a stalled queue: PRs wait in a running queue, and nothing finishes testing or merges', async () => {
+    const { world, all, queueIds, v1 } = await demoSimulator();
+    const stall = incident('stalled_queue');
+    const start = ORIGIN + stall.startsAfterSeconds;
+    const end = start + stall.lastsSeconds;
+    const queueId = queueIds.get(`${stall.repo}@${stall.branch}`);
+    const merged: number[] = [];
+    world.subscribe((event) => {
+      if (
+        event.kind === 'pull_request' &&
+        event.branch === stall.branch &&
+        event.pr.state === 'merged'
+      ) {
+        merged.push(event.at);
+      }
+    });
+    world.advance(end - 5);
+    // A merge already on its way when the provider stopped answering may still land at once.
+    expect(merged.filter((at) => at > start + 5)).toEqual([]);
+    const ended = await all(
+      `/v2/merge-queues/${String(queueId)}/testing-results?since=${iso(start + 5)}`,
+    );
+    // Nothing passes: testing that ended did so by a cancellation, a restart or a scripted failure.
+    expect(ended.filter((row) => row.outcome === 'passed')).toEqual([]);
+    const queue = await v1('/getQueue', { repo: repoOf(stall.repo), targetBranch: stall.branch });
+    expect(queue.state).toBe('running');
+    const waiting = (queue.enqueuedPullRequests as Record<string, unknown>[]).length;
+    expect(waiting).toBeGreaterThan(0);
+    const testing = await all(`/v2/merge-queues/${String(queueId)}/pull-requests?state=testing`);
+    expect(testing.length).toBeGreaterThan(0);
+    for (const row of testing) {
+      const since = Date.parse(String((row.queueEntry as Record<string, unknown>).stateChangedAt));
+      expect(since / 1000).toBeLessThanOrEqual(start);
+    }
+    // Once the provider answers again, the queue moves: testing ends and PRs merge.
+    world.advance(end + 30 * 60);
+    expect(merged.filter((at) => at > end).length).toBeGreaterThan(0);
+  });
+
+  it('a test turning broken: v2 lists it among the broken tests while it lasts', async () => {
+    const { world, all } = await demoSimulator();
+    const broken = incident('test_broken');
+    const start = ORIGIN + broken.startsAfterSeconds;
+    const brokenIds = async () =>
+      new Set(
+        (await all('/v2/tests?status=broken&quarantineState=notQuarantined')).map((row) =>
+          String(row.id),
+        ),
+      );
+    world.advance(start - 5);
+    const before = await brokenIds();
+    world.advance(start + 5);
+    const during = await all('/v2/tests?status=broken&quarantineState=notQuarantined');
+    const turned = during.filter(
+      (row) => !before.has(String(row.id)) && row.statusSince === iso(start),
+    );
+    expect(turned.length).toBe(1);
+    const id = String(turned[0]?.id);
+    world.advance(start + broken.lastsSeconds - 5);
+    expect(await brokenIds()).toContain(id);
+    world.advance(start + broken.lastsSeconds + 5);
+    expect(await brokenIds()).not.toContain(id);
+    // The next cycle breaks the same test again.
+    world.advance(start + INCIDENT_CYCLE_SECONDS + 5);
+    expect(await brokenIds()).toContain(id);
+  });
+});

@@ -142,12 +142,17 @@ describe.skipIf(prometheusBinary === undefined)('Grafana dashboard on a real Pro
       world: createSimulatorWorld({ seed: 3, startTime: Date.now() / 1000 - WORLD_BEHIND_SECONDS }),
       autoAdvance: { tickMs: 1000, secondsPerTick: WORLD_SPEED },
     });
-    const targets = DEFAULT_SIMULATED_REPOSITORIES.map(
-      (repository) =>
-        `  - repo: ${repositoryKey(repository)}\n` +
-        `    branches: [${repository.branches.join(', ')}]\n` +
-        '    flakyTests: true',
-    ).join('\n');
+    // A repository without a merge queue (Flaky Tests only) cannot be a target: it has no branch.
+    const targets = DEFAULT_SIMULATED_REPOSITORIES.filter(
+      (repository) => repository.branches.length > 0,
+    )
+      .map(
+        (repository) =>
+          `  - repo: ${repositoryKey(repository)}\n` +
+          `    branches: [${repository.branches.join(', ')}]\n` +
+          '    flakyTests: true',
+      )
+      .join('\n');
     const exporter = await startTestExporter(
       `${configYaml({
         apiUrl: simulator.baseUrl,

@@ -35,12 +35,16 @@ describe('v2 credentials', () => {
     await expect(startV2Simulator({ apiKey: TEST_TOKEN })).rejects.toThrow(/different/);
   });
 
-  it('answers a bare 401 without an envelope in the live flavour', async () => {
-    const simulator = await startV2Simulator({ flavour: 'live' });
-    const reply = await v2Request(simulator, '/v2/tests', { key: 'trunk_v2_wrong' });
+  it("answers a bare 401 without an envelope when told to, as Trunk's edge does", async () => {
+    const edge = await startV2Simulator({ flavour: 'live', bareUnauthorized: true });
+    const reply = await v2Request(edge, '/v2/tests', { key: 'trunk_v2_wrong' });
     expect(reply.status).toBe(401);
     expect(reply.json).toBeUndefined();
     expect(reply.headers.get('x-request-id')).toMatch(/^sim-/);
+    // The live flavour alone answers as the published definition says: every 4xx has the envelope.
+    const live = await startV2Simulator({ flavour: 'live' });
+    const enveloped = await v2Request(live, '/v2/tests', { key: 'trunk_v2_wrong' });
+    expect(errorOf(enveloped)?.code).toBe('INVALID_TOKEN');
   });
 
   it('refuses every method but GET with 403 INSUFFICIENT_PERMISSIONS and counts them all', async () => {

@@ -94,8 +94,15 @@ describe('GET /v2/merge-queues', () => {
       `/v2/merge-queues?repositoryId=${repositoryId}&targetBranch=release`,
     );
     expect(release.data.map((row) => row.targetBranch)).toEqual(['release']);
-    const none = await getPage(simulator, '/v2/merge-queues?repositoryId=repo_nope');
+    const none = await getPage(
+      simulator,
+      '/v2/merge-queues?repositoryId=00000000-0000-4000-8000-000000000000',
+    );
     expect(none).toEqual({ data: [], nextCursor: null, hasMore: false });
+    // The definition types repositoryId as a uuid.
+    const malformed = await v2Request(simulator, '/v2/merge-queues?repositoryId=acme%2Fweb');
+    expect(malformed.status).toBe(400);
+    expect(errorOf(malformed)?.message).toContain('repositoryId must be a uuid');
 
     const alone = await v2Request(simulator, '/v2/merge-queues?targetBranch=main');
     expect(alone.status).toBe(400);

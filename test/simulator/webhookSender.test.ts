@@ -120,7 +120,7 @@ describe('simulator webhooks', () => {
       const parsed = parseWebhookEvent(JSON.parse(body));
       if (!parsed.ok) throw new Error(`${body} does not parse: ${parsed.problem}`);
       expect(parsed.event.type).toBe((JSON.parse(body) as { type: string }).type);
-      expect(parsed.event.repoName).toMatch(/^github\.com\/acme\//);
+      expect(parsed.event.repoName).toMatch(/^(github\.com|gitlab\.acme\.dev)\/acme\//);
       if (parsed.event.type === 'pull_request.failed' && parsed.event.kind === 'pull_request') {
         expect(parsed.event.failureReason).toMatch(/^TEST_RUN_/);
       }
@@ -136,7 +136,12 @@ describe('simulator webhooks', () => {
     expect(types['pull_request.canceled'] ?? 0).toBe(delta((s) => into(s, 'cancelled')));
     expect(types['pull_request.testing'] ?? 0).toBe(delta((s) => into(s, 'testing')));
     expect(types['pull_request.queued'] ?? 0).toBe(delta((s) => into(s, 'pending')));
-    expect(types['v2.test_case.status_changed'] ?? 0).toBe(delta((s) => s.quarantineStatusChanges));
+    // Quarantined tests and the others: both announce their status changes.
+    expect(types['v2.test_case.status_changed'] ?? 0).toBe(
+      delta((s) => s.quarantineStatusChanges + s.testStatusChanges),
+    );
+    expect(types['test_case.monitor_status_changed']).toBe(types['v2.test_case.status_changed']);
+    expect(delta((s) => s.testStatusChanges)).toBeGreaterThan(0);
     // An hour of four queues moves plenty of PRs, and some fail.
     expect(types['pull_request.merged']).toBeGreaterThan(5);
     expect(types['pull_request.failed']).toBeGreaterThan(0);
