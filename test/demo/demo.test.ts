@@ -40,9 +40,12 @@ describe('demo', () => {
       }
       const page = await (await fetch(`${demo.url}/metrics`)).text();
       const samples = parseExposition(page);
-      // Found by discovery (no target listed), within the 10 s the wait above allows.
-      expect(sum(samples, 'trunk_exporter_target_up')).toBe(7);
-      expect(sum(samples, 'trunk_exporter_discovered_targets')).toBe(7);
+      // Found by discovery (no target listed), within the 10 s the wait above allows: the four
+      // merge queues, and the quarantine lists of the four repositories with tests (one of them,
+      // on a self-hosted GitLab, without a merge queue).
+      expect(sum(samples, 'trunk_exporter_target_up')).toBe(8);
+      expect(sum(samples, 'trunk_exporter_discovered_targets')).toBe(8);
+      expect(page).toContain('trunk_flaky_tests_quarantined{repo="gitlab.acme.dev/acme/storefront"}');
       expect(await (await fetch(`${demo.url}/`)).text()).toContain('(discovered)');
       expect(page).toContain('process_cpu_seconds_total');
       expect(page).toContain('trunk_flaky_tests_quarantined_by_codeowner{');

@@ -248,7 +248,7 @@ describe.skipIf(prometheusBinary === undefined)(
         all.filter((rule) => rule.health !== 'ok'),
         running.log(),
       ).toEqual([]);
-      expect((await running.query('trunk_exporter_target_up == 1')).length).toBe(7);
+      expect((await running.query('trunk_exporter_target_up == 1')).length).toBe(8);
     }, 60_000);
   },
 );

@@ -39,6 +39,9 @@ const queries = panelQueries(dashboard);
 const WORLD_SPEED = 60;
 const WORLD_BEHIND_SECONDS = 2 * 3600;
 
+/** The API v2 key the exporter reads the simulator with. */
+const API_KEY = 'trunk_v2_dashboard-test-key';
+
 /** The exporter's webhook signing secret, and the path it receives events on (the default). */
 const SIGNING_SECRET = 'whsec_ZGFzaGJvYXJkLXRlc3Qtc2lnbmluZy1zZWNyZXQ=';
 const WEBHOOK_PATH = '/webhooks/trunk';
@@ -96,6 +99,17 @@ describe('Grafana dashboard', () => {
       'trunk_merge_queue_pull_requests_failed_total',
       'trunk_merge_queue_pull_request_exits_by_source_total',
       'trunk_exporter_webhook_requests_total',
+      'trunk_merge_queue_testing_duration_seconds_count',
+      'trunk_merge_queue_testing_duration_seconds_sum',
+      'trunk_merge_queue_testing_attempts_per_merge',
+      'trunk_merge_queue_testing_hours_per_merge',
+      'trunk_merge_queue_bisections_started_total',
+      'trunk_merge_queue_oldest_pull_request_number',
+      'trunk_merge_queue_last_merge_timestamp_seconds',
+      'trunk_flaky_tests_unhealthy',
+      'trunk_flaky_tests_unhealthy_by_codeowner',
+      'trunk_flaky_tests_oldest_unhealthy_timestamp_seconds',
+      'trunk_flaky_tests_unhealthy_recently',
     ]) {
       expect(all).toContain(metric);
     }
@@ -139,23 +153,25 @@ describe.skipIf(prometheusBinary === undefined)('Grafana dashboard on a real Pro
   beforeAll(async () => {
     const { simulator } = await startTestSimulator({
       token: SIMULATOR_TOKEN,
+      apiKey: API_KEY,
       world: createSimulatorWorld({ seed: 3, startTime: Date.now() / 1000 - WORLD_BEHIND_SECONDS }),
       autoAdvance: { tickMs: 1000, secondsPerTick: WORLD_SPEED },
     });
-    // A repository without a merge queue (Flaky Tests only) cannot be a target: it has no branch.
-    const targets = DEFAULT_SIMULATED_REPOSITORIES.filter(
-      (repository) => repository.branches.length > 0,
-    )
-      .map(
-        (repository) =>
-          `  - repo: ${repositoryKey(repository)}\n` +
-          `    branches: [${repository.branches.join(', ')}]\n` +
-          '    flakyTests: true',
-      )
-      .join('\n');
+    // Through API v2, so that its families (testing attempts, flaky and broken tests) have data;
+    // the repository without a merge queue lists no branch.
+    const targets = DEFAULT_SIMULATED_REPOSITORIES.map(
+      (repository) =>
+        `  - repo: ${repositoryKey(repository)}\n` +
+        (repository.branches.length > 0
+          ? `    branches: [${repository.branches.join(', ')}]\n`
+          : '') +
+        '    flakyTests: true',
+    ).join('\n');
     const exporter = await startTestExporter(
       `${configYaml({
-        apiUrl: simulator.baseUrl,
+        apiUrl: simulator.origin,
+        token: null,
+        apiKey: API_KEY,
         targets,
         polling: '  mergeQueueIntervalSeconds: 1\n  flakyTestsIntervalSeconds: 2',
       })}\nwebhooks:\n  enabled: true\n  signingSecret: ${SIGNING_SECRET}`,

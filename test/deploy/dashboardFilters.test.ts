@@ -39,9 +39,12 @@ function selectors(
   expr: string,
   known: ReadonlyMap<string, unknown>,
 ): { name: string; matchers: string }[] {
+  // A histogram's series are its family's name and _count, _sum or _bucket.
+  const family = (name: string) =>
+    known.has(name) ? name : name.replace(/_(count|sum|bucket)$/, '');
   return [...expr.matchAll(/([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?/g)]
-    .filter((match) => known.has(match[1] ?? ''))
-    .map((match) => ({ name: match[1] ?? '', matchers: match[2] ?? '' }));
+    .filter((match) => known.has(family(match[1] ?? '')))
+    .map((match) => ({ name: family(match[1] ?? ''), matchers: match[2] ?? '' }));
 }
 
 /** The panel titles a sentence of the dashboard docs lists after `lead`, up to its full stop. */
@@ -94,7 +97,7 @@ describe("Grafana dashboard's repo and branch variables", () => {
         .map(([title]) => title)
         .sort();
     expect(
-      listedPanels('follow `repo` only (quarantine lists are per repository): ').sort(),
+      listedPanels('follow `repo` only (quarantine lists and tests are per repository): ').sort(),
     ).toEqual(titles((shown) => shown.has('repo') && !shown.has('branch')));
     expect(
       listedPanels(

@@ -10,6 +10,7 @@ import type { RunningSimulator } from '../../src/simulator/server.js';
 import type { Sample } from '../support/exposition.js';
 import { configYaml, startTestExporter } from '../support/exporterHarness.js';
 import { startTestSimulator } from '../support/simulator.js';
+import { repositoryKey } from '../../src/simulator/repositories.js';
 
 const API_KEY = 'trunk_v2_discovery-key';
 const TOKEN = 'sim-token-4b1d';
@@ -86,9 +87,10 @@ describe('discovery', () => {
     expect(gauge(samples, 'trunk_exporter_discovered_targets', { kind: 'merge_queue' })).toBe(
       expected.length,
     );
-    // Discovery reads merge queues: a repository with Flaky Tests only is not among them.
+    // Every repository with tests is found, the one with Flaky Tests and no merge queue too.
+    expect(world.repositories.some((repository) => repository.branches.length === 0)).toBe(true);
     expect(gauge(samples, 'trunk_exporter_discovered_targets', { kind: 'flaky_tests' })).toBe(
-      world.repositories.filter((repository) => repository.branches.length > 0).length,
+      world.repositories.length,
     );
     expect(
       gauge(samples, 'trunk_exporter_discovery_last_success_timestamp_seconds'),
@@ -97,6 +99,38 @@ describe('discovery', () => {
     expect(landing).toContain('(discovered)');
     const calls = Object.keys(simulator.requestCountsByMethod());
     expect(calls.filter((call) => !call.startsWith('GET '))).toEqual([]);
+  });
+
+  it('shows every flaky-tests repository of the organization with its counts, with only a key and discovery', async () => {
+    const { world, simulator } = await startTestSimulator({
+      seed: 3,
+      token: TOKEN,
+      apiKey: API_KEY,
+    });
+    world.advance(world.now() + 600);
+    const exporter = await startTestExporter(discoveryYaml(simulator, '  []\n', ''));
+    const repos = world.testCollections.map(({ repository }) => repositoryKey(repository));
+    const samples = await exporter.waitFor(
+      (current) =>
+        repos.every(
+          (repo) => gauge(current, 'trunk_flaky_tests_quarantined', { repo }) !== undefined,
+        ),
+      'every repository’s quarantine list on the page',
+    );
+    for (const { repository, quarantine, unquarantined } of world.testCollections) {
+      const repo = repositoryKey(repository);
+      expect(gauge(samples, 'trunk_flaky_tests_quarantined', { repo }), repo).toBe(
+        quarantine.tests.length,
+      );
+      // Flaky and broken: quarantined or not, by the status Trunk lists.
+      const all = [...quarantine.tests, ...unquarantined.tests];
+      for (const status of ['flaky', 'broken']) {
+        expect(
+          gauge(samples, 'trunk_flaky_tests_unhealthy', { repo, status }),
+          `${repo} ${status}`,
+        ).toBe(all.filter((test) => test.status.toLowerCase() === status).length);
+      }
+    }
   });
 
   it('estimates the API budget from the discovered targets, and logs it once there are some', async () => {

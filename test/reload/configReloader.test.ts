@@ -186,7 +186,9 @@ describe('configuration reload', () => {
     await run.waitUntilReady();
     const requestsBefore = sum(await run.samples(), 'trunk_exporter_api_requests_total');
     expect(requestsBefore).toBe(1);
-    expect(await run.scrape()).toContain('getQueue every 10m.');
+    expect(await run.scrape()).toContain(
+      'getQueue (API v1) or GET /v2/merge-queues (API v2) every 10m.',
+    );
 
     await writeFile(file, yaml(450));
     expect((await run.exporter.reload('SIGHUP')).message).toContain(
@@ -194,9 +196,9 @@ describe('configuration reload', () => {
     );
     const page = await run.scrape();
     expect(page).toContain(
-      '# HELP trunk_merge_queue_state Merge queue state: 1 for the current state, 0 for the other known states. Refreshed by polling getQueue every 7m30s.',
+      '# HELP trunk_merge_queue_state Merge queue state: 1 for the current state, 0 for the other known states. Refreshed by polling getQueue (API v1) or GET /v2/merge-queues (API v2) every 7m30s.',
     );
-    expect(page).not.toContain('getQueue every 10m');
+    expect(page).not.toContain('(API v2) every 10m');
     expect(page).toContain('Targets are polled every 7m30s (merge_queue)');
     expect(sum(await run.samples(), 'trunk_exporter_api_requests_total')).toBeGreaterThanOrEqual(
       requestsBefore,

@@ -81,7 +81,7 @@ describe('landing page in headless Chromium', () => {
       const dom = await runChromium(binary, ['--dump-dom'], url);
       expect(dom).toContain('<h2>Merge queues</h2>');
       expect(dom).toContain('<h2>Quarantine lists</h2>');
-      expect(dom.match(/<tr>/g)?.length).toBe(2 + 4 + 3);
+      expect(dom.match(/<tr>/g)?.length).toBe(2 + 4 + 4);
       expect(dom).toContain('built-in Trunk API simulator');
 
       mkdirSync('reports', { recursive: true });
