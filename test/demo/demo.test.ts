@@ -45,7 +45,9 @@ describe('demo', () => {
       // on a self-hosted GitLab, without a merge queue).
       expect(sum(samples, 'trunk_exporter_target_up')).toBe(8);
       expect(sum(samples, 'trunk_exporter_discovered_targets')).toBe(8);
-      expect(page).toContain('trunk_flaky_tests_quarantined{repo="gitlab.acme.dev/acme/storefront"}');
+      expect(page).toContain(
+        'trunk_flaky_tests_quarantined{repo="gitlab.acme.dev/acme/storefront"}',
+      );
       expect(await (await fetch(`${demo.url}/`)).text()).toContain('(discovered)');
       expect(page).toContain('process_cpu_seconds_total');
       expect(page).toContain('trunk_flaky_tests_quarantined_by_codeowner{');
