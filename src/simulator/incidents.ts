@@ -35,6 +35,11 @@ export interface ScriptedIncident {
   /** How often it comes back; INCIDENT_CYCLE_SECONDS when absent. */
   readonly everySeconds?: number;
   /**
+   * It runs during the world's warm-up too, so that an occurrence that begins before the demo's
+   * start (a negative time, modulo everySeconds) is under way, with its history, when it starts.
+   */
+  readonly beforeStart?: boolean;
+  /**
    * The alert of prometheus/alerts.yaml whose expression the incident makes true; undefined while
    * no alert there watches what it shows.
    */
@@ -51,6 +56,11 @@ export const QUARANTINE_JUMP_SIZE = 15;
 export const EVICTION_TESTING_SECONDS = 45;
 /** How long its author waits after a failure before submitting it again. */
 export const EVICTION_RESUBMIT_SECONDS = 30;
+
+/** How long before the demo's start its stalled queue stopped merging: more than the alert's hour. */
+export const STALLED_BEFORE_START_SECONDS = 70 * 60;
+/** How often the stall comes back. */
+const STALL_EVERY_SECONDS = 3 * 3600;
 
 /** The cycle, one incident per target so each shows on its own series. */
 export const DEMO_INCIDENTS: readonly ScriptedIncident[] = [
@@ -111,19 +121,22 @@ export const DEMO_INCIDENTS: readonly ScriptedIncident[] = [
     branch: 'main',
     startsAfterSeconds: 250,
     lastsSeconds: 340,
-    alert: undefined,
+    alert: 'TrunkMergeQueueEvictionLoop',
   },
   {
     // The provider stops answering: no status check reports and no merge goes through, so
-    // nothing that tests finishes, nothing new starts and nothing merges, for 25 minutes of
-    // every hour. (The random model itself often merges nothing for 10-20 minutes.)
+    // nothing that tests finishes, nothing new starts and nothing merges. It began 70 minutes
+    // before the demo and lasts 25 minutes into it (then every 3 hours for 95 minutes), so the
+    // last merge the exporter reads at start is over the alert's hour old. (The random model
+    // itself often merges nothing for 10-20 minutes.)
     kind: 'stalled_queue',
     repo: 'github.com/acme/mobile',
     branch: 'develop',
-    startsAfterSeconds: 390,
-    lastsSeconds: 1500,
-    everySeconds: 6 * INCIDENT_CYCLE_SECONDS,
-    alert: undefined,
+    startsAfterSeconds: STALL_EVERY_SECONDS - STALLED_BEFORE_START_SECONDS,
+    lastsSeconds: STALLED_BEFORE_START_SECONDS + 25 * 60,
+    everySeconds: STALL_EVERY_SECONDS,
+    beforeStart: true,
+    alert: 'TrunkMergeQueueStalled',
   },
   {
     // A test that is not quarantined turns broken (v2 shows it; v1 lists quarantined tests only).
@@ -132,7 +145,7 @@ export const DEMO_INCIDENTS: readonly ScriptedIncident[] = [
     branch: '',
     startsAfterSeconds: 150,
     lastsSeconds: 420,
-    alert: undefined,
+    alert: 'TrunkTestsTurnedBroken',
   },
 ];
 
@@ -143,7 +156,7 @@ export interface IncidentCycle extends WorldScript, Pick<FaultPlan, 'intercept'>
 
 /**
  * The incident cycle starting at `origin` (unix seconds, the demo's start); steps before it (the
- * world's warm-up) are left to the random model.
+ * world's warm-up) are left to the random model, but for incidents that run `beforeStart`.
  */
 export function createIncidentCycle(
   origin: number,
@@ -262,10 +275,10 @@ export function createIncidentCycle(
   return {
     incidents,
     afterStep(now, world) {
-      if (now < origin) return;
       for (const incident of incidents) {
+        if (now < origin && incident.beforeStart !== true) continue;
         const every = incident.everySeconds ?? INCIDENT_CYCLE_SECONDS;
-        const offset = (now - origin) % every;
+        const offset = (((now - origin) % every) + every) % every;
         const since = (offset - incident.startsAfterSeconds + every) % every;
         if (since === 0) start(incident, now, world);
         else if (since === incident.lastsSeconds % every) end(incident, now, world);

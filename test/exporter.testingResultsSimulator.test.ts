@@ -1,0 +1,125 @@
+// Testing attempts against the simulator's truth: a real exporter with only an API key polls the
+// simulated organization on loopback while the world runs an hour (batches, bisections,
+// restarts, failed PRs resubmitted); its testing families must say exactly what the model's queues
+// recorded after the exporter's first poll, rendered as the simulator answers them.
+import { describe, expect, it } from 'vitest';
+import { renderTestingResult } from '../src/simulator/v2TestingResults.js';
+import { repositoryKey } from '../src/simulator/repositories.js';
+import { createSimulatorWorld } from '../src/simulator/world.js';
+import { select, type Sample } from './support/exposition.js';
+import { configYaml, startTestExporter } from './support/exporterHarness.js';
+import { startTestSimulator } from './support/simulator.js';
+
+const API_KEY = 'trunk_v2_testing-truth-key';
+const DURATION = 'trunk_merge_queue_testing_duration_seconds';
+
+/** count and sum by `outcome/bisection`, bisections started and repeated failures, of one queue. */
+interface QueueTally {
+  readonly series: Record<string, { count: number; sum: number }>;
+  readonly bisectionsStarted: number;
+  readonly repeatedFailures: number;
+}
+
+function pageTally(samples: readonly Sample[], repo: string, branch: string): QueueTally {
+  const series: QueueTally['series'] = {};
+  for (const sample of select(samples, `${DURATION}_count`, { repo, branch })) {
+    if (sample.value === 0) continue;
+    const { outcome = '', bisection = '' } = sample.labels;
+    const sum = select(samples, `${DURATION}_sum`, { repo, branch, outcome, bisection })[0];
+    series[`${outcome}/${bisection}`] = { count: sample.value, sum: sum?.value ?? NaN };
+  }
+  const counter = (name: string) => select(samples, name, { repo, branch })[0]?.value ?? NaN;
+  return {
+    series,
+    bisectionsStarted: counter('trunk_merge_queue_bisections_started_total'),
+    repeatedFailures: counter('trunk_merge_queue_repeated_failures_total'),
+  };
+}
+
+const sorted = (tally: QueueTally) => ({ ...tally, series: Object.entries(tally.series).sort() });
+
+describe('testing attempts against the simulator', () => {
+  it('equal what each queue of the world recorded after the first poll, as the simulator answers them', async () => {
+    const startTime = Math.floor(Date.now() / 1000);
+    const world = createSimulatorWorld({ seed: 11, startTime });
+    const { simulator } = await startTestSimulator({ world, token: 'unused', apiKey: API_KEY });
+    const targets = world.repositories
+      .filter((repository) => repository.branches.length > 0)
+      .map((r) => `  - repo: ${repositoryKey(r)}\n    branches: [${r.branches.join(', ')}]`)
+      .join('\n');
+    const exporter = await startTestExporter(
+      configYaml({
+        apiUrl: simulator.origin,
+        token: null,
+        apiKey: API_KEY,
+        targets,
+        polling: '  mergeQueueIntervalSeconds: 0.2\n  flakyTestsIntervalSeconds: 600',
+      }),
+    );
+    await exporter.waitFor(
+      (samples) => select(samples, `${DURATION}_count`).length > 0,
+      'every queue read once',
+    );
+    // The world stands still until the first polls are done; then an hour of it at once.
+    const queueIds = new Map(
+      (
+        (await (
+          await fetch(`${simulator.origin}/v2/merge-queues?limit=100`, {
+            headers: { authorization: `Bearer ${API_KEY}` },
+          })
+        ).json()) as { data: { id: string; repositoryUrl: string; targetBranch: string }[] }
+      ).data.map((queue) => [
+        `${queue.repositoryUrl.replace('https://', '')}@${queue.targetBranch}`,
+        queue.id,
+      ]),
+    );
+    world.advance(startTime + 3600);
+    let bisections = 0;
+    const expected = world.mergeQueues.map(({ repository, model }) => {
+      const repo = repositoryKey(repository);
+      const queueId = queueIds.get(`${repo}@${model.branch}`) ?? '';
+      const series: QueueTally['series'] = {};
+      let bisectionsStarted = 0;
+      let repeatedFailures = 0;
+      const failedAt = new Map<number, number>();
+      for (const attempt of model.testing.attempts) {
+        if (attempt.endedAt <= startTime) continue;
+        const row = renderTestingResult(queueId, attempt);
+        const key = `${row.outcome ?? 'unknown'}/${String(row.isBisection)}`;
+        const entry = (series[key] ??= { count: 0, sum: 0 });
+        entry.count += 1;
+        entry.sum += row.testingDurationMs / 1000;
+        if (row.startedBisection) bisectionsStarted += 1;
+        else if (row.outcome === 'failed') {
+          if (failedAt.has(row.pullRequestNumber)) repeatedFailures += 1;
+          failedAt.set(row.pullRequestNumber, attempt.endedAt);
+        }
+      }
+      bisections += bisectionsStarted;
+      return {
+        repo,
+        branch: model.branch,
+        tally: { series, bisectionsStarted, repeatedFailures },
+      };
+    });
+    // The world's hour has what the families are for.
+    const all = expected.flatMap(({ tally }) => Object.keys(tally.series));
+    expect(all).toContain('passed/false');
+    expect(all).toContain('failed/false');
+    expect(all).toContain('interrupted/false');
+    expect(bisections).toBeGreaterThan(0);
+    // A read happens when PRs left, or 30 polls on: within seconds at 0.2 s polls.
+    const page = await exporter.waitFor(
+      (samples) =>
+        expected.every(
+          ({ repo, branch, tally }) =>
+            JSON.stringify(sorted(pageTally(samples, repo, branch))) ===
+            JSON.stringify(sorted(tally)),
+        ),
+      'the truth on the page',
+    );
+    for (const { repo, branch, tally } of expected) {
+      expect(sorted(pageTally(page, repo, branch)), `${repo} ${branch}`).toEqual(sorted(tally));
+    }
+  });
+});
