@@ -11,20 +11,13 @@ import {
   type TestingOutcome,
 } from '../../src/simulator/testingHistory.js';
 import { createSimulatorWorld } from '../../src/simulator/world.js';
+import type { TestingResultV2Body } from '../../src/simulator/v2TestingResults.js';
 import { errorOf, getPage, startV2Simulator, v2Request, walk } from './v2Harness.js';
 
 const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
 
-interface Row {
-  readonly pullRequestNumber: number;
-  readonly endedAt: string;
-  readonly testingDurationMs: number;
-  readonly outcome?: string;
-  readonly entryConclusion?: string;
-  readonly isBisection: boolean;
-  readonly startedBisection: boolean;
-  readonly verificationRunId?: string;
-}
+/** A row as the wire carries it: the simulator's own body type. */
+type Row = TestingResultV2Body;
 
 /** The queue ids in world order. */
 async function queueIds(simulator: RunningSimulator): Promise<string[]> {
