@@ -78,7 +78,7 @@ export async function readTestingResults(
     pollsSinceRead < PERIODIC_EXIT_READ_POLLS &&
     !pullRequestsLeft(request.previousSnapshot, current)
   ) {
-    return { counts, reads: { ...reads, pollsSinceRead } };
+    return { ...request.previous, counts, reads: { ...reads, pollsSinceRead } };
   }
   const readAt = current.takenAt;
   const since = Math.max(
@@ -101,9 +101,17 @@ export async function readTestingResults(
       { repo: queue.repo, branch: queue.branch },
       `testing results read failed, tried again at the next read: ${error instanceof Error ? error.message : String(error)}`,
     );
-    return { counts, reads: { ...reads, countFrom: since, pollsSinceRead: 0 } };
+    return {
+      ...request.previous,
+      counts,
+      reads: { ...reads, countFrom: since, pollsSinceRead: 0 },
+    };
   }
-  return countTestingResults({ counts, reads: { ...reads, countFrom: since } }, rows, readAt);
+  return countTestingResults(
+    { ...request.previous, counts, reads: { ...reads, countFrom: since } },
+    rows,
+    readAt,
+  );
 }
 
 /** The testing attempts of a queue's first poll at `startAt`: none counted, counting from then. */
