@@ -129,7 +129,6 @@ export const v2TestPageSchema = v2PageSchema(v2TestSchema);
  * a repository on its provider's default host (most of them); `url` names the host otherwise.
  */
 export const v2RepositorySchema = z.object({
-  id: z.string().min(1),
   provider: optionalValue(z.string()),
   host: optionalValue(z.string()),
   /** `owner/name` (GitLab subgroups make it longer: such a repository has no `host/owner/name`). */

@@ -3,13 +3,9 @@ import { repositoryNameOf } from '../../src/trunk/v2RepositoryName.js';
 
 describe('repositoryNameOf', () => {
   it('takes the provider’s default host for a null host, whatever the url says', () => {
-    expect(repositoryNameOf({ id: 'r', provider: 'github', path: 'acme/web' })).toBe(
-      'github.com/acme/web',
-    );
-    expect(repositoryNameOf({ id: 'r', provider: 'gitlab', path: 'acme/web' })).toBe(
-      'gitlab.com/acme/web',
-    );
-    expect(repositoryNameOf({ id: 'r', provider: 'bitbucket', path: 'acme/web' })).toBe(
+    expect(repositoryNameOf({ provider: 'github', path: 'acme/web' })).toBe('github.com/acme/web');
+    expect(repositoryNameOf({ provider: 'gitlab', path: 'acme/web' })).toBe('gitlab.com/acme/web');
+    expect(repositoryNameOf({ provider: 'bitbucket', path: 'acme/web' })).toBe(
       'bitbucket.org/acme/web',
     );
   });
@@ -17,7 +13,6 @@ describe('repositoryNameOf', () => {
   it('takes a set host, else the host of the url, and keeps the path as Trunk spells it', () => {
     expect(
       repositoryNameOf({
-        id: 'r',
         provider: 'gitlab',
         host: 'GitLab.Acme.Internal',
         path: 'Platform/API',
@@ -25,7 +20,6 @@ describe('repositoryNameOf', () => {
     ).toBe('gitlab.acme.internal/Platform/API');
     expect(
       repositoryNameOf({
-        id: 'r',
         provider: 'unknown',
         path: 'tools/lint',
         url: 'https://git.example.org/tools/lint',
@@ -34,10 +28,8 @@ describe('repositoryNameOf', () => {
   });
 
   it('names nothing without a host or with a path that is not owner/name', () => {
-    expect(repositoryNameOf({ id: 'r', provider: 'unknown', path: 'tools/lint' })).toBeUndefined();
-    expect(
-      repositoryNameOf({ id: 'r', provider: 'gitlab', path: 'group/subgroup/name' }),
-    ).toBeUndefined();
-    expect(repositoryNameOf({ id: 'r', provider: 'github', host: '', path: '' })).toBeUndefined();
+    expect(repositoryNameOf({ provider: 'unknown', path: 'tools/lint' })).toBeUndefined();
+    expect(repositoryNameOf({ provider: 'gitlab', path: 'group/subgroup/name' })).toBeUndefined();
+    expect(repositoryNameOf({ provider: 'github', host: '', path: '' })).toBeUndefined();
   });
 });
