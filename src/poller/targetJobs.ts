@@ -2,26 +2,15 @@ import { configuredTargets } from '../config/targets.js';
 import type { ExporterConfig, RepositoryTarget } from '../config/types.js';
 import type { Logger } from '../log/logger.js';
 import type { SnapshotStore } from '../snapshot/store.js';
-import type { TestingAttempts } from '../snapshot/testingAttemptTypes.js';
 import type { WebhookExitSettings } from '../snapshot/prStayTypes.js';
-import {
-  targetKey,
-  type MergeQueueSnapshot,
-  type Snapshot,
-  type Target,
-} from '../snapshot/types.js';
-import { TrunkApiError } from '../trunk/errors.js';
-import { isAuthenticationFailure, whatToCheck } from './failureHint.js';
+import { targetKey, type MergeQueueSnapshot } from '../snapshot/types.js';
 import { pollFlakyTests } from './flakyTestsPoll.js';
 import { lookupsAtATime } from './lookupFanOut.js';
 import { LookupMemories } from './lookupMemories.js';
 import { PollAdmission, pollsAtOnce } from './pollAdmission.js';
 import { pollMergeQueue } from './mergeQueuePoll.js';
-import {
-  followQueueFlow,
-  type QueueFlowPollRequest,
-  type QueueFlowUpdate,
-} from './queueFlowPoll.js';
+import { followQueueFlow, type QueueFlowPollRequest } from './queueFlowPoll.js';
+import { runPoll, type PollResult } from './pollRun.js';
 import type { PollObserver } from './pollObserver.js';
 import type { PollJob } from './scheduler.js';
 import type { ReadOptions, TrunkReader } from './trunkReader.js';
@@ -52,14 +41,6 @@ export interface V2Readers {
   readonly reader: V2PullRequestLister & V2TestingResultLister;
   readonly directory: V2QueueDirectory;
   readonly tests: V2TestDirectory;
-}
-
-/** A successful poll: its snapshot and, for a merge queue, how its flow ledger takes it. */
-interface PollResult {
-  readonly snapshot: Snapshot;
-  readonly queueFlow?: QueueFlowUpdate;
-  /** Through API v2: the queue's testing attempts after this poll. */
-  readonly testingAttempts?: TestingAttempts;
 }
 
 /** One poll job per configured target, each recording its outcome in the store. */
@@ -205,10 +186,7 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
       intervalSeconds,
       run: async (signal) => {
         const succeeded = await runPoll(
-          target,
-          intervalSeconds,
-          poll,
-          signal,
+          { target, intervalSeconds, poll, signal },
           context,
           failedLast ? undefined : admission,
         );
@@ -240,85 +218,4 @@ function webhookExitSettings(config: ExporterConfig): WebhookExitSettings | unde
   return config.webhooks.enabled
     ? { intervalSeconds: config.polling.mergeQueueIntervalSeconds }
     : undefined;
-}
-
-async function runPoll(
-  target: Target,
-  intervalSeconds: number,
-  poll: (options: ReadOptions, lookupsSent?: () => void) => Promise<PollResult>,
-  signal: AbortSignal,
-  context: TargetJobsContext,
-  admission: PollAdmission | undefined,
-): Promise<boolean> {
-  const started = performance.now();
-  // Retries may use the poll's interval and no more, so a poll never runs into the next one.
-  const deadlineMs = Date.now() + intervalSeconds * 1000;
-  // Still running when the next poll is due: said at once, not when (or if) the poll ends.
-  const overrun = setTimeout(() => {
-    reportOverrun(target, intervalSeconds, context);
-  }, intervalSeconds * 1000);
-  let leave: (() => void) | undefined;
-  try {
-    leave = await admission?.enter(signal);
-    const { snapshot, queueFlow, testingAttempts } = await poll({ signal, deadlineMs }, leave);
-    const durationSeconds = (performance.now() - started) / 1000;
-    // Read and written in one go: a webhook event may have moved the ledger since the poll began.
-    const flow = queueFlow?.(context.store.queueFlow(target));
-    context.store.recordSuccess(target, snapshot, durationSeconds, flow, testingAttempts);
-    return true;
-  } catch (error) {
-    if (signal.aborted) return false;
-    const message = error instanceof Error ? error.message : String(error);
-    context.store.recordFailure(target, message, (performance.now() - started) / 1000);
-    const hint = whatToCheck(error, target);
-    // One line per failed poll, so at most one per interval and target; an auth failure is an
-    // error because nothing recovers until someone fixes the token.
-    const level = isAuthenticationFailure(error) ? 'error' : 'warn';
-    context.logger[level](
-      {
-        kind: target.kind,
-        repo: target.repo,
-        branch: target.branch || undefined,
-        ...errorContext(error),
-        ...(hint === undefined ? {} : { check: hint }),
-      },
-      `poll failed: ${message}${hint === undefined ? '' : `; ${hint}`}`,
-    );
-    return false;
-  } finally {
-    leave?.();
-    clearTimeout(overrun);
-  }
-}
-
-/**
- * A poll still running after its interval: its target's data is late, and the next poll starts
- * only when this one ends. One line per overrun, so at most one per interval and target.
- */
-function reportOverrun(target: Target, intervalSeconds: number, context: TargetJobsContext): void {
-  const what =
-    target.kind === 'merge_queue'
-      ? `merge queue ${target.repo} ${target.branch}`
-      : `quarantine list of ${target.repo}`;
-  const message = `poll still running after its interval of ${intervalSeconds}s; data is late`;
-  context.pollObserver?.pollOverran(target.kind);
-  context.store.recordOverrun(target, message);
-  context.logger.warn(
-    {
-      kind: target.kind,
-      repo: target.repo,
-      branch: target.branch || undefined,
-      intervalSeconds,
-    },
-    `poll of ${what} is late: still running after its interval of ${intervalSeconds}s; ` +
-      'it counts as down until a poll finishes (too many targets or requests for ' +
-      'trunk.maxRequestsPerSecond, or a slow API)',
-  );
-}
-
-/** What an operator needs to find a failed call in Trunk's logs (never the token). */
-function errorContext(error: unknown): Record<string, unknown> {
-  if (!(error instanceof TrunkApiError)) return {};
-  const { endpoint, status, code, requestId, reason, attempts } = error;
-  return { endpoint, status, code, requestId, reason, attempts };
 }
