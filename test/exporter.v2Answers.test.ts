@@ -227,11 +227,10 @@ describe('API v2 answers through a real exporter', () => {
     });
     const samples = await exporter.waitFor(
       (current) =>
-        value(current, 'trunk_flaky_tests_quarantined', { repo: 'github.com/acme/docs' }) !==
-          undefined &&
-        value(current, 'trunk_flaky_tests_quarantined', { repo: 'github.com/Acme/Web' }) !==
-          undefined,
-      'the quarantine lists of both repositories',
+        ['github.com/acme/docs', 'github.com/Acme/Web', 'github.com/acme/api'].every(
+          (repo) => value(current, 'trunk_flaky_tests_quarantined', { repo }) !== undefined,
+        ),
+      'the quarantine lists of the three repositories',
     );
     expect(value(samples, 'trunk_flaky_tests_quarantined', { repo: 'github.com/acme/docs' })).toBe(
       2,
@@ -273,8 +272,8 @@ describe('API v2 answers through a real exporter', () => {
       () => fake.requestsTo(/^\/v2\/test-cases$/).length >= 3,
       'three reads at the former path',
     );
-    // Its two lists (quarantined; flaky and broken) each asked /v2/tests once, together, at first.
-    expect(fake.requestsTo(/^\/v2\/tests$/)).toHaveLength(2);
+    // Its two lists (quarantined; flaky and broken) asked /v2/tests at most once each, at first.
+    expect(fake.requestsTo(/^\/v2\/tests$/).length).toBeLessThanOrEqual(2);
   });
 
   it('exports no impacted_targets_missing for a queue read through v2, whose list rows cannot tell it', async () => {
