@@ -17,14 +17,14 @@ export function registerDiscoveryMetrics(registry: Registry): DiscoveryObserver 
     name: DISCOVERED_TARGETS,
     help:
       'Targets this instance polls because discovery found them (API v2: the list of merge ' +
-      'queues, and the repositories the quarantined tests name), not because the configuration ' +
-      'lists them, by kind. 0 with discovery off.',
+      "queues, and the repositories the organization's quarantined, flaky or broken tests name), " +
+      'not because the configuration lists them, by kind. 0 with discovery off.',
     labelNames: ['kind'] as const,
     registers: [registry],
   });
   const lastSuccess = new Gauge({
     name: LAST_SUCCESS,
-    help: "Unix time of discovery's last read in which every list it reads succeeded: the organization's merge queues (GET /v2/merge-queues) and, with discovery.flakyTests, its quarantined tests (GET /v2/tests); 0 until one succeeds. Discovery is API v2 only.",
+    help: "Unix time of discovery's last read in which every list it reads succeeded: the organization's merge queues (GET /v2/merge-queues) and, with discovery.flakyTests, its quarantined tests and its flaky and broken tests (GET /v2/tests); 0 until one succeeds. Discovery is API v2 only.",
     registers: [registry],
   });
   for (const kind of POLL_KINDS) discovered.set({ kind }, 0);
