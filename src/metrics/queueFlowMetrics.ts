@@ -1,6 +1,7 @@
 // Merge-queue flow: counters and histograms derived from what changed between consecutive
 // successful polls (src/flow/), rendered from each queue's ledger in the snapshot store. Every
 // configured queue with a ledger counts, stale or not: counters only count what was seen.
+import { PERIODIC_EXIT_READ_POLLS } from '../poller/v2ExitLookup.js';
 import { LAST_MERGE_WINDOWS_SECONDS } from '../poller/v2LastMerge.js';
 import { MAX_UNKNOWN_STATES, OTHER_STATE, type QueueFlow } from '../snapshot/queueFlowTypes.js';
 import type { TargetStatus } from '../snapshot/types.js';
@@ -22,7 +23,7 @@ function seen(settings: FamilySettings): string {
 /** What a poll cannot see of a PR that comes and goes between two polls, and what API v2 reads anyway. */
 const EXITS_BETWEEN_POLLS =
   'A pull request that enters and leaves between two polls is never seen through API v1; through ' +
-  "API v2 the reads of the queue's concluded entries count it (at most 30 polls late).";
+  `API v2 the reads of the queue's concluded entries count it (at most ${PERIODIC_EXIT_READ_POLLS} polls late).`;
 /** How far back the read at start looks for the last merge, in days. */
 const LAST_MERGE_LOOKBACK_DAYS = Math.max(...LAST_MERGE_WINDOWS_SECONDS) / 86_400;
 
@@ -39,7 +40,6 @@ function ofQueueFlow(
     queueFlow === undefined ? [] : samples(queueFlow, target.repo, target.branch);
 }
 
-/** The flow families, in page order: one per queue, from its ledger. */
 /** Which witness counted each exit: only webhooks give it a second one to count. */
 export const EXITS_BY_SOURCE = fqName(
   NAMESPACE,
@@ -47,6 +47,8 @@ export const EXITS_BY_SOURCE = fqName(
   'pull_request_exits_by_source',
   'total',
 );
+
+/** The flow families, in page order: one per queue, from its ledger. */
 
 export const QUEUE_FLOW_FAMILIES: readonly PerTargetFamily[] = [
   {
