@@ -3,6 +3,7 @@
 // set, not by whether they could be read, so they are reported beside an unreadable token file.
 import type { ResolvedCredentials } from './credentials.js';
 import { API_KEY_ENVIRONMENT_VARIABLE } from './credentials.js';
+import { isRecord, sectionOf } from './fileValue.js';
 
 /** A rule broken: where (as written in the file), what, and where to point when `path` is absent. */
 export interface CredentialRuleProblem {
@@ -47,14 +48,4 @@ function firstFlakyTestsTarget(value: unknown): number | undefined {
     (target: unknown) => isRecord(target) && target.flakyTests === true,
   );
   return index < 0 ? undefined : index;
-}
-
-/** `value[key]` when both are mappings. */
-function sectionOf(value: unknown, key: string): Record<string, unknown> | undefined {
-  const section = isRecord(value) ? value[key] : undefined;
-  return isRecord(section) ? section : undefined;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

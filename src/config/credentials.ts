@@ -1,5 +1,6 @@
 import type { ExporterConfig } from './types.js';
 import type { ConfigProblem } from './problems.js';
+import { isRecord } from './fileValue.js';
 import { readSettingFile } from './settingFiles.js';
 import { Secret } from '../secrets/secret.js';
 
@@ -55,10 +56,7 @@ export async function resolveCredentials(
   trunkSettings: unknown,
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<ResolvedCredentials> {
-  const trunk: Readonly<Record<string, unknown>> =
-    trunkSettings !== null && typeof trunkSettings === 'object' && !Array.isArray(trunkSettings)
-      ? (trunkSettings as Record<string, unknown>)
-      : {};
+  const trunk: Readonly<Record<string, unknown>> = isRecord(trunkSettings) ? trunkSettings : {};
   const tokenSources: CredentialSources = {
     inline: trunk.token,
     file: trunk.tokenFile,

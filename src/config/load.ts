@@ -6,6 +6,7 @@ import { configFileSchema, metricNamePattern, repoName, type ConfigFile } from '
 import type { Secret } from '../secrets/secret.js';
 import { apiHostUrl } from '../trunk/apiUrl.js';
 import { credentialRuleProblems } from './credentialRules.js';
+import { isRecord } from './fileValue.js';
 import { resolveCredentials, type TrunkCredentials } from './credentials.js';
 import { readRegularFile, readServerTls } from './settingFiles.js';
 import type { ExporterConfig, RepositoryTarget, ServerTls } from './types.js';
@@ -168,12 +169,7 @@ function metricSelectionProblems(
 
 /** `value[key]`, `{}` when the key is absent, undefined when `value` is not a mapping. */
 function settingsOf(value: unknown, key: string): unknown {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
-  return (value as Record<string, unknown>)[key] ?? {};
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
+  return isRecord(value) ? (value[key] ?? {}) : undefined;
 }
 
 /** `server.tls` when it names both files, else undefined (the schema reports what is wrong). */

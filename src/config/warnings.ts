@@ -2,6 +2,7 @@
 // start and on every reload, and a `warning:` line of --check-config.
 import { apiHostUrl, versionSegmentOf } from '../trunk/apiUrl.js';
 import { apiKeyWarning, type TrunkCredentials } from './credentials.js';
+import { isRecord } from './fileValue.js';
 import type { ConfigFile } from './schema.js';
 
 /**
@@ -58,9 +59,8 @@ export function configWarnings(
 function isSet(value: unknown, path: readonly string[]): boolean {
   let node: unknown = value;
   for (const key of path) {
-    if (node === null || typeof node !== 'object' || Array.isArray(node) || !(key in node))
-      return false;
-    node = (node as Record<string, unknown>)[key];
+    if (!isRecord(node) || !(key in node)) return false;
+    node = node[key];
   }
   return true;
 }
