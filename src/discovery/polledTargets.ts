@@ -74,11 +74,9 @@ export class PolledTargets {
         : { firstPollSpreadSeconds: options.firstPollSpreadSeconds }),
     });
     // One list of the organization's queues per merge-queue interval, whatever the reloads.
-    this.#v2Queues = new V2QueueDirectory(
-      new TrunkV2Client(clients.current),
-      initial.polling.mergeQueueIntervalSeconds,
-    );
-    this.#v2Tests = new V2TestDirectory(this.#testDirectorySettings(initial));
+    const v2Reader = new TrunkV2Client(clients.current, this.#testListPaths);
+    this.#v2Queues = new V2QueueDirectory(v2Reader, initial.polling.mergeQueueIntervalSeconds);
+    this.#v2Tests = new V2TestDirectory(testDirectorySettings(initial, v2Reader));
     // Event-triggered polls run as the target's own scheduled job: the same client limits,
     // fairness and deadline as every other poll, and never two polls of one target at once.
     this.#triggeredPolls = new TriggeredPolls((target) => {
@@ -153,15 +151,6 @@ export class PolledTargets {
     await Promise.all([this.#discovery.stop(), this.#scheduler.stop()]);
   }
 
-  /** What the organization's test lists are read with under `config`. */
-  #testDirectorySettings(config: ExporterConfig) {
-    return {
-      lister: new TrunkV2Client(this.#options.clients.current, this.#testListPaths),
-      maxAgeSeconds: config.polling.flakyTestsIntervalSeconds,
-      lookupsAtATime: lookupsAtATime(config.trunk.maxConcurrentRequests),
-    };
-  }
-
   #setTargets(): void {
     const config = this.#config;
     const { store, clients, logger, pollObserver, discoveryObserver } = this.#options;
@@ -187,7 +176,7 @@ export class PolledTargets {
     );
     const v2Reader = new TrunkV2Client(clients.current, this.#testListPaths);
     this.#v2Queues.configure(v2Reader, config.polling.mergeQueueIntervalSeconds);
-    this.#v2Tests.configure(this.#testDirectorySettings(config));
+    this.#v2Tests.configure(testDirectorySettings(config, v2Reader));
     this.#scheduler.setJobs(
       buildPollJobs({
         config: effective,
@@ -205,4 +194,13 @@ export class PolledTargets {
       flaky_tests: found.filter((target) => target.kind === 'flaky_tests').length,
     });
   }
+}
+
+/** What the organization's test lists are read with under `config`. */
+function testDirectorySettings(config: ExporterConfig, lister: TrunkV2Client) {
+  return {
+    lister,
+    maxAgeSeconds: config.polling.flakyTestsIntervalSeconds,
+    lookupsAtATime: lookupsAtATime(config.trunk.maxConcurrentRequests),
+  };
 }
