@@ -39,11 +39,8 @@ export interface ScriptedIncident {
    * start (a negative time, modulo everySeconds) is under way, with its history, when it starts.
    */
   readonly beforeStart?: boolean;
-  /**
-   * The alert of prometheus/alerts.yaml whose expression the incident makes true; undefined while
-   * no alert there watches what it shows.
-   */
-  readonly alert: string | undefined;
+  /** The alert of prometheus/alerts.yaml whose expression the incident makes true. */
+  readonly alert: string;
 }
 
 /** How far past its testing timeout the stuck pull request already is when it appears. */

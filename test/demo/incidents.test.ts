@@ -19,6 +19,7 @@ import {
   SIMULATOR_DEMO_TOKEN,
 } from '../../src/simulator/repositories.js';
 import { createSimulatorWorld, type SimulatorWorld } from '../../src/simulator/world.js';
+import { alertingRules } from '../deploy/ruleFiles.js';
 import { parseExposition, sum, type Sample } from '../support/exposition.js';
 import { startTestSimulator } from '../support/simulator.js';
 
@@ -43,6 +44,12 @@ async function waitFor(what: string, condition: () => boolean): Promise<void> {
 }
 
 describe('demo incident cycle', () => {
+  it('names, for each incident, an alert that prometheus/alerts.yaml defines', () => {
+    const alerts = new Set(alertingRules().map((rule) => rule.alert));
+    const unknown = DEMO_INCIDENTS.filter((candidate) => !alerts.has(candidate.alert));
+    expect(unknown.map(({ kind, alert }) => `${kind}: ${alert}`)).toEqual([]);
+  });
+
   it('leaves the random model alone until its first incident', () => {
     const origin = 1_767_225_600;
     const plain = createSimulatorWorld({ seed: 1, startTime: origin });
