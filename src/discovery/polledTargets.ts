@@ -1,3 +1,4 @@
+import { readsQuarantineThroughV2 } from '../config/credentials.js';
 import { configuredTargets } from '../config/targets.js';
 import type { ExporterConfig, RepositoryTarget } from '../config/types.js';
 import { applyMergeQueueEvent } from '../flow/queueEvents.js';
@@ -5,7 +6,7 @@ import type { Logger } from '../log/logger.js';
 import { LookupMemories } from '../poller/lookupMemories.js';
 import type { PollObserver } from '../poller/pollObserver.js';
 import { PollScheduler } from '../poller/scheduler.js';
-import { buildPollJobs, readsQuarantineThroughV2 } from '../poller/targetJobs.js';
+import { buildPollJobs } from '../poller/targetJobs.js';
 import { lookupsAtATime } from '../poller/lookupFanOut.js';
 import { V2TestDirectory } from '../poller/v2TestDirectory.js';
 import { V2QueueDirectory } from '../poller/v2QueueDirectory.js';
@@ -169,7 +170,7 @@ export class PolledTargets {
           return (
             target.kind === 'flaky_tests' &&
             repository !== undefined &&
-            readsQuarantineThroughV2(effective, repository)
+            readsQuarantineThroughV2(effective, repository.discovered?.flakyTests === true)
           );
         })
         .map((target) => [targetKey(target), target]),
