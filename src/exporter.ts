@@ -65,11 +65,17 @@ export async function startExporter(
   const store = new SnapshotStore(config.polling.staleAfterSeconds);
   // Before the server starts, so /readyz never sees an empty (hence "ready") target list.
   store.setTargets(configuredTargets(config));
-  const metrics = createExporterMetrics(registry, { store, version, config: live, logger });
+  const triggerSpacing = dependencies.webhookTriggerSpacing;
+  const metrics = createExporterMetrics(registry, {
+    store,
+    version,
+    config: live,
+    logger,
+    eventSpacing: triggerSpacing,
+  });
   const shared = { observer: metrics.apiCallObserver, logger, version };
   const clients = new ReplaceableTrunkClient(trunkClientBuilder(shared), config.trunk);
   live.subscribe(clients.apply);
-  const triggerSpacing = dependencies.webhookTriggerSpacing;
   const polled = new PolledTargets(
     { store, clients, logger, triggerSpacing, firstPollSpreadSeconds, ...metrics },
     config,

@@ -1,3 +1,4 @@
+import type { OrganizationLists } from '../budget/apiBudget.js';
 import { readsQuarantineThroughV2 } from '../config/credentials.js';
 import { configuredTargets } from '../config/targets.js';
 import type { ExporterConfig, RepositoryTarget } from '../config/types.js';
@@ -36,8 +37,15 @@ interface PolledTargetsOptions {
 /** What the trigger of the organization's test-list reads is keyed by: their spacing is a quarantine list's. */
 const ORGANIZATION_TESTS: Target = { kind: 'flaky_tests', repo: '(organization)', branch: '' };
 
-/** Told the polled targets and the configuration they came from, whenever either changes. */
-type TargetsListener = (targets: readonly Target[], config: ExporterConfig) => void;
+/**
+ * Told the polled targets, the configuration they came from and what the organization's lists
+ * last named, whenever the targets or the configuration change.
+ */
+type TargetsListener = (
+  targets: readonly Target[],
+  config: ExporterConfig,
+  organization: OrganizationLists,
+) => void;
 
 /**
  * The targets this instance polls, configured and discovered, with their schedule: follows the
@@ -158,7 +166,11 @@ export class PolledTargets {
     const effective = withDiscovered(config, this.#discovered);
     const targets = configuredTargets(effective);
     store.setTargets(targets, config.polling.staleAfterSeconds);
-    for (const listener of this.#listeners) listener(targets, config);
+    const organization = {
+      queues: this.#v2Queues.latest().length,
+      repositoriesWithTests: this.#v2Tests.repositoriesRead(),
+    };
+    for (const listener of this.#listeners) listener(targets, config, organization);
     this.#triggeredPolls.keepOnly(targets);
     const repositories = new Map(
       effective.targets.map((repository) => [repository.name, repository]),
