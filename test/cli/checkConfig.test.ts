@@ -156,6 +156,16 @@ describe('--check-config', () => {
     expect(tokenOnly).toEqual({ code: 0, stdout, stderr: '' });
   });
 
+  it('warns when the expected API load exceeds trunk.maxRequestsPerSecond', async () => {
+    const path = join(fixtures, 'valid', 'api-load-over-max-requests-per-second.yaml');
+    const [warning] = expectedWarnings(path);
+    expect(await checkConfig(path)).toEqual({
+      code: 0,
+      stdout: `${path}: OK (1 repository, 1 merge queue)\n`,
+      stderr: `${path}: warning: ${warning}\n`,
+    });
+  });
+
   it('warns that maxConcurrentRequests: 1 leaves no request slot free', async () => {
     const path = join(fixtures, 'valid', 'max-concurrent-requests-one.yaml');
     const [warning] = expectedWarnings(path);
