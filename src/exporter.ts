@@ -58,6 +58,7 @@ export async function startExporter(
   dependencies: ExporterDependencies,
 ): Promise<RunningExporter> {
   const { logger, version, firstPollSpreadSeconds } = dependencies;
+  const triggerSpacing = dependencies.webhookTriggerSpacing;
   const secrets = dependencies.secrets ?? new KnownSecrets();
   const live = new LiveConfig(config);
   live.subscribe(noteSecretsAndWarnings(secrets, logger));
@@ -65,7 +66,6 @@ export async function startExporter(
   const store = new SnapshotStore(config.polling.staleAfterSeconds);
   // Before the server starts, so /readyz never sees an empty (hence "ready") target list.
   store.setTargets(configuredTargets(config));
-  const triggerSpacing = dependencies.webhookTriggerSpacing;
   const metrics = createExporterMetrics(registry, {
     store,
     version,

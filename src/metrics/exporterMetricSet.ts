@@ -98,8 +98,8 @@ export function createExporterMetrics(
     discoveryObserver: registerDiscoveryMetrics(registry),
     targetsChanged(targets, next, organization) {
       apiBudget = computeApiBudget(next, { targets, organization, eventSpacing });
-      // Until discovery has found any, there is no load to speak of; a discovery read that
-      // changes nothing logs nothing.
+      // Until discovery has found targets, the load is discovery's own reads: the line waits for
+      // them; a discovery read that changes nothing logs nothing.
       if (targets.length === 0 && next.discovery?.enabled === true) return;
       const key = `${apiBudget.requestsPerSecond}/${apiBudget.maxRequestsPerSecond}`;
       if (key !== logged) logApiBudget(apiBudget, logger);

@@ -1,7 +1,7 @@
 // The API budget: the estimate from a config (exact arithmetic on the documented assumptions), the
 // warning when it exceeds trunk.maxRequestsPerSecond, and an exporter that logs it and exposes it.
-// Which reads are made, and how often, is written here by hand from the code's behaviour as a fake
-// upstream counts it (test/budget/shardBudget.test.ts holds the estimate to those counts).
+// The reads each case expects, and how often, are written by hand from what the poller does;
+// shardBudget.test.ts holds the estimate to the calls a fake upstream counts.
 import { describe, expect, it } from 'vitest';
 import {
   BUDGET_ASSUMPTIONS,
