@@ -58,6 +58,7 @@ export async function startExporter(
   dependencies: ExporterDependencies,
 ): Promise<RunningExporter> {
   const { logger, version, firstPollSpreadSeconds } = dependencies;
+  const triggerSpacing = dependencies.webhookTriggerSpacing;
   const secrets = dependencies.secrets ?? new KnownSecrets();
   const live = new LiveConfig(config);
   live.subscribe(noteSecretsAndWarnings(secrets, logger));
@@ -65,11 +66,16 @@ export async function startExporter(
   const store = new SnapshotStore(config.polling.staleAfterSeconds);
   // Before the server starts, so /readyz never sees an empty (hence "ready") target list.
   store.setTargets(configuredTargets(config));
-  const metrics = createExporterMetrics(registry, { store, version, config: live, logger });
+  const metrics = createExporterMetrics(registry, {
+    store,
+    version,
+    config: live,
+    logger,
+    eventSpacing: triggerSpacing,
+  });
   const shared = { observer: metrics.apiCallObserver, logger, version };
   const clients = new ReplaceableTrunkClient(trunkClientBuilder(shared), config.trunk);
   live.subscribe(clients.apply);
-  const triggerSpacing = dependencies.webhookTriggerSpacing;
   const polled = new PolledTargets(
     { store, clients, logger, triggerSpacing, firstPollSpreadSeconds, ...metrics },
     config,

@@ -1,10 +1,13 @@
-// The API load a configuration asks for, estimated from the config alone (no call is made), so an
-// operator learns at start-up, not from late polls, that the intervals and targets do not fit
-// under `trunk.maxRequestsPerSecond`. Queue depths and list sizes are not in the config: the
-// estimate assumes typical values (BUDGET_ASSUMPTIONS), and says so.
+// The API load a configuration asks for, estimated without a call, so an operator learns at
+// start-up, not from late polls, that the intervals and targets do not fit under
+// `trunk.maxRequestsPerSecond`. Queue depths and list sizes are not in the config: the estimate
+// assumes typical values (BUDGET_ASSUMPTIONS), and says so. Through API v2 some reads cover the
+// whole organization, and every shard makes them in full: their pages follow the organization's
+// size as its lists were last read, or as the configuration names it before that.
+import { readsQuarantineThroughV2 } from '../config/credentials.js';
+import { repositoryKey } from '../config/repositoryKey.js';
 import { configuredTargets } from '../config/targets.js';
 import type { ExporterConfig } from '../config/types.js';
-import type { Logger } from '../log/logger.js';
 import type { Target } from '../snapshot/types.js';
 import { ENDPOINTS, MAX_PAGE_SIZE, type Endpoint } from '../trunk/schemas.js';
 import { V2_ENDPOINTS } from '../trunk/v2Schemas.js';
@@ -26,30 +29,101 @@ export const BUDGET_ASSUMPTIONS = {
   exitReadsPerQueuePoll: 0.1,
 } as const;
 
-/** Expected steady-state requests per second of this instance, in total and per endpoint. */
-export interface ApiBudget {
+/** Requests per second, in total and per endpoint. */
+export interface EndpointRates {
   readonly requestsPerSecond: number;
   readonly byEndpoint: Readonly<Partial<Record<Endpoint, number>>>;
+}
+
+/** The organization the organization-wide v2 reads (queue list, test walks) are sized for. */
+export interface OrganizationSize {
+  readonly queues: number;
+  readonly repositoriesWithTests: number;
+  /** `lists`: its lists were read, and named at least these; `configuration`: none read yet. */
+  readonly from: 'lists' | 'configuration';
+}
+
+/** This instance's expected steady-state requests per second, and what webhooks may add. */
+export interface ApiBudget extends EndpointRates {
+  /**
+   * With webhooks on: the most this instance may make while events ask for every poll they can,
+   * each queue polled and each test list walked once per trigger spacing; undefined when off.
+   */
+  readonly withWebhooks: EndpointRates | undefined;
+  /** With an API key: the organization its organization-wide reads were sized for. */
+  readonly organization: OrganizationSize | undefined;
   /** The configured limit the estimate is compared with. */
   readonly maxRequestsPerSecond: number;
 }
 
+/** What the organization's shared lists named when last read (nothing before the first read). */
+export interface OrganizationLists {
+  /** Every queue of `GET /v2/merge-queues`, whichever this instance polls. */
+  readonly queues: number;
+  /** Every repository the test lists (quarantined; flaky and broken) named. */
+  readonly repositoriesWithTests: readonly string[];
+}
+
+/** How often webhook events may poll a queue and walk a test list, at most (TriggerSpacing). */
+export interface EventPollSpacing {
+  readonly mergeQueueMs: number;
+  readonly flakyTestsMs: number;
+}
+
+interface BudgetInputs {
+  /** This instance's targets, configured and discovered; its configured ones when absent. */
+  readonly targets?: readonly Target[];
+  readonly organization?: OrganizationLists;
+  readonly eventSpacing: EventPollSpacing;
+}
+
+/** How often a queue is polled and a test list walked, in seconds. */
+interface Cadence {
+  readonly mergeQueueSeconds: number;
+  readonly flakyTestsSeconds: number;
+}
+
 /**
- * Expected requests per second from the config: one getQueue per polled (repo, branch) per
- * mergeQueueInterval; per PR, a lookup when its state changes plus one per recheck interval (at
- * most one per poll); per quarantine list, its pages per flakyTestsInterval. Only this shard's
- * targets count (`targets`: the configured ones unless given, such as with discovered ones).
- * Start-up is busier: the first poll of each queue looks up every PR.
+ * Expected requests per second of this instance. Through API v1: one getQueue per polled
+ * (repo, branch) per mergeQueueInterval; per PR, a lookup when its state changes plus one per
+ * recheck interval (at most one per poll); per quarantine list, its pages per flakyTestsInterval.
+ * Through API v2 (v2Rates), the organization-wide reads besides this instance's own. Start-up is
+ * busier: the first poll of each queue looks up every PR (v1), names every repository (v2).
  */
-export function computeApiBudget(
-  config: ExporterConfig,
-  targets: readonly Target[] = configuredTargets(config),
-): ApiBudget {
+export function computeApiBudget(config: ExporterConfig, inputs: BudgetInputs): ApiBudget {
+  const targets = inputs.targets ?? configuredTargets(config);
+  const { polling } = config;
+  const organization =
+    config.trunk.apiKey === undefined ? undefined : organizationSize(config, inputs.organization);
+  const rates = (cadence: Cadence): EndpointRates =>
+    withTotal(
+      organization === undefined
+        ? v1Rates(config, targets, cadence)
+        : v2Rates(config, targets, organization, cadence),
+    );
+  const { mergeQueueMs, flakyTestsMs } = inputs.eventSpacing;
+  return {
+    ...rates({
+      mergeQueueSeconds: polling.mergeQueueIntervalSeconds,
+      flakyTestsSeconds: polling.flakyTestsIntervalSeconds,
+    }),
+    withWebhooks: config.webhooks.enabled
+      ? rates({
+          mergeQueueSeconds: Math.min(polling.mergeQueueIntervalSeconds, mergeQueueMs / 1000),
+          flakyTestsSeconds: Math.min(polling.flakyTestsIntervalSeconds, flakyTestsMs / 1000),
+        })
+      : undefined,
+    organization,
+    maxRequestsPerSecond: config.trunk.maxRequestsPerSecond,
+  };
+}
+
+type Rates = Partial<Record<Endpoint, number>>;
+
+function v1Rates(config: ExporterConfig, targets: readonly Target[], cadence: Cadence): Rates {
   const { polling } = config;
   const queues = targets.filter((target) => target.kind === 'merge_queue').length;
-  const quarantineLists = targets.length - queues;
-
-  const pollsPerSecond = 1 / polling.mergeQueueIntervalSeconds;
+  const pollsPerSecond = 1 / cadence.mergeQueueSeconds;
   const lookupsPerPullRequestPerSecond = polling.pullRequestDetails
     ? Math.min(
         pollsPerSecond,
@@ -59,87 +133,115 @@ export function computeApiBudget(
             : pollsPerSecond),
       )
     : 0;
-  const pagesPerWalk = polling.flakyTestDetails
-    ? Math.max(1, Math.ceil(BUDGET_ASSUMPTIONS.quarantinedTestsPerRepository / MAX_PAGE_SIZE))
-    : 1;
-
-  if (config.trunk.apiKey !== undefined) {
-    return v2Budget(config, queues, quarantineLists);
-  }
-  const byEndpoint: Partial<Record<Endpoint, number>> = {
+  return {
     [ENDPOINTS.getQueue]: queues * pollsPerSecond,
     [ENDPOINTS.getSubmittedPullRequest]:
       queues * BUDGET_ASSUMPTIONS.pullRequestsPerQueue * lookupsPerPullRequestPerSecond,
-    [ENDPOINTS.listQuarantinedTests]:
-      (quarantineLists * pagesPerWalk) / polling.flakyTestsIntervalSeconds,
+    [ENDPOINTS.listQuarantinedTests]: v1QuarantineWalks(config, targets.length - queues, cadence),
   };
-  const requestsPerSecond = Object.values(byEndpoint).reduce((sum, rate) => sum + rate, 0);
-  return { requestsPerSecond, byEndpoint, maxRequestsPerSecond: config.trunk.maxRequestsPerSecond };
+}
+
+/** The pages of `lists` quarantine lists read through API v1, per second. */
+function v1QuarantineWalks(config: ExporterConfig, lists: number, cadence: Cadence): number {
+  const pagesPerWalk = config.polling.flakyTestDetails
+    ? pages(BUDGET_ASSUMPTIONS.quarantinedTestsPerRepository)
+    : 1;
+  return (lists * pagesPerWalk) / cadence.flakyTestsSeconds;
 }
 
 /**
- * API v2 (an API key is set): the organization's list of queues once per merge-queue interval
- * (100 a page; discovery reuses it when its interval is no shorter), one pull-requests read per
- * queue and poll plus the exit reads, a testing-results read with each exit read, and two
- * organization-wide walks of tests (the quarantined, the flaky and broken) per flaky-tests
- * interval. The list pages are estimated from this instance's queues and repositories.
+ * API v2 (an API key is set). Each shard reads, in full: the organization's list of queues (100
+ * a page) when it polls a queue, or for discovery; the organization's quarantined tests when it
+ * reads a quarantine list through v2, or for discovery of repositories with tests; its flaky and
+ * broken tests when it has any flaky-tests target (the quarantine list read through v1 or v2), or
+ * for that discovery. Each such list is read at most once per interval however many ask
+ * (poller/sharedRead.ts), so discovery adds a read only when nothing else asks; events refresh
+ * the test lists only for the lists read through v2. Its own queues: one pull-requests read per
+ * poll plus the exit reads, a testing-results read with each exit read. Quarantine lists kept on
+ * v1 (a token with orgUrlSlug beside the key) are walked as v1Rates says.
  */
-function v2Budget(config: ExporterConfig, queues: number, quarantineLists: number): ApiBudget {
+function v2Rates(
+  config: ExporterConfig,
+  targets: readonly Target[],
+  organization: OrganizationSize,
+  cadence: Cadence,
+): Rates {
   const { polling } = config;
-  const listPages = Math.max(1, Math.ceil(queues / MAX_PAGE_SIZE));
   const discovery = config.discovery?.enabled === true ? config.discovery : undefined;
-  const discoveryReads =
-    discovery !== undefined && discovery.intervalSeconds < polling.mergeQueueIntervalSeconds
-      ? listPages / discovery.intervalSeconds
-      : 0;
-  const walkPages = (testsPerRepository: number) =>
-    Math.ceil((quarantineLists * testsPerRepository) / MAX_PAGE_SIZE);
-  const testPages =
-    walkPages(BUDGET_ASSUMPTIONS.quarantinedTestsPerRepository) +
-    walkPages(BUDGET_ASSUMPTIONS.unhealthyTestsPerRepository);
-  const byEndpoint: Partial<Record<Endpoint, number>> = {
-    [V2_ENDPOINTS.listMergeQueues]:
-      (queues > 0 ? listPages / polling.mergeQueueIntervalSeconds : 0) + discoveryReads,
-    [V2_ENDPOINTS.listQueuePullRequests]:
-      (queues * (1 + BUDGET_ASSUMPTIONS.exitReadsPerQueuePoll)) / polling.mergeQueueIntervalSeconds,
-    [V2_ENDPOINTS.listTestingResults]:
-      (queues * BUDGET_ASSUMPTIONS.exitReadsPerQueuePoll) / polling.mergeQueueIntervalSeconds,
-    [V2_ENDPOINTS.listTests]: testPages / polling.flakyTestsIntervalSeconds,
-  };
-  const requestsPerSecond = Object.values(byEndpoint).reduce((sum, rate) => sum + rate, 0);
-  return { requestsPerSecond, byEndpoint, maxRequestsPerSecond: config.trunk.maxRequestsPerSecond };
-}
-
-/** The warning for a budget over its limit, or undefined when it fits. */
-export function describeBudgetExcess(budget: ApiBudget): string | undefined {
-  const { requestsPerSecond: expected, maxRequestsPerSecond: limit } = budget;
-  if (expected <= limit) return undefined;
-  const over = expected - limit;
-  return (
-    `expected API load ${round(expected)} requests/s exceeds trunk.maxRequestsPerSecond ` +
-    `${round(limit)} by ${round(over)} requests/s (${Math.round((over / limit) * 100)}%): polls ` +
-    'will wait for the rate limiter and finish late; raise the intervals, shard, or raise the limit'
+  const queues = targets.filter((target) => target.kind === 'merge_queue').length;
+  const lists = targets.filter((target) => target.kind === 'flaky_tests');
+  const v2Lists = lists.filter((list) =>
+    readsQuarantineThroughV2(config, list.discovered === true),
   );
-}
-
-/** Logs a budget: a warning when it exceeds the limit, else info. */
-export function logApiBudget(budget: ApiBudget, logger: Logger): void {
-  const context = {
-    expectedRequestsPerSecond: round(budget.requestsPerSecond),
-    maxRequestsPerSecond: budget.maxRequestsPerSecond,
-    byEndpoint: Object.fromEntries(
-      Object.entries(budget.byEndpoint).map(([endpoint, rate]) => [endpoint, round(rate)]),
-    ),
-    assumptions: BUDGET_ASSUMPTIONS,
+  const v1Lists = lists.length - v2Lists.length;
+  const queueListEvery =
+    queues > 0
+      ? polling.mergeQueueIntervalSeconds
+      : discovery === undefined
+        ? undefined
+        : Math.max(discovery.intervalSeconds, polling.mergeQueueIntervalSeconds);
+  const discoveryWalkEvery =
+    discovery?.flakyTests === true
+      ? Math.max(discovery.intervalSeconds, polling.flakyTestsIntervalSeconds)
+      : undefined;
+  const quarantinedWalkEvery = v2Lists.length > 0 ? cadence.flakyTestsSeconds : discoveryWalkEvery;
+  const unhealthyWalkEvery =
+    v2Lists.length > 0
+      ? cadence.flakyTestsSeconds
+      : lists.length > 0
+        ? polling.flakyTestsIntervalSeconds
+        : discoveryWalkEvery;
+  const repositories = organization.repositoriesWithTests;
+  return {
+    [V2_ENDPOINTS.listMergeQueues]: perSecond(pages(organization.queues), queueListEvery),
+    [V2_ENDPOINTS.listQueuePullRequests]:
+      (queues * (1 + BUDGET_ASSUMPTIONS.exitReadsPerQueuePoll)) / cadence.mergeQueueSeconds,
+    [V2_ENDPOINTS.listTestingResults]:
+      (queues * BUDGET_ASSUMPTIONS.exitReadsPerQueuePoll) / cadence.mergeQueueSeconds,
+    [V2_ENDPOINTS.listTests]:
+      perSecond(
+        pages(repositories * BUDGET_ASSUMPTIONS.quarantinedTestsPerRepository),
+        quarantinedWalkEvery,
+      ) +
+      perSecond(
+        pages(repositories * BUDGET_ASSUMPTIONS.unhealthyTestsPerRepository),
+        unhealthyWalkEvery,
+      ),
+    ...(v1Lists > 0
+      ? { [ENDPOINTS.listQuarantinedTests]: v1QuarantineWalks(config, v1Lists, cadence) }
+      : {}),
   };
-  const excess = describeBudgetExcess(budget);
-  if (excess === undefined) {
-    logger.info(context, `expected API load ${round(budget.requestsPerSecond)} requests/s`);
-  } else {
-    logger.warn(context, excess);
-  }
 }
 
-function round(value: number): number {
-  return Math.round(value * 1000) / 1000;
+/**
+ * The organization as its lists last named it, never less than the configuration names (every
+ * shard's targets: each shard's file names them all): queues, and repositories with tests.
+ */
+function organizationSize(config: ExporterConfig, lists?: OrganizationLists): OrganizationSize {
+  const configuredQueues = config.targets.reduce((sum, repo) => sum + repo.branches.length, 0);
+  const withTests = new Set(
+    config.targets.filter((repo) => repo.flakyTests).map((repo) => repositoryKey(repo.name)),
+  );
+  for (const name of lists?.repositoriesWithTests ?? []) withTests.add(repositoryKey(name));
+  const read = (lists?.queues ?? 0) > 0 || (lists?.repositoriesWithTests.length ?? 0) > 0;
+  return {
+    queues: Math.max(configuredQueues, lists?.queues ?? 0),
+    repositoriesWithTests: withTests.size,
+    from: read ? 'lists' : 'configuration',
+  };
+}
+
+/** Pages of a list of `rows` at the largest page size; an empty list is one call too. */
+function pages(rows: number): number {
+  return Math.max(1, Math.ceil(rows / MAX_PAGE_SIZE));
+}
+
+/** `calls` once per `everySeconds`, per second; none when the read is not made. */
+function perSecond(calls: number, everySeconds: number | undefined): number {
+  return everySeconds === undefined ? 0 : calls / everySeconds;
+}
+
+function withTotal(byEndpoint: Rates): EndpointRates {
+  const requestsPerSecond = Object.values(byEndpoint).reduce((sum, rate) => sum + rate, 0);
+  return { requestsPerSecond, byEndpoint };
 }

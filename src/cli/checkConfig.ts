@@ -1,8 +1,11 @@
+import { computeApiBudget } from '../budget/apiBudget.js';
+import { describeBudgetExcess } from '../budget/budgetReport.js';
 import { loadConfigFile } from '../config/load.js';
 import { ConfigError, configErrorLines } from '../config/problems.js';
 import type { ExporterConfig } from '../config/types.js';
 import { metricSelectionEntryProblem } from '../metrics/index.js';
 import { bcryptCostWarning } from '../server/index.js';
+import { DEFAULT_TRIGGER_SPACING } from '../webhooks/pollTriggers.js';
 
 /** Exit status of `--check-config` (and of a start-up) when the configuration has problems. */
 export const EXIT_CONFIG_PROBLEM = 2;
@@ -26,8 +29,13 @@ export async function checkConfig(
     for (const warning of config.warnings ?? [])
       output.stderr.write(`${path}: warning: ${warning}\n`);
     output.stdout.write(`${path}: OK (${describeTargets(config)})\n`);
-    const warning = bcryptCostWarning(config.server.basicAuthUsers);
-    if (warning !== undefined) output.stderr.write(`${path}: warning: ${warning}\n`);
+    const budget = computeApiBudget(config, { eventSpacing: DEFAULT_TRIGGER_SPACING });
+    for (const warning of [
+      bcryptCostWarning(config.server.basicAuthUsers),
+      describeBudgetExcess(budget),
+    ]) {
+      if (warning !== undefined) output.stderr.write(`${path}: warning: ${warning}\n`);
+    }
     return 0;
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;

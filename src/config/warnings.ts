@@ -38,7 +38,7 @@ export function configWarnings(
     }
   }
   // With a v1 token and its orgUrlSlug beside the key, v1 stays the source of the configured
-  // quarantine lists (poller/targetJobs.ts readsQuarantineThroughV2), where the setting applies.
+  // quarantine lists (readsQuarantineThroughV2 in credentials.ts), where the setting applies.
   const quarantineViaV1 = credentials.token !== undefined && config.trunk.orgUrlSlug !== undefined;
   const detailsPath = ['polling', 'flakyTestDetails'] as const;
   if (credentials.apiKey !== undefined && !quarantineViaV1 && isSet(value, detailsPath)) {

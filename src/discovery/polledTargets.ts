@@ -1,3 +1,5 @@
+import type { OrganizationLists } from '../budget/apiBudget.js';
+import { readsQuarantineThroughV2 } from '../config/credentials.js';
 import { configuredTargets } from '../config/targets.js';
 import type { ExporterConfig, RepositoryTarget } from '../config/types.js';
 import { applyMergeQueueEvent } from '../flow/queueEvents.js';
@@ -5,7 +7,7 @@ import type { Logger } from '../log/logger.js';
 import { LookupMemories } from '../poller/lookupMemories.js';
 import type { PollObserver } from '../poller/pollObserver.js';
 import { PollScheduler } from '../poller/scheduler.js';
-import { buildPollJobs, readsQuarantineThroughV2 } from '../poller/targetJobs.js';
+import { buildPollJobs } from '../poller/targetJobs.js';
 import { lookupsAtATime } from '../poller/lookupFanOut.js';
 import { V2TestDirectory } from '../poller/v2TestDirectory.js';
 import { V2QueueDirectory } from '../poller/v2QueueDirectory.js';
@@ -35,8 +37,15 @@ interface PolledTargetsOptions {
 /** What the trigger of the organization's test-list reads is keyed by: their spacing is a quarantine list's. */
 const ORGANIZATION_TESTS: Target = { kind: 'flaky_tests', repo: '(organization)', branch: '' };
 
-/** Told the polled targets and the configuration they came from, whenever either changes. */
-type TargetsListener = (targets: readonly Target[], config: ExporterConfig) => void;
+/**
+ * Told the polled targets, the configuration they came from and what the organization's lists
+ * last named, whenever the targets or the configuration change.
+ */
+type TargetsListener = (
+  targets: readonly Target[],
+  config: ExporterConfig,
+  organization: OrganizationLists,
+) => void;
 
 /**
  * The targets this instance polls, configured and discovered, with their schedule: follows the
@@ -157,7 +166,11 @@ export class PolledTargets {
     const effective = withDiscovered(config, this.#discovered);
     const targets = configuredTargets(effective);
     store.setTargets(targets, config.polling.staleAfterSeconds);
-    for (const listener of this.#listeners) listener(targets, config);
+    const organization = {
+      queues: this.#v2Queues.latest().length,
+      repositoriesWithTests: this.#v2Tests.repositoriesRead(),
+    };
+    for (const listener of this.#listeners) listener(targets, config, organization);
     this.#triggeredPolls.keepOnly(targets);
     const repositories = new Map(
       effective.targets.map((repository) => [repository.name, repository]),
@@ -169,7 +182,7 @@ export class PolledTargets {
           return (
             target.kind === 'flaky_tests' &&
             repository !== undefined &&
-            readsQuarantineThroughV2(effective, repository)
+            readsQuarantineThroughV2(effective, repository.discovered?.flakyTests === true)
           );
         })
         .map((target) => [targetKey(target), target]),

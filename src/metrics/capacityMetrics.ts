@@ -24,12 +24,17 @@ export function registerCapacityMetrics(options: CapacityMetricsOptions): void {
   new Gauge({
     name: API_BUDGET,
     help:
-      'Requests per second this instance is expected to make to the Trunk API, estimated from its ' +
-      'targets, configured and discovered (docs/operations.md, "Polling and API cost"); compare ' +
-      'with trunk.maxRequestsPerSecond.',
+      'Requests per second this instance is expected to make to the Trunk API, by endpoint, ' +
+      'estimated from its targets, configured and discovered, and the organization-wide reads ' +
+      'every shard makes in full; webhook-triggered polls are not in it (docs/operations.md, ' +
+      '"Polling and API cost"); compare their sum with trunk.maxRequestsPerSecond.',
+    labelNames: ['endpoint'] as const,
     registers: [registry],
     collect() {
-      this.set(apiBudget().requestsPerSecond);
+      this.reset();
+      for (const [endpoint, rate] of Object.entries(apiBudget().byEndpoint)) {
+        this.set({ endpoint }, rate);
+      }
     },
   });
 

@@ -1,5 +1,10 @@
 import type { Registry } from 'prom-client';
-import { computeApiBudget, logApiBudget } from '../budget/apiBudget.js';
+import {
+  computeApiBudget,
+  type EventPollSpacing,
+  type OrganizationLists,
+} from '../budget/apiBudget.js';
+import { logApiBudget } from '../budget/budgetReport.js';
 import type { ExporterConfig } from '../config/types.js';
 import type { LiveConfig } from '../config/liveConfig.js';
 import type { DiscoveryObserver } from '../discovery/observer.js';
@@ -10,6 +15,7 @@ import type { SnapshotStore } from '../snapshot/store.js';
 import type { Target } from '../snapshot/types.js';
 import type { ApiCallObserver } from '../trunk/observer.js';
 import type { WebhookObserver } from '../webhooks/observer.js';
+import { DEFAULT_TRIGGER_SPACING } from '../webhooks/pollTriggers.js';
 import { registerCapacityMetrics } from './capacityMetrics.js';
 import { registerDiscoveryMetrics } from './discoveryMetrics.js';
 import { registerExporterMetrics } from './index.js';
@@ -29,9 +35,14 @@ export interface ExporterMetrics {
   readonly discoveryObserver: DiscoveryObserver;
   /**
    * The polled targets (configured and discovered) and their configuration changed: the API
-   * budget is computed again, and logged when it moved.
+   * budget is computed again, with the organization as its lists last named it, and logged when
+   * it moved.
    */
-  readonly targetsChanged: (targets: readonly Target[], config: ExporterConfig) => void;
+  readonly targetsChanged: (
+    targets: readonly Target[],
+    config: ExporterConfig,
+    organization: OrganizationLists,
+  ) => void;
 }
 
 interface ExporterMetricsOptions {
@@ -41,6 +52,8 @@ interface ExporterMetricsOptions {
   readonly config: LiveConfig;
   /** Where a family that fails to render and an API budget over the limit are reported. */
   readonly logger: Logger;
+  /** How often webhook events may poll (the budget's bound with webhooks on); the default's. */
+  readonly eventSpacing?: EventPollSpacing | undefined;
 }
 
 /**
@@ -53,6 +66,7 @@ export function createExporterMetrics(
   options: ExporterMetricsOptions,
 ): ExporterMetrics {
   const { store, version, config, logger } = options;
+  const eventSpacing = options.eventSpacing ?? DEFAULT_TRIGGER_SPACING;
   const initial = config.current;
   const families = registerExporterMetrics({
     registry,
@@ -64,7 +78,7 @@ export function createExporterMetrics(
     webhooksEnabled: initial.webhooks.enabled,
     logger,
   });
-  let apiBudget = computeApiBudget(initial);
+  let apiBudget = computeApiBudget(initial, { eventSpacing });
   let logged: string | undefined;
   registerCapacityMetrics({
     registry,
@@ -82,10 +96,10 @@ export function createExporterMetrics(
     pollObserver,
     webhookObserver: webhookRequests.observer,
     discoveryObserver: registerDiscoveryMetrics(registry),
-    targetsChanged(targets, next) {
-      apiBudget = computeApiBudget(next, targets);
-      // Until discovery has found any, there is no load to speak of; a discovery read that
-      // changes nothing logs nothing.
+    targetsChanged(targets, next, organization) {
+      apiBudget = computeApiBudget(next, { targets, organization, eventSpacing });
+      // Until discovery has found targets, the load is discovery's own reads: the line waits for
+      // them; a discovery read that changes nothing logs nothing.
       if (targets.length === 0 && next.discovery?.enabled === true) return;
       const key = `${apiBudget.requestsPerSecond}/${apiBudget.maxRequestsPerSecond}`;
       if (key !== logged) logApiBudget(apiBudget, logger);

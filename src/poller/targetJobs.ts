@@ -1,3 +1,4 @@
+import { readsQuarantineThroughV2 } from '../config/credentials.js';
 import { configuredTargets } from '../config/targets.js';
 import type { ExporterConfig, RepositoryTarget } from '../config/types.js';
 import type { Logger } from '../log/logger.js';
@@ -88,7 +89,9 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
     const lookupMemory = lookupMemories.of(target, config.polling.pullRequestRecheckSeconds);
     const { v2 } = context;
     const viaV2 = config.trunk.apiKey !== undefined && v2 !== undefined;
-    const quarantineViaV2 = v2 !== undefined && readsQuarantineThroughV2(config, repository);
+    const quarantineViaV2 =
+      v2 !== undefined &&
+      readsQuarantineThroughV2(config, repository.discovered?.flakyTests === true);
     const pollV2 = async (v2Readers: V2Readers, options: ReadOptions): Promise<PollResult> => {
       // What the last poll saw, on Trunk's clock: each departed PR concluded after its last change.
       const previous = context.store.lastSnapshot(target);
@@ -194,23 +197,6 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
       },
     };
   });
-}
-
-/**
- * Whether the quarantine list of `repository` is read through API v2 (the organization's test
- * list): with an API key, unless a v1 token and its orgUrlSlug are set too, which keep v1 the
- * source of the configured lists (a discovered one is read through v2 all the same).
- */
-export function readsQuarantineThroughV2(
-  config: ExporterConfig,
-  repository: RepositoryTarget,
-): boolean {
-  return (
-    config.trunk.apiKey !== undefined &&
-    (repository.discovered?.flakyTests === true ||
-      config.trunk.token === undefined ||
-      config.trunk.orgUrlSlug === undefined)
-  );
 }
 
 /** With webhooks on, exits are counted once between events and polls (flow/prStay.ts). */

@@ -85,15 +85,14 @@ export class V2TestDirectory {
 
   /** The repositories (Trunk's spelling) with quarantined, flaky or broken tests, from reads when due. */
   async repositoriesWithTests(options: ReadOptions = {}): Promise<readonly string[]> {
-    const [quarantined, unhealthy] = await Promise.all([
-      this.#lists.quarantined.get(options),
-      this.#lists.unhealthy.get(options),
-    ]);
-    const names = new Map<string, string>();
-    for (const name of [...quarantined.names, ...unhealthy.names]) {
-      if (!names.has(repositoryKey(name))) names.set(repositoryKey(name), name);
-    }
-    return [...names.values()];
+    return namesIn(
+      await Promise.all([this.#lists.quarantined.get(options), this.#lists.unhealthy.get(options)]),
+    );
+  }
+
+  /** The repositories (Trunk's spelling) the last successful read of either list named; no read. */
+  repositoriesRead(): readonly string[] {
+    return namesIn(Object.values(this.#lists).flatMap((list) => list.latest() ?? []));
   }
 
   async #testsOf(list: ListName, repo: string, options: ReadOptions): Promise<readonly V2Test[]> {
@@ -144,4 +143,13 @@ export class V2TestDirectory {
     }
     return { byRepo, names: [...names.values()], unresolved: unresolved.size };
   }
+}
+
+/** The repositories the reads name, each once however it is cased (the first spelling). */
+function namesIn(reads: readonly TestsByRepository[]): string[] {
+  const names = new Map<string, string>();
+  for (const name of reads.flatMap((read) => read.names)) {
+    if (!names.has(repositoryKey(name))) names.set(repositoryKey(name), name);
+  }
+  return [...names.values()];
 }

@@ -1,11 +1,14 @@
 // The API budget: the estimate from a config (exact arithmetic on the documented assumptions), the
 // warning when it exceeds trunk.maxRequestsPerSecond, and an exporter that logs it and exposes it.
+// The reads each case expects, and how often, are written by hand from what the poller does;
+// shardBudget.test.ts holds the estimate to the calls a fake upstream counts.
 import { describe, expect, it } from 'vitest';
 import {
   BUDGET_ASSUMPTIONS,
   computeApiBudget,
-  describeBudgetExcess,
+  type OrganizationLists,
 } from '../../src/budget/apiBudget.js';
+import { describeBudgetExcess } from '../../src/budget/budgetReport.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { ExporterConfig } from '../../src/config/types.js';
 import { select } from '../support/exposition.js';
@@ -20,14 +23,45 @@ const TARGETS = [
   '    branches: [main, next]',
 ].join('\n');
 
-async function config(extra: string): Promise<ExporterConfig> {
-  const yaml = ['trunk:', '  token: t', '  orgUrlSlug: acme', extra, TARGETS].join('\n');
+/** Webhook events poll a queue at most every 5 s and walk a test list at most every minute. */
+const EVENT_SPACING = { mergeQueueMs: 5_000, flakyTestsMs: 60_000 };
+
+const WEBHOOKS =
+  'webhooks:\n  enabled: true\n  signingSecret: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+
+async function config(extra: string, targets = TARGETS): Promise<ExporterConfig> {
+  const yaml = ['trunk:', '  token: t', '  orgUrlSlug: acme', extra, targets].join('\n');
   return parseConfig(yaml, { source: 'budget.yaml', env: {} });
 }
 
-describe('computeApiBudget', () => {
+/** A config with an API key and no v1 token, `extra` lines at the top level. */
+async function keyConfig(extra: string, targets = TARGETS): Promise<ExporterConfig> {
+  const yaml = ['trunk:', '  apiKey: trunk_v2_k', extra, targets].join('\n');
+  return parseConfig(yaml, { source: 'budget.yaml', env: {} });
+}
+
+function budgetOf(exporterConfig: ExporterConfig, organization?: OrganizationLists) {
+  return computeApiBudget(exporterConfig, {
+    eventSpacing: EVENT_SPACING,
+    ...(organization === undefined ? {} : { organization }),
+  });
+}
+
+/** `count` repositories, each with a `main` queue and a quarantine list. */
+function repositories(count: number): string {
+  return [
+    'targets:',
+    ...Array.from({ length: count }, (_, index) => [
+      `  - repo: github.com/acme/r${index}`,
+      '    branches: [main]',
+      '    flakyTests: true',
+    ]).flat(),
+  ].join('\n');
+}
+
+describe('computeApiBudget through API v1', () => {
   it('adds getQueue per queue, lookups per assumed PR, and quarantine pages per list', async () => {
-    const budget = computeApiBudget(
+    const budget = budgetOf(
       await config(
         'polling:\n  mergeQueueIntervalSeconds: 30\n  pullRequestRecheckSeconds: 300\n  flakyTestsIntervalSeconds: 300',
       ),
@@ -41,20 +75,54 @@ describe('computeApiBudget', () => {
     expect(budget.byEndpoint['flaky-tests/list-quarantined-tests']).toBeCloseTo(5 / 300, 9);
     expect(budget.requestsPerSecond).toBeCloseTo(4 / 30 + 0.2 + 5 / 300, 9);
     expect(budget.maxRequestsPerSecond).toBe(10);
+    expect(budget.withWebhooks).toBeUndefined();
+    expect(budget.organization).toBeUndefined();
   });
 
-  it('with an API key: a share of the list of queues, one pull-requests read per queue and poll plus exit reads, testing-results reads with them, and the quarantine walk', async () => {
-    const yaml = [
-      'trunk:',
-      '  apiKey: trunk_v2_k',
-      'polling:',
-      '  mergeQueueIntervalSeconds: 30',
-      TARGETS,
-    ].join('\n');
-    const budget = computeApiBudget(await parseConfig(yaml, { source: 'budget.yaml', env: {} }));
+  it('counts no lookups without PR details, one page without quarantine detail, and at most one lookup per PR per poll', async () => {
+    const lean = budgetOf(
+      await config(
+        'polling:\n  pullRequestDetails: false\n  flakyTestDetails: false\n  flakyTestsIntervalSeconds: 60',
+      ),
+    );
+    expect(lean.byEndpoint.getSubmittedPullRequest).toBe(0);
+    expect(lean.byEndpoint['flaky-tests/list-quarantined-tests']).toBeCloseTo(1 / 60, 9);
+    const everyPoll = budgetOf(
+      await config('polling:\n  mergeQueueIntervalSeconds: 10\n  pullRequestRecheckSeconds: 0'),
+    );
+    expect(everyPoll.byEndpoint.getSubmittedPullRequest).toBeCloseTo(40 / 10, 9);
+  });
+
+  it("counts only this shard's targets, and the shards' budgets add up to the unsharded one", async () => {
+    const whole = budgetOf(await config(''));
+    const shards = await Promise.all(
+      [0, 1, 2].map(async (shard) =>
+        budgetOf(await config(`sharding:\n  shard: ${shard}\n  totalShards: 3`)),
+      ),
+    );
+    const total = shards.reduce((sum, budget) => sum + budget.requestsPerSecond, 0);
+    expect(total).toBeCloseTo(whole.requestsPerSecond, 9);
+    expect(shards.every((budget) => budget.requestsPerSecond < whole.requestsPerSecond)).toBe(true);
+  });
+
+  it('with webhooks, polls each queue up to every 5 s and walks each list up to every minute', async () => {
+    const budget = budgetOf(await config(WEBHOOKS));
+    // Defaults: queues every 30 s, lists every 300 s; events may ask for more, up to the spacing.
+    expect(budget.byEndpoint.getQueue).toBeCloseTo(4 / 30, 9);
+    expect(budget.withWebhooks?.byEndpoint.getQueue).toBeCloseTo(4 / 5, 9);
+    expect(budget.withWebhooks?.byEndpoint['flaky-tests/list-quarantined-tests']).toBeCloseTo(
+      5 / 60,
+      9,
+    );
+  });
+});
+
+describe('computeApiBudget through API v2', () => {
+  it('with an API key: the list of queues, one pull-requests read per queue and poll plus exit reads, testing-results reads with them, and both test walks', async () => {
+    const budget = budgetOf(await keyConfig('polling:\n  mergeQueueIntervalSeconds: 30'));
     expect(budget.byEndpoint.getQueue).toBeUndefined();
     expect(budget.byEndpoint.getSubmittedPullRequest).toBeUndefined();
-    // One page of the list of queues per interval, for every queue.
+    // One page of the list of queues per interval.
     expect(budget.byEndpoint['v2/merge-queues']).toBeCloseTo(1 / 30, 9);
     expect(BUDGET_ASSUMPTIONS.exitReadsPerQueuePoll).toBe(0.1);
     expect(budget.byEndpoint['v2/merge-queues/{id}/pull-requests']).toBeCloseTo((4 * 1.1) / 30, 9);
@@ -63,37 +131,115 @@ describe('computeApiBudget', () => {
       (4 * 0.1) / 30,
       9,
     );
-    // One repository's assumed 500 quarantined tests and 100 flaky or broken ones in the
-    // organization-wide walks: 5 and 1 pages every 300 s.
+    // One repository with tests (web) as configured: an assumed 500 quarantined tests and 100
+    // flaky or broken ones, 5 and 1 pages every 300 s.
     expect(BUDGET_ASSUMPTIONS.unhealthyTestsPerRepository).toBe(100);
     expect(budget.byEndpoint['v2/tests']).toBeCloseTo((5 + 1) / 300, 9);
+    expect(budget.byEndpoint['flaky-tests/list-quarantined-tests']).toBeUndefined();
     expect(budget.requestsPerSecond).toBeCloseTo(1 / 30 + 4.4 / 30 + 0.4 / 30 + 6 / 300, 9);
+    expect(budget.organization).toEqual({
+      queues: 4,
+      repositoriesWithTests: 1,
+      from: 'configuration',
+    });
   });
 
-  it('counts no lookups without PR details, one page without quarantine detail, and at most one lookup per PR per poll', async () => {
-    const lean = computeApiBudget(
-      await config(
-        'polling:\n  pullRequestDetails: false\n  flakyTestDetails: false\n  flakyTestsIntervalSeconds: 60',
-      ),
-    );
-    expect(lean.byEndpoint.getSubmittedPullRequest).toBe(0);
-    expect(lean.byEndpoint['flaky-tests/list-quarantined-tests']).toBeCloseTo(1 / 60, 9);
-    const everyPoll = computeApiBudget(
-      await config('polling:\n  mergeQueueIntervalSeconds: 10\n  pullRequestRecheckSeconds: 0'),
-    );
-    expect(everyPoll.byEndpoint.getSubmittedPullRequest).toBeCloseTo(40 / 10, 9);
-  });
-
-  it("counts only this shard's targets, and the shards' budgets add up to the unsharded one", async () => {
-    const whole = computeApiBudget(await config(''));
+  it("every shard walks the whole organization's tests and reads its whole list of queues (issue 40: 60 repositories on 3 shards)", async () => {
     const shards = await Promise.all(
       [0, 1, 2].map(async (shard) =>
-        computeApiBudget(await config(`sharding:\n  shard: ${shard}\n  totalShards: 3`)),
+        budgetOf(
+          await keyConfig(`sharding:\n  shard: ${shard}\n  totalShards: 3`, repositories(60)),
+        ),
       ),
     );
-    const total = shards.reduce((sum, budget) => sum + budget.requestsPerSecond, 0);
-    expect(total).toBeCloseTo(whole.requestsPerSecond, 9);
-    expect(shards.every((budget) => budget.requestsPerSecond < whole.requestsPerSecond)).toBe(true);
+    for (const budget of shards) {
+      // 60 repositories × 500 quarantined = 300 pages, × 100 flaky or broken = 60 pages, every
+      // 300 s: 1.2 requests/s on each shard, not a third of it.
+      expect(budget.byEndpoint['v2/tests']).toBeCloseTo(360 / 300, 9);
+      // 60 queues: one page every 30 s on each shard.
+      expect(budget.byEndpoint['v2/merge-queues']).toBeCloseTo(1 / 30, 9);
+    }
+    // The shards' own queues still divide: 60 queues polled once each between them.
+    const pullRequests = shards.reduce(
+      (sum, budget) => sum + (budget.byEndpoint['v2/merge-queues/{id}/pull-requests'] ?? 0),
+      0,
+    );
+    expect(pullRequests).toBeCloseTo((60 * 1.1) / 30, 9);
+  });
+
+  it('sizes the organization-wide reads by what its lists named, once read', async () => {
+    const budget = budgetOf(await keyConfig('polling:\n  mergeQueueIntervalSeconds: 30'), {
+      queues: 250,
+      // web is configured too, spelled otherwise: one repository.
+      repositoriesWithTests: ['github.com/Acme/Web', 'github.com/acme/docs', 'github.com/acme/ml'],
+    });
+    // 250 queues: 3 pages every 30 s.
+    expect(budget.byEndpoint['v2/merge-queues']).toBeCloseTo(3 / 30, 9);
+    // 3 repositories: 15 pages of quarantined tests and 3 of flaky or broken ones every 300 s.
+    expect(budget.byEndpoint['v2/tests']).toBeCloseTo(18 / 300, 9);
+    expect(budget.organization).toEqual({ queues: 250, repositoriesWithTests: 3, from: 'lists' });
+  });
+
+  it('with a token and orgUrlSlug beside the key: configured quarantine lists are walked through v1, and only the flaky and broken walk through v2 (issue 37 item 12)', async () => {
+    const budget = budgetOf(
+      await parseConfig(
+        ['trunk:', '  token: t', '  orgUrlSlug: acme', '  apiKey: trunk_v2_k', TARGETS].join('\n'),
+        { source: 'budget.yaml', env: {} },
+      ),
+    );
+    // web's list through v1: an assumed 500 tests, 5 pages every 300 s.
+    expect(budget.byEndpoint['flaky-tests/list-quarantined-tests']).toBeCloseTo(5 / 300, 9);
+    // No quarantined walk; the flaky and broken walk for web: 1 page every 300 s.
+    expect(budget.byEndpoint['v2/tests']).toBeCloseTo(1 / 300, 9);
+    expect(budget.byEndpoint['v2/merge-queues/{id}/pull-requests']).toBeCloseTo((4 * 1.1) / 30, 9);
+  });
+
+  it('adds no discovery reads of the list of queues: discovery reuses the one the polls read (issue 37 item 12)', async () => {
+    const discovery = (seconds: number) =>
+      `discovery:\n  enabled: true\n  intervalSeconds: ${seconds}\n  flakyTests: false`;
+    // Discovery every 10 s, polls every 30 s: the list is read at most once per 30 s.
+    const polled = budgetOf(await keyConfig(discovery(10)));
+    expect(polled.byEndpoint['v2/merge-queues']).toBeCloseTo(1 / 30, 9);
+    // A shard without a queue of its own reads it for discovery alone: every 600 s, or every
+    // 30 s when discovery asks more often than that.
+    const alone = (seconds: number) => keyConfig(discovery(seconds), 'targets: []');
+    expect(budgetOf(await alone(600)).byEndpoint['v2/merge-queues']).toBeCloseTo(1 / 600, 9);
+    expect(budgetOf(await alone(10)).byEndpoint['v2/merge-queues']).toBeCloseTo(1 / 30, 9);
+    expect(budgetOf(await alone(600)).byEndpoint['v2/tests']).toBe(0);
+  });
+
+  it('walks both test lists for discovery of repositories with tests, with no flaky-tests target of its own', async () => {
+    const budget = budgetOf(
+      await keyConfig('discovery:\n  enabled: true\n  intervalSeconds: 600', 'targets: []'),
+      { queues: 0, repositoriesWithTests: ['github.com/acme/a', 'github.com/acme/b'] },
+    );
+    // 2 repositories: 10 + 2 pages, every 600 s (discovery is slower than the 300 s of the lists).
+    expect(budget.byEndpoint['v2/tests']).toBeCloseTo(12 / 600, 9);
+    expect(budget.byEndpoint['v2/merge-queues']).toBeCloseTo(1 / 600, 9);
+  });
+
+  it('with webhooks: each queue polled up to every 5 s and the test lists walked up to every minute, the list of queues as before', async () => {
+    const budget = budgetOf(await keyConfig(WEBHOOKS));
+    const bound = budget.withWebhooks;
+    expect(bound?.byEndpoint['v2/merge-queues/{id}/pull-requests']).toBeCloseTo((4 * 1.1) / 5, 9);
+    expect(bound?.byEndpoint['v2/merge-queues/{id}/testing-results']).toBeCloseTo((4 * 0.1) / 5, 9);
+    expect(bound?.byEndpoint['v2/tests']).toBeCloseTo((5 + 1) / 60, 9);
+    expect(bound?.byEndpoint['v2/merge-queues']).toBeCloseTo(1 / 30, 9);
+    expect(bound?.requestsPerSecond).toBeCloseTo(4.4 / 5 + 0.4 / 5 + 6 / 60 + 1 / 30, 9);
+    // The steady estimate stays without them.
+    expect(budget.byEndpoint['v2/tests']).toBeCloseTo(6 / 300, 9);
+  });
+
+  it('with webhooks and the lists kept on v1, events walk the v1 lists, not the organization-wide one', async () => {
+    const both = ['trunk:', '  token: t', '  orgUrlSlug: acme', '  apiKey: trunk_v2_k', WEBHOOKS];
+    const budget = budgetOf(
+      await parseConfig([...both, TARGETS].join('\n'), { source: 'budget.yaml', env: {} }),
+    );
+    expect(budget.withWebhooks?.byEndpoint['flaky-tests/list-quarantined-tests']).toBeCloseTo(
+      5 / 60,
+      9,
+    );
+    expect(budget.withWebhooks?.byEndpoint['v2/tests']).toBeCloseTo(1 / 300, 9);
   });
 });
 
@@ -104,16 +250,19 @@ describe('describeBudgetExcess', () => {
       getSubmittedPullRequest: 2,
       'flaky-tests/list-quarantined-tests': 0.5,
     };
-    expect(
-      describeBudgetExcess({ requestsPerSecond: 3.5, byEndpoint, maxRequestsPerSecond: 2 }),
-    ).toBe(
+    const budget = {
+      requestsPerSecond: 3.5,
+      byEndpoint,
+      maxRequestsPerSecond: 2,
+      withWebhooks: undefined,
+      organization: undefined,
+    };
+    expect(describeBudgetExcess(budget)).toBe(
       'expected API load 3.5 requests/s exceeds trunk.maxRequestsPerSecond 2 by 1.5 requests/s ' +
         '(75%): polls will wait for the rate limiter and finish late; raise the intervals, shard, ' +
         'or raise the limit',
     );
-    expect(
-      describeBudgetExcess({ requestsPerSecond: 2, byEndpoint, maxRequestsPerSecond: 2 }),
-    ).toBeUndefined();
+    expect(describeBudgetExcess({ ...budget, requestsPerSecond: 2 })).toBeUndefined();
   });
 });
 
@@ -124,7 +273,7 @@ describe('the exporter at start', () => {
     '    flakyTests: true',
   ].join('\n');
 
-  it('exposes the budget as trunk_exporter_api_budget_requests_per_second and warns when over the limit', async () => {
+  it('exposes the budget by endpoint as trunk_exporter_api_budget_requests_per_second and warns when over the limit', async () => {
     const { simulator } = await startFrozenSimulator();
     const yaml = configYaml({ apiUrl: simulator.baseUrl, targets }).replace(
       'maxRequestsPerSecond: 500',
@@ -132,12 +281,16 @@ describe('the exporter at start', () => {
     );
     const running = await startTestExporter(yaml);
     // Polling every 600 s: 2 getQueue, 20 PRs looked up at most once a poll, 5 quarantine pages.
-    const expected = (2 + 20 + 5) / 600;
-    const [gauge] = select(
-      await running.samples(),
-      'trunk_exporter_api_budget_requests_per_second',
-    );
-    expect(gauge?.value).toBeCloseTo(expected, 9);
+    const gauges = select(await running.samples(), 'trunk_exporter_api_budget_requests_per_second');
+    const byEndpoint = new Map(gauges.map((gauge) => [gauge.labels.endpoint, gauge.value]));
+    expect([...byEndpoint.keys()].sort()).toEqual([
+      'flaky-tests/list-quarantined-tests',
+      'getQueue',
+      'getSubmittedPullRequest',
+    ]);
+    expect(byEndpoint.get('getQueue')).toBeCloseTo(2 / 600, 9);
+    expect(byEndpoint.get('getSubmittedPullRequest')).toBeCloseTo(20 / 600, 9);
+    expect(byEndpoint.get('flaky-tests/list-quarantined-tests')).toBeCloseTo(5 / 600, 9);
     const warning = running
       .logs()
       .split('\n')

@@ -156,8 +156,14 @@ describe('--check-config', () => {
     expect(tokenOnly).toEqual({ code: 0, stdout, stderr: '' });
   });
 
-  it('warns that maxConcurrentRequests: 1 leaves no request slot free', async () => {
-    const path = join(fixtures, 'valid', 'max-concurrent-requests-one.yaml');
+  it.each([
+    [
+      'the expected API load exceeds trunk.maxRequestsPerSecond',
+      'api-load-over-max-requests-per-second.yaml',
+    ],
+    ['maxConcurrentRequests: 1 leaves no request slot free', 'max-concurrent-requests-one.yaml'],
+  ])('warns that %s', async (_, file) => {
+    const path = join(fixtures, 'valid', file);
     const [warning] = expectedWarnings(path);
     expect(await checkConfig(path)).toEqual({
       code: 0,

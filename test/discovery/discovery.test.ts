@@ -146,9 +146,10 @@ describe('discovery', () => {
       'every queue discovered',
     );
     // At the least, one pull-requests read per discovered queue and merge-queue interval (0.2 s).
-    expect(gauge(samples, 'trunk_exporter_api_budget_requests_per_second')).toBeGreaterThan(
-      queues / 0.2,
-    );
+    const pullRequests = { endpoint: 'v2/merge-queues/{id}/pull-requests' };
+    expect(
+      gauge(samples, 'trunk_exporter_api_budget_requests_per_second', pullRequests),
+    ).toBeGreaterThan(queues / 0.2);
     const loads = exporter
       .logs()
       .split('\n')

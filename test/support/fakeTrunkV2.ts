@@ -49,7 +49,7 @@ export interface EntryRow {
 const FINAL_STATES = new Set(['merged', 'failed', 'cancelled']);
 
 interface FakeV2Organization {
-  /** `GET /v2/merge-queues` (one page). */
+  /** `GET /v2/merge-queues`: its rows, paged as the query asks. */
   readonly queues?: FixturePage;
   /** Each queue's entries, live and concluded, filtered by `state` and `concludedAfter`. */
   readonly entries?: Record<string, EntryRow[]>;
@@ -100,7 +100,7 @@ export async function startFakeV2(organization: FakeV2Organization): Promise<Fak
     const query = url.searchParams;
     let match: RegExpExecArray | null;
     if (path === '/v2/merge-queues') {
-      sendJson(res, 200, organization.queues ?? { data: [], nextCursor: null, hasMore: false });
+      sendPage(res, organization.queues?.data ?? [], query);
     } else if ((match = /^\/v2\/merge-queues\/([^/]+)\/pull-requests$/.exec(path)) !== null) {
       if (organization.pullRequestPages !== undefined) {
         const index = Number(/^v2c_empty_(\d+)$/.exec(query.get('cursor') ?? '')?.[1] ?? 0);
