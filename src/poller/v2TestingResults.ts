@@ -1,6 +1,6 @@
-// A merge queue's testing attempts from API v2's testing results: read on the polls that read the
-// queue's exits, each read continuing from the last, so every result counts once and none from
-// before the exporter started.
+// A merge queue's testing attempts from API v2's testing results: read on the polls that see a pull
+// request leave testing or the queue, each read continuing from the last, so every result counts
+// once and none from before the exporter started.
 import type { Logger } from '../log/logger.js';
 import { emptyHistogram, observe } from '../snapshot/histogram.js';
 import {
@@ -16,19 +16,27 @@ import {
   type TestingResultReads,
 } from '../snapshot/testingAttemptTypes.js';
 import type { MergeQueueSnapshot } from '../snapshot/types.js';
+import type { ApiAnomalyKind } from '../trunk/observer.js';
 import type { V2QueueRef } from '../trunk/v2Client.js';
-import { V2_TESTING_OUTCOMES, type V2TestingResult } from '../trunk/v2Schemas.js';
-import { parseTimestampSeconds } from './timestamps.js';
+import {
+  V2_ENDPOINTS,
+  V2_TESTING_OUTCOMES,
+  type V2Endpoint,
+  type V2TestingResult,
+} from '../trunk/v2Schemas.js';
+import { CLOCK_SLACK_SECONDS, parseTimestampSeconds } from './timestamps.js';
 import type { ReadOptions } from './trunkReader.js';
 import { PERIODIC_EXIT_READ_POLLS } from './v2ExitLookup.js';
 
-/** The v2 read of testing results (implemented by TrunkV2Client). */
+/** The v2 read of testing results, and what it reports of them (implemented by TrunkV2Client). */
 export interface V2TestingResultLister {
   listTestingResults(
     queue: V2QueueRef,
     since: string,
     options?: ReadOptions,
   ): Promise<V2TestingResult[]>;
+  /** `count` anomalies of `kind` found across reads of `endpoint` (trunk_exporter_api_anomalies_total). */
+  reportAnomaly(endpoint: V2Endpoint, kind: ApiAnomalyKind, count: number): void;
 }
 
 /**
@@ -60,10 +68,11 @@ interface TestingResultsReadRequest {
 }
 
 /**
- * The queue's testing attempts after this poll. Results are read when the poll saw PRs leave the
- * queue or PERIODIC_EXIT_READ_POLLS polls after the last read, as exits are; the queue's first poll
- * only starts counting. A failed read is logged and tried again at the next read's turn, from where
- * the last good one got to; it never fails the poll. Rejects only when the poll is being aborted.
+ * The queue's testing attempts after this poll. Results are read when the poll saw a PR leave
+ * testing (testingMayHaveEnded) or PERIODIC_EXIT_READ_POLLS polls after the last read; the queue's
+ * first poll only starts counting. A failed read is logged and tried again at the next read's turn,
+ * from where the last good one got to; it never fails the poll. Rejects only when the poll is being
+ * aborted.
  */
 export async function readTestingResults(
   request: TestingResultsReadRequest,
@@ -76,7 +85,7 @@ export async function readTestingResults(
   const pollsSinceRead = reads.pollsSinceRead + 1;
   if (
     pollsSinceRead < PERIODIC_EXIT_READ_POLLS &&
-    !pullRequestsLeft(request.previousSnapshot, current)
+    !testingMayHaveEnded(request.previousSnapshot, current)
   ) {
     return { ...request.previous, counts, reads: { ...reads, pollsSinceRead } };
   }
@@ -107,11 +116,20 @@ export async function readTestingResults(
       reads: { ...reads, countFrom: since, pollsSinceRead: 0 },
     };
   }
-  return countTestingResults(
+  const { attempts, futureResults } = countTestingResults(
     { ...request.previous, counts, reads: { ...reads, countFrom: since } },
     rows,
     readAt,
   );
+  if (futureResults > 0) {
+    request.reader.reportAnomaly(V2_ENDPOINTS.listTestingResults, 'future_timestamp', futureResults);
+    request.logger.warn(
+      { repo: queue.repo, branch: queue.branch, results: futureResults },
+      `testing results ended over ${String(CLOCK_SLACK_SECONDS)} s after the exporter's clock ` +
+        `(${isoTime(readAt)}): counted once, and the next read starts before that (check both clocks)`,
+    );
+  }
+  return attempts;
 }
 
 /** The testing attempts of a queue's first poll at `startAt`: none counted, counting from then. */
@@ -121,33 +139,45 @@ export function startTestingAttempts(startAt: number, batching: boolean): Testin
       { durations: new Map(), bisectionsStarted: 0, repeatedFailures: 0 },
       batching,
     ),
-    reads: { countFrom: startAt, seen: new Map(), pollsSinceRead: 0 },
+    reads: { countFrom: startAt, seen: new Map(), splits: new Map(), pollsSinceRead: 0 },
   };
+}
+
+/** What one read of testing results counted. */
+export interface CountedTestingResults {
+  readonly attempts: TestingAttempts;
+  /** Results counted that ended over CLOCK_SLACK_SECONDS after the read (a future_timestamp anomaly). */
+  readonly futureResults: number;
 }
 
 /**
  * The testing attempts after a read made at `readAt` (the exporter's clock) returned `rows`: each
  * result that ended at or after countFrom and that no read counted is counted once; rows without a
- * usable endedAt (counted by the client) cannot be placed and count nothing.
+ * usable endedAt (counted by the client) cannot be placed and count nothing. The next read starts
+ * 120 s before the newest end seen, but never after readAt + CLOCK_SLACK_SECONDS.
  */
 export function countTestingResults(
   attempts: TestingAttempts,
   rows: readonly V2TestingResult[],
   readAt: number,
-): TestingAttempts {
+): CountedTestingResults {
   const { countFrom } = attempts.reads;
+  const latestPlausible = readAt + CLOCK_SLACK_SECONDS;
   const seen = new Map(attempts.reads.seen);
+  const splits = new Map(attempts.reads.splits);
   const durations = new Map(attempts.counts.durations);
   let { bisectionsStarted, repeatedFailures } = attempts.counts;
   const lastFailures = new Map(attempts.lastFailures);
   let newest = -Infinity;
+  let futureResults = 0;
   for (const row of rows) {
     const endedAt = parseTimestampSeconds(row.endedAt);
     if (endedAt === undefined) continue;
-    newest = Math.max(newest, endedAt);
+    newest = Math.max(newest, Math.min(endedAt, latestPlausible));
     const key = resultKey(row, endedAt);
     if (endedAt < countFrom || seen.has(key)) continue;
     seen.set(key, endedAt);
+    if (endedAt > latestPlausible) futureResults += 1;
     const outcome = outcomeLabel(row.outcome);
     const seriesKey = durationSeriesKey(outcome, row.isBisection);
     const series: TestingDurationSeries = durations.get(seriesKey) ?? {
@@ -159,8 +189,11 @@ export function countTestingResults(
       ...series,
       histogram: observe(series.histogram, row.testingDurationMs / 1000),
     });
-    if (row.startedBisection) bisectionsStarted += 1;
-    else if (outcome === 'failed') {
+    if (row.startedBisection) {
+      const split = splitKey(row, endedAt);
+      if (!splits.has(split)) bisectionsStarted += 1;
+      splits.set(split, Math.max(endedAt, splits.get(split) ?? endedAt));
+    } else if (outcome === 'failed') {
       // An eviction: the run failed and split no batch. Again within the window: a loop.
       const before = lastFailures.get(row.pullRequestNumber);
       if (before !== undefined && Math.abs(endedAt - before) <= REPEATED_FAILURE_WINDOW_SECONDS) {
@@ -174,13 +207,22 @@ export function countTestingResults(
     newest - TESTING_READ_OVERLAP_SECONDS,
     readAt - TESTING_READ_HORIZON_SECONDS,
   );
-  for (const [key, endedAt] of seen) if (endedAt < next) seen.delete(key);
-  const reads: TestingResultReads = { countFrom: next, seen, pollsSinceRead: 0 };
+  forgetBefore(seen, next);
+  forgetBefore(splits, next);
+  const reads: TestingResultReads = { countFrom: next, seen, splits, pollsSinceRead: 0 };
   return {
-    counts: { durations, bisectionsStarted, repeatedFailures },
-    reads,
-    lastFailures: recentFailures(lastFailures, readAt),
+    attempts: {
+      counts: { durations, bisectionsStarted, repeatedFailures },
+      reads,
+      lastFailures: recentFailures(lastFailures, readAt),
+    },
+    futureResults,
   };
+}
+
+/** Drops what ended before `countFrom`: a row that ended then is not counted by a later read. */
+function forgetBefore(endings: Map<string, number>, countFrom: number): void {
+  for (const [key, endedAt] of endings) if (endedAt < countFrom) endings.delete(key);
 }
 
 /** The failures still within the window of `now`, at most MAX_REMEMBERED_FAILURES, the latest. */
@@ -202,6 +244,17 @@ function recentFailures(failures: Map<number, number>, now: number): Map<number,
 function resultKey(row: V2TestingResult, endedAt: number): string {
   const endedAtMs = Math.round(endedAt * 1000);
   return `${String(row.pullRequestNumber)}@${String(endedAtMs)}/${row.verificationRunId ?? ''}/${String(row.isBisection)}`;
+}
+
+/**
+ * The split a row with startedBisection belongs to. A batched run "appears once per pull request it
+ * tested", each row with the run's `verificationRunId`; rows "recorded before runs were tracked on
+ * them" have none, and the rows of one run end together, so their end (as an instant) is the run.
+ */
+function splitKey(row: V2TestingResult, endedAt: number): string {
+  return row.verificationRunId === undefined
+    ? `ended@${String(Math.round(endedAt * 1000))}`
+    : `run:${row.verificationRunId}`;
 }
 
 const KNOWN_OUTCOMES: ReadonlySet<string> = new Set(V2_TESTING_OUTCOMES);
@@ -235,14 +288,25 @@ function withKnownSeries(counts: TestingAttemptCounts, batching: boolean): Testi
   return { ...counts, durations };
 }
 
-/** Whether a PR the previous poll listed is gone: the poll that reads exits reads results too. */
-function pullRequestsLeft(
+/**
+ * Whether a testing attempt may have ended since the previous poll: a PR it listed is gone (as
+ * exits are read), or one it saw testing is in another state or has entered testing again since (a
+ * restart between the two polls). Its result is then read at once, not PERIODIC_EXIT_READ_POLLS on.
+ */
+function testingMayHaveEnded(
   previous: MergeQueueSnapshot | undefined,
   current: MergeQueueSnapshot,
 ): boolean {
   if (previous === undefined) return false;
-  const listed = new Set(current.pullRequests.map((pr) => pr.number));
-  return previous.pullRequests.some((pr) => !listed.has(pr.number));
+  const listed = new Map(current.pullRequests.map((pr) => [pr.number, pr]));
+  return previous.pullRequests.some((pr) => {
+    const now = listed.get(pr.number);
+    return (
+      now === undefined ||
+      (pr.state === 'testing' &&
+        (now.state !== 'testing' || now.stateChangedAt !== pr.stateChangedAt))
+    );
+  });
 }
 
 function isoTime(unixSeconds: number): string {
