@@ -11,11 +11,13 @@ import { V2TestDirectory } from '../../src/poller/v2TestDirectory.js';
 import { V2QueueDirectory } from '../../src/poller/v2QueueDirectory.js';
 import {
   TESTING_READ_HORIZON_SECONDS,
-  TESTING_RESULTS_MAX_RANGE_SECONDS,
   countTestingResults,
-  readTestingResults,
   startTestingAttempts,
 } from '../../src/poller/v2TestingResults.js';
+import {
+  TESTING_RESULTS_MAX_RANGE_SECONDS,
+  readTestingResults,
+} from '../../src/poller/v2TestingResultsRead.js';
 import { Secret } from '../../src/secrets/secret.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
 import type { TestingAttempts } from '../../src/snapshot/testingAttemptTypes.js';
