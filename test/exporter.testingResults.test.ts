@@ -52,6 +52,11 @@ function canonical(tally: Tally): string {
   return JSON.stringify([Object.entries(tally.series).sort(), tally.bisectionsStarted]);
 }
 
+/** Waits until the exporter's page shows exactly `tally` (`what` names it if it never does). */
+function pageShows(exporter: ExporterUnderTest, tally: Tally, what: string): Promise<Sample[]> {
+  return exporter.waitFor((current) => canonical(pageTally(current)) === canonical(tally), what);
+}
+
 const nowSeconds = () => Date.now() / 1000;
 
 function result(
@@ -151,10 +156,7 @@ describe('testing attempts through a real exporter', () => {
       },
       bisectionsStarted: 1,
     };
-    const samples = await exporter.waitFor(
-      (current) => canonical(pageTally(current)) === canonical(truth),
-      'the page to show every result',
-    );
+    const samples = await pageShows(exporter, truth, 'the page to show every result');
     // More reads (PRs leaving, results recorded later) count only what is new.
     fake.results.push(result(5, 300, 'interrupted'));
     fake.leave(2, nowSeconds());
@@ -162,10 +164,7 @@ describe('testing attempts through a real exporter', () => {
       ...truth,
       series: { ...truth.series, 'interrupted/false': { count: 1, sum: 300 } },
     };
-    const after = await exporter.waitFor(
-      (current) => canonical(pageTally(current)) === canonical(later),
-      'the page to show the later result',
-    );
+    const after = await pageShows(exporter, later, 'the page to show the later result');
     // One more read, which lists earlier results again (the overlap).
     await oneMoreRead(exporter, fake, () => {
       fake.leave(3, nowSeconds());
@@ -214,10 +213,7 @@ describe('testing attempts through a real exporter', () => {
       },
       bisectionsStarted: 2,
     };
-    await exporter.waitFor(
-      (current) => canonical(pageTally(current)) === canonical(expected),
-      'two bisections started',
-    );
+    await pageShows(exporter, expected, 'two bisections started');
     // One more read lists the rows again (the overlap): they count nothing.
     await oneMoreRead(exporter, fake, () => {
       fake.leave(5, nowSeconds());
@@ -252,10 +248,7 @@ describe('testing attempts through a real exporter', () => {
       },
       bisectionsStarted: 0,
     };
-    await exporter.waitFor(
-      (current) => canonical(pageTally(current)) === canonical(expected),
-      "today's result counted after tomorrow's",
-    );
+    await pageShows(exporter, expected, "today's result counted after tomorrow's");
     // The clock is ahead again: tomorrow's row is listed again and counts nothing.
     trunk.aheadSeconds = 86_400;
     await oneMoreRead(exporter, fake, () => {
