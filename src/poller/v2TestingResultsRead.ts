@@ -4,12 +4,12 @@
 import type { Logger } from '../log/logger.js';
 import type { TestingAttempts } from '../snapshot/testingAttemptTypes.js';
 import type { MergeQueueSnapshot } from '../snapshot/types.js';
-import type { ApiAnomalyKind } from '../trunk/observer.js';
 import type { V2QueueRef } from '../trunk/v2Client.js';
-import { V2_ENDPOINTS, type V2Endpoint, type V2TestingResult } from '../trunk/v2Schemas.js';
+import { V2_ENDPOINTS, type V2TestingResult } from '../trunk/v2Schemas.js';
 import { CLOCK_SLACK_SECONDS } from './timestamps.js';
 import type { ReadOptions } from './trunkReader.js';
 import { PERIODIC_EXIT_READ_POLLS } from './v2ExitLookup.js';
+import type { V2PullRequestLister } from './v2MergeQueuePoll.js';
 import {
   TESTING_READ_HORIZON_SECONDS,
   countTestingResults,
@@ -18,14 +18,12 @@ import {
 } from './v2TestingResults.js';
 
 /** The v2 read of testing results, and what it reports of them (implemented by TrunkV2Client). */
-export interface V2TestingResultLister {
+export interface V2TestingResultLister extends Pick<V2PullRequestLister, 'reportAnomaly'> {
   listTestingResults(
     queue: V2QueueRef,
     since: string,
     options?: ReadOptions,
   ): Promise<V2TestingResult[]>;
-  /** `count` anomalies of `kind` found across reads of `endpoint` (trunk_exporter_api_anomalies_total). */
-  reportAnomaly(endpoint: V2Endpoint, kind: ApiAnomalyKind, count: number): void;
 }
 
 /** The longest range a read may ask for (`since` at most 45 days before `until`). */
