@@ -19,11 +19,13 @@ export const BUDGET_ASSUMPTIONS = {
   quarantinedTestsPerRepository: 500,
   /** API v2: flaky and broken tests per repository (the organization's second walk). */
   unhealthyTestsPerRepository: 100,
-  /**
-   * API v2: share of a queue's polls that read its concluded entries (PRs left since the last),
-   * and its testing results, which are read on the same polls.
-   */
+  /** API v2: share of a queue's polls that read its concluded entries (PRs left since the last). */
   exitReadsPerQueuePoll: 0.1,
+  /**
+   * API v2: share of a queue's polls that read its testing results: those that see a PR leave
+   * testing or the queue (docs/benchmarks.md measures it).
+   */
+  testingReadsPerQueuePoll: 0.2,
 } as const;
 
 /** Expected steady-state requests per second of this instance, in total and per endpoint. */
@@ -80,7 +82,7 @@ export function computeApiBudget(
 /**
  * API v2 (an API key is set): the organization's list of queues once per merge-queue interval
  * (100 a page; discovery reuses it when its interval is no shorter), one pull-requests read per
- * queue and poll plus the exit reads, a testing-results read with each exit read, and two
+ * queue and poll plus the exit reads, the testing-results reads of the polls that see testing end, and two
  * organization-wide walks of tests (the quarantined, the flaky and broken) per flaky-tests
  * interval. The list pages are estimated from this instance's queues and repositories.
  */
@@ -103,7 +105,7 @@ function v2Budget(config: ExporterConfig, queues: number, quarantineLists: numbe
     [V2_ENDPOINTS.listQueuePullRequests]:
       (queues * (1 + BUDGET_ASSUMPTIONS.exitReadsPerQueuePoll)) / polling.mergeQueueIntervalSeconds,
     [V2_ENDPOINTS.listTestingResults]:
-      (queues * BUDGET_ASSUMPTIONS.exitReadsPerQueuePoll) / polling.mergeQueueIntervalSeconds,
+      (queues * BUDGET_ASSUMPTIONS.testingReadsPerQueuePoll) / polling.mergeQueueIntervalSeconds,
     [V2_ENDPOINTS.listTests]: testPages / polling.flakyTestsIntervalSeconds,
   };
   const requestsPerSecond = Object.values(byEndpoint).reduce((sum, rate) => sum + rate, 0);

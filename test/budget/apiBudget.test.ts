@@ -43,7 +43,7 @@ describe('computeApiBudget', () => {
     expect(budget.maxRequestsPerSecond).toBe(10);
   });
 
-  it('with an API key: a share of the list of queues, one pull-requests read per queue and poll plus exit reads, testing-results reads with them, and the quarantine walk', async () => {
+  it('with an API key: a share of the list of queues, one pull-requests read per queue and poll plus exit reads, testing-results reads where testing ends, and the quarantine walk', async () => {
     const yaml = [
       'trunk:',
       '  apiKey: trunk_v2_k',
@@ -58,16 +58,17 @@ describe('computeApiBudget', () => {
     expect(budget.byEndpoint['v2/merge-queues']).toBeCloseTo(1 / 30, 9);
     expect(BUDGET_ASSUMPTIONS.exitReadsPerQueuePoll).toBe(0.1);
     expect(budget.byEndpoint['v2/merge-queues/{id}/pull-requests']).toBeCloseTo((4 * 1.1) / 30, 9);
-    // A testing-results read with each exit read.
+    // Testing-results reads on an assumed 20 % of polls: those that see testing end.
+    expect(BUDGET_ASSUMPTIONS.testingReadsPerQueuePoll).toBe(0.2);
     expect(budget.byEndpoint['v2/merge-queues/{id}/testing-results']).toBeCloseTo(
-      (4 * 0.1) / 30,
+      (4 * 0.2) / 30,
       9,
     );
     // One repository's assumed 500 quarantined tests and 100 flaky or broken ones in the
     // organization-wide walks: 5 and 1 pages every 300 s.
     expect(BUDGET_ASSUMPTIONS.unhealthyTestsPerRepository).toBe(100);
     expect(budget.byEndpoint['v2/tests']).toBeCloseTo((5 + 1) / 300, 9);
-    expect(budget.requestsPerSecond).toBeCloseTo(1 / 30 + 4.4 / 30 + 0.4 / 30 + 6 / 300, 9);
+    expect(budget.requestsPerSecond).toBeCloseTo(1 / 30 + 4.4 / 30 + 0.8 / 30 + 6 / 300, 9);
   });
 
   it('counts no lookups without PR details, one page without quarantine detail, and at most one lookup per PR per poll', async () => {
