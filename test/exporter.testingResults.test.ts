@@ -1,7 +1,7 @@
 // Testing attempts end to end: a real exporter with an API key polls a node:http fake of one merge
-// queue's v2 reads, testing results included, on loopback; its page must say what the fake
-// recorded after the exporter's first poll, each result once. An exporter with the v1 token
-// (against the simulator) has no such read and no such series.
+// queue's v2 reads, testing results included, on loopback; its page must say what the rows the
+// test recorded after the exporter's first poll mean, counted by hand, each result once. An
+// exporter with the v1 token (against the simulator) has no such read and no such series.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Sample } from './support/exposition.js';
 import {
@@ -12,9 +12,9 @@ import {
 } from './support/exporterHarness.js';
 import {
   startTestingResultsFake,
-  truthSince,
   type FakeTestingResult,
   type Tally,
+  type TestingResultsFake,
 } from './support/testingResultsFake.js';
 import { cleanUp } from './trunk/harness.js';
 
@@ -52,6 +52,11 @@ function canonical(tally: Tally): string {
   return JSON.stringify([Object.entries(tally.series).sort(), tally.bisectionsStarted]);
 }
 
+/** Waits until the exporter's page shows exactly `tally` (`what` names it if it never does). */
+function pageShows(exporter: ExporterUnderTest, tally: Tally, what: string): Promise<Sample[]> {
+  return exporter.waitFor((current) => canonical(pageTally(current)) === canonical(tally), what);
+}
+
 const nowSeconds = () => Date.now() / 1000;
 
 function result(
@@ -69,6 +74,30 @@ function result(
     startedBisection: false,
     ...extra,
   };
+}
+
+/** The exporter of one queue (github.com/acme/web main) read through API v2 from `apiUrl`. */
+function queueExporterYaml(apiUrl: string): string {
+  return configYaml({
+    apiUrl,
+    token: null,
+    apiKey: API_KEY,
+    targets: TARGETS,
+    polling: '  mergeQueueIntervalSeconds: 0.2\n  flakyTestsIntervalSeconds: 600',
+  });
+}
+
+/** Makes the exporter read testing results once more (`trigger`), and waits for the poll after it. */
+async function oneMoreRead(
+  exporter: ExporterUnderTest,
+  fake: TestingResultsFake,
+  trigger: () => void,
+): Promise<void> {
+  const reads = fake.testingReads.length;
+  trigger();
+  await exporter.waitFor(() => fake.testingReads.length > reads, 'one more read');
+  const polls = fake.liveReads();
+  await exporter.waitFor(() => fake.liveReads() > polls, 'the poll after it');
 }
 
 async function firstPollDone(exporter: ExporterUnderTest): Promise<Sample[]> {
@@ -89,16 +118,7 @@ describe('testing attempts through a real exporter', () => {
       ...result(90, 600, 'passed'),
       endedAt: new Date(Date.now() - 60_000).toISOString(),
     });
-    const startedAt = nowSeconds();
-    const exporter = await startTestExporter(
-      configYaml({
-        apiUrl: fake.origin,
-        token: null,
-        apiKey: API_KEY,
-        targets: TARGETS,
-        polling: '  mergeQueueIntervalSeconds: 0.2\n  flakyTestsIntervalSeconds: 600',
-      }),
-    );
+    const exporter = await startTestExporter(queueExporterYaml(fake.origin));
     const started = await firstPollDone(exporter);
     // Every documented outcome from the start at 0, bisection steps too (the queue batches).
     expect(
@@ -124,26 +144,31 @@ describe('testing attempts through a real exporter', () => {
       result(4, 60, 'timedOut'),
     );
     fake.leave(1, nowSeconds());
-    const truth = truthSince(fake.results, startedAt);
-    const samples = await exporter.waitFor(
-      (current) => canonical(pageTally(current)) === canonical(truth),
-      'the page to show every result',
-    );
+    // One row, one attempt; PR 2's first row split its batch (one run); no outcome is `unknown`,
+    // an outcome Trunk added is `other`.
+    const truth: Tally = {
+      series: {
+        'passed/false': { count: 1, sum: 754 },
+        'failed/false': { count: 1, sum: 1800 },
+        'failed/true': { count: 1, sum: 600 },
+        'unknown/false': { count: 1, sum: 120 },
+        'other/false': { count: 1, sum: 60 },
+      },
+      bisectionsStarted: 1,
+    };
+    const samples = await pageShows(exporter, truth, 'the page to show every result');
     // More reads (PRs leaving, results recorded later) count only what is new.
     fake.results.push(result(5, 300, 'interrupted'));
     fake.leave(2, nowSeconds());
-    const later = truthSince(fake.results, startedAt);
-    const after = await exporter.waitFor(
-      (current) => canonical(pageTally(current)) === canonical(later),
-      'the page to show the later result',
-    );
-    // One more read, which lists earlier results again (the overlap): the poll after it starts
-    // once it is recorded.
-    fake.leave(3, nowSeconds());
-    const reads = fake.testingReads.length;
-    await exporter.waitFor(() => fake.testingReads.length > reads, 'one more read');
-    const polls = fake.liveReads();
-    await exporter.waitFor(() => fake.liveReads() > polls, 'the poll after it');
+    const later: Tally = {
+      ...truth,
+      series: { ...truth.series, 'interrupted/false': { count: 1, sum: 300 } },
+    };
+    const after = await pageShows(exporter, later, 'the page to show the later result');
+    // One more read, which lists earlier results again (the overlap).
+    await oneMoreRead(exporter, fake, () => {
+      fake.leave(3, nowSeconds());
+    });
 
     expect(pageTally(await exporter.samples())).toEqual(later);
     expect(pageTally(samples)).toEqual(truth);
@@ -157,6 +182,89 @@ describe('testing attempts through a real exporter', () => {
       )?.value,
     ).toBeGreaterThan(0);
     expect(exporter.logs()).not.toContain(API_KEY);
+  });
+
+  it('counts a failed batch of three PRs as one bisection started, and its bisection step that splits again as one more', async () => {
+    const fake = await startTestingResultsFake(nowSeconds);
+    fake.live = [1, 2, 3, 4, 5];
+    const exporter = await startTestExporter(queueExporterYaml(fake.origin));
+    await firstPollDone(exporter);
+
+    // startedBisection: "This failure caused the pull request's batch to be split. Can be true
+    // together with isBisection, when a bisection step splits again." A batched run "appears
+    // once per pull request it tested": run 7 tested PRs 1, 2 and 3 together and failed, then
+    // its bisection step, run 8, tested PRs 1 and 2 together and failed again.
+    const batchEnded = { endedAt: new Date().toISOString(), startedBisection: true };
+    for (const pr of [1, 2, 3]) {
+      fake.results.push(result(pr, 900, 'failed', { ...batchEnded, verificationRunId: 'run-7' }));
+    }
+    const stepEnded = { endedAt: new Date().toISOString(), startedBisection: true };
+    for (const pr of [1, 2]) {
+      fake.results.push(
+        result(pr, 300, 'failed', { ...stepEnded, isBisection: true, verificationRunId: 'run-8' }),
+      );
+    }
+    fake.leave(4, nowSeconds());
+    // Five attempts, two splits.
+    const expected: Tally = {
+      series: {
+        'failed/false': { count: 3, sum: 2700 },
+        'failed/true': { count: 2, sum: 600 },
+      },
+      bisectionsStarted: 2,
+    };
+    await pageShows(exporter, expected, 'two bisections started');
+    // One more read lists the rows again (the overlap): they count nothing.
+    await oneMoreRead(exporter, fake, () => {
+      fake.leave(5, nowSeconds());
+    });
+
+    expect(pageTally(await exporter.samples())).toEqual(expected);
+  });
+
+  it('counts a result dated a day ahead once and reports it, and results that end after it still count', async () => {
+    const trunk = { aheadSeconds: 0 };
+    const fake = await startTestingResultsFake(() => nowSeconds() + trunk.aheadSeconds);
+    fake.live = [1, 2, 3, 4];
+    const exporter = await startTestExporter(queueExporterYaml(fake.origin));
+    await firstPollDone(exporter);
+
+    // A Trunk whose clock is a day ahead answers a read: its row ended "tomorrow".
+    trunk.aheadSeconds = 86_400;
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString();
+    fake.results.push(result(1, 300, 'passed', { endedAt: tomorrow, verificationRunId: 'run-1' }));
+    fake.leave(1, nowSeconds());
+    await exporter.waitFor(
+      (current) => pageTally(current).series['passed/false']?.count === 1,
+      "tomorrow's result counted",
+    );
+    trunk.aheadSeconds = 0;
+    fake.results.push(result(2, 120, 'failed', { verificationRunId: 'run-2' }));
+    fake.leave(2, nowSeconds());
+    const expected: Tally = {
+      series: {
+        'passed/false': { count: 1, sum: 300 },
+        'failed/false': { count: 1, sum: 120 },
+      },
+      bisectionsStarted: 0,
+    };
+    await pageShows(exporter, expected, "today's result counted after tomorrow's");
+    // The clock is ahead again: tomorrow's row is listed again and counts nothing.
+    trunk.aheadSeconds = 86_400;
+    await oneMoreRead(exporter, fake, () => {
+      fake.leave(3, nowSeconds());
+    });
+
+    const samples = await exporter.samples();
+    expect(pageTally(samples)).toEqual(expected);
+    expect(
+      samples.find(
+        (sample) =>
+          sample.name === 'trunk_exporter_api_anomalies_total' &&
+          sample.labels.endpoint === 'v2/merge-queues/{id}/testing-results' &&
+          sample.labels.kind === 'future_timestamp',
+      )?.value,
+    ).toBe(1);
   });
 
   it('has no testing series for a queue read through API v1', async () => {

@@ -75,23 +75,31 @@ describe('testing attempts against the simulator', () => {
         queue.id,
       ]),
     );
-    /** What each queue recorded after the first poll, as the simulator answers it. */
+    /**
+     * What each queue's model did after the first poll, in its own terms: each attempt it recorded
+     * (a row of "one pull request's stretch of testing"), under its outcome unless the simulator
+     * serves it without one ("absent when Trunk reports no classification": `unknown`), its
+     * testing time from its start to its end; each batch it split once, however many PRs it held.
+     */
     const truth = () =>
       world.mergeQueues.map(({ repository, model }) => {
         const repo = repositoryKey(repository);
         const queueId = queueIds.get(`${repo}@${model.branch}`) ?? '';
         const series: QueueTally['series'] = {};
-        let bisectionsStarted = 0;
+        const splitBatches = new Set<number>();
         let repeatedFailures = 0;
         const failed = new Set<number>();
         for (const attempt of model.testing.attempts) {
           if (attempt.endedAt <= startTime) continue;
           const row = renderTestingResult(queueId, attempt);
-          const key = `${row.outcome ?? 'unknown'}/${String(row.isBisection)}`;
-          const entry = (series[key] ??= { count: 0, sum: 0 });
+          const outcome = row.outcome === undefined ? 'unknown' : attempt.outcome;
+          const entry = (series[`${outcome}/${String(attempt.isBisection)}`] ??= {
+            count: 0,
+            sum: 0,
+          });
           entry.count += 1;
-          entry.sum += row.testingDurationMs / 1000;
-          if (row.startedBisection) bisectionsStarted += 1;
+          entry.sum += attempt.endedAt - attempt.startedAt;
+          if (attempt.startedBisection) splitBatches.add(attempt.batch);
           else if (row.outcome === 'failed') {
             if (failed.has(row.pullRequestNumber)) repeatedFailures += 1;
             failed.add(row.pullRequestNumber);
@@ -100,7 +108,7 @@ describe('testing attempts against the simulator', () => {
         return {
           repo,
           branch: model.branch,
-          tally: { series, bisectionsStarted, repeatedFailures },
+          tally: { series, bisectionsStarted: splitBatches.size, repeatedFailures },
         };
       });
     const onPage = (samples: readonly Sample[], expected: ReturnType<typeof truth>) =>
@@ -116,7 +124,7 @@ describe('testing attempts against the simulator', () => {
     for (let step = 1; step <= 6; step++) {
       world.advance(startTime + step * 600);
       expected = truth();
-      // A read happens when PRs left, or 30 polls on: within seconds at 0.2 s polls.
+      // A read happens when a PR left testing or the queue: within seconds at 0.2 s polls.
       page = await exporter.waitFor((samples) => onPage(samples, expected), `step ${step}`);
     }
     for (const { repo, branch, tally } of expected) {
@@ -128,7 +136,7 @@ describe('testing attempts against the simulator', () => {
     expect(all).toContain('failed/false');
     expect(all).toContain('interrupted/false');
     // Bisections need a batching queue whose batch fails, which not every hour of the world has:
-    // test/poller/v2TestingResults.test.ts pins them; here they only have to equal the truth.
+    // test/poller/v2TestingResultCount.test.ts pins them; here they only have to equal the truth.
     expect(
       expected.reduce((total, { tally }) => total + tally.repeatedFailures, 0),
     ).toBeGreaterThan(0);

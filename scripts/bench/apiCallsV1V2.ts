@@ -198,7 +198,7 @@ export async function run(options: {
     `${v1.queues} merge queues (${repositories} simulated repositories × 2 branches, ${PULL_REQUESTS_PER_QUEUE} PRs each, seed 2026, documented shape), ` +
       `polled every ${INTERVAL_SECONDS} s of simulated time for ${cycles} cycles (v1) and ${v2Cycles} cycles (v2) after one cold cycle, by the real poll jobs and TrunkClient against the simulator over loopback; ` +
       'calls counted at the simulator, per steady-state cycle. v1: the token (getQueue, then getSubmittedPullRequest for new or changed PRs that need it and for each PR that left). ' +
-      `v2: the API key (the organization's list of queues, read once per interval for every queue; one paged pull-requests read per queue; the concluded entries and the testing results of a queue whose PRs left, and of any queue not read for ${periodic} cycles). ` +
+      `v2: the API key (the organization's list of queues, read once per interval for every queue; one paged pull-requests read per queue; the concluded entries of a queue whose PRs left, its testing results when a PR left testing or the queue, and both for any queue not read for ${periodic} cycles). ` +
       `Discovery reads the same list of queues: with \`discovery.intervalSeconds\` ≥ the merge-queue interval it adds no call (the list read within the interval is reused), else ${fixed(listPages, 0)} page(s) per read.`,
     '',
     '| API | queues | PRs per queue | calls per cycle, by endpoint | calls per cycle | calls per queue per cycle |',

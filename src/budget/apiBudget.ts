@@ -22,11 +22,13 @@ export const BUDGET_ASSUMPTIONS = {
   quarantinedTestsPerRepository: 500,
   /** API v2: flaky and broken tests per repository (the organization's second walk). */
   unhealthyTestsPerRepository: 100,
-  /**
-   * API v2: share of a queue's polls that read its concluded entries (PRs left since the last),
-   * and its testing results, which are read on the same polls.
-   */
+  /** API v2: share of a queue's polls that read its concluded entries (PRs left since the last). */
   exitReadsPerQueuePoll: 0.1,
+  /**
+   * API v2: share of a queue's polls that read its testing results: those that see a PR leave
+   * testing or the queue (docs/benchmarks.md measures it).
+   */
+  testingReadsPerQueuePoll: 0.2,
 } as const;
 
 /** Requests per second, in total and per endpoint. */
@@ -157,7 +159,7 @@ function v1QuarantineWalks(config: ExporterConfig, lists: number, cadence: Caden
  * for that discovery. Each such list is read at most once per interval however many ask
  * (poller/sharedRead.ts), so discovery adds a read only when nothing else asks; events refresh
  * the test lists only for the lists read through v2. Its own queues: one pull-requests read per
- * poll plus the exit reads, a testing-results read with each exit read. Quarantine lists kept on
+ * poll plus the exit reads, the testing-results reads of the polls that see testing end. Quarantine lists kept on
  * v1 (a token with orgUrlSlug beside the key) are walked as v1Rates says.
  */
 function v2Rates(
@@ -197,7 +199,7 @@ function v2Rates(
     [V2_ENDPOINTS.listQueuePullRequests]:
       (queues * (1 + BUDGET_ASSUMPTIONS.exitReadsPerQueuePoll)) / cadence.mergeQueueSeconds,
     [V2_ENDPOINTS.listTestingResults]:
-      (queues * BUDGET_ASSUMPTIONS.exitReadsPerQueuePoll) / cadence.mergeQueueSeconds,
+      (queues * BUDGET_ASSUMPTIONS.testingReadsPerQueuePoll) / cadence.mergeQueueSeconds,
     [V2_ENDPOINTS.listTests]:
       perSecond(
         pages(repositories * BUDGET_ASSUMPTIONS.quarantinedTestsPerRepository),

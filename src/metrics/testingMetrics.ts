@@ -17,7 +17,7 @@ const SUBSYSTEM = 'merge_queue';
 function readFrom(settings: FamilySettings): string {
   return (
     `API v2 only: no series for a queue read through API v1. Read from ${V2_ENDPOINTS.listTestingResults} ` +
-    `when a poll sees pull requests leave the queue, else every ` +
+    `when a poll sees a pull request leave testing or the queue, else every ` +
     `${formatInterval(PERIODIC_EXIT_READ_POLLS * settings.mergeQueueIntervalSeconds)}; each attempt ` +
     'counts once, and only those that ended after the exporter started'
   );
@@ -55,8 +55,9 @@ export const TESTING_FAMILIES: readonly PerTargetFamily[] = [
   {
     name: fqName(NAMESPACE, SUBSYSTEM, 'bisections_started', 'total'),
     help: (settings) =>
-      'Testing attempts whose failure split their batch to find the failing pull request ' +
-      `(startedBisection). ${readFrom(settings)}.`,
+      'Batches split to find the failing pull request: verification runs whose failure split their ' +
+      'batch (startedBisection), each once however many pull requests it tested; a run Trunk gives ' +
+      `no verificationRunId is told apart by when it ended. ${readFrom(settings)}.`,
     type: 'counter',
     labelNames: ['repo', 'branch'],
     scope: 'target',

@@ -21,7 +21,7 @@ import { pollMergeQueueV2, type V2PullRequestLister } from './v2MergeQueuePoll.j
 import type { V2QueueDirectory } from './v2QueueDirectory.js';
 import { pollFlakyTestsV2 } from './v2FlakyTestsPoll.js';
 import type { V2TestDirectory } from './v2TestDirectory.js';
-import { readTestingResults, type V2TestingResultLister } from './v2TestingResults.js';
+import { readTestingResults, type V2TestingResultLister } from './v2TestingResultsRead.js';
 
 interface TargetJobsContext {
   readonly config: ExporterConfig;

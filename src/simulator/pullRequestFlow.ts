@@ -104,7 +104,8 @@ export function createPullRequestFlow(queue: FlowQueue): PullRequestFlow {
 
   /**
    * A failed stretch of testing. In a batching queue, the pull requests tested in the same batch
-   * are usually bisected: their testing stops (it failed with the batch) and they test again.
+   * are usually bisected: their testing stops (it failed with the batch) and they test again. The
+   * run's failure split the batch of each of them, so each row says so (`startedBisection`).
    */
   const failTesting = (pr: SimulatedPullRequest, now: number): void => {
     const batch = pr.testingRun.batch;
@@ -124,7 +125,7 @@ export function createPullRequestFlow(queue: FlowQueue): PullRequestFlow {
     pr.bisecting = true;
     for (const other of rest) {
       other.bisecting = true;
-      queue.transition(other, 'pending', now, { outcome: 'failed', startedBisection: false });
+      queue.transition(other, 'pending', now, { outcome: 'failed', startedBisection: true });
     }
   };
 

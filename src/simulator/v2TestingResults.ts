@@ -14,7 +14,7 @@ export const TESTING_RESULT_FILTERS = ['since', 'until'] as const;
 
 /** Share of results Trunk reports without a classification (no outcome, no conclusion). */
 const UNCLASSIFIED_SHARE = 0.02;
-/** Share of results recorded before runs were tracked on them (no verificationRunId). */
+/** Share of runs recorded before runs were tracked on results (every row of one without verificationRunId). */
 const WITHOUT_RUN_SHARE = 0.05;
 
 export interface TestingResultV2Body {
@@ -45,7 +45,7 @@ export function renderTestingResult(queueId: string, attempt: TestingAttempt): T
       : {}),
     isBisection: attempt.isBisection,
     startedBisection: attempt.startedBisection,
-    ...(unitHash(`testing-result-run:${key}`) < WITHOUT_RUN_SHARE
+    ...(unitHash(`testing-result-run:${queueId}:${String(attempt.batch)}`) < WITHOUT_RUN_SHARE
       ? {}
       : { verificationRunId: stableUuid(`verification-run:${queueId}:${attempt.batch}`) }),
   };

@@ -29,7 +29,10 @@ export interface TestingDurationSeries {
 export interface TestingAttemptCounts {
   /** Keyed by durationSeriesKey(), in the order the series began. */
   readonly durations: ReadonlyMap<string, TestingDurationSeries>;
-  /** Attempts whose failure split their batch (`startedBisection`). */
+  /**
+   * Batches split by a failed run (`startedBisection`): one per verification run, however many
+   * pull requests it tested, or per end for rows without a run id (splitKey()).
+   */
   readonly bisectionsStarted: number;
   /**
    * Failed attempts (that split no batch) of a pull request with another such failure in the queue
@@ -57,6 +60,8 @@ export interface TestingResultReads {
   readonly countFrom: number;
   /** Results that ended at or after countFrom and were counted, by identity, with their end. */
   readonly seen: ReadonlyMap<string, number>;
+  /** Splits that ended at or after countFrom and were counted, by splitKey(), with their end. */
+  readonly splits: ReadonlyMap<string, number>;
   /** Polls since the last read, whether it succeeded or not. */
   readonly pollsSinceRead: number;
 }

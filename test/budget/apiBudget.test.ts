@@ -118,7 +118,7 @@ describe('computeApiBudget through API v1', () => {
 });
 
 describe('computeApiBudget through API v2', () => {
-  it('with an API key: the list of queues, one pull-requests read per queue and poll plus exit reads, testing-results reads with them, and both test walks', async () => {
+  it('with an API key: the list of queues, one pull-requests read per queue and poll plus exit reads, testing-results reads where testing ends, and both test walks', async () => {
     const budget = budgetOf(await keyConfig('polling:\n  mergeQueueIntervalSeconds: 30'));
     expect(budget.byEndpoint.getQueue).toBeUndefined();
     expect(budget.byEndpoint.getSubmittedPullRequest).toBeUndefined();
@@ -126,9 +126,10 @@ describe('computeApiBudget through API v2', () => {
     expect(budget.byEndpoint['v2/merge-queues']).toBeCloseTo(1 / 30, 9);
     expect(BUDGET_ASSUMPTIONS.exitReadsPerQueuePoll).toBe(0.1);
     expect(budget.byEndpoint['v2/merge-queues/{id}/pull-requests']).toBeCloseTo((4 * 1.1) / 30, 9);
-    // A testing-results read with each exit read.
+    // Testing-results reads on an assumed 20 % of polls: those that see testing end.
+    expect(BUDGET_ASSUMPTIONS.testingReadsPerQueuePoll).toBe(0.2);
     expect(budget.byEndpoint['v2/merge-queues/{id}/testing-results']).toBeCloseTo(
-      (4 * 0.1) / 30,
+      (4 * 0.2) / 30,
       9,
     );
     // One repository with tests (web) as configured: an assumed 500 quarantined tests and 100
@@ -136,7 +137,7 @@ describe('computeApiBudget through API v2', () => {
     expect(BUDGET_ASSUMPTIONS.unhealthyTestsPerRepository).toBe(100);
     expect(budget.byEndpoint['v2/tests']).toBeCloseTo((5 + 1) / 300, 9);
     expect(budget.byEndpoint['flaky-tests/list-quarantined-tests']).toBeUndefined();
-    expect(budget.requestsPerSecond).toBeCloseTo(1 / 30 + 4.4 / 30 + 0.4 / 30 + 6 / 300, 9);
+    expect(budget.requestsPerSecond).toBeCloseTo(1 / 30 + 4.4 / 30 + 0.8 / 30 + 6 / 300, 9);
     expect(budget.organization).toEqual({
       queues: 4,
       repositoriesWithTests: 1,
@@ -222,10 +223,10 @@ describe('computeApiBudget through API v2', () => {
     const budget = budgetOf(await keyConfig(WEBHOOKS));
     const bound = budget.withWebhooks;
     expect(bound?.byEndpoint['v2/merge-queues/{id}/pull-requests']).toBeCloseTo((4 * 1.1) / 5, 9);
-    expect(bound?.byEndpoint['v2/merge-queues/{id}/testing-results']).toBeCloseTo((4 * 0.1) / 5, 9);
+    expect(bound?.byEndpoint['v2/merge-queues/{id}/testing-results']).toBeCloseTo((4 * 0.2) / 5, 9);
     expect(bound?.byEndpoint['v2/tests']).toBeCloseTo((5 + 1) / 60, 9);
     expect(bound?.byEndpoint['v2/merge-queues']).toBeCloseTo(1 / 30, 9);
-    expect(bound?.requestsPerSecond).toBeCloseTo(4.4 / 5 + 0.4 / 5 + 6 / 60 + 1 / 30, 9);
+    expect(bound?.requestsPerSecond).toBeCloseTo(4.4 / 5 + 0.8 / 5 + 6 / 60 + 1 / 30, 9);
     // The steady estimate stays without them.
     expect(budget.byEndpoint['v2/tests']).toBeCloseTo(6 / 300, 9);
   });

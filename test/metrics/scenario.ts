@@ -257,7 +257,7 @@ function recordPoll(store: SnapshotStore, poll: Poll): void {
   }
   const attempts =
     store.testingAttempts(target) ?? startTestingAttempts(poll.at, snapshot.settings.batch);
-  const counted = countTestingResults(attempts, rows, poll.at);
+  const { attempts: counted } = countTestingResults(attempts, rows, poll.at);
   store.recordSuccess(target, snapshot, poll.durationSeconds, undefined, counted);
 }
 

@@ -11,11 +11,13 @@ import { V2TestDirectory } from '../../src/poller/v2TestDirectory.js';
 import { V2QueueDirectory } from '../../src/poller/v2QueueDirectory.js';
 import {
   TESTING_READ_HORIZON_SECONDS,
-  TESTING_RESULTS_MAX_RANGE_SECONDS,
   countTestingResults,
-  readTestingResults,
   startTestingAttempts,
 } from '../../src/poller/v2TestingResults.js';
+import {
+  TESTING_RESULTS_MAX_RANGE_SECONDS,
+  readTestingResults,
+} from '../../src/poller/v2TestingResultsRead.js';
 import { Secret } from '../../src/secrets/secret.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
 import type { TestingAttempts } from '../../src/snapshot/testingAttemptTypes.js';
@@ -26,7 +28,6 @@ import { poll as scriptedPoll } from '../flow/scriptedPolls.js';
 import { exporterConfig } from '../support/exporterConfig.js';
 import {
   startTestingResultsFake,
-  truthSince,
   type FakeTestingResult,
   type Tally,
 } from '../support/testingResultsFake.js';
@@ -69,12 +70,14 @@ function tallyOf(attempts: TestingAttempts | undefined): Tally {
 async function testingWatcher() {
   const clock = { now: START };
   const now = () => clock.now;
-  const fake = await startTestingResultsFake(now);
+  /** Trunk's clock: the exporter's, unless a test puts it ahead. */
+  const trunkClock = { aheadSeconds: 0 };
+  const fake = await startTestingResultsFake(() => clock.now + trunkClock.aheadSeconds);
   fake.live = [1, 2, 3];
   const config = exporterConfig(fake.origin, [REPOSITORY], {
     trunk: { apiKey: new Secret(API_KEY) },
   });
-  const { client } = makeClient(fake.origin, {
+  const { client, observer } = makeClient(fake.origin, {
     apiKey: new Secret(API_KEY),
     retry: { maxAttempts: 1 },
   });
@@ -111,23 +114,39 @@ async function testingWatcher() {
     fake.results.push(result);
   };
   const tally = () => tallyOf(store.testingAttempts(QUEUE_TARGET));
-  const exitReads = () => fake.calls['v2/merge-queues/{id}/pull-requests'] ?? 0;
   const testingCalls = () => fake.calls['v2/merge-queues/{id}/testing-results'] ?? 0;
-  return { clock, fake, store, lines, poll, prLeaves, record, tally, exitReads, testingCalls };
+  const anomalies = () => observer.anomalies;
+  return {
+    clock,
+    trunkClock,
+    fake,
+    store,
+    lines,
+    poll,
+    prLeaves,
+    record,
+    tally,
+    testingCalls,
+    anomalies,
+  };
 }
 
-/** A result of `pr` that ended at `endedAt`, with the rest from `index` so that rows differ. */
-function resultAt(pr: number, endedAt: number, index: number): FakeTestingResult {
-  const outcomes = ['passed', 'failed', 'interrupted', 'cancelled', undefined, 'timedOut'];
-  const outcome = outcomes[index % outcomes.length];
+/** A result of `pr` that ended at `endedAt` after `seconds` of testing, as Trunk sends it. */
+function result(
+  pr: number,
+  endedAt: number,
+  outcome: string | undefined,
+  seconds: number,
+  extra: Partial<FakeTestingResult> = {},
+): FakeTestingResult {
   return {
     pullRequestNumber: pr,
     endedAt: iso(endedAt),
-    testingDurationMs: ((index % 17) + 1) * 60_000,
+    testingDurationMs: seconds * 1000,
     ...(outcome === undefined ? {} : { outcome }),
-    isBisection: index % 7 === 0,
-    startedBisection: index % 11 === 0,
-    verificationRunId: `run-${String(index)}`,
+    isBisection: false,
+    startedBisection: false,
+    ...extra,
   };
 }
 
@@ -135,72 +154,100 @@ describe('testing attempts through API v2 poll jobs', () => {
   it('counts each result that ended at or after the first poll once, however reads and pages overlap, and no earlier one', async () => {
     const watcher = await testingWatcher();
     const { fake, clock } = watcher;
-    fake.pageSize = 3;
-    // History before the exporter started: never counted.
-    for (let index = 0; index < 5; index++) {
-      watcher.record(resultAt(900 + index, START - 3600 + index * 600, index));
-    }
-    watcher.record(resultAt(950, START - 1, 1));
+    fake.pageSize = 2;
+    // Testing that ended before the exporter's first poll: never counted.
+    watcher.record(result(900, START - 3600, 'passed', 600));
+    watcher.record(result(950, START - 1, 'failed', 120));
     await watcher.poll();
-    // Ended at the first poll's instant: counted.
-    watcher.record(resultAt(951, START, 2));
-    for (let index = 1; index <= 120; index++) {
-      if (index % 3 === 0) watcher.record(resultAt(index, clock.now - 5, index));
-      // Recorded late, ending before rows a read already saw (within the overlap).
-      if (index % 5 === 0) watcher.record(resultAt(index + 1000, clock.now - 100, index + 1));
-      // A batched run: one row per PR it tested, all ending together.
-      if (index % 9 === 0) {
-        for (const pr of [2000 + index, 3000 + index, 4000 + index]) {
-          watcher.record({
-            ...resultAt(pr, clock.now - 7, index),
-            verificationRunId: `batch-${index}`,
-          });
-        }
-      }
-      if (index % 4 === 0) watcher.prLeaves();
-      await watcher.poll();
+    // "Only testing that ended at or after this instant": the first poll's instant counts.
+    watcher.record(result(951, START, 'passed', 300));
+    watcher.record(result(1, START + 20, 'passed', 754, { verificationRunId: 'run-1' }));
+    watcher.prLeaves();
+    await watcher.poll(); // START + 30: reads 951 and 1
+    watcher.record(result(2, START + 50, 'interrupted', 180, { verificationRunId: 'run-2' }));
+    // Recorded late: it ended before the newest result the last read saw.
+    watcher.record(result(3, START + 10, 'failed', 420, { verificationRunId: 'run-3' }));
+    watcher.prLeaves();
+    await watcher.poll(); // START + 60: lists 951 and 1 again, and 3 and 2
+    // "A batched run appears once per pull request it tested": three rows of one failed run.
+    for (const pr of [4, 5, 6]) {
+      watcher.record(
+        result(pr, START + 70, 'failed', 900, {
+          startedBisection: true,
+          verificationRunId: 'run-7',
+        }),
+      );
     }
     watcher.prLeaves();
-    await watcher.poll();
+    await watcher.poll(); // START + 90
+    watcher.prLeaves();
+    await watcher.poll(); // START + 120: every row again, nothing new
+    expect(clock.now).toBe(START + 150);
 
-    expect(watcher.tally()).toEqual(truthSince(fake.results, START));
-    expect(Object.keys(watcher.tally().series).length).toBeGreaterThanOrEqual(8);
-    // The reads overlapped and paged: rows were listed again and on further pages.
+    expect(watcher.tally()).toEqual({
+      series: {
+        'passed/false': { count: 2, sum: 300 + 754 },
+        'interrupted/false': { count: 1, sum: 180 },
+        'failed/false': { count: 4, sum: 420 + 3 * 900 },
+      },
+      // One run's failure split one batch.
+      bisectionsStarted: 1,
+    });
+    // Four reads, each from the first poll's instant, each walking pages of two.
+    expect(fake.testingReads.filter((read) => read.cursor === null)).toHaveLength(4);
+    expect(new Set(fake.testingReads.map((read) => read.since))).toEqual(new Set([iso(START)]));
     expect(fake.testingReads.some((read) => read.cursor !== null)).toBe(true);
-    expect(fake.testingReads.every((read) => read.status === 200)).toBe(true);
   });
 
-  it('reads on the polls that read exits (PRs left, or PERIODIC_EXIT_READ_POLLS polls on), one call each', async () => {
+  it('reads when a poll sees a PR leave testing or the queue, else PERIODIC_EXIT_READ_POLLS polls on, one call each', async () => {
     const watcher = await testingWatcher();
+    const { fake, clock } = watcher;
     await watcher.poll();
-    const leavesAt = new Set([5, 6, 40]);
     const testingPolls: number[] = [];
-    const exitPolls: number[] = [];
-    for (let index = 1; index <= 75; index++) {
-      if (leavesAt.has(index)) watcher.prLeaves();
-      watcher.record(resultAt(index, watcher.clock.now - 5, index));
-      const [testing, exits] = [watcher.testingCalls(), watcher.exitReads()];
-      await watcher.poll();
-      if (watcher.testingCalls() > testing) testingPolls.push(index);
-      // Every poll lists the live PRs once; a second call is the exit read.
-      if (watcher.exitReads() > exits + 1) exitPolls.push(index);
-      expect(watcher.testingCalls() - testing).toBeLessThanOrEqual(1);
-    }
-    expect(testingPolls).toEqual([
-      5,
-      6,
-      6 + PERIODIC_EXIT_READ_POLLS,
-      40,
-      40 + PERIODIC_EXIT_READ_POLLS,
+    // The poll that sees each change, in Trunk's queue-entry states.
+    const moves = new Map<number, readonly [number, string]>([
+      [3, [2, 'pending']], // a restart
+      [9, [3, 'testsPassed']],
+      [12, [2, 'testing']], // entering testing ends nothing
+      [14, [2, 'testing']], // testing again since a restart
+      [20, [3, 'pendingFailure']], // not from testing
     ]);
-    expect(testingPolls).toEqual(exitPolls);
+    const leavesAt = 5; // PR 1 merged
+    for (let index = 1; index <= 50; index++) {
+      const move = moves.get(index);
+      if (move !== undefined) fake.move(move[0], move[1], clock.now - 5);
+      if (index === leavesAt) watcher.prLeaves();
+      const before = watcher.testingCalls();
+      await watcher.poll();
+      if (watcher.testingCalls() > before) testingPolls.push(index);
+      expect(watcher.testingCalls() - before).toBeLessThanOrEqual(1);
+    }
+    expect(PERIODIC_EXIT_READ_POLLS).toBe(30);
+    expect(testingPolls).toEqual([3, 5, 9, 14, 14 + 30]);
+  });
+
+  it('counts an attempt that ended in a restart at the poll that sees the PR leave testing', async () => {
+    const watcher = await testingWatcher();
+    const { fake, clock } = watcher;
+    await watcher.poll();
+    await watcher.poll();
+    // PR 2 is restarted (testing → pending: "interrupted — testing was cut short and will be
+    // retried") and stays in the queue.
+    watcher.record(result(2, clock.now - 10, 'interrupted', 420, { verificationRunId: 'run-9' }));
+    fake.move(2, 'pending', clock.now - 10);
+    await watcher.poll();
+
+    expect(watcher.tally()).toEqual({
+      series: { 'interrupted/false': { count: 1, sum: 420 } },
+      bisectionsStarted: 0,
+    });
   });
 
   it('keeps the queue up when a read fails, logs it, and the next read counts what it missed', async () => {
     const watcher = await testingWatcher();
     const { fake, store, clock } = watcher;
     await watcher.poll();
-    watcher.record(resultAt(7, clock.now - 5, 0));
+    watcher.record(result(7, clock.now - 5, 'passed', 60));
     fake.failingReads = 1;
     watcher.prLeaves();
     const failedAt = clock.now;
@@ -216,21 +263,24 @@ describe('testing attempts through API v2 poll jobs', () => {
     const failed = fake.testingReads.at(-1);
     expect(failed?.status).toBe(500);
 
-    // Not at once: at the next poll that reads exits, from where the last good read got to.
+    // Not at once: at the next poll that sees testing end, from where the last good read got to.
     await watcher.poll();
     expect(fake.testingReads).toHaveLength(1);
     watcher.prLeaves();
     await watcher.poll();
     expect(fake.testingReads.at(-1)).toMatchObject({ since: failed?.since, status: 200 });
-    expect(watcher.tally()).toEqual(truthSince(fake.results, START));
+    expect(watcher.tally()).toEqual({
+      series: { 'passed/false': { count: 1, sum: 60 } },
+      bisectionsStarted: 0,
+    });
   });
 
   it('reads at most 45 days back after weeks without a read, and logs what it could not count', async () => {
     const watcher = await testingWatcher();
     const { fake, clock } = watcher;
     await watcher.poll();
-    watcher.record(resultAt(1, START + 2 * 86_400, 1));
-    watcher.record(resultAt(2, START + 10 * 86_400, 2));
+    watcher.record(result(1, START + 2 * 86_400, 'failed', 600));
+    watcher.record(result(2, START + 10 * 86_400, 'interrupted', 180));
     clock.now = START + 50 * 86_400;
     watcher.prLeaves();
     await watcher.poll();
@@ -243,7 +293,50 @@ describe('testing attempts through API v2 poll jobs', () => {
     expect(watcher.lines.join('')).toContain(
       `testing results from ${iso(START)} to ${iso(since)} are not counted`,
     );
-    expect(watcher.tally()).toEqual(truthSince([fake.results[1] as FakeTestingResult], START));
+    // Day 2 is beyond "at most 45 days"; day 10 is within.
+    expect(watcher.tally()).toEqual({
+      series: { 'interrupted/false': { count: 1, sum: 180 } },
+      bisectionsStarted: 0,
+    });
+  });
+
+  it('counts a result dated a day ahead once and reports it, and later reads still count what ends before it', async () => {
+    const watcher = await testingWatcher();
+    const { fake, trunkClock } = watcher;
+    await watcher.poll();
+    // A Trunk whose clock is a day ahead answers one read: it lists a row ending then.
+    trunkClock.aheadSeconds = 86_400;
+    watcher.record(result(1, START + 86_400, 'passed', 300, { verificationRunId: 'run-1' }));
+    watcher.prLeaves();
+    await watcher.poll(); // START + 30
+    trunkClock.aheadSeconds = 0;
+    watcher.record(result(2, START + 40, 'failed', 120, { verificationRunId: 'run-2' }));
+    watcher.prLeaves();
+    await watcher.poll(); // START + 60
+    // The day-ahead clock answers again: the row is listed again and counts nothing.
+    trunkClock.aheadSeconds = 86_400;
+    watcher.prLeaves();
+    await watcher.poll(); // START + 90
+
+    expect(watcher.tally()).toEqual({
+      series: {
+        'passed/false': { count: 1, sum: 300 },
+        'failed/false': { count: 1, sum: 120 },
+      },
+      bisectionsStarted: 0,
+    });
+    // No read starts after the exporter's clock (START + 30 .. + 90) plus 60 s.
+    expect(fake.testingReads.map((read) => read.since)).toEqual([
+      iso(START),
+      iso(START),
+      iso(START),
+    ]);
+    expect(watcher.anomalies()).toEqual([
+      { endpoint: 'v2/merge-queues/{id}/testing-results', kind: 'future_timestamp', count: 1 },
+    ]);
+    expect(watcher.lines.join('')).toContain(
+      "testing results ended over 60 s after the exporter's clock",
+    );
   });
 });
 
@@ -392,7 +485,7 @@ describe('testing attempts as counted', () => {
       unbatched,
       [row({ outcome: 'failed', isBisection: true })],
       START + 120,
-    );
+    ).attempts;
     expect(seriesOf(counted).at(-1)).toBe('failed/true:1');
   });
 
@@ -412,7 +505,7 @@ describe('testing attempts as counted', () => {
         }),
       ],
       START + 120,
-    );
+    ).attempts;
     expect(tallyOf(counted).series).toEqual({
       'passed/false': { count: 2, sum: 120 },
       'failed/false': { count: 1, sum: 60 },
@@ -436,7 +529,7 @@ describe('testing attempts as counted', () => {
         }),
       ],
       START + 120,
-    );
+    ).attempts;
     expect(first.counts.repeatedFailures).toBe(0);
     const second = countTestingResults(
       first,
@@ -446,7 +539,7 @@ describe('testing attempts as counted', () => {
         row({ pullRequestNumber: 7, outcome: 'failed', endedAt: iso(START + 700) }),
       ],
       START + 800,
-    );
+    ).attempts;
     // PR 7's second and third evictions; PR 8's first.
     expect(second.counts.repeatedFailures).toBe(2);
     const dayLater = START + 700 + 86_400 + 60;
@@ -454,7 +547,7 @@ describe('testing attempts as counted', () => {
       { ...second, reads: { ...second.reads, countFrom: dayLater - 120 } },
       [row({ pullRequestNumber: 7, outcome: 'failed', endedAt: iso(dayLater) })],
       dayLater + 60,
-    );
+    ).attempts;
     expect(third.counts.repeatedFailures).toBe(2);
     expect(third.lastFailures?.has(8)).toBe(false);
   });

@@ -11,7 +11,10 @@ import {
   type TestingOutcome,
 } from '../../src/simulator/testingHistory.js';
 import { createSimulatorWorld } from '../../src/simulator/world.js';
-import type { TestingResultV2Body } from '../../src/simulator/v2TestingResults.js';
+import {
+  renderTestingResult,
+  type TestingResultV2Body,
+} from '../../src/simulator/v2TestingResults.js';
 import { errorOf, getPage, startV2Simulator, v2Request, walk } from './v2Harness.js';
 
 const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
@@ -123,7 +126,17 @@ describe('GET /v2/merge-queues/{id}/testing-results', () => {
     for (const { model } of world.mergeQueues) {
       const recorded = model.testing.attempts.filter((attempt) => attempt.endedAt > start);
       for (const attempt of recorded) outcomes.add(attempt.outcome);
-      bisections += recorded.filter((attempt) => attempt.startedBisection).length;
+      // One split per batch: "This failure caused the pull request's batch to be split" is true of
+      // every pull request the failed run tested, so each of its rows says so.
+      const splits = recorded.filter((attempt) => attempt.startedBisection);
+      bisections += new Set(splits.map((attempt) => attempt.batch)).size;
+      for (const split of splits) {
+        const endedWithIt = recorded.filter(
+          (attempt) => attempt.batch === split.batch && attempt.endedAt === split.endedAt,
+        );
+        expect(endedWithIt.length).toBeGreaterThan(1);
+        expect(endedWithIt.every((attempt) => attempt.startedBisection)).toBe(true);
+      }
       bisectionSteps += recorded.filter((attempt) => attempt.isBisection).length;
       // A bisection step follows a batch of the same pull request that was split, with no pass
       // of it since.
@@ -143,6 +156,35 @@ describe('GET /v2/merge-queues/{id}/testing-results', () => {
     expect(world.mergeQueues.some(({ model }) => model.settings.batch)).toBe(true);
     expect(bisections).toBeGreaterThan(0);
     expect(bisectionSteps).toBeGreaterThan(bisections);
+  });
+
+  it('gives every row of one run its verificationRunId, or none to all of them', async () => {
+    // "Absent on results recorded before runs were tracked on them": a property of the run, so
+    // the rows a batched run has ("once per pull request it tested") agree.
+    // Seed 3: every queue batches.
+    const simulator = await startV2Simulator({ seed: 3 });
+    const { world } = simulator;
+    world.advance(world.now() + 12 * 3600);
+    const ids = await queueIds(simulator);
+    let runsWithout = 0;
+    let batchedRuns = 0;
+    for (const [index, { model }] of world.mergeQueues.entries()) {
+      const byRun = new Map<number, boolean[]>();
+      for (const attempt of model.testing.attempts) {
+        const row = renderTestingResult(String(ids[index]), attempt);
+        byRun.set(attempt.batch, [
+          ...(byRun.get(attempt.batch) ?? []),
+          row.verificationRunId !== undefined,
+        ]);
+      }
+      for (const withRun of byRun.values()) {
+        expect(new Set(withRun).size).toBe(1);
+        if (withRun.length > 1) batchedRuns += 1;
+        if (withRun[0] === false) runsWithout += 1;
+      }
+    }
+    expect(batchedRuns).toBeGreaterThan(10);
+    expect(runsWithout).toBeGreaterThan(0);
   });
 
   it('takes a since/until window of at most 45 days; until defaults to the first page', async () => {

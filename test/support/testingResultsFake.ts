@@ -1,8 +1,8 @@
-// A small node:http stand-in for the API v2 reads of one merge queue, testing results included
-// (the simulator does not serve them yet): the organization's list of queues, the queue's live and
-// concluded pull requests, and `GET /v2/merge-queues/{id}/testing-results` as Trunk's definition
-// says (since required and at most 45 days before until, until fixed at the first page, newest
-// first, paged with an opaque cursor). The test owns the truth: the results recorded so far.
+// A small node:http stand-in for the API v2 reads of one merge queue, testing results included:
+// the organization's list of queues, the queue's live and concluded pull requests, and
+// `GET /v2/merge-queues/{id}/testing-results` as Trunk's definition says (since required and at
+// most 45 days before until, until fixed at the first page, newest first, paged with an opaque
+// cursor). The test records the results; its clock (`now`) is Trunk's.
 import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { sendJson, startApiServer } from '../trunk/harness.js';
@@ -41,7 +41,7 @@ export interface TestingResultsFake {
   readonly origin: string;
   /** Every result recorded so far (the truth); push to record one. */
   readonly results: FakeTestingResult[];
-  /** PR numbers in the queue now (the live pull-requests read). */
+  /** PR numbers in the queue now (the live pull-requests read), `testing` unless moved. */
   live: number[];
   /** Every testing-results request, in order. */
   readonly testingReads: TestingResultsRequest[];
@@ -55,12 +55,16 @@ export interface TestingResultsFake {
   failingReads: number;
   /** Takes `number` out of the queue at `at` (unix seconds), concluded as `state`. */
   leave(number: number, at: number, state?: string): void;
+  /** Moves live PR `number` to the queue-entry `state` at `at` (its stateChangedAt). */
+  move(number: number, state: string, at: number): void;
 }
 
 /** Starts the fake on loopback; `now` (unix seconds) is its clock, which fixes `until`. */
 export async function startTestingResultsFake(now: () => number): Promise<TestingResultsFake> {
   const results: FakeTestingResult[] = [];
   const concluded: { number: number; state: string; at: number }[] = [];
+  /** Each live PR's state and when it changed: `testing` since it was first listed, unless moved. */
+  const entryStates = new Map<number, { state: string; at: number }>();
   const testingReads: TestingResultsRequest[] = [];
   const calls: Record<string, number> = {};
   let liveReads = 0;
@@ -74,8 +78,17 @@ export async function startTestingResultsFake(now: () => number): Promise<Testin
     failingReads: 0,
     leave(number: number, at: number, state = 'merged') {
       fake.live = fake.live.filter((live) => live !== number);
+      entryStates.delete(number);
       concluded.push({ number, state, at });
     },
+    move(number: number, state: string, at: number) {
+      entryStates.set(number, { state, at });
+    },
+  };
+  const liveEntry = (number: number) => {
+    const { state, at } = entryStates.get(number) ?? { state: 'testing', at: now() - 60 };
+    entryStates.set(number, { state, at });
+    return entry(number, state, at);
   };
   const count = (endpoint: string) => {
     calls[endpoint] = (calls[endpoint] ?? 0) + 1;
@@ -92,7 +105,7 @@ export async function startTestingResultsFake(now: () => number): Promise<Testin
       if (after === null) liveReads += 1;
       const rows =
         after === null
-          ? fake.live.map((number) => entry(number, 'testing', now() - 60))
+          ? fake.live.map(liveEntry)
           : concluded
               .filter(({ at }) => at * 1000 >= Date.parse(after))
               .map(({ number, state, at }) => entry(number, state, at));
@@ -156,31 +169,8 @@ function entry(number: number, state: string, at: number) {
   };
 }
 
-/** Testing attempts counted (or true): count and sum per `outcome/bisection`, bisections started. */
+/** Testing attempts counted: count and sum per `outcome/bisection`, bisections started. */
 export interface Tally {
   readonly series: Record<string, { count: number; sum: number }>;
   readonly bisectionsStarted: number;
-}
-
-const DOCUMENTED = new Set(['passed', 'failed', 'interrupted', 'cancelled']);
-
-/** The truth: every result that ended at or after `from`, once, labelled as the exporter must. */
-export function truthSince(results: readonly FakeTestingResult[], from: number): Tally {
-  const series: Tally['series'] = {};
-  let bisectionsStarted = 0;
-  for (const result of results) {
-    if (Date.parse(result.endedAt) / 1000 < from) continue;
-    const outcome =
-      result.outcome === undefined
-        ? 'unknown'
-        : DOCUMENTED.has(result.outcome)
-          ? result.outcome
-          : 'other';
-    const key = `${outcome}/${String(result.isBisection)}`;
-    const entry = (series[key] ??= { count: 0, sum: 0 });
-    entry.count += 1;
-    entry.sum += result.testingDurationMs / 1000;
-    if (result.startedBisection) bisectionsStarted += 1;
-  }
-  return { series, bisectionsStarted };
 }
