@@ -5,7 +5,8 @@ import type { Logger } from '../log/logger.js';
 import { LookupMemories } from '../poller/lookupMemories.js';
 import type { PollObserver } from '../poller/pollObserver.js';
 import { PollScheduler } from '../poller/scheduler.js';
-import { buildPollJobs, readsQuarantineThroughV2 } from '../poller/targetJobs.js';
+import type { SharedReadTiming } from '../poller/sharedRead.js';
+import { buildPollJobs } from '../poller/targetJobs.js';
 import { lookupsAtATime } from '../poller/lookupFanOut.js';
 import { V2TestDirectory } from '../poller/v2TestDirectory.js';
 import { V2QueueDirectory } from '../poller/v2QueueDirectory.js';
@@ -54,7 +55,7 @@ export class PolledTargets {
   readonly #triggeredPolls: TriggeredPolls;
   /** Event-triggered reads of the organization's test lists, spaced as a quarantine list's polls. */
   readonly #testListRefreshes: TriggeredPolls;
-  /** The flaky-tests targets read through API v2 (the organization's test lists), by targetKey. */
+  /** The flaky-tests targets the organization's test lists serve (with a key: all), by targetKey. */
   #v2FlakyTargets = new Map<string, Target>();
   readonly #discovery: TargetDiscovery;
   readonly #listeners: TargetsListener[] = [];
@@ -75,7 +76,20 @@ export class PolledTargets {
     });
     // One list of the organization's queues per merge-queue interval, whatever the reloads.
     const v2Reader = new TrunkV2Client(clients.current, this.#testListPaths);
-    this.#v2Queues = new V2QueueDirectory(v2Reader, initial.polling.mergeQueueIntervalSeconds);
+    this.#v2Queues = new V2QueueDirectory(
+      v2Reader,
+      initial.polling.mergeQueueIntervalSeconds,
+      undefined,
+      {
+        staleAfterSeconds: initial.polling.staleAfterSeconds,
+        onFailure: (error) => {
+          logger.warn(
+            { err: error },
+            `the organization's list of merge queues could not be read (${error.message}); queue polls go on with the last list read until it is older than polling.staleAfterSeconds`,
+          );
+        },
+      },
+    );
     this.#v2Tests = new V2TestDirectory(testDirectorySettings(initial, v2Reader));
     // Event-triggered polls run as the target's own scheduled job: the same client limits,
     // fairness and deadline as every other poll, and never two polls of one target at once.
@@ -131,9 +145,10 @@ export class PolledTargets {
   }
 
   /**
-   * An accepted webhook event about a repository's flaky tests. Read through API v2, any such event
-   * reads the organization's test lists again (at most once per the trigger spacing of a
-   * quarantine list, however many events come) and polls every target they serve; through v1, the
+   * An accepted webhook event about a repository's flaky tests. With a key (the organization's test
+   * lists serve every quarantine list's target), any such event reads those lists again (at most
+   * once per the trigger spacing of a quarantine list, however many events come) and polls every
+   * target they serve, walking the v1 lists read beside them too; with a v1 token alone, the
    * repository's list is walked, unless the event is an investigation, which that list does not show.
    */
   flakyTestEvent(target: Target, event: FlakyTestEvent): void {
@@ -159,23 +174,16 @@ export class PolledTargets {
     store.setTargets(targets, config.polling.staleAfterSeconds);
     for (const listener of this.#listeners) listener(targets, config);
     this.#triggeredPolls.keepOnly(targets);
-    const repositories = new Map(
-      effective.targets.map((repository) => [repository.name, repository]),
-    );
+    // With a key, every quarantine list's target takes its flaky and broken tests from the lists.
     this.#v2FlakyTargets = new Map(
-      targets
-        .filter((target) => {
-          const repository = repositories.get(target.repo);
-          return (
-            target.kind === 'flaky_tests' &&
-            repository !== undefined &&
-            readsQuarantineThroughV2(effective, repository)
-          );
-        })
-        .map((target) => [targetKey(target), target]),
+      config.trunk.apiKey === undefined
+        ? []
+        : targets
+            .filter((target) => target.kind === 'flaky_tests')
+            .map((target) => [targetKey(target), target]),
     );
     const v2Reader = new TrunkV2Client(clients.current, this.#testListPaths);
-    this.#v2Queues.configure(v2Reader, config.polling.mergeQueueIntervalSeconds);
+    this.#v2Queues.configure(v2Reader, queueListTiming(config));
     this.#v2Tests.configure(testDirectorySettings(config, v2Reader));
     this.#scheduler.setJobs(
       buildPollJobs({
@@ -196,11 +204,20 @@ export class PolledTargets {
   }
 }
 
+/** How often the organization's list of merge queues is read under `config`, and how long it serves. */
+function queueListTiming(config: ExporterConfig): SharedReadTiming {
+  return {
+    maxAgeSeconds: config.polling.mergeQueueIntervalSeconds,
+    staleAfterSeconds: config.polling.staleAfterSeconds,
+  };
+}
+
 /** What the organization's test lists are read with under `config`. */
 function testDirectorySettings(config: ExporterConfig, lister: TrunkV2Client) {
   return {
     lister,
     maxAgeSeconds: config.polling.flakyTestsIntervalSeconds,
+    staleAfterSeconds: config.polling.staleAfterSeconds,
     lookupsAtATime: lookupsAtATime(config.trunk.maxConcurrentRequests),
   };
 }

@@ -6,7 +6,7 @@ import type { ApiAnomalyKind } from '../trunk/observer.js';
 import type { V2TestFilter } from '../trunk/v2Client.js';
 import { V2_ENDPOINTS, type V2Endpoint, type V2Test } from '../trunk/v2Schemas.js';
 import { RepositoryNames, type V2RepositoryReader } from './v2RepositoryNames.js';
-import { SharedRead } from './sharedRead.js';
+import { SharedRead, type SharedReadTiming } from './sharedRead.js';
 import type { ReadOptions } from './trunkReader.js';
 
 /** The v2 reads the test lists need (implemented by TrunkV2Client). */
@@ -25,10 +25,21 @@ interface TestsByRepository {
   readonly unresolved: number;
 }
 
+/** A repository's tests in one organization-wide list, as of its last good read. */
+export interface RepositoryTests {
+  readonly tests: readonly V2Test[];
+  /** Unix seconds when the list was read. */
+  readonly readAt: number;
+  /** The error of the list's latest read, when it failed after readAt; undefined when it did not. */
+  readonly failure: Error | undefined;
+}
+
 /** What the directory's reads use; a reload may change any of it. */
 interface TestDirectorySettings {
   readonly lister: V2TestLister;
   readonly maxAgeSeconds: number;
+  /** How long a list's last good read outlives failed reads; 0 (the default) not at all. */
+  readonly staleAfterSeconds?: number;
   /** Repository lookups in progress at once (lookupsAtATime()). */
   readonly lookupsAtATime: number;
 }
@@ -42,8 +53,8 @@ type ListName = keyof typeof LISTS;
 
 /**
  * The organization's quarantined tests, and its flaky and broken ones, by repository: each list
- * read at most once per `maxAgeSeconds` however many targets ask (SharedRead: a failed read too).
- * A repository is compared without regard to letter case.
+ * read at most once per `maxAgeSeconds` however many targets ask (SharedRead: a failed read too),
+ * each failing alone. A repository is compared without regard to letter case.
  */
 export class V2TestDirectory {
   readonly #names = new RepositoryNames();
@@ -52,8 +63,7 @@ export class V2TestDirectory {
 
   constructor(settings: TestDirectorySettings, now?: () => number) {
     this.#settings = settings;
-    const shared = (list: ListName) =>
-      new SharedRead(this.#reader(list), settings.maxAgeSeconds, now);
+    const shared = (list: ListName) => new SharedRead(this.#reader(list), timingOf(settings), now);
     this.#lists = { quarantined: shared('quarantined'), unhealthy: shared('unhealthy') };
   }
 
@@ -61,50 +71,60 @@ export class V2TestDirectory {
   configure(settings: TestDirectorySettings): void {
     this.#settings = settings;
     for (const list of Object.keys(LISTS) as ListName[]) {
-      this.#lists[list].configure(this.#reader(list), settings.maxAgeSeconds);
+      this.#lists[list].configure(this.#reader(list), timingOf(settings));
     }
   }
 
   /**
-   * The quarantined tests of `repo`; reads the list when due. Fails when the repository's id is
-   * not named yet and some ids of the list could not be looked up: its tests may be theirs.
+   * The quarantined tests of `repo`; reads the list when due. Fails when no read of the list is
+   * young enough (SharedRead), and when the repository's id is not named yet and some ids of the
+   * list could not be looked up (its tests may be theirs).
    */
-  quarantinedTestsOf(repo: string, options: ReadOptions = {}): Promise<readonly V2Test[]> {
+  quarantinedTestsOf(repo: string, options: ReadOptions = {}): Promise<RepositoryTests> {
     return this.#testsOf('quarantined', repo, options);
   }
 
   /** The flaky and broken tests of `repo`, as quarantinedTestsOf reads the quarantined ones. */
-  unhealthyTestsOf(repo: string, options: ReadOptions = {}): Promise<readonly V2Test[]> {
+  unhealthyTestsOf(repo: string, options: ReadOptions = {}): Promise<RepositoryTests> {
     return this.#testsOf('unhealthy', repo, options);
   }
 
-  /** The next read of each list reads again (once, however many ask): an event says they changed. */
+  /**
+   * The lists are out of date (an event says they changed, or the credentials changed): the next
+   * read of each reads again (once, however many ask).
+   */
   expire(): void {
     for (const list of Object.values(this.#lists)) list.invalidate();
   }
 
-  /** The repositories (Trunk's spelling) with quarantined, flaky or broken tests, from reads when due. */
+  /**
+   * The repositories (Trunk's spelling) with quarantined, flaky or broken tests, from reads when
+   * due; fails when the latest read of either list failed.
+   */
   async repositoriesWithTests(options: ReadOptions = {}): Promise<readonly string[]> {
-    const [quarantined, unhealthy] = await Promise.all([
+    const answers = await Promise.all([
       this.#lists.quarantined.get(options),
       this.#lists.unhealthy.get(options),
     ]);
     const names = new Map<string, string>();
-    for (const name of [...quarantined.names, ...unhealthy.names]) {
-      if (!names.has(repositoryKey(name))) names.set(repositoryKey(name), name);
+    for (const { value, failure } of answers) {
+      if (failure !== undefined) throw failure;
+      for (const name of value.names) {
+        if (!names.has(repositoryKey(name))) names.set(repositoryKey(name), name);
+      }
     }
     return [...names.values()];
   }
 
-  async #testsOf(list: ListName, repo: string, options: ReadOptions): Promise<readonly V2Test[]> {
-    const tests = await this.#lists[list].get(options);
-    const ofRepo = tests.byRepo.get(repositoryKey(repo));
-    if (ofRepo === undefined && tests.unresolved > 0 && !this.#names.hasNamed(repo)) {
+  async #testsOf(list: ListName, repo: string, options: ReadOptions): Promise<RepositoryTests> {
+    const { value, readAt, failure } = await this.#lists[list].get(options);
+    const tests = value.byRepo.get(repositoryKey(repo));
+    if (tests === undefined && value.unresolved > 0 && !this.#names.hasNamed(repo)) {
       throw new Error(
-        `${tests.unresolved} repository id(s) of the organization's ${LISTS[list].what} could not be looked up (GET /v2/repositories/{id}), and the tests of ${repo} may be theirs; looked up again on the next read`,
+        `${value.unresolved} repository id(s) of the organization's ${LISTS[list].what} could not be looked up (GET /v2/repositories/{id}), and the tests of ${repo} may be theirs; looked up again on the next read`,
       );
     }
-    return ofRepo ?? [];
+    return { tests: tests ?? [], readAt, failure };
   }
 
   #reader(list: ListName): (options: ReadOptions) => Promise<TestsByRepository> {
@@ -144,4 +164,11 @@ export class V2TestDirectory {
     }
     return { byRepo, names: [...names.values()], unresolved: unresolved.size };
   }
+}
+
+function timingOf(settings: TestDirectorySettings): SharedReadTiming {
+  return {
+    maxAgeSeconds: settings.maxAgeSeconds,
+    staleAfterSeconds: settings.staleAfterSeconds ?? 0,
+  };
 }

@@ -1,4 +1,5 @@
 import type { QueueFlow } from './queueFlowTypes.js';
+import { partReadTimes, shownSnapshot, turnsStale } from './staleParts.js';
 import type { TestingAttempts } from './testingAttemptTypes.js';
 import type { Snapshot, Target, TargetStatus } from './types.js';
 import { targetKey } from './types.js';
@@ -16,14 +17,19 @@ export type TargetChangeListener = (key: string, status: TargetStatus | undefine
 export class SnapshotStore {
   private readonly entries = new Map<string, TargetStatus>();
   /**
-   * The status with its stale snapshot hidden, one per stored status, so that statuses() gives the
-   * same object for an unchanged target on every call: renderers cache each target's series by it.
+   * The status with its stale snapshot parts hidden, by how many are, one per stored status, so
+   * that statuses() gives the same object for an unchanged target on every call: renderers cache
+   * each target's series by it. For one status, parts only turn stale, in the order they were
+   * read, so their number says which.
    */
-  private readonly hiddenViews = new WeakMap<TargetStatus, TargetStatus>();
+  private readonly hiddenViews = new WeakMap<
+    TargetStatus,
+    { readonly hiddenParts: number; readonly view: TargetStatus }
+  >();
   private changeCount = 0;
   private readonly listeners = new Set<TargetChangeListener>();
   #awaitingDiscovery = false;
-  /** viewKey()'s last answer, and the success time of the target that will change it first. */
+  /** viewKey()'s last answer, and the read time of the part that will change it first. */
   private view:
     { changeCount: number; key: string; nextToTurnStale: number | undefined } | undefined;
 
@@ -124,6 +130,34 @@ export class SnapshotStore {
     return this.entries.get(targetKey(target))?.webhookCounts;
   }
 
+  /**
+   * Records a poll that read only part of its target (one of its lists failed): its snapshot,
+   * each part as old as its `readAt` says, and the failure. The target is down, as after a failed
+   * poll, until a poll reads every part; the last successful poll stays the last that did.
+   */
+  recordPartialSuccess(
+    target: Target,
+    snapshot: Snapshot,
+    error: string,
+    durationSeconds: number,
+  ): void {
+    const key = targetKey(target);
+    const previous = this.entries.get(key);
+    if (!previous) return;
+    this.set(
+      key,
+      Object.freeze({
+        ...previous,
+        up: false,
+        lastAttemptAt: this.now(),
+        lastDurationSeconds: durationSeconds,
+        lastError: error,
+        snapshot: deepFreeze(snapshot),
+      }),
+    );
+    this.changeCount++;
+  }
+
   /** Records a failed poll; the previous snapshot is kept until it goes stale. */
   recordFailure(target: Target, error: string, durationSeconds: number): void {
     const key = targetKey(target);
@@ -186,7 +220,7 @@ export class SnapshotStore {
     return this.entries.get(targetKey(target))?.testingAttempts;
   }
 
-  /** Every configured target in configuration order, with snapshots older than the stale limit hidden. */
+  /** Every configured target in configuration order, with data older than the stale limit hidden. */
   statuses(): TargetStatus[] {
     const now = this.now();
     // A pure read (the memo of hidden views aside): the scrape path calls it and must not change
@@ -196,9 +230,16 @@ export class SnapshotStore {
     return [...this.entries.values()].map((status) => this.shown(status, now));
   }
 
-  /** A status as readers see it: with its snapshot hidden once stale. */
+  /** A status as readers see it: with its snapshot (or the parts of it) hidden once stale. */
   private shown(status: TargetStatus, now: number): TargetStatus {
-    return isStale(status, now, this.staleAfterSeconds) ? this.hidden(status) : status;
+    const hiddenParts = stalePartCount(status, now, this.staleAfterSeconds);
+    if (hiddenParts === 0) return status;
+    const memo = this.hiddenViews.get(status);
+    if (memo?.hiddenParts === hiddenParts) return memo.view;
+    const snapshot = shownSnapshot(status, now, this.staleAfterSeconds);
+    const view = Object.freeze({ ...status, snapshot });
+    this.hiddenViews.set(status, { hiddenParts, view });
+    return view;
   }
 
   /** Replaces (or, with undefined, removes) a target's status and tells the subscribers. */
@@ -207,15 +248,6 @@ export class SnapshotStore {
     else this.entries.set(key, status);
     const shown = status === undefined ? undefined : this.shown(status, this.now());
     for (const listener of this.listeners) listener(key, shown);
-  }
-
-  private hidden(status: TargetStatus): TargetStatus {
-    let view = this.hiddenViews.get(status);
-    if (view === undefined) {
-      view = Object.freeze({ ...status, snapshot: undefined });
-      this.hiddenViews.set(status, view);
-    }
-    return view;
   }
 
   /**
@@ -237,9 +269,9 @@ export class SnapshotStore {
     let hidden = 0;
     let nextToTurnStale: number | undefined;
     for (const status of this.entries.values()) {
-      if (isStale(status, now, this.staleAfterSeconds)) hidden++;
-      else if (mayTurnStale(status)) {
-        nextToTurnStale = Math.min(nextToTurnStale ?? Infinity, status.lastSuccessAt);
+      for (const readAt of partReadTimes(status)) {
+        if (turnsStale(readAt, now, this.staleAfterSeconds)) hidden++;
+        else nextToTurnStale = Math.min(nextToTurnStale ?? Infinity, readAt);
       }
     }
     // For one version, staleness only grows with time, so the count identifies the hidden set.
@@ -258,19 +290,10 @@ export class SnapshotStore {
   }
 }
 
-function isStale(status: TargetStatus, now: number, staleAfterSeconds: number): boolean {
-  return mayTurnStale(status) && turnsStale(status.lastSuccessAt, now, staleAfterSeconds);
-}
-
-/** A failing target whose last good snapshot is still kept: it goes stale with time alone. */
-function mayTurnStale(
-  status: TargetStatus,
-): status is TargetStatus & { snapshot: Snapshot; lastSuccessAt: number } {
-  return status.up === false && status.snapshot !== undefined && status.lastSuccessAt !== undefined;
-}
-
-function turnsStale(lastSuccessAt: number, now: number, staleAfterSeconds: number): boolean {
-  return now - lastSuccessAt > staleAfterSeconds;
+/** How many parts of a failing target's snapshot are stale at `now`. */
+function stalePartCount(status: TargetStatus, now: number, staleAfterSeconds: number): number {
+  return partReadTimes(status).filter((readAt) => turnsStale(readAt, now, staleAfterSeconds))
+    .length;
 }
 
 function freshStatus(target: Target): TargetStatus {

@@ -69,26 +69,47 @@ export interface FakeV2 {
   readonly requests: RecordedRequest[];
   /** Requests whose path (without the query) matches `pattern`. */
   requestsTo(pattern: RegExp): RecordedRequest[];
-  /** From now on, requests whose path matches `pattern` are answered `status` (a v2 error envelope). */
-  fail(pattern: RegExp, status: number): void;
+  /**
+   * From now on, requests whose path matches `pattern` (and whose query string contains `query`,
+   * when given) are answered `status` (a v2 error envelope).
+   */
+  fail(pattern: RegExp, status: number, query?: string): void;
   /** Ends every failure set with fail(). */
   recover(): void;
+  /**
+   * From now on (until hold(undefined)), requests whose path matches `pattern` wait unanswered
+   * until release(): a slow upstream whose pace the test sets.
+   */
+  hold(pattern: RegExp | undefined): void;
+  /** How many requests wait. */
+  held(): number;
+  /** Answers every waiting request, as the organization now is. */
+  release(): void;
   /** The entries of queue `queueId` (mutable: a test moves them). */
   entries(queueId: string): EntryRow[];
 }
 
 /** Starts a fake organization on 127.0.0.1 (closed by test/trunk/harness.ts cleanUp). */
 export async function startFakeV2(organization: FakeV2Organization): Promise<FakeV2> {
-  const failures: { pattern: RegExp; status: number }[] = [];
+  const failures: { pattern: RegExp; status: number; query: string }[] = [];
   const entries = organization.entries ?? {};
+  let holding: RegExp | undefined;
+  const waiting: (() => void)[] = [];
   const server = await startApiServer((req, res) => {
-    answer(req, res);
+    const path = new URL(req.url ?? '/', 'http://fake').pathname;
+    if (holding?.test(path) === true)
+      waiting.push(() => {
+        answer(req, res);
+      });
+    else answer(req, res);
   }, '');
 
   function answer(req: IncomingMessage, res: ServerResponse): void {
     const url = new URL(req.url ?? '/', 'http://fake');
     const path = url.pathname;
-    const failure = failures.find(({ pattern }) => pattern.test(path));
+    const failure = failures.find(
+      ({ pattern, query }) => pattern.test(path) && url.search.includes(query),
+    );
     if (failure !== undefined) {
       sendError(
         res,
@@ -148,11 +169,18 @@ export async function startFakeV2(organization: FakeV2Organization): Promise<Fak
       server.requests.filter((request) =>
         pattern.test(new URL(request.url, 'http://fake').pathname),
       ),
-    fail(pattern, status) {
-      failures.push({ pattern, status });
+    fail(pattern, status, query = '') {
+      failures.push({ pattern, status, query });
     },
     recover() {
       failures.splice(0);
+    },
+    hold(pattern) {
+      holding = pattern;
+    },
+    held: () => waiting.length,
+    release() {
+      for (const send of waiting.splice(0)) send();
     },
     entries(queueId) {
       return (entries[queueId] ??= []);
