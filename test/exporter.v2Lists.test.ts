@@ -1,8 +1,8 @@
 // The organization-wide API v2 lists through a real exporter on loopback, against a fake
 // organization answering from fixtures written from Trunk's definition (or the simulator): each
 // list failing hides only what comes from it, and only once its last good read is older than
-// polling.staleAfterSeconds; with a v1 token beside the key, the flaky and broken tests still come
-// from the v2 list.
+// polling.staleAfterSeconds; a configured repository Trunk does not know is down, never a 0; with a
+// v1 token beside the key, the flaky and broken tests still come from the v2 list.
 import { afterEach, describe, expect, it } from 'vitest';
 import { FaultPlan } from '../src/simulator/faults.js';
 import { repositoryKey } from '../src/simulator/repositories.js';
@@ -164,6 +164,47 @@ describe('organization-wide lists through a real exporter', () => {
       'the quarantined tests gone',
     );
     expect(Date.now() - lastGood).toBeGreaterThanOrEqual(STALE_SECONDS * 1000);
+  });
+
+  it('shows a configured repository Trunk does not know as down, naming the nearest it has, and one it knows without tests as 0', async () => {
+    const fake = await startFakeV2({
+      queues: pageAt('merge-queues-of-an-organization.json'),
+      tests: pageAt('tests-of-repositories-named-three-ways.json').data,
+      repositories: { [WEB_ID]: fixtureAt('repository-on-the-providers-default-host.json') },
+    });
+    // acme/wbe: a typo of acme/web. acme/api: a merge queue and no test in either list.
+    const exporter = await keyOnlyExporter(
+      fake,
+      ['github.com/acme/wbe', 'github.com/acme/api']
+        .map((repo) => `  - repo: ${repo}\n    flakyTests: true`)
+        .join('\n'),
+    );
+    const samples = await exporter.waitFor(
+      (current) =>
+        up(current, 'flaky_tests', 'github.com/acme/wbe') === 0 &&
+        up(current, 'flaky_tests', 'github.com/acme/api') === 1,
+      'the unknown repository down, the known one up',
+    );
+    // "An unparseable providerUrl and a genuine empty result both answer PROVIDER_URL_NOT_FOUND".
+    expect(
+      select(samples, 'trunk_flaky_tests_quarantined', { repo: 'github.com/acme/wbe' }),
+    ).toEqual([]);
+    expect(select(samples, 'trunk_flaky_tests_unhealthy', { repo: 'github.com/acme/wbe' })).toEqual(
+      [],
+    );
+    expect(exporter.logs()).toContain(
+      'Trunk API v2 knows no repository github.com/acme/wbe (GET /v2/repositories?providerUrl=https://github.com/acme/wbe answered 404)',
+    );
+    expect(exporter.logs()).toContain('nearest names its test lists have: github.com/acme/web');
+    // acme/api resolves: it has no quarantined, flaky or broken test, which is what 0 says.
+    expect(value(samples, 'trunk_flaky_tests_quarantined', { repo: 'github.com/acme/api' })).toBe(
+      0,
+    );
+    expect(
+      select(samples, 'trunk_flaky_tests_unhealthy', { repo: 'github.com/acme/api' }).map(
+        (sample) => sample.value,
+      ),
+    ).toEqual([0, 0]);
   });
 
   it('reads the flaky and broken tests through v2 for a repository whose quarantine list v1 reads, with a token beside the key', async () => {

@@ -5,6 +5,7 @@ import { repositoryKey } from '../config/repositoryKey.js';
 import type { ApiAnomalyKind } from '../trunk/observer.js';
 import type { V2TestFilter } from '../trunk/v2Client.js';
 import { V2_ENDPOINTS, type V2Endpoint, type V2Test } from '../trunk/v2Schemas.js';
+import { nearestNames } from './nearestNames.js';
 import { RepositoryNames, type V2RepositoryReader } from './v2RepositoryNames.js';
 import { SharedRead, type SharedReadTiming } from './sharedRead.js';
 import type { ReadOptions } from './trunkReader.js';
@@ -77,8 +78,8 @@ export class V2TestDirectory {
 
   /**
    * The quarantined tests of `repo`; reads the list when due. Fails when no read of the list is
-   * young enough (SharedRead), and when the repository's id is not named yet and some ids of the
-   * list could not be looked up (its tests may be theirs).
+   * young enough (SharedRead), when the repository's id is not named yet and some ids of the list
+   * could not be looked up (its tests may be theirs), and when Trunk does not know the repository.
    */
   quarantinedTestsOf(repo: string, options: ReadOptions = {}): Promise<RepositoryTests> {
     return this.#testsOf('quarantined', repo, options);
@@ -119,12 +120,38 @@ export class V2TestDirectory {
   async #testsOf(list: ListName, repo: string, options: ReadOptions): Promise<RepositoryTests> {
     const { value, readAt, failure } = await this.#lists[list].get(options);
     const tests = value.byRepo.get(repositoryKey(repo));
-    if (tests === undefined && value.unresolved > 0 && !this.#names.hasNamed(repo)) {
+    if (tests !== undefined) return { tests, readAt, failure };
+    if (!this.#names.hasNamed(repo)) {
+      if (value.unresolved > 0) {
+        throw new Error(
+          `${value.unresolved} repository id(s) of the organization's ${LISTS[list].what} could not be looked up (GET /v2/repositories/{id}), and the tests of ${repo} may be theirs; looked up again on the next read`,
+        );
+      }
+      await this.#requireKnown(repo, options);
+    }
+    return { tests: [], readAt, failure };
+  }
+
+  /** Fails, naming the nearest repositories Trunk has, when Trunk does not know `repo`. */
+  async #requireKnown(repo: string, options: ReadOptions): Promise<void> {
+    const url = `https://${repo}`;
+    let known: boolean;
+    try {
+      known = await this.#names.knows(repo, this.#settings.lister, options);
+    } catch (error) {
       throw new Error(
-        `${value.unresolved} repository id(s) of the organization's ${LISTS[list].what} could not be looked up (GET /v2/repositories/{id}), and the tests of ${repo} may be theirs; looked up again on the next read`,
+        `could not ask Trunk whether it knows ${repo} (GET /v2/repositories?providerUrl=${url}): ${error instanceof Error ? error.message : String(error)}`,
+        { cause: error },
       );
     }
-    return { tests: tests ?? [], readAt, failure };
+    if (known) return;
+    const nearest = nearestNames(repo, this.#names.names());
+    throw new Error(
+      `Trunk API v2 knows no repository ${repo} (GET /v2/repositories?providerUrl=${url} answered 404): check that the repository is right and that the API key belongs to its organization; ` +
+        (nearest.length === 0
+          ? 'no repository its test lists name is near that name'
+          : `nearest names its test lists have: ${nearest.join(', ')}`),
+    );
   }
 
   #reader(list: ListName): (options: ReadOptions) => Promise<TestsByRepository> {

@@ -57,7 +57,10 @@ interface FakeV2Organization {
   readonly pullRequestPages?: readonly FixturePage[];
   /** The organization's tests, filtered by `quarantineState` and `status`. */
   readonly tests?: readonly unknown[];
-  /** `GET /v2/repositories/{id}` by id; others answer 404 REPOSITORY_NOT_FOUND. */
+  /**
+   * `GET /v2/repositories/{id}` by id; others answer 404 REPOSITORY_NOT_FOUND. With the queues'
+   * `repositoryUrl`s, also what `GET /v2/repositories?providerUrl=` resolves (by each one's `url`).
+   */
   readonly repositories?: Readonly<Record<string, unknown>>;
   /** Which path answers the test list; the other answers 404 NOT_FOUND. */
   readonly testListPath?: 'tests' | 'test-cases';
@@ -153,6 +156,13 @@ export async function startFakeV2(organization: FakeV2Organization): Promise<Fak
         );
       });
       sendPage(res, rows, query);
+    } else if (path === '/v2/repositories') {
+      const wanted = normalizedUrl(query.get('providerUrl') ?? '');
+      const found = knownRepositories(organization).filter(
+        (repository) => normalizedUrl(repository.url) === wanted,
+      );
+      if (found.length === 0) sendError(res, 404, 'PROVIDER_URL_NOT_FOUND');
+      else sendPage(res, found, query);
     } else if ((match = /^\/v2\/repositories\/([^/]+)$/.exec(path)) !== null) {
       const repository = organization.repositories?.[match[1] ?? ''];
       if (repository === undefined) sendError(res, 404, 'REPOSITORY_NOT_FOUND');
@@ -186,6 +196,47 @@ export async function startFakeV2(organization: FakeV2Organization): Promise<Fak
       return (entries[queueId] ??= []);
     },
   };
+}
+
+/** A repository as `GET /v2/repositories` answers it, as far as the fake matches it. */
+interface RepositoryRow {
+  readonly url: string;
+}
+
+/**
+ * The repositories Trunk knows: those of the fixtures, and those of the queues (named by their
+ * `repositoryUrl` alone when no fixture has it).
+ */
+function knownRepositories(organization: FakeV2Organization): RepositoryRow[] {
+  const known = Object.values(organization.repositories ?? {}) as RepositoryRow[];
+  for (const queue of (organization.queues?.data ?? []) as {
+    repositoryId: string;
+    repositoryUrl: string;
+  }[]) {
+    if (
+      known.some(
+        (repository) => normalizedUrl(repository.url) === normalizedUrl(queue.repositoryUrl),
+      )
+    )
+      continue;
+    const url = new URL(queue.repositoryUrl);
+    known.push({
+      id: queue.repositoryId,
+      provider: 'unknown',
+      host: url.host,
+      path: url.pathname.slice(1),
+      url: queue.repositoryUrl,
+    } as RepositoryRow);
+  }
+  return known;
+}
+
+/** A provider URL as the fake compares them: a `.git` suffix and trailing slashes (Trunk's words) and letter case aside. */
+function normalizedUrl(url: string): string {
+  return url
+    .replace(/\/+$/, '')
+    .replace(/\.git$/, '')
+    .toLowerCase();
 }
 
 /** The page of `rows` the query's `limit` and `cursor` (an offset here) ask for. */
