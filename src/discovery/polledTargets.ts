@@ -61,7 +61,8 @@ export class PolledTargets {
   readonly #listeners: TargetsListener[] = [];
   /** What the last successful discovery found; merged with the configured targets. */
   #discovered: readonly RepositoryTarget[] = [];
-  #discoveredOnce = false;
+  /** Whether a discovery read has ended, whatever its outcome: readiness waits for one. */
+  #discoveryTried = false;
   #config: ExporterConfig;
 
   constructor(options: PolledTargetsOptions, initial: ExporterConfig) {
@@ -109,9 +110,11 @@ export class PolledTargets {
       listTestRepositories: (readOptions) => this.#v2Tests.repositoriesWithTests(readOptions),
       onDiscovered: (repositories) => {
         this.#discovered = repositories;
-        this.#discoveredOnce = true;
-        options.store.awaitDiscovery(false);
         this.#setTargets();
+      },
+      onTried: () => {
+        this.#discoveryTried = true;
+        options.store.awaitDiscovery(false);
       },
       observer: options.discoveryObserver,
       logger,
@@ -127,7 +130,7 @@ export class PolledTargets {
   readonly apply = (next: ExporterConfig): void => {
     this.#config = next;
     this.#setTargets();
-    this.#options.store.awaitDiscovery(next.discovery?.enabled === true && !this.#discoveredOnce);
+    this.#options.store.awaitDiscovery(next.discovery?.enabled === true && !this.#discoveryTried);
     this.#discovery.configure(next.discovery);
   };
 

@@ -54,11 +54,16 @@ export class SnapshotStore {
   }
 
   /**
-   * While discovery has not read the organization's merge queues once, the targets are not all
-   * known yet, so not all polled (readiness waits for it).
+   * Until discovery has tried to read the organization's lists once, the targets are not all
+   * known yet, so not all polled (readiness waits for it, whatever the read's outcome).
    */
   awaitDiscovery(awaiting: boolean): void {
     this.#awaitingDiscovery = awaiting;
+  }
+
+  /** Whether readiness waits for discovery's first read. */
+  get awaitingDiscovery(): boolean {
+    return this.#awaitingDiscovery;
   }
 
   /** Makes the configured targets the only ones known: new ones start unpolled, removed ones vanish. */
@@ -280,7 +285,10 @@ export class SnapshotStore {
     return key;
   }
 
-  /** True once every configured target has finished at least one poll, successfully or not. */
+  /**
+   * True once discovery (when on) has tried one read and every known target has finished at least
+   * one poll, successfully or not.
+   */
   allPolledOnce(): boolean {
     if (this.#awaitingDiscovery) return false;
     for (const status of this.entries.values()) {

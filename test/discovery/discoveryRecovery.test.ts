@@ -1,5 +1,6 @@
-// Discovery through a real exporter on loopback: discovery.repos globs match a repository however
-// Trunk cases its name.
+// Discovery that fails, through a real exporter on loopback: readiness waits for discovery's first
+// read, whatever its outcome, and says so while it waits; discovery.repos globs match a repository
+// however Trunk cases its name.
 import { afterEach, describe, expect, it } from 'vitest';
 import { select, type Sample } from '../support/exposition.js';
 import { configYaml, startTestExporter } from '../support/exporterHarness.js';
@@ -33,7 +34,38 @@ const queuesOnThePage = (samples: readonly Sample[]) =>
     .map((sample) => `${sample.labels.repo} ${sample.labels.branch}`)
     .sort();
 
+async function readyz(url: string): Promise<{ status: number; body: string }> {
+  const response = await fetch(`${url}/readyz`);
+  return { status: response.status, body: await response.text() };
+}
+
 describe('discovery', () => {
+  it('turns ready once discovery has been tried, though it failed, and says what it waits for until then', async () => {
+    const fake = await startFakeV2({ queues: pageAt('merge-queues-of-an-organization.json') });
+    // A key Trunk refuses: every read fails, discovery's and the configured queue's.
+    fake.fail(/^\/v2\//, 401);
+    fake.hold(/^\/v2\/merge-queues$/);
+    const exporter = await startTestExporter(
+      discoveryYaml(fake.origin, {
+        targets: '  - repo: github.com/acme/web\n    branches: [main]',
+      }),
+    );
+    const deadline = Date.now() + 10_000;
+    while (fake.held() === 0) {
+      if (Date.now() > deadline) throw new Error('the list of queues was never asked for');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(await readyz(exporter.exporter.url)).toEqual({
+      status: 503,
+      body: "not ready: waiting for discovery's first read of the organization's lists; 1 of 1 targets still waiting for their first poll\n",
+    });
+    // Discovery and the configured queue's poll both fail: that is an outcome.
+    fake.release();
+    fake.hold(undefined);
+    await exporter.waitUntilReady();
+    expect(await readyz(exporter.exporter.url)).toEqual({ status: 200, body: 'ready\n' });
+  });
+
   it('matches discovery.repos globs without regard to letter case, as repositories are compared', async () => {
     // The organization's queues: github.com/Acme/Web main, github.com/acme/api main and release.
     const fake = await startFakeV2({ queues: pageAt('merge-queues-of-an-organization.json') });
