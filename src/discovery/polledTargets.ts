@@ -3,6 +3,7 @@ import type { ExporterConfig, RepositoryTarget } from '../config/types.js';
 import { applyMergeQueueEvent } from '../flow/queueEvents.js';
 import type { Logger } from '../log/logger.js';
 import { LookupMemories } from '../poller/lookupMemories.js';
+import { clientSettingsChanged } from '../reload/configChanges.js';
 import type { PollObserver } from '../poller/pollObserver.js';
 import { PollScheduler } from '../poller/scheduler.js';
 import type { SharedReadTiming } from '../poller/sharedRead.js';
@@ -126,12 +127,21 @@ export class PolledTargets {
     this.#listeners.push(listener);
   }
 
-  /** The apply step of a reload: the configured targets, the polling settings and discovery. */
-  readonly apply = (next: ExporterConfig): void => {
+  /**
+   * The apply step of a reload: the configured targets, the polling settings and discovery. New
+   * Trunk settings (URL, key, token, their files) read discovery and the organization's lists again
+   * at once, since what the old ones read, or failed to, may not hold for them.
+   */
+  readonly apply = (next: ExporterConfig, previous: ExporterConfig): void => {
     this.#config = next;
     this.#setTargets();
     this.#options.store.awaitDiscovery(next.discovery?.enabled === true && !this.#discoveryTried);
     this.#discovery.configure(next.discovery);
+    if (next !== previous && clientSettingsChanged(previous, next)) {
+      this.#v2Queues.invalidate();
+      this.#v2Tests.expire();
+      this.#discovery.readNow();
+    }
   };
 
   /**

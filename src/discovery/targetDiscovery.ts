@@ -51,6 +51,11 @@ export class TargetDiscovery {
     if (JSON.stringify(previous) !== JSON.stringify(this.#settings)) this.#schedule(0);
   }
 
+  /** Reads again at once when on (new credentials may answer what the old ones could not). */
+  readNow(): void {
+    if (this.#settings !== undefined) this.#schedule(0);
+  }
+
   /** Stops reading; a read in flight is aborted. */
   async stop(): Promise<void> {
     clearTimeout(this.#timer);

@@ -1,10 +1,15 @@
-// Discovery that fails, through a real exporter on loopback: readiness waits for discovery's first
-// read, whatever its outcome, and says so while it waits; discovery.repos globs match a repository
-// however Trunk cases its name.
+// Discovery that fails, and recovers, through a real exporter on loopback: readiness waits for
+// discovery's first read, whatever its outcome, and says so while it waits; discovery.repos globs
+// match a repository however Trunk cases its name; a reload that repairs the API key reads the
+// organization's queues again at once.
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { select, type Sample } from '../support/exposition.js';
 import { configYaml, startTestExporter } from '../support/exporterHarness.js';
 import { pageAt, startFakeV2 } from '../support/fakeTrunkV2.js';
+import { startTestSimulator } from '../support/simulator.js';
 import { cleanUp } from '../trunk/harness.js';
 
 afterEach(cleanUp);
@@ -39,7 +44,7 @@ async function readyz(url: string): Promise<{ status: number; body: string }> {
   return { status: response.status, body: await response.text() };
 }
 
-describe('discovery', () => {
+describe('discovery that fails and recovers', () => {
   it('turns ready once discovery has been tried, though it failed, and says what it waits for until then', async () => {
     const fake = await startFakeV2({ queues: pageAt('merge-queues-of-an-organization.json') });
     // A key Trunk refuses: every read fails, discovery's and the configured queue's.
@@ -82,5 +87,38 @@ describe('discovery', () => {
       'github.com/Acme/Web main',
       'github.com/acme/api main',
     ]);
+  });
+
+  it('reads the organization again at once after a reload that repairs the API key, not at the next discovery interval', async () => {
+    const { world, simulator } = await startTestSimulator({
+      seed: 3,
+      token: 'v1-unused',
+      apiKey: API_KEY,
+    });
+    const directory = await mkdtemp(join(tmpdir(), 'trunk-exporter-discovery-recovery-'));
+    const configFile = join(directory, 'config.yaml');
+    // Every read is due only after 300 s: a failed one would stay the answer until then.
+    const polling = '  mergeQueueIntervalSeconds: 300\n  flakyTestsIntervalSeconds: 300';
+    const revoked = discoveryYaml(simulator.origin, {
+      apiKey: 'trunk_v2_revoked',
+      polling,
+      discovery: '  flakyTests: false\n',
+    });
+    await writeFile(configFile, revoked);
+    const exporter = await startTestExporter(revoked, 'info', configFile);
+    await exporter.waitUntilReady();
+    expect(queuesOnThePage(await exporter.samples())).toEqual([]);
+    await writeFile(configFile, revoked.replace('trunk_v2_revoked', API_KEY));
+    expect((await exporter.exporter.reload('HTTP')).applied).toBe(true);
+    const queues = world.repositories.flatMap((repository) =>
+      repository.branches.map(
+        (branch) => `${repository.host}/${repository.owner}/${repository.name} ${branch}`,
+      ),
+    );
+    const samples = await exporter.waitFor(
+      (current) => queuesOnThePage(current).length === queues.length,
+      'every queue of the organization',
+    );
+    expect(queuesOnThePage(samples)).toEqual(queues.sort());
   });
 });
