@@ -1,3 +1,4 @@
+import { editDistance } from '../config/editDistance.js';
 import { repositoryKey } from '../config/repositoryKey.js';
 
 /** Names suggested at most, and how far (edits per character of `owner/name`) one may be. */
@@ -25,18 +26,4 @@ export function nearestNames(name: string, names: Iterable<string>): string[] {
 /** `owner/name` of `host/owner/name`, lower-cased. */
 function ownerAndName(name: string): string {
   return repositoryKey(name.slice(name.indexOf('/') + 1));
-}
-
-/** Levenshtein distance: insertions, deletions and substitutions of one character each. */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution));
-    }
-    previous = current;
-  }
-  return previous[b.length] ?? 0;
 }

@@ -64,7 +64,7 @@ export async function runPoll(
     );
     const durationSeconds = (performance.now() - started) / 1000;
     if (unread !== undefined) {
-      context.store.recordPartialSuccess(target, snapshot, unread.message, durationSeconds);
+      context.store.recordFailure(target, unread.message, durationSeconds, snapshot);
       logFailure(
         `poll read part of ${target.repo}: ${unread.message}`,
         unread.error,

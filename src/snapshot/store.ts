@@ -136,16 +136,12 @@ export class SnapshotStore {
   }
 
   /**
-   * Records a poll that read only part of its target (one of its lists failed): its snapshot,
-   * each part as old as its `readAt` says, and the failure. The target is down, as after a failed
-   * poll, until a poll reads every part; the last successful poll stays the last that did.
+   * Records a failed poll; the previous snapshot is kept until it goes stale. A poll that read part
+   * of its target (one of its lists failed) gives the `snapshot` it made of the rest, each part as
+   * old as its `readAt` says: the target is down all the same until a poll reads every part, and
+   * the last successful poll stays the last that did.
    */
-  recordPartialSuccess(
-    target: Target,
-    snapshot: Snapshot,
-    error: string,
-    durationSeconds: number,
-  ): void {
+  recordFailure(target: Target, error: string, durationSeconds: number, snapshot?: Snapshot): void {
     const key = targetKey(target);
     const previous = this.entries.get(key);
     if (!previous) return;
@@ -157,25 +153,7 @@ export class SnapshotStore {
         lastAttemptAt: this.now(),
         lastDurationSeconds: durationSeconds,
         lastError: error,
-        snapshot: deepFreeze(snapshot),
-      }),
-    );
-    this.changeCount++;
-  }
-
-  /** Records a failed poll; the previous snapshot is kept until it goes stale. */
-  recordFailure(target: Target, error: string, durationSeconds: number): void {
-    const key = targetKey(target);
-    const previous = this.entries.get(key);
-    if (!previous) return;
-    this.set(
-      key,
-      Object.freeze({
-        ...previous,
-        up: false,
-        lastAttemptAt: this.now(),
-        lastDurationSeconds: durationSeconds,
-        lastError: error,
+        ...(snapshot === undefined ? {} : { snapshot: deepFreeze(snapshot) }),
       }),
     );
     this.changeCount++;

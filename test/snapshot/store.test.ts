@@ -103,7 +103,7 @@ describe('SnapshotStore', () => {
     store.recordSuccess(web, read(1000, 1000), 0.1);
     // At 1030 the flaky and broken list fails; its part as read at 1000 is kept.
     clock.now = 1030;
-    store.recordPartialSuccess(web, read(1030, 1000), 'flaky and broken tests: HTTP 500', 0.1);
+    store.recordFailure(web, 'flaky and broken tests: HTTP 500', 0.1, read(1030, 1000));
     expect(store.statuses()[0]).toMatchObject({
       up: false,
       lastSuccessAt: 1000,
