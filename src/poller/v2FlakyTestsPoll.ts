@@ -135,7 +135,7 @@ function quarantinedTests({ tests, readAt }: RepositoryTests): QuarantinedTests 
  * and counted as an anomaly.
  */
 function unhealthySummary(
-  { tests, readAt: takenAt }: RepositoryTests,
+  { tests, readAt }: RepositoryTests,
   reportAnomaly: V2FlakyTestsPollRequest['reportAnomaly'],
 ): UnhealthyTests {
   const known: ReadonlySet<string> = new Set(UNHEALTHY_STATUSES);
@@ -172,12 +172,12 @@ function unhealthySummary(
         UNHEALTHY_WINDOWS.map(([window, seconds]) => [
           window,
           // A timestamp ahead of the exporter's clock counts as recent.
-          times.filter((at) => takenAt - at <= seconds).length,
+          times.filter((at) => readAt - at <= seconds).length,
         ]),
       ),
     );
   }
-  return { byStatus, byCodeowner, oldestSince, recently, readAt: takenAt };
+  return { byStatus, byCodeowner, oldestSince, recently, readAt };
 }
 
 /** Adds `test` under each of its owners (once each), or under NO_CODEOWNER when it has none. */
