@@ -272,7 +272,7 @@ async function quarantineCalls(modules: Modules, repositories: number) {
         .statuses()
         .reduce(
           (sum, { snapshot }) =>
-            sum + (snapshot?.kind === 'flaky_tests' ? snapshot.quarantined : 0),
+            sum + (snapshot?.kind === 'flaky_tests' ? (snapshot.quarantine?.count ?? 0) : 0),
           0,
         );
       return { calls: setup.simulator.requestCounts()[LIST_PATH] ?? 0, rows };

@@ -4,18 +4,29 @@ import { repositoryKey } from '../config/repositoryKey.js';
 import type { DiscoverySettings, ExporterConfig, RepositoryTarget } from '../config/types.js';
 import type { V2QueueKey } from '../poller/v2QueueDirectory.js';
 
-/** A glob as a regular expression: `*` stands for any run of characters, the rest is literal. */
-function globRegExp(glob: string): RegExp {
+/**
+ * A glob as a regular expression: `*` stands for any run of characters, the rest is literal; with
+ * `ignoreCase`, letters match in either case.
+ */
+function globRegExp(glob: string, ignoreCase: boolean): RegExp {
   const pattern = glob
     .split('*')
     .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
     .join('.*');
-  return new RegExp(`^${pattern}$`);
+  return new RegExp(`^${pattern}$`, ignoreCase ? 'i' : '');
 }
 
-/** Whether `value` matches any of `globs`. */
-export function matchesAny(value: string, globs: readonly string[]): boolean {
-  return globs.some((glob) => globRegExp(glob).test(value));
+/** Whether the branch `branch` matches any of `globs`, letter case and all (git's branches differ by case). */
+function branchMatchesAny(branch: string, globs: readonly string[]): boolean {
+  return globs.some((glob) => globRegExp(glob, false).test(branch));
+}
+
+/**
+ * Whether the repository `repo` (`host/owner/name`) matches any of `globs`, without regard to
+ * letter case, as repositories are compared everywhere (repositoryKey).
+ */
+function repositoryMatchesAny(repo: string, globs: readonly string[]): boolean {
+  return globs.some((glob) => globRegExp(glob, true).test(repo));
 }
 
 /**
@@ -30,14 +41,14 @@ export function discoveredRepositories(
 ): RepositoryTarget[] {
   const found = new Map<string, { readonly name: string; readonly branches: string[] }>();
   const add = (repo: string): string[] | undefined => {
-    if (!matchesAny(repo, settings.repos)) return undefined;
+    if (!repositoryMatchesAny(repo, settings.repos)) return undefined;
     const key = repositoryKey(repo);
     let entry = found.get(key);
     if (entry === undefined) found.set(key, (entry = { name: repo, branches: [] }));
     return entry.branches;
   };
   for (const { repo, branch } of queues) {
-    if (!matchesAny(branch, settings.branches)) continue;
+    if (!branchMatchesAny(branch, settings.branches)) continue;
     const branches = add(repo);
     if (branches !== undefined && !branches.includes(branch)) branches.push(branch);
   }

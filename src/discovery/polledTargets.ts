@@ -1,12 +1,13 @@
 import type { OrganizationLists } from '../budget/apiBudget.js';
-import { readsQuarantineThroughV2 } from '../config/credentials.js';
 import { configuredTargets } from '../config/targets.js';
 import type { ExporterConfig, RepositoryTarget } from '../config/types.js';
 import { applyMergeQueueEvent } from '../flow/queueEvents.js';
 import type { Logger } from '../log/logger.js';
 import { LookupMemories } from '../poller/lookupMemories.js';
+import { clientSettingsChanged } from '../reload/configChanges.js';
 import type { PollObserver } from '../poller/pollObserver.js';
 import { PollScheduler } from '../poller/scheduler.js';
+import type { SharedReadTiming } from '../poller/sharedRead.js';
 import { buildPollJobs } from '../poller/targetJobs.js';
 import { lookupsAtATime } from '../poller/lookupFanOut.js';
 import { V2TestDirectory } from '../poller/v2TestDirectory.js';
@@ -63,13 +64,14 @@ export class PolledTargets {
   readonly #triggeredPolls: TriggeredPolls;
   /** Event-triggered reads of the organization's test lists, spaced as a quarantine list's polls. */
   readonly #testListRefreshes: TriggeredPolls;
-  /** The flaky-tests targets read through API v2 (the organization's test lists), by targetKey. */
+  /** The flaky-tests targets the organization's test lists serve (with a key: all), by targetKey. */
   #v2FlakyTargets = new Map<string, Target>();
   readonly #discovery: TargetDiscovery;
   readonly #listeners: TargetsListener[] = [];
   /** What the last successful discovery found; merged with the configured targets. */
   #discovered: readonly RepositoryTarget[] = [];
-  #discoveredOnce = false;
+  /** Whether a discovery read has ended, whatever its outcome: readiness waits for one. */
+  #discoveryTried = false;
   #config: ExporterConfig;
 
   constructor(options: PolledTargetsOptions, initial: ExporterConfig) {
@@ -84,7 +86,20 @@ export class PolledTargets {
     });
     // One list of the organization's queues per merge-queue interval, whatever the reloads.
     const v2Reader = new TrunkV2Client(clients.current, this.#testListPaths);
-    this.#v2Queues = new V2QueueDirectory(v2Reader, initial.polling.mergeQueueIntervalSeconds);
+    this.#v2Queues = new V2QueueDirectory(
+      v2Reader,
+      initial.polling.mergeQueueIntervalSeconds,
+      undefined,
+      {
+        staleAfterSeconds: initial.polling.staleAfterSeconds,
+        onFailure: (error) => {
+          logger.warn(
+            { err: error },
+            `the organization's list of merge queues could not be read (${error.message}); queue polls go on with the last list read until it is older than polling.staleAfterSeconds`,
+          );
+        },
+      },
+    );
     this.#v2Tests = new V2TestDirectory(testDirectorySettings(initial, v2Reader));
     // Event-triggered polls run as the target's own scheduled job: the same client limits,
     // fairness and deadline as every other poll, and never two polls of one target at once.
@@ -104,9 +119,11 @@ export class PolledTargets {
       listTestRepositories: (readOptions) => this.#v2Tests.repositoriesWithTests(readOptions),
       onDiscovered: (repositories) => {
         this.#discovered = repositories;
-        this.#discoveredOnce = true;
-        options.store.awaitDiscovery(false);
         this.#setTargets();
+      },
+      onTried: () => {
+        this.#discoveryTried = true;
+        options.store.awaitDiscovery(false);
       },
       observer: options.discoveryObserver,
       logger,
@@ -118,12 +135,21 @@ export class PolledTargets {
     this.#listeners.push(listener);
   }
 
-  /** The apply step of a reload: the configured targets, the polling settings and discovery. */
-  readonly apply = (next: ExporterConfig): void => {
+  /**
+   * The apply step of a reload: the configured targets, the polling settings and discovery. New
+   * Trunk settings (URL, key, token, their files) read discovery and the organization's lists again
+   * at once, since what the old ones read, or failed to, may not hold for them.
+   */
+  readonly apply = (next: ExporterConfig, previous: ExporterConfig): void => {
     this.#config = next;
     this.#setTargets();
-    this.#options.store.awaitDiscovery(next.discovery?.enabled === true && !this.#discoveredOnce);
+    this.#options.store.awaitDiscovery(next.discovery?.enabled === true && !this.#discoveryTried);
     this.#discovery.configure(next.discovery);
+    if (next !== previous && clientSettingsChanged(previous, next)) {
+      this.#v2Queues.invalidate();
+      this.#v2Tests.expire();
+      this.#discovery.readNow();
+    }
   };
 
   /**
@@ -140,9 +166,10 @@ export class PolledTargets {
   }
 
   /**
-   * An accepted webhook event about a repository's flaky tests. Read through API v2, any such event
-   * reads the organization's test lists again (at most once per the trigger spacing of a
-   * quarantine list, however many events come) and polls every target they serve; through v1, the
+   * An accepted webhook event about a repository's flaky tests. With a key (the organization's test
+   * lists serve every quarantine list's target), any such event reads those lists again (at most
+   * once per the trigger spacing of a quarantine list, however many events come) and polls every
+   * target they serve, walking the v1 lists read beside them too; with a v1 token alone, the
    * repository's list is walked, unless the event is an investigation, which that list does not show.
    */
   flakyTestEvent(target: Target, event: FlakyTestEvent): void {
@@ -172,23 +199,16 @@ export class PolledTargets {
     };
     for (const listener of this.#listeners) listener(targets, config, organization);
     this.#triggeredPolls.keepOnly(targets);
-    const repositories = new Map(
-      effective.targets.map((repository) => [repository.name, repository]),
-    );
+    // With a key, every quarantine list's target takes its flaky and broken tests from the lists.
     this.#v2FlakyTargets = new Map(
-      targets
-        .filter((target) => {
-          const repository = repositories.get(target.repo);
-          return (
-            target.kind === 'flaky_tests' &&
-            repository !== undefined &&
-            readsQuarantineThroughV2(effective, repository.discovered?.flakyTests === true)
-          );
-        })
-        .map((target) => [targetKey(target), target]),
+      config.trunk.apiKey === undefined
+        ? []
+        : targets
+            .filter((target) => target.kind === 'flaky_tests')
+            .map((target) => [targetKey(target), target]),
     );
     const v2Reader = new TrunkV2Client(clients.current, this.#testListPaths);
-    this.#v2Queues.configure(v2Reader, config.polling.mergeQueueIntervalSeconds);
+    this.#v2Queues.configure(v2Reader, queueListTiming(config));
     this.#v2Tests.configure(testDirectorySettings(config, v2Reader));
     this.#scheduler.setJobs(
       buildPollJobs({
@@ -209,11 +229,20 @@ export class PolledTargets {
   }
 }
 
+/** How often the organization's list of merge queues is read under `config`, and how long it serves. */
+function queueListTiming(config: ExporterConfig): SharedReadTiming {
+  return {
+    maxAgeSeconds: config.polling.mergeQueueIntervalSeconds,
+    staleAfterSeconds: config.polling.staleAfterSeconds,
+  };
+}
+
 /** What the organization's test lists are read with under `config`. */
 function testDirectorySettings(config: ExporterConfig, lister: TrunkV2Client) {
   return {
     lister,
     maxAgeSeconds: config.polling.flakyTestsIntervalSeconds,
+    staleAfterSeconds: config.polling.staleAfterSeconds,
     lookupsAtATime: lookupsAtATime(config.trunk.maxConcurrentRequests),
   };
 }

@@ -12,6 +12,8 @@ interface TargetDiscoveryOptions {
   readonly listTestRepositories: (options: ReadOptions) => Promise<readonly string[]>;
   /** Told the discovered repositories after every successful read. */
   readonly onDiscovered: (repositories: readonly RepositoryTarget[]) => void;
+  /** Told after every read that ended, whatever its outcome (after onDiscovered). */
+  readonly onTried: () => void;
   readonly observer: DiscoveryObserver;
   readonly logger: Logger;
   readonly now?: () => number;
@@ -47,6 +49,11 @@ export class TargetDiscovery {
       return;
     }
     if (JSON.stringify(previous) !== JSON.stringify(this.#settings)) this.#schedule(0);
+  }
+
+  /** Reads again at once when on (new credentials may answer what the old ones could not). */
+  readNow(): void {
+    if (this.#settings !== undefined) this.#schedule(0);
   }
 
   /** Stops reading; a read in flight is aborted. */
@@ -89,13 +96,15 @@ export class TargetDiscovery {
     } else {
       this.#warn('the repositories with tests found so far', testRepositories.reason);
     }
-    if (queues.status === 'rejected' && testRepositories.status === 'rejected') return;
     if (queues.status === 'fulfilled' && testRepositories.status === 'fulfilled') {
       this.options.observer.discoverySucceeded(now());
     }
-    this.options.onDiscovered(
-      discoveredRepositories(this.#queues ?? [], [...this.#testRepositories], settings),
-    );
+    if (queues.status === 'fulfilled' || testRepositories.status === 'fulfilled') {
+      this.options.onDiscovered(
+        discoveredRepositories(this.#queues ?? [], [...this.#testRepositories], settings),
+      );
+    }
+    this.options.onTried();
   }
 
   #warn(kept: string, error: unknown): void {

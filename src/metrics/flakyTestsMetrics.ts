@@ -5,7 +5,7 @@ import {
   QUARANTINE_WINDOWS,
   UNHEALTHY_WINDOWS,
 } from '../snapshot/types.js';
-import type { FlakyTestsSnapshot, UnhealthyTests } from '../snapshot/types.js';
+import type { QuarantinedTests, UnhealthyTests } from '../snapshot/types.js';
 import { ofFlakyTests } from './currentSnapshots.js';
 import type { FamilySettings, PerTargetFamily, Sample } from './family.js';
 import { REFRESHED_BY, refreshedBy } from './help.js';
@@ -28,20 +28,30 @@ function freshness(settings: FamilySettings): string {
 
 const FROM_TIMESTAMPS =
   "Counted from each test's quarantine time (API v1 quarantined_at; API v2 quarantinedSince, else " +
-  "statusSince) at the poll's time, over every test listed; tests without one are not counted.";
+  'statusSince) at the time its list was read, over every test listed; tests without one are not counted.';
 
-/** A `{repo, <label>}` gauge per entry of a map of the snapshot. */
+/** The samples of a fresh snapshot's quarantined tests; none while their list cannot be read. */
+function ofQuarantine(
+  samples: (
+    quarantine: QuarantinedTests,
+    repo: string,
+    settings: FamilySettings,
+  ) => Iterable<Sample>,
+): PerTargetFamily['samples'] {
+  return ofFlakyTests((snapshot, settings) =>
+    snapshot.quarantine === undefined ? [] : samples(snapshot.quarantine, snapshot.repo, settings),
+  );
+}
+
+/** A `{repo, <label>}` gauge per entry of a map of the quarantined tests. */
 function countsBy(
   label: string,
-  counts: (snapshot: FlakyTestsSnapshot) => ReadonlyMap<string, number>,
+  counts: (quarantine: QuarantinedTests) => ReadonlyMap<string, number>,
 ): Pick<PerTargetFamily, 'labelNames' | 'samples'> {
   return {
     labelNames: ['repo', label],
-    samples: ofFlakyTests((snapshot) =>
-      Array.from(counts(snapshot), ([value, count]) => ({
-        labels: [snapshot.repo, value],
-        value: count,
-      })),
+    samples: ofQuarantine((quarantine, repo) =>
+      Array.from(counts(quarantine), ([value, count]) => ({ labels: [repo, value], value: count })),
     ),
   };
 }
@@ -54,7 +64,7 @@ export const FLAKY_TESTS_FAMILIES: readonly PerTargetFamily[] = [
     type: 'gauge',
     labelNames: ['repo'],
     scope: 'target',
-    samples: ofFlakyTests((snapshot) => [{ labels: [snapshot.repo], value: snapshot.quarantined }]),
+    samples: ofQuarantine(({ count }, repo) => [{ labels: [repo], value: count }]),
   },
   {
     name: fqName(NAMESPACE, SUBSYSTEM, 'quarantined_by_codeowner'),
@@ -66,10 +76,11 @@ export const FLAKY_TESTS_FAMILIES: readonly PerTargetFamily[] = [
     type: 'gauge',
     labelNames: ['repo', 'codeowner'],
     scope: 'target',
-    samples: ofFlakyTests((snapshot, settings) =>
-      topCodeownerCounts(snapshot.byCodeowner, settings.topCodeowners).map(
-        ([codeowner, count]) => ({ labels: [snapshot.repo, codeowner], value: count }),
-      ),
+    samples: ofQuarantine(({ byCodeowner }, repo, settings) =>
+      topCodeownerCounts(byCodeowner, settings.topCodeowners).map(([codeowner, count]) => ({
+        labels: [repo, codeowner],
+        value: count,
+      })),
     ),
   },
   {
@@ -79,10 +90,8 @@ export const FLAKY_TESTS_FAMILIES: readonly PerTargetFamily[] = [
     type: 'gauge',
     labelNames: ['repo'],
     scope: 'target',
-    samples: ofFlakyTests((snapshot) =>
-      snapshot.oldestQuarantinedAt === undefined
-        ? []
-        : [{ labels: [snapshot.repo], value: snapshot.oldestQuarantinedAt }],
+    samples: ofQuarantine(({ oldestQuarantinedAt }, repo) =>
+      oldestQuarantinedAt === undefined ? [] : [{ labels: [repo], value: oldestQuarantinedAt }],
     ),
   },
   {
@@ -91,7 +100,7 @@ export const FLAKY_TESTS_FAMILIES: readonly PerTargetFamily[] = [
       `Tests whose quarantine began within the window (${QUARANTINE_WINDOWS.map(([w]) => w).join(', ')}). ${FROM_TIMESTAMPS} ${freshness(settings)}`,
     type: 'gauge',
     scope: 'target',
-    ...countsBy('window', (snapshot) => snapshot.quarantinedRecently),
+    ...countsBy('window', (quarantine) => quarantine.quarantinedRecently),
   },
   {
     name: fqName(NAMESPACE, SUBSYSTEM, 'quarantined_older_than'),
@@ -99,13 +108,13 @@ export const FLAKY_TESTS_FAMILIES: readonly PerTargetFamily[] = [
       `Tests whose quarantine began longer ago than the age (${QUARANTINE_AGES.map(([a]) => a).join(', ')}). ${FROM_TIMESTAMPS} ${freshness(settings)}`,
     type: 'gauge',
     scope: 'target',
-    ...countsBy('age', (snapshot) => snapshot.quarantinedOlderThan),
+    ...countsBy('age', (quarantine) => quarantine.quarantinedOlderThan),
   },
 ];
 
 function unhealthyFreshness(settings: FamilySettings): string {
   return (
-    'API v2 only: no series for a repository read through API v1. ' +
+    'API v2 only: with an API key, whichever API reads the quarantine list; no series with a v1 token alone. ' +
     refreshedBy(REFRESHED_BY.unhealthyTests, settings.flakyTestsIntervalSeconds)
   );
 }
@@ -162,7 +171,7 @@ export const UNHEALTHY_TESTS_FAMILIES: readonly PerTargetFamily[] = [
   {
     name: fqName(NAMESPACE, SUBSYSTEM, 'unhealthy_recently'),
     help: (settings) =>
-      `Flaky or broken tests whose status began within the window (${UNHEALTHY_WINDOWS.map(([w]) => w).join(', ')}), from each test's statusSince at the poll's time; tests without one are not counted. ${unhealthyFreshness(settings)}`,
+      `Flaky or broken tests whose status began within the window (${UNHEALTHY_WINDOWS.map(([w]) => w).join(', ')}), from each test's statusSince at the time its list was read; tests without one are not counted. ${unhealthyFreshness(settings)}`,
     type: 'gauge',
     labelNames: ['repo', 'status', 'window'],
     scope: 'target',

@@ -1,5 +1,6 @@
 // `metrics.include` / `metrics.exclude`, as kube-state-metrics' allow and deny lists: families are
 // picked by name or `*` glob before anything is rendered, so an excluded family costs nothing.
+import { editDistance } from '../config/editDistance.js';
 import type { FamilyDefinition } from './family.js';
 
 /** The configured selection; `include` unset keeps every family. */
@@ -97,18 +98,4 @@ function nearestNames(entry: string, names: readonly string[]): string[] {
     .slice(0, NEAR_NAMES)
     .filter(({ distance }) => distance <= Math.max(3, Math.floor(bare.length / 3)))
     .map(({ name }) => name);
-}
-
-/** Levenshtein distance; names are short, so the plain two-row version does. */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_unused, index) => index);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution));
-    }
-    previous = current;
-  }
-  return previous[b.length] ?? 0;
 }

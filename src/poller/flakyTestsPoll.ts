@@ -4,6 +4,7 @@ import {
   QUARANTINE_AGES,
   QUARANTINE_WINDOWS,
   type FlakyTestsSnapshot,
+  type QuarantinedTests,
 } from '../snapshot/types.js';
 import { MAX_PAGE_SIZE, MIN_PAGE_SIZE, type RepoRef } from '../trunk/schemas.js';
 import { parseTimestampSeconds } from './timestamps.js';
@@ -47,7 +48,15 @@ interface FlakyTestsPollRequest {
  * previous answer; a token seen twice ends the walk with an error instead of looping.
  */
 export async function pollFlakyTests(request: FlakyTestsPollRequest): Promise<FlakyTestsSnapshot> {
-  if (request.details === false) return pollQuarantineTotal(request);
+  const quarantine = await readQuarantinedTests(request);
+  return { kind: 'flaky_tests', repo: request.repoName, takenAt: request.now(), quarantine };
+}
+
+/** The repository's quarantined tests from its v1 quarantine list, as pollFlakyTests reads them. */
+export async function readQuarantinedTests(
+  request: FlakyTestsPollRequest,
+): Promise<QuarantinedTests> {
+  if (request.details === false) return readQuarantineTotal(request);
   const { reader, repo, orgUrlSlug, options } = request;
   const byCodeowner = new Map<string, number>();
   const seenTests = new Set<string>();
@@ -111,15 +120,11 @@ export async function pollFlakyTests(request: FlakyTestsPollRequest): Promise<Fl
     pageToken = next;
   }
 
-  const takenAt = request.now();
   return {
-    kind: 'flaky_tests',
-    repo: request.repoName,
-    takenAt,
-    quarantined: totalRows,
+    count: totalRows,
     byCodeowner,
     oldestQuarantinedAt: earliest(quarantineTimes),
-    ...quarantineAgeCounts(quarantineTimes, takenAt),
+    ...quarantineAgeCounts(quarantineTimes, request.now()),
   };
 }
 
@@ -137,7 +142,7 @@ function earliest(values: readonly number[]): number | undefined {
 export function quarantineAgeCounts(
   quarantineTimes: readonly number[],
   takenAt: number,
-): Pick<FlakyTestsSnapshot, 'quarantinedRecently' | 'quarantinedOlderThan'> {
+): Pick<QuarantinedTests, 'quarantinedRecently' | 'quarantinedOlderThan'> {
   const count = (predicate: (ageSeconds: number) => boolean): number =>
     quarantineTimes.filter((at) => predicate(takenAt - at)).length;
   return {
@@ -151,7 +156,7 @@ export function quarantineAgeCounts(
 }
 
 /** Without per-test detail only `page.total_rows` is needed: one call, for the smallest page. */
-async function pollQuarantineTotal(request: FlakyTestsPollRequest): Promise<FlakyTestsSnapshot> {
+async function readQuarantineTotal(request: FlakyTestsPollRequest): Promise<QuarantinedTests> {
   const page = await request.reader.listQuarantinedTests(
     request.repo,
     request.orgUrlSlug,
@@ -159,10 +164,7 @@ async function pollQuarantineTotal(request: FlakyTestsPollRequest): Promise<Flak
     request.options,
   );
   return {
-    kind: 'flaky_tests',
-    repo: request.repoName,
-    takenAt: request.now(),
-    quarantined: page.page.total_rows,
+    count: page.page.total_rows,
     byCodeowner: new Map(),
     oldestQuarantinedAt: undefined,
     // Windows and ages need every test's quarantined_at: unknown without the rows, so not exported.

@@ -17,6 +17,11 @@ export interface PollResult {
   readonly queueFlow?: QueueFlowUpdate;
   /** Through API v2: the queue's testing attempts after this poll. */
   readonly testingAttempts?: TestingAttempts;
+  /**
+   * Set when part of the target could not be read now (one of its lists failed) and the snapshot
+   * holds the rest: the target is down, and says why, as after a failed poll.
+   */
+  readonly unread?: { readonly message: string; readonly error: unknown };
 }
 
 /** What recording a poll's outcome needs. */
@@ -53,8 +58,21 @@ export async function runPoll(
   let leave: (() => void) | undefined;
   try {
     leave = await admission?.enter(signal);
-    const { snapshot, queueFlow, testingAttempts } = await poll({ signal, deadlineMs }, leave);
+    const { snapshot, queueFlow, testingAttempts, unread } = await poll(
+      { signal, deadlineMs },
+      leave,
+    );
     const durationSeconds = (performance.now() - started) / 1000;
+    if (unread !== undefined) {
+      context.store.recordFailure(target, unread.message, durationSeconds, snapshot);
+      logFailure(
+        `poll read part of ${target.repo}: ${unread.message}`,
+        unread.error,
+        target,
+        context,
+      );
+      return true;
+    }
     // Read and written in one go: a webhook event may have moved the ledger since the poll began.
     const flow = queueFlow?.(context.store.queueFlow(target));
     context.store.recordSuccess(target, snapshot, durationSeconds, flow, testingAttempts);
@@ -63,25 +81,36 @@ export async function runPoll(
     if (signal.aborted) return false;
     const message = error instanceof Error ? error.message : String(error);
     context.store.recordFailure(target, message, (performance.now() - started) / 1000);
-    const hint = whatToCheck(error, target);
-    // One line per failed poll, so at most one per interval and target; an auth failure is an
-    // error because nothing recovers until someone fixes the token.
-    const level = isAuthenticationFailure(error) ? 'error' : 'warn';
-    context.logger[level](
-      {
-        kind: target.kind,
-        repo: target.repo,
-        branch: target.branch || undefined,
-        ...errorContext(error),
-        ...(hint === undefined ? {} : { check: hint }),
-      },
-      `poll failed: ${message}${hint === undefined ? '' : `; ${hint}`}`,
-    );
+    logFailure(`poll failed: ${message}`, error, target, context);
     return false;
   } finally {
     leave?.();
     clearTimeout(overrun);
   }
+}
+
+/**
+ * One line per failed (or partly failed) poll, so at most one per interval and target, with what
+ * to check; an auth failure is an error because nothing recovers until someone fixes the token.
+ */
+function logFailure(
+  message: string,
+  error: unknown,
+  target: Target,
+  context: PollRunContext,
+): void {
+  const hint = whatToCheck(error, target);
+  const level = isAuthenticationFailure(error) ? 'error' : 'warn';
+  context.logger[level](
+    {
+      kind: target.kind,
+      repo: target.repo,
+      branch: target.branch || undefined,
+      ...errorContext(error),
+      ...(hint === undefined ? {} : { check: hint }),
+    },
+    `${message}${hint === undefined ? '' : `; ${hint}`}`,
+  );
 }
 
 /**

@@ -5,7 +5,7 @@ import type { Logger } from '../log/logger.js';
 import type { SnapshotStore } from '../snapshot/store.js';
 import type { WebhookExitSettings } from '../snapshot/prStayTypes.js';
 import { targetKey, type MergeQueueSnapshot } from '../snapshot/types.js';
-import { pollFlakyTests } from './flakyTestsPoll.js';
+import { pollFlakyTests, readQuarantinedTests } from './flakyTestsPoll.js';
 import { lookupsAtATime } from './lookupFanOut.js';
 import { LookupMemories } from './lookupMemories.js';
 import { PollAdmission, pollsAtOnce } from './pollAdmission.js';
@@ -145,19 +145,37 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
       ]);
       return { ...polled, testingAttempts };
     };
+    const v1QuarantineRequest = (options: ReadOptions) => ({
+      reader: context.reader,
+      repo: repository.repo,
+      repoName: repository.name,
+      // configFileSchema requires orgUrlSlug whenever a target has flakyTests.
+      orgUrlSlug: config.trunk.orgUrlSlug ?? '',
+      details: config.polling.flakyTestDetails,
+      options,
+      now,
+      logger: context.logger,
+    });
+    // With a key, the flaky and broken tests come from the organization's v2 list whichever API
+    // reads the quarantine list (only v2 lists them).
+    const pollFlakyTestsWithKey = (v2Readers: V2Readers, options: ReadOptions) =>
+      pollFlakyTestsV2({
+        directory: v2Readers.tests,
+        repoName: repository.name,
+        options,
+        now,
+        reportAnomaly: (endpoint, kind, count) => {
+          v2Readers.reader.reportAnomaly(endpoint, kind, count);
+        },
+        ...(quarantineViaV2
+          ? {}
+          : { quarantineThroughV1: () => readQuarantinedTests(v1QuarantineRequest(options)) }),
+      });
     const poll = (options: ReadOptions, lookupsSent?: () => void): Promise<PollResult> =>
       target.kind === 'merge_queue' && viaV2
         ? pollV2(v2, options)
-        : target.kind === 'flaky_tests' && quarantineViaV2
-          ? pollFlakyTestsV2({
-              directory: v2.tests,
-              repoName: repository.name,
-              options,
-              now,
-              reportAnomaly: (endpoint, kind, count) => {
-                v2.reader.reportAnomaly(endpoint, kind, count);
-              },
-            }).then((snapshot) => ({ snapshot }))
+        : target.kind === 'flaky_tests' && viaV2
+          ? pollFlakyTestsWithKey(v2, options)
           : target.kind === 'merge_queue'
             ? pollMergeQueue({
                 reader: context.reader,
@@ -171,17 +189,7 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
                 options,
                 now,
               }).then((snapshot) => withQueueFlow(snapshot, options))
-            : pollFlakyTests({
-                reader: context.reader,
-                repo: repository.repo,
-                repoName: repository.name,
-                // configFileSchema requires orgUrlSlug whenever a target has flakyTests.
-                orgUrlSlug: config.trunk.orgUrlSlug ?? '',
-                details: config.polling.flakyTestDetails,
-                options,
-                now,
-                logger: context.logger,
-              }).then((snapshot) => ({ snapshot }));
+            : pollFlakyTests(v1QuarantineRequest(options)).then((snapshot) => ({ snapshot }));
     // A target whose latest poll failed (it may hang) neither waits for admission nor holds a place.
     let failedLast = false;
     return {

@@ -1,6 +1,6 @@
 import { repositoryKey } from '../config/repositoryKey.js';
 import type { V2MergeQueue } from '../trunk/v2Schemas.js';
-import { SharedRead } from './sharedRead.js';
+import { SharedRead, type SharedReadTiming } from './sharedRead.js';
 import type { ReadOptions } from './trunkReader.js';
 
 /** The v2 reads the directory makes. */
@@ -44,36 +44,56 @@ interface QueueList {
 
 /**
  * Every merge queue of the organization from `GET /v2/merge-queues`, read at most once per
- * `maxAgeSeconds` however many queue polls ask (SharedRead: a failed read too): each queue's id,
- * state and settings for a cycle cost a share of one walk instead of a call per queue.
+ * merge-queue interval however many queue polls ask (SharedRead: a failed read too): each queue's
+ * id, state and settings for a cycle cost a share of one walk instead of a call per queue. While
+ * reads fail, polls go on with the last list read until it is older than `staleAfterSeconds`.
  */
 export class V2QueueDirectory {
   readonly #list: SharedRead<QueueList>;
 
-  constructor(lister: V2QueueLister, maxAgeSeconds: number, now?: () => number) {
-    this.#list = new SharedRead(readWith(lister), maxAgeSeconds, now);
+  constructor(
+    lister: V2QueueLister,
+    maxAgeSeconds: number,
+    now?: () => number,
+    options: {
+      /** How long the last list outlives failed reads; 0 (the default) not at all. */
+      readonly staleAfterSeconds?: number;
+      /** Told of each failed read, once. */
+      readonly onFailure?: (error: Error) => void;
+    } = {},
+  ) {
+    const timing = { maxAgeSeconds, staleAfterSeconds: options.staleAfterSeconds ?? 0 };
+    this.#list = new SharedRead(readWith(lister), timing, now, options.onFailure);
   }
 
-  /** Follows a reload: a new client or interval; what was read stays until it is due. */
-  configure(lister: V2QueueLister, maxAgeSeconds: number): void {
-    this.#list.configure(readWith(lister), maxAgeSeconds);
+  /** Follows a reload: a new client or timing; what was read stays until it is due. */
+  configure(lister: V2QueueLister, timing: SharedReadTiming): void {
+    this.#list.configure(readWith(lister), timing);
   }
 
   /**
    * The queue of (repo, branch), the repository compared without regard to letter case; undefined
-   * when Trunk lists none. Reads the list when due.
+   * when Trunk lists none. Reads the list when due; fails when no list younger than
+   * staleAfterSeconds was read.
    */
   async find(key: V2QueueKey, options: ReadOptions = {}): Promise<V2MergeQueue | undefined> {
-    const list = await this.#list.get(options);
-    return list.byKey.get(keyOf(key.repo, key.branch));
+    const { value } = await this.#list.get(options);
+    return value.byKey.get(keyOf(key.repo, key.branch));
   }
 
-  /** Reads the list when due (or fails with the error of a read that failed within the interval). */
+  /**
+   * Reads the list when due; fails with the error of the latest read when it failed (latest()
+   * still gives the last good list).
+   */
   async refresh(options: ReadOptions = {}): Promise<void> {
-    await this.#list.get(options);
+    const { failure } = await this.#list.get(options);
+    if (failure !== undefined) throw failure;
   }
 
-  /** A queue id answered 404: the next find() reads the list again (once, however many ask). */
+  /**
+   * The list is out of date (a queue id answered 404, or the credentials changed): the next find()
+   * reads it again (once, however many ask).
+   */
   invalidate(): void {
     this.#list.invalidate();
   }

@@ -16,9 +16,10 @@ export const NO_REPOSITORY_ID = '00000000-0000-0000-0000-000000000000';
  */
 export const MAX_REPOSITORY_LOOKUPS_PER_READ = 1000;
 
-/** The repository read the names need (implemented by TrunkV2Client). */
+/** The repository reads the names need (implemented by TrunkV2Client). */
 export interface V2RepositoryReader {
   getRepository(id: string, options?: ReadOptions): Promise<V2Repository | undefined>;
+  hasRepository(providerUrl: string, options?: ReadOptions): Promise<boolean>;
 }
 
 /** What a round of lookups could not name. */
@@ -35,18 +36,48 @@ export interface UnnamedRepositories {
  */
 export class RepositoryNames {
   readonly #names = new Map<string, string>();
-  readonly #namedKeys = new Set<string>();
+  /** Every repository known to Trunk so far, by repositoryKey: as a list named it, else as configured. */
+  readonly #known = new Map<string, string>();
   /** Lookups in flight, so that two lists naming one id share its lookup. */
   readonly #pending = new Map<string, Promise<'named' | 'unnamed' | 'unresolved'>>();
+  /** Provider-URL lookups in flight, by repositoryKey, so that two parts of a poll share one. */
+  readonly #confirming = new Map<string, Promise<boolean>>();
 
   /** The name of `id` as Trunk spells it; undefined until a lookup named it. */
   nameOf(id: string): string | undefined {
     return this.#names.get(id);
   }
 
-  /** Whether some id was named `repo` (compared without regard to letter case). */
+  /** Whether some id was named `repo`, or Trunk confirmed it (compared without regard to letter case). */
   hasNamed(repo: string): boolean {
-    return this.#namedKeys.has(repositoryKey(repo));
+    return this.#known.has(repositoryKey(repo));
+  }
+
+  /** Every repository known so far (hasNamed), for suggesting names near an unknown one. */
+  names(): Iterable<string> {
+    return this.#known.values();
+  }
+
+  /**
+   * Whether Trunk knows `repo` (`host/owner/name`): true once an id was named so, else asked by its
+   * provider URL (a known one is remembered; an unknown one is asked again next time, since it
+   * may be added). Rejects when the lookup fails.
+   */
+  async knows(repo: string, reader: V2RepositoryReader, options: ReadOptions): Promise<boolean> {
+    const key = repositoryKey(repo);
+    if (this.#known.has(key)) return true;
+    let lookup = this.#confirming.get(key);
+    if (lookup === undefined) {
+      lookup = reader
+        .hasRepository(`https://${repo}`, options)
+        .then((known) => {
+          if (known) this.#known.set(key, repo);
+          return known;
+        })
+        .finally(() => this.#confirming.delete(key));
+      this.#confirming.set(key, lookup);
+    }
+    return lookup;
   }
 
   /** Looks up the ids not named yet, `atATime` at once; says which could not be named. */
@@ -94,7 +125,7 @@ export class RepositoryNames {
     const name = repository === undefined ? undefined : repositoryNameOf(repository);
     if (name === undefined) return 'unnamed';
     this.#names.set(id, name);
-    this.#namedKeys.add(repositoryKey(name));
+    if (!this.#known.has(repositoryKey(name))) this.#known.set(repositoryKey(name), name);
     return 'named';
   }
 }

@@ -114,12 +114,16 @@ export function createHttpApp(options: HttpAppOptions): RequestListener {
       }
       const statuses = store.statuses();
       const waiting = statuses.filter((status) => status.up === undefined).length;
+      const reasons = [
+        ...(store.awaitingDiscovery
+          ? ["waiting for discovery's first read of the organization's lists"]
+          : []),
+        ...(waiting > 0
+          ? [`${waiting} of ${statuses.length} targets still waiting for their first poll`]
+          : []),
+      ];
       res.set('Retry-After', String(READY_RETRY_AFTER_SECONDS));
-      sendText(
-        res,
-        503,
-        `not ready: ${waiting} of ${statuses.length} targets still waiting for their first poll\n`,
-      );
+      sendText(res, 503, `not ready: ${reasons.join('; ')}\n`);
     })
     .all(methodNotAllowed);
 

@@ -134,7 +134,7 @@ function renderQuarantineLists(statuses: readonly TargetStatus[], data: LandingP
       status.snapshot?.kind === 'flaky_tests' ? status.snapshot : undefined;
     return row([
       `<code>${escapeHtml(status.target.repo)}</code>${discoveredMark(status)}`,
-      numberCell(snapshot?.quarantined),
+      numberCell(snapshot?.quarantine?.count),
       ...pollCells(status, data),
       ...webhookCells(status, data),
     ]);

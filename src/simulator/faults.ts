@@ -19,6 +19,7 @@ export const FAULT_ENDPOINTS = [
   'v2/tests',
   'v2/test-cases',
   'v2/test-collections',
+  'v2/repositories',
   'v2/repositories/{id}',
 ] as const;
 export type FaultEndpoint = (typeof FAULT_ENDPOINTS)[number];

@@ -79,6 +79,12 @@ const ROUTES: readonly Route[] = [
     answer: (view, _id, query, page) => view.listTestCollections(query, page),
   },
   {
+    endpoint: '/v2/repositories',
+    pattern: /^\/v2\/repositories\/?$/,
+    filters: V2_FILTERS.repositories,
+    answer: (view, _id, query, page) => view.findRepositories(query, page),
+  },
+  {
     endpoint: '/v2/repositories/{id}',
     pattern: new RegExp(`^/v2/repositories/${ID}/?$`),
     filters: undefined,

@@ -15,6 +15,7 @@ import {
   renderMergeQueueV2,
   renderPullRequestV2,
   renderRepositoryV2,
+  repositoryUrl,
   type MergeQueueV2Body,
   type PullRequestV2Body,
   type RepositoryV2Body,
@@ -42,6 +43,7 @@ export const V2_FILTERS = {
   testingResults: TESTING_RESULT_FILTERS,
   tests: TEST_LIST_FILTERS,
   testCollections: ['q'],
+  repositories: ['providerUrl'],
 } as const;
 
 /** Queue-entry states in v2's spelling. */
@@ -66,6 +68,8 @@ export interface V2View {
   listTests(query: Query, page: PageRequest): V2Answer<ListPage<TestV2Body>>;
   listTestCollections(query: Query, page: PageRequest): V2Answer<ListPage<TestCollectionV2Body>>;
   getRepository(id: string): V2Answer<RepositoryV2Body>;
+  /** `GET /v2/repositories?providerUrl=…`: the repositories a provider URL names. */
+  findRepositories(query: Query, page: PageRequest): V2Answer<ListPage<RepositoryV2Body>>;
   /** `host/owner/name` of a queue or repository id ('' when unknown), for matching faults. */
   repositoryKeyOf(id: string): string;
 }
@@ -276,11 +280,40 @@ export function createV2View(world: SimulatorWorld): V2View {
       return { ok: true, body: renderRepositoryV2(entry.repository, entry.facts) };
     },
 
+    findRepositories(query, page) {
+      const providerUrl = readText(query, 'providerUrl');
+      if (!providerUrl.ok) return providerUrl;
+      if (providerUrl.body === undefined) return validationFailed('providerUrl is required');
+      // "A `.git` suffix and trailing slashes are normalized away"; the providers' own names
+      // ignore letter case.
+      const wanted = normalizedProviderUrl(providerUrl.body);
+      const rows = collections.filter(
+        (entry) => normalizedProviderUrl(repositoryUrl(entry.repository)) === wanted,
+      );
+      if (rows.length === 0) {
+        return notFound('PROVIDER_URL_NOT_FOUND', `no repository at ${providerUrl.body}`);
+      }
+      const keyOf = (entry: RepositoryEntry): SortKey => [entry.index];
+      return {
+        ok: true,
+        body: takePage(rows, keyOf, page, (entry) =>
+          renderRepositoryV2(entry.repository, entry.facts),
+        ),
+      };
+    },
+
     repositoryKeyOf(id) {
       const repository = queues.get(id)?.repository ?? repositories.get(id)?.repository;
       return repository === undefined ? '' : repositoryKey(repository);
     },
   };
+}
+
+function normalizedProviderUrl(url: string): string {
+  return url
+    .replace(/\/+$/, '')
+    .replace(/\.git$/, '')
+    .toLowerCase();
 }
 
 function collectionName(entry: CollectionEntry): string {

@@ -1,4 +1,5 @@
 import type { QueueFlow } from './queueFlowTypes.js';
+import { partReadTimes, shownSnapshot, turnsStale } from './staleParts.js';
 import type { TestingAttempts } from './testingAttemptTypes.js';
 import type { Snapshot, Target, TargetStatus } from './types.js';
 import { targetKey } from './types.js';
@@ -16,14 +17,19 @@ export type TargetChangeListener = (key: string, status: TargetStatus | undefine
 export class SnapshotStore {
   private readonly entries = new Map<string, TargetStatus>();
   /**
-   * The status with its stale snapshot hidden, one per stored status, so that statuses() gives the
-   * same object for an unchanged target on every call: renderers cache each target's series by it.
+   * The status with its stale snapshot parts hidden, by how many are, one per stored status, so
+   * that statuses() gives the same object for an unchanged target on every call: renderers cache
+   * each target's series by it. For one status, parts only turn stale, in the order they were
+   * read, so their number says which.
    */
-  private readonly hiddenViews = new WeakMap<TargetStatus, TargetStatus>();
+  private readonly hiddenViews = new WeakMap<
+    TargetStatus,
+    { readonly hiddenParts: number; readonly view: TargetStatus }
+  >();
   private changeCount = 0;
   private readonly listeners = new Set<TargetChangeListener>();
   #awaitingDiscovery = false;
-  /** viewKey()'s last answer, and the success time of the target that will change it first. */
+  /** viewKey()'s last answer, and the read time of the part that will change it first. */
   private view:
     { changeCount: number; key: string; nextToTurnStale: number | undefined } | undefined;
 
@@ -48,11 +54,16 @@ export class SnapshotStore {
   }
 
   /**
-   * While discovery has not read the organization's merge queues once, the targets are not all
-   * known yet, so not all polled (readiness waits for it).
+   * Until discovery has tried to read the organization's lists once, the targets are not all
+   * known yet, so not all polled (readiness waits for it, whatever the read's outcome).
    */
   awaitDiscovery(awaiting: boolean): void {
     this.#awaitingDiscovery = awaiting;
+  }
+
+  /** Whether readiness waits for discovery's first read. */
+  get awaitingDiscovery(): boolean {
+    return this.#awaitingDiscovery;
   }
 
   /** Makes the configured targets the only ones known: new ones start unpolled, removed ones vanish. */
@@ -124,8 +135,13 @@ export class SnapshotStore {
     return this.entries.get(targetKey(target))?.webhookCounts;
   }
 
-  /** Records a failed poll; the previous snapshot is kept until it goes stale. */
-  recordFailure(target: Target, error: string, durationSeconds: number): void {
+  /**
+   * Records a failed poll; the previous snapshot is kept until it goes stale. A poll that read part
+   * of its target (one of its lists failed) gives the `snapshot` it made of the rest, each part as
+   * old as its `readAt` says: the target is down all the same until a poll reads every part, and
+   * the last successful poll stays the last that did.
+   */
+  recordFailure(target: Target, error: string, durationSeconds: number, snapshot?: Snapshot): void {
     const key = targetKey(target);
     const previous = this.entries.get(key);
     if (!previous) return;
@@ -137,6 +153,7 @@ export class SnapshotStore {
         lastAttemptAt: this.now(),
         lastDurationSeconds: durationSeconds,
         lastError: error,
+        ...(snapshot === undefined ? {} : { snapshot: deepFreeze(snapshot) }),
       }),
     );
     this.changeCount++;
@@ -186,7 +203,7 @@ export class SnapshotStore {
     return this.entries.get(targetKey(target))?.testingAttempts;
   }
 
-  /** Every configured target in configuration order, with snapshots older than the stale limit hidden. */
+  /** Every configured target in configuration order, with data older than the stale limit hidden. */
   statuses(): TargetStatus[] {
     const now = this.now();
     // A pure read (the memo of hidden views aside): the scrape path calls it and must not change
@@ -196,9 +213,16 @@ export class SnapshotStore {
     return [...this.entries.values()].map((status) => this.shown(status, now));
   }
 
-  /** A status as readers see it: with its snapshot hidden once stale. */
+  /** A status as readers see it: with its snapshot (or the parts of it) hidden once stale. */
   private shown(status: TargetStatus, now: number): TargetStatus {
-    return isStale(status, now, this.staleAfterSeconds) ? this.hidden(status) : status;
+    const hiddenParts = stalePartCount(status, now, this.staleAfterSeconds);
+    if (hiddenParts === 0) return status;
+    const memo = this.hiddenViews.get(status);
+    if (memo?.hiddenParts === hiddenParts) return memo.view;
+    const snapshot = shownSnapshot(status, now, this.staleAfterSeconds);
+    const view = Object.freeze({ ...status, snapshot });
+    this.hiddenViews.set(status, { hiddenParts, view });
+    return view;
   }
 
   /** Replaces (or, with undefined, removes) a target's status and tells the subscribers. */
@@ -207,15 +231,6 @@ export class SnapshotStore {
     else this.entries.set(key, status);
     const shown = status === undefined ? undefined : this.shown(status, this.now());
     for (const listener of this.listeners) listener(key, shown);
-  }
-
-  private hidden(status: TargetStatus): TargetStatus {
-    let view = this.hiddenViews.get(status);
-    if (view === undefined) {
-      view = Object.freeze({ ...status, snapshot: undefined });
-      this.hiddenViews.set(status, view);
-    }
-    return view;
   }
 
   /**
@@ -237,9 +252,9 @@ export class SnapshotStore {
     let hidden = 0;
     let nextToTurnStale: number | undefined;
     for (const status of this.entries.values()) {
-      if (isStale(status, now, this.staleAfterSeconds)) hidden++;
-      else if (mayTurnStale(status)) {
-        nextToTurnStale = Math.min(nextToTurnStale ?? Infinity, status.lastSuccessAt);
+      for (const readAt of partReadTimes(status)) {
+        if (turnsStale(readAt, now, this.staleAfterSeconds)) hidden++;
+        else nextToTurnStale = Math.min(nextToTurnStale ?? Infinity, readAt);
       }
     }
     // For one version, staleness only grows with time, so the count identifies the hidden set.
@@ -248,7 +263,10 @@ export class SnapshotStore {
     return key;
   }
 
-  /** True once every configured target has finished at least one poll, successfully or not. */
+  /**
+   * True once discovery (when on) has tried one read and every known target has finished at least
+   * one poll, successfully or not.
+   */
   allPolledOnce(): boolean {
     if (this.#awaitingDiscovery) return false;
     for (const status of this.entries.values()) {
@@ -258,19 +276,10 @@ export class SnapshotStore {
   }
 }
 
-function isStale(status: TargetStatus, now: number, staleAfterSeconds: number): boolean {
-  return mayTurnStale(status) && turnsStale(status.lastSuccessAt, now, staleAfterSeconds);
-}
-
-/** A failing target whose last good snapshot is still kept: it goes stale with time alone. */
-function mayTurnStale(
-  status: TargetStatus,
-): status is TargetStatus & { snapshot: Snapshot; lastSuccessAt: number } {
-  return status.up === false && status.snapshot !== undefined && status.lastSuccessAt !== undefined;
-}
-
-function turnsStale(lastSuccessAt: number, now: number, staleAfterSeconds: number): boolean {
-  return now - lastSuccessAt > staleAfterSeconds;
+/** How many parts of a failing target's snapshot are stale at `now`. */
+function stalePartCount(status: TargetStatus, now: number, staleAfterSeconds: number): number {
+  return partReadTimes(status).filter((readAt) => turnsStale(readAt, now, staleAfterSeconds))
+    .length;
 }
 
 function freshStatus(target: Target): TargetStatus {

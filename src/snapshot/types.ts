@@ -160,8 +160,19 @@ export const UNHEALTHY_WINDOWS = [
   ['7d', 7 * 86_400],
 ] as const;
 
+/**
+ * When a part of a flaky-tests snapshot was read, where that may be before its poll: through API v2
+ * each part comes from an organization-wide list that polls share and that fails on its own, so
+ * each part of a failing target goes stale by its own time (staleParts.ts). Unset, the part is as
+ * old as the target's last successful poll.
+ */
+interface ReadPart {
+  /** Unix seconds. */
+  readonly readAt?: number | undefined;
+}
+
 /** A repository's flaky and broken tests (API v2 `GET /v2/tests?status=flaky,broken`), by status. */
-export interface UnhealthyTests {
+export interface UnhealthyTests extends ReadPart {
   /** Tests per status: every UNHEALTHY_STATUSES entry, `other` when Trunk sent another. */
   readonly byStatus: ReadonlyMap<string, number>;
   /** Per status: tests per code owner (NO_CODEOWNER for none); a test with several owners counts for each. */
@@ -172,21 +183,30 @@ export interface UnhealthyTests {
   readonly recently: ReadonlyMap<string, ReadonlyMap<string, number>>;
 }
 
+/**
+ * A repository's quarantined tests: API v1's `list-quarantined-tests`, or API v2's
+ * `GET /v2/tests?quarantineState=quarantined` grouped by repository.
+ */
+export interface QuarantinedTests extends ReadPart {
+  /** How many: `page.total_rows` of the v1 list, the rows of the v2 list. */
+  readonly count: number;
+  /** Tests per code owner over every page; a test with several owners counts for each, `none` for no owner. */
+  readonly byCodeowner: ReadonlyMap<string, number>;
+  /** Unix seconds of the earliest quarantine; undefined when no test carries one. */
+  readonly oldestQuarantinedAt: number | undefined;
+  /** Per QUARANTINE_WINDOWS label: tests quarantined at most that long before the read, over every row walked. */
+  readonly quarantinedRecently: ReadonlyMap<string, number>;
+  /** Per QUARANTINE_AGES label: tests quarantined more than that long before the read, over every row walked. */
+  readonly quarantinedOlderThan: ReadonlyMap<string, number>;
+}
+
 export interface FlakyTestsSnapshot {
   readonly kind: 'flaky_tests';
   readonly repo: string;
   readonly takenAt: number;
-  /** `page.total_rows` of the quarantine list. */
-  readonly quarantined: number;
-  /** Tests per code owner over every page; a test with several owners counts for each, `none` for no owner. */
-  readonly byCodeowner: ReadonlyMap<string, number>;
-  /** Unix seconds of the earliest `quarantined_at`; undefined when no test carries one. */
-  readonly oldestQuarantinedAt: number | undefined;
-  /** Per QUARANTINE_WINDOWS label: tests quarantined at most that long before takenAt, over every row walked. */
-  readonly quarantinedRecently: ReadonlyMap<string, number>;
-  /** Per QUARANTINE_AGES label: tests quarantined more than that long before takenAt, over every row walked. */
-  readonly quarantinedOlderThan: ReadonlyMap<string, number>;
-  /** API v2 only: the repository's flaky and broken tests; undefined from API v1. */
+  /** The quarantined tests; undefined when their list has not been read for staleAfterSeconds. */
+  readonly quarantine: QuarantinedTests | undefined;
+  /** API v2 only: the repository's flaky and broken tests; undefined from API v1 alone. */
   readonly unhealthy?: UnhealthyTests | undefined;
 }
 

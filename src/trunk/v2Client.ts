@@ -10,6 +10,7 @@ import {
   v2MergeQueuePageSchema,
   v2MergeQueueSchema,
   v2PullRequestPageSchema,
+  v2RepositoryMatchPageSchema,
   v2RepositorySchema,
   v2TestPageSchema,
   v2TestingResultPageSchema,
@@ -223,6 +224,34 @@ export class TrunkV2Client {
       options,
       () => undefined,
     );
+  }
+
+  /**
+   * Whether the organization has a repository at a provider URL (`GET /v2/repositories?providerUrl=`,
+   * one row asked for): false when Trunk answers 404 `PROVIDER_URL_NOT_FOUND`, its answer for a URL
+   * it does not know ("a genuine empty result").
+   */
+  async hasRepository(providerUrl: string, options: CallOptions = {}): Promise<boolean> {
+    const target = {
+      endpoint: V2_ENDPOINTS.findRepositories,
+      repo: ORGANIZATION,
+      branch: undefined,
+    };
+    const query = new URLSearchParams({ providerUrl, limit: '1' });
+    try {
+      const page = await this.client.readV2(
+        target,
+        `repositories?${query.toString()}`,
+        v2RepositoryMatchPageSchema,
+        checkV2Page<object>(),
+        options,
+      );
+      return page.data.length > 0;
+    } catch (error) {
+      // Another 404 (no such endpoint, an edge's page) says nothing of the repository.
+      if (error instanceof TrunkApiError && error.code === 'PROVIDER_URL_NOT_FOUND') return false;
+      throw error;
+    }
   }
 }
 

@@ -14,6 +14,7 @@ export const V2_ENDPOINTS = {
   /** The test list's path before 2026-10-06, which Trunk's published definition still names. */
   listTestCases: 'v2/test-cases',
   getRepository: 'v2/repositories/{id}',
+  findRepositories: 'v2/repositories',
   listTestingResults: 'v2/merge-queues/{id}/testing-results',
 } as const;
 export type V2Endpoint = (typeof V2_ENDPOINTS)[keyof typeof V2_ENDPOINTS];
@@ -136,6 +137,8 @@ export const v2RepositorySchema = z.object({
   url: optionalValue(z.string()),
 });
 export type V2Repository = z.infer<typeof v2RepositorySchema>;
+/** `GET /v2/repositories?providerUrl=…`: any row says a repository is there; none of its fields is read. */
+export const v2RepositoryMatchPageSchema = v2PageSchema(z.object({}));
 
 /** Live queue-entry states: the PRs a merge-queue poll reads. */
 export const V2_LIVE_ENTRY_STATES = [

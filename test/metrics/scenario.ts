@@ -290,11 +290,13 @@ function toSnapshot(
     kind: 'flaky_tests',
     repo: target.repo,
     takenAt,
-    quarantined: data.quarantined,
-    byCodeowner: new Map(Object.entries(data.byCodeowner)),
-    oldestQuarantinedAt: data.oldestQuarantinedAt ?? undefined,
-    quarantinedRecently: new Map(Object.entries(data.quarantinedRecently ?? {})),
-    quarantinedOlderThan: new Map(Object.entries(data.quarantinedOlderThan ?? {})),
+    quarantine: {
+      count: data.quarantined,
+      byCodeowner: new Map(Object.entries(data.byCodeowner)),
+      oldestQuarantinedAt: data.oldestQuarantinedAt ?? undefined,
+      quarantinedRecently: new Map(Object.entries(data.quarantinedRecently ?? {})),
+      quarantinedOlderThan: new Map(Object.entries(data.quarantinedOlderThan ?? {})),
+    },
     ...(data.unhealthy === undefined
       ? {}
       : {

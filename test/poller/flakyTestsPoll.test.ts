@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PaginationError, pollFlakyTests } from '../../src/poller/flakyTestsPoll.js';
-import { NO_CODEOWNER, type FlakyTestsSnapshot } from '../../src/snapshot/types.js';
+import { NO_CODEOWNER, type QuarantinedTests } from '../../src/snapshot/types.js';
 import { SIMULATOR_ORG_SLUG, type SimulatedRepository } from '../../src/simulator/repositories.js';
 import type { SimulatorFlavour } from '../../src/simulator/responses.js';
 import { startTestSimulator } from '../support/simulator.js';
@@ -86,9 +86,10 @@ async function startListFake(
   });
 }
 
-function poll(apiUrl: string, repo: RepoRef = REPO): Promise<FlakyTestsSnapshot> {
+/** The quarantined tests one poll of `repo` reads. */
+async function poll(apiUrl: string, repo: RepoRef = REPO): Promise<QuarantinedTests> {
   const { client } = makeClient(apiUrl);
-  return pollFlakyTests({
+  const snapshot = await pollFlakyTests({
     reader: client,
     repo,
     repoName: `${repo.host}/${repo.owner}/${repo.name}`,
@@ -96,6 +97,13 @@ function poll(apiUrl: string, repo: RepoRef = REPO): Promise<FlakyTestsSnapshot>
     options: {},
     now: () => TAKEN_AT,
   });
+  expect(snapshot).toMatchObject({
+    kind: 'flaky_tests',
+    repo: `${repo.host}/${repo.owner}/${repo.name}`,
+    takenAt: TAKEN_AT,
+  });
+  if (snapshot.quarantine === undefined) throw new Error('a v1 poll always reads the quarantine');
+  return snapshot.quarantine;
 }
 
 const HOUR = 3600;
@@ -157,13 +165,7 @@ describe('pollFlakyTests paging', () => {
         ['@alice', 86],
       ]),
     );
-    expect(snapshot).toMatchObject({
-      kind: 'flaky_tests',
-      repo: 'github.com/acme/web',
-      takenAt: TAKEN_AT,
-      quarantined: 430,
-      oldestQuarantinedAt: oldest,
-    });
+    expect(snapshot).toMatchObject({ count: 430, oldestQuarantinedAt: oldest });
   });
 
   it('counts a row repeated across two pages once (offset paging over a changing list)', async () => {
@@ -237,7 +239,7 @@ describe('pollFlakyTests paging', () => {
     const snapshot = await poll(server.apiUrl);
 
     expect(listRequests(server)).toHaveLength(1);
-    expect(snapshot.quarantined).toBe(0);
+    expect(snapshot.count).toBe(0);
     expect(snapshot.byCodeowner.size).toBe(0);
     expect(snapshot.oldestQuarantinedAt).toBeUndefined();
   });
@@ -274,7 +276,7 @@ describe('pollFlakyTests paging', () => {
 
     const snapshot = await poll(server.apiUrl);
 
-    expect(snapshot.quarantined).toBe(2);
+    expect(snapshot.count).toBe(2);
     expect(snapshot.byCodeowner).toEqual(
       new Map([
         ['@acme/web', 1],
@@ -401,10 +403,7 @@ describe('pollFlakyTests against the simulator', () => {
 
         expect(rows).toBe(totalRows);
         expect(snapshot).toEqual({
-          kind: 'flaky_tests',
-          repo: `${repo.host}/${repo.owner}/${repo.name}`,
-          takenAt: TAKEN_AT,
-          quarantined: totalRows,
+          count: totalRows,
           byCodeowner,
           oldestQuarantinedAt: oldest,
           quarantinedRecently: new Map([
@@ -442,7 +441,7 @@ describe('pollFlakyTests over a very large list', () => {
 
     const snapshot = await poll(server.apiUrl);
 
-    expect(snapshot.quarantined).toBe(length);
+    expect(snapshot.count).toBe(length);
     // Every row walked: OWNER_SHAPES gives @acme/web to two tests in five.
     expect(snapshot.byCodeowner.get('@acme/web')).toBe((length / 5) * 2);
     expect(snapshot.byCodeowner.get(NO_CODEOWNER)).toBe(length / 5);
@@ -481,11 +480,13 @@ describe('pollFlakyTests without per-test detail', () => {
       kind: 'flaky_tests',
       repo: 'github.com/acme/web',
       takenAt: TAKEN_AT,
-      quarantined: 430,
-      byCodeowner: new Map(),
-      oldestQuarantinedAt: undefined,
-      quarantinedRecently: new Map(),
-      quarantinedOlderThan: new Map(),
+      quarantine: {
+        count: 430,
+        byCodeowner: new Map(),
+        oldestQuarantinedAt: undefined,
+        quarantinedRecently: new Map(),
+        quarantinedOlderThan: new Map(),
+      },
     });
   });
 });

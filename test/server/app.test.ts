@@ -57,11 +57,13 @@ function flakySnapshot(at: number): FlakyTestsSnapshot {
     kind: 'flaky_tests',
     repo: FLAKY.repo,
     takenAt: at,
-    quarantined: 3,
-    byCodeowner: new Map([['@acme/web', 3]]),
-    oldestQuarantinedAt: undefined,
-    quarantinedRecently: new Map(),
-    quarantinedOlderThan: new Map(),
+    quarantine: {
+      count: 3,
+      byCodeowner: new Map([['@acme/web', 3]]),
+      oldestQuarantinedAt: undefined,
+      quarantinedRecently: new Map(),
+      quarantinedOlderThan: new Map(),
+    },
   };
 }
 

@@ -78,11 +78,13 @@ function flakySnapshot(quarantined: number): FlakyTestsSnapshot {
     kind: 'flaky_tests',
     repo: FLAKY.repo,
     takenAt: NOW,
-    quarantined,
-    byCodeowner: new Map(),
-    oldestQuarantinedAt: undefined,
-    quarantinedRecently: new Map(),
-    quarantinedOlderThan: new Map(),
+    quarantine: {
+      count: quarantined,
+      byCodeowner: new Map(),
+      oldestQuarantinedAt: undefined,
+      quarantinedRecently: new Map(),
+      quarantinedOlderThan: new Map(),
+    },
   };
 }
 

@@ -1,6 +1,7 @@
-// GET /v2/tests, /v2/test-collections and /v2/repositories/{id}: the quarantined tests v1's
-// list-quarantined-tests shows, grouped by a repository id that resolves, beside the tests that
-// are not quarantined (healthy, flaky or broken), and the repositories behind the ids.
+// GET /v2/tests, /v2/test-collections, /v2/repositories/{id} and /v2/repositories?providerUrl=:
+// the quarantined tests v1's list-quarantined-tests shows, grouped by a repository id that
+// resolves, beside the tests that are not quarantined (healthy, flaky or broken), and the
+// repositories behind the ids and the URLs.
 import { describe, expect, it } from 'vitest';
 import type { RunningSimulator } from '../../src/simulator/server.js';
 import { PAGE_SHAPES } from './documentedShapes.js';
@@ -142,5 +143,39 @@ describe('GET /v2/repositories/{id}', () => {
     const malformed = await v2Request(simulator, '/v2/repositories/repo_nope');
     expect(malformed.status).toBe(400);
     expect(errorOf(malformed)?.code).toBe('VALIDATION_FAILED');
+  });
+});
+
+describe('GET /v2/repositories?providerUrl=', () => {
+  it('resolves a provider URL however it ends, and answers 404 PROVIDER_URL_NOT_FOUND for one it does not know', async () => {
+    const simulator = await startV2Simulator();
+    const resolve = (url: string) =>
+      v2Request(simulator, `/v2/repositories?providerUrl=${encodeURIComponent(url)}`);
+    // "A `.git` suffix and trailing slashes are normalized away, so every spelling of the same
+    // repository resolves alike."
+    for (const url of [
+      'https://github.com/acme/web',
+      'https://github.com/acme/web.git',
+      'https://github.com/acme/web/',
+    ]) {
+      const reply = await resolve(url);
+      expect(reply.status, url).toBe(200);
+      expect((reply.json as { data: Record<string, unknown>[] }).data).toEqual([
+        expect.objectContaining({
+          path: 'acme/web',
+          host: null,
+          url: 'https://github.com/acme/web',
+        }),
+      ]);
+    }
+    // "An unparseable `providerUrl` and a genuine empty result both answer `PROVIDER_URL_NOT_FOUND`".
+    for (const url of ['https://github.com/acme/wbe', 'not a url']) {
+      const reply = await resolve(url);
+      expect(reply.status, url).toBe(404);
+      expect(errorOf(reply)?.code).toBe('PROVIDER_URL_NOT_FOUND');
+    }
+    const missing = await v2Request(simulator, '/v2/repositories');
+    expect(missing.status).toBe(400);
+    expect(errorOf(missing)?.code).toBe('VALIDATION_FAILED');
   });
 });

@@ -12,11 +12,13 @@ function snapshot(repo: string, quarantined: number): FlakyTestsSnapshot {
     kind: 'flaky_tests',
     repo,
     takenAt: 0,
-    quarantined,
-    byCodeowner: new Map(),
-    oldestQuarantinedAt: undefined,
-    quarantinedRecently: new Map(),
-    quarantinedOlderThan: new Map(),
+    quarantine: {
+      count: quarantined,
+      byCodeowner: new Map(),
+      oldestQuarantinedAt: undefined,
+      quarantinedRecently: new Map(),
+      quarantinedOlderThan: new Map(),
+    },
   };
 }
 
@@ -48,7 +50,7 @@ describe('SnapshotStore', () => {
       lastSuccessAt: 1000,
       lastError: 'HTTP 503',
     });
-    expect(store.statuses()[0]?.snapshot).toMatchObject({ quarantined: 3 });
+    expect(store.statuses()[0]?.snapshot).toMatchObject({ quarantine: { count: 3 } });
     clock.now = 1061;
     expect(store.statuses()[0]?.snapshot).toBeUndefined();
     expect(store.statuses()[0]).toMatchObject({ up: false, lastSuccessAt: 1000 });
@@ -72,12 +74,51 @@ describe('SnapshotStore', () => {
       lastSuccessAt: 1000,
       lastError: 'poll still running after its interval of 30s; data is late',
     });
-    expect(store.statuses()[0]?.snapshot).toMatchObject({ quarantined: 3 });
+    expect(store.statuses()[0]?.snapshot).toMatchObject({ quarantine: { count: 3 } });
     // A poll that keeps running: its data goes as a failing target's would.
     clock.now = 1061;
     expect(store.statuses()[0]?.snapshot).toBeUndefined();
     store.recordSuccess(web, snapshot(web.repo, 4), 70);
     expect(store.statuses()[0]).toMatchObject({ up: true, lastError: undefined });
+  });
+
+  it('hides each part of a partly read flaky-tests target once that part is older than staleAfterSeconds', () => {
+    const clock = { now: 1000 };
+    const store = storeAt(clock, 60);
+    store.setTargets([web]);
+    const read = (quarantineReadAt: number, unhealthyReadAt: number): FlakyTestsSnapshot => {
+      const whole = snapshot(web.repo, 3);
+      return {
+        ...whole,
+        quarantine: whole.quarantine && { ...whole.quarantine, readAt: quarantineReadAt },
+        unhealthy: {
+          byStatus: new Map([['flaky', 4]]),
+          byCodeowner: new Map(),
+          oldestSince: new Map(),
+          recently: new Map(),
+          readAt: unhealthyReadAt,
+        },
+      };
+    };
+    store.recordSuccess(web, read(1000, 1000), 0.1);
+    // At 1030 the flaky and broken list fails; its part as read at 1000 is kept.
+    clock.now = 1030;
+    store.recordFailure(web, 'flaky and broken tests: HTTP 500', 0.1, read(1030, 1000));
+    expect(store.statuses()[0]).toMatchObject({
+      up: false,
+      lastSuccessAt: 1000,
+      lastError: 'flaky and broken tests: HTTP 500',
+      snapshot: { quarantine: { count: 3 }, unhealthy: { readAt: 1000 } },
+    });
+    const before = store.viewKey();
+    // 61 s after its read the flaky and broken part is stale; the quarantined one read at 1030 is not.
+    clock.now = 1061;
+    expect(store.viewKey()).not.toBe(before);
+    const shown = store.statuses()[0];
+    expect(shown?.snapshot).toMatchObject({ quarantine: { count: 3 }, unhealthy: undefined });
+    expect(store.statuses()[0]).toBe(shown);
+    clock.now = 1091;
+    expect(store.statuses()[0]?.snapshot).toBeUndefined();
   });
 
   it('never expires the snapshot of a target that is up, however old', () => {
@@ -86,7 +127,7 @@ describe('SnapshotStore', () => {
     store.setTargets([web]);
     store.recordSuccess(web, snapshot(web.repo, 3), 0.1);
     clock.now = 5000;
-    expect(store.statuses()[0]?.snapshot).toMatchObject({ quarantined: 3 });
+    expect(store.statuses()[0]?.snapshot).toMatchObject({ quarantine: { count: 3 } });
   });
 
   it('forgets targets removed from the configuration and ignores late results for them', () => {
@@ -100,7 +141,7 @@ describe('SnapshotStore', () => {
     store.recordSuccess(web, snapshot(web.repo, 4), 0.1);
     expect(store.statuses().map((status) => status.target.repo)).toEqual([api.repo]);
     // A kept target keeps its data across the change.
-    expect(store.statuses()[0]?.snapshot).toMatchObject({ quarantined: 5 });
+    expect(store.statuses()[0]?.snapshot).toMatchObject({ quarantine: { count: 5 } });
   });
 
   it('hands out frozen snapshots and bumps its version on every change', () => {
@@ -135,7 +176,7 @@ describe('SnapshotStore', () => {
     const webStatus = shown(web);
     expect(webStatus?.snapshot).toBeUndefined();
     expect(pushed).toHaveLength(3);
-    expect(pushed[0]?.[1]).toMatchObject({ up: true, snapshot: { quarantined: 3 } });
+    expect(pushed[0]?.[1]).toMatchObject({ up: true, snapshot: { quarantine: { count: 3 } } });
     expect(pushed[1]?.[1]).toBe(webStatus);
     expect(pushed[2]?.[1]).toBeUndefined();
     expect(pushed[2]?.[0]).toContain('github.com/acme/api');

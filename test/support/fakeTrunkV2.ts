@@ -57,7 +57,10 @@ interface FakeV2Organization {
   readonly pullRequestPages?: readonly FixturePage[];
   /** The organization's tests, filtered by `quarantineState` and `status`. */
   readonly tests?: readonly unknown[];
-  /** `GET /v2/repositories/{id}` by id; others answer 404 REPOSITORY_NOT_FOUND. */
+  /**
+   * `GET /v2/repositories/{id}` by id; others answer 404 REPOSITORY_NOT_FOUND. With the queues'
+   * `repositoryUrl`s, also what `GET /v2/repositories?providerUrl=` resolves (by each one's `url`).
+   */
   readonly repositories?: Readonly<Record<string, unknown>>;
   /** Which path answers the test list; the other answers 404 NOT_FOUND. */
   readonly testListPath?: 'tests' | 'test-cases';
@@ -69,26 +72,47 @@ export interface FakeV2 {
   readonly requests: RecordedRequest[];
   /** Requests whose path (without the query) matches `pattern`. */
   requestsTo(pattern: RegExp): RecordedRequest[];
-  /** From now on, requests whose path matches `pattern` are answered `status` (a v2 error envelope). */
-  fail(pattern: RegExp, status: number): void;
+  /**
+   * From now on, requests whose path matches `pattern` (and whose query string contains `query`,
+   * when given) are answered `status` (a v2 error envelope).
+   */
+  fail(pattern: RegExp, status: number, query?: string): void;
   /** Ends every failure set with fail(). */
   recover(): void;
+  /**
+   * From now on (until hold(undefined)), requests whose path matches `pattern` wait unanswered
+   * until release(): a slow upstream whose pace the test sets.
+   */
+  hold(pattern: RegExp | undefined): void;
+  /** How many requests wait. */
+  held(): number;
+  /** Answers every waiting request, as the organization now is. */
+  release(): void;
   /** The entries of queue `queueId` (mutable: a test moves them). */
   entries(queueId: string): EntryRow[];
 }
 
 /** Starts a fake organization on 127.0.0.1 (closed by test/trunk/harness.ts cleanUp). */
 export async function startFakeV2(organization: FakeV2Organization): Promise<FakeV2> {
-  const failures: { pattern: RegExp; status: number }[] = [];
+  const failures: { pattern: RegExp; status: number; query: string }[] = [];
   const entries = organization.entries ?? {};
+  let holding: RegExp | undefined;
+  const waiting: (() => void)[] = [];
   const server = await startApiServer((req, res) => {
-    answer(req, res);
+    const path = new URL(req.url ?? '/', 'http://fake').pathname;
+    if (holding?.test(path) === true)
+      waiting.push(() => {
+        answer(req, res);
+      });
+    else answer(req, res);
   }, '');
 
   function answer(req: IncomingMessage, res: ServerResponse): void {
     const url = new URL(req.url ?? '/', 'http://fake');
     const path = url.pathname;
-    const failure = failures.find(({ pattern }) => pattern.test(path));
+    const failure = failures.find(
+      ({ pattern, query }) => pattern.test(path) && url.search.includes(query),
+    );
     if (failure !== undefined) {
       sendError(
         res,
@@ -132,6 +156,13 @@ export async function startFakeV2(organization: FakeV2Organization): Promise<Fak
         );
       });
       sendPage(res, rows, query);
+    } else if (path === '/v2/repositories') {
+      const wanted = normalizedUrl(query.get('providerUrl') ?? '');
+      const found = knownRepositories(organization).filter(
+        (repository) => normalizedUrl(repository.url) === wanted,
+      );
+      if (found.length === 0) sendError(res, 404, 'PROVIDER_URL_NOT_FOUND');
+      else sendPage(res, found, query);
     } else if ((match = /^\/v2\/repositories\/([^/]+)$/.exec(path)) !== null) {
       const repository = organization.repositories?.[match[1] ?? ''];
       if (repository === undefined) sendError(res, 404, 'REPOSITORY_NOT_FOUND');
@@ -148,16 +179,64 @@ export async function startFakeV2(organization: FakeV2Organization): Promise<Fak
       server.requests.filter((request) =>
         pattern.test(new URL(request.url, 'http://fake').pathname),
       ),
-    fail(pattern, status) {
-      failures.push({ pattern, status });
+    fail(pattern, status, query = '') {
+      failures.push({ pattern, status, query });
     },
     recover() {
       failures.splice(0);
+    },
+    hold(pattern) {
+      holding = pattern;
+    },
+    held: () => waiting.length,
+    release() {
+      for (const send of waiting.splice(0)) send();
     },
     entries(queueId) {
       return (entries[queueId] ??= []);
     },
   };
+}
+
+/** A repository as `GET /v2/repositories` answers it, as far as the fake matches it. */
+interface RepositoryRow {
+  readonly url: string;
+}
+
+/**
+ * The repositories Trunk knows: those of the fixtures, and those of the queues (named by their
+ * `repositoryUrl` alone when no fixture has it).
+ */
+function knownRepositories(organization: FakeV2Organization): RepositoryRow[] {
+  const known = Object.values(organization.repositories ?? {}) as RepositoryRow[];
+  for (const queue of (organization.queues?.data ?? []) as {
+    repositoryId: string;
+    repositoryUrl: string;
+  }[]) {
+    if (
+      known.some(
+        (repository) => normalizedUrl(repository.url) === normalizedUrl(queue.repositoryUrl),
+      )
+    )
+      continue;
+    const url = new URL(queue.repositoryUrl);
+    known.push({
+      id: queue.repositoryId,
+      provider: 'unknown',
+      host: url.host,
+      path: url.pathname.slice(1),
+      url: queue.repositoryUrl,
+    } as RepositoryRow);
+  }
+  return known;
+}
+
+/** A provider URL as the fake compares them: a `.git` suffix and trailing slashes (Trunk's words) and letter case aside. */
+function normalizedUrl(url: string): string {
+  return url
+    .replace(/\/+$/, '')
+    .replace(/\.git$/, '')
+    .toLowerCase();
 }
 
 /** The page of `rows` the query's `limit` and `cursor` (an offset here) ask for. */
