@@ -12,6 +12,7 @@ import {
   startTestExporter,
   type ExporterUnderTest,
 } from '../support/exporterHarness.js';
+import { select } from '../support/exposition.js';
 import { startTestSimulator } from '../support/simulator.js';
 
 export const WEB = 'github.com/acme/web';
@@ -123,6 +124,23 @@ export async function until(condition: () => boolean, what: string): Promise<voi
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/**
+ * Waits until the target(s) `labels` select show up: the rig polls every 0.2 s, and a busy machine
+ * can run a poll past that interval, which shows 0 until it ends without having failed.
+ */
+export async function untilUp(
+  subject: ExporterUnderTest,
+  labels: Readonly<Record<string, string>>,
+): Promise<void> {
+  await subject.waitFor(
+    (samples) => {
+      const up = select(samples, 'trunk_exporter_target_up', labels);
+      return up.length > 0 && up.every((sample) => sample.value === 1);
+    },
+    `${JSON.stringify(labels)} up`,
+  );
 }
 
 /** Timers may fire a millisecond or two early when measured with Date.now(). */
