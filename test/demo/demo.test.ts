@@ -80,7 +80,7 @@ describe('demo', () => {
       body: '{}',
     });
     expect(unsigned.status).toBe(401);
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + 20_000;
     let page = '';
     while (!page.includes('trunk_merge_queue_pull_request_exits_by_source_total{')) {
       if (Date.now() > deadline) throw new Error('no exits_by_source series: webhooks off?');

@@ -117,9 +117,9 @@ export function callsTo(faults: FaultPlan, endpoint: FaultEndpoint, repo?: strin
     .filter((call) => call.endpoint === endpoint && (repo === undefined || call.repo === repo));
 }
 
-/** Polls `condition` every 20 ms until it holds; fails after 10 s saying what never happened. */
+/** Polls `condition` every 20 ms until it holds; fails after 20 s saying what never happened. */
 export async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + 20_000;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));

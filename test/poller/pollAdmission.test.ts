@@ -108,7 +108,7 @@ describe('poll jobs and admission', () => {
     const targetsCalled = (from: number): number =>
       new Set(server.requests.slice(from).map((request) => request.body)).size;
     const until = async (from: number, count: number) => {
-      const deadline = Date.now() + 10_000;
+      const deadline = Date.now() + 20_000;
       while (targetsCalled(from) < count) {
         if (Date.now() > deadline) throw new Error(`${String(targetsCalled(from))} targets called`);
         await new Promise((resolve) => setTimeout(resolve, 5));
