@@ -1,6 +1,7 @@
 # trunk-exporter container image. Build: docker build -t trunk-exporter . (or buildah bud, see
-# README "Deploy"). Run: mount a config at /etc/trunk-exporter/config.yaml and give the token via
-# TRUNK_API_TOKEN or trunk.tokenFile; `--demo` needs neither.
+# docs/deployment.md "Container image"). Run: mount a config at /etc/trunk-exporter/config.yaml and
+# give the API key (TRUNK_API_KEY or trunk.apiKeyFile) or the token (TRUNK_API_TOKEN or
+# trunk.tokenFile); `--demo` needs neither.
 
 # Any base image must have Node.js >= 22.19 (package.json engines: undici 8 needs it); the final
 # stage runs the exporter's own version check, so an older one fails the build, not the pod.

@@ -6,6 +6,9 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // expect.poll's own default (1 s) is less than a busy machine may take to deliver a socket's
+    // close or a log line; a condition that never comes still fails well within the test's time.
+    expect: { poll: { timeout: 10_000 } },
     // Most files spend their time waiting on sockets, child processes and short poll intervals,
     // not on the CPU, so one file more than there are cores runs at once (vitest's default is one
     // fewer: a single file at a time on 2 cores). More than that starves the cases that check a

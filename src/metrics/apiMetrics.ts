@@ -19,7 +19,9 @@ const DURATION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30];
 export function registerApiMetrics(registry: Registry): ApiCallObserver {
   const requests = new Counter({
     name: API_REQUESTS,
-    help: 'Requests sent to the Trunk API, by endpoint and HTTP status code (or timeout / network_error).',
+    help:
+      'Requests sent to the Trunk API, by endpoint and HTTP status code (or timeout / ' +
+      'network_error / response_too_large: a 2xx body over trunk.maxResponseBytes, not read).',
     labelNames: ['endpoint', 'code'] as const,
     registers: [registry],
   });

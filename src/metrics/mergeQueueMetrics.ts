@@ -192,7 +192,7 @@ export const MERGE_QUEUE_FAMILIES: readonly PerTargetFamily[] = [
   {
     name: fqName(NAMESPACE, SUBSYSTEM, 'oldest_pull_request_number'),
     help: (settings) =>
-      `Number of the pull request that has been in that state longest in the merge queue: the one whose stateChangedAt trunk_merge_queue_oldest_state_change_timestamp_seconds shows (the lowest number of equal timestamps; pull requests without a timestamp are never it). ${queueFreshness(settings)}`,
+      `Number of the pull request that has been in that state longest in the merge queue: the one whose stateChangedAt trunk_merge_queue_oldest_state_change_timestamp_seconds shows (the lowest number of equal timestamps; pull requests without a timestamp are never it). ${pullRequestFreshness(settings)}`,
     type: 'gauge',
     labelNames: ['repo', 'branch', 'state'],
     scope: 'target',

@@ -27,8 +27,8 @@ interface ReloaderOptions {
 }
 
 /**
- * Default for `loadTimeoutMs`: the config file, then the tokenFile and TLS files (read together),
- * each bounded by FILE_READ_TIMEOUT_MS, plus slack.
+ * Default for `loadTimeoutMs`: the config file, then the files it names (credentials, webhook
+ * secret, TLS; read together), each bounded by FILE_READ_TIMEOUT_MS, plus slack.
  */
 export const RELOAD_LOAD_TIMEOUT_MS = 2 * FILE_READ_TIMEOUT_MS + 1000;
 

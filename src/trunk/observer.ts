@@ -9,9 +9,10 @@ import type { Endpoint } from './schemas.js';
  * `unknown_entry_state`, a PR gone from a queue's live entries (API v2) that no read of concluded
  * entries lists, so in a state Trunk added (not counted as an exit); `unnamed_repository`, a test
  * whose `repoId` names no repository the exporter can name (counted for no repository);
- * `unknown_value`, an enum value outside a closed label set (a testing result's outcome), counted
- * under `other`; `future_timestamp`, a row dated more than a minute after the exporter's clock
- * (skew, a bad row), counted once without moving the read on past that minute.
+ * `unknown_value`, an enum value outside a closed label set (a testing result's outcome, a flaky or
+ * broken test's status), counted under `other`; `future_timestamp`, a row dated more than a minute
+ * after the exporter's clock (skew, a bad row), counted once without moving the read on past that
+ * minute.
  */
 export type ApiAnomalyKind =
   | 'duplicate_pr'

@@ -26,6 +26,9 @@ export type ApiRequest =
   | { readonly api: 'v1'; readonly path: string; readonly body: string }
   | { readonly api: 'v2'; readonly path: string };
 
+/** Why an attempt got no answer it can use; each is also its `code` in the API request counter. */
+export const ATTEMPT_FAILURE_REASONS = ['timeout', 'network_error', 'response_too_large'] as const;
+
 /** One finished exchange: a status with its body, or a transport failure. */
 export type AttemptOutcome =
   | {
@@ -37,7 +40,7 @@ export type AttemptOutcome =
     }
   | {
       readonly kind: 'failure';
-      readonly reason: 'timeout' | 'network_error' | 'response_too_large';
+      readonly reason: (typeof ATTEMPT_FAILURE_REASONS)[number];
       readonly requestId: string | undefined;
       /** e.g. `network error: UND_ERR_SOCKET other side closed`; may need scrubbing. */
       readonly detail: string;

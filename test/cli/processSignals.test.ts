@@ -8,10 +8,14 @@ afterEach(() => {
   for (const signals of listening.splice(0)) signals.dispose();
 });
 
-/** Sends SIGHUP to this process and lets the event loop deliver it. */
+/**
+ * Sends SIGHUP to this process and resolves once it has been delivered: listeners run in the order
+ * they were added, so the ones under test have run when this later one does.
+ */
 async function hangUp(): Promise<void> {
+  const delivered = new Promise((resolve) => process.once('SIGHUP', resolve));
   process.kill(process.pid, 'SIGHUP');
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await delivered;
 }
 
 describe('process signals', () => {

@@ -33,16 +33,25 @@ describe('demo', () => {
         port: 0,
         address: '127.0.0.1',
       });
-      const deadline = Date.now() + 10_000;
-      while ((await fetch(`${demo.url}/readyz`)).status !== 200) {
-        if (Date.now() > deadline) throw new Error('demo never became ready');
+      // Found by discovery (no target listed): the four merge queues, and the quarantine lists of
+      // the four repositories with tests (one of them, on a self-hosted GitLab, without a merge
+      // queue). Ready says each was polled once, not that each poll succeeded: wait for all eight.
+      const deadline = Date.now() + 20_000;
+      let page = '';
+      let samples: Sample[] = [];
+      while (
+        (await fetch(`${demo.url}/readyz`)).status !== 200 ||
+        sum(samples, 'trunk_exporter_target_up') !== 8
+      ) {
+        if (Date.now() > deadline) {
+          throw new Error(
+            `demo not ready with 8 targets up: ${String(sum(samples, 'trunk_exporter_target_up'))}`,
+          );
+        }
         await new Promise((resolve) => setTimeout(resolve, 100));
+        page = await (await fetch(`${demo.url}/metrics`)).text();
+        samples = parseExposition(page);
       }
-      const page = await (await fetch(`${demo.url}/metrics`)).text();
-      const samples = parseExposition(page);
-      // Found by discovery (no target listed), within the 10 s the wait above allows: the four
-      // merge queues, and the quarantine lists of the four repositories with tests (one of them,
-      // on a self-hosted GitLab, without a merge queue).
       expect(sum(samples, 'trunk_exporter_target_up')).toBe(8);
       expect(sum(samples, 'trunk_exporter_discovered_targets')).toBe(8);
       expect(page).toContain(
@@ -71,7 +80,7 @@ describe('demo', () => {
       body: '{}',
     });
     expect(unsigned.status).toBe(401);
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + 20_000;
     let page = '';
     while (!page.includes('trunk_merge_queue_pull_request_exits_by_source_total{')) {
       if (Date.now() > deadline) throw new Error('no exits_by_source series: webhooks off?');

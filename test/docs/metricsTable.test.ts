@@ -82,6 +82,29 @@ describe('the metrics tables of docs/metrics.md', () => {
       expect(row?.meaning, name).toMatch(/with webhooks on only/);
     }
   });
+
+  it('give, where a row names a field only API v1 has, what API v2 reads instead', () => {
+    // v1's list-quarantined-tests answers `page.total_rows` and each test's `quarantined_at`;
+    // v2's GET /v2/tests rows have neither (`quarantinedSince`, `statusSince`, and no total).
+    const v1Fields = ['total_rows', 'quarantined_at'];
+    for (const { name, meaning = '' } of documentedRows('## Families')) {
+      if (!v1Fields.some((field) => meaning.includes(field))) continue;
+      expect(meaning, name).toMatch(/API v1/);
+      expect(meaning, name).toMatch(/API v2|API v1 only/);
+    }
+  });
+
+  it('say where unknown_value counts, for each enum of Trunk the exporter keeps a closed set of', () => {
+    // A testing result's `outcome` and an unhealthy test's `status` grow on Trunk's side ("new
+    // members may be added within v2"); the exporter counts a new one as `other`.
+    const row = documentedRows("## The exporter's own metrics").find(
+      ({ name }) => name === 'trunk_exporter_api_anomalies_total',
+    );
+    const unknownValue =
+      /`unknown_value` \(([^)]*(?:\([^)]*\)[^)]*)*)\)/.exec(row?.meaning ?? '')?.[1] ?? '';
+    expect(unknownValue).toContain('outcome="other"');
+    expect(unknownValue).toContain('status="other"');
+  });
 });
 
 /** Orders the table's groups: merge queue, quarantine, flow, exporter. */

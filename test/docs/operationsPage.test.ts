@@ -1,10 +1,13 @@
 // Facts of docs/operations.md that live in the code: the exporter's endpoints (the paths the
-// webhook path may not take), the longest Retry-After pause the client honours, and how many PR
-// lookups a poll sends at a time (also in docs/architecture.md), with what happens at one slot.
+// webhook path may not take), the longest Retry-After pause the client honours, how many PR
+// lookups a poll sends at a time (also in docs/architecture.md), with what happens at one slot,
+// and the most pages an API v2 walk takes.
 import { describe, expect, it } from 'vitest';
 import { RESERVED_HTTP_PATHS } from '../../src/config/schema.js';
 import { LOOKUPS_AT_A_TIME, lookupsAtATime } from '../../src/poller/lookupFanOut.js';
 import { MAX_RETRY_AFTER_MS } from '../../src/trunk/retryPolicy.js';
+import { V2_MAX_LIMIT } from '../../src/trunk/v2Schemas.js';
+import { V2_MAX_PAGES } from '../../src/trunk/v2Paging.js';
 import { pageSection, readPage } from './pages.js';
 
 describe('docs/operations.md', () => {
@@ -48,4 +51,20 @@ describe('docs/operations.md', () => {
       expect(text, page).toMatch(/`maxConcurrentRequests: 1`[^.|]*(the only one|no slot)/);
     },
   );
+
+  it('gives the most pages an API v2 walk takes, and says a longer list fails, as the code has it', () => {
+    const count = (text: string | undefined) => Number(text?.replace(/,/g, ''));
+    const v2 = pageSection('docs/operations.md', '### Through API v2 (an API key)').replace(
+      /\s+/g,
+      ' ',
+    );
+    const bound = /at most ([\d,]+) pages \(([\d,]+) rows\): a longer list fails its read/.exec(v2);
+    expect(bound).not.toBeNull();
+    expect(count(bound?.[1])).toBe(V2_MAX_PAGES);
+    expect(count(bound?.[2])).toBe(V2_MAX_PAGES * V2_MAX_LIMIT);
+    const faults = pageSection('docs/operations.md', '## Faults from the Trunk API');
+    const row = faults.split('\n').find((line) => line.startsWith('| API v2: a list of more than'));
+    expect(row).toContain(`"more than ${String(V2_MAX_PAGES)} pages; stopped"`);
+    expect(count(/more than ([\d,]+) pages \(/.exec(row ?? '')?.[1])).toBe(V2_MAX_PAGES);
+  });
 });

@@ -12,6 +12,7 @@ import {
   startTestExporter,
   type ExporterUnderTest,
 } from '../support/exporterHarness.js';
+import { select } from '../support/exposition.js';
 import { startTestSimulator } from '../support/simulator.js';
 
 export const WEB = 'github.com/acme/web';
@@ -116,13 +117,30 @@ export function callsTo(faults: FaultPlan, endpoint: FaultEndpoint, repo?: strin
     .filter((call) => call.endpoint === endpoint && (repo === undefined || call.repo === repo));
 }
 
-/** Polls `condition` every 20 ms until it holds; fails after 10 s saying what never happened. */
+/** Polls `condition` every 20 ms until it holds; fails after 20 s saying what never happened. */
 export async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + 20_000;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/**
+ * Waits until the target(s) `labels` select show up: the rig polls every 0.2 s, and a busy machine
+ * can run a poll past that interval, which shows 0 until it ends without having failed.
+ */
+export async function untilUp(
+  subject: ExporterUnderTest,
+  labels: Readonly<Record<string, string>>,
+): Promise<void> {
+  await subject.waitFor(
+    (samples) => {
+      const up = select(samples, 'trunk_exporter_target_up', labels);
+      return up.length > 0 && up.every((sample) => sample.value === 1);
+    },
+    `${JSON.stringify(labels)} up`,
+  );
 }
 
 /** Timers may fire a millisecond or two early when measured with Date.now(). */

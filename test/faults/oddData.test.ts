@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Fault } from '../../src/simulator/faults.js';
 import { select, sum } from '../support/exposition.js';
-import { WEB, callsTo, pollFailures, startFaultRig, until } from './harness.js';
+import { WEB, callsTo, pollFailures, startFaultRig, until, untilUp } from './harness.js';
 
 type QueueItem = Record<string, unknown>;
 
@@ -50,23 +50,27 @@ describe('a PR number listed twice in one queue', () => {
 
     const faulted = () => callsTo(rig.faults, 'getQueue', WEB).filter((call) => call.fault);
     await until(() => faulted().length >= 5, 'five polls of the doubled queue');
-    const samples = await rig.subject.waitFor(
+    await rig.subject.waitFor(
       (current) =>
         sum(current, 'trunk_exporter_api_anomalies_total', { kind: 'duplicate_pr' }) >= 8,
       'the duplicates counted',
     );
-    const bad = faulted().length;
+    // Polls go on while these are read: at most one poll of the queue (its own polls never
+    // overlap) has been answered and not yet counted, and none counted that was not answered.
+    const answeredBefore = faulted().length;
+    const samples = await rig.subject.samples();
+    const answeredAfter = faulted().length;
     const duplicates = sum(samples, 'trunk_exporter_api_anomalies_total', {
       endpoint: 'getQueue',
       kind: 'duplicate_pr',
     });
-    expect(duplicates).toBeGreaterThanOrEqual(2 * (bad - 1));
-    expect(duplicates).toBeLessThanOrEqual(2 * bad);
+    expect(duplicates).toBeGreaterThanOrEqual(2 * (answeredBefore - 1));
+    expect(duplicates).toBeLessThanOrEqual(2 * answeredAfter);
     const byState = (page: typeof samples) =>
       select(page, 'trunk_merge_queue_pull_requests', web).filter((sample) => sample.value > 0);
     expect(byState(samples)).toEqual(byState(healthy));
     expect(sum(samples, 'trunk_merge_queue_state_transitions_total', web)).toBe(0);
-    expect(sum(samples, 'trunk_exporter_target_up', web)).toBe(1);
+    await untilUp(rig.subject, web);
     expect(pollFailures(rig.subject, WEB)).toEqual([]);
   });
 });
@@ -105,7 +109,7 @@ describe('timestamps', () => {
         sum(healthy, 'trunk_merge_queue_pull_requests', web),
       );
       expect(sum(samples, 'trunk_exporter_api_schema_mismatches_total')).toBe(0);
-      expect(sum(samples, 'trunk_exporter_target_up', web)).toBe(1);
+      await untilUp(rig.subject, web);
       expect(pollFailures(rig.subject, WEB)).toEqual([]);
     },
   );
@@ -146,6 +150,6 @@ describe('timestamps', () => {
       sum(healthy, 'trunk_merge_queue_pull_requests', web),
     );
     expect(sum(samples, 'trunk_exporter_api_schema_mismatches_total')).toBe(0);
-    expect(sum(samples, 'trunk_exporter_target_up', web)).toBe(1);
+    await untilUp(rig.subject, web);
   });
 });

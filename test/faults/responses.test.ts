@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Fault } from '../../src/simulator/faults.js';
 import { select, sum } from '../support/exposition.js';
-import { API, WEB, callsTo, pollFailures, startFaultRig, until } from './harness.js';
+import { API, WEB, callsTo, pollFailures, startFaultRig, until, untilUp } from './harness.js';
 
 /** The world's queue with `change` applied to a copy. */
 function queueWith(change: (queue: Record<string, unknown>) => void): Fault {
@@ -64,7 +64,7 @@ describe('schema mismatches', () => {
       expect(failures[0]?.reason).toBe('schema_mismatch');
       expect(failures[0]?.msg).toContain(detail);
       expect(sum(samples, 'trunk_exporter_target_up', web)).toBe(0);
-      expect(sum(samples, 'trunk_exporter_target_up', { repo: API })).toBe(1);
+      await untilUp(rig.subject, { repo: API });
       for (const name of ['trunk_merge_queue_concurrency', 'trunk_merge_queue_pull_requests']) {
         expect(select(samples, name, web)).toEqual(select(healthy, name, web));
       }
@@ -110,7 +110,7 @@ describe('an answer over trunk.maxResponseBytes', () => {
     );
     expect(sum(samples, 'trunk_exporter_api_schema_mismatches_total')).toBe(0);
     expect(sum(samples, 'trunk_exporter_target_up', web)).toBe(0);
-    expect(sum(samples, 'trunk_exporter_target_up', { repo: API })).toBe(1);
+    await untilUp(rig.subject, { repo: API });
     expect(select(samples, 'trunk_merge_queue_pull_requests', web)).toEqual(
       select(healthy, 'trunk_merge_queue_pull_requests', web),
     );
@@ -146,7 +146,7 @@ describe('unknown enum values', () => {
       'the unknown queue state',
     );
     expect(sum(samples, 'trunk_exporter_api_schema_mismatches_total')).toBe(0);
-    expect(sum(samples, 'trunk_exporter_target_up')).toBe(1);
+    await untilUp(rig.subject, {});
     expect(sum(samples, 'trunk_merge_queue_state', { ...web, state: 'running' })).toBe(0);
     const info = select(samples, 'trunk_merge_queue_info', web)[0]?.labels;
     expect([info?.mode, info?.merge_method]).toEqual(['hyperparallel', 'fast_forward']);

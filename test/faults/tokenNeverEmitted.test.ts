@@ -40,7 +40,7 @@ function runExporter(configPath: string, env: Record<string, string>): Promise<s
     const emitted: string[] = [];
     let started = false;
     const visit = async (url: string): Promise<void> => {
-      const deadline = Date.now() + 10_000;
+      const deadline = Date.now() + 20_000;
       while ((await fetch(`${url}/readyz`)).status !== 200) {
         if (Date.now() > deadline) throw new Error('exporter never became ready');
         await new Promise((done) => setTimeout(done, 50));

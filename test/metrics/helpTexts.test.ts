@@ -2,9 +2,12 @@
 // too, or says it is that API's only. Checked on the families the engine renders, and on every
 // family of a real exporter's page (prom-client's included), with both credentials, discovery and
 // webhooks on.
+import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
+import { registerApiMetrics } from '../../src/metrics/apiMetrics.js';
 import { SNAPSHOT_FAMILIES } from '../../src/metrics/families.js';
 import { ENDPOINTS } from '../../src/trunk/schemas.js';
+import { ATTEMPT_FAILURE_REASONS } from '../../src/trunk/transport.js';
 import { configYaml, startTestExporter } from '../support/exporterHarness.js';
 import { startTestSimulator } from '../support/simulator.js';
 import { WEBHOOK_SECRET } from '../support/webhooks.js';
@@ -55,5 +58,32 @@ describe('HELP texts on both APIs', () => {
       // A v1 call is said to be v1's: read bare on a queue fed by v2, it would mislead.
       if (v1) expect(help, name).toMatch(/\(API v1\)|on API v1|API v1 only/);
     }
+  });
+
+  it('name the list of pull requests for every family read from the pull requests', () => {
+    // Trunk's definition: a queue's pull requests, their queue entries' state and stateChangedAt
+    // and their readiness are rows of GET /v2/merge-queues/{id}/pull-requests; the list of
+    // queues carries each queue's state and settings only.
+    const fromPullRequests = [
+      'trunk_merge_queue_pull_requests',
+      'trunk_merge_queue_oldest_state_change_timestamp_seconds',
+      'trunk_merge_queue_oldest_pull_request_number',
+      'trunk_merge_queue_pull_requests_blocked',
+      'trunk_merge_queue_pull_requests_not_mergeable',
+    ];
+    for (const name of fromPullRequests) {
+      const help = SNAPSHOT_FAMILIES.find((family) => family.name === name)?.help(SETTINGS) ?? '';
+      expect(help, name).toContain('GET /v2/merge-queues/{id}/pull-requests (API v2)');
+      expect(help, name).not.toContain('GET /v2/merge-queues (API v2)');
+    }
+  });
+
+  it('of trunk_exporter_api_requests_total name every code an attempt without a status gets', async () => {
+    const registry = new Registry();
+    registerApiMetrics(registry);
+    const { help } = (await registry.getMetricsAsJSON()).find(
+      (metric) => metric.name === 'trunk_exporter_api_requests_total',
+    ) ?? { help: '' };
+    for (const reason of ATTEMPT_FAILURE_REASONS) expect(help).toContain(reason);
   });
 });

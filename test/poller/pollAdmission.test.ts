@@ -97,7 +97,8 @@ describe('poll jobs and admission', () => {
     });
     const config = exporterConfig(server.apiUrl, targets, { trunk: { maxConcurrentRequests } });
     expect(pollsAtOnce(maxConcurrentRequests)).toBe(POLLS_AT_ONCE);
-    const { client } = makeClient(server.apiUrl, { maxConcurrentRequests });
+    // A hanging call never times out within the test: only admission decides when a poll calls.
+    const { client } = makeClient(server.apiUrl, { maxConcurrentRequests, timeoutSeconds: 60 });
     const store = new SnapshotStore(600);
     store.setTargets(configuredTargets(config));
     const build = () =>
@@ -107,7 +108,11 @@ describe('poll jobs and admission', () => {
     const targetsCalled = (from: number): number =>
       new Set(server.requests.slice(from).map((request) => request.body)).size;
     const until = async (from: number, count: number) => {
-      while (targetsCalled(from) < count) await new Promise((resolve) => setTimeout(resolve, 5));
+      const deadline = Date.now() + 20_000;
+      while (targetsCalled(from) < count) {
+        if (Date.now() > deadline) throw new Error(`${String(targetsCalled(from))} targets called`);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
     };
 
     // Fresh jobs, every call hanging: one poll more than the bound waits for a place.
@@ -127,9 +132,8 @@ describe('poll jobs and admission', () => {
     answer = false;
     const again = new AbortController();
     const retried = failing.map((job) => job.run(again.signal));
-    await until(before, POLLS_AT_ONCE);
-    // Well before any call times out (2 s) and lets a held-back poll in.
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // With every call hanging, a held-back poll would never call.
+    await until(before, POLLS_AT_ONCE + 1);
     expect(targetsCalled(before)).toBe(POLLS_AT_ONCE + 1);
     again.abort();
     await Promise.all(retried);
@@ -152,7 +156,8 @@ describe('poll jobs and admission', () => {
       flakyTests: false,
     }));
     const config = exporterConfig(server.apiUrl, targets, { trunk: { maxConcurrentRequests } });
-    const { client } = makeClient(server.apiUrl, { maxConcurrentRequests });
+    // A hanging call never times out within the test: only admission decides when a poll calls.
+    const { client } = makeClient(server.apiUrl, { maxConcurrentRequests, timeoutSeconds: 60 });
     const store = new SnapshotStore(600);
     store.setTargets(configuredTargets(config));
     const jobs = buildPollJobs({ config, reader: client, store, logger: capturingLogger().logger });

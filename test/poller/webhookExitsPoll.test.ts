@@ -221,7 +221,7 @@ describe('exits with webhooks, against the simulator', () => {
     if (!parsed.ok || parsed.event.kind === 'flaky_tests') throw new Error('event does not parse');
     const { event } = parsed;
     const polling = exporter.pollAll();
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + 20_000;
     while (held.release === undefined) {
       if (Date.now() > deadline) throw new Error('the exit lookup never came');
       await new Promise((resolve) => setTimeout(resolve, 10));

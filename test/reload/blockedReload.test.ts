@@ -62,7 +62,7 @@ describe('a reload that cannot load', () => {
       logger: silentLogger(),
       loadTimeoutMs: 200,
     });
-    const started = Date.now();
+    // Both answer: a reloader that waited for the hung load would answer neither.
     const [hung, next] = await Promise.all([reloader.reload('SIGHUP'), reloader.reload('HTTP')]);
     expect(hung).toEqual({
       applied: false,
@@ -72,6 +72,5 @@ describe('a reload that cannot load', () => {
     expect(next.applied).toBe(true);
     expect(failures).toHaveLength(1);
     expect(successes).toHaveLength(1);
-    expect(Date.now() - started).toBeLessThan(5000);
   });
 });

@@ -219,9 +219,12 @@ describe('configuration reload', () => {
         'not applied until a restart: server.port',
     });
     // Log lines reach the capture buffer a tick later than the reload's answer.
-    await vi.waitFor(() => {
-      expect(run.logs()).toMatch(/"level":40,.*"needRestart":\["server.port"\]/);
-    });
+    await vi.waitFor(
+      () => {
+        expect(run.logs()).toMatch(/"level":40,.*"needRestart":\["server.port"\]/);
+      },
+      { timeout: 10_000 },
+    );
     expect((await fetch(`${run.exporter.url}/healthz`)).status).toBe(200);
   });
 

@@ -69,17 +69,22 @@ describe('webhook bodies under a slow-body attack', () => {
     const attacks = ['127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0.0.5'].map((address) =>
       slowBodyAttack(url, address, 4),
     );
+    // Deliveries until one finds every slot taken and an attacker is dropped for it: how soon the
+    // attackers hold all 16 depends on how busy the machine is.
+    const delivered: number[] = [];
     try {
-      await sleep(500);
-      for (const prNumber of [7, 8, 9]) {
-        const body = mergedEvent(prNumber);
-        expect(await postWebhookFrom(url, body, signedHeaders(body), '127.0.0.1')).toBe(204);
+      const deadline = Date.now() + 20_000;
+      while (!attacks.some((attack) => attack.statuses.includes(503))) {
+        if (Date.now() > deadline) throw new Error('no slow reader was dropped for a newcomer');
+        const body = mergedEvent(7 + delivered.length);
+        delivered.push(await postWebhookFrom(url, body, signedHeaders(body), '127.0.0.1'));
+        await sleep(20);
       }
     } finally {
       for (const attack of attacks) attack.stop();
     }
-    expect(attacks.flatMap((attack) => attack.statuses)).toContain(503);
-    expect(await webhookResults(test)).toMatchObject({ accepted: 3 });
+    expect(delivered.filter((status) => status !== 204)).toEqual([]);
+    expect(await webhookResults(test)).toMatchObject({ accepted: delivered.length });
     expect((await webhookResults(test)).busy).toBeGreaterThan(0);
   });
 });

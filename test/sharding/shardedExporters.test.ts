@@ -69,7 +69,8 @@ async function startShard(world: SimulatorWorld, shard: number, totalShards: num
     token: SIMULATOR_TOKEN,
   });
   const yaml = [
-    configYaml({ apiUrl: simulator.baseUrl, targets: TARGETS_YAML }),
+    // A busy machine may answer after the default 2 s; a retry would count a target twice.
+    configYaml({ apiUrl: simulator.baseUrl, targets: TARGETS_YAML, timeoutSeconds: 30 }),
     `sharding:\n  shard: ${shard}\n  totalShards: ${totalShards}`,
   ].join('\n');
   const exporter = await startTestExporter(yaml);

@@ -15,7 +15,7 @@ export interface RunningCli {
   stdout(): string;
 }
 
-/** Starts `trunk-exporter ARGS`; the URL promise rejects if none is logged within 10 s. */
+/** Starts `trunk-exporter ARGS`; the URL promise rejects if none is logged within 20 s. */
 export function startCli(args: readonly string[], env: Record<string, string> = {}): RunningCli {
   return startExporterProcess(process.execPath, [bin, ...args], env);
 }
@@ -25,7 +25,8 @@ export const CLI_BIN = bin;
 
 /**
  * Starts COMMAND ARGS, a process that runs the exporter (the CLI itself, or a wrapper that execs
- * it); the URL promise rejects if none is logged within 10 s.
+ * it); the URL promise rejects if none is logged within 20 s (a busy machine takes seconds to start
+ * Node.js and load the exporter).
  */
 export function startExporterProcess(
   command: string,
@@ -43,7 +44,7 @@ export function startExporterProcess(
   const url = new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
       reject(new Error(`no URL logged: ${stdout}`));
-    }, 10_000);
+    }, 20_000);
     const look = (): void => {
       const match = /serving metrics on (https?:\/\/\S+)\/metrics/.exec(stdout);
       if (match?.[1]) {

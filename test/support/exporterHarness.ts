@@ -21,6 +21,9 @@ export const SIMULATOR_TOKEN = 'sim-token-4b1d';
  */
 export const FIRST_POLL_SPREAD_SECONDS = 0.1;
 
+/** The longest a test waits for a condition of its exporter. */
+const WAIT_MS = 20_000;
+
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -124,8 +127,9 @@ export async function startTestExporter(
     return response.text();
   };
   const samples = async () => parseExposition(await scrape());
+  // Long enough for a busy machine, well inside a test's 30 s: a condition that never comes fails.
   const waitFor = async (predicate: (samples: Sample[]) => boolean, what: string) => {
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + WAIT_MS;
     for (;;) {
       const current = await samples();
       if (predicate(current)) return current;
@@ -134,7 +138,7 @@ export async function startTestExporter(
     }
   };
   const waitUntilReady = async () => {
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + WAIT_MS;
     while ((await fetch(`${exporter.url}/readyz`)).status !== 200) {
       if (Date.now() > deadline) throw new Error('exporter never became ready');
       await new Promise((resolve) => setTimeout(resolve, 50));

@@ -34,7 +34,7 @@ export async function startWebhookExporter(
     ...(options.webhooks === undefined ? [] : [options.webhooks]),
   ].join('\n');
   const test = await startTestExporter(yaml);
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + 20_000;
   while (
     (await fetch(`${test.exporter.url}/readyz`, { headers: options.auth ?? {} })).status !== 200
   ) {

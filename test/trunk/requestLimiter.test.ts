@@ -100,7 +100,9 @@ describe('RequestLimiter', () => {
         release();
       }),
     );
-    expect((started[3] ?? 0) - (started[0] ?? 0)).toBeGreaterThanOrEqual(150 - 5);
+    // 150 ms reserved; half of it held, as a busy machine may run the first start's continuation
+    // late: without the spacing the four start within a millisecond.
+    expect((started[3] ?? 0) - (started[0] ?? 0)).toBeGreaterThanOrEqual(150 / 2);
   });
 
   it('leaves no listener on a signal once its waiting requests are granted or aborted', async () => {

@@ -61,9 +61,10 @@ describe('TrunkClient retries after 429', () => {
       if (index < 2) sendText(res, 429, '');
       else sendJson(res, 200, queueResponse());
     });
-    // random 0.5 of min(max, 200 * 2^(n-1)): 100 ms, then 200 ms.
+    // random 0.05 of min(max, 2000 * 2^(n-1)): 100 ms, then 200 ms; without the jitter, 2 s.
     const { client, observer } = makeClient(server.apiUrl, {
-      retry: { maxAttempts: 4, baseDelayMs: 200, maxDelayMs: 10_000 },
+      retry: { maxAttempts: 4, baseDelayMs: 2000, maxDelayMs: 10_000 },
+      random: () => 0.05,
     });
 
     await client.getQueue(REPO, 'main');
@@ -71,7 +72,8 @@ describe('TrunkClient retries after 429', () => {
     expect(observer.codes()).toEqual(['429', '429', '200']);
     const [first, second] = gapsMs(server.requests.map((request) => request.receivedAt));
     expect(first).toBeGreaterThanOrEqual(100 - CLOCK_SLACK_MS);
-    expect(first).toBeLessThan(190);
+    // Half the unjittered 2 s: room for a busy machine's late timers.
+    expect(first).toBeLessThan(1000);
     expect(second).toBeGreaterThanOrEqual(200 - CLOCK_SLACK_MS);
   });
 });
@@ -143,7 +145,8 @@ describe('TrunkClient transport failures', () => {
     expect((error as Error).message).toContain('timed out after 0.3s');
     expect(observer.codes()).toEqual(['timeout', 'timeout']);
     expect(server.requests).toHaveLength(2);
-    expect(Date.now() - started).toBeLessThan(1500);
+    // Two attempts of 0.3 s: ten times the timeout would take 6 s, undici's own 300 s.
+    expect(Date.now() - started).toBeLessThan(3000);
   });
 
   it('times out a body that stalls after the headers', async () => {
@@ -181,7 +184,8 @@ describe('TrunkClient transport failures', () => {
 
     expect(error).toMatchObject({ reason: 'timeout', attempts: 1 });
     expect(observer.codes()).toEqual(['timeout']);
-    expect(Date.now() - started).toBeLessThan(1000);
+    // One attempt of 0.3 s: ten times the timeout would take 3 s; without it, the trickle never ends.
+    expect(Date.now() - started).toBeLessThan(2000);
   });
 
   it('retries after the connection is reset before the response', async () => {
@@ -236,15 +240,18 @@ describe('TrunkClient transport failures', () => {
 describe('TrunkClient deadline and abort', () => {
   it('does not start a retry whose wait would end after deadlineMs', async () => {
     const server = await startApiServer((_req, res) => {
-      sendText(res, 503, 'maintenance', { 'retry-after': '10' });
+      sendText(res, 503, 'maintenance', { 'retry-after': '60' });
     });
     const { client } = makeClient(server.apiUrl);
     const started = Date.now();
 
-    const error = await rejectionOf(client.getQueue(REPO, 'main', { deadlineMs: started + 2000 }));
+    const error = await rejectionOf(
+      client.getQueue(REPO, 'main', { deadlineMs: started + 20_000 }),
+    );
 
     expect(error).toMatchObject({ reason: 'http_status', status: 503, attempts: 1 });
-    expect(Date.now() - started).toBeLessThan(500);
+    // At once: waiting until the deadline before giving up would take 20 s.
+    expect(Date.now() - started).toBeLessThan(10_000);
     expect(server.requests).toHaveLength(1);
   });
 
@@ -279,7 +286,7 @@ describe('TrunkClient deadline and abort', () => {
 
   it('ends a retry wait on abort', async () => {
     const server = await startApiServer((_req, res) => {
-      sendText(res, 429, '', { 'retry-after': '10' });
+      sendText(res, 429, '', { 'retry-after': '20' });
     });
     const { client } = makeClient(server.apiUrl);
     const controller = new AbortController();
@@ -291,7 +298,8 @@ describe('TrunkClient deadline and abort', () => {
     const error = await rejectionOf(client.getQueue(REPO, 'main', { signal: controller.signal }));
 
     expect(error).toMatchObject({ reason: 'aborted', attempts: 1 });
-    expect(Date.now() - started).toBeLessThan(1000);
+    // Ended with the abort: a wait that ignored it would take the Retry-After's 20 s.
+    expect(Date.now() - started).toBeLessThan(10_000);
     expect(server.requests).toHaveLength(1);
   });
 

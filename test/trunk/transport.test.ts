@@ -33,12 +33,15 @@ afterEach(cleanUp);
 
 describe('TrunkTransport', () => {
   it("leaves no listener on the caller's signal once an attempt is over", async () => {
-    const server = await startApiServer((_req, res, index) => {
-      // The second request never gets an answer and times out.
-      if (index === 0) sendJson(res, 200, { ok: true });
-    });
-    const transport = makeTransport(server.apiUrl, 200);
     const poll = new AbortController();
+    let listenersWhileInFlight: number | undefined;
+    const server = await startApiServer((_req, res, index) => {
+      // The second request never gets an answer and times out; while the server holds it, the
+      // attempt is in flight (its timeout leaves a busy machine a second to get it here).
+      if (index === 0) sendJson(res, 200, { ok: true });
+      else listenersWhileInFlight = getEventListeners(poll.signal, 'abort').length;
+    });
+    const transport = makeTransport(server.apiUrl, 1000);
 
     const answered = transport.send(TARGET, V1_REQUEST, poll.signal, 1);
     const outcome = await answered;
@@ -46,10 +49,9 @@ describe('TrunkTransport', () => {
     expect(getEventListeners(poll.signal, 'abort')).toHaveLength(0);
 
     const timedOut = transport.send(TARGET, V1_REQUEST, poll.signal, 1);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    // While the attempt is in flight it listens, so that aborting the poll ends it.
-    expect(getEventListeners(poll.signal, 'abort')).toHaveLength(1);
     expect(await timedOut).toMatchObject({ kind: 'failure', reason: 'timeout' });
+    // While the attempt was in flight it listened, so that aborting the poll would end it.
+    expect(listenersWhileInFlight).toBe(1);
     expect(getEventListeners(poll.signal, 'abort')).toHaveLength(0);
     await transport.close();
   });
@@ -61,12 +63,16 @@ describe('TrunkTransport', () => {
     const transport = makeTransport(server.apiUrl, 60_000);
     const poll = new AbortController();
     const attempt = transport.send(TARGET, V1_REQUEST, poll.signal, 1);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await expect.poll(() => server.requests.length).toBe(1);
     poll.abort(new Error('poll stopped'));
 
     // Long before the attempt's own timeout (a minute) could end it.
-    const stillRunning = new Promise((resolve) => setTimeout(resolve, 2000, 'still running'));
+    let timer: NodeJS.Timeout | undefined;
+    const stillRunning = new Promise((resolve) => {
+      timer = setTimeout(resolve, 20_000, 'still running');
+    });
     const ended = await Promise.race([attempt.catch((error: unknown) => error), stillRunning]);
+    clearTimeout(timer);
     expect(ended).toMatchObject({ reason: 'aborted', attempts: 1 });
     expect(getEventListeners(poll.signal, 'abort')).toHaveLength(0);
     await transport.close();

@@ -119,6 +119,21 @@ describe('TrunkV2Client', () => {
     expect(server.requests).toHaveLength(V2_MAX_EMPTY_PAGES_IN_A_ROW + 1);
   });
 
+  it('stops a walk after 1,000 pages of rows, however consistent its cursors', async () => {
+    let page = 0;
+    const server = await startApiServer((_req, res) => {
+      page += 1;
+      sendJson(res, 200, { data: [pullRequest(page)], nextCursor: `page-${page}`, hasMore: true });
+    }, '');
+    const { v2 } = v2Client(server.origin);
+    const error = await rejectionOf(v2.listQueuePullRequests(QUEUE, { states: ['pending'] }));
+    expect(error).toBeInstanceOf(V2PagingError);
+    expect(String(error)).toContain(
+      'the pull requests of github.com/acme/web main: more than 1000 pages; stopped',
+    );
+    expect(server.requests).toHaveLength(1000);
+  });
+
   it('puts the error code of the envelope into the error, keeps the HTTP status, and never the key', async () => {
     const server = await startApiServer((_req, res) => {
       sendJson(res, 404, {
