@@ -4,6 +4,15 @@
 import type { FailureReason, PullRequestState, SimulatedPullRequest } from './pullRequest.js';
 import type { VerificationRun } from './verificationRuns.js';
 
+/** Why an entry went (back) to `pending` from testing or a failure: what restarts its testing. */
+export type RestartReason =
+  | 'TESTS_RESTARTED_BY_USER'
+  | 'TESTS_RESTARTED_BY_API_REQUEST'
+  | 'MANUAL_PUSH_TO_TARGET_BRANCH'
+  | 'PREREQUISITE_MERGE_ITEM_FAILED'
+  | 'SKIP_THE_LINE_INTERRUPTED'
+  | 'BISECTION_REQUIRED';
+
 /**
  * The reasons the simulated engine gives, in the definition's vocabulary
  * (`QueueEntryStateTransition.reason`, an open set of which these are the ones the model causes).
@@ -15,12 +24,7 @@ export type TransitionReason =
   | 'API_REQUESTED'
   // pending: why it (re)entered the line
   | 'MERGE_ITEM_NOW_READY'
-  | 'TESTS_RESTARTED_BY_USER'
-  | 'TESTS_RESTARTED_BY_API_REQUEST'
-  | 'MANUAL_PUSH_TO_TARGET_BRANCH'
-  | 'PREREQUISITE_MERGE_ITEM_FAILED'
-  | 'SKIP_THE_LINE_INTERRUPTED'
-  | 'BISECTION_REQUIRED'
+  | RestartReason
   // testsPassed
   | 'TEST_RUN_PASSED'
   // failed
@@ -36,17 +40,6 @@ export type TransitionReason =
   // merged
   | 'MERGE_GRAPH_MERGE'
   | 'MERGE_GRAPH_DIRECT_MERGE';
-
-/** Restart reasons: why a pull request went back to `pending`. */
-export type RestartReason = Extract<
-  TransitionReason,
-  | 'TESTS_RESTARTED_BY_USER'
-  | 'TESTS_RESTARTED_BY_API_REQUEST'
-  | 'MANUAL_PUSH_TO_TARGET_BRANCH'
-  | 'PREREQUISITE_MERGE_ITEM_FAILED'
-  | 'SKIP_THE_LINE_INTERRUPTED'
-  | 'BISECTION_REQUIRED'
->;
 
 /** One state change of an entry. */
 export interface EntryTransition {

@@ -10,6 +10,7 @@ import {
 } from './pullRequest.js';
 import type { TransitionCause } from './entryRecorder.js';
 import type { MergeQueueSettings } from './queueSettings.js';
+import type { ScriptedQueue } from './scriptedQueue.js';
 import type { QueueState } from './queueState.js';
 import { unitHash, type Random } from './random.js';
 import type { TestingEnding } from './testingHistory.js';
@@ -52,13 +53,8 @@ export interface PullRequestFlow {
   restartTestingBehind(index: number, now: number, cause: TransitionCause): void;
   /** Fails a pull request out of the queue, restarting what was tested on top of it. */
   fail(pr: SimulatedPullRequest, now: number): void;
-  /** Starts testing `prs` now on one run as told, drawing nothing from the random stream (scripts). */
-  testNow(
-    prs: readonly SimulatedPullRequest[],
-    now: number,
-    lastsSeconds: number,
-    passes: boolean,
-  ): void;
+  /** Starts testing on one run as told, drawing nothing from the random stream (scripts). */
+  testNow: ScriptedQueue['testNow'];
 }
 
 /** The testing flow of `queue`. */

@@ -2,17 +2,8 @@
 // says: what `failureRate`, `failureCount`, `runCount` and `prsImpacted` mean, the nulls it allows,
 // and the collections' counts and settings.
 import { describe, expect, it } from 'vitest';
+import type { TestCaseMetricsV2Body as Metrics } from '../../src/simulator/v2TestResponses.js';
 import { getPage, startV2Simulator, walk } from './v2Harness.js';
-
-interface Metrics {
-  readonly failureRate: number;
-  readonly prsImpacted: number;
-  readonly runCount: number;
-  readonly failureCount: number;
-  readonly durationP95Ms: number | null;
-  readonly lastRunAt: string | null;
-  readonly lastFailureAt: string | null;
-}
 
 const DAY = 86_400_000;
 
