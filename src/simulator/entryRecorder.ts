@@ -37,6 +37,14 @@ const CONFLICT_WITH_ENTRY_AHEAD = 0.3;
 /** Checks the queue's runs report besides the queue's list: they are never required. */
 const OPTIONAL_CHECK_NAMES = ['codecov/patch'];
 
+/** The states of entries in the line: ready, testing, passed or failing, not yet out. */
+const IN_LINE: readonly PullRequestState[] = [
+  'pending',
+  'testing',
+  'tests_passed',
+  'pending_failure',
+];
+
 /** What a transition records besides its state and time. */
 type Details = Omit<EntryTransitionRecord, 'state' | 'at'>;
 
@@ -88,11 +96,14 @@ export function createEntryRecorder(queue: RecordedQueue): EntryRecorder {
     failingCheck: (now) => queue.failingCheck(now),
   });
 
+  const oldestEnqueuedFirst = (a: SimulatedPullRequest, b: SimulatedPullRequest) =>
+    a.queueSequence - b.queueSequence;
+  /** The entries ahead of `pr` in the queue in one of `states`, oldest-enqueued first. */
   const aheadOf = (pr: SimulatedPullRequest, states: readonly PullRequestState[]) => {
     const index = active.indexOf(pr);
     return (index === -1 ? [] : active.slice(0, index))
       .filter((other) => states.includes(other.state))
-      .sort((a, b) => a.queueSequence - b.queueSequence);
+      .sort(oldestEnqueuedFirst);
   };
   /** A person behind a transition of `pr`: its author, or someone else for a bot's. */
   const person = (pr: SimulatedPullRequest) => (isBot(pr.author) ? pickPerson(random) : pr.author);
@@ -113,18 +124,19 @@ export function createEntryRecorder(queue: RecordedQueue): EntryRecorder {
     from: PullRequestState,
     cause: TransitionCause | undefined,
   ): Details => {
-    const line = { ahead: aheadOf(pr, ['pending', 'testing', 'tests_passed', 'pending_failure']) };
-    if (from === 'not_ready') return { ...line, reason: recorded('MERGE_ITEM_NOW_READY') };
+    const inLine = aheadOf(pr, IN_LINE);
+    if (from === 'not_ready') return { ahead: inLine, reason: recorded('MERGE_ITEM_NOW_READY') };
     const reason =
       cause?.reason ??
       (random.chance(RESTARTS_BY_A_PERSON)
         ? 'TESTS_RESTARTED_BY_USER'
         : 'TESTS_RESTARTED_BY_API_REQUEST');
     const { prerequisite } = cause ?? {};
+    // The failed pull request ahead has left the queue, but it was queued behind it all the same.
     const ahead =
-      prerequisite === undefined || line.ahead.includes(prerequisite)
-        ? line.ahead
-        : [...line.ahead, prerequisite].sort((a, b) => a.queueSequence - b.queueSequence);
+      prerequisite === undefined || inLine.includes(prerequisite)
+        ? inLine
+        : [...inLine, prerequisite].sort(oldestEnqueuedFirst);
     return {
       reason: recorded(reason),
       ahead,
@@ -140,9 +152,7 @@ export function createEntryRecorder(queue: RecordedQueue): EntryRecorder {
     if (from === 'tests_passed') return { reason: recorded('GITHUB_API_MERGE_PR_FAILED') };
     // Failing before any test run: the test branch could not be built.
     const roll = random.next();
-    const entryAhead = aheadOf(pr, ['pending', 'testing', 'tests_passed', 'pending_failure']).at(
-      -1,
-    );
+    const entryAhead = aheadOf(pr, IN_LINE).at(-1);
     const conflictCulprit =
       roll < CONFLICT_ON_TARGET_BRANCH
         ? 'baseBranch'
@@ -164,10 +174,12 @@ export function createEntryRecorder(queue: RecordedQueue): EntryRecorder {
       return { reason: recorded('NOT_READY_TIMEOUT_EXPIRED') };
     }
     const roll = random.next();
-    if (roll < CANCELLED_BY_AUTHOR)
+    if (roll < CANCELLED_BY_AUTHOR) {
       return { reason: recorded('USER_REQUESTED'), actor: person(pr) };
-    if (roll < CANCELLED_BY_AUTHOR + CANCELLED_BY_A_PUSH)
+    }
+    if (roll < CANCELLED_BY_AUTHOR + CANCELLED_BY_A_PUSH) {
       return { reason: recorded('PR_PUSHED_TO') };
+    }
     if (roll < CANCELLED_BY_AUTHOR + CANCELLED_BY_A_PUSH + CANCELLED_AS_DRAFT) {
       return { reason: recorded('PR_CONVERTED_TO_DRAFT') };
     }

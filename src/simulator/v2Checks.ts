@@ -3,6 +3,7 @@
 // concluded comes from the run; its id, kind and link are pure functions of the run and its name.
 import { unitHash } from './random.js';
 import type { SimulatedRepository } from './repositories.js';
+import { repositoryUrl } from './v2Responses.js';
 import type { CheckConclusion, CheckOutcome } from './verificationRuns.js';
 
 /** Share of commit-status checks whose CI left no link. */
@@ -48,7 +49,7 @@ export function renderCheck(
   const kind = name.includes('/') ? 'statusCheck' : 'checkRun';
   const url =
     kind === 'checkRun'
-      ? `https://${repository.host}/${repository.owner}/${repository.name}/runs/${id}`
+      ? `${repositoryUrl(repository)}/runs/${id}`
       : unitHash(`check-url:${key}`) < STATUS_CHECK_WITHOUT_URL
         ? null
         : `https://ci.${repository.owner}.dev/builds/${id}`;

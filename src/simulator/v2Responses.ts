@@ -131,7 +131,7 @@ function isSynced(pr: SimulatedPullRequest): boolean {
 
 /** The pull request's page on its provider. */
 function htmlUrlOf(repository: SimulatedRepository, pr: SimulatedPullRequest): string {
-  return `https://${repository.host}/${repository.owner}/${repository.name}/pull/${pr.number}`;
+  return `${repositoryUrl(repository)}/pull/${pr.number}`;
 }
 
 /** `url`: the pull request's page, once Trunk's sync has populated it (absent before). */

@@ -10,7 +10,7 @@ import { isoTimestamp } from './responses.js';
 import { notFound, validationFailed, type V2Answer } from './v2Errors.js';
 import { takePage, type ListPage, type PageRequest, type Query, type SortKey } from './v2Paging.js';
 import { isUuid, readEnum, readInstant } from './v2Query.js';
-import { syncedHtmlUrl } from './v2Responses.js';
+import { repositoryUrl, syncedHtmlUrl } from './v2Responses.js';
 import { renderCheck, type CheckV2Body } from './v2Checks.js';
 import type { RunStatus, VerificationRun } from './verificationRuns.js';
 
@@ -25,6 +25,9 @@ export interface ViewedQueue {
 export const VERIFICATION_RUN_FILTERS = ['status', 'createdAfter', 'sort', 'direction'] as const;
 
 const RUN_STATUSES: readonly RunStatus[] = ['inProgress', 'failed', 'cancelled', 'succeeded'];
+
+/** The first number of the draft pull requests the queue opens for its test branches. */
+const DRAFT_PULL_REQUESTS_FROM = 100_000;
 
 export interface PullRequestRefV2Body {
   readonly id: string;
@@ -86,16 +89,15 @@ export function renderVerificationRun(
   const tag = Math.abs(run.batch).toString(36).padStart(4, '0');
   const outcomes = run.checks ?? run.failing;
   const onGitHub = repository.host.includes('github');
+  const repositoryPage = repositoryUrl(repository);
+  // The queue's draft pull request for the test branch, numbered far past the repository's own.
+  const draft = DRAFT_PULL_REQUESTS_FROM + Math.abs(run.batch);
   return {
     id,
     isBisection: run.isBisection,
     testBranch: `trunk-merge/${model.branch}/${run.batch < 0 ? 'x' : ''}${tag}`,
     testBranchSha: sha,
-    ...(onGitHub
-      ? {
-          testBranchCommitUrl: `https://${repository.host}/${repository.owner}/${repository.name}/commit/${sha}`,
-        }
-      : {}),
+    ...(onGitHub ? { testBranchCommitUrl: `${repositoryPage}/commit/${sha}` } : {}),
     createdAt: isoTimestamp(run.createdAt),
     updatedAt: isoTimestamp(run.updatedAt),
     status: run.status,
@@ -112,12 +114,7 @@ export function renderVerificationRun(
     testedPullRequests: run.tested.map((pr) => pullRequestRef(repository, pr)),
     dependentPullRequests: run.dependent.map((pr) => pullRequestRef(repository, pr)),
     ...(model.settings.createPrsForTestingBranches
-      ? {
-          testBranchPullRequest: {
-            number: 100_000 + Math.abs(run.batch),
-            url: `https://${repository.host}/${repository.owner}/${repository.name}/pull/${100_000 + Math.abs(run.batch)}`,
-          },
-        }
+      ? { testBranchPullRequest: { number: draft, url: `${repositoryPage}/pull/${draft}` } }
       : {}),
   };
 }
@@ -127,8 +124,9 @@ function readRunQuery(query: Query): V2Answer<RunStatus | undefined> {
   const sort = readEnum(query, 'sort', ['createdAt']);
   if (!sort.ok) return validationFailed(`sort is not configurable yet: ${sort.message}`);
   const direction = readEnum(query, 'direction', ['desc']);
-  if (!direction.ok)
+  if (!direction.ok) {
     return validationFailed(`direction is not configurable yet: ${direction.message}`);
+  }
   return readEnum(query, 'status', RUN_STATUSES);
 }
 
