@@ -66,8 +66,8 @@ export interface EntryTransition {
   readonly conflictCulprit?: SimulatedPullRequest | 'baseBranch';
 }
 
-/** What a transition records; the history numbers it. */
-export type EntryTransitionRecord = Omit<EntryTransition, 'sequence'>;
+/** What a transition records besides its place, state and time. */
+export type EntryDetails = Omit<EntryTransition, 'sequence' | 'state' | 'at'>;
 
 /** One entry's timeline, oldest first. */
 export interface EntryTimeline {
@@ -83,8 +83,13 @@ export const ENTRY_HISTORY_TRANSITIONS = 300;
 export interface EntryHistory {
   /** The timeline of the pull request `id` (lowercase), if the queue remembers it. */
   timeline(id: string): EntryTimeline | undefined;
-  /** Appends a transition of `pr`. */
-  record(pr: SimulatedPullRequest, transition: EntryTransitionRecord): void;
+  /** Appends a transition of `pr` to `state` at `at` (unix seconds). */
+  record(
+    pr: SimulatedPullRequest,
+    state: PullRequestState,
+    at: number,
+    details: EntryDetails,
+  ): void;
   /** Drops the timeline of a pull request the queue no longer remembers. */
   forget(pr: SimulatedPullRequest): void;
 }
@@ -94,17 +99,18 @@ export function createEntryHistory(): EntryHistory {
   const timelines = new Map<string, { pr: SimulatedPullRequest; transitions: EntryTransition[] }>();
   return {
     timeline: (id) => timelines.get(id),
-    record(pr, transition) {
+    record(pr, state, at, details) {
       let timeline = timelines.get(pr.id);
       if (timeline === undefined) {
         timeline = { pr, transitions: [] };
         timelines.set(pr.id, timeline);
       }
       const { transitions } = timeline;
-      transitions.push({ ...transition, sequence: (transitions.at(-1)?.sequence ?? 0) + 1 });
+      const sequence = (transitions.at(-1)?.sequence ?? 0) + 1;
+      transitions.push({ sequence, state, at, ...details });
       while (
         transitions.length > ENTRY_HISTORY_TRANSITIONS ||
-        (transitions[0] !== undefined && transitions[0].at < transition.at - ENTRY_HISTORY_SECONDS)
+        (transitions[0] !== undefined && transitions[0].at < at - ENTRY_HISTORY_SECONDS)
       ) {
         transitions.shift();
       }

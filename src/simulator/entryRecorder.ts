@@ -6,7 +6,7 @@
 import {
   createEntryHistory,
   type EntryHistory,
-  type EntryTransitionRecord,
+  type EntryDetails as Details,
   type RestartReason,
   type TransitionReason,
 } from './entryHistory.js';
@@ -15,7 +15,7 @@ import {
   type PullRequestState,
   type SimulatedPullRequest,
 } from './pullRequest.js';
-import { STATUS_NAMES, type MergeQueueSettings } from './queueSettings.js';
+import type { MergeQueueSettings } from './queueSettings.js';
 import type { Random } from './random.js';
 import type { TestingOutcome } from './testingHistory.js';
 import { createVerificationRuns, type VerificationRuns } from './verificationRuns.js';
@@ -34,8 +34,6 @@ const CANCELLED_AS_DRAFT = 0.07;
 /** Shares of merge conflicts Trunk traced to the target branch, to the entry ahead. */
 const CONFLICT_ON_TARGET_BRANCH = 0.4;
 const CONFLICT_WITH_ENTRY_AHEAD = 0.3;
-/** Checks the queue's runs report besides the queue's list: they are never required. */
-const OPTIONAL_CHECK_NAMES = ['codecov/patch'];
 
 /** The states of entries in the line: ready, testing, passed or failing, not yet out. */
 const IN_LINE: readonly PullRequestState[] = [
@@ -44,9 +42,6 @@ const IN_LINE: readonly PullRequestState[] = [
   'tests_passed',
   'pending_failure',
 ];
-
-/** What a transition records besides its state and time. */
-type Details = Omit<EntryTransitionRecord, 'state' | 'at'>;
 
 /** Why the flow moved a pull request, when the state it moves to does not say it alone. */
 export interface TransitionCause {
@@ -90,19 +85,15 @@ export interface EntryRecorder {
 export function createEntryRecorder(queue: RecordedQueue): EntryRecorder {
   const { random, active } = queue;
   const history = createEntryHistory();
-  const runs = createVerificationRuns({
-    random,
-    checkNames: [...STATUS_NAMES, ...OPTIONAL_CHECK_NAMES],
-    failingCheck: (now) => queue.failingCheck(now),
-  });
+  const runs = createVerificationRuns({ random, failingCheck: (now) => queue.failingCheck(now) });
 
   const oldestEnqueuedFirst = (a: SimulatedPullRequest, b: SimulatedPullRequest) =>
     a.queueSequence - b.queueSequence;
   /** The entries ahead of `pr` in the queue in one of `states`, oldest-enqueued first. */
   const aheadOf = (pr: SimulatedPullRequest, states: readonly PullRequestState[]) => {
     const index = active.indexOf(pr);
-    return (index === -1 ? [] : active.slice(0, index))
-      .filter((other) => states.includes(other.state))
+    return active
+      .filter((other, at) => at < index && states.includes(other.state))
       .sort(oldestEnqueuedFirst);
   };
   /** A person behind a transition of `pr`: its author, or someone else for a bot's. */
@@ -231,12 +222,12 @@ export function createEntryRecorder(queue: RecordedQueue): EntryRecorder {
     history,
     runs,
     submitted(pr, now) {
-      history.record(pr, { ...submission(pr), state: 'not_ready', at: now });
+      history.record(pr, 'not_ready', now, submission(pr));
     },
     moving(pr, to, now, outcome, cause) {
       const from = pr.state;
       if (from === 'testing' && outcome !== undefined) runs.end(pr, outcome, now);
-      history.record(pr, { ...details(pr, from, to, now, cause), state: to, at: now });
+      history.record(pr, to, now, details(pr, from, to, now, cause));
     },
   };
 }

@@ -3,6 +3,8 @@
 import type { SimulatedPullRequest } from './pullRequest.js';
 import { unitHash } from './random.js';
 
+const NONE: readonly SimulatedPullRequest[] = [];
+
 /** Share of failed pull requests their author submits again, 2-20 minutes later, unchanged. */
 const RESUBMIT_CHANCE = 0.15;
 
@@ -10,7 +12,7 @@ export interface Resubmissions {
   /** `pr` failed out of the queue at `now`: its author may submit it again later. */
   failed(pr: SimulatedPullRequest, now: number): void;
   /** The pull requests due for resubmission at `now`, taken off the schedule. */
-  due(now: number): SimulatedPullRequest[];
+  due(now: number): readonly SimulatedPullRequest[];
 }
 
 /** A queue's schedule of resubmissions; `enabled` false keeps it empty (benchmark shapes). */
@@ -25,6 +27,7 @@ export function createResubmissions(enabled: boolean): Resubmissions {
       scheduled.sort((x, y) => x.at - y.at);
     },
     due(now) {
+      if ((scheduled[0]?.at ?? Infinity) > now) return NONE;
       const due: SimulatedPullRequest[] = [];
       while ((scheduled[0]?.at ?? Infinity) <= now) {
         const next = scheduled.shift();

@@ -83,7 +83,7 @@ function detailsOf(queue: ViewedQueue, pr: SimulatedPullRequest, t: EntryTransit
   const failureCausingChecks = (run?.failing ?? [])
     .filter((check) => check.conclusion === 'failure')
     .map((check) => {
-      const shown = renderCheck(repository, runId, check.name, check);
+      const shown = renderCheck(repository, runId, check.name, check.conclusion);
       return {
         name: check.name,
         ...(shown.url === null ? {} : { url: shown.url }),

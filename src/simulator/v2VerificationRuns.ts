@@ -11,7 +11,7 @@ import { notFound, validationFailed, type V2Answer } from './v2Errors.js';
 import { takePage, type ListPage, type PageRequest, type Query, type SortKey } from './v2Paging.js';
 import { isUuid, readEnum, readInstant } from './v2Query.js';
 import { repositoryUrl, syncedHtmlUrl } from './v2Responses.js';
-import { renderCheck, type CheckV2Body } from './v2Checks.js';
+import { renderChecks, type CheckV2Body } from './v2Checks.js';
 import type { RunStatus, VerificationRun } from './verificationRuns.js';
 
 /** A queue of the v2 view: its id, repository and model. */
@@ -87,7 +87,6 @@ export function renderVerificationRun(
   const id = verificationRunId(queue.id, run.batch);
   const sha = shaOf(`test-branch:${id}`);
   const tag = Math.abs(run.batch).toString(36).padStart(4, '0');
-  const outcomes = run.checks ?? run.failing;
   const onGitHub = repository.host.includes('github');
   const repositoryPage = repositoryUrl(repository);
   // The queue's draft pull request for the test branch, numbered far past the repository's own.
@@ -103,14 +102,7 @@ export function renderVerificationRun(
     status: run.status,
     requiredStatusesSource: 'mergeInstance',
     requiredStatuses: [...run.requiredStatuses],
-    checks: [...run.requiredStatuses, ...run.optionalChecks].map((name) =>
-      renderCheck(
-        repository,
-        id,
-        name,
-        outcomes.find((outcome) => outcome.name === name),
-      ),
-    ),
+    checks: renderChecks(repository, id, run),
     testedPullRequests: run.tested.map((pr) => pullRequestRef(repository, pr)),
     dependentPullRequests: run.dependent.map((pr) => pullRequestRef(repository, pr)),
     ...(model.settings.createPrsForTestingBranches

@@ -1,9 +1,10 @@
 // A merge queue's verification runs (v2's `VerificationRun`): the CI runs its testing makes. The
 // pull requests that start testing together (a batch) share one, the run their testing results
 // name; it concludes once each has left testing: `failed` when one failed, else `succeeded` when
-// one passed, else `cancelled` (the engine abandoned it: restarted or removed). Which checks failed
-// it is drawn when its first pull request fails, every check's conclusion when it concludes, from
-// the stream of the queue's records. Kept like the testing results: 45 days, VERIFICATION_RUNS.
+// one passed, else `cancelled` (the engine abandoned it: restarted or removed). Which required
+// checks failed it is drawn when its first pull request fails, from the stream of the queue's
+// records; the other checks follow from its status (v2Checks.ts). Kept like the testing results:
+// 45 days, VERIFICATION_RUNS.
 import type { SimulatedPullRequest } from './pullRequest.js';
 import type { Random } from './random.js';
 import type { TestingOutcome } from './testingHistory.js';
@@ -32,8 +33,6 @@ export interface VerificationRun {
   readonly isBisection: boolean;
   /** The queue's required checks when it started. */
   readonly requiredStatuses: readonly string[];
-  /** The other checks it reports, which fail no run. */
-  readonly optionalChecks: readonly string[];
   readonly tested: readonly SimulatedPullRequest[];
   /** Those of `tested` whose testing on it passed. */
   readonly passed: readonly SimulatedPullRequest[];
@@ -41,8 +40,6 @@ export interface VerificationRun {
   readonly dependent: readonly SimulatedPullRequest[];
   /** The required checks that failed it (`failure`, or `timeout` past the testing timeout). */
   readonly failing: readonly CheckOutcome[];
-  /** Every check's conclusion; undefined while it is in progress. */
-  readonly checks: readonly CheckOutcome[] | undefined;
 }
 
 /** How far back runs are kept: the window of v2's testing results. */
@@ -50,20 +47,13 @@ export const VERIFICATION_RUN_SECONDS = 45 * 86_400;
 /** At most this many runs per queue (runs in progress are never dropped). */
 export const VERIFICATION_RUNS = 1000;
 
-/** Shares of the conclusions of optional checks: they fail now and then without failing the run. */
-const OPTIONAL_FAILURE = 0.08;
-const OPTIONAL_SKIPPED = 0.05;
 /** Share of failed runs that two required checks failed. */
 const TWO_CHECKS_FAILED = 0.1;
-/** Share of required checks of an abandoned run that had passed before it was cancelled. */
-const PASSED_BEFORE_CANCELLED = 0.4;
 
 /** What the runs need of their queue. */
 export interface RunsQueue {
   /** The stream of the queue's records (not the queue's own). */
   readonly random: Random;
-  /** The check names every run reports. */
-  readonly checkNames: readonly string[];
   /** The required check a scripted incident fails every run on at `now`, if any. */
   failingCheck(now: number): string | undefined;
 }
@@ -116,32 +106,6 @@ export function createVerificationRuns(queue: RunsQueue): VerificationRuns {
     return [...names].map((name) => ({ name, conclusion: 'failure' }));
   };
 
-  const conclude = (run: Run): void => {
-    run.status = run.failed ? 'failed' : run.passed.length > 0 ? 'succeeded' : 'cancelled';
-    const abandoned = run.status === 'cancelled';
-    run.checks = [
-      ...run.requiredStatuses.map(
-        (name): CheckOutcome =>
-          run.failing.find((check) => check.name === name) ?? {
-            name,
-            conclusion:
-              abandoned && !random.chance(PASSED_BEFORE_CANCELLED) ? 'cancelled' : 'success',
-          },
-      ),
-      ...run.optionalChecks.map((name): CheckOutcome => {
-        if (abandoned) return { name, conclusion: 'cancelled' };
-        const roll = random.next();
-        const conclusion =
-          roll < OPTIONAL_FAILURE
-            ? 'failure'
-            : roll < OPTIONAL_FAILURE + OPTIONAL_SKIPPED
-              ? 'skipped'
-              : 'success';
-        return { name, conclusion };
-      }),
-    ];
-  };
-
   const drop = (index: number): void => {
     const [dropped] = runs.splice(index, 1);
     if (dropped !== undefined) byBatch.delete(dropped.batch);
@@ -182,13 +146,12 @@ export function createVerificationRuns(queue: RunsQueue): VerificationRuns {
           updatedAt: now,
           status: 'inProgress',
           isBisection,
-          requiredStatuses: [...requiredStatuses],
-          optionalChecks: queue.checkNames.filter((name) => !requiredStatuses.includes(name)),
+          // The queue replaces its list when it changes, never edits it: no copy needed.
+          requiredStatuses,
           tested: [],
           passed: [],
           dependent: [],
           failing: [],
-          checks: undefined,
           testing: 0,
           failed: false,
         };
@@ -215,7 +178,8 @@ export function createVerificationRuns(queue: RunsQueue): VerificationRuns {
         run.failed = true;
         run.failing = failingChecks(run, pr, now);
       }
-      if (run.testing === 0) conclude(run);
+      if (run.testing > 0) return;
+      run.status = run.failed ? 'failed' : run.passed.length > 0 ? 'succeeded' : 'cancelled';
     },
   };
 }

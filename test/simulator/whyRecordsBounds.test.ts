@@ -26,13 +26,13 @@ describe('the records of a queue', () => {
     if (pr === undefined) throw new Error('no queue');
     const history = createEntryHistory();
     for (let at = 1; at <= ENTRY_HISTORY_TRANSITIONS + 20; at++) {
-      history.record(pr, { state: 'pending', at: at * 60, reason: 'TESTS_RESTARTED_BY_USER' });
+      history.record(pr, 'pending', at * 60, { reason: 'TESTS_RESTARTED_BY_USER' });
     }
     const kept = history.timeline(pr.id)?.transitions ?? [];
     expect(kept.length).toBe(ENTRY_HISTORY_TRANSITIONS);
     // The oldest went first; each keeps its place in the timeline.
     expect([kept[0]?.at, kept[0]?.sequence]).toEqual([21 * 60, 21]);
-    history.record(pr, { state: 'cancelled', at: 46 * DAY, reason: 'PR_CLOSED' });
+    history.record(pr, 'cancelled', 46 * DAY, { reason: 'PR_CLOSED' });
     expect(history.timeline(pr.id)?.transitions.map((t) => t.sequence)).toEqual([
       ENTRY_HISTORY_TRANSITIONS + 21,
     ]);
@@ -45,11 +45,7 @@ describe('the records of a queue', () => {
     const world = createSimulatorWorld({ seed: 4 });
     const queue = world.mergeQueues[0]?.model;
     if (queue === undefined) throw new Error('no queue');
-    const runs = createVerificationRuns({
-      random: createRandom(1),
-      checkNames: ['ci/build'],
-      failingCheck: () => undefined,
-    });
+    const runs = createVerificationRuns({ random: createRandom(1), failingCheck: () => undefined });
     const hung = queue.submit(world.now());
     hung.testingRun = { batch: 0, isBisection: false };
     runs.start(hung, 0, ['ci/build'], []);
