@@ -147,6 +147,15 @@ export function createIncidentCycle(
   origin: number,
   incidents: readonly ScriptedIncident[] = DEMO_INCIDENTS,
 ): IncidentCycle {
+  // Longer than its period, an incident would start again before it ended, and never end.
+  const overlapping = incidents.find(
+    (incident) => incident.lastsSeconds > (incident.everySeconds ?? INCIDENT_CYCLE_SECONDS),
+  );
+  if (overlapping !== undefined) {
+    throw new Error(
+      `incident ${overlapping.kind} on ${overlapping.repo} lasts ${overlapping.lastsSeconds} s, longer than it recurs: give it everySeconds`,
+    );
+  }
   const effects = createIncidentEffects();
 
   return {

@@ -173,3 +173,20 @@ describe('direct pushes to a target branch', () => {
     expect(restarts).toBeGreaterThan(2);
   });
 });
+
+describe('an incident that lasts longer than it recurs', () => {
+  it('is refused, naming it, rather than started again before it ends', () => {
+    const incident: ScriptedIncident = {
+      kind: 'required_check_failing',
+      repo: 'github.com/acme/web',
+      branch: 'main',
+      startsAfterSeconds: 60,
+      lastsSeconds: REQUIRED_CHECK_FAILING_SECONDS,
+      alert: 'an alert of issue 39 to come',
+    };
+    expect(() => createIncidentCycle(ORIGIN, [incident])).toThrow(
+      'incident required_check_failing on github.com/acme/web lasts 1200 s, longer than it recurs',
+    );
+    expect(() => createIncidentCycle(ORIGIN, [{ ...incident, everySeconds: 3600 }])).not.toThrow();
+  });
+});
