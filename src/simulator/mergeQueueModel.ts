@@ -9,17 +9,23 @@ import {
   type PullRequestState,
   type SimulatedPullRequest,
 } from './pullRequest.js';
+import type { EntryHistory } from './entryHistory.js';
+import { createEntryRecorder, type TransitionCause } from './entryRecorder.js';
 import { createPullRequestFlow } from './pullRequestFlow.js';
 import { drawSettings, type MergeQueueSettings } from './queueSettings.js';
 import type { QueueState } from './queueState.js';
-import { unitHash, type Random } from './random.js';
-import { recordQueueState, recordTransition, type SimulatorStatistics } from './statistics.js';
+import type { Random } from './random.js';
+import { createResubmissions } from './resubmissions.js';
+import { createQueueStateCycle } from './queueStateCycle.js';
+import { recordTransition, type SimulatorStatistics } from './statistics.js';
 import {
   createTestingHistory,
   outcomeOf,
   type TestingEnding,
   type TestingHistory,
 } from './testingHistory.js';
+import type { ScriptedQueue } from './scriptedQueue.js';
+import type { VerificationRuns } from './verificationRuns.js';
 
 export type { MergeQueueSettings } from './queueSettings.js';
 export type { QueueState } from './queueState.js';
@@ -51,10 +57,8 @@ export interface MergeQueueShape {
 /** Heavy churn: a new pull request most steps (and a few percent cancelled: pullRequestFlow.ts). */
 const HEAVY_CHURN_ARRIVALS_PER_STEP = 0.6;
 
-/** Share of failed pull requests their author submits again, 2-20 minutes later, unchanged. */
-const RESUBMIT_CHANCE = 0.15;
-
-export interface MergeQueueModel {
+/** A merge queue as the world, its scripts and the API views read it. */
+export interface MergeQueueModel extends ScriptedQueue {
   readonly branch: string;
   readonly settings: MergeQueueSettings;
   readonly state: QueueState;
@@ -66,69 +70,76 @@ export interface MergeQueueModel {
   readonly concluded: readonly SimulatedPullRequest[];
   /** Every stretch of testing that ended recently (v2's testing results). */
   readonly testing: Pick<TestingHistory, 'attempts'>;
+  /** Its entries' transitions and why they happened (v2's queue-entry history). */
+  readonly entries: Pick<EntryHistory, 'timeline'>;
+  /** The CI runs of its testing (v2's verification runs). */
+  readonly verificationRuns: Pick<VerificationRuns, 'runs' | 'run'>;
   /** A pull request submitted to this queue, in it or recently finished. */
   find(prNumber: number): SimulatedPullRequest | undefined;
   /** Moves the queue forward by one step ending at `now`. */
   step(now: number, stepSeconds: number): void;
-  /** Scripted incidents: enters `next` at `now` and stays in it until `until` (unix seconds). */
-  holdState(
-    next: Exclude<QueueState, 'running' | 'switching_modes'>,
-    now: number,
-    until: number,
-  ): void;
-  /** Scripted incidents: submits a new pull request now (in `not_ready`, like any submission). */
-  submit(now: number): SimulatedPullRequest;
-  /** Scripted incidents: fails an active pull request now, as a failed test run would. */
-  fail(pr: SimulatedPullRequest, now: number): void;
-  /** Scripted incidents: cancels an active pull request now. */
-  cancel(pr: SimulatedPullRequest, now: number): void;
-  /** Submits a pull request that left the queue again (same entry, to the back of the queue). */
-  resubmit(pr: SimulatedPullRequest, now: number): void;
-  /** Scripted incidents: starts testing a `pending` pull request now, whatever the free slots. */
-  testNow(pr: SimulatedPullRequest, now: number, lastsSeconds: number, passes: boolean): void;
-  /**
-   * Scripted incidents: the provider stops answering until `until`: no status check reports, so
-   * no stretch of testing ends, and no merge goes through.
-   */
-  stall(until: number): void;
+}
+
+/** What a queue is made of. */
+export interface MergeQueueModelOptions {
+  /** The queue's own stream: everything its pull requests do. */
+  readonly random: Random;
+  /** A stream for what its records add (reasons, checks), so the queue's own draws stay as they were. */
+  readonly recordsRandom: Random;
+  readonly branch: string;
+  readonly nextPullRequestNumber: PullRequestNumberSource;
+  readonly statistics: SimulatorStatistics;
+  readonly shape?: MergeQueueShape | undefined;
+  /** The queue's not-ready timeout (v2's `notReadyTimeoutMinutes`). */
+  readonly notReadyTimeoutMinutes: number;
+  readonly onChange?: PullRequestChangeListener | undefined;
 }
 
 /** A merge queue with its own random stream; its state changes only through `step`. */
-export function createMergeQueueModel(
-  random: Random,
-  branch: string,
-  nextPullRequestNumber: PullRequestNumberSource,
-  statistics: SimulatorStatistics,
-  shape: MergeQueueShape = {},
-  onChange?: PullRequestChangeListener,
-): MergeQueueModel {
+export function createMergeQueueModel(options: MergeQueueModelOptions): MergeQueueModel {
+  const { random, branch, nextPullRequestNumber, statistics, onChange } = options;
+  const shape = options.shape ?? {};
   const settings = drawSettings(random);
   // Busy branches get more submissions; the arrival rate shrinks as the queue grows, like
   // developers holding back when the queue is long, which keeps it around 3-15 pull requests.
   const naturalArrivals = branch === 'release' ? 0.018 : random.pick([0.026, 0.03, 0.034]);
   const arrivalsPerStep = shape.heavyChurn ? HEAVY_CHURN_ARRIVALS_PER_STEP : naturalArrivals;
-  let state: QueueState = 'running';
-  let stateChangedAt = 0;
-  let stateEndsAt = 0;
+  const queueState = createQueueStateCycle(random, settings, statistics);
   let sequence = 0;
   let stalledUntil = 0;
+  let failingCheck = { name: '', until: 0 };
+  let scriptedRuns = 0;
   const active: SimulatedPullRequest[] = [];
   const finished: SimulatedPullRequest[] = [];
   const byNumber = new Map<number, SimulatedPullRequest>();
   const history = createTestingHistory(currentTrip);
-  const resubmissions: { readonly pr: SimulatedPullRequest; readonly at: number }[] = [];
   // Sized and churning queues are benchmarks' shapes: their own arrivals say what comes in.
-  const resubmitsFailures = shape.pullRequests === undefined && shape.heavyChurn !== true;
+  const resubmissions = createResubmissions(
+    shape.pullRequests === undefined && shape.heavyChurn !== true,
+  );
+
+  const records = createEntryRecorder({
+    random: options.recordsRandom,
+    settings,
+    active,
+    notReadyTimeoutSeconds: options.notReadyTimeoutMinutes * 60,
+    failingCheck: (now) => (now < failingCheck.until ? failingCheck.name : undefined),
+  });
 
   const transition = (
     pr: SimulatedPullRequest,
     to: PullRequestState,
     now: number,
     ending?: TestingEnding,
+    cause?: TransitionCause,
   ): void => {
     const from = pr.state;
-    if (from === 'testing') {
-      const told = ending ?? { outcome: outcomeOf(to), startedBisection: false };
+    const told =
+      from === 'testing'
+        ? (ending ?? { outcome: outcomeOf(to), startedBisection: false })
+        : undefined;
+    records.moving(pr, to, now, told?.outcome, cause);
+    if (told !== undefined) {
       history.record(pr, told, pr.stateChangedAt, now);
       if (told.outcome === 'passed') pr.bisecting = false;
     }
@@ -146,14 +157,12 @@ export function createMergeQueueModel(
     finished.push(pr);
     if (finished.length > FINISHED_HISTORY) {
       const evicted = finished.shift();
-      if (evicted !== undefined) byNumber.delete(evicted.number);
+      if (evicted !== undefined) {
+        byNumber.delete(evicted.number);
+        records.history.forget(evicted);
+      }
     }
-    const trip = `${pr.id}:${pr.conclusions.length}`;
-    if (to === 'failed' && resubmitsFailures && unitHash(`resubmit:${trip}`) < RESUBMIT_CHANCE) {
-      const at = now + 120 + Math.floor(unitHash(`resubmit-delay:${trip}`) * 1080);
-      resubmissions.push({ pr, at });
-      resubmissions.sort((x, y) => x.at - y.at);
-    }
+    if (to === 'failed') resubmissions.failed(pr, now);
   };
 
   const flow = createPullRequestFlow({
@@ -161,41 +170,12 @@ export function createMergeQueueModel(
     settings,
     active,
     heavyChurn: shape.heavyChurn === true,
-    state: () => state,
+    state: () => queueState.state,
     stalledUntil: () => stalledUntil,
+    failsEveryRun: (now) => now < failingCheck.until,
     transition,
     finish,
   });
-
-  const enterQueueState = (
-    next: QueueState,
-    now: number,
-    minMinutes: number,
-    maxMinutes: number,
-  ) => {
-    state = next;
-    stateChangedAt = now;
-    stateEndsAt = now + random.int(minMinutes * 60, maxMinutes * 60);
-    recordQueueState(statistics, next);
-  };
-
-  const stepQueueState = (now: number): void => {
-    if (state !== 'running') {
-      if (now < stateEndsAt) return;
-      // A mode change is what `switching_modes` is for; it ends in the other mode.
-      if (state === 'switching_modes') {
-        settings.mode = settings.mode === 'single' ? 'parallel' : 'single';
-      }
-      state = 'running';
-      stateChangedAt = now;
-      recordQueueState(statistics, state);
-      return;
-    }
-    const roll = random.next();
-    if (roll < 0.00012) enterQueueState('paused', now, 5, 40);
-    else if (roll < 0.00018) enterQueueState('draining', now, 10, 45);
-    else if (roll < 0.00021) enterQueueState('switching_modes', now, 1, 3);
-  };
 
   const arrive = (now: number): void => {
     const damping = Math.max(0.05, 1 - active.length / 24);
@@ -206,10 +186,13 @@ export function createMergeQueueModel(
   const enter = (pr: SimulatedPullRequest, now: number): void => {
     statistics.arrivals += 1;
     // An urgent pull request interrupts whatever is testing (trunk-api-notes.md "Priority").
-    if (pr.priorityName === 'urgent') flow.restartTestingBehind(0, now);
+    if (pr.priorityName === 'urgent') {
+      flow.restartTestingBehind(0, now, { reason: 'SKIP_THE_LINE_INTERRUPTED' });
+    }
     active.push(pr);
     active.sort(compareQueueOrder);
     byNumber.set(pr.number, pr);
+    records.submitted(pr, now);
     onChange?.(pr, undefined, now);
   };
 
@@ -240,29 +223,24 @@ export function createMergeQueueModel(
     enter(pr, now);
   };
 
-  const resubmitDue = (now: number): void => {
-    while (resubmissions.length > 0 && (resubmissions[0]?.at ?? Infinity) <= now) {
-      const due = resubmissions.shift();
-      if (due !== undefined && due.pr.state === 'failed') resubmit(due.pr, now);
-    }
-  };
-
   return {
     branch,
     settings,
     get state() {
-      return state;
+      return queueState.state;
     },
     get stateChangedAt() {
-      return stateChangedAt;
+      return queueState.changedAt;
     },
     active,
     concluded: finished,
     testing: history,
+    entries: records.history,
+    verificationRuns: records.runs,
     find: (prNumber) => byNumber.get(prNumber),
     step(now, stepSeconds) {
-      stepQueueState(now);
-      resubmitDue(now);
+      queueState.step(now);
+      for (const pr of resubmissions.due(now)) if (pr.state === 'failed') resubmit(pr, now);
       // A sized queue gets its arrivals from the refill below, so its length stays exact.
       if (shape.pullRequests === undefined) arrive(now);
       for (const pr of [...active]) {
@@ -273,10 +251,7 @@ export function createMergeQueueModel(
       while (shape.pullRequests !== undefined && active.length < shape.pullRequests) submit(now);
     },
     holdState(next, now, until) {
-      state = next;
-      stateChangedAt = now;
-      stateEndsAt = until;
-      recordQueueState(statistics, next);
+      queueState.hold(next, now, until);
     },
     submit,
     fail(pr, now) {
@@ -286,9 +261,26 @@ export function createMergeQueueModel(
       if (active.includes(pr)) finish(pr, 'cancelled', now);
     },
     resubmit,
-    testNow(pr, now, lastsSeconds, passes) {
-      if (active.includes(pr) && pr.state === 'pending')
-        flow.testNow(pr, now, lastsSeconds, passes);
+    testNow(prs, now, lastsSeconds, passes) {
+      const waiting = prs.filter((pr) => active.includes(pr) && pr.state === 'pending');
+      if (waiting.length > 0) flow.testNow(waiting, now, lastsSeconds, passes);
+    },
+    place(pr, to, now) {
+      if (!active.includes(pr)) return;
+      // A run of the script's own, numbered apart from the queue's batches.
+      if (to === 'testing') pr.testingRun = { batch: -++scriptedRuns, isBisection: false };
+      records.moving(pr, to, now, undefined);
+      pr.state = to;
+      pr.stateChangedAt = now;
+    },
+    failRequiredCheck(name, until) {
+      failingCheck = { name, until };
+      if (!settings.requiredStatuses.includes(name)) {
+        settings.requiredStatuses = [...settings.requiredStatuses, name];
+      }
+    },
+    pushToTargetBranch(now) {
+      flow.restartTestingBehind(0, now, { reason: 'MANUAL_PUSH_TO_TARGET_BRANCH' });
     },
     stall(until) {
       stalledUntil = until;

@@ -1,5 +1,5 @@
 // One simulated pull request in a merge queue: its fixed facts, its mutable state and readiness.
-import type { Random } from './random.js';
+import { unitHash, type Random } from './random.js';
 import { pickAuthor, pickPullRequestTitle } from './vocabulary.js';
 
 /** Pull request states of trunk-api-v1.md section 3. */
@@ -77,17 +77,18 @@ export interface SimulatedPullRequest {
   phaseEndsAt: number;
   /** Outcome of the current test run, drawn when it starts. */
   testWillPass: boolean;
-  /** Set when a pull request ahead failed while this one waited in `pending_failure`. */
-  blamedOnPullRequestAhead: boolean;
+  /** The pull request ahead that failed while this one waited in `pending_failure`, if any. */
+  blamedOn: SimulatedPullRequest | undefined;
   /** Why the current test run fails, if it does: its webhook's `failure_reason`. */
   failureReason: FailureReason;
 }
 
 /**
- * `failure_reason` values of pull_request.failed: Svix's catalog of Trunk's events shows the first;
- * the second is the simulator's own name for a run that hit the queue's testing timeout.
+ * Why a test run fails: the `failure_reason` of pull_request.failed (Svix's catalog of Trunk's
+ * events shows the first) and the `failed` reasons of v2's queue-entry history for a required
+ * check that failed and for a run past the queue's testing timeout.
  */
-export const FAILURE_REASONS = ['TEST_RUN_REQUIRED_STATUS_FAILED', 'TEST_RUN_TIMED_OUT'] as const;
+export const FAILURE_REASONS = ['TEST_RUN_REQUIRED_STATUS_FAILED', 'TEST_RUN_TIMEOUT'] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
 export interface NewPullRequestParams {
@@ -150,7 +151,7 @@ export function createPullRequest(
     },
     phaseEndsAt: params.now,
     testWillPass: true,
-    blamedOnPullRequestAhead: false,
+    blamedOn: undefined,
     failureReason: 'TEST_RUN_REQUIRED_STATUS_FAILED',
   };
 }
@@ -186,6 +187,14 @@ export function evolveReadiness(random: Random, pr: SimulatedPullRequest): void 
     case 'mergeable':
       break;
   }
+}
+
+/** Share of cancelled pull requests that left because their author closed them on the host. */
+const CANCELLED_BY_CLOSING = 0.3;
+
+/** Whether a cancellation of `pr` was its author closing it (a pure function of its id). */
+export function closedByItsAuthor(pr: SimulatedPullRequest): boolean {
+  return unitHash(`closed:${pr.id}`) < CANCELLED_BY_CLOSING;
 }
 
 /** Whether a state means the pull request has left the queue. */

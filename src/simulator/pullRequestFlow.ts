@@ -8,7 +8,9 @@ import {
   type PullRequestState,
   type SimulatedPullRequest,
 } from './pullRequest.js';
+import type { TransitionCause } from './entryRecorder.js';
 import type { MergeQueueSettings } from './queueSettings.js';
+import type { ScriptedQueue } from './scriptedQueue.js';
 import type { QueueState } from './queueState.js';
 import { unitHash, type Random } from './random.js';
 import type { TestingEnding } from './testingHistory.js';
@@ -29,11 +31,14 @@ export interface FlowQueue {
   state(): QueueState;
   /** Until when (unix seconds) no testing ends and nothing merges: a scripted stall. */
   stalledUntil(): number;
+  /** Whether a scripted incident fails every run that ends at `now`. */
+  failsEveryRun(now: number): boolean;
   transition(
     pr: SimulatedPullRequest,
     to: PullRequestState,
     now: number,
     ending?: TestingEnding,
+    cause?: TransitionCause,
   ): void;
   /** Takes a pull request out of the queue in a final state. */
   finish(pr: SimulatedPullRequest, to: FinalPullRequestState, now: number): void;
@@ -45,11 +50,11 @@ export interface PullRequestFlow {
   /** Starts testing what may start now. */
   assignTestSlots(now: number): void;
   /** Restarts the testing of the pull requests from `index` on (an urgent arrival, a failure). */
-  restartTestingBehind(index: number, now: number): void;
+  restartTestingBehind(index: number, now: number, cause: TransitionCause): void;
   /** Fails a pull request out of the queue, restarting what was tested on top of it. */
   fail(pr: SimulatedPullRequest, now: number): void;
-  /** Starts testing `pr` now as told, drawing nothing from the random stream (scripts). */
-  testNow(pr: SimulatedPullRequest, now: number, lastsSeconds: number, passes: boolean): void;
+  /** Starts testing on one run as told, drawing nothing from the random stream (scripts). */
+  testNow: ScriptedQueue['testNow'];
 }
 
 /** The testing flow of `queue`. */
@@ -65,12 +70,12 @@ export function createPullRequestFlow(queue: FlowQueue): PullRequestFlow {
   const startTesting = (pr: SimulatedPullRequest, now: number, batch = ++batches): void => {
     pr.testingRun = { batch, isBisection: pr.bisecting };
     queue.transition(pr, 'testing', now);
-    pr.blamedOnPullRequestAhead = false;
+    pr.blamedOn = undefined;
     if (random.chance(0.02)) {
       // A hung CI run: the queue gives up at the testing timeout.
       pr.phaseEndsAt = now + settings.testingTimeoutMinutes * 60;
       pr.testWillPass = false;
-      pr.failureReason = 'TEST_RUN_TIMED_OUT';
+      pr.failureReason = 'TEST_RUN_TIMEOUT';
     } else {
       pr.phaseEndsAt = now + random.int(3 * 60, 15 * 60);
       pr.testWillPass = random.chance(0.85);
@@ -82,12 +87,21 @@ export function createPullRequestFlow(queue: FlowQueue): PullRequestFlow {
   const retest = (pr: SimulatedPullRequest, now: number): void => {
     if (queue.state() === 'running' && testingCount() < settings.concurrency) {
       startTesting(pr, now);
-    } else queue.transition(pr, 'pending', now);
+    } else {
+      const prerequisite = pr.blamedOn;
+      queue.transition(pr, 'pending', now, undefined, {
+        // Unblamed, it is retried by hand: the failure looked flaky.
+        reason: prerequisite ? 'PREREQUISITE_MERGE_ITEM_FAILED' : 'TESTS_RESTARTED_BY_USER',
+        prerequisite,
+      });
+    }
   };
 
-  const restartTestingBehind = (index: number, now: number): void => {
+  const restartTestingBehind = (index: number, now: number, cause: TransitionCause): void => {
     for (const pr of active.slice(index)) {
-      if (pr.state === 'testing' && !changedIn(pr, now)) queue.transition(pr, 'pending', now);
+      if (pr.state === 'testing' && !changedIn(pr, now)) {
+        queue.transition(pr, 'pending', now, undefined, cause);
+      }
     }
   };
 
@@ -96,9 +110,12 @@ export function createPullRequestFlow(queue: FlowQueue): PullRequestFlow {
     queue.finish(pr, 'failed', now);
     if (settings.mode !== 'single') return;
     // In single mode everything behind was tested on top of the failed pull request.
-    restartTestingBehind(index, now);
+    restartTestingBehind(index, now, {
+      reason: 'PREREQUISITE_MERGE_ITEM_FAILED',
+      prerequisite: pr,
+    });
     for (const behind of active.slice(index)) {
-      if (behind.state === 'pending_failure') behind.blamedOnPullRequestAhead = true;
+      if (behind.state === 'pending_failure') behind.blamedOn = pr;
     }
   };
 
@@ -125,7 +142,13 @@ export function createPullRequestFlow(queue: FlowQueue): PullRequestFlow {
     pr.bisecting = true;
     for (const other of rest) {
       other.bisecting = true;
-      queue.transition(other, 'pending', now, { outcome: 'failed', startedBisection: true });
+      queue.transition(
+        other,
+        'pending',
+        now,
+        { outcome: 'failed', startedBisection: true },
+        { reason: 'BISECTION_REQUIRED' },
+      );
     }
   };
 
@@ -149,14 +172,15 @@ export function createPullRequestFlow(queue: FlowQueue): PullRequestFlow {
       case 'testing':
         if (paused || stalled) pr.phaseEndsAt += stepSeconds;
         else if (now >= pr.phaseEndsAt) {
-          if (pr.testWillPass) queue.transition(pr, 'tests_passed', now);
+          if (pr.testWillPass && !queue.failsEveryRun(now))
+            queue.transition(pr, 'tests_passed', now);
           else failTesting(pr, now);
         } else if (random.chance(0.0003)) queue.transition(pr, 'pending', now);
         return;
       case 'pending_failure':
         if (paused) pr.phaseEndsAt += stepSeconds;
         else if (now >= pr.phaseEndsAt) {
-          if (pr.blamedOnPullRequestAhead) retest(pr, now);
+          if (pr.blamedOn !== undefined) retest(pr, now);
           else if (ahead(pr).some((p) => p.state === 'testing' || p.state === 'pending_failure')) {
             return; // Still waiting to learn whether a pull request ahead caused the failure.
           } else if (random.chance(0.1)) retest(pr, now);
@@ -211,13 +235,16 @@ export function createPullRequestFlow(queue: FlowQueue): PullRequestFlow {
     assignTestSlots,
     restartTestingBehind,
     fail,
-    testNow(pr, now, lastsSeconds, passes) {
-      pr.testingRun = { batch: ++batches, isBisection: pr.bisecting };
-      queue.transition(pr, 'testing', now);
-      pr.blamedOnPullRequestAhead = false;
-      pr.phaseEndsAt = now + lastsSeconds;
-      pr.testWillPass = passes;
-      pr.failureReason = 'TEST_RUN_REQUIRED_STATUS_FAILED';
+    testNow(prs, now, lastsSeconds, passes) {
+      const batch = ++batches;
+      for (const pr of prs) {
+        pr.testingRun = { batch, isBisection: pr.bisecting };
+        queue.transition(pr, 'testing', now);
+        pr.blamedOn = undefined;
+        pr.phaseEndsAt = now + lastsSeconds;
+        pr.testWillPass = passes;
+        pr.failureReason = 'TEST_RUN_REQUIRED_STATUS_FAILED';
+      }
     },
   };
 }

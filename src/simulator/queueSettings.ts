@@ -16,13 +16,21 @@ export interface MergeQueueSettings {
   readonly commandsEnabled: boolean;
   readonly statusCheckEnabled: boolean;
   readonly bisectionConcurrency: number;
-  readonly requiredStatuses: readonly string[];
+  /** The checks a run must pass; a scripted incident may add one (`failRequiredCheck`). */
+  requiredStatuses: readonly string[];
   readonly directMergeMode: 'off' | 'always';
   readonly optimizationMode: 'off' | 'bisection_skip_redundant_tests';
   readonly mergeMethod: 'merge_commit' | 'squash' | 'rebase';
 }
 
-const STATUS_NAMES = ['ci/build', 'ci/unit-tests', 'ci/integration', 'lint', 'e2e'];
+/** The checks every run of a queue reports; those not required are optional (they fail no run). */
+export const STATUS_NAMES: readonly string[] = [
+  'ci/build',
+  'ci/unit-tests',
+  'ci/integration',
+  'lint',
+  'e2e',
+];
 
 /** Draws stable, plausible settings for a new queue. */
 export function drawSettings(random: Random): MergeQueueSettings {

@@ -12,8 +12,10 @@ export type V2ErrorCode =
   | 'NOT_FOUND'
   | 'INVALID_CURSOR'
   | 'MERGE_QUEUE_NOT_FOUND'
+  | 'PR_NOT_FOUND'
   | 'REPOSITORY_NOT_FOUND'
-  | 'PROVIDER_URL_NOT_FOUND';
+  | 'PROVIDER_URL_NOT_FOUND'
+  | 'VERIFICATION_RUN_NOT_FOUND';
 
 /** An answer of the v2 view: a body, or an error with its status and envelope code. */
 export type V2Answer<T> = { readonly ok: true; readonly body: T } | V2Error;

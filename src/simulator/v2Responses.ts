@@ -2,6 +2,7 @@
 // and enum values, ids instead of repository and branch names.
 import type { MergeQueueModel } from './mergeQueueModel.js';
 import {
+  closedByItsAuthor,
   DEFAULT_PRIORITY_NAME,
   isFinalState,
   PRIORITY_VALUES,
@@ -122,7 +123,24 @@ const ENTRY_WITHOUT_PRIORITY_VALUE = 0.03;
 const ENTRY_WITHOUT_PRIORITY_NAME = 0.03;
 const NOT_MERGEABLE_WITHOUT_DETAILS = 0.15;
 const PULL_REQUEST_WITHOUT_URL = 0.02;
-const CANCELLED_BY_CLOSING = 0.3;
+
+/** Whether Trunk's sync has populated the pull request's provider URLs (a pure function of its id). */
+function isSynced(pr: SimulatedPullRequest): boolean {
+  return unitHash(`url:${pr.id}`) >= PULL_REQUEST_WITHOUT_URL;
+}
+
+/** The pull request's page on its provider. */
+function htmlUrlOf(repository: SimulatedRepository, pr: SimulatedPullRequest): string {
+  return `${repositoryUrl(repository)}/pull/${pr.number}`;
+}
+
+/** `url`: the pull request's page, once Trunk's sync has populated it (absent before). */
+export function syncedHtmlUrl(
+  repository: SimulatedRepository,
+  pr: SimulatedPullRequest,
+): { readonly url?: string } {
+  return isSynced(pr) ? { url: htmlUrlOf(repository, pr) } : {};
+}
 
 /** `https://github.com/acme/web`: v2's repositoryUrl, also the repository's `url`. */
 export function repositoryUrl(repository: SimulatedRepository): string {
@@ -207,7 +225,7 @@ function priorityOf(pr: SimulatedPullRequest) {
 /** The provider's state of the pull request: a cancelled one was sometimes closed by its author. */
 function providerState(pr: SimulatedPullRequest): PullRequestV2Body['state'] {
   if (pr.state === 'merged') return 'merged';
-  if (pr.state === 'cancelled' && unitHash(`closed:${pr.id}`) < CANCELLED_BY_CLOSING) {
+  if (pr.state === 'cancelled' && closedByItsAuthor(pr)) {
     return 'closed';
   }
   return 'open';
@@ -237,10 +255,10 @@ export function renderPullRequestV2(
     isCurrentlySubmittedToQueue: !isFinalState(pr.state),
     // Opened on the host a while before it was submitted to the queue.
     createdAt: isoTimestamp(pr.submittedAt - (pr.number % 48) * 1800 - 600),
-    ...(unitHash(`url:${pr.id}`) < PULL_REQUEST_WITHOUT_URL
-      ? {}
-      : { url: `https://api.${repository.host}/repos/${path}/pulls/${pr.number}` }),
-    htmlUrl: `https://${repository.host}/${path}/pull/${pr.number}`,
+    ...(isSynced(pr)
+      ? { url: `https://api.${repository.host}/repos/${path}/pulls/${pr.number}` }
+      : {}),
+    htmlUrl: htmlUrlOf(repository, pr),
     state: providerState(pr),
     queueEntry: {
       id: ids.entryId,

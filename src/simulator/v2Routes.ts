@@ -12,6 +12,7 @@ import {
   type V2Error,
 } from './v2Errors.js';
 import { readPageRequest, readQuery, type PageRequest, type Query } from './v2Paging.js';
+import { V2_ENTRY_FILTERS } from './v2EntryReads.js';
 import { V2_FILTERS, type V2View } from './v2View.js';
 
 /** The prefix every v2 API key has (trunk-api-v2.md "Status and credentials"). */
@@ -59,6 +60,36 @@ const ROUTES: readonly Route[] = [
     pattern: new RegExp(`^/v2/merge-queues/${ID}/testing-results/?$`),
     filters: V2_FILTERS.testingResults,
     answer: (view, id, query, page) => view.listTestingResults(id, query, page),
+  },
+  {
+    endpoint: '/v2/merge-queues/{id}/verification-runs',
+    pattern: new RegExp(`^/v2/merge-queues/${ID}/verification-runs/?$`),
+    filters: V2_ENTRY_FILTERS.verificationRuns,
+    answer: (view, id, query, page) => view.listVerificationRuns(id, query, page),
+  },
+  {
+    endpoint: '/v2/merge-queue-verification-runs/{id}',
+    pattern: new RegExp(`^/v2/merge-queue-verification-runs/${ID}/?$`),
+    filters: undefined,
+    answer: (view, id) => view.getVerificationRun(id),
+  },
+  {
+    endpoint: '/v2/pull-requests/{id}/verification-runs',
+    pattern: new RegExp(`^/v2/pull-requests/${ID}/verification-runs/?$`),
+    filters: V2_ENTRY_FILTERS.verificationRuns,
+    answer: (view, id, query, page) => view.listPullRequestVerificationRuns(id, query, page),
+  },
+  {
+    endpoint: '/v2/pull-requests/{id}/queue-entry-history',
+    pattern: new RegExp(`^/v2/pull-requests/${ID}/queue-entry-history/?$`),
+    filters: V2_ENTRY_FILTERS.entryHistory,
+    answer: (view, id, query, page) => view.listPullRequestEntryHistory(id, query, page),
+  },
+  {
+    endpoint: '/v2/queue-entry-history',
+    pattern: /^\/v2\/queue-entry-history\/?$/,
+    filters: V2_ENTRY_FILTERS.entryHistoryBatch,
+    answer: (view, _id, query, page) => view.listEntryHistories(query, page),
   },
   {
     endpoint: '/v2/tests',

@@ -133,6 +133,9 @@ export function labelsOf(test: ViewTest, anchor: number): LabelV2Body[] {
   return labels;
 }
 
+/** Distinct pull requests a failure hits, on average: some fail on the same pull request twice. */
+const PRS_PER_FAILURE = 0.6;
+
 /**
  * The test's metrics over `period`, or null when it had no runs then. Counts follow its status;
  * times are ages before `now` that depend on the test only, so metric sorts keep their order.
@@ -156,9 +159,15 @@ export function metricsOf(
           : 0.01 * hash('rate-healthy');
   const failureCount = Math.round(runCount * rate);
   const age = lastRunAge(test, period);
+  // Pull requests that saw it fail "while it was unhealthy and not quarantined": none when it was
+  // healthy all the period (never classified, or healthy since before it) or quarantined all of it.
+  const start = now - days * 86_400;
+  const unhealthyInPeriod = test.status !== 'HEALTHY' || (test.statusSince ?? -Infinity) > start;
+  const quarantinedAllPeriod = (test.quarantinedSince ?? Infinity) <= start;
   return {
     failureRate: failureCount / runCount,
-    prsImpacted: test.quarantinedSince === undefined ? Math.round(failureCount * 0.6) : 0,
+    prsImpacted:
+      unhealthyInPeriod && !quarantinedAllPeriod ? Math.round(failureCount * PRS_PER_FAILURE) : 0,
     runCount,
     failureCount,
     durationP95Ms: hash('skipped') < 0.02 ? null : Math.round(150 + hash('duration') * 45_000),

@@ -2,12 +2,13 @@
 // (`since` required, `until` at most 45 days later, by default the time of the first page and the
 // same for the whole walk), oldest first. Rows are ordered by end and then by the order they were
 // recorded in, and a new one always ends later, so a walk never repeats or skips one.
-import { stableUuid, unitHash } from './random.js';
+import { unitHash } from './random.js';
 import { isoTimestamp } from './responses.js';
 import { TESTING_HISTORY_SECONDS, type TestingAttempt } from './testingHistory.js';
 import { validationFailed, type V2Answer } from './v2Errors.js';
 import { takePage, type ListPage, type PageRequest, type Query } from './v2Paging.js';
 import { readInstant } from './v2Query.js';
+import { verificationRunId } from './v2VerificationRuns.js';
 
 /** Query parameters of the list (besides paging). */
 export const TESTING_RESULT_FILTERS = ['since', 'until'] as const;
@@ -47,7 +48,7 @@ export function renderTestingResult(queueId: string, attempt: TestingAttempt): T
     startedBisection: attempt.startedBisection,
     ...(unitHash(`testing-result-run:${queueId}:${String(attempt.batch)}`) < WITHOUT_RUN_SHARE
       ? {}
-      : { verificationRunId: stableUuid(`verification-run:${queueId}:${attempt.batch}`) }),
+      : { verificationRunId: verificationRunId(queueId, attempt.batch) }),
   };
 }
 

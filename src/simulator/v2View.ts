@@ -2,9 +2,9 @@
 // stable ids and filtered and paged the v2 way. Ids are hashes of names, so they never change and
 // are the same for every seed; facts v1 does not show come from their own random stream or are a
 // pure function of an id, so adding the v2 view changes nothing v1 answers.
-import type { MergeQueueModel } from './mergeQueueModel.js';
 import { PULL_REQUEST_STATES, type SimulatedPullRequest } from './pullRequest.js';
-import { createRandom, deriveSeed, stableUuid, unitHash } from './random.js';
+import { deriveSeed, stableUuid, unitHash } from './random.js';
+import { drawV2QueueFacts } from './v2QueueFacts.js';
 import { repositoryKey, type SimulatedRepository } from './repositories.js';
 import { isoTimestamp } from './responses.js';
 import { notFound, validationFailed, type V2Answer } from './v2Errors.js';
@@ -34,6 +34,8 @@ import {
   TEST_LIST_FILTERS,
   type CollectionEntry,
 } from './v2TestsView.js';
+import { createV2EntryReads, type V2EntryReads } from './v2EntryReads.js';
+import type { ViewedQueue } from './v2VerificationRuns.js';
 import type { SimulatorWorld } from './world.js';
 
 /** Query filters each list takes (besides paging), as the published definition names them. */
@@ -52,7 +54,7 @@ export const V2_ENTRY_STATES: readonly string[] = PULL_REQUEST_STATES.map(camelC
 /** Share of repositories Trunk has not synced yet (no default branch, no visibility). */
 const UNSYNCED_REPOSITORY_SHARE = 0.1;
 
-export interface V2View {
+export interface V2View extends V2EntryReads {
   listMergeQueues(query: Query, page: PageRequest): V2Answer<ListPage<MergeQueueV2Body>>;
   getMergeQueue(id: string): V2Answer<MergeQueueV2Body>;
   listPullRequests(
@@ -70,13 +72,14 @@ export interface V2View {
   getRepository(id: string): V2Answer<RepositoryV2Body>;
   /** `GET /v2/repositories?providerUrl=…`: the repositories a provider URL names. */
   findRepositories(query: Query, page: PageRequest): V2Answer<ListPage<RepositoryV2Body>>;
-  /** `host/owner/name` of a queue or repository id ('' when unknown), for matching faults. */
+  /**
+   * `host/owner/name` of a queue, repository or pull request id ('' when unknown), for matching
+   * faults.
+   */
   repositoryKeyOf(id: string): string;
 }
 
-interface QueueEntry {
-  readonly repository: SimulatedRepository;
-  readonly model: MergeQueueModel;
+interface QueueEntry extends ViewedQueue {
   readonly facts: V2QueueFacts;
 }
 
@@ -128,36 +131,20 @@ export function createV2View(world: SimulatorWorld): V2View {
     for (let attempt = 1; queues.has(id); attempt++) {
       id = hashId('mq', `merge-queue:${name}:${attempt}`);
     }
-    const random = createRandom(deriveSeed(world.seed, `v2:merge-queue:${name}`));
-    const managedRoll = random.next();
-    const createdAt = createdBefore - random.int(30, 400) * 86_400;
-    const managedState =
-      managedRoll < 0.9 ? 'manual' : managedRoll < 0.97 ? 'terraform' : 'terraformWithDrift';
-    const notReadyTimeoutMinutes = random.pick([60, 240, 1440]);
-    const isExtensionEnabled = random.chance(0.5);
-    const areLabelCommandsEnabled = random.chance(0.3);
-    const areStateLabelsEnabled = random.chance(0.4);
-    const allowedBotSubmitters = random.chance(0.5) ? ['renovate[bot]', 'dependabot[bot]'] : [];
+    const { createdDaysAgo, ...drawn } = drawV2QueueFacts(world.seed, name);
     queues.set(id, {
+      id,
       repository,
       model,
       facts: {
         id,
         repositoryId: v2RepositoryId(repository),
-        createdAt,
-        managedState,
-        notReadyTimeoutMinutes,
-        isExtensionEnabled,
-        areLabelCommandsEnabled,
-        areStateLabelsEnabled,
-        allowedBotSubmitters,
-        testBranchConstructionMode: random.chance(0.85)
-          ? 'renameTempBranch'
-          : 'pushNewBranchFromTemp',
-        enqueueingLabel: areLabelCommandsEnabled ? random.pick(['merge', 'ready-to-merge']) : '',
+        createdAt: createdBefore - createdDaysAgo * 86_400,
+        ...drawn,
       },
     });
   }
+  const entryReads = createV2EntryReads(queues);
   const queueKeys = new Map([...queues.keys()].map((id, index) => [id, index]));
 
   const renderQueue = (entry: QueueEntry) =>
@@ -171,6 +158,7 @@ export function createV2View(world: SimulatorWorld): V2View {
     notFound('MERGE_QUEUE_NOT_FOUND', `merge queue ${id} not found`);
 
   return {
+    ...entryReads,
     listMergeQueues(query, page) {
       const repositoryId = readUuid(query, 'repositoryId');
       if (!repositoryId.ok) return repositoryId;
@@ -303,7 +291,10 @@ export function createV2View(world: SimulatorWorld): V2View {
     },
 
     repositoryKeyOf(id) {
-      const repository = queues.get(id)?.repository ?? repositories.get(id)?.repository;
+      const repository =
+        queues.get(id)?.repository ??
+        repositories.get(id)?.repository ??
+        (isUuid(id) ? entryReads.queueOfPullRequest(id)?.repository : undefined);
       return repository === undefined ? '' : repositoryKey(repository);
     },
   };

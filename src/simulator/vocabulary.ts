@@ -58,6 +58,18 @@ export function pickAuthor(random: Random): string {
   return random.pick(AUTHORS);
 }
 
+/** Whether a login is a bot's (GitHub's `[bot]` suffix). */
+export function isBot(login: string): boolean {
+  return login.endsWith('[bot]');
+}
+
+const PEOPLE = AUTHORS.filter((login) => !isBot(login));
+
+/** A person's login: someone who restarts, cancels or submits by hand. */
+export function pickPerson(random: Random): string {
+  return random.pick(PEOPLE);
+}
+
 /** A pull request title such as "Fix checkout retry logic". */
 export function pickPullRequestTitle(random: Random): string {
   const title = `${random.pick(VERBS)} ${random.pick(AREAS)} ${random.pick(THINGS)}`;

@@ -20,6 +20,7 @@ import {
   type SubmittedPullRequestBody,
 } from './responses.js';
 import { copyStatistics, createStatistics, type SimulatorStatistics } from './statistics.js';
+import { drawV2QueueFacts } from './v2QueueFacts.js';
 import { testStyleFor } from './vocabulary.js';
 import type { WorldEvent, WorldEventListener } from './worldEvents.js';
 
@@ -166,22 +167,23 @@ export function createSimulatorWorld(options: SimulatorWorldOptions): SimulatorW
     };
     const queues = new Map<string, MergeQueueModel>();
     for (const branch of repository.branches) {
-      const random = createRandom(deriveSeed(seed, `queue:${key}:${branch}`));
       queues.set(
         branch,
-        createMergeQueueModel(
-          random,
+        createMergeQueueModel({
+          random: createRandom(deriveSeed(seed, `queue:${key}:${branch}`)),
+          recordsRandom: createRandom(deriveSeed(seed, `records:${key}:${branch}`)),
           branch,
-          nextNumber,
+          nextPullRequestNumber: nextNumber,
           statistics,
-          { pullRequests: repository.pullRequestsPerQueue, heavyChurn },
-          (pr, from, at) => {
+          shape: { pullRequests: repository.pullRequestsPerQueue, heavyChurn },
+          notReadyTimeoutMinutes: drawV2QueueFacts(seed, `${key}:${branch}`).notReadyTimeoutMinutes,
+          onChange: (pr, from, at) => {
             emit(() => {
               const batched = queues.get(branch)?.settings.batch ?? false;
               return { kind: 'pull_request', repository, branch, batched, pr, from, at };
             });
           },
-        ),
+        }),
       );
     }
     const unquarantined = createTestCollectionModel(

@@ -1,8 +1,9 @@
 // The simulator's v2 answers against Trunk's published definition: the shared checker
-// (../shared/tools/check-v2-conformance.mjs) reads every queue, pull request, repository, test and
-// testing result of a simulator moving on the wall clock, then the error cases, and validates
-// each body against the schema the definition declares. It must find no mismatch, in either
-// flavour. Without the checker beside the repository the test skips, unless
+// (../shared/tools/check-v2-conformance.mjs) reads every queue, pull request, repository, test,
+// testing result, verification run, queue-entry history and test collection of a simulator moving
+// on the wall clock, then the error cases, and validates each body against the schema the
+// definition declares. With `--all` every read it knows must be served. It must find no mismatch,
+// in either flavour. Without the checker beside the repository the test skips, unless
 // REQUIRE_SYSTEM_BINARIES=1 (CI), where its absence fails.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -36,7 +37,14 @@ async function check(flavour: SimulatorFlavour) {
     autoAdvance: { tickMs: 1000 },
   });
   try {
-    return await runNode([script ?? CHECKER, '--base', simulator.origin, '--key', API_KEY]);
+    return await runNode([
+      script ?? CHECKER,
+      '--base',
+      simulator.origin,
+      '--key',
+      API_KEY,
+      '--all',
+    ]);
   } finally {
     await simulator.close();
   }
@@ -50,8 +58,9 @@ describe.skipIf(script === undefined)('v2 conformance with the published definit
       const { code, stdout, stderr } = await check(flavour);
       expect(stdout.split('\n').filter((line) => line.startsWith('x '))).toEqual([]);
       expect(stdout).toMatch(/v2 conformance: PASS \(0 mismatches in \d+ responses\)/);
-      // Served, not noted as missing: the unhealthy tests and the testing results.
+      // Served, not noted as missing: every read the checker knows.
       expect(stdout).not.toContain('not served');
+      expect(stdout).not.toContain('lacks');
       expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
     },
     60_000,
