@@ -190,7 +190,9 @@ function record(update: StaysUpdate, prNumber: number, step: StayStep): void {
   for (const count of step.counts) {
     update.events.push({
       kind: 'exit',
+      prNumber,
       outcome: count.outcome,
+      leftAt: count.leftAt,
       secondsInQueue: count.secondsInQueue,
     });
     update.bySource.set(count.witness, (update.bySource.get(count.witness) ?? 0) + 1);

@@ -57,6 +57,8 @@ export type StayInput =
 export interface StayCount {
   readonly witness: ExitSource;
   readonly outcome: ExitOutcome;
+  /** When the PR left: the event's time, else the poll's (or the read's) best estimate. */
+  readonly leftAt: number;
   readonly secondsInQueue: number;
 }
 
@@ -94,7 +96,7 @@ export function stepStay(
         held !== undefined && seen === undefined ? [countFromPoll(held, receivedAt).count] : [];
       const enteredAt =
         seen?.enteredAt ?? (stay?.phase === 'entered' ? stay.enteredAt : input.enteredAt);
-      counts.push({ witness: 'event', outcome, secondsInQueue: leftAt - enteredAt });
+      counts.push({ witness: 'event', outcome, leftAt, secondsInQueue: leftAt - enteredAt });
       const counted: CountedExit = {
         witness: 'event',
         outcome,
@@ -180,7 +182,7 @@ export function stepStay(
       };
       return {
         stay: { phase: 'counted', exit: counted },
-        counts: [{ witness: 'poll', outcome, secondsInQueue: leftAt - input.enteredAt }],
+        counts: [{ witness: 'poll', outcome, leftAt, secondsInQueue: leftAt - input.enteredAt }],
       };
     }
     case 'unlisted':
@@ -247,7 +249,12 @@ function countFromPoll(held: HeldExit, now: number): { exit: CountedExit; count:
       goneBy: held.goneAt,
       restartedAt: undefined,
     },
-    count: { witness: 'poll', outcome: held.outcome, secondsInQueue: held.leftAt - held.enteredAt },
+    count: {
+      witness: 'poll',
+      outcome: held.outcome,
+      leftAt: held.leftAt,
+      secondsInQueue: held.leftAt - held.enteredAt,
+    },
   };
 }
 

@@ -27,6 +27,7 @@ import {
   recordPullRequestEvent,
   settlePollExits,
 } from './exitStays.js';
+import { countEvictions } from './evictions.js';
 import { eventMergeTime, latestMerge, mergeTimes, withMerges } from './lastMerge.js';
 
 export interface QueueFlowOptions extends QueueDiffOptions {
@@ -79,7 +80,7 @@ export function advanceQueueFlow(
   if (reconcile === undefined) {
     return {
       ...next,
-      counts: applyFlowEvents(flow.counts, [...diff.events, ...diff.exits.map(exitEvent)]),
+      ...withEvents(flow, [...diff.events, ...diff.exits.map(exitEvent)], current.takenAt),
     };
   }
   const settled = settlePollExits(
@@ -93,12 +94,12 @@ export function advanceQueueFlow(
     const held = countHeldExits(settled.webhookExits, current.takenAt);
     return {
       ...next,
-      counts: applyFlowEvents(flow.counts, [...diff.events, ...settled.events, ...held]),
+      ...withEvents(flow, [...diff.events, ...settled.events, ...held], current.takenAt),
     };
   }
   return {
     ...next,
-    counts: applyFlowEvents(flow.counts, [...diff.events, ...settled.events]),
+    ...withEvents(flow, [...diff.events, ...settled.events], current.takenAt),
     webhookExits: settled.webhookExits,
   };
 }
@@ -117,17 +118,12 @@ export function countConcludedExits(
   const { flow, exits } = concludeAbsent(ledger, concluded);
   const merged = withMerges(flow, mergeTimes(exits, takenAt));
   if (options.webhooks === undefined || merged.webhookExits === undefined) {
-    const events = exits.map((exit): FlowEvent => ({
-      kind: 'exit',
-      outcome: exit.outcome,
-      secondsInQueue: exit.leftAt - exit.enteredAt,
-    }));
-    return { ...merged, counts: applyFlowEvents(flow.counts, events) };
+    return { ...merged, ...withEvents(flow, exits.map(exitEvent), takenAt) };
   }
   const recorded = recordConcludedExits(merged.webhookExits, exits, takenAt, options.webhooks);
   return {
     ...merged,
-    counts: applyFlowEvents(flow.counts, recorded.events),
+    ...withEvents(flow, recorded.events, takenAt),
     webhookExits: recorded.webhookExits,
   };
 }
@@ -169,13 +165,31 @@ export function recordQueueEvent(
     event.kind === 'exit' ? eventMergeTime(recorded.webhookExits, event.prNumber) : undefined;
   return {
     ...withMerges(flow, [mergedAt]),
-    counts: applyFlowEvents(flow.counts, recorded.events),
+    ...withEvents(flow, recorded.events, receivedAt),
     webhookExits: recorded.webhookExits,
   };
 }
 
-function exitEvent(exit: DepartedExit): FlowEvent {
-  return { kind: 'exit', outcome: exit.outcome, secondsInQueue: exit.leftAt - exit.enteredAt };
+/** The counts and failed exits of `flow` with `events` folded in at `now`. */
+function withEvents(
+  flow: QueueFlow,
+  events: readonly FlowEvent[],
+  now: number,
+): Pick<QueueFlow, 'counts' | 'failedExits'> {
+  const counts = applyFlowEvents(flow.counts, events);
+  const evictions = countEvictions(flow.failedExits, events, now);
+  return {
+    counts:
+      evictions.repeated === 0
+        ? counts
+        : { ...counts, repeatedFailures: counts.repeatedFailures + evictions.repeated },
+    ...(evictions.failedExits === undefined ? {} : { failedExits: evictions.failedExits }),
+  };
+}
+
+function exitEvent(exit: DepartedExit | ConcludedExit): FlowEvent {
+  const { prNumber, outcome, leftAt } = exit;
+  return { kind: 'exit', prNumber, outcome, leftAt, secondsInQueue: leftAt - exit.enteredAt };
 }
 
 /** Every PR tracked from its first entry, as diffQueuePoll keeps it (a repeated number counts once). */

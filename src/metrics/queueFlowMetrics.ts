@@ -2,6 +2,7 @@
 // successful polls (src/flow/), rendered from each queue's ledger in the snapshot store. Every
 // configured queue with a ledger counts, stale or not: counters only count what was seen.
 import { PERIODIC_EXIT_READ_POLLS } from '../poller/v2ExitLookup.js';
+import { EVICTION_LOOP_WINDOW_SECONDS } from '../flow/evictions.js';
 import { LAST_MERGE_WINDOWS_SECONDS } from '../poller/v2LastMerge.js';
 import { MAX_UNKNOWN_STATES, OTHER_STATE, type QueueFlow } from '../snapshot/queueFlowTypes.js';
 import type { TargetStatus } from '../snapshot/types.js';
@@ -67,6 +68,23 @@ export const QUEUE_FLOW_FAMILIES: readonly PerTargetFamily[] = [
         value: count,
       })),
     ),
+  },
+  {
+    name: fqName(NAMESPACE, SUBSYSTEM, 'repeated_failures', 'total'),
+    help: (settings) =>
+      'Failed exits of pull requests from the merge queue (outcome="failed" of ' +
+      'trunk_merge_queue_pull_requests_exited_total) within ' +
+      `${formatInterval(EVICTION_LOOP_WINDOW_SECONDS)} of an earlier failed exit of the same pull request: ` +
+      'each is one more eviction of a pull request evicted before (an eviction loop), whether Trunk ' +
+      'resubmitted it as a new queue entry or reused the old one. A retest within one entry and the ' +
+      'other pull requests of a split batch stay in the queue: no exits, no evictions. ' +
+      `${seen(settings)}. ${EXITS_BETWEEN_POLLS}`,
+    type: 'counter',
+    labelNames: ['repo', 'branch'],
+    scope: 'target',
+    samples: ofQueueFlow((flow, repo, branch) => [
+      { labels: [repo, branch], value: flow.counts.repeatedFailures },
+    ]),
   },
   {
     name: fqName(NAMESPACE, SUBSYSTEM, 'state_transitions', 'total'),

@@ -82,6 +82,8 @@ export interface QueueFlowCounts {
   readonly timeInState: ReadonlyMap<string, HistogramCounts>;
   /** Seconds per queue state. */
   readonly queueStateSeconds: ReadonlyMap<string, number>;
+  /** Failed exits of a pull request within a day of an earlier failed exit of it (flow/evictions.ts). */
+  readonly repeatedFailures: number;
 }
 
 /** The flow ledger of one merge queue: its counts, and the last poll the next one is compared with. */
@@ -110,6 +112,8 @@ export interface QueueFlow {
    * entries; through API v2 also read when the ledger starts. Undefined until one is known.
    */
   readonly lastMergeAt?: number | undefined;
+  /** Pull request number → when its latest counted failed exit left, for a day (flow/evictions.ts). */
+  readonly failedExits?: ReadonlyMap<number, number> | undefined;
 }
 
 /**
@@ -140,7 +144,14 @@ export interface ConcludedExit {
 
 /** What one poll adds to the counts. */
 export type FlowEvent =
-  | { readonly kind: 'exit'; readonly outcome: ExitOutcome; readonly secondsInQueue: number }
+  | {
+      readonly kind: 'exit';
+      readonly prNumber: number;
+      readonly outcome: ExitOutcome;
+      /** Best estimate of when it left (unix seconds). */
+      readonly leftAt: number;
+      readonly secondsInQueue: number;
+    }
   | {
       readonly kind: 'transition';
       readonly from: string;

@@ -43,7 +43,7 @@ export interface FixturePage {
 /** A pull-request row as far as the fake reads it. */
 export interface EntryRow {
   readonly number: number;
-  queueEntry: { state: string; stateChangedAt: string };
+  queueEntry: { id?: string; state: string; stateChangedAt: string };
 }
 
 const FINAL_STATES = new Set(['merged', 'failed', 'cancelled']);
