@@ -4,9 +4,7 @@
 import type { Logger } from '../log/logger.js';
 import { emptyHistogram, observe } from '../snapshot/histogram.js';
 import {
-  MAX_REMEMBERED_FAILURES,
   OTHER_OUTCOME,
-  REPEATED_FAILURE_WINDOW_SECONDS,
   TESTING_DURATION_BUCKETS_SECONDS,
   UNCLASSIFIED_OUTCOME,
   durationSeriesKey,
@@ -117,10 +115,7 @@ export async function readTestingResults(
 /** The testing attempts of a queue's first poll at `startAt`: none counted, counting from then. */
 export function startTestingAttempts(startAt: number, batching: boolean): TestingAttempts {
   return {
-    counts: withKnownSeries(
-      { durations: new Map(), bisectionsStarted: 0, repeatedFailures: 0 },
-      batching,
-    ),
+    counts: withKnownSeries({ durations: new Map(), bisectionsStarted: 0 }, batching),
     reads: { countFrom: startAt, seen: new Map(), pollsSinceRead: 0 },
   };
 }
@@ -138,8 +133,7 @@ export function countTestingResults(
   const { countFrom } = attempts.reads;
   const seen = new Map(attempts.reads.seen);
   const durations = new Map(attempts.counts.durations);
-  let { bisectionsStarted, repeatedFailures } = attempts.counts;
-  const lastFailures = new Map(attempts.lastFailures);
+  let { bisectionsStarted } = attempts.counts;
   let newest = -Infinity;
   for (const row of rows) {
     const endedAt = parseTimestampSeconds(row.endedAt);
@@ -160,14 +154,6 @@ export function countTestingResults(
       histogram: observe(series.histogram, row.testingDurationMs / 1000),
     });
     if (row.startedBisection) bisectionsStarted += 1;
-    else if (outcome === 'failed') {
-      // An eviction: the run failed and split no batch. Again within the window: a loop.
-      const before = lastFailures.get(row.pullRequestNumber);
-      if (before !== undefined && Math.abs(endedAt - before) <= REPEATED_FAILURE_WINDOW_SECONDS) {
-        repeatedFailures += 1;
-      }
-      lastFailures.set(row.pullRequestNumber, Math.max(endedAt, before ?? endedAt));
-    }
   }
   const next = Math.max(
     countFrom,
@@ -176,21 +162,7 @@ export function countTestingResults(
   );
   for (const [key, endedAt] of seen) if (endedAt < next) seen.delete(key);
   const reads: TestingResultReads = { countFrom: next, seen, pollsSinceRead: 0 };
-  return {
-    counts: { durations, bisectionsStarted, repeatedFailures },
-    reads,
-    lastFailures: recentFailures(lastFailures, readAt),
-  };
-}
-
-/** The failures still within the window of `now`, at most MAX_REMEMBERED_FAILURES, the latest. */
-function recentFailures(failures: Map<number, number>, now: number): Map<number, number> {
-  for (const [number, at] of failures) {
-    if (at < now - REPEATED_FAILURE_WINDOW_SECONDS) failures.delete(number);
-  }
-  if (failures.size <= MAX_REMEMBERED_FAILURES) return failures;
-  const latest = [...failures].sort(([, a], [, b]) => b - a);
-  return new Map(latest.slice(0, MAX_REMEMBERED_FAILURES));
+  return { counts: { durations, bisectionsStarted }, reads };
 }
 
 /**
