@@ -8,6 +8,7 @@ import {
   type ExitStays,
   type PrStay,
   type PullRequestQueueEvent,
+  type StayContext,
   type WebhookExitSettings,
 } from '../snapshot/prStayTypes.js';
 import type {
@@ -36,7 +37,7 @@ export function exitsKnownFromEvents(
   departed: readonly DepartedPullRequest[],
 ): Map<number, ExitLookup> {
   const known = new Map<number, ExitLookup>();
-  const stays = flow.webhookExits?.stays;
+  const stays = flow.exitStays?.stays;
   if (stays === undefined) return known;
   for (const pr of departed) {
     const exit = lastExit(stays.get(pr.number));
@@ -53,7 +54,7 @@ export function beginNewStays(
   current: MergeQueueSnapshot,
   settings: WebhookExitSettings,
 ): QueueFlow {
-  const state = flow.webhookExits;
+  const state = flow.exitStays;
   if (state === undefined || state.stays.size === 0) return flow;
   const update = changing(state);
   let tracked: Map<number, TrackedPullRequest> | undefined;
@@ -68,7 +69,7 @@ export function beginNewStays(
     }
   }
   if (!changed) return flow;
-  return { ...flow, tracked: tracked ?? flow.tracked, webhookExits: settled(update) };
+  return { ...flow, tracked: tracked ?? flow.tracked, exitStays: settled(update) };
 }
 
 /**
@@ -80,8 +81,8 @@ export function settlePollExits(
   exits: readonly DepartedExit[],
   ledger: Pick<QueueFlow, 'tracked' | 'departed'>,
   takenAt: number,
-  settings: WebhookExitSettings,
-): { readonly webhookExits: ExitStays; readonly events: readonly FlowEvent[] } {
+  settings: StayContext,
+): { readonly exitStays: ExitStays; readonly events: readonly FlowEvent[] } {
   const update = changing(state);
   for (const departure of exits) {
     apply(update, departure.prNumber, { kind: 'gone', departure, takenAt }, settings);
@@ -92,7 +93,7 @@ export function settlePollExits(
     }
   }
   settle(update, takenAt, settings);
-  return { webhookExits: settled(update), events: update.events };
+  return { exitStays: settled(update), events: update.events };
 }
 
 /**
@@ -103,8 +104,8 @@ export function recordConcludedExits(
   state: ExitStays,
   exits: readonly ConcludedExit[],
   takenAt: number,
-  settings: WebhookExitSettings,
-): { readonly webhookExits: ExitStays; readonly events: readonly FlowEvent[] } {
+  settings: StayContext,
+): { readonly exitStays: ExitStays; readonly events: readonly FlowEvent[] } {
   const update = changing(state);
   for (const exit of exits) {
     const { outcome, enteredAt, leftAt } = exit;
@@ -116,16 +117,19 @@ export function recordConcludedExits(
     );
   }
   settle(update, takenAt, settings);
-  return { webhookExits: settled(update), events: update.events };
+  return { exitStays: settled(update), events: update.events };
 }
 
-/** Webhooks turned off: every held exit is counted from its poll now, and the rest forgotten. */
-export function countHeldExits(state: ExitStays, now: number): readonly FlowEvent[] {
+/** Without webhooks: every held exit is counted from its poll now (no event is coming). */
+export function countHeldExits(
+  state: ExitStays,
+  now: number,
+): { readonly exitStays: ExitStays; readonly events: readonly FlowEvent[] } {
   const update = changing(state);
   for (const prNumber of [...update.stays.keys()]) {
     apply(update, prNumber, { kind: 'flush', now }, { intervalSeconds: 0 });
   }
-  return update.events;
+  return { exitStays: settled(update), events: update.events };
 }
 
 /**
@@ -136,9 +140,9 @@ export function recordPullRequestEvent(
   flow: QueueFlow,
   event: PullRequestQueueEvent,
   receivedAt: number,
-  settings: WebhookExitSettings,
-): { readonly webhookExits: ExitStays; readonly events: readonly FlowEvent[] } {
-  const update = changing(flow.webhookExits ?? emptyExitStays());
+  settings: StayContext,
+): { readonly exitStays: ExitStays; readonly events: readonly FlowEvent[] } {
+  const update = changing(flow.exitStays ?? emptyExitStays());
   // First what fell due before it came: an exit held past its wait is the poll's to count.
   settle(update, receivedAt, settings);
   const { prNumber } = event;
@@ -155,7 +159,7 @@ export function recordPullRequestEvent(
     apply(update, prNumber, { kind: 'entry_event', submitted, at, listed }, settings);
   }
   settle(update, receivedAt, settings);
-  return { webhookExits: settled(update), events: update.events };
+  return { exitStays: settled(update), events: update.events };
 }
 
 /** A copy of a queue's stays that one update changes, and the exits it counted. */
@@ -205,8 +209,8 @@ function record(update: StaysUpdate, prNumber: number, step: StayStep): void {
  * Counts held exits whose event had its time, forgets what no witness can still need, and keeps
  * MAX_REMEMBERED_EXITS stays at most: the least recently changed go, a held exit counted first.
  */
-function settle(update: StaysUpdate, now: number, settings: WebhookExitSettings): void {
-  const tick = { kind: 'tick', now } as const;
+function settle(update: StaysUpdate, now: number, settings: StayContext): void {
+  const tick = { kind: 'tick', now, readFrom: settings.readFrom } as const;
   for (const [prNumber, stay] of [...update.stays]) {
     const step = stepStay(stay, tick, settings);
     if (step !== undefined) record(update, prNumber, step);

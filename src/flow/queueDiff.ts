@@ -45,6 +45,11 @@ export interface QueueDiff {
 export interface QueueDiffOptions {
   /** Longer gaps between two polls are not attributed to any queue state: nobody watched. */
   readonly maxGapSeconds: number;
+  /**
+   * polling.staleAfterSeconds: a departed PR whose lookups keep failing is looked up again on each
+   * poll for this long after the poll that saw it gone, and counted as `unknown` then.
+   */
+  readonly lookupRetrySeconds: number;
 }
 
 /** Pull requests of the previous poll (or still awaiting a lookup) that the current poll no longer lists. */
@@ -112,7 +117,12 @@ export function diffQueuePoll(
     if (lookup === 'retry' || lookup === 'not_concluded') {
       const failedLookups = pr.failedLookups + 1;
       const notConcluded = lookup === 'not_concluded';
-      if (failedLookups < MAX_EXIT_LOOKUP_ATTEMPTS) {
+      // A lookup that fails (a 429, a timeout) says nothing of the exit: it is asked again until
+      // the PR has been gone as long as a target's data may be stale.
+      const retried = notConcluded
+        ? failedLookups < MAX_EXIT_LOOKUP_ATTEMPTS
+        : now - pr.goneAt < options.lookupRetrySeconds;
+      if (retried) {
         departed.set(pr.number, { ...pr, failedLookups, notConcluded });
         continue;
       }

@@ -168,14 +168,15 @@ export const QUEUE_FLOW_FAMILIES: readonly PerTargetFamily[] = [
     name: EXITS_BY_SOURCE,
     help: (settings) =>
       'Pull requests that left the merge queue, by which witness counted the exit: event (its ' +
-      'pull_request.merged, failed or canceled webhook) or poll (a poll saw it gone and no event ' +
-      `came within ${formatInterval(2 * settings.mergeQueueIntervalSeconds)}). Each exit counts once. ` +
-      'Only with webhooks enabled; starts at 0 when the exporter starts',
+      'pull_request.merged, failed or canceled webhook) or poll (a poll saw it gone, or a read of ' +
+      `concluded entries listed it, and no event came within ${formatInterval(2 * settings.mergeQueueIntervalSeconds)}, ` +
+      'or webhooks were off then). Each exit counts once. Only with webhooks enabled; starts at 0 ' +
+      'when the exporter starts',
     type: 'counter',
     labelNames: ['repo', 'branch', 'source'],
     scope: 'target',
     samples: ofQueueFlow((flow, repo, branch) =>
-      Array.from(flow.webhookExits?.bySource ?? [], ([source, count]) => ({
+      Array.from(flow.exitStays?.bySource ?? [], ([source, count]) => ({
         labels: [repo, branch, source],
         value: count,
       })),

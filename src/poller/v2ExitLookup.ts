@@ -41,6 +41,19 @@ export const PERIODIC_EXIT_READ_POLLS = 30;
 /** One millisecond, the resolution of Trunk's timestamps. */
 const FIRST_POLL_INSTANT_SECONDS = 0.001;
 
+/**
+ * The reads of a queue whose ledger starts with a poll at `firstPollAt`: the exits to count are
+ * those after it (one at its instant it saw done). Set when the ledger starts, so that what the
+ * events count from then on is kept until the reads have moved past it (prStay.ts).
+ */
+export function startConcludedReads(firstPollAt: number): ConcludedReads {
+  return {
+    countFrom: firstPollAt + FIRST_POLL_INSTANT_SECONDS,
+    seen: new Map(),
+    pollsSinceRead: 0,
+  };
+}
+
 interface V2ExitReadRequest {
   readonly reader: V2PullRequestLister;
   readonly queue: V2QueueRef;
@@ -75,16 +88,14 @@ const OUTCOMES: ReadonlySet<string> = new Set(EXIT_OUTCOMES);
  * ledger asks again on the next poll, and after MAX_EXIT_LOOKUP_ATTEMPTS keeps it as absent (a
  * queue-entry state Trunk added, which the live read does not ask for), not as an exit; that is
  * reported as an `unknown_entry_state` anomaly. A read that fails makes every departed PR `retry`
- * (`unknown` after MAX_EXIT_LOOKUP_ATTEMPTS). Rejects only when the poll is being aborted.
+ * (`unknown` once it has been gone polling.staleAfterSeconds). Rejects only when the poll is being
+ * aborted.
  */
 export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRead> {
   const { queue, prNumbers, previous } = request;
   // The exits to count are those after the queue's first poll; one at its instant it saw done.
-  const reads = previous.concludedReads ?? {
-    countFrom: previous.lastPollAt + FIRST_POLL_INSTANT_SECONDS,
-    seen: new Map<string, number>(),
-    pollsSinceRead: 0,
-  };
+  // A ledger started through API v1 (a reload added the key) reads from its last poll on.
+  const reads = previous.concludedReads ?? startConcludedReads(previous.lastPollAt);
   const skipped = { ...reads, pollsSinceRead: reads.pollsSinceRead + 1 };
   const retry = new Map<number, ExitLookup>(prNumbers.map((number) => [number, 'retry']));
   if (prNumbers.length === 0 && skipped.pollsSinceRead < PERIODIC_EXIT_READ_POLLS) {

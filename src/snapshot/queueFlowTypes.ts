@@ -17,7 +17,10 @@ export const MAX_UNKNOWN_STATES = 20;
 /** The label value of the unknown states past MAX_UNKNOWN_STATES. */
 export const OTHER_STATE = 'other';
 
-/** Lookups of a departed PR that may fail before it is counted as `unknown`. */
+/**
+ * Reads of concluded entries (API v2) in a row that may not list a departed PR before it is taken
+ * to be in a queue-entry state Trunk added (QueueFlow.absent).
+ */
 export const MAX_EXIT_LOOKUP_ATTEMPTS = 3;
 
 /**
@@ -59,7 +62,7 @@ export interface TrackedPullRequest {
 export interface DepartedPullRequest extends TrackedPullRequest {
   /** When the first poll that no longer saw it finished. */
   readonly goneAt: number;
-  /** Lookups that failed so far. */
+  /** Lookups that failed or did not find it concluded so far. */
   readonly failedLookups: number;
   /** The last lookup was `not_concluded`: it never concluded, so if it comes back its stay goes on. */
   readonly notConcluded?: boolean;
@@ -103,8 +106,11 @@ export interface QueueFlow {
    * ABSENT_PULL_REQUEST_KEEP_SECONDS from `goneAt`, by number.
    */
   readonly absent?: ReadonlyMap<number, DepartedPullRequest> | undefined;
-  /** With webhooks on: what tells an exit's event and its poll apart, so it counts once. */
-  readonly webhookExits?: ExitStays | undefined;
+  /**
+   * Each PR's latest stay and counted exit, whether webhooks are on or not: what keeps an exit's
+   * witnesses (event, poll, read of concluded entries) from counting it twice, across reloads too.
+   */
+  readonly exitStays?: ExitStays | undefined;
   /** Through API v2: where the reads of the queue's concluded entries have got to. */
   readonly concludedReads?: ConcludedReads | undefined;
   /**

@@ -19,8 +19,13 @@ const TEN = 1_767_261_600;
 const MINUTE = 60;
 const DAY = 86_400;
 const INTERVAL = 30;
-const POLLS = { maxGapSeconds: DAY };
-const WEBHOOKS = { maxGapSeconds: DAY, webhooks: { intervalSeconds: INTERVAL } };
+const POLLS = {
+  maxGapSeconds: DAY,
+  lookupRetrySeconds: 600,
+  intervalSeconds: INTERVAL,
+  webhooks: false,
+};
+const WEBHOOKS = { ...POLLS, webhooks: true };
 
 const failedAt = (leftAt: number): ExitLookup => ({ outcome: 'failed', leftAt });
 
@@ -30,7 +35,7 @@ function polled(
   later: readonly [MergeQueueSnapshot, [number, ExitLookup][]][],
   options: typeof POLLS | typeof WEBHOOKS = POLLS,
 ): QueueFlow {
-  let flow = startQueueFlow(first, options);
+  let flow = startQueueFlow(first);
   for (const [snapshot, lookups] of later) {
     flow = advanceQueueFlow(flow, snapshot, new Map(lookups), options);
   }
@@ -88,7 +93,7 @@ describe('eviction loops from the exits', () => {
 
   it('with webhooks, counts each failed exit once whichever witness saw it first', () => {
     // #7 fails at 10:00:10: its event comes first, then the poll sees it gone (one exit).
-    let flow = startQueueFlow(poll(TEN, 'running', [[7, 'testing', TEN - MINUTE]]), WEBHOOKS);
+    let flow = startQueueFlow(poll(TEN, 'running', [[7, 'testing', TEN - MINUTE]]));
     const failedEvent = (at: number, receivedAt: number) =>
       (flow = recordQueueEvent(
         flow,
@@ -113,7 +118,7 @@ describe('eviction loops from the exits', () => {
     );
     failedEvent(TEN + 100, TEN + 125);
     expect(exited(flow)).toMatchObject({ failed: 2 });
-    expect(Object.fromEntries(flow.webhookExits?.bySource ?? [])).toEqual({ event: 2, poll: 0 });
+    expect(Object.fromEntries(flow.exitStays?.bySource ?? [])).toEqual({ event: 2, poll: 0 });
     expect(flow.counts.repeatedFailures).toBe(1);
   });
 });

@@ -69,8 +69,11 @@ export interface FakeV2 {
   readonly requests: RecordedRequest[];
   /** Requests whose path (without the query) matches `pattern`. */
   requestsTo(pattern: RegExp): RecordedRequest[];
-  /** From now on, requests whose path matches `pattern` are answered `status` (a v2 error envelope). */
-  fail(pattern: RegExp, status: number): void;
+  /**
+   * From now on, requests whose path matches `pattern` (and whose query `query`, when given) are
+   * answered `status` (a v2 error envelope).
+   */
+  fail(pattern: RegExp, status: number, query?: RegExp): void;
   /** Ends every failure set with fail(). */
   recover(): void;
   /** The entries of queue `queueId` (mutable: a test moves them). */
@@ -79,7 +82,7 @@ export interface FakeV2 {
 
 /** Starts a fake organization on 127.0.0.1 (closed by test/trunk/harness.ts cleanUp). */
 export async function startFakeV2(organization: FakeV2Organization): Promise<FakeV2> {
-  const failures: { pattern: RegExp; status: number }[] = [];
+  const failures: { pattern: RegExp; status: number; query: RegExp | undefined }[] = [];
   const entries = organization.entries ?? {};
   const server = await startApiServer((req, res) => {
     answer(req, res);
@@ -88,7 +91,9 @@ export async function startFakeV2(organization: FakeV2Organization): Promise<Fak
   function answer(req: IncomingMessage, res: ServerResponse): void {
     const url = new URL(req.url ?? '/', 'http://fake');
     const path = url.pathname;
-    const failure = failures.find(({ pattern }) => pattern.test(path));
+    const failure = failures.find(
+      ({ pattern, query }) => pattern.test(path) && (query?.test(url.search) ?? true),
+    );
     if (failure !== undefined) {
       sendError(
         res,
@@ -148,8 +153,8 @@ export async function startFakeV2(organization: FakeV2Organization): Promise<Fak
       server.requests.filter((request) =>
         pattern.test(new URL(request.url, 'http://fake').pathname),
       ),
-    fail(pattern, status) {
-      failures.push({ pattern, status });
+    fail(pattern, status, query) {
+      failures.push({ pattern, status, query });
     },
     recover() {
       failures.splice(0);
