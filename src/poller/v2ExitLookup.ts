@@ -16,7 +16,7 @@ import type { V2QueueRef } from '../trunk/v2Client.js';
 import { V2_ENDPOINTS, V2_FINAL_ENTRY_STATES, type V2PullRequest } from '../trunk/v2Schemas.js';
 import { v1Value } from '../trunk/v2Vocabulary.js';
 import { POLL_JITTER_RATIO } from './scheduler.js';
-import { parseTimestampSeconds } from './timestamps.js';
+import { CLOCK_SLACK_SECONDS, parseTimestampSeconds } from './timestamps.js';
 import type { ReadOptions } from './trunkReader.js';
 import type { V2PullRequestLister } from './v2MergeQueuePoll.js';
 
@@ -126,20 +126,29 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
   const wanted = new Set(prNumbers);
   const concluded: ConcludedExit[] = [];
   const seen = new Map(reads.seen);
+  // The latest conclusion time a read can stand on: the exporter's clock plus the slack.
+  const latestPlausible = request.current.takenAt + CLOCK_SLACK_SECONDS;
   let newest = -Infinity;
+  let future = 0;
   for (const row of rows) {
     const outcome = v1Value(row.queueEntry.state);
     if (!OUTCOMES.has(outcome)) continue;
-    const leftAt = parseTimestampSeconds(row.queueEntry.stateChangedAt);
+    const concludedAt = parseTimestampSeconds(row.queueEntry.stateChangedAt);
+    // A conclusion dated ahead (Trunk's clock, a bad row) happened by the time it was read.
+    const leftAt =
+      concludedAt === undefined ? undefined : Math.min(concludedAt, request.current.takenAt);
     if (wanted.has(row.number) && !lookups.has(row.number)) {
       lookups.set(row.number, { outcome: outcome as ExitOutcome, leftAt });
     }
     // Without a conclusion time an entry cannot be placed in the windows: its departure counts it.
-    if (leftAt === undefined) continue;
-    newest = Math.max(newest, leftAt);
+    if (concludedAt === undefined || leftAt === undefined) continue;
+    // No later read starts past the clock's slack, whatever one row says.
+    newest = Math.max(newest, Math.min(concludedAt, latestPlausible));
     const key = entryKey(row);
-    if (leftAt < reads.countFrom || seen.has(key)) continue;
-    seen.set(key, leftAt);
+    if (concludedAt < reads.countFrom || seen.has(key)) continue;
+    // Kept by its own time, so that every read that lists it again finds it seen.
+    seen.set(key, concludedAt);
+    if (concludedAt > latestPlausible) future += 1;
     if (departed.has(row.number)) continue;
     const createdAt = parseTimestampSeconds(row.queueEntry.createdAt);
     concluded.push({
@@ -148,6 +157,15 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
       enteredAt: entryTime(createdAt, leftAt, previous.lastPollAt, request.intervalSeconds),
       leftAt,
     });
+  }
+  if (future > 0) {
+    request.reader.reportAnomaly(V2_ENDPOINTS.listQueuePullRequests, 'future_timestamp', future);
+    request.logger.warn(
+      { repo: queue.repo, branch: queue.branch, entries: future },
+      `concluded entries dated over ${String(CLOCK_SLACK_SECONDS)} s after the exporter's clock ` +
+        "(Trunk's clock ahead, or bad rows): each counted once, and the next read starts no later " +
+        'than the clock plus that',
+    );
   }
   const countFrom = Math.max(reads.countFrom, newest - CONCLUDED_READ_OVERLAP_SECONDS);
   for (const [key, leftAt] of seen) if (leftAt < countFrom) seen.delete(key);

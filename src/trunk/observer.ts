@@ -10,7 +10,8 @@ import type { Endpoint } from './schemas.js';
  * entries lists, so in a state Trunk added (not counted as an exit); `unnamed_repository`, a test
  * whose `repoId` names no repository the exporter can name (counted for no repository);
  * `unknown_value`, an enum value outside a closed label set (a testing result's outcome), counted
- * under `other`.
+ * under `other`; `future_timestamp`, a row dated more than a minute after the exporter's clock
+ * (skew, a bad row), counted once without moving the read on past that minute.
  */
 export type ApiAnomalyKind =
   | 'duplicate_pr'
@@ -19,7 +20,8 @@ export type ApiAnomalyKind =
   | 'invalid_item'
   | 'unknown_entry_state'
   | 'unnamed_repository'
-  | 'unknown_value';
+  | 'unknown_value'
+  | 'future_timestamp';
 
 /**
  * What the client reports about each HTTP exchange. Implemented by the metrics layer, so the client
