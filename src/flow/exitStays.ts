@@ -20,7 +20,7 @@ import type {
   TrackedPullRequest,
 } from '../snapshot/queueFlowTypes.js';
 import type { MergeQueueSnapshot } from '../snapshot/types.js';
-import { lastExit, stepStay, type StayInput, type StayStep } from './prStay.js';
+import { lastExit, latestLeave, stepStay, type StayInput, type StayStep } from './prStay.js';
 import { firstSeen, type DepartedExit } from './queueDiff.js';
 
 /** No exits counted yet; both witnesses at 0 from the start, so the first one is an increase. */
@@ -46,6 +46,18 @@ export function exitsKnownFromEvents(
     }
   }
   return known;
+}
+
+/**
+ * The latest time the exit of `prNumber` the ledger counted last (or holds for its event) can have
+ * left at; undefined when it knows none. A read listing the PR as concluded since a time before
+ * this may be listing that exit.
+ */
+export function lastExitTime(flow: QueueFlow, prNumber: number): number | undefined {
+  const stay = flow.exitStays?.stays.get(prNumber);
+  if (stay?.phase === 'held') return stay.held.goneAt;
+  const exit = lastExit(stay);
+  return exit === undefined ? undefined : latestLeave(exit);
 }
 
 /** Before a poll is diffed: each listed PR with a counted exit may be on a new stay. */

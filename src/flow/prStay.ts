@@ -249,7 +249,7 @@ function isCountedAlready(
  * The latest time the PR of a counted exit can have left: its event's timestamp, else the poll
  * that saw it gone (or that counted it), which came after it.
  */
-function latestLeave(exit: CountedExit): number {
+export function latestLeave(exit: CountedExit): number {
   return exit.witness === 'event' ? exit.leftAt : (exit.goneBy ?? exit.leftAt);
 }
 

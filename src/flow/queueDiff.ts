@@ -17,6 +17,7 @@ import {
   type ExitOutcome,
   type FlowEvent,
   type QueueFlow,
+  type Resubmission,
   type TrackedPullRequest,
 } from '../snapshot/queueFlowTypes.js';
 
@@ -70,12 +71,16 @@ export function departedPullRequests(
   return departed;
 }
 
-/** What happened between the poll `flow` last saw and `current`, given the lookups of departed PRs. */
+/**
+ * What happened between the poll `flow` last saw and `current`, given the lookups of departed PRs
+ * and the listed PRs whose entry concluded and was submitted again in between.
+ */
 export function diffQueuePoll(
   flow: QueueFlow,
   current: MergeQueueSnapshot,
   lookups: ReadonlyMap<number, ExitLookup>,
   options: QueueDiffOptions,
+  resubmissions: ReadonlyMap<number, Resubmission> = new Map(),
 ): QueueDiff {
   const events: FlowEvent[] = [];
   const exits: DepartedExit[] = [];
@@ -99,6 +104,20 @@ export function diffQueuePoll(
         pr.number,
         resumed === undefined ? firstSeen(pr, flow.lastPollAt, now) : resume(resumed, pr, now),
       );
+      continue;
+    }
+    const resubmission = resubmissions.get(pr.number);
+    if (resubmission !== undefined) {
+      // Its stay ended (after the previous poll, when that poll saw the ended stay's state) and a
+      // new one began, in whatever state this poll lists.
+      const { outcome } = resubmission;
+      const notBefore = resubmission.fromPolledState ? seen.lastSeenAt : seen.enteredAt;
+      const leftAt = clamp(resubmission.leftAt, notBefore, now);
+      exits.push({ prNumber: pr.number, outcome, enteredAt: seen.enteredAt, leftAt, goneAt: now });
+      if (resubmission.fromPolledState && outcome !== 'unknown') {
+        pushTransition(events, seen.state, outcome, leftAt - seen.stateSince);
+      }
+      tracked.set(pr.number, firstSeen(pr, leftAt, now));
       continue;
     }
     if (seen.state === pr.state) {

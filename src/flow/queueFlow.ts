@@ -14,6 +14,7 @@ import type {
   ExitLookup,
   FlowEvent,
   QueueFlow,
+  Resubmission,
   TrackedPullRequest,
 } from '../snapshot/queueFlowTypes.js';
 import type {
@@ -63,7 +64,8 @@ export function exitsToLookUp(flow: QueueFlow, current: MergeQueueSnapshot): num
 }
 
 /**
- * The ledger after one more successful poll, given the lookups of the PRs that departed. Every
+ * The ledger after one more successful poll, given the lookups of the PRs that departed and the
+ * listed PRs whose entry concluded and was submitted again since the previous poll. Every
  * counted exit is remembered whether webhooks are on or not, so a reload that turns them on or
  * off counts no exit a second time: the events and the reads of concluded entries each meet the
  * exits the other counted.
@@ -73,12 +75,19 @@ export function advanceQueueFlow(
   current: MergeQueueSnapshot,
   lookups: ReadonlyMap<number, ExitLookup>,
   options: QueueFlowOptions,
+  resubmissions?: ReadonlyMap<number, Resubmission>,
 ): QueueFlow {
   const settings = exitSettings(flow, options);
   const before = beginNewStays(flow, current, settings);
   // What an event said of a departed PR stands in for (and beats) its lookup.
   const known = exitsKnownFromEvents(before, departedPullRequests(before, current));
-  const diff = diffQueuePoll(before, current, new Map([...lookups, ...known]), options);
+  const diff = diffQueuePoll(
+    before,
+    current,
+    new Map([...lookups, ...known]),
+    options,
+    resubmissions,
+  );
   const next = {
     lastPollAt: current.takenAt,
     lastQueueState: current.state,

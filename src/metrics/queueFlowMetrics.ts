@@ -23,8 +23,9 @@ function seen(settings: FamilySettings): string {
 
 /** What a poll cannot see of a PR that comes and goes between two polls, and what API v2 reads anyway. */
 const EXITS_BETWEEN_POLLS =
-  'A pull request that enters and leaves between two polls is never seen through API v1; through ' +
-  `API v2 the reads of the queue's concluded entries count it (at most ${PERIODIC_EXIT_READ_POLLS} polls late).`;
+  'A pull request that enters and leaves between two polls, or leaves and is submitted again, is ' +
+  "never seen through API v1; through API v2 the reads of the queue's concluded entries count it " +
+  `(at most ${PERIODIC_EXIT_READ_POLLS} polls late).`;
 /** How far back the read at start looks for the last merge, in days. */
 const LAST_MERGE_LOOKBACK_DAYS = Math.max(...LAST_MERGE_WINDOWS_SECONDS) / 86_400;
 
@@ -57,7 +58,8 @@ export const QUEUE_FLOW_FAMILIES: readonly PerTargetFamily[] = [
     help: (settings) =>
       'Pull requests that left the merge queue, by final state: on API v1 from one ' +
       `${ENDPOINTS.getSubmittedPullRequest} lookup (unknown when it cannot tell), on API v2 from the ` +
-      `queue's concluded entries (${REFRESHED_BY.pullRequests.v2}?state=merged,failed,cancelled). ` +
+      `queue's concluded entries (${REFRESHED_BY.pullRequests.v2}?concludedAfter=…; a resubmitted ` +
+      "entry's outcome from its testing results' entryConclusion). " +
       `${seen(settings)}. ${EXITS_BETWEEN_POLLS}`,
     type: 'counter',
     labelNames: ['repo', 'branch', 'outcome'],

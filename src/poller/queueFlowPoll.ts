@@ -69,7 +69,13 @@ export async function followQueueFlow(request: QueueFlowPollRequest): Promise<Qu
     );
     return (latest) => {
       if (latest === undefined) return start();
-      const advanced = advanceQueueFlow(latest, current, read.lookups, flowOptions);
+      const advanced = advanceQueueFlow(
+        latest,
+        current,
+        read.lookups,
+        flowOptions,
+        read.resubmissions,
+      );
       return {
         ...countConcludedExits(advanced, read.concluded, current.takenAt, flowOptions),
         concludedReads: read.reads,

@@ -10,15 +10,16 @@ import {
   type ExitLookup,
   type ExitOutcome,
   type QueueFlow,
+  type Resubmission,
 } from '../snapshot/queueFlowTypes.js';
 import type { MergeQueueSnapshot } from '../snapshot/types.js';
-import type { V2QueueRef } from '../trunk/v2Client.js';
-import { V2_ENDPOINTS, V2_FINAL_ENTRY_STATES, type V2PullRequest } from '../trunk/v2Schemas.js';
+import type { TrunkV2Client, V2QueueRef } from '../trunk/v2Client.js';
+import { V2_ENDPOINTS, type V2PullRequest } from '../trunk/v2Schemas.js';
 import { v1Value } from '../trunk/v2Vocabulary.js';
-import { POLL_JITTER_RATIO } from './scheduler.js';
 import { CLOCK_SLACK_SECONDS, parseTimestampSeconds } from './timestamps.js';
 import type { ReadOptions } from './trunkReader.js';
 import type { V2PullRequestLister } from './v2MergeQueuePoll.js';
+import { entryTime, resubmittedExits } from './v2Resubmissions.js';
 
 /**
  * How far before `since` the window of concluded entries starts: where `since` comes from the
@@ -55,7 +56,8 @@ export function startConcludedReads(firstPollAt: number): ConcludedReads {
 }
 
 interface V2ExitReadRequest {
-  readonly reader: V2PullRequestLister;
+  /** The testing results tell how a resubmitted entry ended (v2Resubmissions.ts). */
+  readonly reader: V2PullRequestLister & Pick<TrunkV2Client, 'listTestingResults'>;
   readonly queue: V2QueueRef;
   /** The queue's poll interval: an entry no poll saw was in the queue for about one at most. */
   readonly intervalSeconds: number;
@@ -76,6 +78,8 @@ export interface V2ExitRead {
   readonly lookups: Map<number, ExitLookup>;
   /** Exits no poll saw leave, each for the first time. */
   readonly concluded: readonly ConcludedExit[];
+  /** Listed PRs whose entry concluded and was submitted again since the previous poll. */
+  readonly resubmissions: ReadonlyMap<number, Resubmission>;
   /** Where the reads have got to after this poll. */
   readonly reads: ConcludedReads;
 }
@@ -83,8 +87,11 @@ export interface V2ExitRead {
 const OUTCOMES: ReadonlySet<string> = new Set(EXIT_OUTCOMES);
 
 /**
- * Reads `state=merged,failed,cancelled&concludedAfter=…` when PRs left, or when no read happened
- * for PERIODIC_EXIT_READ_POLLS polls. A departed PR the read does not list is `not_concluded`: the
+ * Reads `concludedAfter=…` (every entry that concluded since, whatever its state now) when PRs left
+ * or one is back in `not_ready` (a stay begins there: it may have concluded and been submitted
+ * again since the previous poll), or when no read happened for PERIODIC_EXIT_READ_POLLS polls. An
+ * entry listed in a live state concluded and was submitted again (v2Resubmissions.ts). A departed
+ * PR the read does not list is `not_concluded`: the
  * ledger asks again on the next poll, and after MAX_EXIT_LOOKUP_ATTEMPTS keeps it as absent (a
  * queue-entry state Trunk added, which the live read does not ask for), not as an exit; that is
  * reported as an `unknown_entry_state` anomaly. A read that fails makes every departed PR `retry`
@@ -98,8 +105,18 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
   const reads = previous.concludedReads ?? startConcludedReads(previous.lastPollAt);
   const skipped = { ...reads, pollsSinceRead: reads.pollsSinceRead + 1 };
   const retry = new Map<number, ExitLookup>(prNumbers.map((number) => [number, 'retry']));
-  if (prNumbers.length === 0 && skipped.pollsSinceRead < PERIODIC_EXIT_READ_POLLS) {
-    return { lookups: retry, concluded: [], reads: skipped };
+  const unread: V2ExitRead = {
+    lookups: retry,
+    concluded: [],
+    resubmissions: new Map(),
+    reads: skipped,
+  };
+  if (
+    prNumbers.length === 0 &&
+    !beganStayAgain(previous, request.current) &&
+    skipped.pollsSinceRead < PERIODIC_EXIT_READ_POLLS
+  ) {
+    return unread;
   }
   const after =
     prNumbers.length === 0
@@ -109,7 +126,7 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
   try {
     rows = await request.reader.listQueuePullRequests(
       queue,
-      { states: V2_FINAL_ENTRY_STATES, concludedAfter: new Date(after * 1000).toISOString() },
+      { concludedAfter: new Date(after * 1000).toISOString() },
       request.options,
     );
   } catch (error) {
@@ -118,7 +135,7 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
       { repo: queue.repo, branch: queue.branch, prs: prNumbers.length },
       `exit read failed, retried on the next poll: ${error instanceof Error ? error.message : String(error)}`,
     );
-    return { lookups: retry, concluded: [], reads: skipped };
+    return unread;
   }
   // The polls' departures are theirs (or their events') to count.
   const departed = new Set(departedPullRequests(previous, request.current).map((pr) => pr.number));
@@ -130,9 +147,13 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
   const latestPlausible = request.current.takenAt + CLOCK_SLACK_SECONDS;
   let newest = -Infinity;
   let future = 0;
+  const live: V2PullRequest[] = [];
   for (const row of rows) {
     const outcome = v1Value(row.queueEntry.state);
-    if (!OUTCOMES.has(outcome)) continue;
+    if (!OUTCOMES.has(outcome)) {
+      live.push(row);
+      continue;
+    }
     const concludedAt = parseTimestampSeconds(row.queueEntry.stateChangedAt);
     // A conclusion dated ahead (Trunk's clock, a bad row) happened by the time it was read.
     const leftAt =
@@ -169,6 +190,20 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
   }
   const countFrom = Math.max(reads.countFrom, newest - CONCLUDED_READ_OVERLAP_SECONDS);
   for (const [key, leftAt] of seen) if (leftAt < countFrom) seen.delete(key);
+  const resubmitted = await resubmittedExits({
+    reader: request.reader,
+    queue,
+    previous,
+    current: request.current,
+    intervalSeconds: request.intervalSeconds,
+    wanted: new Set([...wanted].filter((number) => !lookups.has(number))),
+    departed,
+    after,
+    rows: live,
+    options: request.options,
+    logger: request.logger,
+  });
+  for (const [number, lookup] of resubmitted.lookups) lookups.set(number, lookup);
   let absent = 0;
   for (const number of prNumbers) {
     if (lookups.has(number)) continue;
@@ -178,24 +213,20 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
   if (absent > 0) {
     request.reader.reportAnomaly(V2_ENDPOINTS.listQueuePullRequests, 'unknown_entry_state', absent);
   }
-  return { lookups, concluded, reads: { countFrom, seen, pollsSinceRead: 0 } };
+  return {
+    lookups,
+    concluded: [...concluded, ...resubmitted.concluded],
+    resubmissions: resubmitted.resubmissions,
+    reads: { countFrom, seen, pollsSinceRead: 0 },
+  };
 }
 
-/**
- * When an entry no poll saw entered the queue. Its `createdAt` is its first submission: an entry
- * is reused when its PR is submitted again, so a createdAt from before the last poll that would
- * have seen the entry (the previous poll, or for an older conclusion about one interval before it,
- * with the schedule's jitter) is a former submission's, and that poll's time is taken instead.
- */
-function entryTime(
-  createdAt: number | undefined,
-  leftAt: number,
-  previousPollAt: number,
-  intervalSeconds: number,
-): number {
-  const notBefore =
-    leftAt > previousPollAt ? previousPollAt : leftAt - intervalSeconds * (1 + POLL_JITTER_RATIO);
-  return Math.min(Math.max(createdAt ?? notBefore, notBefore), leftAt);
+/** Whether a PR the previous poll saw in another state is in `not_ready`, where a stay begins. */
+function beganStayAgain(previous: QueueFlow, current: MergeQueueSnapshot): boolean {
+  return current.pullRequests.some((pr) => {
+    const seen = previous.tracked.get(pr.number);
+    return pr.state === 'not_ready' && seen !== undefined && seen.state !== 'not_ready';
+  });
 }
 
 /** One conclusion of one queue entry: an entry is reused when its PR is submitted again. */

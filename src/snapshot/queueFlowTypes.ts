@@ -138,6 +138,20 @@ export interface ConcludedReads {
   readonly pollsSinceRead: number;
 }
 
+/**
+ * A PR the polls list on and on whose queue entry concluded and was submitted again between them
+ * (API v2: a read of concluded entries lists it in a live state). Its stay ends there, and a new
+ * one begins.
+ */
+export interface Resubmission {
+  /** How the entry ended, as Trunk's testing results tell (`entryConclusion`), else `unknown`. */
+  readonly outcome: ExitOutcome;
+  /** Best estimate of when it concluded (unix seconds): the earliest time it can have. */
+  readonly leftAt: number;
+  /** The state the previous poll saw was the ended stay's: its end is a transition from it. */
+  readonly fromPolledState: boolean;
+}
+
 /** A concluded entry that no poll saw leave (it entered and left between two polls). */
 export interface ConcludedExit {
   readonly prNumber: number;

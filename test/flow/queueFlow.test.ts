@@ -179,6 +179,35 @@ describe('queue flow edge cases', () => {
     expect(Object.fromEntries(read.counts.exited)).toMatchObject({ unknown: 1, failed: 0 });
   });
 
+  it('ends the stay of a listed PR whose entry concluded and was submitted again since, and begins a new one', () => {
+    // #7 testing since T0-100; its entry failed at T0+20 and it is back in not_ready since T0+25.
+    const first = startQueueFlow(poll(T0, 'running', [[7, 'testing', T0 - 100]]));
+    const back = poll(T0 + 30, 'running', [[7, 'not_ready', T0 + 25]]);
+    const failedAt = { outcome: 'failed' as const, leftAt: T0 + 20 };
+    const seen = advanceQueueFlow(
+      first,
+      back,
+      new Map(),
+      OPTIONS,
+      new Map([[7, { ...failedAt, fromPolledState: true }]]),
+    );
+    expect(Object.fromEntries(seen.counts.exited)).toMatchObject({ failed: 1 });
+    // In the queue from T0-100 to T0+20; 120 s of testing, which it left for failed.
+    expect(summary(seen.counts.timeInQueue.get('failed'))).toMatchObject({ count: 1, sum: 120 });
+    expect(transitions(seen)).toEqual({ 'testing->failed': 1 });
+    expect(seen.tracked.get(7)).toMatchObject({ state: 'not_ready', enteredAt: T0 + 25 });
+    // Found by a later read, its stay's state then unknown: the exit alone counts.
+    const later = advanceQueueFlow(
+      first,
+      back,
+      new Map(),
+      OPTIONS,
+      new Map([[7, { ...failedAt, fromPolledState: false }]]),
+    );
+    expect(Object.fromEntries(later.counts.exited)).toMatchObject({ failed: 1 });
+    expect(transitions(later)).toEqual({});
+  });
+
   it('tracks a departed PR that comes back before its lookup succeeded as a new entry', () => {
     const start = startQueueFlow(poll(T0, 'running', [[7, 'testing', T0 - 100]]));
     const gone = advanceQueueFlow(

@@ -99,7 +99,7 @@ async function v2Watcher(options: { webhooks: boolean }) {
       v2.listTestingResults(queue, since, readOptions),
     listQueuePullRequests(queue, filter, readOptions) {
       // The read of the last merge at start (state=merged alone) is not an exit read.
-      if (filter.concludedAfter !== undefined && filter.states.includes('failed')) {
+      if (filter.concludedAfter !== undefined && filter.states === undefined) {
         exitReads.push({ poll: polls, concludedAfter: filter.concludedAfter });
       }
       return v2.listQueuePullRequests(queue, filter, readOptions);

@@ -44,3 +44,39 @@ export function moveEntry(row: EntryRow, state: string, at: number): void {
   row.queueEntry.state = state;
   row.queueEntry.stateChangedAt = new Date(at * 1000).toISOString();
 }
+
+/**
+ * The entry of `row` concluded at `concludedAt` and was submitted again at `at`, as `entryId` when
+ * Trunk gave it a new one: in `notReady`, where a stay begins.
+ */
+export function resubmitEntry(
+  row: EntryRow,
+  concludedAt: number,
+  at: number,
+  entryId?: string,
+): void {
+  row.earlierConclusions = [
+    ...(row.earlierConclusions ?? []),
+    new Date(concludedAt * 1000).toISOString(),
+  ];
+  if (entryId !== undefined) row.queueEntry.id = entryId;
+  moveEntry(row, 'notReady', at);
+}
+
+/** A testing result of PR `number` (`TestingResult`) that ended at `endedAt` after a minute. */
+export function testingResult(
+  number: number,
+  endedAt: number,
+  outcome: string,
+  entryConclusion?: string,
+): { endedAt: string } {
+  return {
+    pullRequestNumber: number,
+    endedAt: new Date(endedAt * 1000).toISOString(),
+    testingDurationMs: 60_000,
+    outcome,
+    ...(entryConclusion === undefined ? {} : { entryConclusion }),
+    isBisection: false,
+    startedBisection: false,
+  } as { endedAt: string };
+}
