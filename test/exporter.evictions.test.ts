@@ -4,12 +4,20 @@
 //   been re-tested yet. Not terminal: it usually returns to `pending` or `testing`."
 // - `failed`: "Terminal — verification or the merge itself failed."
 // - `entryConclusion`: "A pull request that fails and is resubmitted has a new entry."
-// So a pull request retested after a failure ahead of it and then failed is evicted once; failed
-// again after its resubmission, it is an eviction loop: one repeated failure.
+// - a testing result's `failed`: "the run failed, or the pull request entered bisection".
+// So a pull request retested after a failure ahead of it and then failed is evicted once, though
+// two of its testing attempts failed; failed again after its resubmission, it is an eviction loop:
+// one repeated failure.
 import { afterEach, describe, expect, it } from 'vitest';
 import { sum, type Sample } from './support/exposition.js';
 import { configYaml, startTestExporter } from './support/exporterHarness.js';
-import { entryRow, moveEntry, startFakeWebQueue } from './support/queueEntryRows.js';
+import {
+  WEB_QUEUE,
+  entryRow,
+  moveEntry,
+  startFakeWebQueue,
+  testingResult,
+} from './support/queueEntryRows.js';
 import { cleanUp } from './trunk/harness.js';
 
 afterEach(cleanUp);
@@ -42,12 +50,16 @@ describe('eviction loops through a real exporter', () => {
       (samples) => sum(samples, 'trunk_merge_queue_pull_requests', { state: 'testing' }) === 2,
       'both testing',
     );
-    // #11, ahead, fails and leaves; #10 waits to be retested, then is, then fails and leaves.
+    // #11, ahead, fails and leaves; #10's run on top of it fails too, and #10 waits to be retested.
+    const attempts = fake.testingResults(WEB_QUEUE);
+    attempts.push(testingResult(11, now(), 'failed', 'failed'));
+    attempts.push(testingResult(10, now(), 'failed'));
     moveEntry(pr11, 'failed', now());
     moveEntry(pr10, 'pendingFailure', now());
     await exporter.waitFor(inState('pending_failure'), '#10 pending failure');
     moveEntry(pr10, 'testing', now());
     await exporter.waitFor(inState('testing'), '#10 retested');
+    attempts.push(testingResult(10, now(), 'failed', 'failed'));
     moveEntry(pr10, 'failed', now());
     const evicted = await exporter.waitFor((samples) => exited(samples, 'failed') === 2, '#10 out');
     expect(repeated(evicted)).toBe(0);
@@ -55,6 +67,7 @@ describe('eviction loops through a real exporter', () => {
     pr10.queueEntry.id = 'entry-10-resubmitted';
     moveEntry(pr10, 'notReady', now());
     await exporter.waitFor(inState('not_ready'), '#10 resubmitted');
+    attempts.push(testingResult(10, now(), 'failed', 'failed'));
     moveEntry(pr10, 'failed', now());
     const looping = await exporter.waitFor(
       (samples) => exited(samples, 'failed') === 3,
