@@ -17,7 +17,7 @@ import {
 } from './support/exporterHarness.js';
 import type { FakeV2 } from './support/fakeTrunkV2.js';
 import { entryRow, moveEntry, startFakeWebQueue } from './support/queueEntryRows.js';
-import { WEBHOOK_SECRET, postWebhook, signedHeaders } from './support/webhooks.js';
+import { WEBHOOK_SECRET, mergedEventBody, postWebhook, signedHeaders } from './support/webhooks.js';
 import { cleanUp } from './trunk/harness.js';
 
 afterEach(async () => {
@@ -60,15 +60,7 @@ async function webExporter(
 
 /** Sends the exporter Trunk's pull_request.merged event of PR `number`, merged at `at`. */
 async function mergedEvent(exporter: ExporterUnderTest, number: number, at: number) {
-  const body = JSON.stringify({
-    action: 'merged',
-    pr_number: number,
-    repository: { host: 'github.com', owner: 'acme', name: 'web' },
-    target_branch: 'main',
-    status: 'merged',
-    timestamp: new Date(at * 1000).toISOString(),
-    type: 'pull_request.merged',
-  });
+  const body = mergedEventBody(number, at);
   const url = `${exporter.exporter.url}/webhooks/trunk`;
   expect((await postWebhook(url, body, signedHeaders(body))).status).toBe(204);
 }
