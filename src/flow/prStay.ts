@@ -54,7 +54,7 @@ export type StayInput =
    * concluded entries (API v2) no longer reach it: they list conclusions at or after `readFrom`.
    */
   | { readonly kind: 'tick'; readonly now: number; readonly readFrom: number | undefined }
-  /** Webhooks turned off: a held exit is counted from its poll now. */
+  /** Without webhooks (or a reload turned them off): a held exit is counted from its poll now. */
   | { readonly kind: 'flush'; readonly now: number };
 
 /** An exit counted by one step. */

@@ -77,7 +77,7 @@ export function advanceQueueFlow(
   options: QueueFlowOptions,
   resubmissions?: ReadonlyMap<number, Resubmission>,
 ): QueueFlow {
-  const settings = exitSettings(flow, options);
+  const settings = stayContext(flow, options);
   const before = beginNewStays(flow, current, settings);
   // What an event said of a departed PR stands in for (and beats) its lookup.
   const known = exitsKnownFromEvents(before, departedPullRequests(before, current));
@@ -132,7 +132,7 @@ export function countConcludedExits(
     merged.exitStays ?? emptyExitStays(),
     exits,
     takenAt,
-    exitSettings(flow, options),
+    stayContext(flow, options),
   );
   return {
     ...merged,
@@ -187,7 +187,7 @@ export function recordQueueEvent(
 }
 
 /** What the ledger's stays are stepped with: the interval, and how far back the reads of concluded entries reach. */
-function exitSettings(flow: QueueFlow, options: QueueFlowOptions): StayContext {
+function stayContext(flow: QueueFlow, options: QueueFlowOptions): StayContext {
   return { intervalSeconds: options.intervalSeconds, readFrom: flow.concludedReads?.countFrom };
 }
 

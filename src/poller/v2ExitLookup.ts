@@ -91,12 +91,11 @@ const OUTCOMES: ReadonlySet<string> = new Set(EXIT_OUTCOMES);
  * or one is back in `not_ready` (a stay begins there: it may have concluded and been submitted
  * again since the previous poll), or when no read happened for PERIODIC_EXIT_READ_POLLS polls. An
  * entry listed in a live state concluded and was submitted again (v2Resubmissions.ts). A departed
- * PR the read does not list is `not_concluded`: the
- * ledger asks again on the next poll, and after MAX_EXIT_LOOKUP_ATTEMPTS keeps it as absent (a
- * queue-entry state Trunk added, which the live read does not ask for), not as an exit; that is
- * reported as an `unknown_entry_state` anomaly. A read that fails makes every departed PR `retry`
- * (`unknown` once it has been gone polling.staleAfterSeconds). Rejects only when the poll is being
- * aborted.
+ * PR the read does not list is `not_concluded`: the ledger asks again on the next poll, and after
+ * MAX_EXIT_LOOKUP_ATTEMPTS keeps it as absent (a queue-entry state Trunk added, which the live read
+ * does not ask for), not as an exit; that is reported as an `unknown_entry_state` anomaly. A read
+ * that fails makes every departed PR `retry` (`unknown` once it has been gone
+ * polling.staleAfterSeconds). Rejects only when the poll is being aborted.
  */
 export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRead> {
   const { queue, prNumbers, previous } = request;
