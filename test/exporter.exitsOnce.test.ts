@@ -185,7 +185,7 @@ describe('each exit once through a real exporter', () => {
     });
     await exporter.waitFor((samples) => testing(samples) === 1, '#5 testing');
     // Every read of concluded entries answers 429 from now on; #5 merges and leaves.
-    fake.fail(/^\/v2\/merge-queues\/[^/]+\/pull-requests$/, 429, /concludedAfter=/);
+    fake.fail(/^\/v2\/merge-queues\/[^/]+\/pull-requests$/, 429, 'concludedAfter=');
     moveEntry(pr5, 'merged', now());
     const goneFrom = reads(fake).live;
     // Five polls on, four of them with a failed read: still not counted, still asked for.

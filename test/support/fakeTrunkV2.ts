@@ -77,10 +77,10 @@ export interface FakeV2 {
   /** Requests whose path (without the query) matches `pattern`. */
   requestsTo(pattern: RegExp): RecordedRequest[];
   /**
-   * From now on, requests whose path matches `pattern` (and whose query `query`, when given) are
-   * answered `status` (a v2 error envelope).
+   * From now on, requests whose path matches `pattern` (and whose query string contains `query`,
+   * when given) are answered `status` (a v2 error envelope).
    */
-  fail(pattern: RegExp, status: number, query?: RegExp): void;
+  fail(pattern: RegExp, status: number, query?: string): void;
   /** Ends every failure set with fail(). */
   recover(): void;
   /** The entries of queue `queueId` (mutable: a test moves them). */
@@ -91,7 +91,7 @@ export interface FakeV2 {
 
 /** Starts a fake organization on 127.0.0.1 (closed by test/trunk/harness.ts cleanUp). */
 export async function startFakeV2(organization: FakeV2Organization): Promise<FakeV2> {
-  const failures: { pattern: RegExp; status: number; query: RegExp | undefined }[] = [];
+  const failures: { pattern: RegExp; status: number; query: string }[] = [];
   const entries = organization.entries ?? {};
   const testingResults = organization.testingResults ?? {};
   const server = await startApiServer((req, res) => {
@@ -102,7 +102,7 @@ export async function startFakeV2(organization: FakeV2Organization): Promise<Fak
     const url = new URL(req.url ?? '/', 'http://fake');
     const path = url.pathname;
     const failure = failures.find(
-      ({ pattern, query }) => pattern.test(path) && (query?.test(url.search) ?? true),
+      ({ pattern, query }) => pattern.test(path) && url.search.includes(query),
     );
     if (failure !== undefined) {
       sendError(
@@ -175,7 +175,7 @@ export async function startFakeV2(organization: FakeV2Organization): Promise<Fak
       server.requests.filter((request) =>
         pattern.test(new URL(request.url, 'http://fake').pathname),
       ),
-    fail(pattern, status, query) {
+    fail(pattern, status, query = '') {
       failures.push({ pattern, status, query });
     },
     recover() {
