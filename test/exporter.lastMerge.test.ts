@@ -15,6 +15,7 @@ import {
 } from './support/exporterHarness.js';
 import { startTestSimulator } from './support/simulator.js';
 import { WEB, startWebhookExporter } from './support/webhookExporter.js';
+import { mergedEventBody } from './support/webhooks.js';
 
 const API_KEY = 'trunk_v2_last-merge-key-7c2';
 const FAMILY = 'trunk_merge_queue_last_merge_timestamp_seconds';
@@ -128,28 +129,18 @@ describe('trunk_merge_queue_last_merge_timestamp_seconds', () => {
 
   it("with webhooks on, moves to a pull_request.merged event's time: never back, never ahead", async () => {
     const { test, post } = await startWebhookExporter();
-    const merged = (prNumber: number, at: number) =>
-      JSON.stringify({
-        action: 'merged',
-        pr_number: prNumber,
-        repository: { host: 'github.com', owner: 'acme', name: 'web' },
-        target_branch: 'main',
-        status: 'merged',
-        timestamp: new Date(at * 1000).toISOString(),
-        type: 'pull_request.merged',
-      });
     const lastMerge = async () =>
       select(await test.samples(), FAMILY, { repo: WEB, branch: 'main' })[0]?.value;
     expect(await lastMerge()).toBeUndefined();
     const now = Math.floor(Date.now() / 1000);
-    expect((await post(merged(90_001, now - 300))).status).toBe(204);
+    expect((await post(mergedEventBody(90_001, now - 300))).status).toBe(204);
     expect(await lastMerge()).toBe(now - 300);
     // An older merge told later changes nothing.
-    expect((await post(merged(90_002, now - 900))).status).toBe(204);
+    expect((await post(mergedEventBody(90_002, now - 900))).status).toBe(204);
     expect(await lastMerge()).toBe(now - 300);
     // A time an hour ahead is not used: the merge counts when its event came.
     const before = Date.now() / 1000;
-    expect((await post(merged(90_003, now + 3600))).status).toBe(204);
+    expect((await post(mergedEventBody(90_003, now + 3600))).status).toBe(204);
     const received = await lastMerge();
     expect(received).toBeGreaterThanOrEqual(before);
     expect(received).toBeLessThanOrEqual(Date.now() / 1000);

@@ -8,6 +8,7 @@ import {
   type ExitStays,
   type PrStay,
   type PullRequestQueueEvent,
+  type StayContext,
   type WebhookExitSettings,
 } from '../snapshot/prStayTypes.js';
 import type {
@@ -19,7 +20,7 @@ import type {
   TrackedPullRequest,
 } from '../snapshot/queueFlowTypes.js';
 import type { MergeQueueSnapshot } from '../snapshot/types.js';
-import { lastExit, stepStay, type StayInput, type StayStep } from './prStay.js';
+import { lastExit, latestLeave, stepStay, type StayInput, type StayStep } from './prStay.js';
 import { firstSeen, type DepartedExit } from './queueDiff.js';
 
 /** No exits counted yet; both witnesses at 0 from the start, so the first one is an increase. */
@@ -36,7 +37,7 @@ export function exitsKnownFromEvents(
   departed: readonly DepartedPullRequest[],
 ): Map<number, ExitLookup> {
   const known = new Map<number, ExitLookup>();
-  const stays = flow.webhookExits?.stays;
+  const stays = flow.exitStays?.stays;
   if (stays === undefined) return known;
   for (const pr of departed) {
     const exit = lastExit(stays.get(pr.number));
@@ -47,13 +48,25 @@ export function exitsKnownFromEvents(
   return known;
 }
 
+/**
+ * The latest time the exit of `prNumber` the ledger counted last (or holds for its event) can have
+ * left at; undefined when it knows none. A read listing the PR as concluded since a time before
+ * this may be listing that exit.
+ */
+export function lastExitTime(flow: QueueFlow, prNumber: number): number | undefined {
+  const stay = flow.exitStays?.stays.get(prNumber);
+  if (stay?.phase === 'held') return stay.held.goneAt;
+  const exit = lastExit(stay);
+  return exit === undefined ? undefined : latestLeave(exit);
+}
+
 /** Before a poll is diffed: each listed PR with a counted exit may be on a new stay. */
 export function beginNewStays(
   flow: QueueFlow,
   current: MergeQueueSnapshot,
   settings: WebhookExitSettings,
 ): QueueFlow {
-  const state = flow.webhookExits;
+  const state = flow.exitStays;
   if (state === undefined || state.stays.size === 0) return flow;
   const update = changing(state);
   let tracked: Map<number, TrackedPullRequest> | undefined;
@@ -68,7 +81,7 @@ export function beginNewStays(
     }
   }
   if (!changed) return flow;
-  return { ...flow, tracked: tracked ?? flow.tracked, webhookExits: settled(update) };
+  return { ...flow, tracked: tracked ?? flow.tracked, exitStays: settled(update) };
 }
 
 /**
@@ -80,8 +93,8 @@ export function settlePollExits(
   exits: readonly DepartedExit[],
   ledger: Pick<QueueFlow, 'tracked' | 'departed'>,
   takenAt: number,
-  settings: WebhookExitSettings,
-): { readonly webhookExits: ExitStays; readonly events: readonly FlowEvent[] } {
+  settings: StayContext,
+): { readonly exitStays: ExitStays; readonly events: readonly FlowEvent[] } {
   const update = changing(state);
   for (const departure of exits) {
     apply(update, departure.prNumber, { kind: 'gone', departure, takenAt }, settings);
@@ -92,7 +105,7 @@ export function settlePollExits(
     }
   }
   settle(update, takenAt, settings);
-  return { webhookExits: settled(update), events: update.events };
+  return { exitStays: settled(update), events: update.events };
 }
 
 /**
@@ -103,8 +116,8 @@ export function recordConcludedExits(
   state: ExitStays,
   exits: readonly ConcludedExit[],
   takenAt: number,
-  settings: WebhookExitSettings,
-): { readonly webhookExits: ExitStays; readonly events: readonly FlowEvent[] } {
+  settings: StayContext,
+): { readonly exitStays: ExitStays; readonly events: readonly FlowEvent[] } {
   const update = changing(state);
   for (const exit of exits) {
     const { outcome, enteredAt, leftAt } = exit;
@@ -116,16 +129,19 @@ export function recordConcludedExits(
     );
   }
   settle(update, takenAt, settings);
-  return { webhookExits: settled(update), events: update.events };
+  return { exitStays: settled(update), events: update.events };
 }
 
-/** Webhooks turned off: every held exit is counted from its poll now, and the rest forgotten. */
-export function countHeldExits(state: ExitStays, now: number): readonly FlowEvent[] {
+/** Without webhooks: every held exit is counted from its poll now (no event is coming). */
+export function countHeldExits(
+  state: ExitStays,
+  now: number,
+): { readonly exitStays: ExitStays; readonly events: readonly FlowEvent[] } {
   const update = changing(state);
   for (const prNumber of [...update.stays.keys()]) {
     apply(update, prNumber, { kind: 'flush', now }, { intervalSeconds: 0 });
   }
-  return update.events;
+  return { exitStays: settled(update), events: update.events };
 }
 
 /**
@@ -136,9 +152,9 @@ export function recordPullRequestEvent(
   flow: QueueFlow,
   event: PullRequestQueueEvent,
   receivedAt: number,
-  settings: WebhookExitSettings,
-): { readonly webhookExits: ExitStays; readonly events: readonly FlowEvent[] } {
-  const update = changing(flow.webhookExits ?? emptyExitStays());
+  settings: StayContext,
+): { readonly exitStays: ExitStays; readonly events: readonly FlowEvent[] } {
+  const update = changing(flow.exitStays ?? emptyExitStays());
   // First what fell due before it came: an exit held past its wait is the poll's to count.
   settle(update, receivedAt, settings);
   const { prNumber } = event;
@@ -155,7 +171,7 @@ export function recordPullRequestEvent(
     apply(update, prNumber, { kind: 'entry_event', submitted, at, listed }, settings);
   }
   settle(update, receivedAt, settings);
-  return { webhookExits: settled(update), events: update.events };
+  return { exitStays: settled(update), events: update.events };
 }
 
 /** A copy of a queue's stays that one update changes, and the exits it counted. */
@@ -190,7 +206,9 @@ function record(update: StaysUpdate, prNumber: number, step: StayStep): void {
   for (const count of step.counts) {
     update.events.push({
       kind: 'exit',
+      prNumber,
       outcome: count.outcome,
+      leftAt: count.leftAt,
       secondsInQueue: count.secondsInQueue,
     });
     update.bySource.set(count.witness, (update.bySource.get(count.witness) ?? 0) + 1);
@@ -203,8 +221,8 @@ function record(update: StaysUpdate, prNumber: number, step: StayStep): void {
  * Counts held exits whose event had its time, forgets what no witness can still need, and keeps
  * MAX_REMEMBERED_EXITS stays at most: the least recently changed go, a held exit counted first.
  */
-function settle(update: StaysUpdate, now: number, settings: WebhookExitSettings): void {
-  const tick = { kind: 'tick', now } as const;
+function settle(update: StaysUpdate, now: number, settings: StayContext): void {
+  const tick = { kind: 'tick', now, readFrom: settings.readFrom } as const;
   for (const [prNumber, stay] of [...update.stays]) {
     const step = stepStay(stay, tick, settings);
     if (step !== undefined) record(update, prNumber, step);

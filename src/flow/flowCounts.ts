@@ -23,6 +23,7 @@ export function emptyFlowCounts(): QueueFlowCounts {
     timeInQueue: new Map(EXIT_OUTCOMES.map((outcome) => [outcome, emptyHistogram()])),
     timeInState: new Map(),
     queueStateSeconds: new Map(KNOWN_QUEUE_STATES.map((state) => [state, 0])),
+    repeatedFailures: 0,
   };
 }
 
@@ -93,5 +94,12 @@ export function applyFlowEvents(
       }
     }
   }
-  return { exited, transitions, timeInQueue, timeInState, queueStateSeconds };
+  return {
+    exited,
+    transitions,
+    timeInQueue,
+    timeInState,
+    queueStateSeconds,
+    repeatedFailures: counts.repeatedFailures,
+  };
 }

@@ -1,8 +1,9 @@
-// Each exit counted once when webhooks and polls both witness it. A PR's stay goes entered (its
-// event said when it began) → held (a poll saw it gone; its event has 2 × the poll interval to
-// come) → counted (by the event, or by the poll once the wait is over) → closed (the polls are done
-// with it) → forgotten. stepStay is the one place a stay changes phase (exitStays.ts feeds it the
-// witnesses of a whole queue). Pure.
+// Each exit counted once whichever witnesses see it. A PR's stay goes entered (its event said when
+// it began) → held (a poll saw it gone; with webhooks on its event has 2 × the poll interval to
+// come, off it is counted at once) → counted (by the event, or by the poll once the wait is over,
+// or by a read of concluded entries) → closed (the polls are done with it) → forgotten once the
+// reads of concluded entries no longer reach it. stepStay is the one place a stay changes phase
+// (exitStays.ts feeds it the witnesses of a whole queue). Pure.
 import {
   COUNTED_EXIT_RETENTION_SECONDS,
   type CountedExit,
@@ -48,15 +49,20 @@ export type StayInput =
     }
   /** A poll taken at `takenAt` neither lists it nor waits for its lookup. */
   | { readonly kind: 'unlisted'; readonly takenAt: number }
-  /** Time passed to `now`: a held exit may fall due, a closed one be forgotten. */
-  | { readonly kind: 'tick'; readonly now: number }
-  /** Webhooks turned off: a held exit is counted from its poll now. */
+  /**
+   * Time passed to `now`: a held exit may fall due, a closed one be forgotten once the reads of
+   * concluded entries (API v2) no longer reach it: they list conclusions at or after `readFrom`.
+   */
+  | { readonly kind: 'tick'; readonly now: number; readonly readFrom: number | undefined }
+  /** Without webhooks (or a reload turned them off): a held exit is counted from its poll now. */
   | { readonly kind: 'flush'; readonly now: number };
 
 /** An exit counted by one step. */
 export interface StayCount {
   readonly witness: ExitSource;
   readonly outcome: ExitOutcome;
+  /** When the PR left: the event's time, else the poll's (or the read's) best estimate. */
+  readonly leftAt: number;
   readonly secondsInQueue: number;
 }
 
@@ -94,7 +100,7 @@ export function stepStay(
         held !== undefined && seen === undefined ? [countFromPoll(held, receivedAt).count] : [];
       const enteredAt =
         seen?.enteredAt ?? (stay?.phase === 'entered' ? stay.enteredAt : input.enteredAt);
-      counts.push({ witness: 'event', outcome, secondsInQueue: leftAt - enteredAt });
+      counts.push({ witness: 'event', outcome, leftAt, secondsInQueue: leftAt - enteredAt });
       const counted: CountedExit = {
         witness: 'event',
         outcome,
@@ -180,7 +186,7 @@ export function stepStay(
       };
       return {
         stay: { phase: 'counted', exit: counted },
-        counts: [{ witness: 'poll', outcome, secondsInQueue: leftAt - input.enteredAt }],
+        counts: [{ witness: 'poll', outcome, leftAt, secondsInQueue: leftAt - input.enteredAt }],
       };
     }
     case 'unlisted':
@@ -202,10 +208,13 @@ export function stepStay(
         counts.push(poll.count);
       }
       const last = lastExit(next);
-      // Until a poll is done with it, an exit must stay to keep that poll from counting it again.
+      // Until a poll is done with it, and the reads of concluded entries, an exit must stay to
+      // keep them from counting it again.
       if (
         last?.goneBy !== undefined &&
-        input.now - last.countedAt > COUNTED_EXIT_RETENTION_SECONDS
+        input.now - last.countedAt > COUNTED_EXIT_RETENTION_SECONDS &&
+        (input.readFrom === undefined ||
+          latestLeave(last) + settings.intervalSeconds < input.readFrom)
       ) {
         next = next?.phase === 'counted' ? undefined : withExit(next, undefined);
       }
@@ -233,8 +242,15 @@ function isCountedAlready(
 ): boolean {
   if (exit.restartedAt !== undefined && (at ?? receivedAt) > exit.restartedAt) return false;
   if (at === undefined) return true;
-  const latest = exit.witness === 'event' ? exit.leftAt : (exit.goneBy ?? exit.leftAt);
-  return at <= latest + settings.intervalSeconds;
+  return at <= latestLeave(exit) + settings.intervalSeconds;
+}
+
+/**
+ * The latest time the PR of a counted exit can have left: its event's timestamp, else the poll
+ * that saw it gone (or that counted it), which came after it.
+ */
+export function latestLeave(exit: CountedExit): number {
+  return exit.witness === 'event' ? exit.leftAt : (exit.goneBy ?? exit.leftAt);
 }
 
 function countFromPoll(held: HeldExit, now: number): { exit: CountedExit; count: StayCount } {
@@ -247,7 +263,12 @@ function countFromPoll(held: HeldExit, now: number): { exit: CountedExit; count:
       goneBy: held.goneAt,
       restartedAt: undefined,
     },
-    count: { witness: 'poll', outcome: held.outcome, secondsInQueue: held.leftAt - held.enteredAt },
+    count: {
+      witness: 'poll',
+      outcome: held.outcome,
+      leftAt: held.leftAt,
+      secondsInQueue: held.leftAt - held.enteredAt,
+    },
   };
 }
 

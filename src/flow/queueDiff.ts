@@ -17,6 +17,7 @@ import {
   type ExitOutcome,
   type FlowEvent,
   type QueueFlow,
+  type Resubmission,
   type TrackedPullRequest,
 } from '../snapshot/queueFlowTypes.js';
 
@@ -45,6 +46,11 @@ export interface QueueDiff {
 export interface QueueDiffOptions {
   /** Longer gaps between two polls are not attributed to any queue state: nobody watched. */
   readonly maxGapSeconds: number;
+  /**
+   * polling.staleAfterSeconds: a departed PR whose lookups keep failing is looked up again on each
+   * poll for this long after the poll that saw it gone, and counted as `unknown` then.
+   */
+  readonly lookupRetrySeconds: number;
 }
 
 /** Pull requests of the previous poll (or still awaiting a lookup) that the current poll no longer lists. */
@@ -65,12 +71,16 @@ export function departedPullRequests(
   return departed;
 }
 
-/** What happened between the poll `flow` last saw and `current`, given the lookups of departed PRs. */
+/**
+ * What happened between the poll `flow` last saw and `current`, given the lookups of departed PRs
+ * and the listed PRs whose entry concluded and was submitted again in between.
+ */
 export function diffQueuePoll(
   flow: QueueFlow,
   current: MergeQueueSnapshot,
   lookups: ReadonlyMap<number, ExitLookup>,
   options: QueueDiffOptions,
+  resubmissions: ReadonlyMap<number, Resubmission> = new Map(),
 ): QueueDiff {
   const events: FlowEvent[] = [];
   const exits: DepartedExit[] = [];
@@ -96,6 +106,20 @@ export function diffQueuePoll(
       );
       continue;
     }
+    const resubmission = resubmissions.get(pr.number);
+    if (resubmission !== undefined) {
+      // Its stay ended (after the previous poll, when that poll saw the ended stay's state) and a
+      // new one began, in whatever state this poll lists.
+      const { outcome } = resubmission;
+      const notBefore = resubmission.fromPolledState ? seen.lastSeenAt : seen.enteredAt;
+      const leftAt = clamp(resubmission.leftAt, notBefore, now);
+      exits.push({ prNumber: pr.number, outcome, enteredAt: seen.enteredAt, leftAt, goneAt: now });
+      if (resubmission.fromPolledState && outcome !== 'unknown') {
+        pushTransition(events, seen.state, outcome, leftAt - seen.stateSince);
+      }
+      tracked.set(pr.number, firstSeen(pr, leftAt, now));
+      continue;
+    }
     if (seen.state === pr.state) {
       tracked.set(pr.number, { ...seen, lastSeenAt: now });
       continue;
@@ -112,7 +136,12 @@ export function diffQueuePoll(
     if (lookup === 'retry' || lookup === 'not_concluded') {
       const failedLookups = pr.failedLookups + 1;
       const notConcluded = lookup === 'not_concluded';
-      if (failedLookups < MAX_EXIT_LOOKUP_ATTEMPTS) {
+      // A lookup that fails (a 429, a timeout) says nothing of the exit: it is asked again until
+      // the PR has been gone as long as a target's data may be stale.
+      const retried = notConcluded
+        ? failedLookups < MAX_EXIT_LOOKUP_ATTEMPTS
+        : now - pr.goneAt < options.lookupRetrySeconds;
+      if (retried) {
         departed.set(pr.number, { ...pr, failedLookups, notConcluded });
         continue;
       }

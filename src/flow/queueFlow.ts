@@ -7,7 +7,6 @@ import {
   departedPullRequests,
   diffQueuePoll,
   seenOnFirstPoll,
-  type DepartedExit,
   type QueueDiffOptions,
 } from './queueDiff.js';
 import type {
@@ -15,9 +14,14 @@ import type {
   ExitLookup,
   FlowEvent,
   QueueFlow,
+  Resubmission,
   TrackedPullRequest,
 } from '../snapshot/queueFlowTypes.js';
-import type { PullRequestQueueEvent, WebhookExitSettings } from '../snapshot/prStayTypes.js';
+import type {
+  StayContext,
+  PullRequestQueueEvent,
+  WebhookExitSettings,
+} from '../snapshot/prStayTypes.js';
 import {
   beginNewStays,
   countHeldExits,
@@ -27,22 +31,28 @@ import {
   recordPullRequestEvent,
   settlePollExits,
 } from './exitStays.js';
+import { countEvictions } from './evictions.js';
 import { eventMergeTime, latestMerge, mergeTimes, withMerges } from './lastMerge.js';
 
 export interface QueueFlowOptions extends QueueDiffOptions {
-  /** Webhooks on: exits are reconciled with their events (prStay.ts); off: counted as polled. */
-  readonly webhooks?: WebhookExitSettings | undefined;
+  /**
+   * mergeQueueIntervalSeconds: how far apart two witnesses of one exit may place it, and with
+   * webhooks on half the time a poll-seen exit waits for its event.
+   */
+  readonly intervalSeconds: number;
+  /** webhooks.enabled: a poll-seen exit waits for its event (prStay.ts); off, it counts at once. */
+  readonly webhooks: boolean;
 }
 
 /** The ledger after the first successful poll since the exporter started: zero counts, every PR tracked. */
-export function startQueueFlow(first: MergeQueueSnapshot, options?: QueueFlowOptions): QueueFlow {
+export function startQueueFlow(first: MergeQueueSnapshot): QueueFlow {
   return {
     counts: emptyFlowCounts(),
     lastPollAt: first.takenAt,
     lastQueueState: first.state,
     tracked: firstEntries(first),
     departed: new Map(),
-    ...(options?.webhooks === undefined ? {} : { webhookExits: emptyExitStays() }),
+    exitStays: emptyExitStays(),
   };
 }
 
@@ -53,20 +63,31 @@ export function exitsToLookUp(flow: QueueFlow, current: MergeQueueSnapshot): num
   return departed.filter((pr) => !known.has(pr.number)).map((pr) => pr.number);
 }
 
-/** The ledger after one more successful poll, given the lookups of the PRs that departed. */
+/**
+ * The ledger after one more successful poll, given the lookups of the PRs that departed and the
+ * listed PRs whose entry concluded and was submitted again since the previous poll. Every
+ * counted exit is remembered whether webhooks are on or not, so a reload that turns them on or
+ * off counts no exit a second time: the events and the reads of concluded entries each meet the
+ * exits the other counted.
+ */
 export function advanceQueueFlow(
   flow: QueueFlow,
   current: MergeQueueSnapshot,
   lookups: ReadonlyMap<number, ExitLookup>,
   options: QueueFlowOptions,
+  resubmissions?: ReadonlyMap<number, Resubmission>,
 ): QueueFlow {
-  // Webhooks turned off by a reload still settle what the events counted, with no more waiting.
-  const reconcile =
-    options.webhooks ?? (flow.webhookExits === undefined ? undefined : { intervalSeconds: 0 });
-  const before = reconcile === undefined ? flow : beginNewStays(flow, current, reconcile);
+  const settings = stayContext(flow, options);
+  const before = beginNewStays(flow, current, settings);
   // What an event said of a departed PR stands in for (and beats) its lookup.
   const known = exitsKnownFromEvents(before, departedPullRequests(before, current));
-  const diff = diffQueuePoll(before, current, new Map([...lookups, ...known]), options);
+  const diff = diffQueuePoll(
+    before,
+    current,
+    new Map([...lookups, ...known]),
+    options,
+    resubmissions,
+  );
   const next = {
     lastPollAt: current.takenAt,
     lastQueueState: current.state,
@@ -76,36 +97,27 @@ export function advanceQueueFlow(
     // A departure's leftAt lies between two polls: never after this one.
     lastMergeAt: latestMerge(flow.lastMergeAt, mergeTimes(diff.exits, current.takenAt)),
   };
-  if (reconcile === undefined) {
-    return {
-      ...next,
-      counts: applyFlowEvents(flow.counts, [...diff.events, ...diff.exits.map(exitEvent)]),
-    };
-  }
   const settled = settlePollExits(
-    before.webhookExits ?? emptyExitStays(),
+    before.exitStays ?? emptyExitStays(),
     diff.exits,
     next,
     current.takenAt,
-    reconcile,
+    settings,
   );
-  if (options.webhooks === undefined) {
-    const held = countHeldExits(settled.webhookExits, current.takenAt);
-    return {
-      ...next,
-      counts: applyFlowEvents(flow.counts, [...diff.events, ...settled.events, ...held]),
-    };
-  }
+  // Without webhooks no event is waited for: a poll-seen exit (or one held when a reload turned
+  // them off) counts now.
+  const counted = options.webhooks ? settled : countHeldExits(settled.exitStays, current.takenAt);
+  const events = options.webhooks ? settled.events : [...settled.events, ...counted.events];
   return {
     ...next,
-    counts: applyFlowEvents(flow.counts, [...diff.events, ...settled.events]),
-    webhookExits: settled.webhookExits,
+    ...withEvents(flow, [...diff.events, ...events], current.takenAt),
+    exitStays: counted.exitStays,
   };
 }
 
 /**
  * The ledger after a read of concluded entries (API v2) found exits no poll saw leave, as of the
- * poll taken at `takenAt`: with webhooks on each counts unless its event did; off, each counts.
+ * poll taken at `takenAt`: each counts unless its event, or an earlier read, counted it.
  */
 export function countConcludedExits(
   ledger: QueueFlow,
@@ -116,19 +128,16 @@ export function countConcludedExits(
   if (concluded.length === 0) return ledger;
   const { flow, exits } = concludeAbsent(ledger, concluded);
   const merged = withMerges(flow, mergeTimes(exits, takenAt));
-  if (options.webhooks === undefined || merged.webhookExits === undefined) {
-    const events = exits.map((exit): FlowEvent => ({
-      kind: 'exit',
-      outcome: exit.outcome,
-      secondsInQueue: exit.leftAt - exit.enteredAt,
-    }));
-    return { ...merged, counts: applyFlowEvents(flow.counts, events) };
-  }
-  const recorded = recordConcludedExits(merged.webhookExits, exits, takenAt, options.webhooks);
+  const recorded = recordConcludedExits(
+    merged.exitStays ?? emptyExitStays(),
+    exits,
+    takenAt,
+    stayContext(flow, options),
+  );
   return {
     ...merged,
-    counts: applyFlowEvents(flow.counts, recorded.events),
-    webhookExits: recorded.webhookExits,
+    ...withEvents(flow, recorded.events, takenAt),
+    exitStays: recorded.exitStays,
   };
 }
 
@@ -164,18 +173,39 @@ export function recordQueueEvent(
   receivedAt: number,
   settings: WebhookExitSettings,
 ): QueueFlow {
-  const recorded = recordPullRequestEvent(flow, event, receivedAt, settings);
+  const recorded = recordPullRequestEvent(flow, event, receivedAt, {
+    ...settings,
+    readFrom: flow.concludedReads?.countFrom,
+  });
   const mergedAt =
-    event.kind === 'exit' ? eventMergeTime(recorded.webhookExits, event.prNumber) : undefined;
+    event.kind === 'exit' ? eventMergeTime(recorded.exitStays, event.prNumber) : undefined;
   return {
     ...withMerges(flow, [mergedAt]),
-    counts: applyFlowEvents(flow.counts, recorded.events),
-    webhookExits: recorded.webhookExits,
+    ...withEvents(flow, recorded.events, receivedAt),
+    exitStays: recorded.exitStays,
   };
 }
 
-function exitEvent(exit: DepartedExit): FlowEvent {
-  return { kind: 'exit', outcome: exit.outcome, secondsInQueue: exit.leftAt - exit.enteredAt };
+/** What the ledger's stays are stepped with: the interval, and how far back the reads of concluded entries reach. */
+function stayContext(flow: QueueFlow, options: QueueFlowOptions): StayContext {
+  return { intervalSeconds: options.intervalSeconds, readFrom: flow.concludedReads?.countFrom };
+}
+
+/** The counts and failed exits of `flow` with `events` folded in at `now`. */
+function withEvents(
+  flow: QueueFlow,
+  events: readonly FlowEvent[],
+  now: number,
+): Pick<QueueFlow, 'counts' | 'failedExits'> {
+  const counts = applyFlowEvents(flow.counts, events);
+  const evictions = countEvictions(flow.failedExits, events, now);
+  return {
+    counts:
+      evictions.repeated === 0
+        ? counts
+        : { ...counts, repeatedFailures: counts.repeatedFailures + evictions.repeated },
+    ...(evictions.failedExits === undefined ? {} : { failedExits: evictions.failedExits }),
+  };
 }
 
 /** Every PR tracked from its first entry, as diffQueuePoll keeps it (a repeated number counts once). */

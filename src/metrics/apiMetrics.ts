@@ -55,9 +55,10 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
       'concluded entries lists, so in a state Trunk added; not counted as an exit), ' +
       'unnamed_repository (API v2: tests whose repoId names no repository the exporter can name; ' +
       'counted for no repository), unknown_value (an outcome of a testing result, or a status of an ' +
-      'unhealthy test, the exporter does not know; counted as other), future_timestamp (a testing ' +
-      "result that ended over a minute after the exporter's clock: skew or a bad row; counted once, " +
-      'and the next read does not start after it); under endpoint="webhook", odd fields of signed webhook ' +
+      'unhealthy test, the exporter does not know; counted as other), future_timestamp (API v2: a ' +
+      "testing result that ended, or a queue entry that concluded, over a minute after the exporter's " +
+      'clock: skew or a bad row; counted once, and the next read does not start after it); under ' +
+      'endpoint="webhook", odd fields of signed webhook ' +
       'events, also missing_field (a field a count needs is absent).',
     labelNames: ['endpoint', 'kind'] as const,
     registers: [registry],
@@ -86,6 +87,7 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
     anomalies.inc({ endpoint, kind: 'invalid_field' }, 0);
   }
   anomalies.inc({ endpoint: V2_ENDPOINTS.listQueuePullRequests, kind: 'unknown_entry_state' }, 0);
+  anomalies.inc({ endpoint: V2_ENDPOINTS.listQueuePullRequests, kind: 'future_timestamp' }, 0);
   anomalies.inc({ endpoint: V2_ENDPOINTS.listTests, kind: 'unnamed_repository' }, 0);
   anomalies.inc({ endpoint: V2_ENDPOINTS.listTestingResults, kind: 'unknown_value' }, 0);
   anomalies.inc({ endpoint: V2_ENDPOINTS.listTestingResults, kind: 'future_timestamp' }, 0);

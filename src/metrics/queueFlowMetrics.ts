@@ -2,6 +2,7 @@
 // successful polls (src/flow/), rendered from each queue's ledger in the snapshot store. Every
 // configured queue with a ledger counts, stale or not: counters only count what was seen.
 import { PERIODIC_EXIT_READ_POLLS } from '../poller/v2ExitLookup.js';
+import { EVICTION_LOOP_WINDOW_SECONDS } from '../flow/evictions.js';
 import { LAST_MERGE_WINDOWS_SECONDS } from '../poller/v2LastMerge.js';
 import { MAX_UNKNOWN_STATES, OTHER_STATE, type QueueFlow } from '../snapshot/queueFlowTypes.js';
 import type { TargetStatus } from '../snapshot/types.js';
@@ -22,8 +23,9 @@ function seen(settings: FamilySettings): string {
 
 /** What a poll cannot see of a PR that comes and goes between two polls, and what API v2 reads anyway. */
 const EXITS_BETWEEN_POLLS =
-  'A pull request that enters and leaves between two polls is never seen through API v1; through ' +
-  `API v2 the reads of the queue's concluded entries count it (at most ${PERIODIC_EXIT_READ_POLLS} polls late).`;
+  'A pull request that enters and leaves between two polls, or leaves and is submitted again, is ' +
+  "never seen through API v1; through API v2 the reads of the queue's concluded entries count it " +
+  `(at most ${PERIODIC_EXIT_READ_POLLS} polls late).`;
 /** How far back the read at start looks for the last merge, in days. */
 const LAST_MERGE_LOOKBACK_DAYS = Math.max(...LAST_MERGE_WINDOWS_SECONDS) / 86_400;
 
@@ -56,7 +58,8 @@ export const QUEUE_FLOW_FAMILIES: readonly PerTargetFamily[] = [
     help: (settings) =>
       'Pull requests that left the merge queue, by final state: on API v1 from one ' +
       `${ENDPOINTS.getSubmittedPullRequest} lookup (unknown when it cannot tell), on API v2 from the ` +
-      `queue's concluded entries (${REFRESHED_BY.pullRequests.v2}?state=merged,failed,cancelled). ` +
+      `queue's concluded entries (${REFRESHED_BY.pullRequests.v2}?concludedAfter=…; a resubmitted ` +
+      "entry's outcome from its testing results' entryConclusion). " +
       `${seen(settings)}. ${EXITS_BETWEEN_POLLS}`,
     type: 'counter',
     labelNames: ['repo', 'branch', 'outcome'],
@@ -67,6 +70,23 @@ export const QUEUE_FLOW_FAMILIES: readonly PerTargetFamily[] = [
         value: count,
       })),
     ),
+  },
+  {
+    name: fqName(NAMESPACE, SUBSYSTEM, 'repeated_failures', 'total'),
+    help: (settings) =>
+      'Failed exits of pull requests from the merge queue (outcome="failed" of ' +
+      'trunk_merge_queue_pull_requests_exited_total) within ' +
+      `${formatInterval(EVICTION_LOOP_WINDOW_SECONDS)} of an earlier failed exit of the same pull request: ` +
+      'each is one more eviction of a pull request evicted before (an eviction loop), whether Trunk ' +
+      'resubmitted it as a new queue entry or reused the old one. A retest within one entry and the ' +
+      'other pull requests of a split batch stay in the queue: no exits, no evictions. ' +
+      `${seen(settings)}. ${EXITS_BETWEEN_POLLS}`,
+    type: 'counter',
+    labelNames: ['repo', 'branch'],
+    scope: 'target',
+    samples: ofQueueFlow((flow, repo, branch) => [
+      { labels: [repo, branch], value: flow.counts.repeatedFailures },
+    ]),
   },
   {
     name: fqName(NAMESPACE, SUBSYSTEM, 'state_transitions', 'total'),
@@ -150,14 +170,15 @@ export const QUEUE_FLOW_FAMILIES: readonly PerTargetFamily[] = [
     name: EXITS_BY_SOURCE,
     help: (settings) =>
       'Pull requests that left the merge queue, by which witness counted the exit: event (its ' +
-      'pull_request.merged, failed or canceled webhook) or poll (a poll saw it gone and no event ' +
-      `came within ${formatInterval(2 * settings.mergeQueueIntervalSeconds)}). Each exit counts once. ` +
-      'Only with webhooks enabled; starts at 0 when the exporter starts',
+      'pull_request.merged, failed or canceled webhook) or poll (a poll saw it gone, or a read of ' +
+      `concluded entries listed it, and no event came within ${formatInterval(2 * settings.mergeQueueIntervalSeconds)}, ` +
+      'or webhooks were off then). Each exit counts once. Only with webhooks enabled; starts at 0 ' +
+      'when the exporter starts',
     type: 'counter',
     labelNames: ['repo', 'branch', 'source'],
     scope: 'target',
     samples: ofQueueFlow((flow, repo, branch) =>
-      Array.from(flow.webhookExits?.bySource ?? [], ([source, count]) => ({
+      Array.from(flow.exitStays?.bySource ?? [], ([source, count]) => ({
         labels: [repo, branch, source],
         value: count,
       })),

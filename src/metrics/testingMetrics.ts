@@ -2,10 +2,7 @@
 // store holds of each queue's. Counted like the flow families: from the exporter's start, kept
 // while the queue is stale; absent for a queue read through API v1, which has no such read.
 import { PERIODIC_EXIT_READ_POLLS } from '../poller/v2ExitLookup.js';
-import {
-  REPEATED_FAILURE_WINDOW_SECONDS,
-  type TestingAttempts,
-} from '../snapshot/testingAttemptTypes.js';
+import type { TestingAttempts } from '../snapshot/testingAttemptTypes.js';
 import type { TargetStatus } from '../snapshot/types.js';
 import { V2_ENDPOINTS } from '../trunk/v2Schemas.js';
 import type { FamilySettings, PerTargetFamily, Sample } from './family.js';
@@ -63,19 +60,6 @@ export const TESTING_FAMILIES: readonly PerTargetFamily[] = [
     scope: 'target',
     samples: ofTestingAttempts((attempts, repo, branch) => [
       { labels: [repo, branch], value: attempts.counts.bisectionsStarted },
-    ]),
-  },
-  {
-    name: fqName(NAMESPACE, SUBSYSTEM, 'repeated_failures', 'total'),
-    help: (settings) =>
-      'Failed testing attempts (that split no batch: the pull request was evicted) of a pull request ' +
-      `whose testing had already failed in the queue within ${formatInterval(REPEATED_FAILURE_WINDOW_SECONDS)}: ` +
-      `each is one more eviction of a pull request evicted before (an eviction loop). ${readFrom(settings)}.`,
-    type: 'counter',
-    labelNames: ['repo', 'branch'],
-    scope: 'target',
-    samples: ofTestingAttempts((attempts, repo, branch) => [
-      { labels: [repo, branch], value: attempts.counts.repeatedFailures },
     ]),
   },
 ];

@@ -12,7 +12,7 @@ import type { Logger } from '../log/logger.js';
 import type { MergeQueueSnapshot } from '../snapshot/types.js';
 import type { RepoRef } from '../trunk/schemas.js';
 import { lookUpExits } from './exitLookup.js';
-import type { V2ExitRead } from './v2ExitLookup.js';
+import { startConcludedReads, type V2ExitRead } from './v2ExitLookup.js';
 import type { ReadOptions, TrunkReader } from './trunkReader.js';
 
 export interface QueueFlowPollRequest {
@@ -51,9 +51,14 @@ export type QueueFlowUpdate = (latest: QueueFlow | undefined) => QueueFlow;
  */
 export async function followQueueFlow(request: QueueFlowPollRequest): Promise<QueueFlowUpdate> {
   const { previous, current, flowOptions } = request;
+  // Through API v2 the reads of concluded entries count from the ledger's first poll.
+  const start = (): QueueFlow =>
+    request.readExits === undefined
+      ? startQueueFlow(current)
+      : { ...startQueueFlow(current), concludedReads: startConcludedReads(current.takenAt) };
   if (previous === undefined) {
     const lastMergeAt = await request.readLastMerge?.();
-    return () => withMerges(startQueueFlow(current, flowOptions), [lastMergeAt]);
+    return () => withMerges(start(), [lastMergeAt]);
   }
   const prNumbers = exitsToLookUp(previous, current);
   if (request.readExits !== undefined) {
@@ -63,8 +68,14 @@ export async function followQueueFlow(request: QueueFlowPollRequest): Promise<Qu
       earliestStateSince(previous, prNumbers),
     );
     return (latest) => {
-      if (latest === undefined) return startQueueFlow(current, flowOptions);
-      const advanced = advanceQueueFlow(latest, current, read.lookups, flowOptions);
+      if (latest === undefined) return start();
+      const advanced = advanceQueueFlow(
+        latest,
+        current,
+        read.lookups,
+        flowOptions,
+        read.resubmissions,
+      );
       return {
         ...countConcludedExits(advanced, read.concluded, current.takenAt, flowOptions),
         concludedReads: read.reads,
@@ -83,9 +94,7 @@ export async function followQueueFlow(request: QueueFlowPollRequest): Promise<Qu
     ...(request.lookupsAtATime === undefined ? {} : { lookupsAtATime: request.lookupsAtATime }),
   });
   return (latest) =>
-    latest === undefined
-      ? startQueueFlow(current, flowOptions)
-      : advanceQueueFlow(latest, current, lookups, flowOptions);
+    latest === undefined ? start() : advanceQueueFlow(latest, current, lookups, flowOptions);
 }
 
 /**

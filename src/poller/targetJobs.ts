@@ -3,7 +3,6 @@ import { configuredTargets } from '../config/targets.js';
 import type { ExporterConfig, RepositoryTarget } from '../config/types.js';
 import type { Logger } from '../log/logger.js';
 import type { SnapshotStore } from '../snapshot/store.js';
-import type { WebhookExitSettings } from '../snapshot/prStayTypes.js';
 import { targetKey, type MergeQueueSnapshot } from '../snapshot/types.js';
 import { pollFlakyTests, readQuarantinedTests } from './flakyTestsPoll.js';
 import { lookupsAtATime } from './lookupFanOut.js';
@@ -82,7 +81,9 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
         current: snapshot,
         flowOptions: {
           maxGapSeconds: Math.max(config.polling.staleAfterSeconds, 2 * intervalSeconds),
-          webhooks: webhookExitSettings(config),
+          lookupRetrySeconds: config.polling.staleAfterSeconds,
+          intervalSeconds,
+          webhooks: config.webhooks.enabled,
         },
       }),
     });
@@ -205,11 +206,4 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
       },
     };
   });
-}
-
-/** With webhooks on, exits are counted once between events and polls (flow/prStay.ts). */
-function webhookExitSettings(config: ExporterConfig): WebhookExitSettings | undefined {
-  return config.webhooks.enabled
-    ? { intervalSeconds: config.polling.mergeQueueIntervalSeconds }
-    : undefined;
 }

@@ -2,9 +2,7 @@
 // each result counted once however the reads overlap, a split batch once however many rows it has.
 import { emptyHistogram, observe } from '../snapshot/histogram.js';
 import {
-  MAX_REMEMBERED_FAILURES,
   OTHER_OUTCOME,
-  REPEATED_FAILURE_WINDOW_SECONDS,
   TESTING_DURATION_BUCKETS_SECONDS,
   UNCLASSIFIED_OUTCOME,
   durationSeriesKey,
@@ -32,10 +30,7 @@ export const TESTING_READ_HORIZON_SECONDS = 3600;
 /** The testing attempts of a queue's first poll at `startAt`: none counted, counting from then. */
 export function startTestingAttempts(startAt: number, batching: boolean): TestingAttempts {
   return {
-    counts: withKnownSeries(
-      { durations: new Map(), bisectionsStarted: 0, repeatedFailures: 0 },
-      batching,
-    ),
+    counts: withKnownSeries({ durations: new Map(), bisectionsStarted: 0 }, batching),
     reads: { countFrom: startAt, seen: new Map(), splits: new Map(), pollsSinceRead: 0 },
   };
 }
@@ -63,8 +58,7 @@ export function countTestingResults(
   const seen = new Map(attempts.reads.seen);
   const splits = new Map(attempts.reads.splits);
   const durations = new Map(attempts.counts.durations);
-  let { bisectionsStarted, repeatedFailures } = attempts.counts;
-  const lastFailures = new Map(attempts.lastFailures);
+  let { bisectionsStarted } = attempts.counts;
   let newest = -Infinity;
   let futureResults = 0;
   for (const row of rows) {
@@ -90,13 +84,6 @@ export function countTestingResults(
       const split = splitKey(row, endedAt);
       if (!splits.has(split)) bisectionsStarted += 1;
       splits.set(split, Math.max(endedAt, splits.get(split) ?? endedAt));
-    } else if (outcome === 'failed') {
-      // An eviction: the run failed and split no batch. Again within the window: a loop.
-      const before = lastFailures.get(row.pullRequestNumber);
-      if (before !== undefined && Math.abs(endedAt - before) <= REPEATED_FAILURE_WINDOW_SECONDS) {
-        repeatedFailures += 1;
-      }
-      lastFailures.set(row.pullRequestNumber, Math.max(endedAt, before ?? endedAt));
     }
   }
   const next = Math.max(
@@ -107,29 +94,12 @@ export function countTestingResults(
   forgetBefore(seen, next);
   forgetBefore(splits, next);
   const reads: TestingResultReads = { countFrom: next, seen, splits, pollsSinceRead: 0 };
-  return {
-    attempts: {
-      counts: { durations, bisectionsStarted, repeatedFailures },
-      reads,
-      lastFailures: recentFailures(lastFailures, readAt),
-    },
-    futureResults,
-  };
+  return { attempts: { counts: { durations, bisectionsStarted }, reads }, futureResults };
 }
 
 /** Drops what ended before `countFrom`: a row that ended then is not counted by a later read. */
 function forgetBefore(endings: Map<string, number>, countFrom: number): void {
   for (const [key, endedAt] of endings) if (endedAt < countFrom) endings.delete(key);
-}
-
-/** The failures still within the window of `now`, at most MAX_REMEMBERED_FAILURES, the latest. */
-function recentFailures(failures: Map<number, number>, now: number): Map<number, number> {
-  for (const [number, at] of failures) {
-    if (at < now - REPEATED_FAILURE_WINDOW_SECONDS) failures.delete(number);
-  }
-  if (failures.size <= MAX_REMEMBERED_FAILURES) return failures;
-  const latest = [...failures].sort(([, a], [, b]) => b - a);
-  return new Map(latest.slice(0, MAX_REMEMBERED_FAILURES));
 }
 
 /**

@@ -1,6 +1,7 @@
-// With webhooks on, a pull request's exit from a merge queue has two witnesses: its
-// pull_request.merged|failed|canceled event, and the poll that sees it gone. What a queue keeps of
-// each PR's stay to count every exit once (flow/prStay.ts moves a stay from phase to phase).
+// A pull request's exit from a merge queue has up to three witnesses: its
+// pull_request.merged|failed|canceled event (webhooks on), the poll that sees it gone, and through
+// API v2 a read of concluded entries. What a queue keeps of each PR's stay to count every exit once
+// (flow/prStay.ts moves a stay from phase to phase).
 import type { ExitOutcome } from './exitOutcome.js';
 
 /** Which witness counted an exit, as the `source` label. */
@@ -68,7 +69,7 @@ export type PrStay =
   | { readonly phase: 'held'; readonly held: HeldExit; readonly previous: CountedExit | undefined }
   | { readonly phase: 'counted'; readonly exit: CountedExit };
 
-/** The exit-counting half of a queue's flow; absent while webhooks are off. */
+/** The exit-counting half of a queue's flow. */
 export interface ExitStays {
   /** By PR number, least recently changed first. */
   readonly stays: ReadonlyMap<number, PrStay>;
@@ -100,4 +101,14 @@ export type PullRequestQueueEvent =
 export interface WebhookExitSettings {
   /** mergeQueueIntervalSeconds: a poll takes at most this long, so one that finished later than this after an event read the queue after it. */
   readonly intervalSeconds: number;
+}
+
+/** What a queue's stays are stepped with: the timing, and how far back its reads reach. */
+export interface StayContext extends WebhookExitSettings {
+  /**
+   * API v2: the countFrom of the queue's reads of concluded entries (undefined on API v1, or before
+   * the first). A counted exit is kept until the reads have moved past it, however long that takes,
+   * so that no read counts it again once the events' memory of it would be gone.
+   */
+  readonly readFrom: number | undefined;
 }

@@ -17,7 +17,10 @@ export const MAX_UNKNOWN_STATES = 20;
 /** The label value of the unknown states past MAX_UNKNOWN_STATES. */
 export const OTHER_STATE = 'other';
 
-/** Lookups of a departed PR that may fail before it is counted as `unknown`. */
+/**
+ * Reads of concluded entries (API v2) in a row that may not list a departed PR before it is taken
+ * to be in a queue-entry state Trunk added (QueueFlow.absent).
+ */
 export const MAX_EXIT_LOOKUP_ATTEMPTS = 3;
 
 /**
@@ -59,7 +62,7 @@ export interface TrackedPullRequest {
 export interface DepartedPullRequest extends TrackedPullRequest {
   /** When the first poll that no longer saw it finished. */
   readonly goneAt: number;
-  /** Lookups that failed so far. */
+  /** Lookups that failed or did not find it concluded so far. */
   readonly failedLookups: number;
   /** The last lookup was `not_concluded`: it never concluded, so if it comes back its stay goes on. */
   readonly notConcluded?: boolean;
@@ -82,6 +85,8 @@ export interface QueueFlowCounts {
   readonly timeInState: ReadonlyMap<string, HistogramCounts>;
   /** Seconds per queue state. */
   readonly queueStateSeconds: ReadonlyMap<string, number>;
+  /** Failed exits of a pull request within a day of an earlier failed exit of it (flow/evictions.ts). */
+  readonly repeatedFailures: number;
 }
 
 /** The flow ledger of one merge queue: its counts, and the last poll the next one is compared with. */
@@ -101,8 +106,11 @@ export interface QueueFlow {
    * ABSENT_PULL_REQUEST_KEEP_SECONDS from `goneAt`, by number.
    */
   readonly absent?: ReadonlyMap<number, DepartedPullRequest> | undefined;
-  /** With webhooks on: what tells an exit's event and its poll apart, so it counts once. */
-  readonly webhookExits?: ExitStays | undefined;
+  /**
+   * Each PR's latest stay and counted exit, whether webhooks are on or not: what keeps an exit's
+   * witnesses (event, poll, read of concluded entries) from counting it twice, across reloads too.
+   */
+  readonly exitStays?: ExitStays | undefined;
   /** Through API v2: where the reads of the queue's concluded entries have got to. */
   readonly concludedReads?: ConcludedReads | undefined;
   /**
@@ -110,6 +118,8 @@ export interface QueueFlow {
    * entries; through API v2 also read when the ledger starts. Undefined until one is known.
    */
   readonly lastMergeAt?: number | undefined;
+  /** Pull request number → when its latest counted failed exit left, for a day (flow/evictions.ts). */
+  readonly failedExits?: ReadonlyMap<number, number> | undefined;
 }
 
 /**
@@ -128,6 +138,20 @@ export interface ConcludedReads {
   readonly pollsSinceRead: number;
 }
 
+/**
+ * A PR the polls list on and on whose queue entry concluded and was submitted again between them
+ * (API v2: a read of concluded entries lists it in a live state). Its stay ends there, and a new
+ * one begins.
+ */
+export interface Resubmission {
+  /** How the entry ended, as Trunk's testing results tell (`entryConclusion`), else `unknown`. */
+  readonly outcome: ExitOutcome;
+  /** Best estimate of when it concluded (unix seconds): the earliest time it can have. */
+  readonly leftAt: number;
+  /** The state the previous poll saw was the ended stay's: its end is a transition from it. */
+  readonly fromPolledState: boolean;
+}
+
 /** A concluded entry that no poll saw leave (it entered and left between two polls). */
 export interface ConcludedExit {
   readonly prNumber: number;
@@ -140,7 +164,14 @@ export interface ConcludedExit {
 
 /** What one poll adds to the counts. */
 export type FlowEvent =
-  | { readonly kind: 'exit'; readonly outcome: ExitOutcome; readonly secondsInQueue: number }
+  | {
+      readonly kind: 'exit';
+      readonly prNumber: number;
+      readonly outcome: ExitOutcome;
+      /** Best estimate of when it left (unix seconds). */
+      readonly leftAt: number;
+      readonly secondsInQueue: number;
+    }
   | {
       readonly kind: 'transition';
       readonly from: string;

@@ -34,18 +34,7 @@ export interface TestingAttemptCounts {
    * pull requests it tested, or per end for rows without a run id (splitKey()).
    */
   readonly bisectionsStarted: number;
-  /**
-   * Failed attempts (that split no batch) of a pull request with another such failure in the queue
-   * within REPEATED_FAILURE_WINDOW_SECONDS before: each is one more eviction of a PR evicted before.
-   */
-  readonly repeatedFailures: number;
 }
-
-/** How far back a failed attempt of the same pull request makes a failure a repeated one: a day. */
-export const REPEATED_FAILURE_WINDOW_SECONDS = 86_400;
-
-/** Pull requests whose last failure is remembered at most, per queue (the oldest go first). */
-export const MAX_REMEMBERED_FAILURES = 10_000;
 
 /**
  * Where a queue's reads of testing results have got to: each read continues from the last, so each
@@ -70,8 +59,6 @@ export interface TestingResultReads {
 export interface TestingAttempts {
   readonly counts: TestingAttemptCounts;
   readonly reads: TestingResultReads;
-  /** Pull request number → the end of its last failed attempt, for REPEATED_FAILURE_WINDOW_SECONDS. */
-  readonly lastFailures?: ReadonlyMap<number, number> | undefined;
 }
 
 /** Map key of a testing-duration series. */

@@ -32,9 +32,12 @@ export interface V2QueueRef {
 
 /** Which of a queue's pull requests to list. */
 export interface V2PullRequestFilter {
-  /** Queue-entry states, in v2's spelling. */
-  readonly states: readonly string[];
-  /** ISO 8601: only entries that concluded at or after it (for final states). */
+  /** Queue-entry states, in v2's spelling; every state when absent. */
+  readonly states?: readonly string[];
+  /**
+   * ISO 8601: only entries that concluded at or after it, whatever their state now ("an entry that
+   * failed in the window and was later resubmitted still matches").
+   */
   readonly concludedAfter?: string;
 }
 
@@ -129,7 +132,8 @@ export class TrunkV2Client {
     options: CallOptions = {},
   ): Promise<V2PullRequest[]> {
     const target = queueTarget(V2_ENDPOINTS.listQueuePullRequests, queue);
-    const query: Record<string, string> = { state: filter.states.join(',') };
+    const query: Record<string, string> = {};
+    if (filter.states !== undefined) query.state = filter.states.join(',');
     if (filter.concludedAfter !== undefined) query.concludedAfter = filter.concludedAfter;
     return walkV2Pages(
       (cursor) =>

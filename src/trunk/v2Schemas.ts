@@ -160,8 +160,9 @@ export const V2_TESTING_OUTCOMES = ['passed', 'failed', 'interrupted', 'cancelle
 
 /**
  * One pull request's stretch of testing (`TestingResult`). What the testing families need and a
- * row's identity rest on is required; outcome may be absent (no classification), and the run id
- * is absent on results older than runs. entryConclusion is not read: no family uses it.
+ * row's identity rest on is required; outcome and entryConclusion may be absent (no
+ * classification), and the run id is absent on results older than runs. entryConclusion tells how
+ * an entry ended that concluded and was submitted again between two polls (v2Resubmissions.ts).
  */
 export const v2TestingResultSchema = z.object({
   pullRequestNumber: z.number().int(),
@@ -169,6 +170,7 @@ export const v2TestingResultSchema = z.object({
   endedAt: z.string(),
   testingDurationMs: z.number().nonnegative(),
   outcome: optionalValue(z.string()),
+  entryConclusion: optionalValue(z.string()),
   isBisection: z.boolean(),
   startedBisection: z.boolean(),
   verificationRunId: optionalValue(z.string()),

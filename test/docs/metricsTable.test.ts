@@ -110,7 +110,7 @@ describe('the metrics tables of docs/metrics.md', () => {
 /** Orders the table's groups: merge queue, quarantine, flow, exporter. */
 function group(name: string): number {
   if (
-    /_(exited|state_transitions|state_seconds|exits_by_source)_total$|_time_in_(queue|state)_seconds$/.test(
+    /_(exited|repeated_failures|state_transitions|state_seconds|exits_by_source)_total$|_time_in_(queue|state)_seconds$/.test(
       name,
     )
   ) {

@@ -15,8 +15,13 @@ import { poll, type ScriptedPullRequest } from './scriptedPolls.js';
 
 const T0 = 1_767_225_600;
 const INTERVAL = 30;
-const WEBHOOKS: QueueFlowOptions = { maxGapSeconds: 600, webhooks: { intervalSeconds: INTERVAL } };
-const PLAIN: QueueFlowOptions = { maxGapSeconds: 600 };
+const PLAIN: QueueFlowOptions = {
+  maxGapSeconds: 600,
+  lookupRetrySeconds: 600,
+  intervalSeconds: INTERVAL,
+  webhooks: false,
+};
+const WEBHOOKS: QueueFlowOptions = { ...PLAIN, webhooks: true };
 
 /** PR 1 stays in the queue throughout; PR 2 is the one whose stay each row follows. */
 const STAYER: ScriptedPullRequest = [1, 'testing', T0 - 600];
@@ -39,8 +44,7 @@ type Step =
 
 interface Expected {
   readonly exited: Partial<Record<'merged' | 'failed' | 'cancelled' | 'unknown', number>>;
-  /** Undefined: webhooks off, no witness kept. */
-  readonly bySource?: { readonly event: number; readonly poll: number } | undefined;
+  readonly bySource: { readonly event: number; readonly poll: number };
   /** Sum of the time in queue of every exit counted. */
   readonly secondsInQueue?: number;
   /** PRs the last poll had to look up. */
@@ -232,7 +236,7 @@ const ROWS: readonly Row[] = [
       listed(0),
       gone(30, { outcome: 'merged', leftAt: T0 + 15 }),
       gone(45, undefined, PLAIN),
-      { check: { exited: { merged: 1 }, bySource: undefined, secondsInQueue: 115 } },
+      { check: { exited: { merged: 1 }, bySource: { event: 0, poll: 1 }, secondsInQueue: 115 } },
     ],
   },
   {
@@ -260,7 +264,7 @@ function run(steps: readonly Step[]): void {
       const current = snapshotOf(step);
       const options = step.options ?? WEBHOOKS;
       if (flow === undefined) {
-        flow = startQueueFlow(current, options);
+        flow = startQueueFlow(current);
         continue;
       }
       lookedUp = exitsToLookUp(flow, current);
@@ -275,8 +279,7 @@ function run(steps: readonly Step[]): void {
       const want = step.check;
       const where = `after step ${index}`;
       expect(Object.fromEntries(flow.counts.exited), where).toMatchObject(want.exited);
-      const bySource = flow.webhookExits && Object.fromEntries(flow.webhookExits.bySource);
-      expect(bySource, where).toEqual(want.bySource);
+      expect(Object.fromEntries(flow.exitStays?.bySource ?? []), where).toEqual(want.bySource);
       if (want.secondsInQueue !== undefined) {
         const sum = [...flow.counts.timeInQueue.values()].reduce((all, h) => all + h.sum, 0);
         expect(sum, where).toBe(want.secondsInQueue);

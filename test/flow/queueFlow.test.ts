@@ -1,12 +1,17 @@
 // The flow ledger over scripted sequences of polls: every count and histogram observation below is
 // worked out by hand from the snapshots, not from the code under test.
 import { describe, expect, it } from 'vitest';
-import { advanceQueueFlow, startQueueFlow } from '../../src/flow/queueFlow.js';
+import { advanceQueueFlow, countConcludedExits, startQueueFlow } from '../../src/flow/queueFlow.js';
 import type { ExitLookup } from '../../src/snapshot/queueFlowTypes.js';
 import { poll, summary, transitions, type ScriptedPullRequest } from './scriptedPolls.js';
 
 const T0 = 1_767_225_600;
-const OPTIONS = { maxGapSeconds: 600 };
+const OPTIONS = {
+  maxGapSeconds: 600,
+  lookupRetrySeconds: 600,
+  intervalSeconds: 30,
+  webhooks: false,
+};
 
 const found = (outcome: 'merged' | 'failed' | 'cancelled', leftAt?: number): ExitLookup => ({
   outcome,
@@ -149,18 +154,58 @@ describe('queue flow over a scripted sequence of polls', () => {
 });
 
 describe('queue flow edge cases', () => {
-  it('counts a PR whose lookup keeps failing as unknown at the third failure, from when it was seen gone', () => {
+  it('retries a PR whose lookups keep failing until it has been gone lookupRetrySeconds, then counts it unknown once, from when it was seen gone', () => {
     let flow = startQueueFlow(poll(T0, 'running', [[7, 'testing', T0 - 100]]));
-    const outcomes: string[] = [];
-    for (const at of [T0 + 30, T0 + 60, T0 + 90]) {
+    // Gone at T0+30; every lookup fails (429s, timeouts) until T0+630, 600 s later.
+    for (let at = T0 + 30; at < T0 + 630; at += 30) {
       flow = advanceQueueFlow(flow, poll(at, 'running', []), new Map([[7, 'retry']]), OPTIONS);
-      outcomes.push(`${flow.counts.exited.get('unknown') ?? 0}/${flow.departed.size}`);
     }
-    expect(outcomes).toEqual(['0/1', '0/1', '1/0']);
+    expect(flow.counts.exited.get('unknown')).toBe(0);
+    expect([...flow.departed.keys()]).toEqual([7]);
+    flow = advanceQueueFlow(flow, poll(T0 + 630, 'running', []), new Map([[7, 'retry']]), OPTIONS);
+    expect(flow.counts.exited.get('unknown')).toBe(1);
+    expect(flow.departed.size).toBe(0);
     // From T0-100 to T0+30, the first poll that no longer listed it.
     expect(flow.counts.timeInQueue.get('unknown')).toMatchObject({ count: 1, sum: 130 });
     // Nobody knows its final state, so no transition is counted.
     expect(flow.counts.transitions.size).toBe(0);
+    // A read of concluded entries that then lists it (it failed at T0+20) counts it no more.
+    const read = countConcludedExits(
+      flow,
+      [{ prNumber: 7, outcome: 'failed', enteredAt: T0 - 100, leftAt: T0 + 20 }],
+      T0 + 660,
+      OPTIONS,
+    );
+    expect(Object.fromEntries(read.counts.exited)).toMatchObject({ unknown: 1, failed: 0 });
+  });
+
+  it('ends the stay of a listed PR whose entry concluded and was submitted again since, and begins a new one', () => {
+    // #7 testing since T0-100; its entry failed at T0+20 and it is back in not_ready since T0+25.
+    const first = startQueueFlow(poll(T0, 'running', [[7, 'testing', T0 - 100]]));
+    const back = poll(T0 + 30, 'running', [[7, 'not_ready', T0 + 25]]);
+    const failedAt = { outcome: 'failed' as const, leftAt: T0 + 20 };
+    const seen = advanceQueueFlow(
+      first,
+      back,
+      new Map(),
+      OPTIONS,
+      new Map([[7, { ...failedAt, fromPolledState: true }]]),
+    );
+    expect(Object.fromEntries(seen.counts.exited)).toMatchObject({ failed: 1 });
+    // In the queue from T0-100 to T0+20; 120 s of testing, which it left for failed.
+    expect(summary(seen.counts.timeInQueue.get('failed'))).toMatchObject({ count: 1, sum: 120 });
+    expect(transitions(seen)).toEqual({ 'testing->failed': 1 });
+    expect(seen.tracked.get(7)).toMatchObject({ state: 'not_ready', enteredAt: T0 + 25 });
+    // Found by a later read, its stay's state then unknown: the exit alone counts.
+    const later = advanceQueueFlow(
+      first,
+      back,
+      new Map(),
+      OPTIONS,
+      new Map([[7, { ...failedAt, fromPolledState: false }]]),
+    );
+    expect(Object.fromEntries(later.counts.exited)).toMatchObject({ failed: 1 });
+    expect(transitions(later)).toEqual({});
   });
 
   it('tracks a departed PR that comes back before its lookup succeeded as a new entry', () => {

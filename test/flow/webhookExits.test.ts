@@ -16,7 +16,12 @@ import { poll, summary, transitions, type ScriptedPullRequest } from './scripted
 
 const T0 = 1_767_225_600;
 const INTERVAL = 30;
-const OPTIONS = { maxGapSeconds: 600, webhooks: { intervalSeconds: INTERVAL } };
+const OPTIONS = {
+  maxGapSeconds: 600,
+  lookupRetrySeconds: 600,
+  intervalSeconds: INTERVAL,
+  webhooks: true,
+};
 
 // Poll 1: three PRs in the queue; later polls list what is left of them.
 const FIRST = poll(T0, 'running', [
@@ -44,7 +49,7 @@ function exited(flow: QueueFlow): Record<string, number> {
 }
 
 function bySource(flow: QueueFlow): Record<string, number> {
-  return Object.fromEntries(flow.webhookExits?.bySource ?? []);
+  return Object.fromEntries(flow.exitStays?.bySource ?? []);
 }
 
 function exitEvent(
@@ -73,7 +78,7 @@ const merged = (leftAt: number): ExitLookup => ({ outcome: 'merged', leftAt });
 
 describe('an exit seen by both its event and a poll counts once', () => {
   it('event first: counted at once, from the event; the poll adds nothing and looks nothing up', () => {
-    const started = startQueueFlow(FIRST, OPTIONS);
+    const started = startQueueFlow(FIRST);
     expect(bySource(started)).toEqual({ event: 0, poll: 0 });
     const afterEvent = exitEvent(started, 3, 'merged', T0 + 15, T0 + 16);
     expect(exited(afterEvent)).toMatchObject({ merged: 1 });
@@ -93,7 +98,7 @@ describe('an exit seen by both its event and a poll counts once', () => {
   });
 
   it('poll first: held for the event, which counts it; nothing more when the wait is over', () => {
-    const started = startQueueFlow(FIRST, OPTIONS);
+    const started = startQueueFlow(FIRST);
     expect(exitsToLookUp(started, WITHOUT_3(T0 + 30))).toEqual([3]);
     const polled = advanceQueueFlow(
       started,
@@ -116,7 +121,7 @@ describe('an exit seen by both its event and a poll counts once', () => {
   });
 
   it('event only: a PR in and out between two polls counts, its time from its two events', () => {
-    const started = startQueueFlow(FIRST, OPTIONS);
+    const started = startQueueFlow(FIRST);
     const submitted = entryEvent(started, 'submitted', 7, T0 + 5);
     const gone = exitEvent(submitted, 7, 'merged', T0 + 20, T0 + 21);
     const polled = advanceQueueFlow(gone, FIRST_AGAIN(T0 + 30), lookups(), OPTIONS);
@@ -126,7 +131,7 @@ describe('an exit seen by both its event and a poll counts once', () => {
   });
 
   it('poll only: counted from the poll once 2 × the interval passed without an event', () => {
-    const started = startQueueFlow(FIRST, OPTIONS);
+    const started = startQueueFlow(FIRST);
     const seenGone = advanceQueueFlow(
       started,
       WITHOUT_3(T0 + 30),
@@ -147,7 +152,7 @@ describe('an exit seen by both its event and a poll counts once', () => {
   });
 
   it('a PR that re-enters after its exit is a new stay, whose exit counts again', () => {
-    const started = startQueueFlow(FIRST, OPTIONS);
+    const started = startQueueFlow(FIRST);
     const failed = exitEvent(started, 2, 'failed', T0 + 25, T0 + 26);
     const gone = advanceQueueFlow(
       failed,
@@ -190,7 +195,7 @@ describe('an exit seen by both its event and a poll counts once', () => {
   });
 
   it('a PR out and back between two polls: a later poll still listing it begins a new stay', () => {
-    const started = startQueueFlow(FIRST, OPTIONS);
+    const started = startQueueFlow(FIRST);
     const failed = exitEvent(started, 2, 'failed', T0 + 25, T0 + 26);
     // T0+30 may have read the queue before the event: its listing of 2 proves nothing.
     const maybeOld = advanceQueueFlow(failed, FIRST_AGAIN(T0 + 30), lookups(), OPTIONS);
@@ -231,7 +236,7 @@ describe('an exit seen by both its event and a poll counts once', () => {
   });
 
   it("takes time in queue from the PR's submitted event before the ledger's estimate", () => {
-    const started = startQueueFlow(FIRST, OPTIONS);
+    const started = startQueueFlow(FIRST);
     const submitted = entryEvent(started, 'submitted', 4, T0 + 5);
     const listed = advanceQueueFlow(
       submitted,
@@ -248,25 +253,28 @@ describe('an exit seen by both its event and a poll counts once', () => {
   });
 
   it('remembers a bounded number of exits however many events come', () => {
-    let flow = startQueueFlow(FIRST, OPTIONS);
+    let flow = startQueueFlow(FIRST);
     const events = MAX_REMEMBERED_EXITS + 100;
     for (let pr = 10_000; pr < 10_000 + events; pr++) {
       flow = exitEvent(flow, pr, 'merged', T0 + 10, T0 + 10);
     }
     expect(exited(flow)).toMatchObject({ merged: events });
-    expect(flow.webhookExits?.stays.size).toBe(MAX_REMEMBERED_EXITS);
+    expect(flow.exitStays?.stays.size).toBe(MAX_REMEMBERED_EXITS);
   });
 
-  it('without webhooks, a poll-seen exit counts at once and no source is kept', () => {
-    const plain = { maxGapSeconds: 600 };
+  it('without webhooks, a poll-seen exit counts at once, and its event after a reload turned them on counts nothing', () => {
+    const plain = { ...OPTIONS, webhooks: false };
     const flow = advanceQueueFlow(
-      startQueueFlow(FIRST, plain),
+      startQueueFlow(FIRST),
       WITHOUT_3(T0 + 30),
       lookups([[3, merged(T0 + 15)]]),
       plain,
     );
     expect(exited(flow)).toMatchObject({ merged: 1 });
-    expect(flow.webhookExits).toBeUndefined();
+    // Svix retries what the exporter refused while webhooks were off: the late event is the same exit.
+    const late = exitEvent(flow, 3, 'merged', T0 + 15, T0 + 300);
+    expect(exited(late)).toMatchObject({ merged: 1 });
+    expect(bySource(late)).toEqual({ event: 0, poll: 1 });
   });
 });
 
@@ -278,7 +286,7 @@ describe('store.updateQueueFlow', () => {
     store.setTargets([target]);
     const count = (flow: QueueFlow) => exitEvent(flow, 3, 'merged', T0 + 15, T0 + 16);
     expect(store.updateQueueFlow(target, count)).toBe(false);
-    store.recordSuccess(target, FIRST, 0.1, startQueueFlow(FIRST, OPTIONS));
+    store.recordSuccess(target, FIRST, 0.1, startQueueFlow(FIRST));
     const version = store.version;
     expect(store.updateQueueFlow(target, count)).toBe(true);
     expect(store.version).toBe(version + 1);

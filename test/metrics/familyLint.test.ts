@@ -184,13 +184,15 @@ function addQueueFlows(replay: ReplayedScenario): void {
         departed,
       ],
     };
-    // With webhooks on, so that the exits-by-source family has its series too.
+    // With webhooks on, as the exits-by-source family is shown then only.
     const options = {
       maxGapSeconds: 600,
-      webhooks: { intervalSeconds: MERGE_QUEUE_INTERVAL_SECONDS },
+      lookupRetrySeconds: 600,
+      intervalSeconds: MERGE_QUEUE_INTERVAL_SECONDS,
+      webhooks: true,
     };
     const flow = advanceQueueFlow(
-      startQueueFlow(earlier, options),
+      startQueueFlow(earlier),
       snapshot,
       new Map([[LEAVING.number, { outcome: 'merged' as const, leftAt: snapshot.takenAt }]]),
       options,

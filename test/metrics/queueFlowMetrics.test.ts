@@ -64,7 +64,7 @@ function storeWithOneMerge(clock: { now: number }) {
     startQueueFlow(first),
     second,
     new Map([[1, { outcome: 'merged' as const, leftAt: T0 + 30 }]]),
-    { maxGapSeconds: 600 },
+    { maxGapSeconds: 600, lookupRetrySeconds: 600, intervalSeconds: 30, webhooks: false },
   );
   store.recordSuccess(TARGET, second, 0.1, flow);
   const registry = createRegistry({ defaultMetrics: false });

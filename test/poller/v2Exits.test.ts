@@ -99,7 +99,7 @@ async function v2Watcher(options: { webhooks: boolean }) {
       v2.listTestingResults(queue, since, readOptions),
     listQueuePullRequests(queue, filter, readOptions) {
       // The read of the last merge at start (state=merged alone) is not an exit read.
-      if (filter.concludedAfter !== undefined && filter.states.includes('failed')) {
+      if (filter.concludedAfter !== undefined && filter.states === undefined) {
         exitReads.push({ poll: polls, concludedAfter: filter.concludedAfter });
       }
       return v2.listQueuePullRequests(queue, filter, readOptions);
@@ -123,7 +123,7 @@ async function v2Watcher(options: { webhooks: boolean }) {
     if (store.lastSnapshot(target) === undefined) throw new Error('the poll failed');
   };
   const exited = () => Object.fromEntries(store.queueFlow(target)?.counts.exited ?? []);
-  const bySource = () => Object.fromEntries(store.queueFlow(target)?.webhookExits?.bySource ?? []);
+  const bySource = () => Object.fromEntries(store.queueFlow(target)?.exitStays?.bySource ?? []);
   const model = world.mergeQueues.find(
     (queue) => queue.repository === repository && queue.model.branch === branch,
   )?.model;
@@ -151,7 +151,11 @@ async function v2Watcher(options: { webhooks: boolean }) {
       applyMergeQueueEvent(flow, event, now(), { intervalSeconds: INTERVAL }),
     );
   };
-  return { now, poll, exitReads, exited, bySource, failBetweenPolls, deliver };
+  /** The exporter's clock `seconds` on, the world standing still. */
+  const later = (seconds: number) => {
+    clock.later += seconds;
+  };
+  return { now, poll, exitReads, exited, bySource, failBetweenPolls, deliver, later };
 }
 
 /** Polls until the next periodic exit read has been made (and no further). */
@@ -286,6 +290,20 @@ async function busyWorld(webhooks: boolean) {
     },
   };
 }
+
+describe('exits through API v2 and webhooks over hours', () => {
+  it('counts an exit its event counted once when the read that lists it comes seven hours later, even with the queue polled once before', async () => {
+    const watcher = await v2Watcher({ webhooks: true });
+    await watcher.poll();
+    // Entered and failed before the queue's second poll, counted by its event; then thirty polls
+    // 900 s apart (more than the six hours an exit is kept for late events) until the read.
+    watcher.later(10);
+    watcher.deliver(watcher.failBetweenPolls(), watcher.now());
+    watcher.later(7 * 3600);
+    await pollThroughRead(watcher);
+    expect(watcher.bySource()).toEqual({ event: 1, poll: 0 });
+  });
+});
 
 describe('exits through API v2 in a busy world', () => {
   it('counts every exit the world made once, those between two polls included', async () => {

@@ -32,7 +32,7 @@ async function v2Queue() {
   const reads: { states: string; concludedAfter: string | undefined }[] = [];
   const reader: V2Readers['reader'] = {
     listQueuePullRequests(queue, filter, options) {
-      reads.push({ states: filter.states.join(','), concludedAfter: filter.concludedAfter });
+      reads.push({ states: filter.states?.join(',') ?? '', concludedAfter: filter.concludedAfter });
       return v2.listQueuePullRequests(queue, filter, options);
     },
     listTestingResults: (queue, since, options) => v2.listTestingResults(queue, since, options),

@@ -512,43 +512,4 @@ describe('testing attempts as counted', () => {
       'failed/true': { count: 1, sum: 60 },
     });
   });
-
-  it('counts a failure of a PR already evicted within a day as a repeated one, across reads; not a bisection start, nor one a day apart', () => {
-    const start = startTestingAttempts(START, true);
-    const first = countTestingResults(
-      start,
-      [
-        row({ pullRequestNumber: 7, outcome: 'failed', endedAt: iso(START + 60) }),
-        row({ pullRequestNumber: 7, outcome: 'passed', endedAt: iso(START + 90) }),
-        // Split its batch: the PR was not evicted by it.
-        row({
-          pullRequestNumber: 8,
-          outcome: 'failed',
-          startedBisection: true,
-          endedAt: iso(START + 60),
-        }),
-      ],
-      START + 120,
-    ).attempts;
-    expect(first.counts.repeatedFailures).toBe(0);
-    const second = countTestingResults(
-      first,
-      [
-        row({ pullRequestNumber: 7, outcome: 'failed', endedAt: iso(START + 400) }),
-        row({ pullRequestNumber: 8, outcome: 'failed', endedAt: iso(START + 400) }),
-        row({ pullRequestNumber: 7, outcome: 'failed', endedAt: iso(START + 700) }),
-      ],
-      START + 800,
-    ).attempts;
-    // PR 7's second and third evictions; PR 8's first.
-    expect(second.counts.repeatedFailures).toBe(2);
-    const dayLater = START + 700 + 86_400 + 60;
-    const third = countTestingResults(
-      { ...second, reads: { ...second.reads, countFrom: dayLater - 120 } },
-      [row({ pullRequestNumber: 7, outcome: 'failed', endedAt: iso(dayLater) })],
-      dayLater + 60,
-    ).attempts;
-    expect(third.counts.repeatedFailures).toBe(2);
-    expect(third.lastFailures?.has(8)).toBe(false);
-  });
 });

@@ -50,7 +50,7 @@ function watcher(world: SimulatorWorld, config: ExporterConfig) {
   const bySource = (): Record<string, number> => {
     const totals: Record<string, number> = {};
     for (const target of configuredTargets(config)) {
-      for (const [source, count] of store.queueFlow(target)?.webhookExits?.bySource ?? []) {
+      for (const [source, count] of store.queueFlow(target)?.exitStays?.bySource ?? []) {
         totals[source] = (totals[source] ?? 0) + count;
       }
     }
@@ -145,7 +145,7 @@ async function run(seed: number, delivery: Delivery, webhooks = true) {
 describe('exits with webhooks, against the simulator', () => {
   it('counts every exit the world made once when each event arrives at once', async () => {
     const { exporter, made } = await run(31, 'at_once');
-    // Heavy churn cancels most PRs; some still merge (failures: test/flow/webhookExits.test.ts).
+    // Heavy churn cancels most PRs; some still merge (failures: test/flow/exitStays.test.ts).
     expect(made.merged).toBeGreaterThan(0);
     expect(made.cancelled).toBeGreaterThan(10);
     expect(exporter.exited()).toEqual(made);

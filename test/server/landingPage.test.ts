@@ -172,6 +172,7 @@ describe('renderLandingPage', () => {
         timeInQueue: new Map(),
         timeInState: new Map(),
         queueStateSeconds: new Map(),
+        repeatedFailures: 0,
       },
       lastPollAt: NOW,
       lastQueueState: 'running',

@@ -43,7 +43,12 @@ export interface FixturePage {
 /** A pull-request row as far as the fake reads it. */
 export interface EntryRow {
   readonly number: number;
-  queueEntry: { state: string; stateChangedAt: string };
+  queueEntry: { id?: string; state: string; stateChangedAt: string };
+  /**
+   * When the entry concluded before its current stay (it was submitted again since): the fake's
+   * own record, never sent, by which `concludedAfter` still matches it.
+   */
+  earlierConclusions?: string[];
 }
 
 const FINAL_STATES = new Set(['merged', 'failed', 'cancelled']);
@@ -53,6 +58,8 @@ interface FakeV2Organization {
   readonly queues?: FixturePage;
   /** Each queue's entries, live and concluded, filtered by `state` and `concludedAfter`. */
   readonly entries?: Record<string, EntryRow[]>;
+  /** Each queue's testing results, filtered by `since`, newest first. */
+  readonly testingResults?: Record<string, { endedAt: string }[]>;
   /** Pages every pull-request list read walks instead, in cursor order. */
   readonly pullRequestPages?: readonly FixturePage[];
   /** The organization's tests, filtered by `quarantineState` and `status`. */
@@ -90,6 +97,8 @@ export interface FakeV2 {
   release(): void;
   /** The entries of queue `queueId` (mutable: a test moves them). */
   entries(queueId: string): EntryRow[];
+  /** The testing results of queue `queueId` (mutable: a test records them). */
+  testingResults(queueId: string): { endedAt: string }[];
 }
 
 /** Starts a fake organization on 127.0.0.1 (closed by test/trunk/harness.ts cleanUp). */
@@ -98,6 +107,7 @@ export async function startFakeV2(organization: FakeV2Organization): Promise<Fak
   const entries = organization.entries ?? {};
   let holding: RegExp | undefined;
   const waiting: (() => void)[] = [];
+  const testingResults = organization.testingResults ?? {};
   const server = await startApiServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://fake').pathname;
     if (holding?.test(path) === true)
@@ -133,13 +143,25 @@ export async function startFakeV2(organization: FakeV2Organization): Promise<Fak
       }
       const states = new Set((query.get('state') ?? '').split(',').filter((s) => s !== ''));
       const after = query.get('concludedAfter');
+      // "an entry that failed in the window and was later resubmitted still matches"
+      const concludedSince = ({ queueEntry, earlierConclusions = [] }: EntryRow, since: number) =>
+        (FINAL_STATES.has(queueEntry.state) && Date.parse(queueEntry.stateChangedAt) >= since) ||
+        earlierConclusions.some((at) => Date.parse(at) >= since);
       const rows = (entries[match[1] ?? ''] ?? []).filter(
-        ({ queueEntry }) =>
-          (states.size === 0 || states.has(queueEntry.state)) &&
-          (after === null ||
-            (FINAL_STATES.has(queueEntry.state) &&
-              Date.parse(queueEntry.stateChangedAt) >= Date.parse(after))),
+        (row) =>
+          (states.size === 0 || states.has(row.queueEntry.state)) &&
+          (after === null || concludedSince(row, Date.parse(after))),
       );
+      sendPage(
+        res,
+        rows.map(({ earlierConclusions: _never, ...row }) => row),
+        query,
+      );
+    } else if ((match = /^\/v2\/merge-queues\/([^/]+)\/testing-results$/.exec(path)) !== null) {
+      const since = Date.parse(query.get('since') ?? '');
+      const rows = (testingResults[match[1] ?? ''] ?? [])
+        .filter(({ endedAt }) => Date.parse(endedAt) >= since)
+        .sort((a, b) => Date.parse(b.endedAt) - Date.parse(a.endedAt));
       sendPage(res, rows, query);
     } else if (path === '/v2/tests' || path === '/v2/test-cases') {
       if (path !== `/v2/${organization.testListPath ?? 'tests'}`) {
@@ -194,6 +216,9 @@ export async function startFakeV2(organization: FakeV2Organization): Promise<Fak
     },
     entries(queueId) {
       return (entries[queueId] ??= []);
+    },
+    testingResults(queueId) {
+      return (testingResults[queueId] ??= []);
     },
   };
 }

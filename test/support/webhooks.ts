@@ -10,6 +10,19 @@ export const WEBHOOK_SECRET = 'whsec_C2FtcGxlLXdlYmhvb2stc2VjcmV0LTA0Mg==';
 /** Another valid secret: what the exporter is not configured with. */
 export const OTHER_WEBHOOK_SECRET = 'whsec_b3RoZXItd2ViaG9vay1zZWNyZXQtOTk5OQ==';
 
+/** The body of Trunk's pull_request.merged event of PR `prNumber` of github.com/acme/web main, merged at `at`. */
+export function mergedEventBody(prNumber: number, at: number): string {
+  return JSON.stringify({
+    action: 'merged',
+    pr_number: prNumber,
+    repository: { host: 'github.com', owner: 'acme', name: 'web' },
+    target_branch: 'main',
+    status: 'merged',
+    timestamp: new Date(at * 1000).toISOString(),
+    type: 'pull_request.merged',
+  });
+}
+
 /** `v1,<base64>` by the svix library. */
 export function svixSignature(secret: string, id: string, timestamp: number, body: string): string {
   return new Webhook(secret).sign(id, new Date(timestamp * 1000), body);

@@ -1,0 +1,167 @@
+// What a read of a queue's concluded entries (API v2) tells, through a real exporter holding an API
+// key and polling a fake organization whose entries the test moves by hand. From Trunk's
+// definition of `GET /v2/merge-queues/{id}/pull-requests`: `concludedAfter` keeps "pull requests
+// that reached `merged`, `failed` or `cancelled` inside that window, both bounds inclusive. That is
+// a fact about the entry's history, not its current state: an entry that failed in the window and
+// was later resubmitted still matches". And of a testing result's `entryConclusion`: "How the queue
+// entry this testing belonged to ended. A pull request that fails and is resubmitted has a new
+// entry"; the queue entry's `createdAt` says "a cancelled or failed pull request submitted again
+// keeps it": either way, each conclusion is an exit.
+import { afterEach, describe, expect, it } from 'vitest';
+import { select, sum, type Sample } from './support/exposition.js';
+import {
+  configYaml,
+  startTestExporter,
+  type ExporterUnderTest,
+} from './support/exporterHarness.js';
+import type { FakeV2 } from './support/fakeTrunkV2.js';
+import {
+  WEB_QUEUE,
+  entryRow,
+  moveEntry,
+  resubmitEntry,
+  startFakeWebQueue,
+  testingResult,
+} from './support/queueEntryRows.js';
+import { cleanUp } from './trunk/harness.js';
+
+afterEach(cleanUp);
+
+const QUEUE = { repo: 'github.com/acme/web', branch: 'main' };
+const PULL_REQUESTS = 'v2/merge-queues/{id}/pull-requests';
+const now = () => Date.now() / 1000;
+
+function webExporter(fake: FakeV2) {
+  return startTestExporter(
+    configYaml({
+      apiUrl: fake.origin,
+      token: null,
+      apiKey: 'trunk_v2_concluded-entries-key',
+      targets: '  - repo: github.com/acme/web\n    branches: [main]',
+      polling: '  mergeQueueIntervalSeconds: 0.2\n  flakyTestsIntervalSeconds: 600',
+    }),
+  );
+}
+
+const value = (samples: readonly Sample[], name: string, labels: Record<string, string>) =>
+  select(samples, name, labels)[0]?.value;
+const exited = (samples: readonly Sample[]): Record<string, number> =>
+  Object.fromEntries(
+    select(samples, 'trunk_merge_queue_pull_requests_exited_total', QUEUE).map(
+      (sample): [string, number] => [sample.labels.outcome ?? '', sample.value],
+    ),
+  );
+const futureRows = (samples: readonly Sample[]) =>
+  value(samples, 'trunk_exporter_api_anomalies_total', {
+    endpoint: PULL_REQUESTS,
+    kind: 'future_timestamp',
+  });
+
+const transitions = (samples: readonly Sample[]): Record<string, number> =>
+  Object.fromEntries(
+    select(samples, 'trunk_merge_queue_state_transitions_total', QUEUE).map(
+      (sample): [string, number] => [
+        `${sample.labels.from ?? ''}->${sample.labels.to ?? ''}`,
+        sample.value,
+      ],
+    ),
+  );
+const inState = (samples: readonly Sample[], state: string) =>
+  select(samples, 'trunk_merge_queue_pull_requests', { ...QUEUE, state }).reduce(
+    (total, sample) => total + sample.value,
+    0,
+  );
+
+/** Until `count` polls that began after now have ended. */
+async function pollsFromNow(exporter: ExporterUnderTest, count: number): Promise<void> {
+  let since = now();
+  for (let poll = 0; poll <= count; poll++) {
+    const ended = since;
+    await exporter.waitFor((samples) => {
+      since = sum(samples, 'trunk_exporter_last_success_timestamp_seconds', QUEUE);
+      return since > ended;
+    }, 'a poll');
+  }
+}
+
+/** `concludedAfter` of each exit read the fake saw (the reads of the last merge at start aside). */
+function exitReadsFrom(fake: FakeV2): number[] {
+  return fake
+    .requestsTo(/^\/v2\/merge-queues\/[^/]+\/pull-requests$/)
+    .map((request) => new URL(request.url, 'http://fake').searchParams)
+    .filter((query) => query.has('concludedAfter') && query.get('state') !== 'merged')
+    .map((query) => Date.parse(query.get('concludedAfter') ?? '') / 1000);
+}
+
+describe('reads of concluded entries through a real exporter', () => {
+  it('counts an entry concluded a day ahead of the clock once, as an anomaly, and still counts the exits after it', async () => {
+    const pr7 = entryRow(7, 'testing', now() - 600);
+    const pr8 = entryRow(8, 'testing', now() - 600);
+    const fake = await startFakeWebQueue([pr7, pr8]);
+    const exporter = await webExporter(fake);
+    await exporter.waitFor(
+      (samples) =>
+        value(samples, 'trunk_exporter_target_up', { ...QUEUE, kind: 'merge_queue' }) === 1,
+      'the first poll',
+    );
+    // #7 leaves, its conclusion dated a day ahead (Trunk's clock, or a bad row).
+    moveEntry(pr7, 'merged', now() + 86_400);
+    await exporter.waitFor((samples) => exited(samples).merged === 1, '#7 counted');
+    // #9 comes and goes between two polls, then #8 leaves: the read for #8 lists all three.
+    fake.entries(WEB_QUEUE).push(entryRow(9, 'failed', now()));
+    moveEntry(pr8, 'cancelled', now());
+    const after = await exporter.waitFor(
+      (samples) => exited(samples).cancelled === 1,
+      '#8 counted',
+    );
+    expect(exited(after)).toEqual({ merged: 1, failed: 1, cancelled: 1, unknown: 0 });
+    // Listed by both reads, counted once; no read asked from the future.
+    expect(futureRows(after)).toBe(1);
+    const reads = exitReadsFrom(fake);
+    expect(reads).toHaveLength(2);
+    for (const concludedAfter of reads) expect(concludedAfter).toBeLessThanOrEqual(now() + 60);
+  });
+
+  it('counts a PR that fails and is resubmitted between two polls as a failed exit with its transition, each time, whether Trunk reuses its entry or not', async () => {
+    const pr20 = entryRow(20, 'testing', now() - 600);
+    const fake = await startFakeWebQueue([pr20]);
+    const exporter = await webExporter(fake);
+    await exporter.waitFor((samples) => inState(samples, 'testing') === 1, '#20 testing');
+    // Between two polls its testing fails, its entry fails and its author submits it again.
+    const failedAt = now();
+    fake.testingResults(WEB_QUEUE).push(testingResult(20, failedAt, 'failed', 'failed'));
+    resubmitEntry(pr20, failedAt, failedAt + 0.5);
+    const once = await exporter.waitFor(
+      (samples) => exited(samples).failed === 1,
+      '#20 counted failed',
+    );
+    expect(exited(once)).toEqual({ merged: 0, failed: 1, cancelled: 0, unknown: 0 });
+    expect(transitions(once)).toEqual({ 'testing->failed': 1 });
+    expect(inState(once, 'not_ready')).toBe(1);
+    // Tested again (for two polls), it fails again and is submitted again, as a new entry now.
+    moveEntry(pr20, 'testing', now());
+    await pollsFromNow(exporter, 2);
+    const failedAgainAt = now();
+    fake.testingResults(WEB_QUEUE).push(testingResult(20, failedAgainAt, 'failed', 'failed'));
+    resubmitEntry(pr20, failedAgainAt, failedAgainAt + 0.5, 'entry-20-resubmitted');
+    const twice = await exporter.waitFor(
+      (samples) => exited(samples).failed === 2,
+      '#20 counted failed again',
+    );
+    expect(exited(twice)).toEqual({ merged: 0, failed: 2, cancelled: 0, unknown: 0 });
+    expect(transitions(twice)).toEqual({ 'testing->failed': 2, 'not_ready->testing': 1 });
+    expect(value(twice, 'trunk_merge_queue_repeated_failures_total', QUEUE)).toBe(1);
+  });
+
+  it('counts an entry resubmitted between two polls whose ending Trunk does not tell as an unknown exit', async () => {
+    const pr21 = entryRow(21, 'pending', now() - 600);
+    const fake = await startFakeWebQueue([pr21]);
+    const exporter = await webExporter(fake);
+    await exporter.waitFor((samples) => inState(samples, 'pending') === 1, '#21 pending');
+    // Cancelled while pending (never tested: no testing result) and submitted again.
+    resubmitEntry(pr21, now(), now() + 0.5);
+    const after = await exporter.waitFor((samples) => exited(samples).unknown === 1, '#21 counted');
+    expect(exited(after)).toEqual({ merged: 0, failed: 0, cancelled: 0, unknown: 1 });
+    expect(transitions(after)).toEqual({});
+  });
+});
