@@ -124,8 +124,9 @@ export const DEMO_INCIDENTS: readonly ScriptedIncident[] = [
     // The provider stops answering: no status check reports and no merge goes through, so
     // nothing that tests finishes, nothing new starts and nothing merges. It began 70 minutes
     // before the demo and lasts 25 minutes into it (then every 3 hours for 95 minutes), so the
-    // last merge the exporter reads at start is over the alert's hour old. (The random model
-    // itself often merges nothing for 10-20 minutes.)
+    // last merge the exporter reads at start is over the alert's hour old; the alert waits until
+    // it has seen PRs wait an hour, so it fires 65 minutes into each later stall, not in this
+    // first one. (The random model itself often merges nothing for 10-20 minutes.)
     kind: 'stalled_queue',
     repo: 'github.com/acme/mobile',
     branch: 'develop',
