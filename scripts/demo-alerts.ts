@@ -77,13 +77,17 @@ const prometheus = await startChild(
   { ready: /Server is ready to receive web requests/ },
 );
 
-/** The incident that explains an alert: it names the alert, on the alert's repository and branch. */
+/**
+ * The incident that explains an alert: it names the alert (or drives it on the way), on the
+ * alert's repository and branch; an alert of a whole endpoint names none.
+ */
 const explainedBy = (sighting: Sighting): Incident | undefined =>
   DEMO_INCIDENTS.find(
     (incident) =>
-      incident.alert === sighting.alert &&
-      incident.repo === sighting.labels.repo &&
-      (incident.branch === '' || incident.branch === sighting.labels.branch),
+      (incident.alert === sighting.alert || incident.alsoDrives?.includes(sighting.alert)) &&
+      (sighting.labels.repo === undefined ||
+        (incident.repo === sighting.labels.repo &&
+          (incident.branch === '' || incident.branch === sighting.labels.branch))),
   );
 
 /** Watches /api/v1/alerts for watchSeconds after a new demo process starts, scraped as `pod`. */
@@ -146,7 +150,9 @@ function report(title: string, sightings: readonly Sighting[]): string[] {
       problems.push(`${title}: ${line} fired, explained by no incident`);
   }
   for (const incident of DEMO_INCIDENTS) {
-    const shown = sightings.some((sighting) => explainedBy(sighting) === incident);
+    const shown = sightings.some(
+      (sighting) => sighting.alert === incident.alert && explainedBy(sighting) === incident,
+    );
     if (shown) continue;
     const reason = NOT_SHOWN_AT_START[incident.kind];
     console.log(`  ${incident.alert} (${incident.kind}): not shown; ${reason ?? 'UNEXPECTED'}`);

@@ -41,6 +41,8 @@ export interface ScriptedIncident {
   readonly beforeStart?: boolean;
   /** The alert of prometheus/alerts.yaml whose expression the incident makes true. */
   readonly alert: string;
+  /** Other alerts it makes true on the way, pending or firing (the demo's alerts are its incidents'). */
+  readonly alsoDrives?: readonly string[];
 }
 
 /** How far past its testing timeout the stuck pull request already is when it appears. */
@@ -102,6 +104,8 @@ export const DEMO_INCIDENTS: readonly ScriptedIncident[] = [
     startsAfterSeconds: 240,
     lastsSeconds: INCIDENT_CYCLE_SECONDS,
     alert: 'TrunkFlakyTestsQuarantineGrowing',
+    // The jumped tests are flaky: through API v2 the repository's flaky tests grow by as many.
+    alsoDrives: ['TrunkFlakyTestsGrowing'],
   },
   {
     kind: 'api_outage',
@@ -110,6 +114,8 @@ export const DEMO_INCIDENTS: readonly ScriptedIncident[] = [
     startsAfterSeconds: 300,
     lastsSeconds: 60,
     alert: 'TrunkExporterTargetDown',
+    // A minute of 503s is over a tenth of an endpoint's requests in its 10-minute window.
+    alsoDrives: ['TrunkApiErrors'],
   },
   {
     // One PR fails testing, is submitted again and fails again: four times, then left failed.
@@ -119,6 +125,8 @@ export const DEMO_INCIDENTS: readonly ScriptedIncident[] = [
     startsAfterSeconds: 250,
     lastsSeconds: 340,
     alert: 'TrunkMergeQueueEvictionLoop',
+    // Its four failed exits an incident are over 30% of the queue's merged and failed ones.
+    alsoDrives: ['TrunkMergeQueueFailureRatioHigh'],
   },
   {
     // The provider stops answering: no status check reports and no merge goes through, so
