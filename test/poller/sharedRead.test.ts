@@ -1,9 +1,11 @@
 // The organization's shared v2 lists over a real TrunkClient and a fake organization on loopback
 // whose answers the test holds back (a slow upstream, its pace set by the test): a refresh asked
 // for while a list is read leads to one more read after it, however many ask, and those who asked
-// after the refresh get that read's answer; a failed read of the queue list leaves the last good
-// list in use until it is older than staleAfterSeconds.
+// after the refresh get that read's answer (a status event's refresh of the test lists, a poll's
+// 404 on a queue id re-reading the queue list); a failed read of the queue list leaves the last
+// good list in use until it is older than staleAfterSeconds.
 import { afterEach, describe, expect, it } from 'vitest';
+import { pollMergeQueueV2 } from '../../src/poller/v2MergeQueuePoll.js';
 import { V2QueueDirectory } from '../../src/poller/v2QueueDirectory.js';
 import { V2TestDirectory } from '../../src/poller/v2TestDirectory.js';
 import { Secret } from '../../src/secrets/secret.js';
@@ -74,6 +76,48 @@ describe('a shared read', () => {
     // Nothing more is read within the interval.
     await directory.quarantinedTestsOf('github.com/acme/web');
     expect(quarantinedListReads(fake)).toBe(2);
+  });
+
+  it('reads the list of queues once more when a poll gets a 404 on a queue id while the list is being read', async () => {
+    const fake = await startFakeV2({
+      queues: pageAt('merge-queues-of-an-organization.json'),
+      entries: { xK9mP2nQ: [] },
+    });
+    const clock = { now: 1000 };
+    const reader = readerOf(fake);
+    const directory = new V2QueueDirectory(reader, 30, () => clock.now, {
+      staleAfterSeconds: 600,
+      onFailure: () => undefined,
+    });
+    const listReads = () => fake.requestsTo(/^\/v2\/merge-queues$/).length;
+    const web = { repo: 'github.com/acme/web', branch: 'main' };
+    expect((await directory.find(web))?.id).toBe('xK9mP2nQ');
+    // Due again: a poll's read of the list is under way (held) when another poll's queue id
+    // answers 404 ("the queue may have been re-created"): the read under way may predate that.
+    clock.now = 1031;
+    fake.hold(/^\/v2\/merge-queues$/);
+    const underWay = directory.find(web);
+    await untilHeld(fake, 1);
+    fake.fail(/^\/v2\/merge-queues\/xK9mP2nQ\/pull-requests$/, 404);
+    const poll = pollMergeQueueV2({
+      reader,
+      directory,
+      repoName: web.repo,
+      branch: web.branch,
+      options: {},
+      now: () => clock.now,
+    });
+    const notFound = () => fake.requestsTo(/^\/v2\/merge-queues\/xK9mP2nQ\/pull-requests$/).length;
+    while (notFound() === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    fake.recover();
+    fake.release();
+    await underWay;
+    // The poll that got the 404 waits for one more read of the list, after the one under way.
+    await untilHeld(fake, 1);
+    fake.release();
+    fake.hold(undefined);
+    expect((await poll).queue.id).toBe('xK9mP2nQ');
+    expect(listReads()).toBe(3);
   });
 
   it('serves the last good list of queues while its reads fail, until it is older than staleAfterSeconds, reading at most once per interval', async () => {
