@@ -89,16 +89,12 @@ describe('a shared read', () => {
       staleAfterSeconds: 600,
       onFailure: () => undefined,
     });
-    const listReads = () => fake.requestsTo(/^\/v2\/merge-queues$/).length;
+    const list = /^\/v2\/merge-queues$/;
+    const webEntries = /^\/v2\/merge-queues\/xK9mP2nQ\/pull-requests$/;
     const web = { repo: 'github.com/acme/web', branch: 'main' };
     expect((await directory.find(web))?.id).toBe('xK9mP2nQ');
-    // Due again: a poll's read of the list is under way (held) when another poll's queue id
-    // answers 404 ("the queue may have been re-created"): the read under way may predate that.
-    clock.now = 1031;
-    fake.hold(/^\/v2\/merge-queues$/);
-    const underWay = directory.find(web);
-    await untilHeld(fake, 1);
-    fake.fail(/^\/v2\/merge-queues\/xK9mP2nQ\/pull-requests$/, 404);
+    // A poll of acme/web main has its queue from the list and asks for its entries (held) ...
+    fake.hold(/^\/v2\/merge-queues(\/xK9mP2nQ\/pull-requests)?$/);
     const poll = pollMergeQueueV2({
       reader,
       directory,
@@ -107,17 +103,28 @@ describe('a shared read', () => {
       options: {},
       now: () => clock.now,
     });
-    const notFound = () => fake.requestsTo(/^\/v2\/merge-queues\/xK9mP2nQ\/pull-requests$/).length;
-    while (notFound() === 0) await new Promise((resolve) => setTimeout(resolve, 10));
-    fake.recover();
-    fake.release();
-    await underWay;
-    // The poll that got the 404 waits for one more read of the list, after the one under way.
     await untilHeld(fake, 1);
-    fake.release();
+    // ... when the list, due again, is read for another poll (held) ...
+    clock.now = 1031;
+    const underWay = directory.find(web);
+    await untilHeld(fake, 2);
+    // ... and the entries answer 404 ("the queue may have been re-created"): the list read under
+    // way may predate that, so the poll waits for one more read of the list, after it.
+    fake.fail(webEntries, 404);
+    fake.release(webEntries);
+    while (fake.requestsTo(webEntries).length < 1 || fake.held() > 1) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    // Time for the poll to take the 404 (nothing to observe of it: it waits on the list read).
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    fake.recover();
+    fake.release(list);
+    await underWay;
+    await untilHeld(fake, 1);
     fake.hold(undefined);
+    fake.release();
     expect((await poll).queue.id).toBe('xK9mP2nQ');
-    expect(listReads()).toBe(3);
+    expect(fake.requestsTo(list)).toHaveLength(3);
   });
 
   it('serves the last good list of queues while its reads fail, until it is older than staleAfterSeconds, reading at most once per interval', async () => {
