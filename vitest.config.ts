@@ -5,9 +5,9 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // Files share their worker's modules instead of starting a worker and evaluating the exporter's
-    // module graph again for each file: that was half the CPU of a run (test/metrics: 29 s of CPU
-    // isolated, 14 s shared). Each test still builds its own registry, servers and exporter; the
-    // hooks every file needs are in the setup file (a module's own would hold for its first file).
+    // module graph again for each file, which was about half the CPU of a run. Each test still
+    // builds its own registry, servers and exporter; the hooks every file needs are in the setup
+    // file (a module's own would hold for the first file that imports it).
     isolate: false,
     setupFiles: ['test/support/perFileHooks.ts'],
     testTimeout: 30_000,
