@@ -10,8 +10,8 @@ import { NAMESPACE, fqName } from './naming.js';
 
 function costFreshness(settings: FamilySettings): string {
   return (
-    "API v2 only; window is Trunk's metrics period (reads.testMetricsPeriod; off: no series). " +
-    `${refreshedBy(REFRESHED_BY.unhealthyTests, settings.flakyTestsIntervalSeconds)} (with include=metrics)`
+    "API v2 only, read with include=metrics on the walk of the flaky and broken tests; window is Trunk's metrics period (reads.testMetricsPeriod; off: no series). " +
+    refreshedBy(REFRESHED_BY.unhealthyTests, settings.flakyTestsIntervalSeconds)
   );
 }
 
