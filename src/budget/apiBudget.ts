@@ -159,7 +159,8 @@ function v1QuarantineWalks(config: ExporterConfig, lists: number, cadence: Caden
  * for that discovery. Each such list is read at most once per interval however many ask
  * (poller/sharedRead.ts), so discovery adds a read only when nothing else asks; events refresh
  * the test lists only for the lists read through v2. Its own queues: one pull-requests read per
- * poll plus the exit reads, the testing-results reads of the polls that see testing end. Quarantine lists kept on
+ * poll plus the exit reads, the testing-results reads of the polls that see testing end; with any
+ * flaky-tests target, one page of test collections per flakyTestsInterval. Quarantine lists kept on
  * v1 (a token with orgUrlSlug beside the key) are walked as v1Rates says.
  */
 function v2Rates(
@@ -211,6 +212,10 @@ function v2Rates(
       ),
     ...(v1Lists > 0
       ? { [ENDPOINTS.listQuarantinedTests]: v1QuarantineWalks(config, v1Lists, cadence) }
+      : {}),
+    // One page, shared by the flaky-tests polls; events do not refresh it.
+    ...(lists.length > 0 && config.reads.testCollections
+      ? { [V2_ENDPOINTS.listTestCollections]: 1 / polling.flakyTestsIntervalSeconds }
       : {}),
   };
 }

@@ -220,6 +220,7 @@ function normalize(
     },
     polling: { ...config.polling },
     metrics: { ...config.metrics },
+    reads: { ...config.reads },
     sharding: { ...config.sharding },
     discovery: {
       ...config.discovery,

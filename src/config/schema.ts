@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { V2_TEST_METRICS_PERIODS } from '../trunk/v2Schemas.js';
 import { repositoryKey } from './repositoryKey.js';
 
 // The configuration file's schema. Every object is strict (unknown keys are errors, so a typo never
@@ -182,6 +183,13 @@ export const configFileSchema = z
         // Family names or `*` globs; checked against the families by the loader's MetricSelectionCheck.
         include: z.array(metricNamePattern).min(1, 'expected a non-empty list').optional(),
         exclude: z.array(metricNamePattern).optional(),
+      })
+      .prefault({}),
+    // The optional API v2 reads (issue 39): each adds families and calls, and can be turned off.
+    reads: z
+      .strictObject({
+        testMetricsPeriod: z.enum([...V2_TEST_METRICS_PERIODS, 'off']).default('7d'),
+        testCollections: z.boolean().default(true),
       })
       .prefault({}),
     sharding: z

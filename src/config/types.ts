@@ -1,5 +1,6 @@
 import type { Sharding } from '../sharding/shardAssignment.js';
 import type { RepoRef } from '../trunk/schemas.js';
+import type { V2TestMetricsPeriod } from '../trunk/v2Schemas.js';
 import type { Secret } from '../secrets/secret.js';
 
 /** One repository to poll, normalized from either config form. */
@@ -105,6 +106,13 @@ export interface ExporterConfig {
   };
   /** The organization's merge queues found through API v2 (needs an API key). */
   readonly discovery?: DiscoverySettings | undefined;
+  /** The optional API v2 reads (issue 39), each on unless turned off. */
+  readonly reads: {
+    /** The window of the per-test metrics the flaky and broken tests are read with; `off`: none. */
+    readonly testMetricsPeriod: V2TestMetricsPeriod | 'off';
+    /** Read the organization's test collections once per flakyTestsIntervalSeconds. */
+    readonly testCollections: boolean;
+  };
   /** Which share of the targets this instance polls. */
   readonly sharding: Sharding;
   readonly targets: readonly RepositoryTarget[];

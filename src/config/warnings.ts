@@ -37,6 +37,14 @@ export function configWarnings(
       );
     }
   }
+  if (credentials.apiKey === undefined && isRecord(value) && isRecord(value.reads)) {
+    for (const key of Object.keys(value.reads)) {
+      const path = ['reads', key];
+      warnings.push(
+        `reads.${key} does nothing without an API key: the optional reads are API v2's (trunk.apiKey), and a token alone reads through API v1; remove it${lineOf(path)}`,
+      );
+    }
+  }
   // With a v1 token and its orgUrlSlug beside the key, v1 stays the source of the configured
   // quarantine lists (readsQuarantineThroughV2 in credentials.ts), where the setting applies.
   const quarantineViaV1 = credentials.token !== undefined && config.trunk.orgUrlSlug !== undefined;

@@ -100,7 +100,7 @@ export class PolledTargets {
         },
       },
     );
-    this.#v2Tests = new V2TestDirectory(testDirectorySettings(initial, v2Reader));
+    this.#v2Tests = new V2TestDirectory(testDirectorySettings(initial, v2Reader, logger));
     // Event-triggered polls run as the target's own scheduled job: the same client limits,
     // fairness and deadline as every other poll, and never two polls of one target at once.
     this.#triggeredPolls = new TriggeredPolls((target) => {
@@ -209,7 +209,7 @@ export class PolledTargets {
     );
     const v2Reader = new TrunkV2Client(clients.current, this.#testListPaths);
     this.#v2Queues.configure(v2Reader, queueListTiming(config));
-    this.#v2Tests.configure(testDirectorySettings(config, v2Reader));
+    this.#v2Tests.configure(testDirectorySettings(config, v2Reader, this.#options.logger));
     this.#scheduler.setJobs(
       buildPollJobs({
         config: effective,
@@ -238,9 +238,11 @@ function queueListTiming(config: ExporterConfig): SharedReadTiming {
 }
 
 /** What the organization's test lists are read with under `config`. */
-function testDirectorySettings(config: ExporterConfig, lister: TrunkV2Client) {
+function testDirectorySettings(config: ExporterConfig, lister: TrunkV2Client, logger: Logger) {
   return {
     lister,
+    reads: config.reads,
+    logger,
     maxAgeSeconds: config.polling.flakyTestsIntervalSeconds,
     staleAfterSeconds: config.polling.staleAfterSeconds,
     lookupsAtATime: lookupsAtATime(config.trunk.maxConcurrentRequests),

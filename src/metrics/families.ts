@@ -11,6 +11,7 @@ import { FLAKY_TESTS_FAMILIES, UNHEALTHY_TESTS_FAMILIES } from './flakyTestsMetr
 import { MERGE_QUEUE_FAMILIES } from './mergeQueueMetrics.js';
 import { EXITS_BY_SOURCE, QUEUE_FLOW_FAMILIES } from './queueFlowMetrics.js';
 import { selectionEntryProblem } from './selection.js';
+import { TEST_COLLECTION_FAMILIES, TEST_COST_FAMILIES } from './testCostMetrics.js';
 import { TESTING_FAMILIES } from './testingMetrics.js';
 import { WEBHOOK_FAMILIES } from './webhookFamilies.js';
 
@@ -20,6 +21,8 @@ export const SNAPSHOT_FAMILIES: readonly FamilyDefinition[] = [
   ...TESTING_FAMILIES,
   ...FLAKY_TESTS_FAMILIES,
   ...UNHEALTHY_TESTS_FAMILIES,
+  ...TEST_COST_FAMILIES,
+  ...TEST_COLLECTION_FAMILIES,
   ...WEBHOOK_FAMILIES,
   ...TARGET_STATUS_FAMILIES,
   ...EXPORTER_SUMMARY_FAMILIES,

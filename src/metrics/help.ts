@@ -24,6 +24,8 @@ export const REFRESHED_BY = {
   },
   /** A repository's flaky and broken tests (API v2 only). */
   unhealthyTests: { v2: `GET /${V2_ENDPOINTS.listTests}?status=flaky,broken` },
+  /** The organization's test collections (API v2 only). */
+  testCollections: { v2: `GET /${V2_ENDPOINTS.listTestCollections}` },
   /** A repository's quarantined tests. */
   quarantinedTests: {
     v1: ENDPOINTS.listQuarantinedTests,

@@ -1,6 +1,7 @@
 // A flaky-tests target through API v2: its snapshot from the organization's lists (V2TestDirectory),
 // the quarantined tests computed as v1's walk computes them (or read through v1 when its token is
 // configured too), and the flaky and broken tests, which only v2 lists.
+import { testCostOf } from '../flow/testCost.js';
 import type { ApiAnomalyKind } from '../trunk/observer.js';
 import { V2_ENDPOINTS, type V2Endpoint, type V2Test } from '../trunk/v2Schemas.js';
 import {
@@ -54,7 +55,7 @@ export async function pollFlakyTestsV2(
   request: V2FlakyTestsPollRequest,
 ): Promise<V2FlakyTestsPoll> {
   const { directory, repoName, options } = request;
-  const [quarantine, unhealthy] = await Promise.allSettled([
+  const [quarantine, unhealthy, collections] = await Promise.allSettled([
     request.quarantineThroughV1 === undefined
       ? directory
           .quarantinedTestsOf(repoName, options)
@@ -66,6 +67,8 @@ export async function pollFlakyTestsV2(
       part: unhealthySummary(read, request.reportAnomaly),
       failure: read.failure,
     })),
+    // Its failure is logged once per read (V2TestDirectory) and hides only its own part.
+    directory.testCollections(options),
   ]);
   if (quarantine.status === 'rejected' && unhealthy.status === 'rejected') throw quarantine.reason;
   const unread = [
@@ -79,6 +82,7 @@ export async function pollFlakyTestsV2(
       takenAt: request.now(),
       quarantine: quarantine.status === 'fulfilled' ? quarantine.value.part : undefined,
       unhealthy: unhealthy.status === 'fulfilled' ? unhealthy.value.part : undefined,
+      collections: collections.status === 'fulfilled' ? collections.value?.value : undefined,
     },
     ...(unread.length === 0
       ? {}
@@ -135,7 +139,7 @@ function quarantinedTests({ tests, readAt }: RepositoryTests): QuarantinedTests 
  * and counted as an anomaly.
  */
 function unhealthySummary(
-  { tests, readAt }: RepositoryTests,
+  { tests, readAt, metricsPeriod }: RepositoryTests,
   reportAnomaly: V2FlakyTestsPollRequest['reportAnomaly'],
 ): UnhealthyTests {
   const known: ReadonlySet<string> = new Set(UNHEALTHY_STATUSES);
@@ -177,7 +181,8 @@ function unhealthySummary(
       ),
     );
   }
-  return { byStatus, byCodeowner, oldestSince, recently, readAt };
+  const cost = metricsPeriod === undefined ? undefined : testCostOf(tests, metricsPeriod);
+  return { byStatus, byCodeowner, oldestSince, recently, readAt, cost };
 }
 
 /** Adds `test` under each of its owners (once each), or under NO_CODEOWNER when it has none. */

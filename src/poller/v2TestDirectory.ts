@@ -1,17 +1,26 @@
 // The organization's tests through API v2: organization-wide lists (`GET /v2/tests`: the quarantined
-// tests, the flaky and broken ones), grouped by repository, shared by every flaky-tests target of a
-// cycle; each row's `repoId` is named through RepositoryNames.
+// tests, the flaky and broken ones), grouped by repository, and the test collections, each shared
+// by every flaky-tests target of a cycle; each row's `repoId` is named through RepositoryNames.
 import { repositoryKey } from '../config/repositoryKey.js';
+import type { ExporterConfig } from '../config/types.js';
+import { silentLogger, type Logger } from '../log/logger.js';
+import type { TestCollections } from '../snapshot/testCostTypes.js';
 import type { ApiAnomalyKind } from '../trunk/observer.js';
 import type { V2TestFilter } from '../trunk/v2Client.js';
-import { V2_ENDPOINTS, type V2Endpoint, type V2Test } from '../trunk/v2Schemas.js';
+import {
+  V2_ENDPOINTS,
+  type V2Endpoint,
+  type V2Test,
+  type V2TestMetricsPeriod,
+} from '../trunk/v2Schemas.js';
 import { nearestNames } from './nearestNames.js';
 import { RepositoryNames, type V2RepositoryReader } from './v2RepositoryNames.js';
-import { SharedRead, type SharedReadTiming } from './sharedRead.js';
+import { SharedRead, type SharedAnswer, type SharedReadTiming } from './sharedRead.js';
 import type { ReadOptions } from './trunkReader.js';
+import { readTestCollections, type V2TestCollectionLister } from './v2TestCollectionsRead.js';
 
 /** The v2 reads the test lists need (implemented by TrunkV2Client). */
-export interface V2TestLister extends V2RepositoryReader {
+export interface V2TestLister extends V2RepositoryReader, V2TestCollectionLister {
   listTests(filter: V2TestFilter, what: string, options?: ReadOptions): Promise<V2Test[]>;
   reportAnomaly(endpoint: V2Endpoint, kind: ApiAnomalyKind, count: number): void;
 }
@@ -24,6 +33,8 @@ interface TestsByRepository {
   readonly names: readonly string[];
   /** Ids whose lookup failed at this read: a repository not named yet may be one of them. */
   readonly unresolved: number;
+  /** The window of the tests' metrics; undefined when read without them. */
+  readonly metricsPeriod: V2TestMetricsPeriod | undefined;
 }
 
 /** A repository's tests in one organization-wide list, as of its last good read. */
@@ -33,6 +44,8 @@ export interface RepositoryTests {
   readonly readAt: number;
   /** The error of the list's latest read, when it failed after readAt; undefined when it did not. */
   readonly failure: Error | undefined;
+  /** The window of the tests' metrics; undefined when read without them. */
+  readonly metricsPeriod: V2TestMetricsPeriod | undefined;
 }
 
 /** What the directory's reads use; a reload may change any of it. */
@@ -43,6 +56,10 @@ interface TestDirectorySettings {
   readonly staleAfterSeconds?: number;
   /** Repository lookups in progress at once (lookupsAtATime()). */
   readonly lookupsAtATime: number;
+  /** Which optional reads are made (the tests' metrics, the test collections); none when absent. */
+  readonly reads?: ExporterConfig['reads'];
+  /** Where a failed read of the test collections is told; nowhere when absent. */
+  readonly logger?: Logger;
 }
 
 /** The organization-wide test lists the directory reads, each once per interval. */
@@ -61,11 +78,26 @@ export class V2TestDirectory {
   readonly #names = new RepositoryNames();
   #settings: TestDirectorySettings;
   readonly #lists: Readonly<Record<ListName, SharedRead<TestsByRepository>>>;
+  readonly #collections: SharedRead<TestCollections>;
+  /** Reads with the settings of the day, so a reload changes only the collections' timing. */
+  readonly #readCollections: (options: ReadOptions) => Promise<TestCollections>;
 
-  constructor(settings: TestDirectorySettings, now?: () => number) {
+  constructor(settings: TestDirectorySettings, now: () => number = () => Date.now() / 1000) {
     this.#settings = settings;
     const shared = (list: ListName) => new SharedRead(this.#reader(list), timingOf(settings), now);
     this.#lists = { quarantined: shared('quarantined'), unhealthy: shared('unhealthy') };
+    this.#readCollections = (options) =>
+      readTestCollections(
+        this.#settings.lister,
+        { now, logger: this.#settings.logger ?? silentLogger() },
+        options,
+      );
+    this.#collections = new SharedRead(this.#readCollections, timingOf(settings), now, (error) => {
+      this.#settings.logger?.warn(
+        { err: error },
+        `the organization's test collections could not be read (${error.message}); their last read stays until polling.staleAfterSeconds`,
+      );
+    });
   }
 
   /** Follows a reload: a new client, interval or bound; what was read stays until it is due. */
@@ -74,6 +106,19 @@ export class V2TestDirectory {
     for (const list of Object.keys(LISTS) as ListName[]) {
       this.#lists[list].configure(this.#reader(list), timingOf(settings));
     }
+    this.#collections.configure(this.#readCollections, timingOf(settings));
+  }
+
+  /**
+   * The organization's test collections, read when due (SharedRead: once per interval however
+   * many targets ask, a failed read too); undefined when reads.testCollections is off. Rejects
+   * once no read is younger than staleAfterSeconds.
+   */
+  async testCollections(
+    options: ReadOptions = {},
+  ): Promise<SharedAnswer<TestCollections> | undefined> {
+    if (this.#settings.reads?.testCollections !== true) return undefined;
+    return this.#collections.get(options);
   }
 
   /**
@@ -118,8 +163,9 @@ export class V2TestDirectory {
 
   async #testsOf(list: ListName, repo: string, options: ReadOptions): Promise<RepositoryTests> {
     const { value, readAt, failure } = await this.#lists[list].get(options);
+    const { metricsPeriod } = value;
     const tests = value.byRepo.get(repositoryKey(repo));
-    if (tests !== undefined) return { tests, readAt, failure };
+    if (tests !== undefined) return { tests, readAt, failure, metricsPeriod };
     if (!this.#names.hasNamed(repo)) {
       if (value.unresolved > 0) {
         throw new Error(
@@ -128,7 +174,7 @@ export class V2TestDirectory {
       }
       await this.#requireKnown(repo, options);
     }
-    return { tests: [], readAt, failure };
+    return { tests: [], readAt, failure, metricsPeriod };
   }
 
   /** Fails, naming the nearest repositories Trunk has, when Trunk does not know `repo`. */
@@ -154,7 +200,15 @@ export class V2TestDirectory {
   }
 
   #reader(list: ListName): (options: ReadOptions) => Promise<TestsByRepository> {
-    return (options) => this.#read(LISTS[list].filter, LISTS[list].what, options);
+    return (options) => {
+      // The flaky and broken tests carry their metrics at no extra call (reads.testMetricsPeriod).
+      const period = this.#settings.reads?.testMetricsPeriod ?? 'off';
+      const filter: V2TestFilter =
+        list === 'unhealthy' && period !== 'off'
+          ? { ...LISTS[list].filter, metricsPeriod: period }
+          : LISTS[list].filter;
+      return this.#read(filter, LISTS[list].what, options);
+    };
   }
 
   async #read(
@@ -188,7 +242,12 @@ export class V2TestDirectory {
     if (withoutName > 0) {
       lister.reportAnomaly(V2_ENDPOINTS.listTests, 'unnamed_repository', withoutName);
     }
-    return { byRepo, names: [...names.values()], unresolved: unresolved.size };
+    return {
+      byRepo,
+      names: [...names.values()],
+      unresolved: unresolved.size,
+      metricsPeriod: filter.metricsPeriod,
+    };
   }
 }
 

@@ -1,8 +1,8 @@
 // A failing target keeps showing what it last read until that is older than staleAfterSeconds.
 // Most snapshots are read whole, by one poll, and are as old as the target's last successful poll;
-// a flaky-tests snapshot has two parts (quarantined tests; flaky and broken ones) that through
-// API v2 come from two organization-wide lists, each of which can fail alone, so each part goes
-// stale by when it was read.
+// a flaky-tests snapshot has parts (quarantined tests; flaky and broken ones; test collections)
+// that through API v2 come from organization-wide lists, each of which can fail alone, so each
+// part goes stale by when it was read.
 import type { Snapshot, TargetStatus } from './types.js';
 
 /** When each part of a failing target's snapshot was read; none while the target is up. */
@@ -11,7 +11,7 @@ export function partReadTimes(status: TargetStatus): number[] {
   if (status.up !== false || snapshot === undefined) return [];
   const times =
     snapshot.kind === 'flaky_tests'
-      ? [snapshot.quarantine, snapshot.unhealthy].map(
+      ? [snapshot.quarantine, snapshot.unhealthy, snapshot.collections].map(
           (part) => part && (part.readAt ?? status.lastSuccessAt),
         )
       : [status.lastSuccessAt];
@@ -36,9 +36,18 @@ export function shownSnapshot(
     part && fresh(part.readAt ?? status.lastSuccessAt) ? part : undefined;
   const quarantine = kept(snapshot.quarantine);
   const unhealthy = kept(snapshot.unhealthy);
-  if (quarantine === snapshot.quarantine && unhealthy === snapshot.unhealthy) return snapshot;
-  if (quarantine === undefined && unhealthy === undefined) return undefined;
-  return { ...snapshot, quarantine, unhealthy };
+  const collections = kept(snapshot.collections);
+  if (
+    quarantine === snapshot.quarantine &&
+    unhealthy === snapshot.unhealthy &&
+    collections === snapshot.collections
+  ) {
+    return snapshot;
+  }
+  if (quarantine === undefined && unhealthy === undefined && collections === undefined) {
+    return undefined;
+  }
+  return { ...snapshot, quarantine, unhealthy, collections };
 }
 
 /** Whether data read at `readAt` is stale at `now`. */

@@ -1,6 +1,7 @@
 // Immutable, already-interpreted results of one poll of one target. The poller builds them from API
 // responses; the metrics layer renders them. Nothing here refers to HTTP, zod or prom-client.
 import type { QueueFlow } from './queueFlowTypes.js';
+import type { TestCollections, TestCost } from './testCostTypes.js';
 import type { TestingAttempts } from './testingAttemptTypes.js';
 import type { WebhookCounts } from './webhookCounts.js';
 
@@ -181,6 +182,8 @@ export interface UnhealthyTests extends ReadPart {
   readonly oldestSince: ReadonlyMap<string, number>;
   /** Per status: per UNHEALTHY_WINDOWS label, tests whose status began within it. */
   readonly recently: ReadonlyMap<string, ReadonlyMap<string, number>>;
+  /** What they cost over Trunk's metrics window; undefined when read without metrics. */
+  readonly cost?: TestCost | undefined;
 }
 
 /**
@@ -208,6 +211,11 @@ export interface FlakyTestsSnapshot {
   readonly quarantine: QuarantinedTests | undefined;
   /** API v2 only: the repository's flaky and broken tests; undefined from API v1 alone. */
   readonly unhealthy?: UnhealthyTests | undefined;
+  /**
+   * API v2 only: the organization's test collections (the same on every flaky-tests target, as
+   * read once for all); undefined when not read or older than staleAfterSeconds.
+   */
+  readonly collections?: TestCollections | undefined;
 }
 
 export type Snapshot = MergeQueueSnapshot | FlakyTestsSnapshot;

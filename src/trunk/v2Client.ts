@@ -12,9 +12,12 @@ import {
   v2PullRequestPageSchema,
   v2RepositoryMatchPageSchema,
   v2RepositorySchema,
+  v2TestCollectionPageSchema,
   v2TestPageSchema,
   v2TestingResultPageSchema,
   type V2MergeQueue,
+  type V2TestCollection,
+  type V2TestMetricsPeriod,
   type V2PullRequest,
   type V2Repository,
   type V2Endpoint,
@@ -46,6 +49,14 @@ export interface V2TestFilter {
   readonly quarantineState?: 'quarantined' | 'notQuarantined';
   /** Test statuses: `healthy`, `flaky`, `broken`. */
   readonly statuses?: readonly string[];
+  /** Each test's metrics over this window (`include=metrics&period=`); none when absent. */
+  readonly metricsPeriod?: V2TestMetricsPeriod;
+}
+
+/** The first page of the organization's test collections, and whether Trunk has more. */
+export interface V2TestCollectionsPage {
+  readonly collections: readonly V2TestCollection[];
+  readonly more: boolean;
 }
 
 /** The `repo` of calls about the whole organization, for logs and the request queue. */
@@ -192,6 +203,10 @@ export class TrunkV2Client {
     const filters: Record<string, string> = {};
     if (filter.quarantineState !== undefined) filters.quarantineState = filter.quarantineState;
     if (filter.statuses !== undefined) filters.status = filter.statuses.join(',');
+    if (filter.metricsPeriod !== undefined) {
+      filters.include = 'metrics';
+      filters.period = filter.metricsPeriod;
+    }
     const walk = (path: TestListPath) =>
       walkV2Pages(
         (cursor) =>
@@ -215,6 +230,27 @@ export class TrunkV2Client {
       if (!(error instanceof TrunkApiError) || error.status !== 404) throw error;
       return walk(this.testListPaths.notFound(first));
     }
+  }
+
+  /**
+   * The organization's test collections, newest first (`GET /v2/test-collections`): one page at
+   * the largest limit, never walked, so the read is one call whatever the organization's size.
+   */
+  async listTestCollections(options: CallOptions = {}): Promise<V2TestCollectionsPage> {
+    const target = {
+      endpoint: V2_ENDPOINTS.listTestCollections,
+      repo: ORGANIZATION,
+      branch: undefined,
+    };
+    const page = await this.client.readV2(
+      target,
+      `test-collections?${pageQuery({}, undefined)}`,
+      v2TestCollectionPageSchema,
+      checkV2Page<V2TestCollection>(),
+      options,
+    );
+    const next = page.nextCursor ?? '';
+    return { collections: page.data, more: page.hasMore === true || next !== '' };
   }
 
   /** A repository by id; undefined when Trunk answers 404. */

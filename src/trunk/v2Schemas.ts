@@ -16,6 +16,7 @@ export const V2_ENDPOINTS = {
   getRepository: 'v2/repositories/{id}',
   findRepositories: 'v2/repositories',
   listTestingResults: 'v2/merge-queues/{id}/testing-results',
+  listTestCollections: 'v2/test-collections',
 } as const;
 export type V2Endpoint = (typeof V2_ENDPOINTS)[keyof typeof V2_ENDPOINTS];
 
@@ -113,6 +114,20 @@ export const v2PullRequestSchema = z.object({
 export type V2PullRequest = z.infer<typeof v2PullRequestSchema>;
 export const v2PullRequestPageSchema = v2PageSchema(v2PullRequestSchema);
 
+/** The windows of Trunk's per-test metrics (`period` with `include=metrics`). */
+export const V2_TEST_METRICS_PERIODS = ['1d', '7d', '14d', '30d'] as const;
+export type V2TestMetricsPeriod = (typeof V2_TEST_METRICS_PERIODS)[number];
+
+/**
+ * A test's metrics in the asked period (`TestCaseMetrics`): the counts the cost families sum. The
+ * definition requires them; one missing or not a count reads as absent and adds nothing.
+ */
+const v2TestMetricsSchema = z.object({
+  failureCount: optionalValue(z.number().int().nonnegative()),
+  runCount: optionalValue(z.number().int().nonnegative()),
+  prsImpacted: optionalValue(z.number().int().nonnegative()),
+});
+
 export const v2TestSchema = z.object({
   repoId: z.string().min(1),
   /** `healthy`, `flaky` or `broken` (Trunk may add more): read by the unhealthy-tests walk. */
@@ -121,6 +136,9 @@ export const v2TestSchema = z.object({
   // Since 2026-10-26; older answers lack it, and then statusSince says since when.
   quarantinedSince: timestampValue,
   statusSince: timestampValue,
+  // "Returned only when `include=metrics` is set. Null when the test had no runs in `period`."
+  // Absent (undefined) and null (no runs) differ; anything else reads as absent.
+  metrics: z.union([v2TestMetricsSchema, z.null()]).optional().catch(undefined),
 });
 export type V2Test = z.infer<typeof v2TestSchema>;
 export const v2TestPageSchema = v2PageSchema(v2TestSchema);
@@ -177,3 +195,15 @@ export const v2TestingResultSchema = z.object({
 });
 export type V2TestingResult = z.infer<typeof v2TestingResultSchema>;
 export const v2TestingResultPageSchema = v2PageSchema(v2TestingResultSchema);
+
+/** The most test collections read, one page at the largest limit: the rest are left out. */
+export const V2_MAX_TEST_COLLECTIONS = V2_MAX_LIMIT;
+
+/** A test collection (`TestCollection`): what its two families show. */
+export const v2TestCollectionSchema = z.object({
+  name: z.string(),
+  testCaseCount: z.number().int().nonnegative(),
+  quarantineEnabled: z.boolean(),
+});
+export type V2TestCollection = z.infer<typeof v2TestCollectionSchema>;
+export const v2TestCollectionPageSchema = v2PageSchema(v2TestCollectionSchema);

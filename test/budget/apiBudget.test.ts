@@ -137,7 +137,12 @@ describe('computeApiBudget through API v2', () => {
     expect(BUDGET_ASSUMPTIONS.unhealthyTestsPerRepository).toBe(100);
     expect(budget.byEndpoint['v2/tests']).toBeCloseTo((5 + 1) / 300, 9);
     expect(budget.byEndpoint['flaky-tests/list-quarantined-tests']).toBeUndefined();
-    expect(budget.requestsPerSecond).toBeCloseTo(1 / 30 + 4.4 / 30 + 0.8 / 30 + 6 / 300, 9);
+    // One page of test collections (the newest 100) every 300 s, with a flaky-tests target.
+    expect(budget.byEndpoint['v2/test-collections']).toBeCloseTo(1 / 300, 9);
+    expect(budget.requestsPerSecond).toBeCloseTo(
+      1 / 30 + 4.4 / 30 + 0.8 / 30 + 6 / 300 + 1 / 300,
+      9,
+    );
     expect(budget.organization).toEqual({
       queues: 4,
       repositoriesWithTests: 1,
@@ -209,6 +214,15 @@ describe('computeApiBudget through API v2', () => {
     expect(budgetOf(await alone(600)).byEndpoint['v2/tests']).toBe(0);
   });
 
+  it('reads no test collections with reads.testCollections off, nor without a flaky-tests target', async () => {
+    const off = budgetOf(await keyConfig('reads:\n  testCollections: false'));
+    expect(off.byEndpoint['v2/test-collections']).toBeUndefined();
+    const queuesOnly = budgetOf(
+      await keyConfig('', 'targets:\n  - repo: github.com/acme/web\n    branches: [main]'),
+    );
+    expect(queuesOnly.byEndpoint['v2/test-collections']).toBeUndefined();
+  });
+
   it('walks both test lists for discovery of repositories with tests, with no flaky-tests target of its own', async () => {
     const budget = budgetOf(
       await keyConfig('discovery:\n  enabled: true\n  intervalSeconds: 600', 'targets: []'),
@@ -226,7 +240,9 @@ describe('computeApiBudget through API v2', () => {
     expect(bound?.byEndpoint['v2/merge-queues/{id}/testing-results']).toBeCloseTo((4 * 0.2) / 5, 9);
     expect(bound?.byEndpoint['v2/tests']).toBeCloseTo((5 + 1) / 60, 9);
     expect(bound?.byEndpoint['v2/merge-queues']).toBeCloseTo(1 / 30, 9);
-    expect(bound?.requestsPerSecond).toBeCloseTo(4.4 / 5 + 0.8 / 5 + 6 / 60 + 1 / 30, 9);
+    // Events do not refresh the test collections.
+    expect(bound?.byEndpoint['v2/test-collections']).toBeCloseTo(1 / 300, 9);
+    expect(bound?.requestsPerSecond).toBeCloseTo(4.4 / 5 + 0.8 / 5 + 6 / 60 + 1 / 30 + 1 / 300, 9);
     // The steady estimate stays without them.
     expect(budget.byEndpoint['v2/tests']).toBeCloseTo(6 / 300, 9);
   });

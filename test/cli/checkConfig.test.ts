@@ -156,6 +156,23 @@ describe('--check-config', () => {
     expect(tokenOnly).toEqual({ code: 0, stdout, stderr: '' });
   });
 
+  it('warns about the optional reads when only a token is set, not with an API key', async () => {
+    const path = join(fixtures, 'valid', 'reads-without-api-key.yaml');
+    const warnings = expectedWarnings(path);
+    expect(warnings).toHaveLength(2);
+    const [tokenOnly, both] = await Promise.all([
+      checkConfig(path, { TRUNK_API_TOKEN: 't' }),
+      checkConfig(path, { TRUNK_API_KEY: 'trunk_v2_k', TRUNK_API_TOKEN: 't' }),
+    ]);
+    const stdout = `${path}: OK (1 repository, 0 merge queues)\n`;
+    expect(tokenOnly).toEqual({
+      code: 0,
+      stdout,
+      stderr: warnings.map((line) => `${path}: warning: ${line}\n`).join(''),
+    });
+    expect(both).toEqual({ code: 0, stdout, stderr: '' });
+  });
+
   it.each([
     [
       'the expected API load exceeds trunk.maxRequestsPerSecond',

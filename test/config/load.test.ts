@@ -78,6 +78,7 @@ describe('valid configuration files', () => {
         staleAfterSeconds: 600,
       },
       metrics: { topCodeowners: 20 },
+      reads: { testMetricsPeriod: '7d', testCollections: true },
       sharding: { shard: 0, totalShards: 1 },
       discovery: {
         enabled: false,

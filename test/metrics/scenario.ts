@@ -98,7 +98,27 @@ const flakyTestsSnapshotSchema = z.strictObject({
       byCodeowner: z.record(z.string(), z.record(z.string(), z.number())),
       oldestSince: z.record(z.string(), isoSeconds),
       recently: z.record(z.string(), z.record(z.string(), z.number())),
+      /** What they cost over Trunk's window: per status, the sums. */
+      cost: z
+        .strictObject({
+          window: z.string(),
+          byStatus: z.record(
+            z.string(),
+            z.strictObject({
+              failedRuns: z.number(),
+              runs: z.number(),
+              pullRequestsImpacted: z.number(),
+            }),
+          ),
+        })
+        .optional(),
     })
+    .optional(),
+  /** API v2 only: the organization's test collections, read with the poll. */
+  collections: z
+    .array(
+      z.strictObject({ name: z.string(), testCases: z.number(), quarantineEnabled: z.boolean() }),
+    )
     .optional(),
 });
 
@@ -315,8 +335,19 @@ function toSnapshot(
                 new Map(Object.entries(windows)),
               ]),
             ),
+            ...(data.unhealthy.cost === undefined
+              ? {}
+              : {
+                  cost: {
+                    window: data.unhealthy.cost.window,
+                    byStatus: new Map(Object.entries(data.unhealthy.cost.byStatus)),
+                  },
+                }),
           },
         }),
+    ...(data.collections === undefined
+      ? {}
+      : { collections: { collections: data.collections, readAt: takenAt } }),
   };
   return snapshot;
 }

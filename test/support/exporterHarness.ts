@@ -44,6 +44,8 @@ export function configYaml(options: {
   tokenFile?: string;
   targets: string;
   polling?: string;
+  /** Lines of the `reads:` section; none when absent. */
+  reads?: string;
   server?: string;
   timeoutSeconds?: number;
   maxConcurrentRequests?: number;
@@ -67,6 +69,7 @@ export function configYaml(options: {
     ...(options.server === undefined ? [] : [options.server]),
     'polling:',
     options.polling ?? '  mergeQueueIntervalSeconds: 600\n  flakyTestsIntervalSeconds: 600',
+    ...(options.reads === undefined ? [] : ['reads:', options.reads]),
     'targets:',
     options.targets,
   ].join('\n');

@@ -62,8 +62,13 @@ interface FakeV2Organization {
   readonly testingResults?: Record<string, { endedAt: string }[]>;
   /** Pages every pull-request list read walks instead, in cursor order. */
   readonly pullRequestPages?: readonly FixturePage[];
-  /** The organization's tests, filtered by `quarantineState` and `status`. */
+  /**
+   * The organization's tests, filtered by `quarantineState` and `status`; a row's `metrics` is
+   * sent only with `include=metrics` (and `period`, which it requires).
+   */
   readonly tests?: readonly unknown[];
+  /** `GET /v2/test-collections`: its rows, newest first, paged as the query asks. */
+  readonly testCollections?: readonly unknown[];
   /**
    * `GET /v2/repositories/{id}` by id; others answer 404 REPOSITORY_NOT_FOUND. With the queues'
    * `repositoryUrl`s, also what `GET /v2/repositories?providerUrl=` resolves (by each one's `url`).
@@ -173,6 +178,12 @@ export async function startFakeV2(organization: FakeV2Organization): Promise<Fak
       }
       const quarantineState = query.get('quarantineState');
       const statuses = query.get('status')?.split(',');
+      // `period`: "Metrics window for `include=metrics` […]. Required by each of them."
+      const withMetrics = query.get('include') === 'metrics';
+      if (withMetrics && query.get('period') === null) {
+        sendError(res, 400, 'VALIDATION_FAILED');
+        return;
+      }
       const rows = (organization.tests ?? []).filter((row) => {
         const test = row as { quarantineState: string; status: string };
         return (
@@ -180,7 +191,14 @@ export async function startFakeV2(organization: FakeV2Organization): Promise<Fak
           (statuses === undefined || statuses.includes(test.status))
         );
       });
-      sendPage(res, rows, query);
+      // "Returned only when `include=metrics` is set."
+      sendPage(
+        res,
+        withMetrics ? rows : rows.map((row) => ({ ...(row as object), metrics: undefined })),
+        query,
+      );
+    } else if (path === '/v2/test-collections') {
+      sendPage(res, organization.testCollections ?? [], query);
     } else if (path === '/v2/repositories') {
       const wanted = normalizedUrl(query.get('providerUrl') ?? '');
       const found = knownRepositories(organization).filter(

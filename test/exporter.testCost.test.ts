@@ -1,0 +1,241 @@
+// What flaky tests cost, and the organization's test collections, through a real exporter holding
+// an API key and reading a fake organization whose rows are written here by hand from Trunk's
+// definition. `GET /v2/tests` `include`: "Set to `metrics` to embed each test's metrics for
+// `period` in the same response, instead of fetching them per test." A row's `metrics`: "Returned
+// only when `include=metrics` is set. Null when the test had no runs in `period`." Its
+// `prsImpacted`: "Distinct pull requests that saw this test fail while it was unhealthy and not
+// quarantined" — distinct per test, so a pull request two tests hit counts once for each.
+// `GET /v2/test-collections`: "Lists the test collections in your organization, newest first";
+// `testCaseCount`: "Distinct test cases seen in this collection"; `quarantineEnabled`: "Whether
+// quarantining is turned on for this collection."
+import { afterEach, describe, expect, it } from 'vitest';
+import { select, type Sample } from './support/exposition.js';
+import { configYaml, startTestExporter } from './support/exporterHarness.js';
+import { fixtureAt, startFakeV2, type FakeV2 } from './support/fakeTrunkV2.js';
+import { cleanUp } from './trunk/harness.js';
+
+afterEach(cleanUp);
+
+const WEB = 'github.com/acme/web';
+const WEB_ID = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
+
+interface Metrics {
+  failureCount: number;
+  runCount: number;
+  prsImpacted: number;
+}
+
+/** A `TestCaseSummary` row of acme/web, shaped as the definition requires it. */
+function testRow(name: string, status: string, metrics: Metrics | null): Record<string, unknown> {
+  return {
+    id: `test-${name}`,
+    testCollectionId: 'aB3xY9kQ',
+    repoId: WEB_ID,
+    name,
+    parentName: '',
+    className: '',
+    file: 'src/checkout.test.ts',
+    target: '',
+    variant: '',
+    crossVariantId: null,
+    codeowners: ['@acme/web'],
+    status,
+    statusSince: '2025-12-20T10:00:00.000Z',
+    quarantineState: 'notQuarantined',
+    labels: [],
+    metrics:
+      metrics === null
+        ? null
+        : {
+            failureRate: metrics.failureCount / metrics.runCount,
+            durationP95Ms: 1200,
+            lastRunAt: '2025-12-31T10:00:00.000Z',
+            lastFailureAt: '2025-12-31T09:00:00.000Z',
+            ...metrics,
+          },
+  };
+}
+
+/**
+ * acme/web's flaky and broken tests over the window: checkout and cart both failed on PR #7
+ * (checkout on #8 too), so 2 + 1 = 3 pull requests impacted for the flaky ones; coupon had no runs
+ * (null); payment is broken.
+ */
+const TESTS = [
+  testRow('suite::checkout', 'flaky', { failureCount: 3, runCount: 40, prsImpacted: 2 }),
+  testRow('suite::cart', 'flaky', { failureCount: 1, runCount: 10, prsImpacted: 1 }),
+  testRow('suite::coupon', 'flaky', null),
+  testRow('suite::payment', 'broken', { failureCount: 12, runCount: 12, prsImpacted: 5 }),
+];
+
+/** A `TestCollection` row, shaped as the definition requires it. */
+function collectionRow(
+  id: string,
+  name: string,
+  testCaseCount: number,
+  quarantineEnabled: boolean,
+): Record<string, unknown> {
+  return {
+    id,
+    name,
+    description: null,
+    testCaseCount,
+    quarantineEnabled,
+    autoQuarantineEnabled: false,
+    createdAt: '2025-06-01T00:00:00.000Z',
+    updatedAt: '2025-12-01T00:00:00.000Z',
+  };
+}
+
+/** Newest first: a second "Backend integration tests", older, is left out (its name is taken). */
+const COLLECTIONS = [
+  collectionRow('aB3xY9kQ', 'Backend integration tests', 1284, true),
+  collectionRow('Zq81LmNo', 'Frontend unit tests', 0, false),
+  collectionRow('Old00001', 'Backend integration tests', 7, false),
+];
+
+/** A fake organization serving its own copy of TESTS (which a case may change) and COLLECTIONS. */
+async function webOrganization(tests = structuredClone(TESTS)): Promise<FakeV2> {
+  return startFakeV2({
+    tests,
+    testCollections: COLLECTIONS,
+    repositories: { [WEB_ID]: fixtureAt('repository-on-the-providers-default-host.json') },
+  });
+}
+
+function webExporter(fake: FakeV2, options: { polling?: string; reads?: string } = {}) {
+  return startTestExporter(
+    configYaml({
+      apiUrl: fake.origin,
+      token: null,
+      apiKey: 'trunk_v2_test-cost-key',
+      targets: `  - repo: ${WEB}\n    flakyTests: true`,
+      ...options,
+    }),
+  );
+}
+
+const up = (samples: readonly Sample[]) =>
+  select(samples, 'trunk_exporter_target_up', { kind: 'flaky_tests', repo: WEB })[0]?.value;
+
+/** A cost family of acme/web as `status/window: value`. */
+const cost = (samples: readonly Sample[], name: string): Record<string, number> =>
+  Object.fromEntries(
+    select(samples, name, { repo: WEB }).map((sample): [string, number] => [
+      `${sample.labels.status ?? ''}/${sample.labels.window ?? ''}`,
+      sample.value,
+    ]),
+  );
+
+/** A collection family as `collection: value`. */
+const byCollection = (samples: readonly Sample[], name: string): Record<string, number> =>
+  Object.fromEntries(
+    select(samples, name).map((sample): [string, number] => [
+      sample.labels.collection ?? '',
+      sample.value,
+    ]),
+  );
+
+/** The query strings of the flaky-and-broken walks the fake saw. */
+const unhealthyWalks = (fake: FakeV2) =>
+  fake
+    .requestsTo(/^\/v2\/tests$/)
+    .map((request) => new URL(request.url, 'http://fake').searchParams)
+    .filter((query) => query.get('status') === 'flaky,broken');
+
+describe('flaky-test cost and test collections through a real exporter', () => {
+  it('sums failed runs, runs and pull requests impacted per status over the window, a pull request two tests hit counting twice, and shows each collection once', async () => {
+    const fake = await webOrganization();
+    const exporter = await webExporter(fake);
+    const samples = await exporter.waitFor((current) => up(current) === 1, 'acme/web read');
+    expect(cost(samples, 'trunk_flaky_tests_failed_runs')).toEqual({
+      'flaky/7d': 4,
+      'broken/7d': 12,
+    });
+    expect(cost(samples, 'trunk_flaky_tests_runs')).toEqual({ 'flaky/7d': 50, 'broken/7d': 12 });
+    expect(cost(samples, 'trunk_flaky_tests_pull_requests_impacted')).toEqual({
+      'flaky/7d': 3,
+      'broken/7d': 5,
+    });
+    // At no extra call: the one walk of the flaky and broken tests asks for the metrics.
+    const walks = unhealthyWalks(fake);
+    expect(walks).toHaveLength(1);
+    expect(walks[0]?.get('include')).toBe('metrics');
+    expect(walks[0]?.get('period')).toBe('7d');
+    expect(byCollection(samples, 'trunk_test_collection_test_cases')).toEqual({
+      'Backend integration tests': 1284,
+      'Frontend unit tests': 0,
+    });
+    expect(byCollection(samples, 'trunk_test_collection_quarantine_enabled')).toEqual({
+      'Backend integration tests': 1,
+      'Frontend unit tests': 0,
+    });
+    // One page of collections, at the largest limit.
+    const reads = fake.requestsTo(/^\/v2\/test-collections$/);
+    expect(reads).toHaveLength(1);
+    expect(reads[0]?.url).toContain('limit=100');
+    expect(exporter.logs()).toContain('test collections share a name');
+  });
+
+  it('reads the window reads.testMetricsPeriod names, and with it off neither asks for metrics nor shows the cost; with reads.testCollections off, no collection is read', async () => {
+    const fake = await webOrganization();
+    const month = await webExporter(fake, { reads: '  testMetricsPeriod: 30d' });
+    const samples = await month.waitFor((current) => up(current) === 1, 'acme/web read');
+    expect(cost(samples, 'trunk_flaky_tests_failed_runs')).toEqual({
+      'flaky/30d': 4,
+      'broken/30d': 12,
+    });
+    expect(unhealthyWalks(fake).map((query) => query.get('period'))).toEqual(['30d']);
+    await month.stop();
+
+    const quiet = await webOrganization();
+    const off = await webExporter(quiet, {
+      reads: '  testMetricsPeriod: off\n  testCollections: false',
+    });
+    const plain = await off.waitFor((current) => up(current) === 1, 'acme/web read');
+    expect(select(plain, 'trunk_flaky_tests_unhealthy', { repo: WEB })).toHaveLength(2);
+    expect(select(plain, 'trunk_flaky_tests_failed_runs')).toEqual([]);
+    expect(select(plain, 'trunk_flaky_tests_runs')).toEqual([]);
+    expect(select(plain, 'trunk_flaky_tests_pull_requests_impacted')).toEqual([]);
+    expect(select(plain, 'trunk_test_collection_test_cases')).toEqual([]);
+    expect(unhealthyWalks(quiet).map((query) => query.has('include'))).toEqual([false]);
+    expect(quiet.requestsTo(/^\/v2\/test-collections$/)).toEqual([]);
+  });
+
+  it('keeps the target up and its other families fresh while the collections fail, and drops the collections once their last read is older than staleAfterSeconds', async () => {
+    const staleSeconds = 3;
+    const tests = structuredClone(TESTS);
+    const fake = await webOrganization(tests);
+    const exporter = await webExporter(fake, {
+      polling: `  flakyTestsIntervalSeconds: 0.2\n  staleAfterSeconds: ${staleSeconds}`,
+    });
+    await exporter.waitFor(
+      (current) =>
+        byCollection(current, 'trunk_test_collection_test_cases')['Frontend unit tests'] === 0,
+      'the collections read',
+    );
+    fake.fail(/^\/v2\/test-collections$/, 500);
+    // The last read that succeeded ended after its request reached the fake.
+    const lastGood = Math.max(
+      ...fake.requestsTo(/^\/v2\/test-collections$/).map((request) => request.receivedAt),
+    );
+    // Trunk reclassifies suite::cart as broken: the flaky and broken walk goes on being read.
+    (tests[1] as { status: string }).status = 'broken';
+    const fresh = await exporter.waitFor(
+      // Up waited for, not asserted: a poll at 0.2 s may run late on a busy machine.
+      (current) => cost(current, 'trunk_flaky_tests_runs')['broken/7d'] === 22 && up(current) === 1,
+      'the cost read while the collections fail',
+    );
+    expect(cost(fresh, 'trunk_flaky_tests_runs')).toEqual({ 'flaky/7d': 40, 'broken/7d': 22 });
+    const gone = await exporter.waitFor(
+      (current) =>
+        select(current, 'trunk_test_collection_test_cases').length === 0 && up(current) === 1,
+      'the collections gone',
+    );
+    expect(Date.now() - lastGood).toBeGreaterThanOrEqual(staleSeconds * 1000);
+    expect(cost(gone, 'trunk_flaky_tests_runs')).toEqual({ 'flaky/7d': 40, 'broken/7d': 22 });
+    expect(exporter.logs()).toContain("the organization's test collections could not be read");
+    // Never the target's failure: no part of its poll was unread.
+    expect(exporter.logs()).not.toContain(`poll read part of ${WEB}`);
+  });
+});
