@@ -7,7 +7,7 @@ import type { ConfigFile } from './schema.js';
 
 /**
  * Settings that only API v1's merge-queue polls read: with an API key every merge queue is read
- * through API v2 (poller/targetJobs.ts), whose pull-request list carries each PR's state and
+ * through API v2 (poller/jobs/targetJobs.ts), whose pull-request list carries each PR's state and
  * readiness, so there is no per-PR lookup for them to shape.
  */
 export const V1_ONLY_SETTINGS = [

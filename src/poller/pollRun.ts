@@ -8,8 +8,8 @@ import { TrunkApiError } from '../trunk/errors.js';
 import { isAuthenticationFailure, whatToCheck } from './failureHint.js';
 import type { PollAdmission } from './pollAdmission.js';
 import type { PollObserver } from './pollObserver.js';
-import type { QueueFlowUpdate } from './queueFlowPoll.js';
-import type { ReadOptions } from './trunkReader.js';
+import type { QueueFlowUpdate } from '../flow/queueFlow.js';
+import type { ReadOptions } from './readOptions.js';
 
 /** A successful poll: its snapshot and, for a merge queue, how its flow ledger takes it. */
 export interface PollResult {

@@ -4,8 +4,8 @@
 // after the refresh get that read's answer; a failed read of the queue list leaves the last good
 // list in use until it is older than staleAfterSeconds.
 import { afterEach, describe, expect, it } from 'vitest';
-import { V2QueueDirectory } from '../../src/poller/v2QueueDirectory.js';
-import { V2TestDirectory } from '../../src/poller/v2TestDirectory.js';
+import { V2QueueDirectory } from '../../src/poller/v2/v2QueueDirectory.js';
+import { V2TestDirectory } from '../../src/poller/v2/v2TestDirectory.js';
 import { Secret } from '../../src/secrets/secret.js';
 import { TrunkV2Client } from '../../src/trunk/v2Client.js';
 import { fixtureAt, pageAt, startFakeV2, type FakeV2 } from '../support/fakeTrunkV2.js';

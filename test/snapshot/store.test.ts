@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { startTestingAttempts } from '../../src/poller/v2TestingResults.js';
+import { startTestingAttempts } from '../../src/poller/v2/v2TestingResults.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
 import type { FlakyTestsSnapshot, Target } from '../../src/snapshot/types.js';
 import { poll } from '../flow/scriptedPolls.js';
