@@ -4,8 +4,8 @@
 // assumes typical values (BUDGET_ASSUMPTIONS), and says so. Through API v2 some reads cover the
 // whole organization, and every shard makes them in full: their pages follow the organization's
 // size as its lists were last read, or as the configuration names it before that.
-import { readsQuarantineThroughV2 } from '../config/credentials.js';
 import { repositoryKey } from '../config/repositoryKey.js';
+import { credentialsOf, targetApis } from '../config/targetApis.js';
 import { configuredTargets } from '../config/targets.js';
 import type { ExporterConfig } from '../config/types.js';
 import type { Target } from '../snapshot/types.js';
@@ -172,8 +172,9 @@ function v2Rates(
   const discovery = config.discovery?.enabled === true ? config.discovery : undefined;
   const queues = targets.filter((target) => target.kind === 'merge_queue').length;
   const lists = targets.filter((target) => target.kind === 'flaky_tests');
-  const v2Lists = lists.filter((list) =>
-    readsQuarantineThroughV2(config, list.discovered === true),
+  const v2Lists = lists.filter(
+    (list) =>
+      targetApis(credentialsOf(config), { ...list, kind: 'flaky_tests' }).quarantine === 'v2',
   );
   const v1Lists = lists.length - v2Lists.length;
   const queueListEvery =

@@ -1,4 +1,5 @@
 import type { OrganizationLists } from '../budget/apiBudget.js';
+import { credentialsOf, targetApis } from '../config/targetApis.js';
 import { configuredTargets } from '../config/targets.js';
 import type { ExporterConfig, RepositoryTarget } from '../config/types.js';
 import { applyMergeQueueEvent } from '../flow/queueEvents.js';
@@ -199,13 +200,16 @@ export class PolledTargets {
     };
     for (const listener of this.#listeners) listener(targets, config, organization);
     this.#triggeredPolls.keepOnly(targets);
-    // With a key, every quarantine list's target takes its flaky and broken tests from the lists.
+    // The targets whose flaky and broken tests come from the organization's lists (with a key: all).
+    const credentials = credentialsOf(config);
     this.#v2FlakyTargets = new Map(
-      config.trunk.apiKey === undefined
-        ? []
-        : targets
-            .filter((target) => target.kind === 'flaky_tests')
-            .map((target) => [targetKey(target), target]),
+      targets
+        .filter(
+          (target) =>
+            target.kind === 'flaky_tests' &&
+            targetApis(credentials, { ...target, kind: 'flaky_tests' }).unhealthy === 'v2',
+        )
+        .map((target) => [targetKey(target), target]),
     );
     const v2Reader = new TrunkV2Client(clients.current, this.#testListPaths);
     this.#v2Queues.configure(v2Reader, queueListTiming(config));

@@ -1,4 +1,4 @@
-import { readsQuarantineThroughV2 } from '../../config/credentials.js';
+import { credentialsOf, targetApis } from '../../config/targetApis.js';
 import { configuredTargets } from '../../config/targets.js';
 import type { ExporterConfig, RepositoryTarget } from '../../config/types.js';
 import type { Logger } from '../../log/logger.js';
@@ -93,7 +93,7 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
     const viaV2 = config.trunk.apiKey !== undefined && v2 !== undefined;
     const quarantineViaV2 =
       v2 !== undefined &&
-      readsQuarantineThroughV2(config, repository.discovered?.flakyTests === true);
+      targetApis(credentialsOf(config), { ...target, kind: 'flaky_tests' }).quarantine === 'v2';
     const pollV2 = async (v2Readers: V2Readers, options: ReadOptions): Promise<PollResult> => {
       // What the last poll saw, on Trunk's clock: each departed PR concluded after its last change.
       const previous = context.store.lastSnapshot(target);
