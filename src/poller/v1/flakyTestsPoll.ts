@@ -12,7 +12,7 @@ import type { TrunkReader } from './trunkReader.js';
  * from total_rows alone, not a constant: a consistent list of any size is walked to its end (each
  * page is bounded by trunk.maxResponseBytes, and its calls are counted in the API metrics).
  */
-const EXTRA_PAGES = 2;
+export const EXTRA_PAGES = 2;
 
 /**
  * Raised when the API's paging cannot be trusted (a repeated token, more pages than promised, an

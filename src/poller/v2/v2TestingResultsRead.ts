@@ -7,6 +7,7 @@ import type { MergeQueueSnapshot } from '../../snapshot/types.js';
 import type { V2QueueRef } from '../../trunk/v2Client.js';
 import { V2_ENDPOINTS, type V2TestingResult } from '../../trunk/v2Schemas.js';
 import { CLOCK_SLACK_SECONDS } from '../timestamps.js';
+import type { ReadAnswer } from '../pollReads.js';
 import type { ReadOptions } from '../readOptions.js';
 import { PERIODIC_EXIT_READ_POLLS } from './v2ExitLookup.js';
 import type { V2PullRequestLister } from './v2MergeQueuePoll.js';
@@ -44,16 +45,19 @@ interface TestingResultsReadRequest {
 /**
  * The queue's testing attempts after this poll. Results are read when the poll saw a PR leave
  * testing (testingMayHaveEnded) or PERIODIC_EXIT_READ_POLLS polls after the last read; the queue's
- * first poll only starts counting. A failed read is logged and tried again at the next read's turn,
- * from where the last good one got to; it never fails the poll. Rejects only when the poll is being
+ * first poll only starts counting (both `skipped`). A failed read is logged and tried again at the
+ * next read's turn, from where the last good one got to: its answer is the attempts as they were,
+ * with the failure beside them; it never fails the poll. Rejects only when the poll is being
  * aborted.
  */
 export async function readTestingResults(
   request: TestingResultsReadRequest,
-): Promise<TestingAttempts> {
+): Promise<ReadAnswer<TestingAttempts>> {
   const { current, queue } = request;
   const batching = current.settings.batch;
-  if (request.previous === undefined) return startTestingAttempts(current.takenAt, batching);
+  if (request.previous === undefined) {
+    return { value: startTestingAttempts(current.takenAt, batching), skipped: true };
+  }
   const { reads } = request.previous;
   const counts = withKnownSeries(request.previous.counts, batching);
   const pollsSinceRead = reads.pollsSinceRead + 1;
@@ -61,7 +65,10 @@ export async function readTestingResults(
     pollsSinceRead < PERIODIC_EXIT_READ_POLLS &&
     !testingMayHaveEnded(request.previousSnapshot, current)
   ) {
-    return { ...request.previous, counts, reads: { ...reads, pollsSinceRead } };
+    return {
+      value: { ...request.previous, counts, reads: { ...reads, pollsSinceRead } },
+      skipped: true,
+    };
   }
   const readAt = current.takenAt;
   const since = Math.max(
@@ -85,9 +92,12 @@ export async function readTestingResults(
       `testing results read failed, tried again at the next read: ${error instanceof Error ? error.message : String(error)}`,
     );
     return {
-      ...request.previous,
-      counts,
-      reads: { ...reads, countFrom: since, pollsSinceRead: 0 },
+      value: {
+        ...request.previous,
+        counts,
+        reads: { ...reads, countFrom: since, pollsSinceRead: 0 },
+      },
+      failure: error instanceof Error ? error : new Error(String(error)),
     };
   }
   const { attempts, futureResults } = countTestingResults(
@@ -107,7 +117,7 @@ export async function readTestingResults(
         `(${isoTime(readAt)}): counted once, and the next read starts before that (check both clocks)`,
     );
   }
-  return attempts;
+  return { value: attempts };
 }
 
 /**

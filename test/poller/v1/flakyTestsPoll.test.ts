@@ -5,7 +5,10 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PaginationError, pollFlakyTests } from '../../../src/poller/v1/flakyTestsPoll.js';
 import { NO_CODEOWNER, type QuarantinedTests } from '../../../src/snapshot/types.js';
-import { SIMULATOR_ORG_SLUG, type SimulatedRepository } from '../../../src/simulator/repositories.js';
+import {
+  SIMULATOR_ORG_SLUG,
+  type SimulatedRepository,
+} from '../../../src/simulator/repositories.js';
 import type { SimulatorFlavour } from '../../../src/simulator/responses.js';
 import { startTestSimulator } from '../../support/simulator.js';
 import type { RepoRef } from '../../../src/trunk/schemas.js';

@@ -12,7 +12,14 @@ import { pollMergeQueue } from '../../../src/poller/v1/mergeQueuePoll.js';
 import type { MergeQueueSnapshot } from '../../../src/snapshot/types.js';
 import type { EnqueuedPullRequest, SubmittedPullRequest } from '../../../src/trunk/schemas.js';
 import { queueResponse } from '../../trunk/fixtures.js';
-import { REPO, cleanUp, makeClient, sendJson, sendText, startApiServer } from '../../trunk/harness.js';
+import {
+  REPO,
+  cleanUp,
+  makeClient,
+  sendJson,
+  sendText,
+  startApiServer,
+} from '../../trunk/harness.js';
 
 afterEach(cleanUp);
 

@@ -5,7 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { configuredTargets } from '../../../src/config/targets.js';
 import type { ExporterConfig, RepositoryTarget } from '../../../src/config/types.js';
 import { applyMergeQueueEvent } from '../../../src/flow/queueEvents.js';
-import { buildPollJobs, type V2Readers } from '../../../src/poller/jobs/targetJobs.js';
+import { buildPollJobs } from '../../../src/poller/jobs/targetJobs.js';
+import type { V2Readers } from '../../../src/poller/v2/v2Readers.js';
 import {
   CONCLUDED_READ_OVERLAP_SECONDS,
   PERIODIC_EXIT_READ_POLLS,

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { configuredTargets } from '../../../src/config/targets.js';
 import { buildPollJobs } from '../../../src/poller/jobs/targetJobs.js';
 import { readLastMergeV2 } from '../../../src/poller/v2/v2LastMerge.js';
-import type { V2Readers } from '../../../src/poller/jobs/targetJobs.js';
+import type { V2Readers } from '../../../src/poller/v2/v2Readers.js';
 import { V2TestDirectory } from '../../../src/poller/v2/v2TestDirectory.js';
 import { V2QueueDirectory } from '../../../src/poller/v2/v2QueueDirectory.js';
 import { Secret } from '../../../src/secrets/secret.js';

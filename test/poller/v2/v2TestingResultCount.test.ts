@@ -2,7 +2,10 @@
 // `TestingResult`: the bisections started (one per split batch, not per row) and rows dated ahead
 // of the exporter's clock. Each expected number is counted by hand from the rows above it.
 import { describe, expect, it } from 'vitest';
-import { countTestingResults, startTestingAttempts } from '../../../src/poller/v2/v2TestingResults.js';
+import {
+  countTestingResults,
+  startTestingAttempts,
+} from '../../../src/poller/v2/v2TestingResults.js';
 import type { TestingAttempts } from '../../../src/snapshot/testingAttemptTypes.js';
 import type { V2TestingResult } from '../../../src/trunk/v2Schemas.js';
 

@@ -351,7 +351,9 @@ function queueAt(takenAt: number, prs: readonly number[], batch = true): MergeQu
 }
 
 function fixture(name: string): unknown {
-  return JSON.parse(readFileSync(new URL(`../../trunk/fixtures/v2/${name}`, import.meta.url), 'utf8'));
+  return JSON.parse(
+    readFileSync(new URL(`../../trunk/fixtures/v2/${name}`, import.meta.url), 'utf8'),
+  );
 }
 
 /** A v2 client of a server answering the n-th testing-results request with `answers(n, cursor)`. */
@@ -375,7 +377,7 @@ function readAfterExit(
   previous: TestingAttempts,
   readAt: number,
 ): Promise<TestingAttempts> {
-  return readTestingResults({
+  const read = readTestingResults({
     reader,
     queue: { id: 'mq_7f3a', repo: QUEUE_TARGET.repo, branch: QUEUE_TARGET.branch },
     previous,
@@ -384,6 +386,7 @@ function readAfterExit(
     options: {},
     logger: capturingLogger().logger,
   });
+  return read.then(({ value }) => value);
 }
 
 describe('testing results read from fixture pages', () => {
