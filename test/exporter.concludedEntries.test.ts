@@ -153,6 +153,44 @@ describe('reads of concluded entries through a real exporter', () => {
     expect(value(twice, 'trunk_merge_queue_repeated_failures_total', QUEUE)).toBe(1);
   });
 
+  it("counts a failed exit once when Trunk's clock runs ahead of the exporter's and its entry is resubmitted, and its next failure as a loop", async () => {
+    // Trunk dates everything half a minute after the exporter's clock (within the minute the
+    // reads allow), over a hundred poll intervals.
+    const trunkNow = () => now() + 30;
+    const pr30 = entryRow(30, 'testing', trunkNow() - 600);
+    const pr31 = entryRow(31, 'testing', trunkNow() - 600);
+    const fake = await startFakeWebQueue([pr30, pr31]);
+    const exporter = await webExporter(fake);
+    await exporter.waitFor((samples) => inState(samples, 'testing') === 2, 'both testing');
+    // #30's testing fails and its entry fails: a poll sees it gone, the read says `failed`.
+    const failedAt = trunkNow();
+    fake.testingResults(WEB_QUEUE).push(testingResult(30, failedAt - 1, 'failed', 'failed'));
+    moveEntry(pr30, 'failed', failedAt);
+    await exporter.waitFor((samples) => exited(samples).failed === 1, '#30 counted failed');
+    // Submitted again, its entry reused: the next read (for #31, merged) lists it in `notReady`,
+    // as it "failed in the window and was later resubmitted". That is the failure counted above.
+    resubmitEntry(pr30, failedAt, trunkNow());
+    await exporter.waitFor((samples) => inState(samples, 'not_ready') === 1, '#30 back');
+    moveEntry(pr31, 'merged', trunkNow());
+    const once = await exporter.waitFor((samples) => exited(samples).merged === 1, '#31 counted');
+    expect(exited(once)).toEqual({ merged: 1, failed: 1, cancelled: 0, unknown: 0 });
+    expect(value(once, 'trunk_merge_queue_repeated_failures_total', QUEUE)).toBe(0);
+    // Tested again, it fails again and is submitted again between two polls: a second exit, a loop.
+    moveEntry(pr30, 'testing', trunkNow());
+    await pollsFromNow(exporter, 2);
+    const failedAgainAt = trunkNow();
+    fake.testingResults(WEB_QUEUE).push(testingResult(30, failedAgainAt, 'failed', 'failed'));
+    resubmitEntry(pr30, failedAgainAt, failedAgainAt + 0.5);
+    const twice = await exporter.waitFor(
+      (samples) => exited(samples).failed === 2,
+      '#30 counted failed again',
+    );
+    await pollsFromNow(exporter, 2);
+    const later = await exporter.samples();
+    expect(exited(later)).toEqual({ merged: 1, failed: 2, cancelled: 0, unknown: 0 });
+    expect(value(twice, 'trunk_merge_queue_repeated_failures_total', QUEUE)).toBe(1);
+  });
+
   it('counts an entry resubmitted between two polls whose ending Trunk does not tell as an unknown exit', async () => {
     const pr21 = entryRow(21, 'pending', now() - 600);
     const fake = await startFakeWebQueue([pr21]);

@@ -24,13 +24,19 @@ interface DemoOptions {
   readonly seed?: number;
 }
 
-/** The demo's simulated world: the random model plus the scripted incident cycle from startTime. */
+/**
+ * The demo's simulated world: the random model plus the scripted incident cycle from startTime.
+ * Only the script breaks tests, so the alerts the demo raises are its incidents'.
+ */
 export function createDemoWorld(
   seed: number,
   startTime: number,
 ): { world: SimulatorWorld; incidents: IncidentCycle } {
   const incidents = createIncidentCycle(Math.floor(startTime));
-  return { world: createSimulatorWorld({ seed, startTime, script: incidents }), incidents };
+  return {
+    world: createSimulatorWorld({ seed, startTime, script: incidents, brokenAsFlaky: true }),
+    incidents,
+  };
 }
 
 /**

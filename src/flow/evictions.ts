@@ -4,6 +4,7 @@
 // one entry and the other pull requests of a split batch (they stay in the queue) count nothing,
 // and a resubmission counts whether Trunk gave it a new entry or reused the old one.
 import type { FlowEvent } from '../snapshot/queueFlowTypes.js';
+import { latestSince } from './recentTimes.js';
 
 /** How far apart two failed exits of one pull request make the later one an eviction loop's: a day. */
 export const EVICTION_LOOP_WINDOW_SECONDS = 86_400;
@@ -30,15 +31,7 @@ export function countEvictions(
     next.set(event.prNumber, Math.max(event.leftAt, before ?? event.leftAt));
   }
   if (next === undefined) return { failedExits, repeated };
-  return { failedExits: recentFailedExits(next, now), repeated };
-}
-
-/** The failed exits still within a day of `now`, at most MAX_REMEMBERED_FAILED_EXITS, the latest. */
-function recentFailedExits(failed: Map<number, number>, now: number): ReadonlyMap<number, number> {
-  for (const [number, at] of failed) {
-    if (at < now - EVICTION_LOOP_WINDOW_SECONDS) failed.delete(number);
-  }
-  if (failed.size <= MAX_REMEMBERED_FAILED_EXITS) return failed;
-  const latest = [...failed].sort(([, a], [, b]) => b - a);
-  return new Map(latest.slice(0, MAX_REMEMBERED_FAILED_EXITS));
+  // Those within a day of now and no more: an older one is no longer a later one's repeat.
+  const recent = latestSince(next, now - EVICTION_LOOP_WINDOW_SECONDS, MAX_REMEMBERED_FAILED_EXITS);
+  return { failedExits: recent, repeated };
 }

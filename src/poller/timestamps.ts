@@ -14,3 +14,6 @@ export function parseTimestampSeconds(value: string | null | undefined): number 
  * so one row dated ahead (skew, a bad row) cannot make later reads skip what ends before it.
  */
 export const CLOCK_SLACK_SECONDS = 60;
+
+/** One millisecond, the resolution of Trunk's timestamps: the least one time can be after another. */
+export const TIMESTAMP_RESOLUTION_SECONDS = 0.001;

@@ -34,6 +34,8 @@ export interface ScriptedIncident extends IncidentTarget {
   readonly beforeStart?: boolean;
   /** The alert of prometheus/alerts.yaml whose expression the incident makes true. */
   readonly alert: string;
+  /** Other alerts it makes true on the way, pending or firing (the demo's alerts are its incidents'). */
+  readonly alsoDrives?: readonly string[];
 }
 
 /**
@@ -90,6 +92,8 @@ export const DEMO_INCIDENTS: readonly ScriptedIncident[] = [
     startsAfterSeconds: 240,
     lastsSeconds: INCIDENT_CYCLE_SECONDS,
     alert: 'TrunkFlakyTestsQuarantineGrowing',
+    // The jumped tests are flaky: through API v2 the repository's flaky tests grow by as many.
+    alsoDrives: ['TrunkFlakyTestsGrowing'],
   },
   {
     kind: 'api_outage',
@@ -98,6 +102,8 @@ export const DEMO_INCIDENTS: readonly ScriptedIncident[] = [
     startsAfterSeconds: 300,
     lastsSeconds: 60,
     alert: 'TrunkExporterTargetDown',
+    // A minute of 503s is over a tenth of an endpoint's requests in its 10-minute window.
+    alsoDrives: ['TrunkApiErrors'],
   },
   {
     // One PR fails testing, is submitted again and fails again: four times, then left failed.
@@ -107,13 +113,16 @@ export const DEMO_INCIDENTS: readonly ScriptedIncident[] = [
     startsAfterSeconds: 250,
     lastsSeconds: 340,
     alert: 'TrunkMergeQueueEvictionLoop',
+    // Its four failed exits an incident are over 30% of the queue's merged and failed ones.
+    alsoDrives: ['TrunkMergeQueueFailureRatioHigh'],
   },
   {
     // The provider stops answering: no status check reports and no merge goes through, so
     // nothing that tests finishes, nothing new starts and nothing merges. It began 70 minutes
     // before the demo and lasts 25 minutes into it (then every 3 hours for 95 minutes), so the
-    // last merge the exporter reads at start is over the alert's hour old. (The random model
-    // itself often merges nothing for 10-20 minutes.)
+    // last merge the exporter reads at start is over the alert's hour old; the alert waits until
+    // it has seen PRs wait an hour, so it fires 65 minutes into each later stall, not in this
+    // first one. (The random model itself often merges nothing for 10-20 minutes.)
     kind: 'stalled_queue',
     repo: 'github.com/acme/mobile',
     branch: 'develop',

@@ -88,12 +88,23 @@ const KEPT_VERSIONS = 32;
 
 const DAY = 86_400;
 
-/** How a list deviates from its natural behaviour, for benchmarks and soak runs. */
+/** How a list deviates from its natural behaviour, for benchmarks, soak runs and the demo. */
 export interface QuarantineListShape {
   /** Start with this many tests instead of 40-150. */
   readonly tests?: number | undefined;
   /** Tests are added and released many times more often, around the starting size. */
   readonly heavyChurn?: boolean | undefined;
+  /** A test the model draws broken is flaky instead (see drawnStatus). */
+  readonly brokenAsFlaky?: boolean | undefined;
+}
+
+/**
+ * The status a test gets where the random model draws `drawn`: with `brokenAsFlaky` (the demo) a
+ * broken draw is flaky, so that only a script breaks a test. The draw itself is made either way,
+ * so the rest of the world's random stream is the same.
+ */
+export function drawnStatus(drawn: QuarantineStatus, brokenAsFlaky: boolean): QuarantineStatus {
+  return brokenAsFlaky && drawn === 'BROKEN' ? 'FLAKY' : drawn;
 }
 
 /** Heavy churn: chance per step of an add, and of a release when the list is at its start size. */
@@ -110,6 +121,7 @@ export function createQuarantineListModel(
   listeners: QuarantineListListeners = {},
 ): QuarantineListModel {
   const { onChange, onRelease } = listeners;
+  const statusOf = (drawn: QuarantineStatus) => drawnStatus(drawn, shape.brokenAsFlaky === true);
   const teams = TEAMS_BY_STYLE[style].map((team) => `@${owner}/${team}`);
 
   const drawTest = (
@@ -138,8 +150,7 @@ export function createQuarantineListModel(
   for (let i = 0; i < count; i++) {
     const quarantinedAt = now - random.int(3600, 120 * DAY);
     const statusRoll = random.next();
-    const status: QuarantineStatus =
-      statusRoll < 0.7 ? 'FLAKY' : statusRoll < 0.9 ? 'BROKEN' : 'HEALTHY';
+    const status = statusOf(statusRoll < 0.7 ? 'FLAKY' : statusRoll < 0.9 ? 'BROKEN' : 'HEALTHY');
     initial.push(drawTest(quarantinedAt, random.int(quarantinedAt, now), status));
   }
   initial.sort((a, b) => a.quarantinedAt - b.quarantinedAt);
@@ -156,7 +167,7 @@ export function createQuarantineListModel(
   };
 
   const add = (now: number): void => {
-    const test = drawTest(now, now, random.chance(0.8) ? 'FLAKY' : 'BROKEN');
+    const test = drawTest(now, now, statusOf(random.chance(0.8) ? 'FLAKY' : 'BROKEN'));
     publish([...tests, test]);
     statistics.quarantineAdded += 1;
     // Always-quarantined from the start: someone set it so by hand.
@@ -194,12 +205,9 @@ export function createQuarantineListModel(
   const changeStatus = (now: number): void => {
     const target = random.pick(tests);
     const others = (['HEALTHY', 'FLAKY', 'BROKEN'] as const).filter((s) => s !== target.status);
-    const changed = {
-      ...target,
-      status: random.pick(others),
-      statusLastUpdatedAt: now,
-      classified: true,
-    };
+    const status = statusOf(random.pick(others));
+    if (status === target.status) return;
+    const changed = { ...target, status, statusLastUpdatedAt: now, classified: true };
     publish(tests.map((test) => (test === target ? changed : test)));
     statistics.quarantineStatusChanges += 1;
     onChange?.({ kind: 'status', test: changed, previous: target.status, at: now });

@@ -2,7 +2,11 @@
 // nobody quarantined (an override, or auto-quarantine off for them), and the tests released from
 // the quarantine list. Monitors flag and clear them as the world moves, so `statusSince` moves.
 // Its own random stream: the quarantine list v1 shows is the same with or without it.
-import type { QuarantineStatus, SimulatedQuarantinedTest } from './quarantineModel.js';
+import {
+  drawnStatus,
+  type QuarantineStatus,
+  type SimulatedQuarantinedTest,
+} from './quarantineModel.js';
 import type { Random } from './random.js';
 import type { SimulatorStatistics } from './statistics.js';
 import {
@@ -63,24 +67,31 @@ function nextStatus(random: Random, status: QuarantineStatus): QuarantineStatus 
   }
 }
 
-/**
- * A collection of tests not quarantined for a repository of `owner`: `count` of them, or 60-160
- * when undefined.
- */
+/** How a collection deviates from its natural behaviour, for benchmarks and the demo. */
+export interface TestCollectionShape {
+  /** This many tests instead of 60-160. */
+  readonly tests?: number | undefined;
+  /** A test the model draws broken is flaky instead (see drawnStatus). */
+  readonly brokenAsFlaky?: boolean | undefined;
+}
+
+/** A collection of tests not quarantined for a repository of `owner`. */
 export function createTestCollectionModel(
   random: Random,
   style: TestStyle,
   owner: string,
   now: number,
-  count: number | undefined,
+  shape: TestCollectionShape,
   statistics: SimulatorStatistics,
   onChange?: (change: TestStatusChange) => void,
 ): TestCollectionModel {
   const teams = TEAMS_BY_STYLE[style].map((team) => `@${owner}/${team}`);
-  let own: readonly SimulatedTest[] = Array.from({ length: count ?? random.int(60, 160) }, () => {
+  const statusOf = (drawn: QuarantineStatus) => drawnStatus(drawn, shape.brokenAsFlaky === true);
+  const count = shape.tests ?? random.int(60, 160);
+  let own: readonly SimulatedTest[] = Array.from({ length: count }, () => {
     const identity = pickTestIdentity(random, style);
     const roll = random.next();
-    const status: QuarantineStatus = roll < 0.8 ? 'HEALTHY' : roll < 0.95 ? 'FLAKY' : 'BROKEN';
+    const status = statusOf(roll < 0.8 ? 'HEALTHY' : roll < 0.95 ? 'FLAKY' : 'BROKEN');
     // Most healthy tests were never flagged by a monitor; unhealthy ones were, recently.
     const statusSince =
       status === 'HEALTHY'
@@ -128,8 +139,9 @@ export function createTestCollectionModel(
     step(now) {
       if (tests.length === 0 || !random.chance(REVIEW_CHANCE)) return;
       const target = random.pick(tests);
-      const status = nextStatus(random, target.status);
-      if (status !== undefined) change(target, status, now);
+      const drawn = nextStatus(random, target.status);
+      const status = drawn === undefined ? undefined : statusOf(drawn);
+      if (status !== undefined && status !== target.status) change(target, status, now);
     },
     adopt(released) {
       if (released.length === 0) return;

@@ -48,6 +48,12 @@ export interface SimulatorWorldOptions {
   readonly warmUpSeconds?: number;
   /** Scripted changes on top of the random model after every step (the demo's incidents). */
   readonly script?: WorldScript;
+  /**
+   * Tests the random model would make broken are flaky instead, so only the script breaks one:
+   * the demo, whose alerts are its incidents' (a broken test raises TrunkBrokenTestsPresent and
+   * TrunkTestsTurnedBroken). The same random draws either way.
+   */
+  readonly brokenAsFlaky?: boolean;
 }
 
 /** The models a script may change, by repository key (`host/owner/name`) and branch. */
@@ -191,7 +197,12 @@ export function createSimulatorWorld(options: SimulatorWorldOptions): SimulatorW
       testStyleFor(index),
       repository.owner,
       time,
-      repository.unquarantinedTests ?? (repository.quarantinedTests === undefined ? undefined : 0),
+      {
+        tests:
+          repository.unquarantinedTests ??
+          (repository.quarantinedTests === undefined ? undefined : 0),
+        brokenAsFlaky: options.brokenAsFlaky,
+      },
       statistics,
       (change) => {
         emit(() => ({ kind: 'test', repository, change }));
@@ -203,7 +214,7 @@ export function createSimulatorWorld(options: SimulatorWorldOptions): SimulatorW
       repository.owner,
       time,
       statistics,
-      { tests: repository.quarantinedTests, heavyChurn },
+      { tests: repository.quarantinedTests, heavyChurn, brokenAsFlaky: options.brokenAsFlaky },
       {
         onChange: (change) => {
           emit(() => ({ kind: 'quarantine', repository, change }));

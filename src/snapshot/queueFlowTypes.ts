@@ -134,6 +134,12 @@ export interface ConcludedReads {
   readonly countFrom: number;
   /** Entries concluded at or after countFrom that a read saw, by entryKey(), with their conclusion time. */
   readonly seen: ReadonlyMap<string, number>;
+  /**
+   * Pull request number → when the testing of its latest conclusion a read knows of had ended, on
+   * Trunk's clock: a concluded row's stateChangedAt, or the end of the testing that ended an entry
+   * listed resubmitted (v2Resubmissions.ts). Its entry concluded since only if it was tested since.
+   */
+  readonly lastConclusions: ReadonlyMap<number, number>;
   /** Successful polls since the last successful read. */
   readonly pollsSinceRead: number;
 }

@@ -44,10 +44,12 @@ async function waitFor(what: string, condition: () => boolean): Promise<void> {
 }
 
 describe('demo incident cycle', () => {
-  it('names, for each incident, an alert that prometheus/alerts.yaml defines', () => {
+  it('names, for each incident, alerts that prometheus/alerts.yaml defines', () => {
     const alerts = new Set(alertingRules().map((rule) => rule.alert));
-    const unknown = DEMO_INCIDENTS.filter((candidate) => !alerts.has(candidate.alert));
-    expect(unknown.map(({ kind, alert }) => `${kind}: ${alert}`)).toEqual([]);
+    const unknown = DEMO_INCIDENTS.flatMap(({ kind, alert, alsoDrives = [] }) =>
+      [alert, ...alsoDrives].filter((name) => !alerts.has(name)).map((name) => `${kind}: ${name}`),
+    );
+    expect(unknown).toEqual([]);
   });
 
   it('leaves the random model alone until its first incident', () => {
@@ -408,6 +410,42 @@ describe("the demo's incidents in the simulated API", () => {
     // Once the provider answers again, the queue moves: testing ends and PRs merge.
     world.advance(end + 30 * 60);
     expect(merged.filter((at) => at > end).length).toBeGreaterThan(0);
+  });
+
+  it("no test is broken but the scripted one: the random model's broken tests are flaky", async () => {
+    // A broken test raises TrunkBrokenTestsPresent (broken for a day) and TrunkTestsTurnedBroken
+    // (turned broken today), which no incident of the random model would explain.
+    const { world, all } = await demoSimulator();
+    const broken = incident('test_broken');
+    const start = ORIGIN + broken.startsAfterSeconds;
+    const brokenIds = async () => (await all('/v2/tests?status=broken')).map((row) => row.id);
+    expect(await brokenIds()).toEqual([]);
+    // Monitors review tests as the world moves (about four status changes an hour per repository).
+    world.advance(start - 5);
+    expect(await brokenIds()).toEqual([]);
+    world.advance(start + 5);
+    expect(await brokenIds()).toHaveLength(1);
+    world.advance(ORIGIN + 3 * 3600 + broken.startsAfterSeconds - 5);
+    expect(await brokenIds()).toEqual([]);
+
+    // The same tests as the random model's own world, from the same draws: broken ones flaky.
+    const plain = createSimulatorWorld({ seed: 1, startTime: ORIGIN });
+    const { world: demo } = createDemoWorld(1, ORIGIN);
+    const tests = (each: SimulatorWorld) =>
+      each.testCollections.flatMap(({ quarantine, unquarantined }) =>
+        [...quarantine.tests, ...unquarantined.tests].map(({ testCaseId, status }) => ({
+          testCaseId,
+          status,
+        })),
+      );
+    const plainTests = tests(plain);
+    expect(plainTests.filter(({ status }) => status === 'BROKEN').length).toBeGreaterThan(10);
+    expect(tests(demo)).toEqual(
+      plainTests.map(({ testCaseId, status }) => ({
+        testCaseId,
+        status: status === 'BROKEN' ? 'FLAKY' : status,
+      })),
+    );
   });
 
   it('a test turning broken: v2 lists it among the broken tests while it lasts', async () => {

@@ -2,6 +2,7 @@
 // concluded entries, instead of a lookup per departed PR. Each read continues from the previous
 // one, so an entry that came and went between two polls is counted too, and once.
 import { departedPullRequests, isLastLookup } from '../../flow/queueDiff.js';
+import { latestSince } from '../../flow/recentTimes.js';
 import type { Logger } from '../../log/logger.js';
 import {
   EXIT_OUTCOMES,
@@ -12,11 +13,19 @@ import {
   type QueueFlow,
   type Resubmission,
 } from '../../snapshot/queueFlowTypes.js';
+import {
+  COUNTED_EXIT_RETENTION_SECONDS,
+  MAX_REMEMBERED_EXITS,
+} from '../../snapshot/prStayTypes.js';
 import type { MergeQueueSnapshot } from '../../snapshot/types.js';
 import type { TrunkV2Client, V2QueueRef } from '../../trunk/v2Client.js';
 import { V2_ENDPOINTS, type V2PullRequest } from '../../trunk/v2Schemas.js';
 import { v1Value } from '../../trunk/v2Vocabulary.js';
-import { CLOCK_SLACK_SECONDS, parseTimestampSeconds } from '../timestamps.js';
+import {
+  CLOCK_SLACK_SECONDS,
+  TIMESTAMP_RESOLUTION_SECONDS,
+  parseTimestampSeconds,
+} from '../timestamps.js';
 import type { ReadOptions } from '../readOptions.js';
 import type { V2PullRequestLister } from './v2MergeQueuePoll.js';
 import { entryTime, resubmittedExits } from './v2Resubmissions.js';
@@ -39,9 +48,6 @@ export const CONCLUDED_READ_OVERLAP_SECONDS = 120;
  */
 export const PERIODIC_EXIT_READ_POLLS = 30;
 
-/** One millisecond, the resolution of Trunk's timestamps. */
-const FIRST_POLL_INSTANT_SECONDS = 0.001;
-
 /**
  * The reads of a queue whose ledger starts with a poll at `firstPollAt`: the exits to count are
  * those after it (one at its instant it saw done). Set when the ledger starts, so that what the
@@ -49,8 +55,9 @@ const FIRST_POLL_INSTANT_SECONDS = 0.001;
  */
 export function startConcludedReads(firstPollAt: number): ConcludedReads {
   return {
-    countFrom: firstPollAt + FIRST_POLL_INSTANT_SECONDS,
+    countFrom: firstPollAt + TIMESTAMP_RESOLUTION_SECONDS,
     seen: new Map(),
+    lastConclusions: new Map(),
     pollsSinceRead: 0,
   };
 }
@@ -142,6 +149,7 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
   const wanted = new Set(prNumbers);
   const concluded: ConcludedExit[] = [];
   const seen = new Map(reads.seen);
+  const lastConclusions = new Map(reads.lastConclusions);
   // The latest conclusion time a read can stand on: the exporter's clock plus the slack.
   const latestPlausible = request.current.takenAt + CLOCK_SLACK_SECONDS;
   let newest = -Infinity;
@@ -162,6 +170,7 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
     }
     // Without a conclusion time an entry cannot be placed in the windows: its departure counts it.
     if (concludedAt === undefined || leftAt === undefined) continue;
+    laterOf(lastConclusions, row.number, concludedAt);
     // No later read starts past the clock's slack, whatever one row says.
     newest = Math.max(newest, Math.min(concludedAt, latestPlausible));
     const key = entryKey(row);
@@ -198,11 +207,13 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
     wanted: new Set([...wanted].filter((number) => !lookups.has(number))),
     departed,
     after,
+    lastConclusions,
     rows: live,
     options: request.options,
     logger: request.logger,
   });
   for (const [number, lookup] of resubmitted.lookups) lookups.set(number, lookup);
+  for (const [number, endedAt] of resubmitted.endings) laterOf(lastConclusions, number, endedAt);
   let absent = 0;
   for (const number of prNumbers) {
     if (lookups.has(number)) continue;
@@ -216,7 +227,12 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
     lookups,
     concluded: [...concluded, ...resubmitted.concluded],
     resubmissions: resubmitted.resubmissions,
-    reads: { countFrom, seen, pollsSinceRead: 0 },
+    reads: {
+      countFrom,
+      seen,
+      lastConclusions: recentConclusions(lastConclusions, countFrom),
+      pollsSinceRead: 0,
+    },
   };
 }
 
@@ -226,6 +242,22 @@ function beganStayAgain(previous: QueueFlow, current: MergeQueueSnapshot): boole
     const seen = previous.tracked.get(pr.number);
     return pr.state === 'not_ready' && seen !== undefined && seen.state !== 'not_ready';
   });
+}
+
+/** Keeps the later of `at` and what `times` holds for `number`. */
+function laterOf(times: Map<number, number>, number: number, at: number): void {
+  times.set(number, Math.max(at, times.get(number) ?? at));
+}
+
+/**
+ * The conclusions a read may still list again: those within COUNTED_EXIT_RETENTION_SECONDS before
+ * where the reads have got to (the ledger keeps the exits as long), at most MAX_REMEMBERED_EXITS.
+ */
+function recentConclusions(
+  conclusions: Map<number, number>,
+  countFrom: number,
+): ReadonlyMap<number, number> {
+  return latestSince(conclusions, countFrom - COUNTED_EXIT_RETENTION_SECONDS, MAX_REMEMBERED_EXITS);
 }
 
 /** One conclusion of one queue entry: an entry is reused when its PR is submitted again. */

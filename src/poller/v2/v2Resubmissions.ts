@@ -21,7 +21,7 @@ import type { MergeQueueSnapshot } from '../../snapshot/types.js';
 import type { TrunkV2Client, V2QueueRef } from '../../trunk/v2Client.js';
 import type { V2PullRequest, V2TestingResult } from '../../trunk/v2Schemas.js';
 import { POLL_JITTER_RATIO } from '../scheduler.js';
-import { parseTimestampSeconds } from '../timestamps.js';
+import { TIMESTAMP_RESOLUTION_SECONDS, parseTimestampSeconds } from '../timestamps.js';
 import type { ReadOptions } from '../readOptions.js';
 
 /**
@@ -49,6 +49,8 @@ interface ResubmissionRequest {
   readonly departed: ReadonlySet<number>;
   /** The start of the read's window (`concludedAfter`, unix seconds). */
   readonly after: number;
+  /** ConcludedReads.lastConclusions, with the read's concluded rows. */
+  readonly lastConclusions: ReadonlyMap<number, number>;
   /** The read's rows whose entry is not in a final state. */
   readonly rows: readonly V2PullRequest[];
   readonly options: ReadOptions;
@@ -63,31 +65,29 @@ export interface ResubmittedExits {
   readonly resubmissions: ReadonlyMap<number, Resubmission>;
   /** PRs no poll saw before: an exit that came and went, like a concluded entry no poll saw. */
   readonly concluded: readonly ConcludedExit[];
+  /** When the testing that ended each exit above (with an outcome) ended, on Trunk's clock. */
+  readonly endings: ReadonlyMap<number, number>;
 }
 
 /**
  * The exits of the read's resubmitted entries, each the first time a read lists it. Reads the
- * testing results once when there are any: they tell each exit's outcome, and whether an entry the
- * ledger counted an exit of since the window's start concluded again after it (its PR tested and
- * concluded later: a later stay's). Without such a later stay, the exit counted may be the one
- * listed, and counts nothing again. A failed read of the results leaves the new exits `unknown`.
- * Rejects only when the poll is being aborted.
+ * testing results once when there are any: they tell each exit's outcome, and whether an entry
+ * whose conclusion is known since the window's start concluded again after it (isNewConclusion).
+ * A failed read of the results leaves the new exits `unknown`. Rejects only when the poll is being
+ * aborted.
  */
 export async function resubmittedExits(request: ResubmissionRequest): Promise<ResubmittedExits> {
   const { previous, current, after, intervalSeconds } = request;
   const lookups = new Map<number, ExitLookup>();
   const resubmissions = new Map<number, Resubmission>();
   const concluded: ConcludedExit[] = [];
+  const endings = new Map<number, number>();
   const listedRows = request.rows.filter(
     (row) => request.wanted.has(row.number) || !request.departed.has(row.number),
   );
-  if (listedRows.length === 0) return { lookups, resubmissions, concluded };
+  if (listedRows.length === 0) return { lookups, resubmissions, concluded, endings };
   const results = await testingResults(request, listedRows.length);
-  const rows = listedRows.filter((row) => {
-    const counted = lastExitTime(previous, row.number);
-    if (counted === undefined || counted + intervalSeconds < after) return true;
-    return entryEnding(results, row.number, counted + intervalSeconds, Infinity) !== undefined;
-  });
+  const rows = listedRows.filter((row) => isNewConclusion(request, results, row.number));
   const listed = new Map(current.pullRequests.map((pr) => [pr.number, pr]));
   for (const row of rows) {
     const { number } = row;
@@ -103,6 +103,7 @@ export async function resubmittedExits(request: ResubmissionRequest): Promise<Re
       since + intervalSeconds,
     );
     const outcome = ending?.outcome ?? 'unknown';
+    if (ending !== undefined) endings.set(number, ending.endedAt);
     const pr = listed.get(number);
     if (request.wanted.has(number)) {
       lookups.set(number, { outcome, leftAt: earliest(after, ending, since, current.takenAt) });
@@ -122,7 +123,28 @@ export async function resubmittedExits(request: ResubmissionRequest): Promise<Re
       concluded.push({ prNumber: number, outcome, enteredAt, leftAt });
     }
   }
-  return { lookups, resubmissions, concluded };
+  return { lookups, resubmissions, concluded, endings };
+}
+
+/**
+ * Whether a row listed resubmitted stands for a conclusion not counted yet: its PR's latest
+ * conclusion known came before the window, or its testing ended again after it. The reads know
+ * that conclusion on Trunk's clock, as the results are dated, so the one counted is never taken
+ * for a later one however far Trunk's clock is from the exporter's. One they did not see (an
+ * event's, or one counted `unknown`) is the ledger's last exit, on the exporter's clock, give or
+ * take an interval.
+ */
+function isNewConclusion(
+  request: ResubmissionRequest,
+  results: readonly V2TestingResult[],
+  number: number,
+): boolean {
+  const counted = lastExitTime(request.previous, number);
+  const known =
+    request.lastConclusions.get(number) ??
+    (counted === undefined ? undefined : counted + request.intervalSeconds);
+  if (known === undefined || known < request.after) return true;
+  return entryEnding(results, number, known + TIMESTAMP_RESOLUTION_SECONDS, Infinity) !== undefined;
 }
 
 /** The earliest a conclusion can be: after `floor` and the testing that ended it, before `until`. */
