@@ -75,7 +75,10 @@ export const RESUBMITTED_ENTRIES = {
   api: 'v2',
   endpoints: [V2_ENDPOINTS.listTestingResults],
   scope: 'queue',
-  cadence: { kind: 'on an event', event: 'a read of concluded entries lists one in a live state' },
+  cadence: {
+    kind: 'on an event',
+    event: 'a read of concluded entries that lists one in a live state',
+  },
   maxCalls: PAGED,
   part: 'flow',
   failure: { effect: 'taken by the read', then: 'the exits it is for count `unknown`' },
