@@ -28,8 +28,7 @@ export interface UnreadParts {
 
 /**
  * One poll's reads of a target whose status was `previous` before it. Each read runs through
- * run(), which takes its failure as its declaration says; partReads() and unread() are what the
- * poll records.
+ * run(), which takes its failure as its declaration says; recorded() is what the poll records.
  */
 export class PollReads {
   readonly #parts: Partial<Record<SnapshotPart, PartRead>> = {};
@@ -71,9 +70,11 @@ export class PollReads {
     return answer?.value;
   }
 
-  /** What the poll recorded of each part it read. */
-  partReads(): PartReads {
-    return { ...this.previous?.partReads, ...this.#parts };
+  /** What a poll's result records of its reads: each part's read, and the parts it could not read. */
+  recorded(): { readonly partReads: PartReads; readonly unread?: UnreadParts } {
+    const unread = this.unread();
+    const partReads = { ...this.previous?.partReads, ...this.#parts };
+    return { partReads, ...(unread === undefined ? {} : { unread }) };
   }
 
   /** The parts it could not read (their reads' failures take the target down); none: undefined. */
@@ -86,12 +87,14 @@ export class PollReads {
   #record(declaration: ReadDeclaration, answer: ReadAnswer<unknown> | undefined, failure: unknown) {
     const { part } = declaration;
     const before = this.previous?.partReads?.[part];
+    if (failure === undefined && answer?.skipped === true && before?.failure !== undefined) {
+      // A run that made no call leaves a failed read failed, its target down as it was.
+      this.#parts[part] = before;
+      this.#takeDown(declaration, before.failure, new Error(before.failure), true);
+      return;
+    }
     if (failure === undefined) {
-      // A run that made no call leaves a failed read failed, and a complete part complete now.
-      this.#parts[part] =
-        answer?.skipped === true && before?.failure !== undefined
-          ? before
-          : { readAt: answer?.readAt ?? this.now() };
+      this.#parts[part] = { readAt: answer?.readAt ?? this.now() };
       return;
     }
     const message = messageOf(failure);
@@ -99,14 +102,14 @@ export class PollReads {
       readAt: answer?.readAt ?? before?.readAt ?? this.previous?.lastSuccessAt,
       failure: message,
     };
+    this.#takeDown(declaration, message, failure, answer !== undefined);
+  }
+
+  /** Says why the target is down, for a read whose failure does that (`part down`). */
+  #takeDown(declaration: ReadDeclaration, message: string, error: unknown, kept: boolean): void {
     if (declaration.failure.effect !== 'part down') return;
-    this.#unread.push({
-      message:
-        answer === undefined
-          ? `${declaration.name}: ${message}`
-          : `${declaration.name}: ${message} (their last list read stays until polling.staleAfterSeconds)`,
-      error: failure,
-    });
+    const stays = kept ? ' (their last list read stays until polling.staleAfterSeconds)' : '';
+    this.#unread.push({ message: `${declaration.name}: ${message}${stays}`, error });
   }
 }
 

@@ -66,8 +66,18 @@ export async function runPoll(
       leave,
     );
     const durationSeconds = (performance.now() - started) / 1000;
+    // Read and written in one go: a webhook event may have moved the ledger since the poll began.
+    const flow = queueFlow?.(context.store.queueFlow(target));
     if (unread !== undefined) {
-      context.store.recordFailure(target, unread.message, durationSeconds, snapshot, partReads);
+      context.store.recordFailure(
+        target,
+        unread.message,
+        durationSeconds,
+        snapshot,
+        partReads,
+        flow,
+        testingAttempts,
+      );
       logFailure(
         `poll read part of ${target.repo}: ${unread.message}`,
         unread.error,
@@ -76,8 +86,6 @@ export async function runPoll(
       );
       return true;
     }
-    // Read and written in one go: a webhook event may have moved the ledger since the poll began.
-    const flow = queueFlow?.(context.store.queueFlow(target));
     context.store.recordSuccess(
       target,
       snapshot,

@@ -61,8 +61,7 @@ export function flakyTestsSource(
         quarantine: quarantined,
         ...(unhealthy === undefined ? {} : { unhealthy: unhealthyTests }),
       },
-      partReads: reads.partReads(),
-      ...(unread === undefined ? {} : { unread }),
+      ...reads.recorded(),
     };
   };
 }

@@ -141,9 +141,9 @@ export class SnapshotStore {
   /**
    * Records a failed poll; the previous snapshot is kept until it goes stale. A poll that read part
    * of its target (one of its lists failed) gives the `snapshot` it made of the rest and what it
-   * recorded of each part's read (`partReads`: each part as old as its `readAt` says): the target
-   * is down all the same until a poll reads every part, and the last successful poll stays the
-   * last that did.
+   * recorded of each part's read (`partReads`: each part as old as its `readAt` says), with the
+   * ledger and testing attempts the parts it read moved: the target is down all the same until a
+   * poll reads every part, and the last successful poll stays the last that did.
    */
   recordFailure(
     target: Target,
@@ -151,6 +151,8 @@ export class SnapshotStore {
     durationSeconds: number,
     snapshot?: Snapshot,
     partReads?: PartReads,
+    queueFlow?: QueueFlow,
+    testingAttempts?: TestingAttempts,
   ): void {
     const key = targetKey(target);
     const previous = this.entries.get(key);
@@ -165,6 +167,10 @@ export class SnapshotStore {
         lastError: error,
         ...(snapshot === undefined ? {} : { snapshot: deepFreeze(snapshot) }),
         ...(partReads === undefined ? {} : { partReads: deepFreeze(partReads) }),
+        ...(queueFlow === undefined ? {} : { queueFlow: Object.freeze(queueFlow) }),
+        ...(testingAttempts === undefined
+          ? {}
+          : { testingAttempts: Object.freeze(testingAttempts) }),
       }),
     );
     this.changeCount++;

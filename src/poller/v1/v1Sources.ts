@@ -69,7 +69,7 @@ export function v1QueueSource(polled: PolledTarget, readers: V1QueueReaders): Po
     return {
       snapshot: current,
       queueFlow: queuePollUpdate({ current, starts: ledger === undefined, exits }, flowOptions),
-      partReads: reads.partReads(),
+      ...reads.recorded(),
     };
   };
 }

@@ -102,7 +102,7 @@ export function v2QueueSource(polled: PolledTarget, readers: V2Readers): Poll {
         flowOptions,
       ),
       testingAttempts: testingAttempts ?? attempts,
-      partReads: reads.partReads(),
+      ...reads.recorded(),
     };
   };
 }
