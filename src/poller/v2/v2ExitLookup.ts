@@ -2,7 +2,6 @@
 // concluded entries, instead of a lookup per departed PR. Each read continues from the previous
 // one, so an entry that came and went between two polls is counted too, and once.
 import { departedPullRequests, isLastLookup } from '../../flow/queueDiff.js';
-import { latestSince } from '../../flow/recentTimes.js';
 import type { Logger } from '../../log/logger.js';
 import {
   EXIT_OUTCOMES,
@@ -13,20 +12,13 @@ import {
   type QueueFlow,
   type Resubmission,
 } from '../../snapshot/queueFlowTypes.js';
-import {
-  COUNTED_EXIT_RETENTION_SECONDS,
-  MAX_REMEMBERED_EXITS,
-} from '../../snapshot/prStayTypes.js';
 import type { MergeQueueSnapshot } from '../../snapshot/types.js';
 import type { TrunkV2Client, V2QueueRef } from '../../trunk/v2Client.js';
 import { V2_ENDPOINTS, type V2PullRequest } from '../../trunk/v2Schemas.js';
 import { v1Value } from '../../trunk/v2Vocabulary.js';
-import {
-  CLOCK_SLACK_SECONDS,
-  TIMESTAMP_RESOLUTION_SECONDS,
-  parseTimestampSeconds,
-} from '../timestamps.js';
+import { CLOCK_SLACK_SECONDS, parseTimestampSeconds } from '../timestamps.js';
 import type { ReadOptions } from '../readOptions.js';
+import { entryKey, laterOf, recentConclusions, startConcludedReads } from './v2ConcludedReads.js';
 import type { V2PullRequestLister } from './v2MergeQueuePoll.js';
 import { entryTime, resubmittedExits } from './v2Resubmissions.js';
 
@@ -47,20 +39,6 @@ export const CONCLUDED_READ_OVERLAP_SECONDS = 120;
  * and left between two polls is counted within a few minutes (docs/operations.md, API cost).
  */
 export const PERIODIC_EXIT_READ_POLLS = 30;
-
-/**
- * The reads of a queue whose ledger starts with a poll at `firstPollAt`: the exits to count are
- * those after it (one at its instant it saw done). Set when the ledger starts, so that what the
- * events count from then on is kept until the reads have moved past it (prStay.ts).
- */
-export function startConcludedReads(firstPollAt: number): ConcludedReads {
-  return {
-    countFrom: firstPollAt + TIMESTAMP_RESOLUTION_SECONDS,
-    seen: new Map(),
-    lastConclusions: new Map(),
-    pollsSinceRead: 0,
-  };
-}
 
 interface V2ExitReadRequest {
   /** The testing results tell how a resubmitted entry ended (v2Resubmissions.ts). */
@@ -242,26 +220,4 @@ function beganStayAgain(previous: QueueFlow, current: MergeQueueSnapshot): boole
     const seen = previous.tracked.get(pr.number);
     return pr.state === 'not_ready' && seen !== undefined && seen.state !== 'not_ready';
   });
-}
-
-/** Keeps the later of `at` and what `times` holds for `number`. */
-function laterOf(times: Map<number, number>, number: number, at: number): void {
-  times.set(number, Math.max(at, times.get(number) ?? at));
-}
-
-/**
- * The conclusions a read may still list again: those within COUNTED_EXIT_RETENTION_SECONDS before
- * where the reads have got to (the ledger keeps the exits as long), at most MAX_REMEMBERED_EXITS.
- */
-function recentConclusions(
-  conclusions: Map<number, number>,
-  countFrom: number,
-): ReadonlyMap<number, number> {
-  return latestSince(conclusions, countFrom - COUNTED_EXIT_RETENTION_SECONDS, MAX_REMEMBERED_EXITS);
-}
-
-/** One conclusion of one queue entry: an entry is reused when its PR is submitted again. */
-function entryKey(row: V2PullRequest): string {
-  const entry = row.queueEntry;
-  return `${entry.id ?? `#${String(row.number)}`}@${entry.stateChangedAt ?? ''}`;
 }

@@ -4,7 +4,8 @@
 import { exitReadPlan, queueFlowOptions, queuePollUpdate } from '../../flow/queuePoll.js';
 import { PollReads } from '../pollReads.js';
 import type { Poll, PolledTarget } from '../source.js';
-import { readExitsV2, startConcludedReads } from './v2ExitLookup.js';
+import { startConcludedReads } from './v2ConcludedReads.js';
+import { readExitsV2 } from './v2ExitLookup.js';
 import { readLastMergeV2 } from './v2LastMerge.js';
 import { pollMergeQueueV2 } from './v2MergeQueuePoll.js';
 import type { V2Readers } from './v2Readers.js';
