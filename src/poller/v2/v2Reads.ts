@@ -126,49 +126,50 @@ export const TESTING_RESULTS = {
 /** Besides its pages, what each organization-wide test list may call (v2TestDirectory.ts). */
 const NAMING = `${PAGED}, + ≤ ${MAX_REPOSITORY_LOOKUPS_PER_READ.toLocaleString('en')} repository lookups (ids not named yet), + 1 per target whose repository no list names`;
 
-const TEST_LIST_ENDPOINTS = [
-  V2_ENDPOINTS.listTests,
-  V2_ENDPOINTS.listTestCases,
-  V2_ENDPOINTS.getRepository,
-  V2_ENDPOINTS.findRepositories,
-] as const;
+/**
+ * One of the organization's test lists, by repository (V2TestDirectory): `tests` of them per
+ * repository with tests, as the budget assumes.
+ */
+function organizationTestList(
+  name: string,
+  part: 'quarantine' | 'unhealthy',
+  tests: 'quarantinedTestsPerRepository' | 'unhealthyTestsPerRepository',
+) {
+  return {
+    name,
+    api: 'v2',
+    endpoints: [
+      V2_ENDPOINTS.listTests,
+      V2_ENDPOINTS.listTestCases,
+      V2_ENDPOINTS.getRepository,
+      V2_ENDPOINTS.findRepositories,
+    ],
+    scope: 'organization',
+    cadence: { kind: 'shared', interval: 'flakyTests', refreshedByEvents: true },
+    maxCalls: NAMING,
+    part,
+    failure: { effect: 'part down' },
+    cost: {
+      calls: ({ organization }) => ({
+        [V2_ENDPOINTS.listTests]: pages(
+          organization.repositoriesWithTests * BUDGET_ASSUMPTIONS[tests],
+        ),
+      }),
+      assumes: [tests],
+    },
+  } as const satisfies ReadDeclaration;
+}
 
-/** The organization's quarantined tests, by repository (V2TestDirectory). */
-export const QUARANTINED_TESTS = {
-  name: 'quarantined tests',
-  api: 'v2',
-  endpoints: TEST_LIST_ENDPOINTS,
-  scope: 'organization',
-  cadence: { kind: 'shared', interval: 'flakyTests', refreshedByEvents: true },
-  maxCalls: NAMING,
-  part: 'quarantine',
-  failure: { effect: 'part down' },
-  cost: {
-    calls: ({ organization }) => ({
-      [V2_ENDPOINTS.listTests]: pages(
-        organization.repositoriesWithTests * BUDGET_ASSUMPTIONS.quarantinedTestsPerRepository,
-      ),
-    }),
-    assumes: ['quarantinedTestsPerRepository'],
-  },
-} as const satisfies ReadDeclaration;
+/** The organization's quarantined tests (`GET /v2/tests?quarantineState=quarantined`). */
+export const QUARANTINED_TESTS = organizationTestList(
+  'quarantined tests',
+  'quarantine',
+  'quarantinedTestsPerRepository',
+);
 
-/** The organization's flaky and broken tests, by repository (V2TestDirectory). */
-export const UNHEALTHY_TESTS = {
-  name: 'flaky and broken tests',
-  api: 'v2',
-  endpoints: TEST_LIST_ENDPOINTS,
-  scope: 'organization',
-  cadence: { kind: 'shared', interval: 'flakyTests', refreshedByEvents: true },
-  maxCalls: NAMING,
-  part: 'unhealthy',
-  failure: { effect: 'part down' },
-  cost: {
-    calls: ({ organization }) => ({
-      [V2_ENDPOINTS.listTests]: pages(
-        organization.repositoriesWithTests * BUDGET_ASSUMPTIONS.unhealthyTestsPerRepository,
-      ),
-    }),
-    assumes: ['unhealthyTestsPerRepository'],
-  },
-} as const satisfies ReadDeclaration;
+/** The organization's flaky and broken tests (`GET /v2/tests?status=flaky,broken`). */
+export const UNHEALTHY_TESTS = organizationTestList(
+  'flaky and broken tests',
+  'unhealthy',
+  'unhealthyTestsPerRepository',
+);
