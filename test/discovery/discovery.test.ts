@@ -76,12 +76,21 @@ describe('discovery', () => {
         ),
       )
       .sort();
-    const exporter = await startTestExporter(discoveryYaml(simulator, '  []\n', ''));
+    // A test list whose read failed (a timeout on a busy machine) is read again an interval later.
+    const exporter = await startTestExporter(
+      discoveryYaml(simulator, '  []\n', '').replace(
+        'flakyTestsIntervalSeconds: 600',
+        'flakyTestsIntervalSeconds: 1',
+      ),
+    );
+    // Until a discovery read every list (its last success, 0 before, is stamped only then): the
+    // queues alone leave out the repository that has tests and no merge queue.
     const samples = await exporter.waitFor(
       (current) =>
         queuesUp(current).length === expected.length &&
-        discoveredQueues(current) === expected.length,
-      'every queue of the world on the page',
+        discoveredQueues(current) === expected.length &&
+        (gauge(current, 'trunk_exporter_discovery_last_success_timestamp_seconds') ?? 0) > 0,
+      'every queue of the world on the page, from a discovery that read both lists',
     );
     expect(queuesUp(samples)).toEqual(expected);
     expect(gauge(samples, 'trunk_exporter_discovered_targets', { kind: 'merge_queue' })).toBe(

@@ -1,5 +1,6 @@
 // One big or slow target beside a small one: the small one keeps its schedule, a failed poll stops
 // sending, and a poll that outruns its interval is reported late (issue 15, item 3).
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FaultPlan } from '../../src/simulator/faults.js';
 import type { SimulatedRepository } from '../../src/simulator/repositories.js';
@@ -93,6 +94,24 @@ function gaps(times: readonly number[]): number[] {
 }
 
 /**
+ * Watches this process's event loop (the exporter runs in it) over `ms`: the longest any timer
+ * was held back meanwhile. A busy machine delays every timer, the scheduler's too: a schedule is
+ * kept when its gaps are within 20 % of the interval beyond that, whatever the machine's load.
+ */
+async function waitWatchingTimers(ms: number): Promise<number> {
+  const delay = monitorEventLoopDelay({ resolution: 10 });
+  delay.enable();
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  delay.disable();
+  return delay.max / 1e6;
+}
+
+/** Polls expected at `intervalMs` (± 10 % jitter) over `windowMs`, timers held back up to `lagMs`. */
+function pollsAtLeast(windowMs: number, intervalMs: number, lagMs: number): number {
+  return Math.floor(windowMs / (intervalMs * 1.1 + lagMs));
+}
+
+/**
  * A fake API in the documented shape (no state in queue items, so every PR is looked up): acme/web
  * has `bigQueue` PRs, acme/api five. The simulator needs minutes to build a 10,000-PR queue.
  */
@@ -147,21 +166,22 @@ describe('one big queue beside a small one', () => {
       'the big queue to be looked up',
     );
     const since = Date.now();
-    await new Promise((resolve) => setTimeout(resolve, 10_000));
+    const lag = await waitWatchingTimers(10_000);
 
     const small = calls('api', 'getQueue').filter((call) => call.receivedAt >= since - 2_000);
-    // Ten seconds at 2 s ± 10 %: five polls or so. Before targets took turns for the limiter's
-    // slots, the big poll's 10,000 lookups went ahead of every other getQueue: none at all here.
-    expect(small.length).toBeGreaterThanOrEqual(5);
+    // Ten seconds at 2 s ± 10 %: five polls or so on an idle machine. Before targets took turns for
+    // the limiter's slots, the big poll's 10,000 lookups went ahead of every other getQueue: none
+    // at all here.
+    expect(small.length).toBeGreaterThanOrEqual(Math.max(2, pollsAtLeast(12_000, 2_000, lag)));
     for (const gap of gaps(small.map((call) => call.receivedAt))) {
-      expect(gap).toBeLessThanOrEqual(2_000 * 1.2);
+      expect(gap).toBeLessThanOrEqual(2_000 * 1.2 + lag);
     }
     // Every small poll succeeded, none ran late.
     expect(pollFailures(subject, API)).toEqual([]);
     const samples = await subject.samples();
     expect(sum(samples, 'trunk_exporter_target_up', { repo: API })).toBe(1);
     const last = select(samples, 'trunk_exporter_last_success_timestamp_seconds', { repo: API });
-    expect(Date.now() / 1000 - (last[0]?.value ?? 0)).toBeLessThan(2 * 1.2 + 0.5);
+    expect(Date.now() / 1000 - (last[0]?.value ?? 0)).toBeLessThan(2 * 1.2 + 0.5 + lag / 1000);
 
     // The big poll (100 s of lookups at this rate) outran its interval: counted and named.
     expect(
@@ -199,16 +219,16 @@ describe('one hanging queue beside a small one', () => {
       'the hanging lookups to be sent',
     );
     const since = Date.now();
-    await new Promise((resolve) => setTimeout(resolve, 6_000));
+    const lag = await waitWatchingTimers(6_000);
 
     // The hanging queue holds three of the four slots, never the fourth: at most three of its
     // lookups were ever open at once, and the small queue polled on time in the one left.
     // Taking turns alone is not enough here: the small queue's getQueue waited for a hanging
     // lookup to time out (5 s) before it got a slot.
     const small = calls('api', 'getQueue').filter((call) => call.receivedAt >= since - 1_000);
-    expect(small.length).toBeGreaterThanOrEqual(5);
+    expect(small.length).toBeGreaterThanOrEqual(Math.max(2, pollsAtLeast(7_000, 1_000, lag)));
     for (const gap of gaps(small.map((call) => call.receivedAt))) {
-      expect(gap).toBeLessThanOrEqual(1_000 * 1.2);
+      expect(gap).toBeLessThanOrEqual(1_000 * 1.2 + lag);
     }
     expect(pollFailures(subject, API)).toEqual([]);
     const samples = await subject.samples();
@@ -253,15 +273,15 @@ describe('twelve never-answering queues beside a healthy one', () => {
     }
     const since = healthyPolls()[0]?.receivedAt ?? 0;
     // Longer than a timeout: every hanging slot is given back (and taken again) meanwhile.
-    await new Promise((resolve) => setTimeout(resolve, 12_000));
+    const lag = await waitWatchingTimers(12_000);
 
     const polls = healthyPolls().filter((call) => call.receivedAt >= since);
     // 12 s at 2 s ± 10 %: six polls or so, the first included. Before hanging queues were kept out of
     // the last slot, each freed slot went to the next hanging queue in turn: about one poll per
     // 10 s timeout here.
-    expect(polls.length).toBeGreaterThanOrEqual(6);
+    expect(polls.length).toBeGreaterThanOrEqual(Math.max(2, pollsAtLeast(12_000, 2_000, lag)));
     for (const gap of gaps(polls.map((call) => call.receivedAt))) {
-      expect(gap).toBeLessThanOrEqual(2_000 * 1.2);
+      expect(gap).toBeLessThanOrEqual(2_000 * 1.2 + lag);
     }
     expect(pollFailures(subject, API)).toEqual([]);
     const samples = await subject.samples();

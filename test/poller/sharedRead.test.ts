@@ -1,9 +1,11 @@
 // The organization's shared v2 lists over a real TrunkClient and a fake organization on loopback
 // whose answers the test holds back (a slow upstream, its pace set by the test): a refresh asked
 // for while a list is read leads to one more read after it, however many ask, and those who asked
-// after the refresh get that read's answer; a failed read of the queue list leaves the last good
-// list in use until it is older than staleAfterSeconds.
+// after the refresh get that read's answer (a status event's refresh of the test lists, a poll's
+// 404 on a queue id re-reading the queue list); a failed read of the queue list leaves the last
+// good list in use until it is older than staleAfterSeconds.
 import { afterEach, describe, expect, it } from 'vitest';
+import { pollMergeQueueV2 } from '../../src/poller/v2/v2MergeQueuePoll.js';
 import { V2QueueDirectory } from '../../src/poller/v2/v2QueueDirectory.js';
 import { V2TestDirectory } from '../../src/poller/v2/v2TestDirectory.js';
 import { Secret } from '../../src/secrets/secret.js';
@@ -74,6 +76,55 @@ describe('a shared read', () => {
     // Nothing more is read within the interval.
     await directory.quarantinedTestsOf('github.com/acme/web');
     expect(quarantinedListReads(fake)).toBe(2);
+  });
+
+  it('reads the list of queues once more when a poll gets a 404 on a queue id while the list is being read', async () => {
+    const fake = await startFakeV2({
+      queues: pageAt('merge-queues-of-an-organization.json'),
+      entries: { xK9mP2nQ: [] },
+    });
+    const clock = { now: 1000 };
+    const reader = readerOf(fake);
+    const directory = new V2QueueDirectory(reader, 30, () => clock.now, {
+      staleAfterSeconds: 600,
+      onFailure: () => undefined,
+    });
+    const list = /^\/v2\/merge-queues$/;
+    const webEntries = /^\/v2\/merge-queues\/xK9mP2nQ\/pull-requests$/;
+    const web = { repo: 'github.com/acme/web', branch: 'main' };
+    expect((await directory.find(web))?.id).toBe('xK9mP2nQ');
+    // A poll of acme/web main has its queue from the list and asks for its entries (held) ...
+    fake.hold(/^\/v2\/merge-queues(\/xK9mP2nQ\/pull-requests)?$/);
+    const poll = pollMergeQueueV2({
+      reader,
+      directory,
+      repoName: web.repo,
+      branch: web.branch,
+      options: {},
+      now: () => clock.now,
+    });
+    await untilHeld(fake, 1);
+    // ... when the list, due again, is read for another poll (held) ...
+    clock.now = 1031;
+    const underWay = directory.find(web);
+    await untilHeld(fake, 2);
+    // ... and the entries answer 404 ("the queue may have been re-created"): the list read under
+    // way may predate that, so the poll waits for one more read of the list, after it.
+    fake.fail(webEntries, 404);
+    fake.release(webEntries);
+    while (fake.requestsTo(webEntries).length < 1 || fake.held() > 1) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    // Time for the poll to take the 404 (nothing to observe of it: it waits on the list read).
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    fake.recover();
+    fake.release(list);
+    await underWay;
+    await untilHeld(fake, 1);
+    fake.hold(undefined);
+    fake.release();
+    expect((await poll).queue.id).toBe('xK9mP2nQ');
+    expect(fake.requestsTo(list)).toHaveLength(3);
   });
 
   it('serves the last good list of queues while its reads fail, until it is older than staleAfterSeconds, reading at most once per interval', async () => {

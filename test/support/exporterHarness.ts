@@ -1,7 +1,6 @@
 // Starts real exporters against a real simulator on loopback for the end-to-end tests, and stops
 // everything after each test.
 import { Writable } from 'node:stream';
-import { afterEach } from 'vitest';
 import { loadConfigFile, parseConfig } from '../../src/config/load.js';
 import { startExporter, type RunningExporter } from '../../src/exporter.js';
 import { KnownSecrets } from '../../src/secrets/knownSecrets.js';
@@ -11,6 +10,7 @@ import type { SimulatorWorld } from '../../src/simulator/world.js';
 import type { SimulatorFlavour } from '../../src/simulator/responses.js';
 import type { TriggerSpacing } from '../../src/webhooks/pollTriggers.js';
 import { parseExposition, type Sample } from './exposition.js';
+import { afterThisTest } from './afterTest.js';
 import { startTestSimulator } from './simulator.js';
 
 export const SIMULATOR_TOKEN = 'sim-token-4b1d';
@@ -23,11 +23,6 @@ export const FIRST_POLL_SPREAD_SECONDS = 0.1;
 
 /** The longest a test waits for a condition of its exporter. */
 const WAIT_MS = 20_000;
-
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
 
 /** A frozen simulator world (it moves only when the test calls advance) behind a real server. */
 export function startFrozenSimulator(
@@ -120,7 +115,7 @@ export async function startTestExporter(
   });
   let stopped: Promise<void> | undefined;
   const stop = () => (stopped ??= exporter.stop());
-  cleanups.push(stop);
+  afterThisTest(stop);
 
   const scrape = async (path = '/metrics', headers: Record<string, string> = {}) => {
     const response = await fetch(`${exporter.url}${path}`, { headers });

@@ -93,8 +93,8 @@ export interface FakeV2 {
   hold(pattern: RegExp | undefined): void;
   /** How many requests wait. */
   held(): number;
-  /** Answers every waiting request, as the organization now is. */
-  release(): void;
+  /** Answers every waiting request (those whose path matches `pattern`, when given), as the organization now is. */
+  release(pattern?: RegExp): void;
   /** The entries of queue `queueId` (mutable: a test moves them). */
   entries(queueId: string): EntryRow[];
   /** The testing results of queue `queueId` (mutable: a test records them). */
@@ -106,13 +106,16 @@ export async function startFakeV2(organization: FakeV2Organization): Promise<Fak
   const failures: { pattern: RegExp; status: number; query: string }[] = [];
   const entries = organization.entries ?? {};
   let holding: RegExp | undefined;
-  const waiting: (() => void)[] = [];
+  const waiting: { path: string; send: () => void }[] = [];
   const testingResults = organization.testingResults ?? {};
   const server = await startApiServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://fake').pathname;
     if (holding?.test(path) === true)
-      waiting.push(() => {
-        answer(req, res);
+      waiting.push({
+        path,
+        send: () => {
+          answer(req, res);
+        },
       });
     else answer(req, res);
   }, '');
@@ -211,8 +214,10 @@ export async function startFakeV2(organization: FakeV2Organization): Promise<Fak
       holding = pattern;
     },
     held: () => waiting.length,
-    release() {
-      for (const send of waiting.splice(0)) send();
+    release(pattern) {
+      const due = waiting.filter(({ path }) => pattern?.test(path) ?? true);
+      waiting.splice(0, waiting.length, ...waiting.filter((request) => !due.includes(request)));
+      for (const { send } of due) send();
     },
     entries(queueId) {
       return (entries[queueId] ??= []);

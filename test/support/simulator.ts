@@ -1,6 +1,5 @@
 // Starts the project's Trunk API simulator on a loopback port for one test and closes it after the
 // test, however the test ended.
-import { afterEach } from 'vitest';
 import type { SimulatorFlavour } from '../../src/simulator/responses.js';
 import {
   startSimulatorServer,
@@ -8,13 +7,7 @@ import {
   type SimulatorServerOptions,
 } from '../../src/simulator/server.js';
 import { createSimulatorWorld, type SimulatorWorld } from '../../src/simulator/world.js';
-
-const running = new Set<RunningSimulator>();
-
-afterEach(async () => {
-  // Each close takes its simulator out of the set.
-  await Promise.all([...running].map((simulator) => simulator.close()));
-});
+import { afterThisTest } from './afterTest.js';
 
 /** Options of startSimulatorServer, with the world made from `seed` and `flavour` unless given. */
 export type TestSimulatorOptions = { seed?: number; flavour?: SimulatorFlavour } & Partial<
@@ -30,13 +23,15 @@ export async function startTestSimulator(
     createSimulatorWorld({ seed: options.seed ?? 42, flavour: options.flavour ?? 'documented' });
   const started = await startSimulatorServer({ ...options, world });
   // A test may close it itself (to make the API vanish); closing twice must not fail cleanup.
+  let closed = false;
   const simulator: RunningSimulator = {
     ...started,
     close: async () => {
-      if (!running.delete(simulator)) return;
+      if (closed) return;
+      closed = true;
       await started.close();
     },
   };
-  running.add(simulator);
+  afterThisTest(() => simulator.close());
   return { world, simulator };
 }
