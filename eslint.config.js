@@ -93,11 +93,18 @@ const layerRule = {
       });
     };
     return {
-      ImportDeclaration: (node) => check(node, node.source.value),
-      ExportNamedDeclaration: (node) => check(node, node.source?.value),
-      ExportAllDeclaration: (node) => check(node, node.source.value),
-      ImportExpression: (node) =>
-        check(node, node.source.type === 'Literal' ? node.source.value : undefined),
+      ImportDeclaration: (node) => {
+        check(node, node.source.value);
+      },
+      ExportNamedDeclaration: (node) => {
+        check(node, node.source?.value);
+      },
+      ExportAllDeclaration: (node) => {
+        check(node, node.source.value);
+      },
+      ImportExpression: (node) => {
+        check(node, node.source.type === 'Literal' ? node.source.value : undefined);
+      },
     };
   },
 };
