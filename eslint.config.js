@@ -1,15 +1,17 @@
 // Type-aware lint: the rules that catch real bugs in async, typed code (floating promises,
 // unsafe any at boundaries) plus the project's import and export conventions.
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import js from '@eslint/js';
 import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
 /**
- * The layers of src/, top to bottom (docs/architecture.md). A module is a folder (`src/poller/`) or
- * a file at the top of src/ (`src/exporter.ts`). A module imports its own files and the modules of
- * the rows below its own: never a row above, never a sibling in its own row.
+ * The layers of src/, top to bottom (docs/architecture.md). A module is a folder (`src/flow/`), a
+ * folder inside one that has a row of its own (`src/poller/v1/`), or a file at the top of src/
+ * (`src/exporter.ts`); a file belongs to the deepest module it is in. A module imports its own
+ * files and the modules of the rows below its own: never a row above, never a sibling in its own
+ * row (`poller/v1/` and `poller/v2/` never import each other).
  */
 const LAYERS = [
   ['main'],
@@ -19,8 +21,11 @@ const LAYERS = [
   ['server'],
   ['metrics'],
   ['discovery'],
+  ['budget'],
+  ['poller/jobs'],
+  ['poller/v1', 'poller/v2'],
   ['poller'],
-  ['flow', 'reload', 'budget', 'webhooks'],
+  ['flow', 'reload', 'webhooks'],
   ['config'],
   ['sharding'],
   ['snapshot', 'trunk'],
@@ -31,45 +36,84 @@ const LAYERS = [
 /** Modules that are programs of their own (the fake Trunk API): they import only these. */
 const SEPARATE_PROGRAMS = new Map([['simulator', ['log', 'secrets', 'version']]]);
 
-/** One no-restricted-imports block per module, a pattern (and message) per module it may not import. */
-function layerRules() {
-  const entries = readdirSync(join(import.meta.dirname, 'src'), { withFileTypes: true });
-  const rootFiles = new Set(
-    entries.filter((entry) => entry.isFile()).map((entry) => entry.name.replace(/\.ts$/, '')),
-  );
-  const placed = LAYERS.flat();
-  // A module missing from LAYERS would be free to import anything: lint stops until it has a row.
-  const unplaced = entries
-    .map((entry) => entry.name.replace(/\.ts$/, ''))
-    .filter((module) => !placed.includes(module));
-  if (unplaced.length > 0) {
-    throw new Error(
-      `eslint.config.js: add ${unplaced.join(', ')} to LAYERS (docs/architecture.md)`,
-    );
+const SRC = join(import.meta.dirname, 'src');
+
+/** The module of a file under src/ (the deepest LAYERS entry it is in), or undefined outside src/. */
+function moduleOf(/** @type {string} */ file) {
+  const path = relative(SRC, file);
+  if (path.startsWith('..')) return undefined;
+  let found;
+  for (const module of LAYERS.flat()) {
+    const inIt = path === `${module}.ts` || path.startsWith(`${module}/`);
+    if (inIt && (found === undefined || module.length > found.length)) found = module;
   }
-  /** @param {string} module */
-  const path = (module) => (rootFiles.has(module) ? `src/${module}.ts` : `src/${module}/`);
-  return placed.map((module) => {
-    const row = LAYERS.findIndex((names) => names.includes(module));
-    const allowed = SEPARATE_PROGRAMS.get(module) ?? LAYERS.slice(row + 1).flat();
-    const forbidden = placed.filter((other) => other !== module && !allowed.includes(other));
-    // Relative specifiers: `./x/…` from a file at the top of src/, `../x/…` (any depth) below it.
-    const up = rootFiles.has(module) ? '\\./' : '(\\.\\./)+';
+  return found;
+}
+
+/** What a module of src/ is called in a message: `src/poller/v1/`, `src/exporter.ts`. */
+function modulePath(/** @type {string} */ module) {
+  return existsSync(join(SRC, module)) ? `src/${module}/` : `src/${module}.ts`;
+}
+
+/** The modules `module` may import besides itself. */
+function importableBy(/** @type {string} */ module) {
+  const row = LAYERS.findIndex((names) => names.includes(module));
+  return SEPARATE_PROGRAMS.get(module) ?? LAYERS.slice(row + 1).flat();
+}
+
+/**
+ * Fails lint on an import that points up the layers or across a row, resolved to the module it
+ * lands in. Stops lint at once for a folder of src/ that has no row: it would be free to import
+ * anything.
+ * @type {import('eslint').Rule.RuleModule}
+ */
+const layerRule = {
+  meta: {
+    type: 'problem',
+    schema: [],
+    messages: {
+      layer:
+        '{{from}} may not import {{to}}: imports point down the layers only (docs/architecture.md).',
+    },
+  },
+  create(context) {
+    const file = context.physicalFilename;
+    const from = moduleOf(file);
+    if (from === undefined) return {};
+    const allowed = importableBy(from);
+    /** @param {import('estree').Node} node @param {unknown} source */
+    const check = (node, source) => {
+      if (typeof source !== 'string' || !source.startsWith('.')) return;
+      const to = moduleOf(resolve(dirname(file), source));
+      if (to === undefined || to === from || allowed.includes(to)) return;
+      context.report({
+        node,
+        messageId: 'layer',
+        data: { from: modulePath(from), to: modulePath(to) },
+      });
+    };
     return {
-      files: [rootFiles.has(module) ? path(module) : `${path(module)}**/*.ts`],
-      rules: {
-        'no-restricted-imports': [
-          'error',
-          {
-            patterns: forbidden.map((other) => ({
-              regex: `^${up}${other}${rootFiles.has(other) ? '\\.js$' : '/'}`,
-              message: `${path(module)} may not import ${path(other)}: imports point down the layers only (docs/architecture.md).`,
-            })),
-          },
-        ],
+      ImportDeclaration: (node) => {
+        check(node, node.source.value);
+      },
+      ExportNamedDeclaration: (node) => {
+        check(node, node.source?.value);
+      },
+      ExportAllDeclaration: (node) => {
+        check(node, node.source.value);
+      },
+      ImportExpression: (node) => {
+        check(node, node.source.type === 'Literal' ? node.source.value : undefined);
       },
     };
-  });
+  },
+};
+
+const unplaced = readdirSync(SRC)
+  .map((name) => name.replace(/\.ts$/, ''))
+  .filter((module) => !LAYERS.flat().includes(module));
+if (unplaced.length > 0) {
+  throw new Error(`eslint.config.js: add ${unplaced.join(', ')} to LAYERS (docs/architecture.md)`);
 }
 
 /** Static import and export specifiers of a module's text (`import type` included). */
@@ -168,11 +212,10 @@ export default defineConfig(
       ],
     },
   },
-  ...layerRules(),
   {
     files: ['src/**/*.ts'],
-    plugins: { imports: { rules: { 'no-cycle': noImportCycle } } },
-    rules: { 'imports/no-cycle': 'error' },
+    plugins: { imports: { rules: { 'no-cycle': noImportCycle, layers: layerRule } } },
+    rules: { 'imports/no-cycle': 'error', 'imports/layers': 'error' },
   },
   {
     files: ['eslint.config.js', 'vitest.config.ts'],

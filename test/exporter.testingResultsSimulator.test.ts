@@ -128,7 +128,7 @@ describe('testing attempts against the simulator', () => {
     expect(all).toContain('failed/false');
     expect(all).toContain('interrupted/false');
     // Bisections need a batching queue whose batch fails, which not every hour of the world has:
-    // test/poller/v2TestingResultCount.test.ts pins them; here they only have to equal the truth.
+    // test/poller/v2/v2TestingResultCount.test.ts pins them; here they only have to equal the truth.
     // Six simulated hours, each moved and read: seconds of CPU, several times that when busy.
   }, 120_000);
 });

@@ -12,10 +12,10 @@ import { loadBuilt } from './built.ts';
 import type * as ConfigSecret from '../../src/secrets/secret.js';
 import type * as ConfigTargets from '../../src/config/targets.js';
 import type * as Logging from '../../src/log/logger.js';
-import type * as TargetJobs from '../../src/poller/targetJobs.js';
-import type * as ExitRead from '../../src/poller/v2ExitLookup.js';
-import type * as QueueDirectory from '../../src/poller/v2QueueDirectory.js';
-import type * as TestDirectory from '../../src/poller/v2TestDirectory.js';
+import type * as TargetJobs from '../../src/poller/jobs/targetJobs.js';
+import type * as ExitRead from '../../src/poller/v2/v2ExitLookup.js';
+import type * as QueueDirectory from '../../src/poller/v2/v2QueueDirectory.js';
+import type * as TestDirectory from '../../src/poller/v2/v2TestDirectory.js';
 import type * as SimulatorServer from '../../src/simulator/server.js';
 import type * as SimulatorWorld from '../../src/simulator/world.js';
 import type * as Store from '../../src/snapshot/store.js';
@@ -32,10 +32,10 @@ async function loadModules() {
   return {
     secret: await loadBuilt<typeof ConfigSecret>('secrets/secret.js'),
     targets: await loadBuilt<typeof ConfigTargets>('config/targets.js'),
-    targetJobs: await loadBuilt<typeof TargetJobs>('poller/targetJobs.js'),
-    exitRead: await loadBuilt<typeof ExitRead>('poller/v2ExitLookup.js'),
-    directory: await loadBuilt<typeof QueueDirectory>('poller/v2QueueDirectory.js'),
-    tests: await loadBuilt<typeof TestDirectory>('poller/v2TestDirectory.js'),
+    targetJobs: await loadBuilt<typeof TargetJobs>('poller/jobs/targetJobs.js'),
+    exitRead: await loadBuilt<typeof ExitRead>('poller/v2/v2ExitLookup.js'),
+    directory: await loadBuilt<typeof QueueDirectory>('poller/v2/v2QueueDirectory.js'),
+    tests: await loadBuilt<typeof TestDirectory>('poller/v2/v2TestDirectory.js'),
     store: await loadBuilt<typeof Store>('snapshot/store.js'),
     client: await loadBuilt<typeof Client>('trunk/client.js'),
     v2Client: await loadBuilt<typeof V2Client>('trunk/v2Client.js'),

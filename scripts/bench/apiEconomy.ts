@@ -15,8 +15,8 @@ import type * as ConfigSecret from '../../src/secrets/secret.js';
 import type * as ConfigTargets from '../../src/config/targets.js';
 import type { ExporterConfig as Config } from '../../src/config/types.js';
 import type * as Logging from '../../src/log/logger.js';
-import type * as Readiness from '../../src/poller/readiness.js';
-import type * as TargetJobs from '../../src/poller/targetJobs.js';
+import type * as Readiness from '../../src/poller/v1/readiness.js';
+import type * as TargetJobs from '../../src/poller/jobs/targetJobs.js';
 import type * as SimulatorServer from '../../src/simulator/server.js';
 import type { SimulatorFlavour as Flavour } from '../../src/simulator/responses.js';
 import type * as SimulatorWorld from '../../src/simulator/world.js';
@@ -44,8 +44,8 @@ async function loadModules(): Promise<Modules> {
   return {
     secret: await loadBuilt('secrets/secret.js'),
     targets: await loadBuilt('config/targets.js'),
-    targetJobs: await loadBuilt('poller/targetJobs.js'),
-    readiness: await loadBuilt('poller/readiness.js'),
+    targetJobs: await loadBuilt('poller/jobs/targetJobs.js'),
+    readiness: await loadBuilt('poller/v1/readiness.js'),
     store: await loadBuilt('snapshot/store.js'),
     client: await loadBuilt('trunk/client.js'),
     observer: await loadBuilt('trunk/observer.js'),

@@ -6,7 +6,7 @@
 import type * as LoadModule from '../../src/config/load.js';
 import type * as LoggerModule from '../../src/log/logger.js';
 import type * as TargetsModule from '../../src/config/targets.js';
-import type * as JobsModule from '../../src/poller/targetJobs.js';
+import type * as JobsModule from '../../src/poller/jobs/targetJobs.js';
 import type * as StoreModule from '../../src/snapshot/store.js';
 import type * as ClientModule from '../../src/trunk/client.js';
 import { loadBuilt } from './built.ts';
@@ -110,7 +110,7 @@ async function measure(setting: CycleSetting, runs: number): Promise<CycleRun[]>
   const { parseConfig } = await loadBuilt<typeof LoadModule>('config/load.js');
   const { silentLogger } = await loadBuilt<typeof LoggerModule>('log/logger.js');
   const { configuredTargets } = await loadBuilt<typeof TargetsModule>('config/targets.js');
-  const { buildPollJobs } = await loadBuilt<typeof JobsModule>('poller/targetJobs.js');
+  const { buildPollJobs } = await loadBuilt<typeof JobsModule>('poller/jobs/targetJobs.js');
   const { SnapshotStore } = await loadBuilt<typeof StoreModule>('snapshot/store.js');
   const { TrunkClient } = await loadBuilt<typeof ClientModule>('trunk/client.js');
 

@@ -16,7 +16,7 @@ import type * as LoadModule from '../../src/config/load.js';
 import type * as TargetsModule from '../../src/config/targets.js';
 import type * as V8FlagsModule from '../../src/cli/v8Flags.js';
 import type * as LoggerModule from '../../src/log/logger.js';
-import type * as JobsModule from '../../src/poller/targetJobs.js';
+import type * as JobsModule from '../../src/poller/jobs/targetJobs.js';
 import type * as StoreModule from '../../src/snapshot/store.js';
 import type * as ClientModule from '../../src/trunk/client.js';
 import { ROOT } from './built.ts';
@@ -58,7 +58,10 @@ async function runChild(root: string, queues: number): Promise<void> {
   flags.applyExporterV8Flags();
   const { parseConfig } = await loadFrom<typeof LoadModule>(root, 'config/load.js');
   const { silentLogger } = await loadFrom<typeof LoggerModule>(root, 'log/logger.js');
-  const jobsModule = await loadFrom<typeof JobsModule>(root, 'poller/targetJobs.js');
+  // Older builds kept the poll jobs at the top of poller/.
+  const jobsModule = await loadFrom<typeof JobsModule>(root, 'poller/jobs/targetJobs.js').catch(
+    () => loadFrom<typeof JobsModule>(root, 'poller/targetJobs.js'),
+  );
   const { SnapshotStore } = await loadFrom<typeof StoreModule>(root, 'snapshot/store.js');
   const { TrunkClient } = await loadFrom<typeof ClientModule>(root, 'trunk/client.js');
   // Older builds exported configuredTargets from the poll jobs' module.

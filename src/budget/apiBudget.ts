@@ -1,48 +1,25 @@
 // The API load a configuration asks for, estimated without a call, so an operator learns at
 // start-up, not from late polls, that the intervals and targets do not fit under
-// `trunk.maxRequestsPerSecond`. Queue depths and list sizes are not in the config: the estimate
-// assumes typical values (BUDGET_ASSUMPTIONS), and says so. Through API v2 some reads cover the
-// whole organization, and every shard makes them in full: their pages follow the organization's
-// size as its lists were last read, or as the configuration names it before that.
-import { readsQuarantineThroughV2 } from '../config/credentials.js';
+// `trunk.maxRequestsPerSecond`. It sums the reads each target's source declares
+// (poller/readDeclaration.ts), each at the cost its declaration estimates: queue depths and list
+// sizes are not in the config, so the costs assume typical values (BUDGET_ASSUMPTIONS), and say
+// so. Through API v2 some reads cover the whole organization, and every shard makes them in full:
+// their pages follow the organization's size as its lists were last read, or as the configuration
+// names it before that.
 import { repositoryKey } from '../config/repositoryKey.js';
+import { credentialsOf } from '../config/targetApis.js';
 import { configuredTargets } from '../config/targets.js';
 import type { ExporterConfig } from '../config/types.js';
+import { ALL_READS, discoveryReads, readsOf } from '../poller/jobs/sources.js';
+import type { OrganizationSize } from '../poller/readCost.js';
+import type { PollInterval, ReadDeclaration } from '../poller/readDeclaration.js';
 import type { Target } from '../snapshot/types.js';
-import { ENDPOINTS, MAX_PAGE_SIZE, type Endpoint } from '../trunk/schemas.js';
-import { V2_ENDPOINTS } from '../trunk/v2Schemas.js';
-
-/** What the estimate assumes about the parts of the load the config does not say. */
-export const BUDGET_ASSUMPTIONS = {
-  /** PRs enqueued in each merge queue at a time. */
-  pullRequestsPerQueue: 10,
-  /** State changes per enqueued PR per hour (queued → pending → testing → passed → merged). */
-  stateChangesPerPullRequestPerHour: 6,
-  /** Quarantined tests per repository (pages walked when flakyTestDetails is on). */
-  quarantinedTestsPerRepository: 500,
-  /** API v2: flaky and broken tests per repository (the organization's second walk). */
-  unhealthyTestsPerRepository: 100,
-  /** API v2: share of a queue's polls that read its concluded entries (PRs left since the last). */
-  exitReadsPerQueuePoll: 0.1,
-  /**
-   * API v2: share of a queue's polls that read its testing results: those that see a PR leave
-   * testing or the queue (docs/benchmarks.md measures it).
-   */
-  testingReadsPerQueuePoll: 0.2,
-} as const;
+import type { Endpoint } from '../trunk/schemas.js';
 
 /** Requests per second, in total and per endpoint. */
 export interface EndpointRates {
   readonly requestsPerSecond: number;
   readonly byEndpoint: Readonly<Partial<Record<Endpoint, number>>>;
-}
-
-/** The organization the organization-wide v2 reads (queue list, test walks) are sized for. */
-export interface OrganizationSize {
-  readonly queues: number;
-  readonly repositoriesWithTests: number;
-  /** `lists`: its lists were read, and named at least these; `configuration`: none read yet. */
-  readonly from: 'lists' | 'configuration';
 }
 
 /** This instance's expected steady-state requests per second, and what webhooks may add. */
@@ -79,17 +56,13 @@ interface BudgetInputs {
   readonly eventSpacing: EventPollSpacing;
 }
 
-/** How often a queue is polled and a test list walked, in seconds. */
-interface Cadence {
-  readonly mergeQueueSeconds: number;
-  readonly flakyTestsSeconds: number;
-}
+/** Seconds between two polls of each kind of target. */
+type Periods = Readonly<Record<PollInterval, number>>;
 
 /**
- * Expected requests per second of this instance. Through API v1: one getQueue per polled
- * (repo, branch) per mergeQueueInterval; per PR, a lookup when its state changes plus one per
- * recheck interval (at most one per poll); per quarantine list, its pages per flakyTestsInterval.
- * Through API v2 (v2Rates), the organization-wide reads besides this instance's own. Start-up is
+ * Expected requests per second of this instance: the reads its targets' sources declare, each
+ * run once per poll of its target, and each organization-wide read once per the shortest period
+ * any target or discovery asks for it (poller/sharedRead.ts: however many ask). Start-up is
  * busier: the first poll of each queue looks up every PR (v1), names every repository (v2).
  */
 export function computeApiBudget(config: ExporterConfig, inputs: BudgetInputs): ApiBudget {
@@ -97,22 +70,19 @@ export function computeApiBudget(config: ExporterConfig, inputs: BudgetInputs): 
   const { polling } = config;
   const organization =
     config.trunk.apiKey === undefined ? undefined : organizationSize(config, inputs.organization);
-  const rates = (cadence: Cadence): EndpointRates =>
-    withTotal(
-      organization === undefined
-        ? v1Rates(config, targets, cadence)
-        : v2Rates(config, targets, organization, cadence),
-    );
+  const scheduled: Periods = {
+    mergeQueue: polling.mergeQueueIntervalSeconds,
+    flakyTests: polling.flakyTestsIntervalSeconds,
+  };
+  const rates = (periods: Periods): EndpointRates =>
+    withTotal(declaredRates(config, targets, organization, { scheduled, periods }));
   const { mergeQueueMs, flakyTestsMs } = inputs.eventSpacing;
   return {
-    ...rates({
-      mergeQueueSeconds: polling.mergeQueueIntervalSeconds,
-      flakyTestsSeconds: polling.flakyTestsIntervalSeconds,
-    }),
+    ...rates(scheduled),
     withWebhooks: config.webhooks.enabled
       ? rates({
-          mergeQueueSeconds: Math.min(polling.mergeQueueIntervalSeconds, mergeQueueMs / 1000),
-          flakyTestsSeconds: Math.min(polling.flakyTestsIntervalSeconds, flakyTestsMs / 1000),
+          mergeQueue: Math.min(scheduled.mergeQueue, mergeQueueMs / 1000),
+          flakyTests: Math.min(scheduled.flakyTests, flakyTestsMs / 1000),
         })
       : undefined,
     organization,
@@ -122,102 +92,64 @@ export function computeApiBudget(config: ExporterConfig, inputs: BudgetInputs): 
 
 type Rates = Partial<Record<Endpoint, number>>;
 
-function v1Rates(config: ExporterConfig, targets: readonly Target[], cadence: Cadence): Rates {
-  const { polling } = config;
-  const queues = targets.filter((target) => target.kind === 'merge_queue').length;
-  const pollsPerSecond = 1 / cadence.mergeQueueSeconds;
-  const lookupsPerPullRequestPerSecond = polling.pullRequestDetails
-    ? Math.min(
-        pollsPerSecond,
-        BUDGET_ASSUMPTIONS.stateChangesPerPullRequestPerHour / 3600 +
-          (polling.pullRequestRecheckSeconds > 0
-            ? 1 / polling.pullRequestRecheckSeconds
-            : pollsPerSecond),
-      )
-    : 0;
-  return {
-    [ENDPOINTS.getQueue]: queues * pollsPerSecond,
-    [ENDPOINTS.getSubmittedPullRequest]:
-      queues * BUDGET_ASSUMPTIONS.pullRequestsPerQueue * lookupsPerPullRequestPerSecond,
-    [ENDPOINTS.listQuarantinedTests]: v1QuarantineWalks(config, targets.length - queues, cadence),
-  };
-}
-
-/** The pages of `lists` quarantine lists read through API v1, per second. */
-function v1QuarantineWalks(config: ExporterConfig, lists: number, cadence: Cadence): number {
-  const pagesPerWalk = config.polling.flakyTestDetails
-    ? pages(BUDGET_ASSUMPTIONS.quarantinedTestsPerRepository)
-    : 1;
-  return (lists * pagesPerWalk) / cadence.flakyTestsSeconds;
+interface PollPeriods {
+  /** The configured intervals. */
+  readonly scheduled: Periods;
+  /** How often polls come: the intervals, or with webhooks, as often as events may ask. */
+  readonly periods: Periods;
 }
 
 /**
- * API v2 (an API key is set). Each shard reads, in full: the organization's list of queues (100
- * a page) when it polls a queue, or for discovery; the organization's quarantined tests when it
- * reads a quarantine list through v2, or for discovery of repositories with tests; its flaky and
- * broken tests when it has any flaky-tests target (the quarantine list read through v1 or v2), or
- * for that discovery. Each such list is read at most once per interval however many ask
- * (poller/sharedRead.ts), so discovery adds a read only when nothing else asks; events refresh
- * the test lists only for the lists read through v2. Its own queues: one pull-requests read per
- * poll plus the exit reads, the testing-results reads of the polls that see testing end; with any
- * flaky-tests target, one page of test collections per flakyTestsInterval. Quarantine lists kept on
- * v1 (a token with orgUrlSlug beside the key) are walked as v1Rates says.
+ * The calls per second of the reads `targets` make, with a rate (0 when none is made) for each
+ * endpoint the reads of the instance's API estimate, so that the gauge shows every one of them.
  */
-function v2Rates(
+function declaredRates(
   config: ExporterConfig,
   targets: readonly Target[],
-  organization: OrganizationSize,
-  cadence: Cadence,
+  organization: OrganizationSize | undefined,
+  { scheduled, periods }: PollPeriods,
 ): Rates {
-  const { polling } = config;
-  const discovery = config.discovery?.enabled === true ? config.discovery : undefined;
-  const queues = targets.filter((target) => target.kind === 'merge_queue').length;
-  const lists = targets.filter((target) => target.kind === 'flaky_tests');
-  const v2Lists = lists.filter((list) =>
-    readsQuarantineThroughV2(config, list.discovered === true),
-  );
-  const v1Lists = lists.length - v2Lists.length;
-  const queueListEvery =
-    queues > 0
-      ? polling.mergeQueueIntervalSeconds
-      : discovery === undefined
-        ? undefined
-        : Math.max(discovery.intervalSeconds, polling.mergeQueueIntervalSeconds);
-  const discoveryWalkEvery =
-    discovery?.flakyTests === true
-      ? Math.max(discovery.intervalSeconds, polling.flakyTestsIntervalSeconds)
-      : undefined;
-  const quarantinedWalkEvery = v2Lists.length > 0 ? cadence.flakyTestsSeconds : discoveryWalkEvery;
-  const unhealthyWalkEvery =
-    v2Lists.length > 0
-      ? cadence.flakyTestsSeconds
-      : lists.length > 0
-        ? polling.flakyTestsIntervalSeconds
-        : discoveryWalkEvery;
-  const repositories = organization.repositoriesWithTests;
-  return {
-    [V2_ENDPOINTS.listMergeQueues]: perSecond(pages(organization.queues), queueListEvery),
-    [V2_ENDPOINTS.listQueuePullRequests]:
-      (queues * (1 + BUDGET_ASSUMPTIONS.exitReadsPerQueuePoll)) / cadence.mergeQueueSeconds,
-    [V2_ENDPOINTS.listTestingResults]:
-      (queues * BUDGET_ASSUMPTIONS.testingReadsPerQueuePoll) / cadence.mergeQueueSeconds,
-    [V2_ENDPOINTS.listTests]:
-      perSecond(
-        pages(repositories * BUDGET_ASSUMPTIONS.quarantinedTestsPerRepository),
-        quarantinedWalkEvery,
-      ) +
-      perSecond(
-        pages(repositories * BUDGET_ASSUMPTIONS.unhealthyTestsPerRepository),
-        unhealthyWalkEvery,
-      ),
-    ...(v1Lists > 0
-      ? { [ENDPOINTS.listQuarantinedTests]: v1QuarantineWalks(config, v1Lists, cadence) }
-      : {}),
-    // One page, shared by the flaky-tests polls; events do not refresh it.
-    ...(lists.length > 0 && config.reads.testCollections
-      ? { [V2_ENDPOINTS.listTestCollections]: 1 / polling.flakyTestsIntervalSeconds }
-      : {}),
+  const size = organization ?? { queues: 0, repositoriesWithTests: 0, from: 'configuration' };
+  const callsOf = (read: ReadDeclaration, periodSeconds: number) =>
+    Object.entries(read.cost.calls({ config, organization: size, periodSeconds })) as [
+      Endpoint,
+      number,
+    ][];
+  const rates: Rates = {};
+  const api = organization === undefined ? 'v1' : 'v2';
+  for (const read of ALL_READS) {
+    if (read.api !== api) continue;
+    for (const [endpoint] of callsOf(read, scheduled.mergeQueue)) rates[endpoint] = 0;
+  }
+  const add = (read: ReadDeclaration, periodSeconds: number) => {
+    for (const [endpoint, calls] of callsOf(read, periodSeconds)) {
+      rates[endpoint] = (rates[endpoint] ?? 0) + calls / periodSeconds;
+    }
   };
+  const shared = new Map<ReadDeclaration, number>();
+  const ask = (read: ReadDeclaration, periodSeconds: number) => {
+    shared.set(read, Math.min(periodSeconds, shared.get(read) ?? Infinity));
+  };
+  const credentials = credentialsOf(config);
+  for (const target of targets) {
+    const period = periods[target.kind === 'merge_queue' ? 'mergeQueue' : 'flakyTests'];
+    for (const read of readsOf(credentials, target)) {
+      const { cadence } = read;
+      if (cadence.kind !== 'shared') add(read, period);
+      // Events refresh a shared read by invalidating it; otherwise it is read once per interval.
+      else ask(read, (cadence.refreshedByEvents ? periods : scheduled)[cadence.interval]);
+    }
+  }
+  const discovery = config.discovery;
+  if (organization !== undefined && discovery?.enabled === true) {
+    for (const read of discoveryReads(discovery)) {
+      if (read.cadence.kind !== 'shared') continue;
+      // Discovery reuses a read younger than the read's interval.
+      ask(read, Math.max(discovery.intervalSeconds, scheduled[read.cadence.interval]));
+    }
+  }
+  for (const [read, period] of shared) add(read, period);
+  return rates;
 }
 
 /**
@@ -236,16 +168,6 @@ function organizationSize(config: ExporterConfig, lists?: OrganizationLists): Or
     repositoriesWithTests: withTests.size,
     from: read ? 'lists' : 'configuration',
   };
-}
-
-/** Pages of a list of `rows` at the largest page size; an empty list is one call too. */
-function pages(rows: number): number {
-  return Math.max(1, Math.ceil(rows / MAX_PAGE_SIZE));
-}
-
-/** `calls` once per `everySeconds`, per second; none when the read is not made. */
-function perSecond(calls: number, everySeconds: number | undefined): number {
-  return everySeconds === undefined ? 0 : calls / everySeconds;
 }
 
 function withTotal(byEndpoint: Rates): EndpointRates {

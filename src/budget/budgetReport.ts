@@ -1,7 +1,8 @@
 // What an operator is told of the API budget: the start-up (and reload, and discovery) log line,
 // and the warning, there and from --check-config, when it exceeds trunk.maxRequestsPerSecond.
 import type { Logger } from '../log/logger.js';
-import { BUDGET_ASSUMPTIONS, type ApiBudget, type OrganizationSize } from './apiBudget.js';
+import { BUDGET_ASSUMPTIONS, type OrganizationSize } from '../poller/readCost.js';
+import type { ApiBudget } from './apiBudget.js';
 
 /** The warning for a budget over its limit, or undefined when it fits. */
 export function describeBudgetExcess(budget: ApiBudget): string | undefined {

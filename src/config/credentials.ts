@@ -194,18 +194,6 @@ function headerValueProblem(value: string): string | undefined {
   return undefined;
 }
 
-/**
- * Whether a repository's quarantine list is read through API v2 (the organization's test list):
- * with an API key, unless a v1 token and its orgUrlSlug are set too, which keep v1 the source of
- * the configured lists (a `discovered` one is read through v2 all the same).
- */
-export function readsQuarantineThroughV2(config: ExporterConfig, discovered: boolean): boolean {
-  return (
-    config.trunk.apiKey !== undefined &&
-    (discovered || config.trunk.token === undefined || config.trunk.orgUrlSlug === undefined)
-  );
-}
-
 /** Every secret a configuration holds, for the logger's scrubber (KnownSecrets). */
 export function secretsOf(config: ExporterConfig): (Secret | undefined)[] {
   return [config.trunk.token, config.trunk.apiKey, config.webhooks.signingSecret];

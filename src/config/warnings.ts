@@ -3,11 +3,12 @@
 import { apiHostUrl, versionSegmentOf } from '../trunk/apiUrl.js';
 import { apiKeyWarning, type TrunkCredentials } from './credentials.js';
 import { isRecord } from './fileValue.js';
+import { targetApis } from './targetApis.js';
 import type { ConfigFile } from './schema.js';
 
 /**
  * Settings that only API v1's merge-queue polls read: with an API key every merge queue is read
- * through API v2 (poller/targetJobs.ts), whose pull-request list carries each PR's state and
+ * through API v2 (targetApis.ts), whose pull-request list carries each PR's state and
  * readiness, so there is no per-PR lookup for them to shape.
  */
 export const V1_ONLY_SETTINGS = [
@@ -30,7 +31,12 @@ export function configWarnings(
   if (urlWarning !== undefined) warnings.push(urlWarning);
   const keyWarning = apiKeyWarning(credentials.apiKey);
   if (keyWarning !== undefined) warnings.push(keyWarning);
-  if (credentials.apiKey !== undefined) {
+  const set = {
+    apiKey: credentials.apiKey !== undefined,
+    token: credentials.token !== undefined,
+    orgUrlSlug: config.trunk.orgUrlSlug !== undefined,
+  };
+  if (targetApis(set, { kind: 'merge_queue' }).queue === 'v2') {
     for (const path of V1_ONLY_SETTINGS.filter((setting) => isSet(value, setting))) {
       warnings.push(
         `${path.join('.')} does nothing with an API key and applies to API v1 only (a token without a key): with a key, merge queues are read through API v2, which lists each PR with its state and readiness and looks none up; remove it${lineOf(path)}`,
@@ -45,11 +51,10 @@ export function configWarnings(
       );
     }
   }
-  // With a v1 token and its orgUrlSlug beside the key, v1 stays the source of the configured
-  // quarantine lists (readsQuarantineThroughV2 in credentials.ts), where the setting applies.
-  const quarantineViaV1 = credentials.token !== undefined && config.trunk.orgUrlSlug !== undefined;
+  // The setting shapes API v1's walk of a quarantine list: the configured lists' API says whether
+  // there is one.
   const detailsPath = ['polling', 'flakyTestDetails'] as const;
-  if (credentials.apiKey !== undefined && !quarantineViaV1 && isSet(value, detailsPath)) {
+  if (targetApis(set, { kind: 'flaky_tests' }).quarantine === 'v2' && isSet(value, detailsPath)) {
     warnings.push(
       `polling.flakyTestDetails does nothing with an API key alone and applies to API v1 only (a token with trunk.orgUrlSlug): through API v2 the organization's quarantined tests are one walk shared by every repository, which gives the per-owner and age counts at no extra call; remove it${lineOf(detailsPath)}`,
     );

@@ -2,7 +2,7 @@
 // merge with the configured ones: one target per (repo, branch), a configured one kept as configured.
 import { repositoryKey } from '../config/repositoryKey.js';
 import type { DiscoverySettings, ExporterConfig, RepositoryTarget } from '../config/types.js';
-import type { V2QueueKey } from '../poller/v2QueueDirectory.js';
+import type { V2QueueKey } from '../poller/v2/v2QueueDirectory.js';
 
 /**
  * A glob as a regular expression: `*` stands for any run of characters, the rest is literal; with

@@ -1,17 +1,18 @@
 import type { OrganizationLists } from '../budget/apiBudget.js';
+import { credentialsOf, targetApis } from '../config/targetApis.js';
 import { configuredTargets } from '../config/targets.js';
 import type { ExporterConfig, RepositoryTarget } from '../config/types.js';
 import { applyMergeQueueEvent } from '../flow/queueEvents.js';
 import type { Logger } from '../log/logger.js';
-import { LookupMemories } from '../poller/lookupMemories.js';
+import { LookupMemories } from '../poller/v1/lookupMemories.js';
 import { clientSettingsChanged } from '../reload/configChanges.js';
 import type { PollObserver } from '../poller/pollObserver.js';
 import { PollScheduler } from '../poller/scheduler.js';
 import type { SharedReadTiming } from '../poller/sharedRead.js';
-import { buildPollJobs } from '../poller/targetJobs.js';
+import { buildPollJobs } from '../poller/jobs/targetJobs.js';
 import { lookupsAtATime } from '../poller/lookupFanOut.js';
-import { V2TestDirectory } from '../poller/v2TestDirectory.js';
-import { V2QueueDirectory } from '../poller/v2QueueDirectory.js';
+import { V2TestDirectory } from '../poller/v2/v2TestDirectory.js';
+import { V2QueueDirectory } from '../poller/v2/v2QueueDirectory.js';
 import type { SnapshotStore } from '../snapshot/store.js';
 import { targetKey, type Target } from '../snapshot/types.js';
 import type { TrunkClient } from '../trunk/client.js';
@@ -199,13 +200,16 @@ export class PolledTargets {
     };
     for (const listener of this.#listeners) listener(targets, config, organization);
     this.#triggeredPolls.keepOnly(targets);
-    // With a key, every quarantine list's target takes its flaky and broken tests from the lists.
+    // The targets whose flaky and broken tests come from the organization's lists (with a key: all).
+    const credentials = credentialsOf(config);
     this.#v2FlakyTargets = new Map(
-      config.trunk.apiKey === undefined
-        ? []
-        : targets
-            .filter((target) => target.kind === 'flaky_tests')
-            .map((target) => [targetKey(target), target]),
+      targets
+        .filter(
+          (target) =>
+            target.kind === 'flaky_tests' &&
+            targetApis(credentials, { ...target, kind: 'flaky_tests' }).unhealthy === 'v2',
+        )
+        .map((target) => [targetKey(target), target]),
     );
     const v2Reader = new TrunkV2Client(clients.current, this.#testListPaths);
     this.#v2Queues.configure(v2Reader, queueListTiming(config));

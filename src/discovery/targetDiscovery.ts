@@ -1,7 +1,7 @@
 import type { DiscoverySettings, RepositoryTarget } from '../config/types.js';
 import type { Logger } from '../log/logger.js';
-import type { ReadOptions } from '../poller/trunkReader.js';
-import type { V2QueueKey } from '../poller/v2QueueDirectory.js';
+import type { ReadOptions } from '../poller/readOptions.js';
+import type { V2QueueKey } from '../poller/v2/v2QueueDirectory.js';
 import { discoveredRepositories } from './discoveredTargets.js';
 import type { DiscoveryObserver } from './observer.js';
 

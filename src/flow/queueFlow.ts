@@ -44,6 +44,9 @@ export interface QueueFlowOptions extends QueueDiffOptions {
   readonly webhooks: boolean;
 }
 
+/** Folds a poll into the queue's ledger as it is when the poll is recorded. */
+export type QueueFlowUpdate = (latest: QueueFlow | undefined) => QueueFlow;
+
 /** The ledger after the first successful poll since the exporter started: zero counts, every PR tracked. */
 export function startQueueFlow(first: MergeQueueSnapshot): QueueFlow {
   return {

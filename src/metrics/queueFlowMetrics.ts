@@ -1,9 +1,9 @@
 // Merge-queue flow: counters and histograms derived from what changed between consecutive
 // successful polls (src/flow/), rendered from each queue's ledger in the snapshot store. Every
 // configured queue with a ledger counts, stale or not: counters only count what was seen.
-import { PERIODIC_EXIT_READ_POLLS } from '../poller/v2ExitLookup.js';
+import { PERIODIC_EXIT_READ_POLLS } from '../poller/v2/v2ExitLookup.js';
 import { EVICTION_LOOP_WINDOW_SECONDS } from '../flow/evictions.js';
-import { LAST_MERGE_WINDOWS_SECONDS } from '../poller/v2LastMerge.js';
+import { LAST_MERGE_WINDOWS_SECONDS } from '../poller/v2/v2LastMerge.js';
 import { MAX_UNKNOWN_STATES, OTHER_STATE, type QueueFlow } from '../snapshot/queueFlowTypes.js';
 import type { TargetStatus } from '../snapshot/types.js';
 import { ENDPOINTS } from '../trunk/schemas.js';

@@ -1,7 +1,7 @@
 // Testing attempts of a merge queue (API v2's testing results), rendered from what the snapshot
 // store holds of each queue's. Counted like the flow families: from the exporter's start, kept
 // while the queue is stale; absent for a queue read through API v1, which has no such read.
-import { PERIODIC_EXIT_READ_POLLS } from '../poller/v2ExitLookup.js';
+import { PERIODIC_EXIT_READ_POLLS } from '../poller/v2/v2ExitLookup.js';
 import type { TestingAttempts } from '../snapshot/testingAttemptTypes.js';
 import type { TargetStatus } from '../snapshot/types.js';
 import { V2_ENDPOINTS } from '../trunk/v2Schemas.js';

@@ -3,25 +3,28 @@
 import type { Logger } from '../log/logger.js';
 import type { SnapshotStore } from '../snapshot/store.js';
 import type { TestingAttempts } from '../snapshot/testingAttemptTypes.js';
-import type { Snapshot, Target } from '../snapshot/types.js';
+import type { PartReads, Snapshot, Target } from '../snapshot/types.js';
 import { TrunkApiError } from '../trunk/errors.js';
 import { isAuthenticationFailure, whatToCheck } from './failureHint.js';
 import type { PollAdmission } from './pollAdmission.js';
 import type { PollObserver } from './pollObserver.js';
-import type { QueueFlowUpdate } from './queueFlowPoll.js';
-import type { ReadOptions } from './trunkReader.js';
+import type { UnreadParts } from './pollReads.js';
+import type { QueueFlowUpdate } from '../flow/queueFlow.js';
+import type { ReadOptions } from './readOptions.js';
 
 /** A successful poll: its snapshot and, for a merge queue, how its flow ledger takes it. */
 export interface PollResult {
   readonly snapshot: Snapshot;
   readonly queueFlow?: QueueFlowUpdate;
   /** Through API v2: the queue's testing attempts after this poll. */
-  readonly testingAttempts?: TestingAttempts;
+  readonly testingAttempts?: TestingAttempts | undefined;
+  /** What the poll recorded of the reads of each part it read (PollReads). */
+  readonly partReads?: PartReads;
   /**
    * Set when part of the target could not be read now (one of its lists failed) and the snapshot
    * holds the rest: the target is down, and says why, as after a failed poll.
    */
-  readonly unread?: { readonly message: string; readonly error: unknown };
+  readonly unread?: UnreadParts;
 }
 
 /** What recording a poll's outcome needs. */
@@ -58,13 +61,23 @@ export async function runPoll(
   let leave: (() => void) | undefined;
   try {
     leave = await admission?.enter(signal);
-    const { snapshot, queueFlow, testingAttempts, unread } = await poll(
+    const { snapshot, queueFlow, testingAttempts, partReads, unread } = await poll(
       { signal, deadlineMs },
       leave,
     );
     const durationSeconds = (performance.now() - started) / 1000;
+    // Read and written in one go: a webhook event may have moved the ledger since the poll began.
+    const flow = queueFlow?.(context.store.queueFlow(target));
     if (unread !== undefined) {
-      context.store.recordFailure(target, unread.message, durationSeconds, snapshot);
+      context.store.recordFailure(
+        target,
+        unread.message,
+        durationSeconds,
+        snapshot,
+        partReads,
+        flow,
+        testingAttempts,
+      );
       logFailure(
         `poll read part of ${target.repo}: ${unread.message}`,
         unread.error,
@@ -73,9 +86,14 @@ export async function runPoll(
       );
       return true;
     }
-    // Read and written in one go: a webhook event may have moved the ledger since the poll began.
-    const flow = queueFlow?.(context.store.queueFlow(target));
-    context.store.recordSuccess(target, snapshot, durationSeconds, flow, testingAttempts);
+    context.store.recordSuccess(
+      target,
+      snapshot,
+      durationSeconds,
+      flow,
+      testingAttempts,
+      partReads,
+    );
     return true;
   } catch (error) {
     if (signal.aborted) return false;

@@ -1,4 +1,4 @@
-import type { ReadOptions } from './trunkReader.js';
+import type { ReadOptions } from './readOptions.js';
 
 /** A shared read's answer: the last good value, when it was read, and whether the latest read failed. */
 export interface SharedAnswer<T> {

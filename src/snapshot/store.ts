@@ -1,7 +1,7 @@
 import type { QueueFlow } from './queueFlowTypes.js';
-import { partReadTimes, shownSnapshot, turnsStale } from './staleParts.js';
+import { partReadTimes, shownStatus, turnsStale } from './staleParts.js';
 import type { TestingAttempts } from './testingAttemptTypes.js';
-import type { Snapshot, Target, TargetStatus } from './types.js';
+import type { PartReads, Snapshot, Target, TargetStatus } from './types.js';
 import { targetKey } from './types.js';
 import type { WebhookCounts } from './webhookCounts.js';
 
@@ -81,7 +81,8 @@ export class SnapshotStore {
 
   /**
    * Records a successful poll, its snapshot and (merge queues) its flow and, through API v2, its
-   * testing attempts. Ignored for targets no longer configured.
+   * testing attempts, with what it recorded of the reads of each part (`partReads`). Ignored for
+   * targets no longer configured.
    */
   recordSuccess(
     target: Target,
@@ -89,6 +90,7 @@ export class SnapshotStore {
     durationSeconds: number,
     queueFlow?: QueueFlow,
     testingAttempts?: TestingAttempts,
+    partReads?: PartReads,
   ): void {
     const key = targetKey(target);
     if (!this.entries.has(key)) return;
@@ -108,6 +110,7 @@ export class SnapshotStore {
         ...(testingAttempts === undefined
           ? {}
           : { testingAttempts: Object.freeze(testingAttempts) }),
+        ...(partReads === undefined ? {} : { partReads: deepFreeze(partReads) }),
       }),
     );
     this.changeCount++;
@@ -137,11 +140,20 @@ export class SnapshotStore {
 
   /**
    * Records a failed poll; the previous snapshot is kept until it goes stale. A poll that read part
-   * of its target (one of its lists failed) gives the `snapshot` it made of the rest, each part as
-   * old as its `readAt` says: the target is down all the same until a poll reads every part, and
-   * the last successful poll stays the last that did.
+   * of its target (one of its lists failed) gives the `snapshot` it made of the rest and what it
+   * recorded of each part's read (`partReads`: each part as old as its `readAt` says), with the
+   * ledger and testing attempts the parts it read moved: the target is down all the same until a
+   * poll reads every part, and the last successful poll stays the last that did.
    */
-  recordFailure(target: Target, error: string, durationSeconds: number, snapshot?: Snapshot): void {
+  recordFailure(
+    target: Target,
+    error: string,
+    durationSeconds: number,
+    snapshot?: Snapshot,
+    partReads?: PartReads,
+    queueFlow?: QueueFlow,
+    testingAttempts?: TestingAttempts,
+  ): void {
     const key = targetKey(target);
     const previous = this.entries.get(key);
     if (!previous) return;
@@ -154,6 +166,11 @@ export class SnapshotStore {
         lastDurationSeconds: durationSeconds,
         lastError: error,
         ...(snapshot === undefined ? {} : { snapshot: deepFreeze(snapshot) }),
+        ...(partReads === undefined ? {} : { partReads: deepFreeze(partReads) }),
+        ...(queueFlow === undefined ? {} : { queueFlow: Object.freeze(queueFlow) }),
+        ...(testingAttempts === undefined
+          ? {}
+          : { testingAttempts: Object.freeze(testingAttempts) }),
       }),
     );
     this.changeCount++;
@@ -188,12 +205,17 @@ export class SnapshotStore {
     return true;
   }
 
-  /** The flow ledger as of the target's last successful poll, stale or not (the poller diffs against it). */
+  /** The target's status as its polls last wrote it, nothing hidden; undefined for one not configured. */
+  latest(target: Target): TargetStatus | undefined {
+    return this.entries.get(targetKey(target));
+  }
+
   /** The target's last good snapshot (stale or not); undefined before its first success. */
   lastSnapshot(target: Target): Snapshot | undefined {
     return this.entries.get(targetKey(target))?.snapshot;
   }
 
+  /** The flow ledger as of the target's last successful poll, stale or not (the poller diffs against it). */
   queueFlow(target: Target): QueueFlow | undefined {
     return this.entries.get(targetKey(target))?.queueFlow;
   }
@@ -213,14 +235,13 @@ export class SnapshotStore {
     return [...this.entries.values()].map((status) => this.shown(status, now));
   }
 
-  /** A status as readers see it: with its snapshot (or the parts of it) hidden once stale. */
+  /** A status as readers see it: with each of its parts hidden once stale. */
   private shown(status: TargetStatus, now: number): TargetStatus {
     const hiddenParts = stalePartCount(status, now, this.staleAfterSeconds);
     if (hiddenParts === 0) return status;
     const memo = this.hiddenViews.get(status);
     if (memo?.hiddenParts === hiddenParts) return memo.view;
-    const snapshot = shownSnapshot(status, now, this.staleAfterSeconds);
-    const view = Object.freeze({ ...status, snapshot });
+    const view = Object.freeze(shownStatus(status, now, this.staleAfterSeconds));
     this.hiddenViews.set(status, { hiddenParts, view });
     return view;
   }
@@ -276,7 +297,7 @@ export class SnapshotStore {
   }
 }
 
-/** How many parts of a failing target's snapshot are stale at `now`. */
+/** How many failing parts of a target's status are stale at `now`. */
 function stalePartCount(status: TargetStatus, now: number, staleAfterSeconds: number): number {
   return partReadTimes(status).filter((readAt) => turnsStale(readAt, now, staleAfterSeconds))
     .length;

@@ -161,19 +161,8 @@ export const UNHEALTHY_WINDOWS = [
   ['7d', 7 * 86_400],
 ] as const;
 
-/**
- * When a part of a flaky-tests snapshot was read, where that may be before its poll: through API v2
- * each part comes from an organization-wide list that polls share and that fails on its own, so
- * each part of a failing target goes stale by its own time (staleParts.ts). Unset, the part is as
- * old as the target's last successful poll.
- */
-interface ReadPart {
-  /** Unix seconds. */
-  readonly readAt?: number | undefined;
-}
-
 /** A repository's flaky and broken tests (API v2 `GET /v2/tests?status=flaky,broken`), by status. */
-export interface UnhealthyTests extends ReadPart {
+export interface UnhealthyTests {
   /** Tests per status: every UNHEALTHY_STATUSES entry, `other` when Trunk sent another. */
   readonly byStatus: ReadonlyMap<string, number>;
   /** Per status: tests per code owner (NO_CODEOWNER for none); a test with several owners counts for each. */
@@ -190,7 +179,7 @@ export interface UnhealthyTests extends ReadPart {
  * A repository's quarantined tests: API v1's `list-quarantined-tests`, or API v2's
  * `GET /v2/tests?quarantineState=quarantined` grouped by repository.
  */
-export interface QuarantinedTests extends ReadPart {
+export interface QuarantinedTests {
   /** How many: `page.total_rows` of the v1 list, the rows of the v2 list. */
   readonly count: number;
   /** Tests per code owner over every page; a test with several owners counts for each, `none` for no owner. */
@@ -220,6 +209,31 @@ export interface FlakyTestsSnapshot {
 
 export type Snapshot = MergeQueueSnapshot | FlakyTestsSnapshot;
 
+/**
+ * The parts of a target's status, each filled by its own reads (the read declarations name it) and
+ * hidden alone once stale (staleParts.ts).
+ */
+export const SNAPSHOT_PARTS = [
+  'queue',
+  'flow',
+  'testing',
+  'quarantine',
+  'unhealthy',
+  'collections',
+] as const;
+export type SnapshotPart = (typeof SNAPSHOT_PARTS)[number];
+
+/** What the latest poll that made a part's read recorded of it. */
+export interface PartRead {
+  /** Unix seconds when the part was last read whole; absent: as old as the last successful poll. */
+  readonly readAt?: number | undefined;
+  /** Why its latest read failed, while no read has succeeded since. */
+  readonly failure?: string | undefined;
+}
+
+/** The parts a target's polls recorded a read of. */
+export type PartReads = Readonly<Partial<Record<SnapshotPart, PartRead>>>;
+
 /** What is known about one target: its last poll's outcome and its last good snapshot, if fresh. */
 export interface TargetStatus {
   readonly target: Target;
@@ -241,4 +255,10 @@ export interface TargetStatus {
   readonly webhookCounts?: WebhookCounts | undefined;
   /** A merge queue's testing attempts (API v2 only), kept like queueFlow; gone after a v1 poll. */
   readonly testingAttempts?: TestingAttempts | undefined;
+  /**
+   * What the polls recorded of the reads of each part (staleParts.ts): when it was last read
+   * whole, where that may be before the poll (an organization-wide list), and why its latest read
+   * failed. A part without an entry is as old as the last successful poll.
+   */
+  readonly partReads?: PartReads | undefined;
 }

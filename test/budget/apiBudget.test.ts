@@ -3,14 +3,11 @@
 // The reads each case expects, and how often, are written by hand from what the poller does;
 // shardBudget.test.ts holds the estimate to the calls a fake upstream counts.
 import { describe, expect, it } from 'vitest';
-import {
-  BUDGET_ASSUMPTIONS,
-  computeApiBudget,
-  type OrganizationLists,
-} from '../../src/budget/apiBudget.js';
+import { computeApiBudget, type OrganizationLists } from '../../src/budget/apiBudget.js';
 import { describeBudgetExcess } from '../../src/budget/budgetReport.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { ExporterConfig } from '../../src/config/types.js';
+import { BUDGET_ASSUMPTIONS } from '../../src/poller/readCost.js';
 import { select } from '../support/exposition.js';
 import { configYaml, startFrozenSimulator, startTestExporter } from '../support/exporterHarness.js';
 
@@ -220,7 +217,8 @@ describe('computeApiBudget through API v2', () => {
     const queuesOnly = budgetOf(
       await keyConfig('', 'targets:\n  - repo: github.com/acme/web\n    branches: [main]'),
     );
-    expect(queuesOnly.byEndpoint['v2/test-collections']).toBeUndefined();
+    // The gauge shows every endpoint its API's reads may call, at 0 when none is made.
+    expect(queuesOnly.byEndpoint['v2/test-collections']).toBe(0);
   });
 
   it('walks both test lists for discovery of repositories with tests, with no flaky-tests target of its own', async () => {
@@ -247,7 +245,7 @@ describe('computeApiBudget through API v2', () => {
     expect(budget.byEndpoint['v2/tests']).toBeCloseTo(6 / 300, 9);
   });
 
-  it('with webhooks and the lists kept on v1, events walk the v1 lists, not the organization-wide one', async () => {
+  it("with webhooks and the lists kept on v1, events walk the v1 lists and the organization's flaky and broken tests, not its quarantined ones", async () => {
     const both = ['trunk:', '  token: t', '  orgUrlSlug: acme', '  apiKey: trunk_v2_k', WEBHOOKS];
     const budget = budgetOf(
       await parseConfig([...both, TARGETS].join('\n'), { source: 'budget.yaml', env: {} }),
@@ -256,7 +254,10 @@ describe('computeApiBudget through API v2', () => {
       5 / 60,
       9,
     );
-    expect(budget.withWebhooks?.byEndpoint['v2/tests']).toBeCloseTo(1 / 300, 9);
+    // An event about web's tests reads the organization's lists again (web's flaky and broken
+    // tests come from them): 1 page every minute; the quarantined list is read by no one.
+    expect(budget.withWebhooks?.byEndpoint['v2/tests']).toBeCloseTo(1 / 60, 9);
+    expect(budget.byEndpoint['v2/tests']).toBeCloseTo(1 / 300, 9);
   });
 });
 

@@ -17,7 +17,7 @@ import type {
   Target,
 } from '../../src/snapshot/types.js';
 import type { ApiCallObserver } from '../../src/trunk/observer.js';
-import { countTestingResults, startTestingAttempts } from '../../src/poller/v2TestingResults.js';
+import { countTestingResults, startTestingAttempts } from '../../src/poller/v2/v2TestingResults.js';
 import { ENDPOINTS } from '../../src/trunk/schemas.js';
 import { v2TestingResultSchema } from '../../src/trunk/v2Schemas.js';
 import { renderPage } from './page.js';

@@ -2,7 +2,7 @@
 // queue every target shares.
 import { afterEach, describe, expect, it } from 'vitest';
 import { LOOKUPS_AT_A_TIME, lookupsAtATime, mapAtMost } from '../../src/poller/lookupFanOut.js';
-import { pollMergeQueue } from '../../src/poller/mergeQueuePoll.js';
+import { pollMergeQueue } from '../../src/poller/v1/mergeQueuePoll.js';
 import { pullRequestResponse, queueResponse } from '../trunk/fixtures.js';
 import { REPO, cleanUp, makeClient, sendJson, startApiServer } from '../trunk/harness.js';
 

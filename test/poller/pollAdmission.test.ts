@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { configuredTargets } from '../../src/config/targets.js';
 import { POLLS_AT_ONCE, PollAdmission, pollsAtOnce } from '../../src/poller/pollAdmission.js';
-import { buildPollJobs } from '../../src/poller/targetJobs.js';
+import { buildPollJobs } from '../../src/poller/jobs/targetJobs.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
 import { exporterConfig } from '../support/exporterConfig.js';
 import { queueResponse } from '../trunk/fixtures.js';

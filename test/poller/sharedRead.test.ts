@@ -5,9 +5,9 @@
 // 404 on a queue id re-reading the queue list); a failed read of the queue list leaves the last
 // good list in use until it is older than staleAfterSeconds.
 import { afterEach, describe, expect, it } from 'vitest';
-import { pollMergeQueueV2 } from '../../src/poller/v2MergeQueuePoll.js';
-import { V2QueueDirectory } from '../../src/poller/v2QueueDirectory.js';
-import { V2TestDirectory } from '../../src/poller/v2TestDirectory.js';
+import { pollMergeQueueV2 } from '../../src/poller/v2/v2MergeQueuePoll.js';
+import { V2QueueDirectory } from '../../src/poller/v2/v2QueueDirectory.js';
+import { V2TestDirectory } from '../../src/poller/v2/v2TestDirectory.js';
 import { Secret } from '../../src/secrets/secret.js';
 import { TrunkV2Client } from '../../src/trunk/v2Client.js';
 import { fixtureAt, pageAt, startFakeV2, type FakeV2 } from '../support/fakeTrunkV2.js';

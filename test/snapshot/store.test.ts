@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { startTestingAttempts } from '../../src/poller/v2TestingResults.js';
+import { startTestingAttempts } from '../../src/poller/v2/v2TestingResults.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
 import type { FlakyTestsSnapshot, Target } from '../../src/snapshot/types.js';
 import { poll } from '../flow/scriptedPolls.js';
@@ -86,29 +86,31 @@ describe('SnapshotStore', () => {
     const clock = { now: 1000 };
     const store = storeAt(clock, 60);
     store.setTargets([web]);
-    const read = (quarantineReadAt: number, unhealthyReadAt: number): FlakyTestsSnapshot => {
-      const whole = snapshot(web.repo, 3);
-      return {
-        ...whole,
-        quarantine: whole.quarantine && { ...whole.quarantine, readAt: quarantineReadAt },
-        unhealthy: {
-          byStatus: new Map([['flaky', 4]]),
-          byCodeowner: new Map(),
-          oldestSince: new Map(),
-          recently: new Map(),
-          readAt: unhealthyReadAt,
-        },
-      };
+    const whole = snapshot(web.repo, 3);
+    const both: FlakyTestsSnapshot = {
+      ...whole,
+      unhealthy: {
+        byStatus: new Map([['flaky', 4]]),
+        byCodeowner: new Map(),
+        oldestSince: new Map(),
+        recently: new Map(),
+      },
     };
-    store.recordSuccess(web, read(1000, 1000), 0.1);
+    store.recordSuccess(web, both, 0.1, undefined, undefined, {
+      quarantine: { readAt: 1000 },
+      unhealthy: { readAt: 1000 },
+    });
     // At 1030 the flaky and broken list fails; its part as read at 1000 is kept.
     clock.now = 1030;
-    store.recordFailure(web, 'flaky and broken tests: HTTP 500', 0.1, read(1030, 1000));
+    store.recordFailure(web, 'flaky and broken tests: HTTP 500', 0.1, both, {
+      quarantine: { readAt: 1030 },
+      unhealthy: { readAt: 1000, failure: 'HTTP 500' },
+    });
     expect(store.statuses()[0]).toMatchObject({
       up: false,
       lastSuccessAt: 1000,
       lastError: 'flaky and broken tests: HTTP 500',
-      snapshot: { quarantine: { count: 3 }, unhealthy: { readAt: 1000 } },
+      snapshot: { quarantine: { count: 3 }, unhealthy: { byStatus: new Map([['flaky', 4]]) } },
     });
     const before = store.viewKey();
     // 61 s after its read the flaky and broken part is stale; the quarantined one read at 1030 is not.

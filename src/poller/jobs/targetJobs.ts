@@ -1,0 +1,67 @@
+// The poll jobs: each target's poll from the source its credentials choose (sources.ts), run on
+// its interval behind the admission every target shares, its outcome recorded by runPoll.
+import { configuredTargets } from '../../config/targets.js';
+import type { ExporterConfig, RepositoryTarget } from '../../config/types.js';
+import type { Logger } from '../../log/logger.js';
+import type { SnapshotStore } from '../../snapshot/store.js';
+import { targetKey } from '../../snapshot/types.js';
+import { lookupsAtATime } from '../lookupFanOut.js';
+import { PollAdmission, pollsAtOnce } from '../pollAdmission.js';
+import type { PollObserver } from '../pollObserver.js';
+import { runPoll } from '../pollRun.js';
+import type { PollJob } from '../scheduler.js';
+import { LookupMemories } from '../v1/lookupMemories.js';
+import type { TrunkReader } from '../v1/trunkReader.js';
+import type { V2Readers } from '../v2/v2Readers.js';
+import { pollOf } from './sources.js';
+
+interface TargetJobsContext {
+  readonly config: ExporterConfig;
+  readonly reader: TrunkReader;
+  readonly store: SnapshotStore;
+  readonly logger: Logger;
+  readonly now?: () => number;
+  /** Lookup memory kept from the jobs this set replaces; without it, every queue starts empty. */
+  readonly lookupMemories?: LookupMemories;
+  /** Told about each poll that outruns its interval (the overrun counter). */
+  readonly pollObserver?: PollObserver;
+  /** API v2's client and shared reads: needed when an API key is configured. */
+  readonly v2?: V2Readers;
+}
+
+/** One poll job per configured target, each recording its outcome in the store. */
+export function buildPollJobs(context: TargetJobsContext): PollJob[] {
+  const { config, store, logger } = context;
+  const now = context.now ?? (() => Date.now() / 1000);
+  const targets = configuredTargets(config);
+  const lookupMemories = context.lookupMemories ?? new LookupMemories();
+  lookupMemories.keepOnly(targets);
+  const { maxConcurrentRequests } = config.trunk;
+  const readers = {
+    v1: context.reader,
+    v2: context.v2,
+    lookupMemories,
+    lookupsAtATime: lookupsAtATime(maxConcurrentRequests),
+  };
+  const admission = new PollAdmission(pollsAtOnce(maxConcurrentRequests));
+  const repositories = new Map(config.targets.map((repository) => [repository.name, repository]));
+  return targets.map((target) => {
+    const intervalSeconds =
+      target.kind === 'merge_queue'
+        ? config.polling.mergeQueueIntervalSeconds
+        : config.polling.flakyTestsIntervalSeconds;
+    const repository = repositories.get(target.repo) as RepositoryTarget;
+    const polled = { target, repository, intervalSeconds, config, store, logger, now };
+    const poll = pollOf(polled, readers);
+    // A target whose latest poll failed (it may hang) neither waits for admission nor holds a place.
+    let failedLast = false;
+    return {
+      key: targetKey(target),
+      intervalSeconds,
+      run: async (signal) => {
+        const entered = failedLast ? undefined : admission;
+        failedLast = !(await runPoll({ target, intervalSeconds, poll, signal }, context, entered));
+      },
+    };
+  });
+}

@@ -1,0 +1,42 @@
+// A repository's tests counted the same way whichever API lists them: per code owner, the earliest
+// of their times, and per quarantine window and age.
+import {
+  NO_CODEOWNER,
+  QUARANTINE_AGES,
+  QUARANTINE_WINDOWS,
+  type QuarantinedTests,
+} from '../snapshot/types.js';
+
+/** Adds a test under each of its owners (once each), or under NO_CODEOWNER when it has none. */
+export function countOwners(counts: Map<string, number>, codeowners: readonly string[]): void {
+  const named = codeowners.filter((owner) => owner !== '');
+  const owners = named.length > 0 ? new Set(named) : [NO_CODEOWNER];
+  for (const owner of owners) counts.set(owner, (counts.get(owner) ?? 0) + 1);
+}
+
+/** The smallest value (a loop: a spread of 100,000 arguments can overflow the stack). */
+export function earliest(values: readonly number[]): number | undefined {
+  let result: number | undefined;
+  for (const value of values) if (result === undefined || value < result) result = value;
+  return result;
+}
+
+/**
+ * Tests per quarantine window and age, from each test's own quarantine time, so the counts are the
+ * same after an exporter restart. A timestamp ahead of the exporter's clock counts as recent.
+ */
+export function quarantineAgeCounts(
+  quarantineTimes: readonly number[],
+  takenAt: number,
+): Pick<QuarantinedTests, 'quarantinedRecently' | 'quarantinedOlderThan'> {
+  const count = (predicate: (ageSeconds: number) => boolean): number =>
+    quarantineTimes.filter((at) => predicate(takenAt - at)).length;
+  return {
+    quarantinedRecently: new Map(
+      QUARANTINE_WINDOWS.map(([window, seconds]) => [window, count((age) => age <= seconds)]),
+    ),
+    quarantinedOlderThan: new Map(
+      QUARANTINE_AGES.map(([age, seconds]) => [age, count((ageSeconds) => ageSeconds > seconds)]),
+    ),
+  };
+}

@@ -1,0 +1,141 @@
+import type { Logger } from '../../log/logger.js';
+import type { FlakyTestsSnapshot, QuarantinedTests } from '../../snapshot/types.js';
+import { MAX_PAGE_SIZE, MIN_PAGE_SIZE, type RepoRef } from '../../trunk/schemas.js';
+import { countOwners, earliest, quarantineAgeCounts } from '../testCounts.js';
+import { parseTimestampSeconds } from '../timestamps.js';
+import type { ReadOptions } from '../readOptions.js';
+import type { TrunkReader } from './trunkReader.js';
+
+/**
+ * Pages walked beyond what the largest total_rows seen promises before the walk is called broken:
+ * offset paging over a list that changes mid-walk may legitimately need one more. The bound comes
+ * from total_rows alone, not a constant: a consistent list of any size is walked to its end (each
+ * page is bounded by trunk.maxResponseBytes, and its calls are counted in the API metrics).
+ */
+export const EXTRA_PAGES = 2;
+
+/**
+ * Raised when the API's paging cannot be trusted (a repeated token, more pages than promised, an
+ * empty page that says more follow).
+ */
+export class PaginationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PaginationError';
+  }
+}
+
+interface FlakyTestsPollRequest {
+  readonly reader: TrunkReader;
+  readonly repo: RepoRef;
+  readonly repoName: string;
+  readonly orgUrlSlug: string;
+  /** Walk every page (per-owner counts, oldest quarantine); false reads only the total. */
+  readonly details?: boolean;
+  readonly options: ReadOptions;
+  readonly now: () => number;
+  /** Told about paging that is odd but still usable (total_rows moving mid-walk). */
+  readonly logger?: Logger;
+}
+
+/**
+ * One poll of a repository's quarantine list: every page at the largest page size, counting tests
+ * per code owner and finding the oldest quarantine. Tokens are opaque and only ever taken from the
+ * previous answer; a token seen twice ends the walk with an error instead of looping.
+ */
+export async function pollFlakyTests(request: FlakyTestsPollRequest): Promise<FlakyTestsSnapshot> {
+  const quarantine = await readQuarantinedTests(request);
+  return { kind: 'flaky_tests', repo: request.repoName, takenAt: request.now(), quarantine };
+}
+
+/** The repository's quarantined tests from its v1 quarantine list, as pollFlakyTests reads them. */
+export async function readQuarantinedTests(
+  request: FlakyTestsPollRequest,
+): Promise<QuarantinedTests> {
+  if (request.details === false) return readQuarantineTotal(request);
+  const { reader, repo, orgUrlSlug, options } = request;
+  const byCodeowner = new Map<string, number>();
+  const seenTests = new Set<string>();
+  const seenTokens = new Set<string>();
+  const quarantineTimes: number[] = [];
+  let totalRows: number | undefined;
+  let mostRowsPromised = 0;
+  let pageToken = '';
+
+  for (let pages = 0; ; pages++) {
+    const promisedPages = Math.ceil(mostRowsPromised / MAX_PAGE_SIZE) + EXTRA_PAGES;
+    if (pages > 0 && pages >= promisedPages) {
+      throw new PaginationError(
+        `quarantine list of ${request.repoName} has more pages than total_rows ` +
+          `(${mostRowsPromised}) promises; stopped after ${pages} pages`,
+      );
+    }
+    const page = await reader.listQuarantinedTests(
+      repo,
+      orgUrlSlug,
+      { pageSize: MAX_PAGE_SIZE, pageToken },
+      options,
+    );
+    const rows = page.page.total_rows;
+    if (totalRows !== undefined && rows !== totalRows) {
+      request.logger?.warn(
+        { repo: request.repoName, page: pages + 1, firstTotalRows: totalRows, totalRows: rows },
+        `quarantine list of ${request.repoName} changed during the walk: total_rows went from ` +
+          `${totalRows} to ${rows} on page ${pages + 1}; reporting the first page's count`,
+      );
+    }
+    totalRows ??= rows;
+    mostRowsPromised = Math.max(mostRowsPromised, rows);
+    for (const test of page.quarantined_tests) {
+      // Offset paging over a list that changes can repeat a row; count each test once. A row
+      // without a test_case_id cannot be told from another: it is counted as it comes.
+      if (test.test_case_id !== undefined) {
+        const identity = `${test.test_case_id}\u0000${test.variant ?? ''}`;
+        if (seenTests.has(identity)) continue;
+        seenTests.add(identity);
+      }
+      countOwners(byCodeowner, test.codeowners);
+      const quarantinedAt = parseTimestampSeconds(test.quarantined_at);
+      if (quarantinedAt !== undefined) quarantineTimes.push(quarantinedAt);
+    }
+    const next = page.page.next_page_token;
+    if (next === '') break;
+    if (page.quarantined_tests.length === 0) {
+      throw new PaginationError(
+        `quarantine list of ${request.repoName} sent an empty page ${pages + 1} with a next_page_token`,
+      );
+    }
+    if (seenTokens.has(next)) {
+      throw new PaginationError(
+        `quarantine list of ${request.repoName} repeated a page token after ${pages + 1} pages`,
+      );
+    }
+    seenTokens.add(next);
+    pageToken = next;
+  }
+
+  return {
+    count: totalRows,
+    byCodeowner,
+    oldestQuarantinedAt: earliest(quarantineTimes),
+    ...quarantineAgeCounts(quarantineTimes, request.now()),
+  };
+}
+
+/** Without per-test detail only `page.total_rows` is needed: one call, for the smallest page. */
+async function readQuarantineTotal(request: FlakyTestsPollRequest): Promise<QuarantinedTests> {
+  const page = await request.reader.listQuarantinedTests(
+    request.repo,
+    request.orgUrlSlug,
+    { pageSize: MIN_PAGE_SIZE, pageToken: '' },
+    request.options,
+  );
+  return {
+    count: page.page.total_rows,
+    byCodeowner: new Map(),
+    oldestQuarantinedAt: undefined,
+    // Windows and ages need every test's quarantined_at: unknown without the rows, so not exported.
+    quarantinedRecently: new Map(),
+    quarantinedOlderThan: new Map(),
+  };
+}

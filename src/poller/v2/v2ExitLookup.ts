@@ -1,0 +1,223 @@
+// How the pull requests that left a merge queue left, from API v2: one paged read of the queue's
+// concluded entries, instead of a lookup per departed PR. Each read continues from the previous
+// one, so an entry that came and went between two polls is counted too, and once.
+import { departedPullRequests, isLastLookup } from '../../flow/queueDiff.js';
+import type { Logger } from '../../log/logger.js';
+import {
+  EXIT_OUTCOMES,
+  type ConcludedExit,
+  type ConcludedReads,
+  type ExitLookup,
+  type ExitOutcome,
+  type QueueFlow,
+  type Resubmission,
+} from '../../snapshot/queueFlowTypes.js';
+import type { MergeQueueSnapshot } from '../../snapshot/types.js';
+import type { TrunkV2Client, V2QueueRef } from '../../trunk/v2Client.js';
+import { V2_ENDPOINTS, type V2PullRequest } from '../../trunk/v2Schemas.js';
+import { v1Value } from '../../trunk/v2Vocabulary.js';
+import { CLOCK_SLACK_SECONDS, parseTimestampSeconds } from '../timestamps.js';
+import type { ReadOptions } from '../readOptions.js';
+import { entryKey, laterOf, recentConclusions, startConcludedReads } from './v2ConcludedReads.js';
+import type { V2PullRequestLister } from './v2MergeQueuePoll.js';
+import { entryTime, resubmittedExits } from './v2Resubmissions.js';
+
+/**
+ * How far before `since` the window of concluded entries starts: where `since` comes from the
+ * exporter's clock, that clock and Trunk's may disagree by this much without an exit being missed.
+ */
+export const CONCLUDED_WINDOW_SLACK_SECONDS = 120;
+
+/**
+ * How far back (Trunk's clock) a read reaches into the previous read's window: an entry Trunk
+ * records late with an earlier stateChangedAt is still read; one seen before counts nothing.
+ */
+export const CONCLUDED_READ_OVERLAP_SECONDS = 120;
+
+/**
+ * A queue whose polls see no PR leave is read every this many polls, so that a PR that entered
+ * and left between two polls is counted within a few minutes (docs/operations.md, API cost).
+ */
+export const PERIODIC_EXIT_READ_POLLS = 30;
+
+interface V2ExitReadRequest {
+  /** The testing results tell how a resubmitted entry ended (v2Resubmissions.ts). */
+  readonly reader: V2PullRequestLister & Pick<TrunkV2Client, 'listTestingResults'>;
+  readonly queue: V2QueueRef;
+  /** The queue's poll interval: an entry no poll saw was in the queue for about one at most. */
+  readonly intervalSeconds: number;
+  /** The ledger as of the previous successful poll. */
+  readonly previous: QueueFlow;
+  readonly current: MergeQueueSnapshot;
+  /** The departed PRs whose final state is wanted. */
+  readonly prNumbers: readonly number[];
+  /** Unix seconds every departed PR concluded after (its last state change seen by a poll). */
+  readonly since: number;
+  readonly options: ReadOptions;
+  readonly logger: Logger;
+}
+
+/** What one poll learned of the queue's exits through API v2. */
+export interface V2ExitRead {
+  /** The final state of each departed PR, `not_concluded` when the read did not list it, or `retry`. */
+  readonly lookups: Map<number, ExitLookup>;
+  /** Exits no poll saw leave, each for the first time. */
+  readonly concluded: readonly ConcludedExit[];
+  /** Listed PRs whose entry concluded and was submitted again since the previous poll. */
+  readonly resubmissions: ReadonlyMap<number, Resubmission>;
+  /** Where the reads have got to after this poll. */
+  readonly reads: ConcludedReads;
+}
+
+const OUTCOMES: ReadonlySet<string> = new Set(EXIT_OUTCOMES);
+
+/**
+ * Reads `concludedAfter=…` (every entry that concluded since, whatever its state now) when PRs left
+ * or one is back in `not_ready` (a stay begins there: it may have concluded and been submitted
+ * again since the previous poll), or when no read happened for PERIODIC_EXIT_READ_POLLS polls. An
+ * entry listed in a live state concluded and was submitted again (v2Resubmissions.ts). A departed
+ * PR the read does not list is `not_concluded`: the ledger asks again on the next poll, and after
+ * MAX_EXIT_LOOKUP_ATTEMPTS keeps it as absent (a queue-entry state Trunk added, which the live read
+ * does not ask for), not as an exit; that is reported as an `unknown_entry_state` anomaly. A read
+ * that fails makes every departed PR `retry` (`unknown` once it has been gone
+ * polling.staleAfterSeconds). Rejects only when the poll is being aborted.
+ */
+export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRead> {
+  const { queue, prNumbers, previous } = request;
+  // The exits to count are those after the queue's first poll; one at its instant it saw done.
+  // A ledger started through API v1 (a reload added the key) reads from its last poll on.
+  const reads = previous.concludedReads ?? startConcludedReads(previous.lastPollAt);
+  const skipped = { ...reads, pollsSinceRead: reads.pollsSinceRead + 1 };
+  const retry = new Map<number, ExitLookup>(prNumbers.map((number) => [number, 'retry']));
+  const unread: V2ExitRead = {
+    lookups: retry,
+    concluded: [],
+    resubmissions: new Map(),
+    reads: skipped,
+  };
+  if (
+    prNumbers.length === 0 &&
+    !beganStayAgain(previous, request.current) &&
+    skipped.pollsSinceRead < PERIODIC_EXIT_READ_POLLS
+  ) {
+    return unread;
+  }
+  const after =
+    prNumbers.length === 0
+      ? reads.countFrom
+      : Math.min(reads.countFrom, request.since - CONCLUDED_WINDOW_SLACK_SECONDS);
+  let rows: V2PullRequest[];
+  try {
+    rows = await request.reader.listQueuePullRequests(
+      queue,
+      { concludedAfter: new Date(after * 1000).toISOString() },
+      request.options,
+    );
+  } catch (error) {
+    if (request.options.signal?.aborted === true) throw error;
+    request.logger.warn(
+      { repo: queue.repo, branch: queue.branch, prs: prNumbers.length },
+      `exit read failed, retried on the next poll: ${error instanceof Error ? error.message : String(error)}`,
+    );
+    return unread;
+  }
+  // The polls' departures are theirs (or their events') to count.
+  const departed = new Set(departedPullRequests(previous, request.current).map((pr) => pr.number));
+  const lookups = new Map<number, ExitLookup>();
+  const wanted = new Set(prNumbers);
+  const concluded: ConcludedExit[] = [];
+  const seen = new Map(reads.seen);
+  const lastConclusions = new Map(reads.lastConclusions);
+  // The latest conclusion time a read can stand on: the exporter's clock plus the slack.
+  const latestPlausible = request.current.takenAt + CLOCK_SLACK_SECONDS;
+  let newest = -Infinity;
+  let future = 0;
+  const live: V2PullRequest[] = [];
+  for (const row of rows) {
+    const outcome = v1Value(row.queueEntry.state);
+    if (!OUTCOMES.has(outcome)) {
+      live.push(row);
+      continue;
+    }
+    const concludedAt = parseTimestampSeconds(row.queueEntry.stateChangedAt);
+    // A conclusion dated ahead (Trunk's clock, a bad row) happened by the time it was read.
+    const leftAt =
+      concludedAt === undefined ? undefined : Math.min(concludedAt, request.current.takenAt);
+    if (wanted.has(row.number) && !lookups.has(row.number)) {
+      lookups.set(row.number, { outcome: outcome as ExitOutcome, leftAt });
+    }
+    // Without a conclusion time an entry cannot be placed in the windows: its departure counts it.
+    if (concludedAt === undefined || leftAt === undefined) continue;
+    laterOf(lastConclusions, row.number, concludedAt);
+    // No later read starts past the clock's slack, whatever one row says.
+    newest = Math.max(newest, Math.min(concludedAt, latestPlausible));
+    const key = entryKey(row);
+    if (concludedAt < reads.countFrom || seen.has(key)) continue;
+    // Kept by its own time, so that every read that lists it again finds it seen.
+    seen.set(key, concludedAt);
+    if (concludedAt > latestPlausible) future += 1;
+    if (departed.has(row.number)) continue;
+    const createdAt = parseTimestampSeconds(row.queueEntry.createdAt);
+    concluded.push({
+      prNumber: row.number,
+      outcome: outcome as ExitOutcome,
+      enteredAt: entryTime(createdAt, leftAt, previous.lastPollAt, request.intervalSeconds),
+      leftAt,
+    });
+  }
+  if (future > 0) {
+    request.reader.reportAnomaly(V2_ENDPOINTS.listQueuePullRequests, 'future_timestamp', future);
+    request.logger.warn(
+      { repo: queue.repo, branch: queue.branch, entries: future },
+      `concluded entries dated over ${String(CLOCK_SLACK_SECONDS)} s after the exporter's clock ` +
+        "(Trunk's clock ahead, or bad rows): each counted once, and the next read starts no later " +
+        'than the clock plus that',
+    );
+  }
+  const countFrom = Math.max(reads.countFrom, newest - CONCLUDED_READ_OVERLAP_SECONDS);
+  for (const [key, leftAt] of seen) if (leftAt < countFrom) seen.delete(key);
+  const resubmitted = await resubmittedExits({
+    reader: request.reader,
+    queue,
+    previous,
+    current: request.current,
+    intervalSeconds: request.intervalSeconds,
+    wanted: new Set([...wanted].filter((number) => !lookups.has(number))),
+    departed,
+    after,
+    lastConclusions,
+    rows: live,
+    options: request.options,
+    logger: request.logger,
+  });
+  for (const [number, lookup] of resubmitted.lookups) lookups.set(number, lookup);
+  for (const [number, endedAt] of resubmitted.endings) laterOf(lastConclusions, number, endedAt);
+  let absent = 0;
+  for (const number of prNumbers) {
+    if (lookups.has(number)) continue;
+    lookups.set(number, 'not_concluded');
+    if (isLastLookup(previous, number)) absent += 1;
+  }
+  if (absent > 0) {
+    request.reader.reportAnomaly(V2_ENDPOINTS.listQueuePullRequests, 'unknown_entry_state', absent);
+  }
+  return {
+    lookups,
+    concluded: [...concluded, ...resubmitted.concluded],
+    resubmissions: resubmitted.resubmissions,
+    reads: {
+      countFrom,
+      seen,
+      lastConclusions: recentConclusions(lastConclusions, countFrom),
+      pollsSinceRead: 0,
+    },
+  };
+}
+
+/** Whether a PR the previous poll saw in another state is in `not_ready`, where a stay begins. */
+function beganStayAgain(previous: QueueFlow, current: MergeQueueSnapshot): boolean {
+  return current.pullRequests.some((pr) => {
+    const seen = previous.tracked.get(pr.number);
+    return pr.state === 'not_ready' && seen !== undefined && seen.state !== 'not_ready';
+  });
+}

@@ -1,0 +1,157 @@
+import type { MergeQueueSnapshot, PullRequestSnapshot } from '../../snapshot/types.js';
+import { TrunkApiError } from '../../trunk/errors.js';
+import type { V2PullRequestFilter, V2QueueRef } from '../../trunk/v2Client.js';
+import type { ApiAnomalyKind } from '../../trunk/observer.js';
+import {
+  V2_LIVE_ENTRY_STATES,
+  type V2Endpoint,
+  type V2MergeQueue,
+  type V2PullRequest,
+} from '../../trunk/v2Schemas.js';
+import { priorityOf, v1Mode, v1Value } from '../../trunk/v2Vocabulary.js';
+import { parseTimestampSeconds } from '../timestamps.js';
+import type { ReadOptions } from '../readOptions.js';
+import type { V2QueueDirectory } from './v2QueueDirectory.js';
+import {
+  V2_UNKNOWN_BLOCKED_REASONS,
+  failingV2ReadinessRules,
+  notMergeableReasonCounts,
+} from './v2Readiness.js';
+
+/** The v2 reads a merge-queue poll makes, and what it reports of them (implemented by TrunkV2Client). */
+export interface V2PullRequestLister {
+  listQueuePullRequests(
+    queue: V2QueueRef,
+    filter: V2PullRequestFilter,
+    options?: ReadOptions,
+  ): Promise<V2PullRequest[]>;
+  /** `count` anomalies of `kind` found across reads of `endpoint` (trunk_exporter_api_anomalies_total). */
+  reportAnomaly(endpoint: V2Endpoint, kind: ApiAnomalyKind, count: number): void;
+}
+
+interface V2MergeQueuePollRequest {
+  readonly reader: V2PullRequestLister;
+  readonly directory: V2QueueDirectory;
+  /** `host/owner/name`. */
+  readonly repoName: string;
+  readonly branch: string;
+  readonly options: ReadOptions;
+  readonly now: () => number;
+}
+
+/** What a v2 poll read: the snapshot, and the queue it was read from (for the exit read). */
+export interface V2MergeQueuePoll {
+  readonly snapshot: MergeQueueSnapshot;
+  readonly queue: V2QueueRef;
+}
+
+/**
+ * One poll of one merge queue through API v2: its state and settings from the organization's list
+ * of queues (V2QueueDirectory: a share of one walk per cycle), its live pull requests from one
+ * paged `GET /v2/merge-queues/{id}/pull-requests`, readiness included, so no per-PR call is made.
+ * A 404 on the queue's id reads the list again once: the queue may have been re-created.
+ */
+export async function pollMergeQueueV2(
+  request: V2MergeQueuePollRequest,
+): Promise<V2MergeQueuePoll> {
+  const { directory, repoName, branch, options } = request;
+  const key = { repo: repoName, branch };
+  const live = { states: V2_LIVE_ENTRY_STATES };
+  let queue = await requireQueue(directory, key, options);
+  let rows: V2PullRequest[];
+  try {
+    rows = await request.reader.listQueuePullRequests(refOf(queue, key), live, options);
+  } catch (error) {
+    if (!(error instanceof TrunkApiError) || error.status !== 404) throw error;
+    directory.invalidate();
+    queue = await requireQueue(directory, key, options);
+    rows = await request.reader.listQueuePullRequests(refOf(queue, key), live, options);
+  }
+  return { snapshot: toSnapshot(queue, rows, key, request.now()), queue: refOf(queue, key) };
+}
+
+async function requireQueue(
+  directory: V2QueueDirectory,
+  key: { readonly repo: string; readonly branch: string },
+  options: ReadOptions,
+): Promise<V2MergeQueue> {
+  const queue = await directory.find(key, options);
+  if (queue === undefined) {
+    throw new Error(
+      `Trunk API v2 lists no merge queue for ${key.repo} branch ${key.branch}: check that the repository and branch are right and that the API key belongs to their organization`,
+    );
+  }
+  return queue;
+}
+
+function refOf(queue: V2MergeQueue, key: { repo: string; branch: string }): V2QueueRef {
+  return { id: queue.id, repo: key.repo, branch: key.branch };
+}
+
+function toSnapshot(
+  queue: V2MergeQueue,
+  rows: readonly V2PullRequest[],
+  key: { readonly repo: string; readonly branch: string },
+  takenAt: number,
+): MergeQueueSnapshot {
+  const { config } = queue;
+  const unique = latestRows(rows);
+  return {
+    kind: 'merge_queue',
+    repo: key.repo,
+    branch: key.branch,
+    takenAt,
+    state: v1Value(queue.state),
+    mode: v1Mode(queue.mode),
+    mergeMethod: v1Value(config.mergeMethod),
+    directMergeMode: v1Value(config.directMergeMode),
+    optimizationMode: v1Value(config.optimizationMode),
+    concurrency: config.concurrency,
+    testingTimeoutSeconds: config.testingTimeoutMinutes * 60,
+    pendingFailureDepth: config.pendingFailureDepth,
+    bisectionConcurrency: config.bisectionConcurrency,
+    batchingMaxWaitSeconds: config.batchingMaxWaitTimeMinutes * 60,
+    batchingMinSize: config.batchingMinSize,
+    requiredStatuses: config.requiredStatuses.length,
+    settings: {
+      batch: config.allowBatching,
+      can_optimistically_merge: config.canOptimisticallyMerge,
+      create_prs_for_testing_branches: config.createsPrsForTestingBranches,
+      comments: config.areCommentsEnabled,
+      commands: config.areCommandsEnabled,
+      status_check: config.isStatusCheckEnabled,
+    },
+    pullRequests: unique.map(toPullRequestSnapshot),
+    readinessKnown: true,
+    unknownBlockedReasons: V2_UNKNOWN_BLOCKED_REASONS,
+    notMergeableReasons: notMergeableReasonCounts(unique),
+  };
+}
+
+/**
+ * Each PR once, as v1's getQueue is read: a PR listed twice (paging over a moving list) keeps the
+ * row with the latest stateChangedAt (the first of equals; a row without one is the oldest), in
+ * the place of its first.
+ */
+function latestRows(rows: readonly V2PullRequest[]): V2PullRequest[] {
+  const byNumber = new Map<number, { readonly row: V2PullRequest; readonly at: number }>();
+  for (const row of rows) {
+    const at = parseTimestampSeconds(row.queueEntry.stateChangedAt) ?? Number.NEGATIVE_INFINITY;
+    const kept = byNumber.get(row.number);
+    if (kept === undefined || at > kept.at) byNumber.set(row.number, { row, at });
+  }
+  return [...byNumber.values()].map(({ row }) => row);
+}
+
+function toPullRequestSnapshot(row: V2PullRequest): PullRequestSnapshot {
+  const entry = row.queueEntry;
+  const state = v1Value(entry.state);
+  return {
+    number: row.number,
+    state,
+    priorityName: priorityOf(entry.priorityName, entry.priorityValue).name,
+    stateChangedAt: parseTimestampSeconds(entry.stateChangedAt),
+    blockedReasons:
+      state === 'not_ready' && entry.readiness ? failingV2ReadinessRules(entry.readiness) : [],
+  };
+}

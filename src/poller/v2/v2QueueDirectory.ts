@@ -1,0 +1,119 @@
+import { repositoryKey } from '../../config/repositoryKey.js';
+import type { V2MergeQueue } from '../../trunk/v2Schemas.js';
+import { SharedRead, type SharedReadTiming } from '../sharedRead.js';
+import type { ReadOptions } from '../readOptions.js';
+
+/** The v2 reads the directory makes. */
+export interface V2QueueLister {
+  listMergeQueues(options?: ReadOptions): Promise<V2MergeQueue[]>;
+}
+
+/** `host/owner/name` and branch of a v2 queue, the same key a configured target has. */
+export interface V2QueueKey {
+  /** `host/owner/name`, the `repo` label value. */
+  readonly repo: string;
+  readonly branch: string;
+}
+
+/** `github.com/acme/web` from `https://github.com/acme/web`; undefined when it is not host/owner/name. */
+export function repoNameOfUrl(repositoryUrl: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(repositoryUrl);
+  } catch {
+    return undefined;
+  }
+  const parts = url.pathname
+    .replace(/\.git$/, '')
+    .split('/')
+    .filter((part) => part !== '');
+  if (parts.length !== 2 || url.host === '') return undefined;
+  return `${url.host}/${parts.join('/')}`;
+}
+
+/** One repository and branch however the repository's name is cased (repositoryKey). */
+function keyOf(repo: string, branch: string): string {
+  return `${repositoryKey(repo)}\u0000${branch}`;
+}
+
+/** The organization's queues as read: by key, each with its repo as Trunk spells it. */
+interface QueueList {
+  readonly byKey: ReadonlyMap<string, V2MergeQueue>;
+  readonly named: readonly (V2QueueKey & { readonly queue: V2MergeQueue })[];
+}
+
+/**
+ * Every merge queue of the organization from `GET /v2/merge-queues`, read at most once per
+ * merge-queue interval however many queue polls ask (SharedRead: a failed read too): each queue's
+ * id, state and settings for a cycle cost a share of one walk instead of a call per queue. While
+ * reads fail, polls go on with the last list read until it is older than `staleAfterSeconds`.
+ */
+export class V2QueueDirectory {
+  readonly #list: SharedRead<QueueList>;
+
+  constructor(
+    lister: V2QueueLister,
+    maxAgeSeconds: number,
+    now?: () => number,
+    options: {
+      /** How long the last list outlives failed reads; 0 (the default) not at all. */
+      readonly staleAfterSeconds?: number;
+      /** Told of each failed read, once. */
+      readonly onFailure?: (error: Error) => void;
+    } = {},
+  ) {
+    const timing = { maxAgeSeconds, staleAfterSeconds: options.staleAfterSeconds ?? 0 };
+    this.#list = new SharedRead(readWith(lister), timing, now, options.onFailure);
+  }
+
+  /** Follows a reload: a new client or timing; what was read stays until it is due. */
+  configure(lister: V2QueueLister, timing: SharedReadTiming): void {
+    this.#list.configure(readWith(lister), timing);
+  }
+
+  /**
+   * The queue of (repo, branch), the repository compared without regard to letter case; undefined
+   * when Trunk lists none. Reads the list when due; fails when no list younger than
+   * staleAfterSeconds was read.
+   */
+  async find(key: V2QueueKey, options: ReadOptions = {}): Promise<V2MergeQueue | undefined> {
+    const { value } = await this.#list.get(options);
+    return value.byKey.get(keyOf(key.repo, key.branch));
+  }
+
+  /**
+   * Reads the list when due; fails with the error of the latest read when it failed (latest()
+   * still gives the last good list).
+   */
+  async refresh(options: ReadOptions = {}): Promise<void> {
+    const { failure } = await this.#list.get(options);
+    if (failure !== undefined) throw failure;
+  }
+
+  /**
+   * The list is out of date (a queue id answered 404, or the credentials changed): the next find()
+   * reads it again (once, however many ask).
+   */
+  invalidate(): void {
+    this.#list.invalidate();
+  }
+
+  /** The last list read successfully, each queue with its repo and branch; empty before the first. */
+  latest(): readonly (V2QueueKey & { readonly queue: V2MergeQueue })[] {
+    return this.#list.latest()?.named ?? [];
+  }
+}
+
+function readWith(lister: V2QueueLister): (options: ReadOptions) => Promise<QueueList> {
+  return async (options) => {
+    const byKey = new Map<string, V2MergeQueue>();
+    const named: (V2QueueKey & { readonly queue: V2MergeQueue })[] = [];
+    for (const queue of await lister.listMergeQueues(options)) {
+      const repo = repoNameOfUrl(queue.repositoryUrl);
+      if (repo === undefined) continue;
+      byKey.set(keyOf(repo, queue.targetBranch), queue);
+      named.push({ repo, branch: queue.targetBranch, queue });
+    }
+    return { byKey, named };
+  };
+}

@@ -1,0 +1,109 @@
+// A merge queue through API v2 (the API key): its live pull requests first, then side by side the
+// reads that need them (the concluded entries, the last merge when its ledger starts, the testing
+// results), then its ledger takes every answer in one call (flow/queuePoll.ts).
+import { exitReadPlan, queueFlowOptions, queuePollUpdate } from '../../flow/queuePoll.js';
+import { PollReads } from '../pollReads.js';
+import type { Poll, PolledTarget } from '../source.js';
+import { startConcludedReads } from './v2ConcludedReads.js';
+import { readExitsV2 } from './v2ExitLookup.js';
+import { readLastMergeV2 } from './v2LastMerge.js';
+import { pollMergeQueueV2 } from './v2MergeQueuePoll.js';
+import type { V2Readers } from './v2Readers.js';
+import {
+  CONCLUDED_ENTRIES,
+  LAST_MERGE,
+  LIVE_PULL_REQUESTS,
+  QUEUE_LIST,
+  RESUBMITTED_ENTRIES,
+  TESTING_RESULTS,
+} from './v2Reads.js';
+import { readTestingResults } from './v2TestingResultsRead.js';
+
+/** The reads of a merge queue's API v2 source. */
+export const V2_QUEUE_READS = [
+  QUEUE_LIST,
+  LIVE_PULL_REQUESTS,
+  CONCLUDED_ENTRIES,
+  RESUBMITTED_ENTRIES,
+  LAST_MERGE,
+  TESTING_RESULTS,
+] as const;
+
+/** A merge queue's source through API v2. */
+export function v2QueueSource(polled: PolledTarget, readers: V2Readers): Poll {
+  const { target, repository, intervalSeconds, store, logger, now } = polled;
+  const { reader } = readers;
+  const flowOptions = queueFlowOptions(polled.config, intervalSeconds);
+  return async (options) => {
+    const previous = store.latest(target);
+    const reads = new PollReads(previous, now, options.signal);
+    const { snapshot: current, queue } = await reads.run(LIVE_PULL_REQUESTS, async () => ({
+      value: await pollMergeQueueV2({
+        reader,
+        directory: readers.directory,
+        repoName: repository.name,
+        branch: target.branch,
+        options,
+        now,
+      }),
+    }));
+    // As they are now: a webhook event may have moved the ledger during the read.
+    const ledger = store.queueFlow(target);
+    const attempts = store.testingAttempts(target);
+    const before = previous?.snapshot?.kind === 'merge_queue' ? previous.snapshot : undefined;
+    const [exits, lastMergeAt, testingAttempts] = await Promise.all([
+      // Each read of concluded entries goes on from the last; the first only starts them.
+      reads.run(CONCLUDED_ENTRIES, async () => {
+        if (ledger === undefined) {
+          return { value: { lookups: new Map(), reads: startConcludedReads(current.takenAt) } };
+        }
+        const plan = exitReadPlan(ledger, current);
+        // What the last poll saw, on Trunk's clock: each departed PR concluded after its last change.
+        const lastChanges = new Map(
+          before?.pullRequests.map((pr) => [pr.number, pr.stateChangedAt]),
+        );
+        const since = Math.min(
+          plan.since,
+          ...plan.prNumbers.map((number) => lastChanges.get(number) ?? plan.since),
+        );
+        const value = await readExitsV2({
+          reader,
+          queue,
+          intervalSeconds,
+          previous: ledger,
+          current,
+          prNumbers: plan.prNumbers,
+          since,
+          options,
+          logger,
+        });
+        return { value };
+      }),
+      ledger === undefined
+        ? reads.run(LAST_MERGE, async () => ({
+            value: await readLastMergeV2({ reader, queue, now: now(), options, logger }),
+          }))
+        : undefined,
+      reads.run(TESTING_RESULTS, () =>
+        readTestingResults({
+          reader,
+          queue,
+          previous: attempts,
+          previousSnapshot: before,
+          current,
+          options,
+          logger,
+        }),
+      ),
+    ]);
+    return {
+      snapshot: current,
+      queueFlow: queuePollUpdate(
+        { current, starts: ledger === undefined, exits, lastMergeAt },
+        flowOptions,
+      ),
+      testingAttempts: testingAttempts ?? attempts,
+      ...reads.recorded(),
+    };
+  };
+}

@@ -1,0 +1,196 @@
+// The reads API v2 sources make (the API key): each declared once, as data (readDeclaration.ts).
+import { V2_MAX_PAGES } from '../../trunk/v2Paging.js';
+import { V2_ENDPOINTS } from '../../trunk/v2Schemas.js';
+import { BUDGET_ASSUMPTIONS, pages } from '../readCost.js';
+import type { ReadDeclaration } from '../readDeclaration.js';
+import { PERIODIC_EXIT_READ_POLLS } from './v2ExitLookup.js';
+import { LAST_MERGE_WINDOWS_SECONDS } from './v2LastMerge.js';
+import { MAX_REPOSITORY_LOOKUPS_PER_READ } from './v2RepositoryNames.js';
+
+/** Every v2 list is walked a page of 100 rows at a time, and at most this many pages. */
+const PAGED = `pages ≤ ${V2_MAX_PAGES.toLocaleString('en')}`;
+
+const ELSE_PERIODIC = `else every ${String(PERIODIC_EXIT_READ_POLLS)}th poll`;
+
+/** The organization's merge queues, each with its state and settings (V2QueueDirectory). */
+export const QUEUE_LIST = {
+  name: 'merge queues',
+  api: 'v2',
+  endpoints: [V2_ENDPOINTS.listMergeQueues],
+  scope: 'organization',
+  cadence: { kind: 'shared', interval: 'mergeQueue', refreshedByEvents: false },
+  maxCalls: PAGED,
+  part: 'queue',
+  failure: { effect: 'poll fails' },
+  cost: {
+    calls: ({ organization }) => ({ [V2_ENDPOINTS.listMergeQueues]: pages(organization.queues) }),
+    assumes: [],
+  },
+} as const satisfies ReadDeclaration;
+
+/** A queue's live pull requests, readiness included (v2MergeQueuePoll.ts). */
+export const LIVE_PULL_REQUESTS = {
+  name: 'live pull requests',
+  api: 'v2',
+  endpoints: [V2_ENDPOINTS.listQueuePullRequests],
+  scope: 'queue',
+  cadence: { kind: 'every poll' },
+  maxCalls: PAGED,
+  part: 'queue',
+  failure: { effect: 'poll fails' },
+  // Fewer than 100 PRs a queue: one page.
+  cost: {
+    calls: () => ({ [V2_ENDPOINTS.listQueuePullRequests]: 1 }),
+    assumes: ['pullRequestsPerQueue'],
+  },
+} as const satisfies ReadDeclaration;
+
+/** The entries of a queue that concluded since the last read: how PRs left (v2ExitLookup.ts). */
+export const CONCLUDED_ENTRIES = {
+  name: 'concluded entries',
+  api: 'v2',
+  endpoints: [V2_ENDPOINTS.listQueuePullRequests],
+  scope: 'queue',
+  cadence: {
+    kind: 'some polls',
+    when: `a PR left or is back in \`not_ready\`; ${ELSE_PERIODIC}`,
+  },
+  maxCalls: PAGED,
+  part: 'flow',
+  failure: {
+    effect: 'taken by the read',
+    then: 'asked again at the next poll; the PRs it is for count `unknown` once gone `staleAfterSeconds`',
+  },
+  cost: {
+    calls: () => ({
+      [V2_ENDPOINTS.listQueuePullRequests]: BUDGET_ASSUMPTIONS.exitReadsPerQueuePoll,
+    }),
+    assumes: ['exitReadsPerQueuePoll'],
+  },
+} as const satisfies ReadDeclaration;
+
+/** How entries that concluded and were submitted again ended (v2Resubmissions.ts). */
+export const RESUBMITTED_ENTRIES = {
+  name: 'testing results of resubmitted entries',
+  api: 'v2',
+  endpoints: [V2_ENDPOINTS.listTestingResults],
+  scope: 'queue',
+  cadence: {
+    kind: 'on an event',
+    event: 'a read of concluded entries that lists one in a live state',
+  },
+  maxCalls: PAGED,
+  part: 'flow',
+  failure: { effect: 'taken by the read', then: 'the exits it is for count `unknown`' },
+  cost: { calls: () => ({}), assumes: [] },
+} as const satisfies ReadDeclaration;
+
+/** A queue's latest merge before the exporter watched it (v2LastMerge.ts). */
+export const LAST_MERGE = {
+  name: 'last merge',
+  api: 'v2',
+  endpoints: [V2_ENDPOINTS.listQueuePullRequests],
+  scope: 'queue',
+  cadence: { kind: 'on an event', event: "the queue's first poll (its ledger starts)" },
+  maxCalls: `${String(LAST_MERGE_WINDOWS_SECONDS.length)} windows, ${PAGED} each`,
+  part: 'flow',
+  failure: {
+    effect: 'taken by the read',
+    then: 'not read again; the last merge waits for the next merge seen',
+  },
+  cost: { calls: () => ({}), assumes: [] },
+} as const satisfies ReadDeclaration;
+
+/** A queue's testing attempts since the last read (v2TestingResultsRead.ts). */
+export const TESTING_RESULTS = {
+  name: 'testing results',
+  api: 'v2',
+  endpoints: [V2_ENDPOINTS.listTestingResults],
+  scope: 'queue',
+  cadence: {
+    kind: 'some polls',
+    when: `a PR left \`testing\` or the queue, or exits are read; ${ELSE_PERIODIC}`,
+  },
+  maxCalls: PAGED,
+  part: 'testing',
+  failure: { effect: 'part late' },
+  // Fewer than 100 attempts end between two reads: one page.
+  cost: {
+    calls: () => ({
+      [V2_ENDPOINTS.listTestingResults]: BUDGET_ASSUMPTIONS.testingReadsPerQueuePoll,
+    }),
+    assumes: ['testingReadsPerQueuePoll'],
+  },
+} as const satisfies ReadDeclaration;
+
+/** Besides its pages, what each organization-wide test list may call (v2TestDirectory.ts). */
+const NAMING = `${PAGED}, + ≤ ${MAX_REPOSITORY_LOOKUPS_PER_READ.toLocaleString('en')} repository lookups (ids not named yet), + 1 per target whose repository no list names`;
+
+/**
+ * One of the organization's test lists, by repository (V2TestDirectory): `tests` of them per
+ * repository with tests, as the budget assumes.
+ */
+function organizationTestList(
+  name: string,
+  part: 'quarantine' | 'unhealthy',
+  tests: 'quarantinedTestsPerRepository' | 'unhealthyTestsPerRepository',
+) {
+  return {
+    name,
+    api: 'v2',
+    endpoints: [
+      V2_ENDPOINTS.listTests,
+      V2_ENDPOINTS.listTestCases,
+      V2_ENDPOINTS.getRepository,
+      V2_ENDPOINTS.findRepositories,
+    ],
+    scope: 'organization',
+    cadence: { kind: 'shared', interval: 'flakyTests', refreshedByEvents: true },
+    maxCalls: NAMING,
+    part,
+    failure: { effect: 'part down' },
+    cost: {
+      calls: ({ organization }) => ({
+        [V2_ENDPOINTS.listTests]: pages(
+          organization.repositoriesWithTests * BUDGET_ASSUMPTIONS[tests],
+        ),
+      }),
+      assumes: [tests],
+    },
+  } as const satisfies ReadDeclaration;
+}
+
+/** The organization's quarantined tests (`GET /v2/tests?quarantineState=quarantined`). */
+export const QUARANTINED_TESTS = organizationTestList(
+  'quarantined tests',
+  'quarantine',
+  'quarantinedTestsPerRepository',
+);
+
+/**
+ * The organization's test collections (`GET /v2/test-collections`, v2TestCollectionsRead.ts): one
+ * page, shared by the flaky-tests targets, when `reads.testCollections` is on. Its failure leaves
+ * the targets up and hides only the collection families, after staleAfterSeconds.
+ */
+export const TEST_COLLECTIONS = {
+  name: 'test collections',
+  api: 'v2',
+  endpoints: [V2_ENDPOINTS.listTestCollections],
+  scope: 'organization',
+  cadence: { kind: 'shared', interval: 'flakyTests', refreshedByEvents: false },
+  maxCalls: '1 (the 100 newest collections)',
+  part: 'collections',
+  failure: { effect: 'part late' },
+  cost: {
+    calls: ({ config }) =>
+      config.reads.testCollections ? { [V2_ENDPOINTS.listTestCollections]: 1 } : {},
+    assumes: [],
+  },
+} as const satisfies ReadDeclaration;
+
+/** The organization's flaky and broken tests (`GET /v2/tests?status=flaky,broken`). */
+export const UNHEALTHY_TESTS = organizationTestList(
+  'flaky and broken tests',
+  'unhealthy',
+  'unhealthyTestsPerRepository',
+);

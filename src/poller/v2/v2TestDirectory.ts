@@ -1,0 +1,226 @@
+// The organization's tests through API v2: organization-wide lists (`GET /v2/tests`: the quarantined
+// tests, the flaky and broken ones), grouped by repository, and the test collections, each shared
+// by every flaky-tests target of a cycle; each row's `repoId` is named through RepositoryNames.
+import { repositoryKey } from '../../config/repositoryKey.js';
+import type { ExporterConfig } from '../../config/types.js';
+import type { Logger } from '../../log/logger.js';
+import type { TestCollections } from '../../snapshot/testCostTypes.js';
+import type { ApiAnomalyKind } from '../../trunk/observer.js';
+import type { V2TestFilter } from '../../trunk/v2Client.js';
+import {
+  V2_ENDPOINTS,
+  type V2Endpoint,
+  type V2Test,
+  type V2TestMetricsPeriod,
+} from '../../trunk/v2Schemas.js';
+import { nearestNames } from './nearestNames.js';
+import { groupByRepository, namesIn, type TestsByRepository } from './v2TestsByRepository.js';
+import { RepositoryNames, type V2RepositoryReader } from './v2RepositoryNames.js';
+import { SharedRead, type SharedAnswer, type SharedReadTiming } from '../sharedRead.js';
+import type { ReadOptions } from '../readOptions.js';
+import { SharedTestCollections, type V2TestCollectionLister } from './v2TestCollectionsRead.js';
+
+/** The v2 reads the test lists need (implemented by TrunkV2Client). */
+export interface V2TestLister extends V2RepositoryReader, V2TestCollectionLister {
+  listTests(filter: V2TestFilter, what: string, options?: ReadOptions): Promise<V2Test[]>;
+  reportAnomaly(endpoint: V2Endpoint, kind: ApiAnomalyKind, count: number): void;
+}
+
+/** A repository's tests in one organization-wide list, as of its last good read. */
+export interface RepositoryTests {
+  readonly tests: readonly V2Test[];
+  /** Unix seconds when the list was read. */
+  readonly readAt: number;
+  /** The error of the list's latest read, when it failed after readAt; undefined when it did not. */
+  readonly failure: Error | undefined;
+  /** The window of the tests' metrics; undefined when read without them. */
+  readonly metricsPeriod: V2TestMetricsPeriod | undefined;
+}
+
+/** What the directory's reads use; a reload may change any of it. */
+interface TestDirectorySettings {
+  readonly lister: V2TestLister;
+  readonly maxAgeSeconds: number;
+  /** How long a list's last good read outlives failed reads; 0 (the default) not at all. */
+  readonly staleAfterSeconds?: number;
+  /** Repository lookups in progress at once (lookupsAtATime()). */
+  readonly lookupsAtATime: number;
+  /** Which optional reads are made (the tests' metrics, the test collections); none when absent. */
+  readonly reads?: ExporterConfig['reads'];
+  /** Where a failed read of the test collections is told; nowhere when absent. */
+  readonly logger?: Logger;
+}
+
+/** The organization-wide test lists the directory reads, each once per interval. */
+const LISTS = {
+  quarantined: { filter: { quarantineState: 'quarantined' }, what: 'quarantined tests' },
+  unhealthy: { filter: { statuses: ['flaky', 'broken'] }, what: 'flaky and broken tests' },
+} as const satisfies Record<string, { filter: V2TestFilter; what: string }>;
+type ListName = keyof typeof LISTS;
+
+/**
+ * The organization's quarantined tests, and its flaky and broken ones, by repository: each list
+ * read at most once per `maxAgeSeconds` however many targets ask (SharedRead: a failed read too),
+ * each failing alone. A repository is compared without regard to letter case.
+ */
+export class V2TestDirectory {
+  readonly #names = new RepositoryNames();
+  #settings: TestDirectorySettings;
+  readonly #lists: Readonly<Record<ListName, SharedRead<TestsByRepository>>>;
+  readonly #collections: SharedTestCollections;
+
+  constructor(settings: TestDirectorySettings, now: () => number = () => Date.now() / 1000) {
+    this.#settings = settings;
+    const shared = (list: ListName) => new SharedRead(this.#reader(list), timingOf(settings), now);
+    this.#lists = { quarantined: shared('quarantined'), unhealthy: shared('unhealthy') };
+    this.#collections = new SharedTestCollections(
+      settings.lister,
+      timingOf(settings),
+      settings.logger,
+      now,
+    );
+  }
+
+  /** Follows a reload: a new client, interval or bound; what was read stays until it is due. */
+  configure(settings: TestDirectorySettings): void {
+    this.#settings = settings;
+    for (const list of Object.keys(LISTS) as ListName[]) {
+      this.#lists[list].configure(this.#reader(list), timingOf(settings));
+    }
+    this.#collections.configure(settings.lister, timingOf(settings), settings.logger);
+  }
+
+  /**
+   * The organization's test collections, read when due (SharedRead: once per interval however
+   * many targets ask, a failed read too); undefined when reads.testCollections is off. Rejects
+   * once no read is younger than staleAfterSeconds.
+   */
+  async testCollections(
+    options: ReadOptions = {},
+  ): Promise<SharedAnswer<TestCollections> | undefined> {
+    if (this.#settings.reads?.testCollections !== true) return undefined;
+    return this.#collections.get(options);
+  }
+
+  /**
+   * The quarantined tests of `repo`; reads the list when due. Fails when no read of the list is
+   * young enough (SharedRead), when the repository's id is not named yet and some ids of the list
+   * could not be looked up (its tests may be theirs), and when Trunk does not know the repository.
+   */
+  quarantinedTestsOf(repo: string, options: ReadOptions = {}): Promise<RepositoryTests> {
+    return this.#testsOf('quarantined', repo, options);
+  }
+
+  /** The flaky and broken tests of `repo`, as quarantinedTestsOf reads the quarantined ones. */
+  unhealthyTestsOf(repo: string, options: ReadOptions = {}): Promise<RepositoryTests> {
+    return this.#testsOf('unhealthy', repo, options);
+  }
+
+  /**
+   * The lists are out of date (an event says they changed, or the credentials changed): the next
+   * read of each reads again (once, however many ask).
+   */
+  expire(): void {
+    for (const list of Object.values(this.#lists)) list.invalidate();
+  }
+
+  /**
+   * The repositories (Trunk's spelling) with quarantined, flaky or broken tests, from reads when
+   * due; fails when the latest read of either list failed.
+   */
+  async repositoriesWithTests(options: ReadOptions = {}): Promise<readonly string[]> {
+    const answers = await Promise.all([
+      this.#lists.quarantined.get(options),
+      this.#lists.unhealthy.get(options),
+    ]);
+    for (const { failure } of answers) if (failure !== undefined) throw failure;
+    return namesIn(answers.map(({ value }) => value));
+  }
+
+  /** The repositories (Trunk's spelling) the last successful read of either list named; no read. */
+  repositoriesRead(): readonly string[] {
+    return namesIn(Object.values(this.#lists).flatMap((list) => list.latest() ?? []));
+  }
+
+  async #testsOf(list: ListName, repo: string, options: ReadOptions): Promise<RepositoryTests> {
+    const { value, readAt, failure } = await this.#lists[list].get(options);
+    const { metricsPeriod } = value;
+    const tests = value.byRepo.get(repositoryKey(repo));
+    if (tests !== undefined) return { tests, readAt, failure, metricsPeriod };
+    if (!this.#names.hasNamed(repo)) {
+      if (value.unresolved > 0) {
+        throw new Error(
+          `${value.unresolved} repository id(s) of the organization's ${LISTS[list].what} could not be looked up (GET /v2/repositories/{id}), and the tests of ${repo} may be theirs; looked up again on the next read`,
+        );
+      }
+      await this.#requireKnown(repo, options);
+    }
+    return { tests: [], readAt, failure, metricsPeriod };
+  }
+
+  /** Fails, naming the nearest repositories Trunk has, when Trunk does not know `repo`. */
+  async #requireKnown(repo: string, options: ReadOptions): Promise<void> {
+    const url = `https://${repo}`;
+    let known: boolean;
+    try {
+      known = await this.#names.knows(repo, this.#settings.lister, options);
+    } catch (error) {
+      throw new Error(
+        `could not ask Trunk whether it knows ${repo} (GET /v2/repositories?providerUrl=${url}): ${error instanceof Error ? error.message : String(error)}`,
+        { cause: error },
+      );
+    }
+    if (known) return;
+    const nearest = nearestNames(repo, this.#names.names());
+    throw new Error(
+      `Trunk API v2 knows no repository ${repo} (GET /v2/repositories?providerUrl=${url} answered 404): check that the repository is right and that the API key belongs to its organization; ` +
+        (nearest.length === 0
+          ? 'no repository its test lists name is near that name'
+          : `nearest names its test lists have: ${nearest.join(', ')}`),
+    );
+  }
+
+  #reader(list: ListName): (options: ReadOptions) => Promise<TestsByRepository> {
+    return (options) => {
+      // The flaky and broken tests carry their metrics at no extra call (reads.testMetricsPeriod).
+      const period = this.#settings.reads?.testMetricsPeriod ?? 'off';
+      const filter: V2TestFilter =
+        list === 'unhealthy' && period !== 'off'
+          ? { ...LISTS[list].filter, metricsPeriod: period }
+          : LISTS[list].filter;
+      return this.#read(filter, LISTS[list].what, options);
+    };
+  }
+
+  async #read(
+    filter: V2TestFilter,
+    what: string,
+    options: ReadOptions,
+  ): Promise<TestsByRepository> {
+    const { lister, lookupsAtATime } = this.#settings;
+    const tests = await lister.listTests(filter, what, options);
+    const { unresolved } = await this.#names.resolve(
+      tests.map((test) => test.repoId),
+      lister,
+      lookupsAtATime,
+      options,
+    );
+    const { byRepo, names, withoutName } = groupByRepository(tests, (id) => this.#names.nameOf(id));
+    if (withoutName > 0) {
+      lister.reportAnomaly(V2_ENDPOINTS.listTests, 'unnamed_repository', withoutName);
+    }
+    return {
+      byRepo,
+      names,
+      unresolved: unresolved.size,
+      metricsPeriod: filter.metricsPeriod,
+    };
+  }
+}
+
+function timingOf(settings: TestDirectorySettings): SharedReadTiming {
+  return {
+    maxAgeSeconds: settings.maxAgeSeconds,
+    staleAfterSeconds: settings.staleAfterSeconds ?? 0,
+  };
+}

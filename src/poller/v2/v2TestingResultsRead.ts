@@ -1,0 +1,146 @@
+// When a merge queue's testing results are read through API v2, and from where: on the polls that
+// see a pull request leave testing or the queue, each read continuing from the last, so every
+// result counts once and none from before the exporter started.
+import type { Logger } from '../../log/logger.js';
+import type { TestingAttempts } from '../../snapshot/testingAttemptTypes.js';
+import type { MergeQueueSnapshot } from '../../snapshot/types.js';
+import type { V2QueueRef } from '../../trunk/v2Client.js';
+import { V2_ENDPOINTS, type V2TestingResult } from '../../trunk/v2Schemas.js';
+import { CLOCK_SLACK_SECONDS } from '../timestamps.js';
+import type { ReadAnswer } from '../pollReads.js';
+import type { ReadOptions } from '../readOptions.js';
+import { PERIODIC_EXIT_READ_POLLS } from './v2ExitLookup.js';
+import type { V2PullRequestLister } from './v2MergeQueuePoll.js';
+import {
+  TESTING_READ_HORIZON_SECONDS,
+  countTestingResults,
+  startTestingAttempts,
+  withKnownSeries,
+} from './v2TestingResults.js';
+
+/** The v2 read of testing results, and what it reports of them (implemented by TrunkV2Client). */
+export interface V2TestingResultLister extends Pick<V2PullRequestLister, 'reportAnomaly'> {
+  listTestingResults(
+    queue: V2QueueRef,
+    since: string,
+    options?: ReadOptions,
+  ): Promise<V2TestingResult[]>;
+}
+
+/** The longest range a read may ask for (`since` at most 45 days before `until`). */
+export const TESTING_RESULTS_MAX_RANGE_SECONDS = 45 * 86_400;
+
+interface TestingResultsReadRequest {
+  readonly reader: V2TestingResultLister;
+  readonly queue: V2QueueRef;
+  /** The queue's testing attempts as of the previous successful poll; undefined at its first. */
+  readonly previous: TestingAttempts | undefined;
+  /** The snapshot of the previous successful poll. */
+  readonly previousSnapshot: MergeQueueSnapshot | undefined;
+  readonly current: MergeQueueSnapshot;
+  readonly options: ReadOptions;
+  readonly logger: Logger;
+}
+
+/**
+ * The queue's testing attempts after this poll. Results are read when the poll saw a PR leave
+ * testing (testingMayHaveEnded) or PERIODIC_EXIT_READ_POLLS polls after the last read; the queue's
+ * first poll only starts counting (both `skipped`). A failed read is logged and tried again at the
+ * next read's turn, from where the last good one got to: its answer is the attempts as they were,
+ * with the failure beside them; it never fails the poll. Rejects only when the poll is being
+ * aborted.
+ */
+export async function readTestingResults(
+  request: TestingResultsReadRequest,
+): Promise<ReadAnswer<TestingAttempts>> {
+  const { current, queue } = request;
+  const batching = current.settings.batch;
+  if (request.previous === undefined) {
+    return { value: startTestingAttempts(current.takenAt, batching), skipped: true };
+  }
+  const { reads } = request.previous;
+  const counts = withKnownSeries(request.previous.counts, batching);
+  const pollsSinceRead = reads.pollsSinceRead + 1;
+  if (
+    pollsSinceRead < PERIODIC_EXIT_READ_POLLS &&
+    !testingMayHaveEnded(request.previousSnapshot, current)
+  ) {
+    return {
+      value: { ...request.previous, counts, reads: { ...reads, pollsSinceRead } },
+      skipped: true,
+    };
+  }
+  const readAt = current.takenAt;
+  const since = Math.max(
+    reads.countFrom,
+    readAt - TESTING_RESULTS_MAX_RANGE_SECONDS + TESTING_READ_HORIZON_SECONDS,
+  );
+  if (since > reads.countFrom) {
+    request.logger.warn(
+      { repo: queue.repo, branch: queue.branch, uncountedSeconds: since - reads.countFrom },
+      `testing results from ${isoTime(reads.countFrom)} to ${isoTime(since)} are not counted: ` +
+        'no read succeeded for longer than Trunk keeps them (45 days)',
+    );
+  }
+  let rows: V2TestingResult[];
+  try {
+    rows = await request.reader.listTestingResults(queue, isoTime(since), request.options);
+  } catch (error) {
+    if (request.options.signal?.aborted === true) throw error;
+    request.logger.warn(
+      { repo: queue.repo, branch: queue.branch },
+      `testing results read failed, tried again at the next read: ${error instanceof Error ? error.message : String(error)}`,
+    );
+    return {
+      value: {
+        ...request.previous,
+        counts,
+        reads: { ...reads, countFrom: since, pollsSinceRead: 0 },
+      },
+      failure: error instanceof Error ? error : new Error(String(error)),
+    };
+  }
+  const { attempts, futureResults } = countTestingResults(
+    { ...request.previous, counts, reads: { ...reads, countFrom: since } },
+    rows,
+    readAt,
+  );
+  if (futureResults > 0) {
+    request.reader.reportAnomaly(
+      V2_ENDPOINTS.listTestingResults,
+      'future_timestamp',
+      futureResults,
+    );
+    request.logger.warn(
+      { repo: queue.repo, branch: queue.branch, results: futureResults },
+      `testing results ended over ${String(CLOCK_SLACK_SECONDS)} s after the exporter's clock ` +
+        `(${isoTime(readAt)}): counted once, and the next read starts before that (check both clocks)`,
+    );
+  }
+  return { value: attempts };
+}
+
+/**
+ * Whether a testing attempt may have ended since the previous poll: a PR it listed is gone (as
+ * exits are read), or one it saw testing is in another state or has entered testing again since (a
+ * restart between the two polls). Its result is then read at once, not PERIODIC_EXIT_READ_POLLS on.
+ */
+function testingMayHaveEnded(
+  previous: MergeQueueSnapshot | undefined,
+  current: MergeQueueSnapshot,
+): boolean {
+  if (previous === undefined) return false;
+  const listed = new Map(current.pullRequests.map((pr) => [pr.number, pr]));
+  return previous.pullRequests.some((pr) => {
+    const now = listed.get(pr.number);
+    return (
+      now === undefined ||
+      (pr.state === 'testing' &&
+        (now.state !== 'testing' || now.stateChangedAt !== pr.stateChangedAt))
+    );
+  });
+}
+
+function isoTime(unixSeconds: number): string {
+  return new Date(unixSeconds * 1000).toISOString();
+}
