@@ -50,6 +50,7 @@ export function benchExporterConfig(options: BenchConfigOptions): Config {
       staleAfterSeconds: 600,
       ...options.polling,
     },
+    reads: { verificationRuns: true },
     metrics: { topCodeowners: 20 },
     sharding: { shard: 0, totalShards: 1 },
     webhooks: {

@@ -219,6 +219,7 @@ function normalize(
       basicAuthUsers: new Map(Object.entries(config.server.basicAuthUsers ?? {})),
     },
     polling: { ...config.polling },
+    reads: { ...config.reads },
     metrics: { ...config.metrics },
     sharding: { ...config.sharding },
     discovery: {

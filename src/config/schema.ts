@@ -176,6 +176,12 @@ export const configFileSchema = z
         staleAfterSeconds: positiveNumber.default(600),
       })
       .prefault({}),
+    // The optional API v2 reads (issue 39): each adds families and calls.
+    reads: z
+      .strictObject({
+        verificationRuns: z.boolean().default(true),
+      })
+      .prefault({}),
     metrics: z
       .strictObject({
         topCodeowners: positiveInt.default(20),

@@ -82,6 +82,11 @@ export interface ExporterConfig {
     readonly flakyTestDetails: boolean;
     readonly staleAfterSeconds: number;
   };
+  /** The optional API v2 reads: each adds families and calls. */
+  readonly reads: {
+    /** Read each queue's verification runs (the run, slot, batch and check-failure families). */
+    readonly verificationRuns: boolean;
+  };
   readonly metrics: {
     readonly topCodeowners: number;
     /** Family names or `*` globs to keep; unset keeps every family. */

@@ -158,6 +158,7 @@ export function demoConfig(
       flakyTestDetails: true,
       staleAfterSeconds: 120,
     },
+    reads: { verificationRuns: true },
     metrics: { topCodeowners: 20 },
     sharding: UNSHARDED,
     webhooks: {

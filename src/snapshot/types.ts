@@ -2,6 +2,7 @@
 // responses; the metrics layer renders them. Nothing here refers to HTTP, zod or prom-client.
 import type { QueueFlow } from './queueFlowTypes.js';
 import type { TestingAttempts } from './testingAttemptTypes.js';
+import type { VerificationRuns } from './verificationRunTypes.js';
 import type { WebhookCounts } from './webhookCounts.js';
 
 /** The two things polled per target, as used in the `kind` label. */
@@ -127,6 +128,11 @@ export interface MergeQueueSnapshot {
   readonly unknownBlockedReasons?: readonly BlockedReason[] | undefined;
   /** PRs per host reason for not being mergeable (API v2 only; undefined from API v1). */
   readonly notMergeableReasons?: ReadonlyMap<string, number> | undefined;
+  /**
+   * API v2 with `reads.verificationRuns` on: the queue's verification runs since the exporter
+   * started, carried from each poll's snapshot to the next.
+   */
+  readonly verificationRuns?: VerificationRuns | undefined;
 }
 
 /**

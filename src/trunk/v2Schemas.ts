@@ -16,6 +16,7 @@ export const V2_ENDPOINTS = {
   getRepository: 'v2/repositories/{id}',
   findRepositories: 'v2/repositories',
   listTestingResults: 'v2/merge-queues/{id}/testing-results',
+  listVerificationRuns: 'v2/merge-queues/{id}/verification-runs',
 } as const;
 export type V2Endpoint = (typeof V2_ENDPOINTS)[keyof typeof V2_ENDPOINTS];
 

@@ -77,6 +77,7 @@ describe('valid configuration files', () => {
         flakyTestDetails: true,
         staleAfterSeconds: 600,
       },
+      reads: { verificationRuns: true },
       metrics: { topCodeowners: 20 },
       sharding: { shard: 0, totalShards: 1 },
       discovery: {

@@ -45,6 +45,7 @@ export function exporterConfig(
       staleAfterSeconds: 600,
       ...overrides.polling,
     },
+    reads: { verificationRuns: true },
     metrics: { topCodeowners: 20 },
     sharding: { shard: 0, totalShards: 1 },
     discovery: {
