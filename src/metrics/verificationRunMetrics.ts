@@ -2,7 +2,7 @@
 // runs concluded since the exporter started, the slots in use, CI time per run, batch sizes and the
 // required checks that failed runs. Absent for a queue read through API v1, which has no such read.
 import type { HistogramCounts } from '../snapshot/histogram.js';
-import type { MergeQueueSnapshot, TargetStatus } from '../snapshot/types.js';
+import type { TargetStatus } from '../snapshot/types.js';
 import {
   MAX_CHECK_LABELS,
   OTHER_CHECK,
@@ -29,21 +29,13 @@ const STATUS =
   'exporter does not know; counted in trunk_exporter_api_anomalies_total); bisection says whether ' +
   'the run existed to find the failing pull request of a batch';
 
-/** The samples of a queue's verification runs, given its snapshot; none without them or while hidden. */
+/** The samples of a queue's verification runs; none without them or while hidden. */
 function ofRuns(
-  samples: (
-    runs: VerificationRuns,
-    snapshot: MergeQueueSnapshot,
-    repo: string,
-    branch: string,
-  ) => Iterable<Sample>,
+  samples: (runs: VerificationRuns, repo: string, branch: string) => Iterable<Sample>,
 ): (status: TargetStatus) => Iterable<Sample> {
   return ({ target, snapshot }) => {
-    if (snapshot?.kind !== 'merge_queue') return [];
-    const runs = snapshot.verificationRuns;
-    return runs === undefined || runs.reads.hidden
-      ? []
-      : samples(runs, snapshot, target.repo, target.branch);
+    const runs = snapshot?.kind === 'merge_queue' ? snapshot.verificationRuns : undefined;
+    return runs === undefined || runs.reads.hidden ? [] : samples(runs, target.repo, target.branch);
   };
 }
 
@@ -58,7 +50,7 @@ export const VERIFICATION_RUN_FAMILIES: readonly PerTargetFamily[] = [
     type: 'counter',
     labelNames: ['repo', 'branch', 'status', 'bisection'],
     scope: 'target',
-    samples: ofRuns((runs, _snapshot, repo, branch) =>
+    samples: ofRuns((runs, repo, branch) =>
       Array.from(runs.counts.concluded.values(), ({ status, bisection, durations }) => ({
         labels: [repo, branch, status, String(bisection)],
         value: durations.count,
@@ -74,9 +66,11 @@ export const VERIFICATION_RUN_FAMILIES: readonly PerTargetFamily[] = [
     type: 'gauge',
     labelNames: ['repo', 'branch', 'bisection'],
     scope: 'target',
-    samples: ofRuns((runs, snapshot, repo, branch) => {
-      const counts = new Map<boolean, number>([[false, 0]]);
-      if (snapshot.settings.batch) counts.set(true, 0);
+    samples: ofRuns((runs, repo, branch) => {
+      const counts = new Map<boolean, number>([
+        [false, 0],
+        [true, 0],
+      ]);
       for (const { bisection } of runs.reads.inProgress.values()) {
         counts.set(bisection, (counts.get(bisection) ?? 0) + 1);
       }
@@ -96,7 +90,7 @@ export const VERIFICATION_RUN_FAMILIES: readonly PerTargetFamily[] = [
     type: 'histogram',
     labelNames: ['repo', 'branch', 'status', 'bisection'],
     scope: 'target',
-    samples: ofRuns((runs, _snapshot, repo, branch) =>
+    samples: ofRuns((runs, repo, branch) =>
       [...runs.counts.concluded.values()]
         .filter(({ durations }) => durations.count > 0)
         .map(({ status, bisection, durations }) => ({
@@ -113,7 +107,7 @@ export const VERIFICATION_RUN_FAMILIES: readonly PerTargetFamily[] = [
     type: 'histogram',
     labelNames: ['repo', 'branch', 'bisection'],
     scope: 'target',
-    samples: ofRuns((runs, _snapshot, repo, branch) =>
+    samples: ofRuns((runs, repo, branch) =>
       Array.from(runs.counts.batchSizes, ([bisection, histogram]: [boolean, HistogramCounts]) => ({
         labels: [repo, branch, String(bisection)],
         histogram,
@@ -130,7 +124,7 @@ export const VERIFICATION_RUN_FAMILIES: readonly PerTargetFamily[] = [
     type: 'counter',
     labelNames: ['repo', 'branch', 'check'],
     scope: 'target',
-    samples: ofRuns((runs, _snapshot, repo, branch) =>
+    samples: ofRuns((runs, repo, branch) =>
       Array.from(runs.counts.checkFailures, ([check, value]) => ({
         labels: [repo, branch, check],
         value,
