@@ -133,7 +133,8 @@ export interface CountedRuns {
 /**
  * The runs after a read made at `readAt` (the exporter's clock) returned `rows`, newest first: each
  * concluded run no read counted is counted once, if it concluded after the ledger started or was
- * seen in progress; rows without usable timestamps (counted by the client) are left out. The next
+ * seen in progress; rows without usable timestamps (counted by the client), or created at or before
+ * the read's createdAfter (not asked for), are left out. The next
  * read starts 120 s before the oldest run in progress, else the newest run seen, but never after
  * `latestPlausible` (the exporter's clock plus the slack) nor more than a day back.
  */
@@ -152,7 +153,10 @@ export function countVerificationRuns(
   for (const row of latestRows(rows)) {
     const createdAt = exportableSeconds(row.createdAt);
     const updatedAt = exportableSeconds(row.updatedAt);
-    if (createdAt === undefined || updatedAt === undefined) continue;
+    // A run created at or before createdAfter was not asked for: the reads before placed it.
+    if (createdAt === undefined || updatedAt === undefined || createdAt <= reads.createdAfter) {
+      continue;
+    }
     newest = Math.max(newest ?? createdAt, Math.min(createdAt, latestPlausible));
     if (createdAt > latestPlausible) futureRuns += 1;
     if (row.status === V2_RUN_IN_PROGRESS) {
