@@ -93,8 +93,9 @@ export function withKnownRunSeries(
 
 /**
  * Whether this poll reads the queue's runs: the previous read failed; or the live list shows the
- * testing set changed (a PR entered or left `testing`, or entered it again); or a run the last read
- * saw in progress tests a PR that is no longer testing (Trunk concluded the entry before the run).
+ * testing set changed (a PR entered or left `testing`, or entered it again) or a PR left the queue
+ * (it may have been tested and concluded between the two polls); or a run the last read saw in
+ * progress tests a PR that is no longer testing (Trunk concluded the entry before the run).
  */
 export function runsReadDue(
   runs: VerificationRuns,
@@ -108,6 +109,8 @@ export function runsReadDue(
   for (const [number, since] of testingNow) {
     if (!testingBefore.has(number) || testingBefore.get(number) !== since) return true;
   }
+  const listed = new Set(current.pullRequests.map((pr) => pr.number));
+  if (previous?.pullRequests.some((pr) => !listed.has(pr.number)) === true) return true;
   for (const run of runs.reads.inProgress.values()) {
     if (run.pullRequests.some((number) => !testingNow.has(number))) return true;
   }

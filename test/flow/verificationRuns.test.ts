@@ -197,6 +197,8 @@ describe('verification-run reads', () => {
         ]),
       ),
     ).toBe(true);
+    // #2 left the queue: it may have been tested between the polls.
+    expect(runsReadDue(runs, before, poll(T + 30, 'running', [[1, 'testing', T - 60]]))).toBe(true);
     // #1 restarted testing between the polls.
     expect(
       runsReadDue(
