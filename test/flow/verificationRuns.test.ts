@@ -176,39 +176,29 @@ describe('verification-run reads', () => {
       [run('a', 'inProgress', T - 60, T - 60, { testedPullRequests: [{ number: 1 }] })],
       T,
     );
+    const dueAfter = (pullRequests: Parameters<typeof poll>[2]) =>
+      runsReadDue(runs, before, poll(T + 30, 'running', pullRequests));
     expect(
-      runsReadDue(
-        runs,
-        before,
-        poll(T + 30, 'running', [
-          [1, 'testing', T - 60],
-          [2, 'pending', T - 60],
-        ]),
-      ),
+      dueAfter([
+        [1, 'testing', T - 60],
+        [2, 'pending', T - 60],
+      ]),
     ).toBe(false);
     // #2 entered testing.
     expect(
-      runsReadDue(
-        runs,
-        before,
-        poll(T + 30, 'running', [
-          [1, 'testing', T - 60],
-          [2, 'testing', T + 10],
-        ]),
-      ),
+      dueAfter([
+        [1, 'testing', T - 60],
+        [2, 'testing', T + 10],
+      ]),
     ).toBe(true);
     // #2 left the queue: it may have been tested between the polls.
-    expect(runsReadDue(runs, before, poll(T + 30, 'running', [[1, 'testing', T - 60]]))).toBe(true);
+    expect(dueAfter([[1, 'testing', T - 60]])).toBe(true);
     // #1 restarted testing between the polls.
     expect(
-      runsReadDue(
-        runs,
-        before,
-        poll(T + 30, 'running', [
-          [1, 'testing', T + 10],
-          [2, 'pending', T - 60],
-        ]),
-      ),
+      dueAfter([
+        [1, 'testing', T + 10],
+        [2, 'pending', T - 60],
+      ]),
     ).toBe(true);
     // #1 left: the testing set changed, and run a lost its PR.
     const after = poll(T + 30, 'running', [[2, 'pending', T - 60]]);
