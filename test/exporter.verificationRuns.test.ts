@@ -232,17 +232,15 @@ describe('verification runs through a real exporter', () => {
     const start = Math.floor(now());
     const pr7 = entryRow(7, 'testing', start - 600);
     const fake = await startFakeWebQueue([pr7]);
-    fake
-      .verificationRuns(WEB_QUEUE)
-      .push(
-        run({
-          id: 'run-a',
-          status: 'inProgress',
-          createdAt: start - 600,
-          updatedAt: start - 600,
-          tested: [7],
-        }),
-      );
+    fake.verificationRuns(WEB_QUEUE).push(
+      run({
+        id: 'run-a',
+        status: 'inProgress',
+        createdAt: start - 600,
+        updatedAt: start - 600,
+        tested: [7],
+      }),
+    );
     const exporter = await webExporter(fake);
     await exporter.waitFor((samples) => select(samples, IN_PROGRESS, QUEUE).length > 0, 'read');
     fake.fail(/verification-runs$/, 500);
