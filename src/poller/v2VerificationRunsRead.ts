@@ -4,12 +4,11 @@
 import {
   RUN_READ_OVERLAP_SECONDS,
   countVerificationRuns,
-  runsReadDue,
   startVerificationRuns,
-  testingSince,
   verificationRunReadFailed,
   withKnownRunSeries,
 } from '../flow/verificationRuns.js';
+import { runsReadDue, testingSince } from '../flow/verificationRunReadsDue.js';
 import type { Logger } from '../log/logger.js';
 import type { MergeQueueSnapshot } from '../snapshot/types.js';
 import type { VerificationRuns } from '../snapshot/verificationRunTypes.js';

@@ -6,10 +6,10 @@
 import { describe, expect, it } from 'vitest';
 import {
   countVerificationRuns,
-  runsReadDue,
   startVerificationRuns,
   verificationRunReadFailed,
 } from '../../src/flow/verificationRuns.js';
+import { runsReadDue } from '../../src/flow/verificationRunReadsDue.js';
 import type { VerificationRuns } from '../../src/snapshot/verificationRunTypes.js';
 import type { V2VerificationRun } from '../../src/trunk/v2VerificationRunSchemas.js';
 import { poll, summary } from './scriptedPolls.js';
