@@ -29,6 +29,11 @@ export const BUDGET_ASSUMPTIONS = {
    * testing or the queue (docs/benchmarks.md measures it).
    */
   testingReadsPerQueuePoll: 0.2,
+  /**
+   * API v2: share of a queue's polls that read its verification runs: those that see a PR enter or
+   * leave testing (docs/benchmarks.md measures it).
+   */
+  verificationRunReadsPerQueuePoll: 0.3,
 } as const;
 
 /** Requests per second, in total and per endpoint. */
@@ -200,6 +205,13 @@ function v2Rates(
       (queues * (1 + BUDGET_ASSUMPTIONS.exitReadsPerQueuePoll)) / cadence.mergeQueueSeconds,
     [V2_ENDPOINTS.listTestingResults]:
       (queues * BUDGET_ASSUMPTIONS.testingReadsPerQueuePoll) / cadence.mergeQueueSeconds,
+    ...(config.reads.verificationRuns
+      ? {
+          [V2_ENDPOINTS.listVerificationRuns]:
+            (queues * BUDGET_ASSUMPTIONS.verificationRunReadsPerQueuePoll) /
+            cadence.mergeQueueSeconds,
+        }
+      : {}),
     [V2_ENDPOINTS.listTests]:
       perSecond(
         pages(repositories * BUDGET_ASSUMPTIONS.quarantinedTestsPerRepository),

@@ -21,6 +21,7 @@ import type { V2QueueDirectory } from './v2QueueDirectory.js';
 import { pollFlakyTestsV2 } from './v2FlakyTestsPoll.js';
 import type { V2TestDirectory } from './v2TestDirectory.js';
 import { readTestingResults, type V2TestingResultLister } from './v2TestingResultsRead.js';
+import { readVerificationRuns, type V2VerificationRunLister } from './v2VerificationRunsRead.js';
 
 interface TargetJobsContext {
   readonly config: ExporterConfig;
@@ -38,7 +39,7 @@ interface TargetJobsContext {
 
 /** What a merge-queue poll through API v2 reads with. */
 export interface V2Readers {
-  readonly reader: V2PullRequestLister & V2TestingResultLister;
+  readonly reader: V2PullRequestLister & V2TestingResultLister & V2VerificationRunLister;
   readonly directory: V2QueueDirectory;
   readonly tests: V2TestDirectory;
 }
@@ -109,7 +110,7 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
         options,
         now,
       });
-      const [polled, testingAttempts] = await Promise.all([
+      const [polled, testingAttempts, verificationRuns] = await Promise.all([
         withQueueFlow(
           snapshot,
           options,
@@ -143,8 +144,19 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
           options,
           logger: context.logger,
         }),
+        config.reads.verificationRuns
+          ? readVerificationRuns({
+              reader: v2Readers.reader,
+              queue,
+              previousSnapshot: previous?.kind === 'merge_queue' ? previous : undefined,
+              current: snapshot,
+              staleAfterSeconds: config.polling.staleAfterSeconds,
+              options,
+              logger: context.logger,
+            })
+          : undefined,
       ]);
-      return { ...polled, testingAttempts };
+      return { ...polled, snapshot: { ...snapshot, verificationRuns }, testingAttempts };
     };
     const v1QuarantineRequest = (options: ReadOptions) => ({
       reader: context.reader,
