@@ -30,7 +30,7 @@ const SHARED_FAMILY = /^trunk_(merge_queue|flaky_tests)_/;
 const V2_ONLY_FAMILY = 'trunk_merge_queue_pull_requests_not_mergeable';
 /** The samples of every family only API v2 can fill, left out of the comparison. */
 const V2_ONLY_SAMPLES =
-  /^trunk_(merge_queue_(pull_requests_not_mergeable|testing_duration_seconds_(bucket|sum|count)|bisections_started_total)|flaky_tests_(unhealthy|unhealthy_by_codeowner|oldest_unhealthy_timestamp_seconds|unhealthy_recently))$/;
+  /^trunk_(merge_queue_(pull_requests_not_mergeable|(testing_duration_seconds|verification_run_duration_seconds|batch_size)_(bucket|sum|count)|bisections_started_total|verification_runs_total|verification_runs_in_progress|check_failures_total)|flaky_tests_(unhealthy|unhealthy_by_codeowner|oldest_unhealthy_timestamp_seconds|unhealthy_recently|failed_runs|runs|pull_requests_impacted)|test_collection_(test_cases|quarantine_enabled))$/;
 
 /** Series only API v1 can fill: v2's list rows cannot tell missing impacted targets. */
 function v1Only(sample: Sample): boolean {

@@ -51,7 +51,7 @@ export function benchExporterConfig(options: BenchConfigOptions): Config {
       ...options.polling,
     },
     metrics: { topCodeowners: 20 },
-    reads: { testMetricsPeriod: '7d', testCollections: true },
+    reads: { verificationRuns: true, testMetricsPeriod: '7d', testCollections: true },
     sharding: { shard: 0, totalShards: 1 },
     webhooks: {
       enabled: false,

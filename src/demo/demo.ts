@@ -159,7 +159,7 @@ export function demoConfig(
       staleAfterSeconds: 120,
     },
     metrics: { topCodeowners: 20 },
-    reads: { testMetricsPeriod: '7d', testCollections: true },
+    reads: { verificationRuns: true, testMetricsPeriod: '7d', testCollections: true },
     sharding: UNSHARDED,
     webhooks: {
       enabled: webhookSecret !== undefined,

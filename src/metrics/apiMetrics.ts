@@ -55,8 +55,9 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
       'concluded entries lists, so in a state Trunk added; not counted as an exit), ' +
       'unnamed_repository (API v2: tests whose repoId names no repository the exporter can name; ' +
       'counted for no repository), unknown_value (an outcome of a testing result, or a status of an ' +
-      'unhealthy test, the exporter does not know; counted as other), future_timestamp (API v2: a ' +
-      "testing result that ended, or a queue entry that concluded, over a minute after the exporter's " +
+      'unhealthy test, the exporter does not know; counted as other; a status of a verification run, ' +
+      'counted as unknown), future_timestamp (API v2: a testing result that ended, a verification run ' +
+      "created, or a queue entry that concluded, over a minute after the exporter's " +
       'clock: skew or a bad row; counted once, and the next read does not start after it); under ' +
       'endpoint="webhook", odd fields of signed webhook ' +
       'events, also missing_field (a field a count needs is absent).',
@@ -91,6 +92,8 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
   anomalies.inc({ endpoint: V2_ENDPOINTS.listTests, kind: 'unnamed_repository' }, 0);
   anomalies.inc({ endpoint: V2_ENDPOINTS.listTestingResults, kind: 'unknown_value' }, 0);
   anomalies.inc({ endpoint: V2_ENDPOINTS.listTestingResults, kind: 'future_timestamp' }, 0);
+  anomalies.inc({ endpoint: V2_ENDPOINTS.listVerificationRuns, kind: 'unknown_value' }, 0);
+  anomalies.inc({ endpoint: V2_ENDPOINTS.listVerificationRuns, kind: 'future_timestamp' }, 0);
   anomalies.inc({ endpoint: V2_ENDPOINTS.listTests, kind: 'unknown_value' }, 0);
 
   return {

@@ -13,12 +13,14 @@ import { EXITS_BY_SOURCE, QUEUE_FLOW_FAMILIES } from './queueFlowMetrics.js';
 import { selectionEntryProblem } from './selection.js';
 import { TEST_COLLECTION_FAMILIES, TEST_COST_FAMILIES } from './testCostMetrics.js';
 import { TESTING_FAMILIES } from './testingMetrics.js';
+import { VERIFICATION_RUN_FAMILIES } from './verificationRunMetrics.js';
 import { WEBHOOK_FAMILIES } from './webhookFamilies.js';
 
 export const SNAPSHOT_FAMILIES: readonly FamilyDefinition[] = [
   ...MERGE_QUEUE_FAMILIES,
   ...QUEUE_FLOW_FAMILIES,
   ...TESTING_FAMILIES,
+  ...VERIFICATION_RUN_FAMILIES,
   ...FLAKY_TESTS_FAMILIES,
   ...UNHEALTHY_TESTS_FAMILIES,
   ...TEST_COST_FAMILIES,

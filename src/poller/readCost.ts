@@ -20,6 +20,11 @@ export const BUDGET_ASSUMPTIONS = {
    * testing or the queue (docs/benchmarks.md measures it).
    */
   testingReadsPerQueuePoll: 0.2,
+  /**
+   * API v2: share of a queue's polls that read its verification runs: those that see a PR enter or
+   * leave testing or the queue (docs/benchmarks.md measures it).
+   */
+  verificationRunReadsPerQueuePoll: 0.3,
 } as const;
 
 /** The name of one assumption. */

@@ -3,6 +3,7 @@
 import type { QueueFlow } from './queueFlowTypes.js';
 import type { TestCollections, TestCost } from './testCostTypes.js';
 import type { TestingAttempts } from './testingAttemptTypes.js';
+import type { VerificationRuns } from './verificationRunTypes.js';
 import type { WebhookCounts } from './webhookCounts.js';
 
 /** The two things polled per target, as used in the `kind` label. */
@@ -128,6 +129,11 @@ export interface MergeQueueSnapshot {
   readonly unknownBlockedReasons?: readonly BlockedReason[] | undefined;
   /** PRs per host reason for not being mergeable (API v2 only; undefined from API v1). */
   readonly notMergeableReasons?: ReadonlyMap<string, number> | undefined;
+  /**
+   * API v2 with `reads.verificationRuns` on: the queue's verification runs since the exporter
+   * started, carried from each poll's snapshot to the next.
+   */
+  readonly verificationRuns?: VerificationRuns | undefined;
 }
 
 /**

@@ -24,6 +24,11 @@ import {
   type V2Test,
   type V2TestingResult,
 } from './v2Schemas.js';
+import {
+  checkVerificationRunsPage,
+  v2VerificationRunPageSchema,
+  type V2VerificationRun,
+} from './v2VerificationRunSchemas.js';
 
 /** A merge queue as the poller knows it: its v2 id and the labels its calls are logged with. */
 export interface V2QueueRef {
@@ -182,6 +187,29 @@ export class TrunkV2Client {
           options,
         ),
       `the testing results of ${queue.repo} ${queue.branch}`,
+    );
+  }
+
+  /**
+   * The queue's verification runs created strictly after `createdAfter` (ISO 8601), newest first,
+   * all pages at the largest limit.
+   */
+  async listVerificationRuns(
+    queue: V2QueueRef,
+    createdAfter: string,
+    options: CallOptions = {},
+  ): Promise<V2VerificationRun[]> {
+    const target = queueTarget(V2_ENDPOINTS.listVerificationRuns, queue);
+    return walkV2Pages(
+      (cursor) =>
+        this.client.readV2(
+          target,
+          `merge-queues/${encodeURIComponent(queue.id)}/verification-runs?${pageQuery({ createdAfter }, cursor)}`,
+          v2VerificationRunPageSchema,
+          checkVerificationRunsPage,
+          options,
+        ),
+      `the verification runs of ${queue.repo} ${queue.branch}`,
     );
   }
 

@@ -17,6 +17,7 @@ export const V2_ENDPOINTS = {
   findRepositories: 'v2/repositories',
   listTestingResults: 'v2/merge-queues/{id}/testing-results',
   listTestCollections: 'v2/test-collections',
+  listVerificationRuns: 'v2/merge-queues/{id}/verification-runs',
 } as const;
 export type V2Endpoint = (typeof V2_ENDPOINTS)[keyof typeof V2_ENDPOINTS];
 

@@ -129,6 +129,13 @@ describe('computeApiBudget through API v2', () => {
       (4 * 0.2) / 30,
       9,
     );
+    // Verification-run reads on an assumed 30 % of polls: those that see a PR enter or leave
+    // testing or the queue.
+    expect(BUDGET_ASSUMPTIONS.verificationRunReadsPerQueuePoll).toBe(0.3);
+    expect(budget.byEndpoint['v2/merge-queues/{id}/verification-runs']).toBeCloseTo(
+      (4 * 0.3) / 30,
+      9,
+    );
     // One repository with tests (web) as configured: an assumed 500 quarantined tests and 100
     // flaky or broken ones, 5 and 1 pages every 300 s.
     expect(BUDGET_ASSUMPTIONS.unhealthyTestsPerRepository).toBe(100);
@@ -137,7 +144,7 @@ describe('computeApiBudget through API v2', () => {
     // One page of test collections (the newest 100) every 300 s, with a flaky-tests target.
     expect(budget.byEndpoint['v2/test-collections']).toBeCloseTo(1 / 300, 9);
     expect(budget.requestsPerSecond).toBeCloseTo(
-      1 / 30 + 4.4 / 30 + 0.8 / 30 + 6 / 300 + 1 / 300,
+      1 / 30 + 4.4 / 30 + 0.8 / 30 + 1.2 / 30 + 6 / 300 + 1 / 300,
       9,
     );
     expect(budget.organization).toEqual({
@@ -145,6 +152,15 @@ describe('computeApiBudget through API v2', () => {
       repositoriesWithTests: 1,
       from: 'configuration',
     });
+  });
+
+  it('with reads.verificationRuns: false expects no verification-run reads', async () => {
+    const budget = budgetOf(await keyConfig('reads:\n  verificationRuns: false'));
+    expect(budget.byEndpoint['v2/merge-queues/{id}/verification-runs']).toBeUndefined();
+    expect(budget.byEndpoint['v2/merge-queues/{id}/testing-results']).toBeCloseTo(
+      (4 * 0.2) / 30,
+      9,
+    );
   });
 
   it("every shard walks the whole organization's tests and reads its whole list of queues (issue 40: 60 repositories on 3 shards)", async () => {
@@ -240,7 +256,7 @@ describe('computeApiBudget through API v2', () => {
     expect(bound?.byEndpoint['v2/merge-queues']).toBeCloseTo(1 / 30, 9);
     // Events do not refresh the test collections.
     expect(bound?.byEndpoint['v2/test-collections']).toBeCloseTo(1 / 300, 9);
-    expect(bound?.requestsPerSecond).toBeCloseTo(4.4 / 5 + 0.8 / 5 + 6 / 60 + 1 / 30 + 1 / 300, 9);
+    expect(bound?.requestsPerSecond).toBeCloseTo(4.4 / 5 + 0.8 / 5 + 1.2 / 5 + 6 / 60 + 1 / 30 + 1 / 300, 9);
     // The steady estimate stays without them.
     expect(budget.byEndpoint['v2/tests']).toBeCloseTo(6 / 300, 9);
   });

@@ -30,6 +30,7 @@ describe('golden exposition pages', () => {
     'readiness-blocked-counts',
     'v2-not-mergeable-reasons',
     'v2-testing-attempts',
+    'v2-verification-runs',
     'v2-flaky-and-broken-tests',
     'readiness-unknown',
     'codeowners-top-n-with-other-and-none',
@@ -40,7 +41,12 @@ describe('golden exposition pages', () => {
     'codeowner-named-none-apart-from-no-owner',
   ];
 
-  const openMetricsCases = ['normal-queue', 'hostile-label-values', 'v2-testing-attempts'];
+  const openMetricsCases = [
+    'normal-queue',
+    'hostile-label-values',
+    'v2-testing-attempts',
+    'v2-verification-runs',
+  ];
 
   for (const name of prometheusCases) {
     it(`renders fixtures/${name}.json as golden/${name}.prom`, async () => {

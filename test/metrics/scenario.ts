@@ -20,6 +20,8 @@ import type { ApiCallObserver } from '../../src/trunk/observer.js';
 import { countTestingResults, startTestingAttempts } from '../../src/poller/v2/v2TestingResults.js';
 import { ENDPOINTS } from '../../src/trunk/schemas.js';
 import { v2TestingResultSchema } from '../../src/trunk/v2Schemas.js';
+import { v2VerificationRunSchema } from '../../src/trunk/v2VerificationRunSchemas.js';
+import { countVerificationRuns, startVerificationRuns } from '../../src/flow/verificationRuns.js';
 import { renderPage } from './page.js';
 
 // A scenario file (test/metrics/fixtures/*.json) is a sequence of poll outcomes recorded into a real
@@ -133,6 +135,8 @@ const pollSchema = z.union([
      * first poll that has the field starts counting the queue's testing attempts.
      */
     testingResults: z.array(v2TestingResultSchema).optional(),
+    /** API v2 only: the rows the poll's read of verification runs returned (as Trunk sends them). */
+    verificationRuns: z.array(v2VerificationRunSchema).optional(),
   }),
   z.strictObject({
     at: isoSeconds,
@@ -269,7 +273,7 @@ function recordPoll(store: SnapshotStore, poll: Poll): void {
     store.recordFailure(target, poll.error, poll.durationSeconds);
     return;
   }
-  const snapshot = toSnapshot(target, poll.at, poll.snapshot);
+  const snapshot = withVerificationRuns(store, poll, toSnapshot(target, poll.at, poll.snapshot));
   const rows = poll.testingResults;
   if (rows === undefined || snapshot.kind !== 'merge_queue') {
     store.recordSuccess(target, snapshot, poll.durationSeconds);
@@ -279,6 +283,26 @@ function recordPoll(store: SnapshotStore, poll: Poll): void {
     store.testingAttempts(target) ?? startTestingAttempts(poll.at, snapshot.settings.batch);
   const { attempts: counted } = countTestingResults(attempts, rows, poll.at);
   store.recordSuccess(target, snapshot, poll.durationSeconds, undefined, counted);
+}
+
+/** The snapshot with the runs its poll read counted, from the previous poll's (or a start). */
+function withVerificationRuns(
+  store: SnapshotStore,
+  poll: Extract<Poll, { snapshot: unknown }>,
+  snapshot: Snapshot,
+): Snapshot {
+  if (poll.verificationRuns === undefined || snapshot.kind !== 'merge_queue') return snapshot;
+  const last = store.lastSnapshot(poll.target);
+  const runs =
+    (last?.kind === 'merge_queue' ? last.verificationRuns : undefined) ??
+    startVerificationRuns(poll.at, poll.at - 86_400, snapshot.settings.batch);
+  const verificationRuns = countVerificationRuns(
+    runs,
+    poll.verificationRuns,
+    poll.at,
+    poll.at + 60,
+  );
+  return { ...snapshot, verificationRuns: verificationRuns.runs };
 }
 
 function toSnapshot(

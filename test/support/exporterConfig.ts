@@ -46,7 +46,7 @@ export function exporterConfig(
       ...overrides.polling,
     },
     metrics: { topCodeowners: 20 },
-    reads: { testMetricsPeriod: '7d', testCollections: true },
+    reads: { verificationRuns: true, testMetricsPeriod: '7d', testCollections: true },
     sharding: { shard: 0, totalShards: 1 },
     discovery: {
       enabled: false,

@@ -60,6 +60,8 @@ interface FakeV2Organization {
   readonly entries?: Record<string, EntryRow[]>;
   /** Each queue's testing results, filtered by `since`, newest first. */
   readonly testingResults?: Record<string, { endedAt: string }[]>;
+  /** Each queue's verification runs, filtered by `createdAfter` (strictly after), newest first. */
+  readonly verificationRuns?: Record<string, { createdAt: string }[]>;
   /** Pages every pull-request list read walks instead, in cursor order. */
   readonly pullRequestPages?: readonly FixturePage[];
   /**
@@ -104,6 +106,8 @@ export interface FakeV2 {
   entries(queueId: string): EntryRow[];
   /** The testing results of queue `queueId` (mutable: a test records them). */
   testingResults(queueId: string): { endedAt: string }[];
+  /** The verification runs of queue `queueId` (mutable: a test records and concludes them). */
+  verificationRuns(queueId: string): { createdAt: string }[];
 }
 
 /** Starts a fake organization on 127.0.0.1 (closed by test/trunk/harness.ts cleanUp). */
@@ -113,6 +117,7 @@ export async function startFakeV2(organization: FakeV2Organization): Promise<Fak
   let holding: RegExp | undefined;
   const waiting: { path: string; send: () => void }[] = [];
   const testingResults = organization.testingResults ?? {};
+  const verificationRuns = organization.verificationRuns ?? {};
   const server = await startApiServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://fake').pathname;
     if (holding?.test(path) === true)
@@ -170,6 +175,13 @@ export async function startFakeV2(organization: FakeV2Organization): Promise<Fak
       const rows = (testingResults[match[1] ?? ''] ?? [])
         .filter(({ endedAt }) => Date.parse(endedAt) >= since)
         .sort((a, b) => Date.parse(b.endedAt) - Date.parse(a.endedAt));
+      sendPage(res, rows, query);
+    } else if ((match = /^\/v2\/merge-queues\/([^/]+)\/verification-runs$/.exec(path)) !== null) {
+      // "Only runs created strictly after this instant"; "newest first".
+      const after = Date.parse(query.get('createdAfter') ?? '1970-01-01T00:00:00Z');
+      const rows = (verificationRuns[match[1] ?? ''] ?? [])
+        .filter(({ createdAt }) => Date.parse(createdAt) > after)
+        .sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt));
       sendPage(res, rows, query);
     } else if (path === '/v2/tests' || path === '/v2/test-cases') {
       if (path !== `/v2/${organization.testListPath ?? 'tests'}`) {
@@ -242,6 +254,9 @@ export async function startFakeV2(organization: FakeV2Organization): Promise<Fak
     },
     testingResults(queueId) {
       return (testingResults[queueId] ??= []);
+    },
+    verificationRuns(queueId) {
+      return (verificationRuns[queueId] ??= []);
     },
   };
 }

@@ -1,6 +1,6 @@
 // A merge queue through API v2 (the API key): its live pull requests first, then side by side the
 // reads that need them (the concluded entries, the last merge when its ledger starts, the testing
-// results), then its ledger takes every answer in one call (flow/queuePoll.ts).
+// results, the verification runs), then its ledger takes every answer in one call (flow/queuePoll.ts).
 import { exitReadPlan, queueFlowOptions, queuePollUpdate } from '../../flow/queuePoll.js';
 import { PollReads } from '../pollReads.js';
 import type { Poll, PolledTarget } from '../source.js';
@@ -16,8 +16,10 @@ import {
   QUEUE_LIST,
   RESUBMITTED_ENTRIES,
   TESTING_RESULTS,
+  VERIFICATION_RUNS,
 } from './v2Reads.js';
 import { readTestingResults } from './v2TestingResultsRead.js';
+import { readVerificationRuns } from './v2VerificationRunsRead.js';
 
 /** The reads of a merge queue's API v2 source. */
 export const V2_QUEUE_READS = [
@@ -27,6 +29,7 @@ export const V2_QUEUE_READS = [
   RESUBMITTED_ENTRIES,
   LAST_MERGE,
   TESTING_RESULTS,
+  VERIFICATION_RUNS,
 ] as const;
 
 /** A merge queue's source through API v2. */
@@ -51,7 +54,7 @@ export function v2QueueSource(polled: PolledTarget, readers: V2Readers): Poll {
     const ledger = store.queueFlow(target);
     const attempts = store.testingAttempts(target);
     const before = previous?.snapshot?.kind === 'merge_queue' ? previous.snapshot : undefined;
-    const [exits, lastMergeAt, testingAttempts] = await Promise.all([
+    const [exits, lastMergeAt, testingAttempts, verificationRuns] = await Promise.all([
       // Each read of concluded entries goes on from the last; the first only starts them.
       reads.run(CONCLUDED_ENTRIES, async () => {
         if (ledger === undefined) {
@@ -95,9 +98,22 @@ export function v2QueueSource(polled: PolledTarget, readers: V2Readers): Poll {
           logger,
         }),
       ),
+      polled.config.reads.verificationRuns
+        ? reads.run(VERIFICATION_RUNS, async () => ({
+            value: await readVerificationRuns({
+              reader,
+              queue,
+              previousSnapshot: before,
+              current,
+              staleAfterSeconds: polled.config.polling.staleAfterSeconds,
+              options,
+              logger,
+            }),
+          }))
+        : undefined,
     ]);
     return {
-      snapshot: current,
+      snapshot: verificationRuns === undefined ? current : { ...current, verificationRuns },
       queueFlow: queuePollUpdate(
         { current, starts: ledger === undefined, exits, lastMergeAt },
         flowOptions,

@@ -123,6 +123,39 @@ export const TESTING_RESULTS = {
   },
 } as const satisfies ReadDeclaration;
 
+/**
+ * A queue's verification runs since the oldest still in progress (v2VerificationRunsRead.ts), when
+ * `reads.verificationRuns` is on. Its failure is logged and the read made again at the next poll;
+ * its families go once its last good read is older than staleAfterSeconds.
+ */
+export const VERIFICATION_RUNS = {
+  name: 'verification runs',
+  api: 'v2',
+  endpoints: [V2_ENDPOINTS.listVerificationRuns],
+  scope: 'queue',
+  cadence: {
+    kind: 'some polls',
+    when: 'a PR entered or left `testing` or left the queue, a run in progress lost its PRs, or the last read failed',
+  },
+  maxCalls: PAGED,
+  part: 'queue',
+  failure: {
+    effect: 'taken by the read',
+    then: 'read again at the next poll; its families hidden once its last good read is older than `staleAfterSeconds`',
+  },
+  // Fewer than 100 runs begin between two reads: one page.
+  cost: {
+    calls: ({ config }) =>
+      config.reads.verificationRuns
+        ? {
+            [V2_ENDPOINTS.listVerificationRuns]:
+              BUDGET_ASSUMPTIONS.verificationRunReadsPerQueuePoll,
+          }
+        : {},
+    assumes: ['verificationRunReadsPerQueuePoll'],
+  },
+} as const satisfies ReadDeclaration;
+
 /** Besides its pages, what each organization-wide test list may call (v2TestDirectory.ts). */
 const NAMING = `${PAGED}, + ≤ ${MAX_REPOSITORY_LOOKUPS_PER_READ.toLocaleString('en')} repository lookups (ids not named yet), + 1 per target whose repository no list names`;
 

@@ -98,6 +98,8 @@ async function v2Watcher(options: { webhooks: boolean }) {
   const recording = (v2: V2Reader): V2Reader => ({
     listTestingResults: (queue, since, readOptions) =>
       v2.listTestingResults(queue, since, readOptions),
+    listVerificationRuns: (queue, createdAfter, readOptions) =>
+      v2.listVerificationRuns(queue, createdAfter, readOptions),
     listQueuePullRequests(queue, filter, readOptions) {
       // The read of the last merge at start (state=merged alone) is not an exit read.
       if (filter.concludedAfter !== undefined && filter.states === undefined) {

@@ -36,6 +36,8 @@ async function v2Queue() {
       return v2.listQueuePullRequests(queue, filter, options);
     },
     listTestingResults: (queue, since, options) => v2.listTestingResults(queue, since, options),
+    listVerificationRuns: (queue, createdAfter, options) =>
+      v2.listVerificationRuns(queue, createdAfter, options),
     reportAnomaly: (endpoint, kind, count) => {
       v2.reportAnomaly(endpoint, kind, count);
     },

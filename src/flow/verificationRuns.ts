@@ -1,0 +1,242 @@
+// A merge queue's verification runs (API v2): what each read adds to their counts, each run counted
+// once by id however the reads overlap, and when the next read is due and where it starts.
+import { emptyHistogram, observe, type HistogramCounts } from '../snapshot/histogram.js';
+import { TESTING_DURATION_BUCKETS_SECONDS } from '../snapshot/testingAttemptTypes.js';
+import {
+  BATCH_SIZE_BUCKETS,
+  MAX_CHECK_LABELS,
+  OTHER_CHECK,
+  UNKNOWN_RUN_STATUS,
+  runSeriesKey,
+  type ConcludedRunSeries,
+  type RunInProgress,
+  type VerificationRunCounts,
+  type VerificationRuns,
+} from '../snapshot/verificationRunTypes.js';
+import { exportableSeconds } from '../trunk/timestamps.js';
+import {
+  V2_RUN_IN_PROGRESS,
+  V2_RUN_STATUSES,
+  type V2VerificationRun,
+} from '../trunk/v2VerificationRunSchemas.js';
+
+/**
+ * How far back (Trunk's clock) a read reaches before the run it is anchored on: a run Trunk
+ * records late with an earlier createdAt is still read; one seen before counts nothing.
+ */
+export const RUN_READ_OVERLAP_SECONDS = 120;
+
+/**
+ * How long a run may stay in progress and still hold reads back: with `testingTimeoutMinutes` 0
+ * "a stuck run will hold its slot indefinitely", and every read would page through all the runs
+ * created since. Past a day the run is no longer followed (not in the gauge, not counted).
+ */
+export const RUN_READ_HORIZON_SECONDS = 86_400;
+
+/** The concluded statuses the definition names; another counts as UNKNOWN_RUN_STATUS. */
+const CONCLUDED_STATUSES = V2_RUN_STATUSES.filter((status) => status !== V2_RUN_IN_PROGRESS);
+const KNOWN_CONCLUDED: ReadonlySet<string> = new Set(CONCLUDED_STATUSES);
+
+/** Check conclusions that fail a run: "`failure`" and "`timeout`" (`CheckConclusion`). */
+const FAILING_CONCLUSIONS: ReadonlySet<string> = new Set(['failure', 'timeout']);
+
+/**
+ * The runs of a queue whose ledger starts at `startAt` (the exporter's clock): none counted, the
+ * first read from `createdAfter` (Trunk's clock).
+ */
+export function startVerificationRuns(
+  startAt: number,
+  createdAfter: number,
+  batching: boolean,
+): VerificationRuns {
+  const counts = { concluded: new Map(), batchSizes: new Map(), checkFailures: new Map() };
+  return {
+    counts: withKnownRunSeries(counts, batching),
+    reads: {
+      countFrom: startAt,
+      createdAfter: Math.max(createdAfter, startAt - RUN_READ_HORIZON_SECONDS),
+      seen: new Map(),
+      inProgress: new Map(),
+      readAt: startAt,
+      failed: false,
+      hidden: false,
+    },
+  };
+}
+
+/**
+ * The counts with a runs series per concluded status at 0, so that the first run after a start is
+ * an increase rate() sees: without bisection, and with it where the queue batches (only a batch is
+ * bisected; a bisection elsewhere appears when first counted).
+ */
+export function withKnownRunSeries(
+  counts: VerificationRunCounts,
+  batching: boolean,
+): VerificationRunCounts {
+  const missing = [false, ...(batching ? [true] : [])].flatMap((bisection) =>
+    CONCLUDED_STATUSES.filter(
+      (status) => !counts.concluded.has(runSeriesKey(status, bisection)),
+    ).map((status) => ({ status, bisection })),
+  );
+  if (missing.length === 0) return counts;
+  const concluded = new Map(counts.concluded);
+  for (const { status, bisection } of missing) {
+    concluded.set(runSeriesKey(status, bisection), {
+      status,
+      bisection,
+      durations: emptyHistogram(TESTING_DURATION_BUCKETS_SECONDS),
+    });
+  }
+  return { ...counts, concluded };
+}
+
+/** What one read of verification runs counted. */
+export interface CountedRuns {
+  readonly runs: VerificationRuns;
+  /** Runs created over the clock slack after the read (a future_timestamp anomaly). */
+  readonly futureRuns: number;
+}
+
+/**
+ * The runs after a read made at `readAt` (the exporter's clock) returned `rows`, newest first: each
+ * concluded run no read counted is counted once, if it concluded after the ledger started or was
+ * seen in progress; rows without usable timestamps (counted by the client), or created at or before
+ * the read's createdAfter (not asked for), are left out. The next
+ * read starts 120 s before the oldest run in progress, else the newest run seen, but never after
+ * `latestPlausible` (the exporter's clock plus the slack) nor more than a day back.
+ */
+export function countVerificationRuns(
+  runs: VerificationRuns,
+  rows: readonly V2VerificationRun[],
+  readAt: number,
+  latestPlausible: number,
+): CountedRuns {
+  const { reads } = runs;
+  const seen = new Map(reads.seen);
+  const inProgress = new Map<string, RunInProgress>();
+  let counts = runs.counts;
+  let newest: number | undefined;
+  let futureRuns = 0;
+  for (const row of latestRows(rows)) {
+    const createdAt = exportableSeconds(row.createdAt);
+    const updatedAt = exportableSeconds(row.updatedAt);
+    // A run created at or before createdAfter was not asked for: the reads before placed it.
+    if (createdAt === undefined || updatedAt === undefined || createdAt <= reads.createdAfter) {
+      continue;
+    }
+    newest = Math.max(newest ?? createdAt, Math.min(createdAt, latestPlausible));
+    if (createdAt > latestPlausible) futureRuns += 1;
+    if (row.status === V2_RUN_IN_PROGRESS) {
+      inProgress.set(row.id, {
+        createdAt,
+        bisection: row.isBisection,
+        pullRequests: row.testedPullRequests.map((pr) => pr.number),
+      });
+      continue;
+    }
+    if (seen.has(row.id)) continue;
+    seen.set(row.id, createdAt);
+    if (updatedAt >= reads.countFrom || reads.inProgress.has(row.id)) {
+      counts = countRun(counts, row, updatedAt - createdAt);
+    }
+  }
+  const oldestInProgress = Math.min(...Array.from(inProgress.values(), (run) => run.createdAt));
+  const anchor = inProgress.size > 0 ? oldestInProgress : newest;
+  const createdAfter = Math.min(
+    Math.max(
+      reads.createdAfter,
+      anchor === undefined ? -Infinity : anchor - RUN_READ_OVERLAP_SECONDS,
+      readAt - RUN_READ_HORIZON_SECONDS,
+    ),
+    latestPlausible,
+  );
+  // What is created at or before createdAfter is never listed again.
+  for (const [id, createdAt] of seen) if (createdAt <= createdAfter) seen.delete(id);
+  for (const [id, run] of inProgress) if (run.createdAt <= createdAfter) inProgress.delete(id);
+  return {
+    runs: {
+      counts,
+      reads: { ...reads, createdAfter, seen, inProgress, readAt, failed: false, hidden: false },
+    },
+    futureRuns,
+  };
+}
+
+/**
+ * The runs after a read at `readAt` failed: read again at the next poll; the families are hidden
+ * once the last good read is older than `staleAfterSeconds`.
+ */
+export function verificationRunReadFailed(
+  runs: VerificationRuns,
+  readAt: number,
+  staleAfterSeconds: number,
+): VerificationRuns {
+  const hidden = readAt - runs.reads.readAt > staleAfterSeconds;
+  return { ...runs, reads: { ...runs.reads, failed: true, hidden } };
+}
+
+/** Each run once: a walk over a moving list may list it twice, and a concluded row is the later. */
+function latestRows(rows: readonly V2VerificationRun[]): V2VerificationRun[] {
+  const byId = new Map<string, V2VerificationRun>();
+  for (const row of rows) {
+    const kept = byId.get(row.id);
+    if (kept === undefined || kept.status === V2_RUN_IN_PROGRESS) byId.set(row.id, row);
+  }
+  return [...byId.values()];
+}
+
+/** The counts with one more concluded run that took `seconds` (updatedAt − createdAt). */
+function countRun(
+  counts: VerificationRunCounts,
+  row: V2VerificationRun,
+  seconds: number,
+): VerificationRunCounts {
+  const status = KNOWN_CONCLUDED.has(row.status) ? row.status : UNKNOWN_RUN_STATUS;
+  const key = runSeriesKey(status, row.isBisection);
+  const series: ConcludedRunSeries = counts.concluded.get(key) ?? {
+    status,
+    bisection: row.isBisection,
+    durations: emptyHistogram(TESTING_DURATION_BUCKETS_SECONDS),
+  };
+  const concluded = new Map(counts.concluded);
+  concluded.set(key, { ...series, durations: observe(series.durations, seconds) });
+  const batchSizes = new Map(counts.batchSizes);
+  const sizes: HistogramCounts =
+    batchSizes.get(row.isBisection) ?? emptyHistogram(BATCH_SIZE_BUCKETS);
+  batchSizes.set(row.isBisection, observe(sizes, row.testedPullRequests.length));
+  return {
+    concluded,
+    batchSizes,
+    checkFailures:
+      row.status === 'failed' ? withCheckFailures(counts.checkFailures, row) : counts.checkFailures,
+  };
+}
+
+/**
+ * The check failures with those of one failed run: each required check ("A check in `checks` is
+ * required iff its `name` is in this list") that concluded `failure` or `timeout`, once per run
+ * however many checks of that name it lists. The first MAX_CHECK_LABELS names keep their label, so
+ * a counter never moves to OTHER_CHECK once it has one.
+ */
+function withCheckFailures(
+  failures: ReadonlyMap<string, number>,
+  row: V2VerificationRun,
+): ReadonlyMap<string, number> {
+  const required = new Set(row.requiredStatuses);
+  const failed = new Set(
+    row.checks
+      .filter(
+        ({ name, conclusion }) =>
+          required.has(name) && conclusion !== undefined && FAILING_CONCLUSIONS.has(conclusion),
+      )
+      .map(({ name }) => name),
+  );
+  if (failed.size === 0) return failures;
+  const next = new Map(failures);
+  for (const name of failed) {
+    const named = next.has(name) || next.size - (next.has(OTHER_CHECK) ? 1 : 0) < MAX_CHECK_LABELS;
+    const label = named ? name : OTHER_CHECK;
+    next.set(label, (next.get(label) ?? 0) + 1);
+  }
+  return next;
+}

@@ -1,0 +1,93 @@
+// When a merge queue's verification runs are read through API v2, and from where: on the polls that
+// see the testing set change, each read from the oldest run still in progress (else the newest
+// seen), so every run counts once by id and the runs in progress are the slots in use.
+import {
+  RUN_READ_OVERLAP_SECONDS,
+  countVerificationRuns,
+  startVerificationRuns,
+  verificationRunReadFailed,
+  withKnownRunSeries,
+} from '../../flow/verificationRuns.js';
+import { runsReadDue, testingSince } from '../../flow/verificationRunReadsDue.js';
+import type { Logger } from '../../log/logger.js';
+import type { MergeQueueSnapshot } from '../../snapshot/types.js';
+import type { VerificationRuns } from '../../snapshot/verificationRunTypes.js';
+import type { V2QueueRef } from '../../trunk/v2Client.js';
+import { V2_ENDPOINTS } from '../../trunk/v2Schemas.js';
+import type { V2VerificationRun } from '../../trunk/v2VerificationRunSchemas.js';
+import { CLOCK_SLACK_SECONDS } from '../timestamps.js';
+import type { ReadOptions } from '../readOptions.js';
+import type { V2PullRequestLister } from './v2MergeQueuePoll.js';
+
+/** The v2 read of verification runs, and what it reports of them (implemented by TrunkV2Client). */
+export interface V2VerificationRunLister extends Pick<V2PullRequestLister, 'reportAnomaly'> {
+  listVerificationRuns(
+    queue: V2QueueRef,
+    createdAfter: string,
+    options?: ReadOptions,
+  ): Promise<V2VerificationRun[]>;
+}
+
+interface VerificationRunsReadRequest {
+  readonly reader: V2VerificationRunLister;
+  readonly queue: V2QueueRef;
+  /** The snapshot of the previous successful poll (its runs included); undefined at the first. */
+  readonly previousSnapshot: MergeQueueSnapshot | undefined;
+  readonly current: MergeQueueSnapshot;
+  readonly staleAfterSeconds: number;
+  readonly options: ReadOptions;
+  readonly logger: Logger;
+}
+
+/**
+ * The queue's verification runs after this poll. The first poll reads only when PRs are testing
+ * (to know the runs in progress), from just before the earliest entered testing; later polls when
+ * runsReadDue() says so. A failed read is logged and made again at the next poll; it never fails
+ * the poll. Rejects only when the poll is being aborted.
+ */
+export async function readVerificationRuns(
+  request: VerificationRunsReadRequest,
+): Promise<VerificationRuns> {
+  const { current, queue } = request;
+  const batching = current.settings.batch;
+  const previous = request.previousSnapshot?.verificationRuns;
+  let runs: VerificationRuns;
+  if (previous === undefined) {
+    const testing = [...testingSince(current).values()];
+    runs = startVerificationRuns(
+      current.takenAt,
+      Math.min(current.takenAt, ...testing.map((at) => at ?? current.takenAt)) -
+        RUN_READ_OVERLAP_SECONDS,
+      batching,
+    );
+    if (testing.length === 0) return runs;
+  } else {
+    runs = { ...previous, counts: withKnownRunSeries(previous.counts, batching) };
+    if (!runsReadDue(runs, request.previousSnapshot, current)) return runs;
+  }
+  const readAt = current.takenAt;
+  let rows: V2VerificationRun[];
+  try {
+    rows = await request.reader.listVerificationRuns(
+      queue,
+      new Date(runs.reads.createdAfter * 1000).toISOString(),
+      request.options,
+    );
+  } catch (error) {
+    if (request.options.signal?.aborted === true) throw error;
+    request.logger.warn(
+      { repo: queue.repo, branch: queue.branch },
+      `verification runs read failed, tried again at the next poll: ${error instanceof Error ? error.message : String(error)}`,
+    );
+    return verificationRunReadFailed(runs, readAt, request.staleAfterSeconds);
+  }
+  const counted = countVerificationRuns(runs, rows, readAt, readAt + CLOCK_SLACK_SECONDS);
+  if (counted.futureRuns > 0) {
+    request.reader.reportAnomaly(
+      V2_ENDPOINTS.listVerificationRuns,
+      'future_timestamp',
+      counted.futureRuns,
+    );
+  }
+  return counted.runs;
+}

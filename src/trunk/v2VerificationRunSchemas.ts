@@ -1,0 +1,51 @@
+import { z } from 'zod';
+import { checkV2Page, type AnomalyReport } from './responseAnomalies.js';
+import { optionalValue } from './tolerantSchemas.js';
+import { v2PageSchema, type V2Page, type V2PageResponse } from './v2Schemas.js';
+
+// `GET /v2/merge-queues/{id}/verification-runs` (`VerificationRun`): only what the run families
+// and the read's watermark use is required. Status and check conclusions are plain strings, as
+// Trunk may add members; a check's other fields and the run's PR ids, shas and titles are not read.
+
+/** The run statuses Trunk documents (`VerificationRunStatus`); `inProgress` is the only open one. */
+export const V2_RUN_STATUSES = ['inProgress', 'failed', 'cancelled', 'succeeded'] as const;
+
+/** The status of a run whose checks are still running. */
+export const V2_RUN_IN_PROGRESS = 'inProgress';
+
+const v2CheckSchema = z.object({
+  name: z.string(),
+  // "`neutral` is also the placeholder for a check that has not concluded yet."
+  conclusion: optionalValue(z.string()),
+});
+
+export const v2VerificationRunSchema = z.object({
+  id: z.string().min(1),
+  isBisection: z.boolean(),
+  // Not optional: the read places each run by it (an unparseable one is counted, not the run).
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  status: z.string(),
+  requiredStatuses: z.array(z.string()),
+  checks: z.array(v2CheckSchema),
+  testedPullRequests: z.array(z.object({ number: z.number().int() })),
+});
+export type V2VerificationRun = z.infer<typeof v2VerificationRunSchema>;
+export const v2VerificationRunPageSchema = v2PageSchema(v2VerificationRunSchema);
+
+const KNOWN_STATUSES: ReadonlySet<string> = new Set(V2_RUN_STATUSES);
+const checkRunRows = checkV2Page<V2VerificationRun>((run) => [run.createdAt, run.updatedAt]);
+
+/**
+ * Checks a page of verification runs as every v2 page (unusable rows, both timestamps), and reports
+ * each status outside Trunk's documented ones as `unknown_value`: its run counts as `unknown`.
+ */
+export function checkVerificationRunsPage(
+  response: V2PageResponse<V2VerificationRun>,
+  report: AnomalyReport,
+): V2Page<V2VerificationRun> {
+  const page = checkRunRows(response, report);
+  const unknown = page.data.filter(({ status }) => !KNOWN_STATUSES.has(status)).length;
+  if (unknown > 0) report('unknown_value', unknown);
+  return page;
+}

@@ -1,0 +1,305 @@
+// A queue's verification runs through a real exporter holding an API key and polling a fake
+// organization whose runs and entries the test moves by hand; every expected number is counted
+// here from the scenario and Trunk's definition of `GET /v2/merge-queues/{id}/verification-runs`:
+// "Lists the queue's verification runs, newest first", `createdAfter`: "Only runs created strictly
+// after this instant"; a run's `requiredStatuses`: "A check in `checks` is required iff its `name`
+// is in this list"; `updatedAt`: "For a finished run this approximates when it concluded";
+// `testedPullRequests`: "More than one means the entries were batched".
+import { afterEach, describe, expect, it } from 'vitest';
+import { select, type Sample } from './support/exposition.js';
+import { configYaml, startTestExporter } from './support/exporterHarness.js';
+import { fixtureAt, type FakeV2 } from './support/fakeTrunkV2.js';
+import { WEB_QUEUE, entryRow, moveEntry, startFakeWebQueue } from './support/queueEntryRows.js';
+import { cleanUp } from './trunk/harness.js';
+
+afterEach(cleanUp);
+
+const QUEUE = { repo: 'github.com/acme/web', branch: 'main' };
+const RUNS = 'trunk_merge_queue_verification_runs_total';
+const IN_PROGRESS = 'trunk_merge_queue_verification_runs_in_progress';
+const DURATION = 'trunk_merge_queue_verification_run_duration_seconds';
+const BATCH = 'trunk_merge_queue_batch_size';
+const CHECKS = 'trunk_merge_queue_check_failures_total';
+const now = () => Date.now() / 1000;
+const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
+
+interface RunShape {
+  readonly id: string;
+  readonly status: string;
+  readonly isBisection?: boolean;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  readonly tested: readonly number[];
+  /** The fixture's checks (build passes; e2e twice, unit, lint and preview fail) unless given. */
+  readonly checks?: readonly unknown[];
+}
+
+/** A run shaped as the fixture (a `VerificationRun` with every field the definition has). */
+function run(shape: RunShape): { createdAt: string } & Record<string, unknown> {
+  const template = fixtureAt('verification-run-failed-on-a-required-check.json') as Record<
+    string,
+    unknown
+  > & { testedPullRequests: Record<string, unknown>[] };
+  const [pr] = template.testedPullRequests;
+  return {
+    ...template,
+    id: shape.id,
+    status: shape.status,
+    isBisection: shape.isBisection ?? false,
+    createdAt: iso(shape.createdAt),
+    updatedAt: iso(shape.updatedAt),
+    testedPullRequests: shape.tested.map((number) => ({ ...pr, number })),
+    ...(shape.checks === undefined ? {} : { checks: shape.checks }),
+  };
+}
+
+/** Replaces run `id` of the web queue by `shape` (Trunk concluding it). */
+function conclude(fake: FakeV2, shape: RunShape): void {
+  const runs = fake.verificationRuns(WEB_QUEUE);
+  const at = runs.findIndex((row) => (row as { id?: string }).id === shape.id);
+  runs.splice(at, 1, run(shape));
+}
+
+function webExporter(fake: FakeV2, extra = '') {
+  return startTestExporter(
+    configYaml({
+      apiUrl: fake.origin,
+      token: null,
+      apiKey: 'trunk_v2_verification-runs-key',
+      targets: '  - repo: github.com/acme/web\n    branches: [main]',
+      polling:
+        '  mergeQueueIntervalSeconds: 0.2\n  flakyTestsIntervalSeconds: 600\n  staleAfterSeconds: 3',
+    }) + extra,
+  );
+}
+
+/** `label=value` → value of each series of `name` for the queue. */
+function series(samples: readonly Sample[], name: string, label: string) {
+  return Object.fromEntries(
+    select(samples, name, QUEUE).map((sample): [string, number] => [
+      label
+        .split(',')
+        .map((key) => sample.labels[key] ?? '')
+        .join('/'),
+      sample.value,
+    ]),
+  );
+}
+
+const runsRead = (fake: FakeV2) =>
+  fake
+    .requestsTo(/^\/v2\/merge-queues\/[^/]+\/verification-runs$/)
+    .map((request) => new URL(request.url, 'http://fake').searchParams.get('createdAfter') ?? '');
+
+describe('verification runs through a real exporter', () => {
+  it('counts each concluded run once, its CI time, batch and failing required checks, and the runs in progress', async () => {
+    const start = Math.floor(now());
+    const pr7 = entryRow(7, 'testing', start - 900);
+    const pr8 = entryRow(8, 'testing', start - 900);
+    const fake = await startFakeWebQueue([pr7, pr8]);
+    const runs = fake.verificationRuns(WEB_QUEUE);
+    // Concluded before the exporter started: history, never counted.
+    runs.push(
+      run({
+        id: 'run-old',
+        status: 'succeeded',
+        createdAt: start - 3000,
+        updatedAt: start - 2400,
+        tested: [5],
+      }),
+    );
+    // Testing #7 and #8 together since 15 minutes before the start.
+    const batch = { id: 'run-a', createdAt: start - 900, tested: [7, 8] };
+    runs.push(run({ ...batch, status: 'inProgress', updatedAt: start - 900 }));
+    const exporter = await webExporter(fake);
+    const first = await exporter.waitFor(
+      (samples) => select(samples, IN_PROGRESS, QUEUE).length > 0,
+      'the first read',
+    );
+    expect(series(first, IN_PROGRESS, 'bisection')).toEqual({ false: 1, true: 0 });
+    // The web queue does not batch: the three documented concluded statuses, at 0.
+    expect(series(first, RUNS, 'status,bisection')).toEqual({
+      'succeeded/false': 0,
+      'failed/false': 0,
+      'cancelled/false': 0,
+    });
+    expect(select(first, DURATION + '_count', QUEUE)).toEqual([]);
+
+    // Run A fails on e2e (listed twice: once per run) and unit (timeout), both required; lint
+    // and preview fail too but are not required. #7 fails out, #8 goes back to pending; a
+    // bisection run tests #8 alone; run C (#9) was cancelled and run D (#10-#12) ended in a status
+    // the definition does not name, both between two polls.
+    conclude(fake, { ...batch, status: 'failed', updatedAt: start + 300 });
+    runs.push(
+      run({
+        id: 'run-b',
+        status: 'inProgress',
+        isBisection: true,
+        createdAt: start + 10,
+        updatedAt: start + 10,
+        tested: [8],
+      }),
+      run({
+        id: 'run-c',
+        status: 'cancelled',
+        createdAt: start + 20,
+        updatedAt: start + 80,
+        tested: [9],
+        checks: [],
+      }),
+      run({
+        id: 'run-d',
+        status: 'abandonedByTrunk',
+        createdAt: start + 30,
+        updatedAt: start + 60,
+        tested: [10, 11, 12],
+      }),
+    );
+    moveEntry(pr7, 'failed', now());
+    moveEntry(pr8, 'testing', now());
+    const second = await exporter.waitFor(
+      (samples) => series(samples, RUNS, 'status,bisection')['failed/false'] === 1,
+      'run A counted',
+    );
+    expect(series(second, RUNS, 'status,bisection')).toEqual({
+      'succeeded/false': 0,
+      'failed/false': 1,
+      'cancelled/false': 1,
+      'unknown/false': 1,
+    });
+    expect(series(second, IN_PROGRESS, 'bisection')).toEqual({ false: 0, true: 1 });
+    // updatedAt − createdAt: A 1,200 s, C 60 s, D 30 s.
+    expect(series(second, DURATION + '_sum', 'status')).toEqual({
+      failed: 1200,
+      cancelled: 60,
+      unknown: 30,
+    });
+    expect(series(second, DURATION + '_bucket', 'status,le')).toMatchObject({
+      'failed/900': 0,
+      'failed/1200': 1,
+      'cancelled/60': 1,
+      'unknown/60': 1,
+    });
+    // Tested PRs: A 2, C 1, D 3.
+    expect(series(second, BATCH + '_count', 'bisection')).toEqual({ false: 3 });
+    expect(series(second, BATCH + '_sum', 'bisection')).toEqual({ false: 6 });
+    expect(series(second, BATCH + '_bucket', 'le')).toMatchObject({ 1: 1, 2: 2, 3: 3, 4: 3 });
+    // Only failed runs count their checks, each required one once: D's checks are the
+    // fixture's too, but D did not fail.
+    expect(series(second, CHECKS, 'check')).toEqual({ e2e: 1, unit: 1 });
+
+    // The bisection run passes and #8 leaves testing: the read reaches back to it, and nothing
+    // read again counts twice.
+    conclude(fake, {
+      id: 'run-b',
+      status: 'succeeded',
+      isBisection: true,
+      createdAt: start + 10,
+      updatedAt: start + 610,
+      tested: [8],
+    });
+    moveEntry(pr8, 'testsPassed', now());
+    const third = await exporter.waitFor(
+      (samples) => series(samples, RUNS, 'status,bisection')['succeeded/true'] === 1,
+      'run B counted',
+    );
+    expect(series(third, RUNS, 'status,bisection')).toEqual({
+      'succeeded/false': 0,
+      'failed/false': 1,
+      'cancelled/false': 1,
+      'unknown/false': 1,
+      'succeeded/true': 1,
+    });
+    expect(series(third, IN_PROGRESS, 'bisection')).toEqual({ false: 0, true: 0 });
+    expect(series(third, DURATION + '_sum', 'status,bisection')).toMatchObject({
+      'succeeded/true': 600,
+    });
+    expect(series(third, CHECKS, 'check')).toEqual({ e2e: 1, unit: 1 });
+    // "strictly after": each read from before the run it must list again (A, then B).
+    const reads = runsRead(fake).map((at) => Date.parse(at) / 1000);
+    expect(reads.length).toBe(3);
+    expect(reads[1]).toBeLessThan(start - 900);
+    expect(reads[2]).toBeLessThan(start + 10);
+    expect(
+      select(third, 'trunk_exporter_api_anomalies_total', {
+        endpoint: 'v2/merge-queues/{id}/verification-runs',
+        kind: 'unknown_value',
+      })[0]?.value,
+    ).toBeGreaterThanOrEqual(1);
+  });
+
+  it('reads again at each poll while its read fails, hides only its families after staleAfterSeconds, and shows its counts again once a read succeeds', async () => {
+    const start = Math.floor(now());
+    const pr7 = entryRow(7, 'testing', start - 600);
+    const fake = await startFakeWebQueue([pr7]);
+    fake.verificationRuns(WEB_QUEUE).push(
+      run({
+        id: 'run-a',
+        status: 'inProgress',
+        createdAt: start - 600,
+        updatedAt: start - 600,
+        tested: [7],
+      }),
+    );
+    const exporter = await webExporter(fake);
+    await exporter.waitFor((samples) => select(samples, IN_PROGRESS, QUEUE).length > 0, 'read');
+    fake.fail(/verification-runs$/, 500);
+    conclude(fake, {
+      id: 'run-a',
+      status: 'succeeded',
+      createdAt: start - 600,
+      updatedAt: start,
+      tested: [7],
+    });
+    moveEntry(pr7, 'testsPassed', now());
+    const failingFrom = fake.requestsTo(/verification-runs$/).length;
+    const polls = () => fake.requestsTo(/pull-requests$/).length;
+    const pollsFrom = polls();
+    const hidden = await exporter.waitFor(
+      (samples) => select(samples, RUNS, QUEUE).length === 0,
+      'the run families hidden',
+    );
+    // Its own families only: the queue is up and its other families are fresh.
+    expect(
+      select(hidden, 'trunk_exporter_target_up', { ...QUEUE, kind: 'merge_queue' })[0]?.value,
+    ).toBe(1);
+    expect(select(hidden, 'trunk_merge_queue_pull_requests', QUEUE).length).toBeGreaterThan(0);
+    for (const name of [IN_PROGRESS, DURATION + '_count', BATCH + '_count', CHECKS]) {
+      expect(select(hidden, name, QUEUE)).toEqual([]);
+    }
+    // One read per poll (each made once: the client's retries aside).
+    const failedReads = fake.requestsTo(/verification-runs$/).length - failingFrom;
+    expect(failedReads).toBeGreaterThan(0);
+    expect(failedReads).toBeLessThanOrEqual((polls() - pollsFrom + 1) * 3);
+    fake.recover();
+    const back = await exporter.waitFor(
+      (samples) => series(samples, RUNS, 'status,bisection')['succeeded/false'] === 1,
+      'the run counted once the read succeeds',
+    );
+    expect(series(back, IN_PROGRESS, 'bisection')).toEqual({ false: 0, true: 0 });
+  });
+
+  it('with reads.verificationRuns: false makes no such call and has no such series', async () => {
+    const start = Math.floor(now());
+    const pr7 = entryRow(7, 'testing', start - 600);
+    const fake = await startFakeWebQueue([pr7]);
+    const exporter = await webExporter(fake, '\nreads:\n  verificationRuns: false');
+    await exporter.waitFor(
+      (samples) => select(samples, 'trunk_merge_queue_pull_requests', QUEUE).length > 0,
+      'a poll',
+    );
+    moveEntry(pr7, 'testsPassed', now());
+    const samples = await exporter.waitFor(
+      (current) =>
+        select(current, 'trunk_merge_queue_pull_requests', {
+          ...QUEUE,
+          state: 'tests_passed',
+        }).some((sample) => sample.value === 1),
+      '#7 passed',
+    );
+    expect(fake.requestsTo(/verification-runs$/)).toEqual([]);
+    expect(
+      samples.filter((sample) => sample.name.startsWith('trunk_merge_queue_verification')),
+    ).toEqual([]);
+  });
+});

@@ -1,0 +1,213 @@
+// The bookkeeping of a queue's verification runs, read by read, every expected number worked out
+// by hand from the rows and Trunk's definition of `GET /v2/merge-queues/{id}/verification-runs`:
+// `createdAfter`: "Only runs created strictly after this instant"; `requiredStatuses`: "A check in
+// `checks` is required iff its `name` is in this list"; `VerificationRunStatus`: "`inProgress` —
+// checks are still running".
+import { describe, expect, it } from 'vitest';
+import {
+  countVerificationRuns,
+  startVerificationRuns,
+  verificationRunReadFailed,
+} from '../../src/flow/verificationRuns.js';
+import { runsReadDue } from '../../src/flow/verificationRunReadsDue.js';
+import type { VerificationRuns } from '../../src/snapshot/verificationRunTypes.js';
+import type { V2VerificationRun } from '../../src/trunk/v2VerificationRunSchemas.js';
+import { poll, summary } from './scriptedPolls.js';
+
+const T = 1_800_000_000;
+const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
+
+function run(
+  id: string,
+  status: string,
+  createdAt: number,
+  updatedAt: number,
+  extra: Partial<V2VerificationRun> = {},
+): V2VerificationRun {
+  return {
+    id,
+    isBisection: false,
+    createdAt: iso(createdAt),
+    updatedAt: iso(updatedAt),
+    status,
+    requiredStatuses: [],
+    checks: [],
+    testedPullRequests: [{ number: 1 }],
+    ...extra,
+  };
+}
+
+/** One read at `readAt` of `rows`, the clock slack 60 s. */
+const read = (runs: VerificationRuns, rows: V2VerificationRun[], readAt: number) =>
+  countVerificationRuns(runs, rows, readAt, readAt + 60).runs;
+
+const runsOf = (runs: VerificationRuns) =>
+  Object.fromEntries(
+    Array.from(runs.counts.concluded.values(), (series) => [
+      `${series.status}/${String(series.bisection)}`,
+      series.durations.count,
+    ]),
+  );
+
+describe('verification-run reads', () => {
+  it('counts a run once when it concludes, from where the oldest run in progress was created', () => {
+    // Started at T, first read from T − 600 (a PR testing since T − 480, less 120 s).
+    const start = startVerificationRuns(T, T - 600, false);
+    expect(start.reads.createdAfter).toBe(T - 600);
+    // Run b (T − 300) in progress, run a (T − 500) concluded at T − 10: before the start, so
+    // history; run c (T − 400) concluded after the start.
+    const first = read(
+      start,
+      [
+        run('b', 'inProgress', T - 300, T - 300),
+        run('c', 'cancelled', T - 400, T + 5),
+        run('a', 'succeeded', T - 500, T - 10),
+      ],
+      T + 30,
+    );
+    expect(runsOf(first)).toEqual({
+      'succeeded/false': 0,
+      'failed/false': 0,
+      'cancelled/false': 1,
+    });
+    expect([...first.reads.inProgress.keys()]).toEqual(['b']);
+    // From 120 s before b; c and a, created before that, are forgotten.
+    expect(first.reads.createdAfter).toBe(T - 420);
+    expect([...first.reads.seen.keys()]).toEqual(['c']);
+    // b fails after 900 s (updatedAt − createdAt); d is new and in progress.
+    const second = read(
+      first,
+      [
+        run('d', 'inProgress', T + 100, T + 100),
+        run('b', 'failed', T - 300, T + 600),
+        run('c', 'cancelled', T - 400, T + 5),
+      ],
+      T + 630,
+    );
+    expect(runsOf(second)).toEqual({
+      'succeeded/false': 0,
+      'failed/false': 1,
+      'cancelled/false': 1,
+    });
+    expect(summary(second.counts.concluded.get('failed\u0000false')?.durations)).toMatchObject({
+      count: 1,
+      sum: 900,
+    });
+    expect(second.reads.createdAfter).toBe(T - 20);
+    // Read again, nothing more counts; d concludes: from 120 s before it, the newest.
+    const third = read(
+      second,
+      [run('d', 'succeeded', T + 100, T + 700), run('b', 'failed', T - 300, T + 600)],
+      T + 720,
+    );
+    expect(runsOf(third)).toEqual({
+      'succeeded/false': 1,
+      'failed/false': 1,
+      'cancelled/false': 1,
+    });
+    expect(third.reads.inProgress.size).toBe(0);
+    expect(third.reads.createdAfter).toBe(T - 20);
+  });
+
+  it('never starts a read after the clock plus the slack, nor more than a day back', () => {
+    const start = startVerificationRuns(T, T - 120, false);
+    // A row dated a day ahead: counted, and the next read starts at T + 30 + 60.
+    const ahead = countVerificationRuns(
+      start,
+      [run('x', 'succeeded', T + 86_400, T + 86_460)],
+      T + 30,
+      T + 90,
+    );
+    expect(ahead.futureRuns).toBe(1);
+    expect(ahead.runs.reads.createdAfter).toBe(T + 90);
+    // A run in progress for two days no longer holds reads back.
+    const stuck = read(start, [run('s', 'inProgress', T - 120, T - 120)], T + 2 * 86_400);
+    expect(stuck.reads.createdAfter).toBe(T + 86_400);
+    expect(stuck.reads.inProgress.size).toBe(0);
+  });
+
+  it('counts each failing required check once per failed run, and the 21st name as other', () => {
+    const checks = (name: string) => [
+      { name, conclusion: 'failure' },
+      { name, conclusion: 'failure' },
+      { name: 'lint', conclusion: 'timeout' },
+      { name: 'build', conclusion: 'success' },
+    ];
+    let runs = startVerificationRuns(T, T - 120, false);
+    for (let index = 1; index <= 22; index++) {
+      const name = `check-${String(index)}`;
+      runs = read(
+        runs,
+        [
+          run(`r${String(index)}`, 'failed', T + index, T + index + 60, {
+            requiredStatuses: [name, 'build'],
+            checks: checks(name),
+          }),
+        ],
+        T + 100 + index,
+      );
+    }
+    // A cancelled run with a failing required check counts no check.
+    runs = read(
+      runs,
+      [
+        run('c', 'cancelled', T + 50, T + 90, {
+          requiredStatuses: ['check-1'],
+          checks: checks('check-1'),
+        }),
+      ],
+      T + 200,
+    );
+    expect(runs.counts.checkFailures.get('check-1')).toBe(1);
+    expect(runs.counts.checkFailures.get('check-20')).toBe(1);
+    expect(runs.counts.checkFailures.get('check-21')).toBeUndefined();
+    expect(runs.counts.checkFailures.get('other')).toBe(2);
+    expect(runs.counts.checkFailures.has('lint')).toBe(false);
+    expect(runs.counts.checkFailures.size).toBe(21);
+  });
+
+  it('reads when the testing set changes or a run in progress lost a testing PR, and after a failed read', () => {
+    const before = poll(T, 'running', [
+      [1, 'testing', T - 60],
+      [2, 'pending', T - 60],
+    ]);
+    const runs = read(
+      startVerificationRuns(T, T - 180, false),
+      [run('a', 'inProgress', T - 60, T - 60, { testedPullRequests: [{ number: 1 }] })],
+      T,
+    );
+    const dueAfter = (pullRequests: Parameters<typeof poll>[2]) =>
+      runsReadDue(runs, before, poll(T + 30, 'running', pullRequests));
+    expect(
+      dueAfter([
+        [1, 'testing', T - 60],
+        [2, 'pending', T - 60],
+      ]),
+    ).toBe(false);
+    // #2 entered testing.
+    expect(
+      dueAfter([
+        [1, 'testing', T - 60],
+        [2, 'testing', T + 10],
+      ]),
+    ).toBe(true);
+    // #2 left the queue: it may have been tested between the polls.
+    expect(dueAfter([[1, 'testing', T - 60]])).toBe(true);
+    // #1 restarted testing between the polls.
+    expect(
+      dueAfter([
+        [1, 'testing', T + 10],
+        [2, 'pending', T - 60],
+      ]),
+    ).toBe(true);
+    // #1 left: the testing set changed, and run a lost its PR.
+    const after = poll(T + 30, 'running', [[2, 'pending', T - 60]]);
+    expect(runsReadDue(runs, before, after)).toBe(true);
+    // Read at T + 30 with a still in progress: the next poll reads again.
+    expect(runsReadDue(runs, after, poll(T + 60, 'running', [[2, 'pending', T - 60]]))).toBe(true);
+    const failed = verificationRunReadFailed(runs, T + 30, 600);
+    expect(failed.reads.hidden).toBe(false);
+    expect(runsReadDue(failed, before, before)).toBe(true);
+    expect(verificationRunReadFailed(failed, T + 601, 600).reads.hidden).toBe(true);
+  });
+});
