@@ -221,6 +221,7 @@ function normalize(
     polling: { ...config.polling },
     metrics: { ...config.metrics },
     sharding: { ...config.sharding },
+    reads: { ...config.reads },
     discovery: {
       ...config.discovery,
       repos: [...config.discovery.repos],

@@ -191,6 +191,12 @@ export const configFileSchema = z
       })
       .prefault({}),
     webhooks: webhooksSectionSchema.prefault({}),
+    // The optional API v2 reads (issue 39); each adds families and calls.
+    reads: z
+      .strictObject({
+        queueEntryHistory: z.boolean().default(true),
+      })
+      .prefault({}),
     // With an API key, the organization's merge queues found through API v2 (discovery/).
     discovery: discoverySectionSchema.prefault({}),
     // Empty only with discovery on (crossFieldIssues).

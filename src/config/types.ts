@@ -103,6 +103,8 @@ export interface ExporterConfig {
     /** How long a request may take to send its body, in seconds (then 408). */
     readonly bodyTimeoutSeconds: number;
   };
+  /** The optional API v2 reads; each adds families and calls. Absent: every one on. */
+  readonly reads?: ReadSettings | undefined;
   /** The organization's merge queues found through API v2 (needs an API key). */
   readonly discovery?: DiscoverySettings | undefined;
   /** Which share of the targets this instance polls. */
@@ -110,4 +112,10 @@ export interface ExporterConfig {
   readonly targets: readonly RepositoryTarget[];
   /** What the file asks for that works but should change (one `warn` line each at load). */
   readonly warnings?: readonly string[] | undefined;
+}
+
+/** The optional API v2 reads (`reads:`), each on unless turned off. */
+export interface ReadSettings {
+  /** Queue-entry histories: failures, cancellations and restarts by reason, transitions between polls. */
+  readonly queueEntryHistory: boolean;
 }
