@@ -145,7 +145,8 @@ function delay(ms: number): Promise<void> {
 }
 
 interface EntryHistoryReadRequest {
-  readonly reads: QueueEntryHistoryReads;
+  /** The organization's reads; undefined with `reads.queueEntryHistory` off. */
+  readonly reads: QueueEntryHistoryReads | undefined;
   /** The queue's ledger as of the previous successful poll: the windows it still waits for. */
   readonly previousFlow: QueueFlow | undefined;
   /** The snapshot of the previous successful poll; undefined at the queue's first. */
@@ -155,14 +156,23 @@ interface EntryHistoryReadRequest {
 }
 
 /**
+ * How a poll's ledger takes the history: `flow` is the ledger the poll's diff made, `latest` the one
+ * it was made from (the diff keeps only its own fields; events may have changed the history since
+ * the poll began).
+ */
+export type EntryHistoryUpdate = (flow: QueueFlow, latest: QueueFlow | undefined) => QueueFlow;
+
+/**
  * This poll's part of the history reads: asks for the pull requests it saw change or leave (and
  * those still unanswered), reads when due, and returns how the queue's ledger takes the answers
  * for its pull requests: their reasons, restarts and the transitions no poll saw.
  */
 export async function readEntryHistory(
   request: EntryHistoryReadRequest,
-): Promise<(flow: QueueFlow) => QueueFlow> {
+): Promise<EntryHistoryUpdate> {
   const { reads, current } = request;
+  // Off: nothing is read, and what was counted leaves the page.
+  if (reads === undefined) return ({ entryHistory: _off, ...flow }) => flow;
   const windows = request.previous === undefined ? [] : changedWindows(request.previous, current);
   const waiting = [
     ...(request.previousFlow?.entryHistory?.asked.keys() ?? []),
@@ -171,9 +181,9 @@ export async function readEntryHistory(
   reads.ask(waiting);
   const shown = await reads.refresh(request.options);
   const answers = reads.take(waiting);
-  return (flow) => {
+  return (flow, latest) => {
     const folded = foldAnswers(
-      askWindows(flow.entryHistory, windows),
+      askWindows(latest?.entryHistory, windows),
       (id) => answers.get(id),
       current.takenAt,
     );
