@@ -7,7 +7,7 @@ import {
   OTHER_WEBHOOK_VALUE,
   type WebhookCounts,
 } from '../snapshot/webhookCounts.js';
-import { REASON_LABELS, fromEntryHistory, shownEntryHistory } from './entryHistoryMetrics.js';
+import { fromEntryHistory, shownEntryHistory } from './entryHistoryMetrics.js';
 import type { PerTargetFamily, Sample } from './family.js';
 import { NAMESPACE, fqName } from './naming.js';
 
@@ -51,10 +51,11 @@ export const WEBHOOK_FAMILIES: readonly PerTargetFamily[] = [
   {
     name: FAILED_BY_REASON,
     help: (settings) =>
-      'Pull requests that failed in the merge queue, by reason, each failure once, whichever ' +
+      'Pull requests that failed in the merge queue, by reason, each failure once whichever ' +
       'witness saw it first: the failure_reason of its pull_request.failed webhook event (unknown ' +
-      `when it has none; ${SINCE_START}; ${capped('reasons')}), or the reason of its transition to ` +
-      `failed in its queue-entry history (${REASON_LABELS}. ${fromEntryHistory(settings)}).`,
+      'when it has none; from signed webhooks Trunk sent, since the exporter started), or the reason ' +
+      `of its transition to failed in its queue-entry history. ${capped('reasons')} (per witness). ` +
+      `The history's share is ${fromEntryHistory(settings)}.`,
     type: 'counter',
     labelNames: ['repo', 'branch', 'reason'],
     scope: 'target',

@@ -79,6 +79,7 @@ describe('valid configuration files', () => {
       },
       metrics: { topCodeowners: 20 },
       sharding: { shard: 0, totalShards: 1 },
+      reads: { queueEntryHistory: true },
       discovery: {
         enabled: false,
         intervalSeconds: 300,

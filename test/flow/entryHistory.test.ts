@@ -102,7 +102,7 @@ describe('queue-entry history counts', () => {
     });
     expect(folded.history.restarts).toEqual(new Map([['PREREQUISITE_MERGE_ITEM_FAILED', 1]]));
     // The polls saw testing both times and counted nothing.
-    expect(pairs(folded.transitions as { from: string; to: string }[])).toEqual([
+    expect(pairs(folded.transitions as readonly { from: string; to: string }[])).toEqual([
       'testing->pending',
       'pending->testing',
     ]);
@@ -123,7 +123,7 @@ describe('queue-entry history counts', () => {
         step('testsPassed', TEN + 25, 'TEST_RUN_PASSED'),
       ],
     });
-    expect(pairs(folded.transitions as { from: string; to: string }[])).toEqual([
+    expect(pairs(folded.transitions as readonly { from: string; to: string }[])).toEqual([
       'pending->testing',
       'testing->pending',
       'pending->testing',
@@ -151,7 +151,7 @@ describe('queue-entry history counts', () => {
     // A null reason is counted as unknown.
     expect(folded.history.cancelled).toEqual(new Map([['unknown', 1]]));
     // The polls count testing->failed and not_ready->cancelled from the exit reads.
-    expect(pairs(folded.transitions as { from: string; to: string }[])).toEqual([
+    expect(pairs(folded.transitions as readonly { from: string; to: string }[])).toEqual([
       'testing->pending_failure',
     ]);
   });

@@ -30,6 +30,7 @@ describe('golden exposition pages', () => {
     'readiness-blocked-counts',
     'v2-not-mergeable-reasons',
     'v2-testing-attempts',
+    'v2-entry-history',
     'v2-flaky-and-broken-tests',
     'readiness-unknown',
     'codeowners-top-n-with-other-and-none',
