@@ -106,6 +106,13 @@ export function foldAnswers(
   timelineOf: (pullRequestId: string) => AnsweredTimeline | undefined,
   now: number,
 ): FoldedHistory {
+  // Most polls find no answer and nothing to give up: the history stays as it is, uncopied.
+  const settled = [...history.asked].every(
+    ([id, windows]) =>
+      timelineOf(id) === undefined &&
+      windows.every((window) => now - window.askedAt <= ENTRY_HISTORY_KEEP_SECONDS),
+  );
+  if (settled) return { history, transitions: [] };
   const fold = new HistoryFold(history);
   const asked = new Map(history.asked);
   for (const [id, windows] of history.asked) {

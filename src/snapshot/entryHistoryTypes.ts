@@ -22,8 +22,11 @@ export const ENTRY_HISTORY_KEEP_SECONDS = 6 * 3600;
 /** Pull requests one queue waits for the history of at most (the longest waiting go first). */
 export const MAX_ASKED_PULL_REQUESTS = 5000;
 
-/** Transitions (and failures) one queue remembers as counted at most (the oldest go first). */
-export const MAX_COUNTED_TRANSITIONS = 20_000;
+/**
+ * Transitions (and pull requests with failures) one queue remembers as counted at most, the oldest
+ * going first: a busy queue's six hours (a hundred pull requests an hour, a few transitions each).
+ */
+export const MAX_COUNTED_TRANSITIONS = 5000;
 
 /**
  * Two witnesses of one pull request's failure (its webhook event's timestamp, its history's
