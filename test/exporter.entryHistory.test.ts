@@ -27,6 +27,7 @@ import {
   testingResult,
 } from './support/queueEntryRows.js';
 import { WEBHOOK_SECRET, postWebhook, signedHeaders } from './support/webhooks.js';
+import { pollsFromNow, transitionsOf } from './support/webQueueSamples.js';
 import { cleanUp } from './trunk/harness.js';
 
 afterEach(cleanUp);
@@ -93,28 +94,7 @@ const cancelled = (samples: readonly Sample[]) =>
   byLabel(samples, 'trunk_merge_queue_pull_requests_cancelled_total', 'reason');
 const restarts = (samples: readonly Sample[]) =>
   byLabel(samples, 'trunk_merge_queue_restarts_total', 'cause');
-const transitions = (samples: readonly Sample[]): Record<string, number> =>
-  Object.fromEntries(
-    select(samples, 'trunk_merge_queue_state_transitions_total', QUEUE).map(
-      (sample): [string, number] => [
-        `${sample.labels.from ?? ''}->${sample.labels.to ?? ''}`,
-        sample.value,
-      ],
-    ),
-  );
 const live = (samples: readonly Sample[]) => sum(samples, 'trunk_merge_queue_pull_requests', QUEUE);
-
-/** Until `count` polls that began after now have ended. */
-async function pollsFromNow(exporter: ExporterUnderTest, count: number): Promise<void> {
-  let since = now();
-  for (let poll = 0; poll <= count; poll++) {
-    const ended = since;
-    await exporter.waitFor((samples) => {
-      since = sum(samples, 'trunk_exporter_last_success_timestamp_seconds', QUEUE);
-      return since > ended;
-    }, 'a poll');
-  }
-}
 
 /** Sends the exporter Trunk's pull_request.failed event of PR `number`, failed at `at`. */
 async function failedEvent(
@@ -185,7 +165,7 @@ describe('queue-entry histories through a real exporter', () => {
     }
     // The polls saw #51 and #53 leave testing for failed and #52 pending for cancelled; the
     // histories add what happened between the polls: #50's restart and return, #53's resubmission.
-    expect(transitions(later)).toEqual({
+    expect(transitionsOf(later)).toEqual({
       'testing->failed': 2,
       'pending->cancelled': 1,
       'testing->pending': 1,
