@@ -40,6 +40,7 @@ const iso = (at: number) => new Date(at * 1000).toISOString();
 async function webExporter(
   fake: FakeV2,
   webhooks: boolean,
+  staleAfterSeconds = 600,
 ): Promise<{ exporter: ExporterUnderTest; reload: (webhooks: boolean) => Promise<void> }> {
   const file = join(await mkdtemp(join(tmpdir(), 'trunk-exporter-history-')), 'config.yaml');
   const yaml = (on: boolean) =>
@@ -49,7 +50,11 @@ async function webExporter(
         token: null,
         apiKey: 'trunk_v2_entry-history-key',
         targets: '  - repo: github.com/acme/web\n    branches: [main]',
-        polling: '  mergeQueueIntervalSeconds: 0.2\n  flakyTestsIntervalSeconds: 600',
+        polling: [
+          '  mergeQueueIntervalSeconds: 0.2',
+          '  flakyTestsIntervalSeconds: 600',
+          `  staleAfterSeconds: ${String(staleAfterSeconds)}`,
+        ].join('\n'),
         server: '  enableReload: true',
       }),
       'webhooks:',
@@ -226,5 +231,45 @@ describe('queue-entry histories through a real exporter', () => {
       START_TEST_RUN_MERGE_CONFLICT: 1,
     });
     expect(fake.requestsTo(/^\/v2\/queue-entry-history$/).length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('hides only its own families while its reads fail past staleAfterSeconds, one call per interval, and shows them again once one succeeds', async () => {
+    const start = now() - 600;
+    const pr70 = entryRow(70, 'testing', start);
+    const fake = await startFakeWebQueue([pr70]);
+    recordTesting(fake, 70, start);
+    const { exporter } = await webExporter(fake, false, 1);
+    await exporter.waitFor((samples) => live(samples) === 1, '#70 polled');
+    const restart = (at: number) => {
+      record(fake, 70, 'pending', at - 0.1, 'MANUAL_PUSH_TO_TARGET_BRANCH');
+      record(fake, 70, 'testing', at, null);
+      moveEntry(pr70, 'testing', at);
+    };
+    restart(now());
+    await exporter.waitFor(
+      (samples) => restarts(samples).MANUAL_PUSH_TO_TARGET_BRANCH === 1,
+      'one restart',
+    );
+    // The reads answer 400 (not retried) from now on, and #70 restarts again.
+    fake.fail(/^\/v2\/queue-entry-history$/, 400);
+    const failingFrom = now();
+    const before = fake.requestsTo(/^\/v2\/queue-entry-history$/).length;
+    restart(now());
+    const hidden = await exporter.waitFor(
+      (samples) => select(samples, 'trunk_merge_queue_restarts_total', QUEUE).length === 0,
+      'the restarts hidden',
+    );
+    // The queue's other families stay.
+    expect(live(hidden)).toBe(1);
+    expect(sum(hidden, 'trunk_exporter_target_up', { ...QUEUE, kind: 'merge_queue' })).toBe(1);
+    const calls = fake.requestsTo(/^\/v2\/queue-entry-history$/).length - before;
+    expect(calls).toBeGreaterThan(0);
+    expect(calls).toBeLessThanOrEqual((now() - failingFrom) / 0.2 + 1);
+    fake.recover();
+    const back = await exporter.waitFor(
+      (samples) => restarts(samples).MANUAL_PUSH_TO_TARGET_BRANCH === 2,
+      'the restarts back',
+    );
+    expect(restarts(back)).toEqual({ MANUAL_PUSH_TO_TARGET_BRANCH: 2 });
   });
 });

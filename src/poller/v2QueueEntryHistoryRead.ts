@@ -1,7 +1,8 @@
 // The queue-entry histories of the pull requests the merge-queue polls saw change or leave (API
 // v2): one organization-wide read per merge-queue interval, in batches of 50 pull requests of any
 // queue, each queue's poll then taking the timelines of its own. Its calls follow the changes, not
-// the queues; a failed read costs one read per interval and hides only the history's families.
+// the queues; a failed read costs one read per interval and hides only the history's families. No
+// poll waits for a read: each takes what the reads before it answered.
 import {
   askWindows,
   changedWindows,
@@ -51,6 +52,8 @@ export class QueueEntryHistoryReads {
   readonly #read: SharedRead<void>;
   #lister: QueueEntryHistoryLister;
   #timing: SharedReadTiming;
+  /** When the last read succeeded (at first: when the reads began, as nothing has failed yet). */
+  #lastGoodAt: number;
 
   constructor(
     lister: QueueEntryHistoryLister,
@@ -60,6 +63,7 @@ export class QueueEntryHistoryReads {
   ) {
     this.#lister = lister;
     this.#timing = timing;
+    this.#lastGoodAt = now();
     this.#read = new SharedRead((options) => this.#readWaiting(options), timing, now, onFailure);
   }
 
@@ -83,16 +87,17 @@ export class QueueEntryHistoryReads {
   }
 
   /**
-   * Reads what is asked when a read is due (shared with every poll asking meanwhile); false when no
-   * read succeeded within staleAfterSeconds, and the history's families are to hide.
+   * Starts a read of what is asked when one is due, and does not wait for it: its answers are for
+   * the polls after it, so no poll waits on calls spaced for Trunk's limit. A failed read is told
+   * to onFailure.
    */
-  async refresh(options: ReadOptions): Promise<boolean> {
-    try {
-      await this.#read.get(options);
-      return true;
-    } catch {
-      return false;
-    }
+  refresh(options: ReadOptions): void {
+    this.#read.get(options).catch(() => undefined);
+  }
+
+  /** Whether a read succeeded within staleAfterSeconds: else the history's families hide. */
+  shown(): boolean {
+    return this.now() - this.#lastGoodAt <= this.#timing.staleAfterSeconds;
   }
 
   /** Takes the answers for `ids` (each answer is taken once: a pull request is in one queue). */
@@ -128,6 +133,7 @@ export class QueueEntryHistoryReads {
         this.#answers.set(id, { readStartedAt, transitions: byId.get(id) ?? [] });
       }
     }
+    this.#lastGoodAt = this.now();
   }
 
   #forgetOldAnswers(): void {
@@ -164,12 +170,11 @@ export type EntryHistoryUpdate = (flow: QueueFlow, latest: QueueFlow | undefined
 
 /**
  * This poll's part of the history reads: asks for the pull requests it saw change or leave (and
- * those still unanswered), reads when due, and returns how the queue's ledger takes the answers
- * for its pull requests: their reasons, restarts and the transitions no poll saw.
+ * those still unanswered), starts a read when one is due, and returns how the queue's ledger takes
+ * the answers read for its pull requests so far: their reasons, restarts and the transitions no
+ * poll saw.
  */
-export async function readEntryHistory(
-  request: EntryHistoryReadRequest,
-): Promise<EntryHistoryUpdate> {
+export function readEntryHistory(request: EntryHistoryReadRequest): EntryHistoryUpdate {
   const { reads, current } = request;
   // Off: nothing is read, and what was counted leaves the page.
   if (reads === undefined) return ({ entryHistory: _off, ...flow }) => flow;
@@ -179,7 +184,8 @@ export async function readEntryHistory(
     ...windows.map((window) => window.pullRequestId),
   ];
   reads.ask(waiting);
-  const shown = await reads.refresh(request.options);
+  reads.refresh(request.options);
+  const shown = reads.shown();
   const answers = reads.take(waiting);
   return (flow, latest) => {
     const folded = foldAnswers(
