@@ -10,6 +10,7 @@ import { configuredTargets } from '../config/targets.js';
 import type { ExporterConfig } from '../config/types.js';
 import type { Target } from '../snapshot/types.js';
 import { ENDPOINTS, MAX_PAGE_SIZE, type Endpoint } from '../trunk/schemas.js';
+import { V2_ENTRY_HISTORY_MAX_IDS } from '../trunk/v2EntryHistorySchemas.js';
 import { V2_ENDPOINTS } from '../trunk/v2Schemas.js';
 
 /** What the estimate assumes about the parts of the load the config does not say. */
@@ -159,7 +160,8 @@ function v1QuarantineWalks(config: ExporterConfig, lists: number, cadence: Caden
  * for that discovery. Each such list is read at most once per interval however many ask
  * (poller/sharedRead.ts), so discovery adds a read only when nothing else asks; events refresh
  * the test lists only for the lists read through v2. Its own queues: one pull-requests read per
- * poll plus the exit reads, the testing-results reads of the polls that see testing end. Quarantine lists kept on
+ * poll plus the exit reads, the testing-results reads of the polls that see testing end, and (for
+ * all of them together) the queue-entry history reads of the PRs they see change. Quarantine lists kept on
  * v1 (a token with orgUrlSlug beside the key) are walked as v1Rates says.
  */
 function v2Rates(
@@ -200,6 +202,14 @@ function v2Rates(
       (queues * (1 + BUDGET_ASSUMPTIONS.exitReadsPerQueuePoll)) / cadence.mergeQueueSeconds,
     [V2_ENDPOINTS.listTestingResults]:
       (queues * BUDGET_ASSUMPTIONS.testingReadsPerQueuePoll) / cadence.mergeQueueSeconds,
+    ...(config.reads?.queueEntryHistory === false
+      ? {}
+      : {
+          [V2_ENDPOINTS.listQueueEntryHistory]: historyCallsPerSecond(
+            queues,
+            polling.mergeQueueIntervalSeconds,
+          ),
+        }),
     [V2_ENDPOINTS.listTests]:
       perSecond(
         pages(repositories * BUDGET_ASSUMPTIONS.quarantinedTestsPerRepository),
@@ -213,6 +223,19 @@ function v2Rates(
       ? { [ENDPOINTS.listQuarantinedTests]: v1QuarantineWalks(config, v1Lists, cadence) }
       : {}),
   };
+}
+
+/**
+ * The queue-entry history reads: one per merge-queue interval for the organization (events that
+ * poll sooner do not read it sooner), 50 changed pull requests a call: each poll asks for those it
+ * saw change state or leave.
+ */
+function historyCallsPerSecond(queues: number, intervalSeconds: number): number {
+  if (queues === 0) return 0;
+  const { pullRequestsPerQueue, stateChangesPerPullRequestPerHour } = BUDGET_ASSUMPTIONS;
+  const changes =
+    (queues * pullRequestsPerQueue * stateChangesPerPullRequestPerHour * intervalSeconds) / 3600;
+  return Math.ceil(changes / V2_ENTRY_HISTORY_MAX_IDS) / intervalSeconds;
 }
 
 /**

@@ -21,6 +21,7 @@ import type { V2QueueDirectory } from './v2QueueDirectory.js';
 import { pollFlakyTestsV2 } from './v2FlakyTestsPoll.js';
 import type { V2TestDirectory } from './v2TestDirectory.js';
 import { readTestingResults, type V2TestingResultLister } from './v2TestingResultsRead.js';
+import { readEntryHistory, type QueueEntryHistoryReads } from './v2QueueEntryHistoryRead.js';
 
 interface TargetJobsContext {
   readonly config: ExporterConfig;
@@ -41,6 +42,8 @@ export interface V2Readers {
   readonly reader: V2PullRequestLister & V2TestingResultLister;
   readonly directory: V2QueueDirectory;
   readonly tests: V2TestDirectory;
+  /** The organization's queue-entry history reads. */
+  readonly history?: QueueEntryHistoryReads;
 }
 
 /** One poll job per configured target, each recording its outcome in the store. */
@@ -109,6 +112,13 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
         options,
         now,
       });
+      const withHistory = readEntryHistory({
+        reads: config.reads?.queueEntryHistory === false ? undefined : v2Readers.history,
+        previousFlow: context.store.queueFlow(target),
+        previous: previous?.kind === 'merge_queue' ? previous : undefined,
+        current: snapshot,
+        options,
+      });
       const [polled, testingAttempts] = await Promise.all([
         withQueueFlow(
           snapshot,
@@ -144,7 +154,12 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
           logger: context.logger,
         }),
       ]);
-      return { ...polled, testingAttempts };
+      const { queueFlow } = polled;
+      return {
+        ...polled,
+        testingAttempts,
+        ...(queueFlow && { queueFlow: (latest) => withHistory(queueFlow(latest), latest) }),
+      };
     };
     const v1QuarantineRequest = (options: ReadOptions) => ({
       reader: context.reader,
