@@ -8,12 +8,8 @@
 // entry"; the queue entry's `createdAt` says "a cancelled or failed pull request submitted again
 // keeps it": either way, each conclusion is an exit.
 import { afterEach, describe, expect, it } from 'vitest';
-import { select, sum, type Sample } from './support/exposition.js';
-import {
-  configYaml,
-  startTestExporter,
-  type ExporterUnderTest,
-} from './support/exporterHarness.js';
+import { select, type Sample } from './support/exposition.js';
+import { configYaml, startTestExporter } from './support/exporterHarness.js';
 import type { FakeV2 } from './support/fakeTrunkV2.js';
 import {
   WEB_QUEUE,
@@ -23,6 +19,7 @@ import {
   startFakeWebQueue,
   testingResult,
 } from './support/queueEntryRows.js';
+import { pollsFromNow, transitionsOf } from './support/webQueueSamples.js';
 import { cleanUp } from './trunk/harness.js';
 
 afterEach(cleanUp);
@@ -57,32 +54,11 @@ const futureRows = (samples: readonly Sample[]) =>
     kind: 'future_timestamp',
   });
 
-const transitions = (samples: readonly Sample[]): Record<string, number> =>
-  Object.fromEntries(
-    select(samples, 'trunk_merge_queue_state_transitions_total', QUEUE).map(
-      (sample): [string, number] => [
-        `${sample.labels.from ?? ''}->${sample.labels.to ?? ''}`,
-        sample.value,
-      ],
-    ),
-  );
 const inState = (samples: readonly Sample[], state: string) =>
   select(samples, 'trunk_merge_queue_pull_requests', { ...QUEUE, state }).reduce(
     (total, sample) => total + sample.value,
     0,
   );
-
-/** Until `count` polls that began after now have ended. */
-async function pollsFromNow(exporter: ExporterUnderTest, count: number): Promise<void> {
-  let since = now();
-  for (let poll = 0; poll <= count; poll++) {
-    const ended = since;
-    await exporter.waitFor((samples) => {
-      since = sum(samples, 'trunk_exporter_last_success_timestamp_seconds', QUEUE);
-      return since > ended;
-    }, 'a poll');
-  }
-}
 
 /** `concludedAfter` of each exit read the fake saw (the reads of the last merge at start aside). */
 function exitReadsFrom(fake: FakeV2): number[] {
@@ -136,7 +112,7 @@ describe('reads of concluded entries through a real exporter', () => {
       '#20 counted failed',
     );
     expect(exited(once)).toEqual({ merged: 0, failed: 1, cancelled: 0, unknown: 0 });
-    expect(transitions(once)).toEqual({ 'testing->failed': 1 });
+    expect(transitionsOf(once)).toEqual({ 'testing->failed': 1 });
     expect(inState(once, 'not_ready')).toBe(1);
     // Tested again (for two polls), it fails again and is submitted again, as a new entry now.
     moveEntry(pr20, 'testing', now());
@@ -149,7 +125,7 @@ describe('reads of concluded entries through a real exporter', () => {
       '#20 counted failed again',
     );
     expect(exited(twice)).toEqual({ merged: 0, failed: 2, cancelled: 0, unknown: 0 });
-    expect(transitions(twice)).toEqual({ 'testing->failed': 2, 'not_ready->testing': 1 });
+    expect(transitionsOf(twice)).toEqual({ 'testing->failed': 2, 'not_ready->testing': 1 });
     expect(value(twice, 'trunk_merge_queue_repeated_failures_total', QUEUE)).toBe(1);
   });
 
@@ -200,6 +176,6 @@ describe('reads of concluded entries through a real exporter', () => {
     resubmitEntry(pr21, now(), now() + 0.5);
     const after = await exporter.waitFor((samples) => exited(samples).unknown === 1, '#21 counted');
     expect(exited(after)).toEqual({ merged: 0, failed: 0, cancelled: 0, unknown: 1 });
-    expect(transitions(after)).toEqual({});
+    expect(transitionsOf(after)).toEqual({});
   });
 });

@@ -16,6 +16,7 @@ import type * as TargetJobs from '../../src/poller/jobs/targetJobs.js';
 import type * as ExitRead from '../../src/poller/v2/v2ExitLookup.js';
 import type * as QueueDirectory from '../../src/poller/v2/v2QueueDirectory.js';
 import type * as TestDirectory from '../../src/poller/v2/v2TestDirectory.js';
+import type * as EntryHistoryRead from '../../src/poller/v2/v2QueueEntryHistoryRead.js';
 import type * as SimulatorServer from '../../src/simulator/server.js';
 import type * as SimulatorWorld from '../../src/simulator/world.js';
 import type * as Store from '../../src/snapshot/store.js';
@@ -36,6 +37,7 @@ async function loadModules() {
     exitRead: await loadBuilt<typeof ExitRead>('poller/v2/v2ExitLookup.js'),
     directory: await loadBuilt<typeof QueueDirectory>('poller/v2/v2QueueDirectory.js'),
     tests: await loadBuilt<typeof TestDirectory>('poller/v2/v2TestDirectory.js'),
+    history: await loadBuilt<typeof EntryHistoryRead>('poller/v2/v2QueueEntryHistoryRead.js'),
     store: await loadBuilt<typeof Store>('snapshot/store.js'),
     client: await loadBuilt<typeof Client>('trunk/client.js'),
     v2Client: await loadBuilt<typeof V2Client>('trunk/v2Client.js'),
@@ -122,6 +124,11 @@ async function measure(
       directory: new modules.directory.V2QueueDirectory(v2, INTERVAL_SECONDS, now),
       tests: new modules.tests.V2TestDirectory(
         { lister: v2, maxAgeSeconds: 300, lookupsAtATime: 4 },
+        now,
+      ),
+      history: new modules.history.QueueEntryHistoryReads(
+        v2,
+        { maxAgeSeconds: INTERVAL_SECONDS, staleAfterSeconds: config.polling.staleAfterSeconds },
         now,
       ),
     },

@@ -51,7 +51,12 @@ export function benchExporterConfig(options: BenchConfigOptions): Config {
       ...options.polling,
     },
     metrics: { topCodeowners: 20 },
-    reads: { verificationRuns: true, testMetricsPeriod: '7d', testCollections: true },
+    reads: {
+      queueEntryHistory: true,
+      verificationRuns: true,
+      testMetricsPeriod: '7d',
+      testCollections: true,
+    },
     sharding: { shard: 0, totalShards: 1 },
     webhooks: {
       enabled: false,

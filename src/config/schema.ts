@@ -188,6 +188,7 @@ export const configFileSchema = z
     // The optional API v2 reads (issue 39): each adds families and calls, and can be turned off.
     reads: z
       .strictObject({
+        queueEntryHistory: z.boolean().default(true),
         verificationRuns: z.boolean().default(true),
         testMetricsPeriod: z.enum([...V2_TEST_METRICS_PERIODS, 'off']).default('7d'),
         testCollections: z.boolean().default(true),

@@ -108,6 +108,8 @@ export interface ExporterConfig {
   readonly discovery?: DiscoverySettings | undefined;
   /** The optional API v2 reads (issue 39), each on unless turned off. */
   readonly reads: {
+    /** Queue-entry histories: failures, cancellations and restarts by reason, transitions between polls. */
+    readonly queueEntryHistory: boolean;
     /** Read each queue's verification runs (the run, slot, batch and check-failure families). */
     readonly verificationRuns: boolean;
     /** The window of the per-test metrics the flaky and broken tests are read with; `off`: none. */

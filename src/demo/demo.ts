@@ -159,7 +159,12 @@ export function demoConfig(
       staleAfterSeconds: 120,
     },
     metrics: { topCodeowners: 20 },
-    reads: { verificationRuns: true, testMetricsPeriod: '7d', testCollections: true },
+    reads: {
+      queueEntryHistory: true,
+      verificationRuns: true,
+      testMetricsPeriod: '7d',
+      testCollections: true,
+    },
     sharding: UNSHARDED,
     webhooks: {
       enabled: webhookSecret !== undefined,

@@ -11,6 +11,7 @@ import { PollScheduler } from '../poller/scheduler.js';
 import type { SharedReadTiming } from '../poller/sharedRead.js';
 import { buildPollJobs } from '../poller/jobs/targetJobs.js';
 import { lookupsAtATime } from '../poller/lookupFanOut.js';
+import { QueueEntryHistoryReads, historyReadFailed } from '../poller/v2/v2QueueEntryHistoryRead.js';
 import { V2TestDirectory } from '../poller/v2/v2TestDirectory.js';
 import { V2QueueDirectory } from '../poller/v2/v2QueueDirectory.js';
 import type { SnapshotStore } from '../snapshot/store.js';
@@ -60,6 +61,7 @@ export class PolledTargets {
   readonly #lookupMemories = new LookupMemories();
   readonly #v2Queues: V2QueueDirectory;
   readonly #v2Tests: V2TestDirectory;
+  readonly #v2History: QueueEntryHistoryReads;
   /** Which path the organization's test list answers at, learned once for every client. */
   readonly #testListPaths = new TestListPaths();
   readonly #triggeredPolls: TriggeredPolls;
@@ -102,6 +104,12 @@ export class PolledTargets {
       },
     );
     this.#v2Tests = new V2TestDirectory(testDirectorySettings(initial, v2Reader, logger));
+    this.#v2History = new QueueEntryHistoryReads(
+      v2Reader,
+      queueListTiming(initial),
+      undefined,
+      historyReadFailed(logger),
+    );
     // Event-triggered polls run as the target's own scheduled job: the same client limits,
     // fairness and deadline as every other poll, and never two polls of one target at once.
     this.#triggeredPolls = new TriggeredPolls((target) => {
@@ -214,6 +222,7 @@ export class PolledTargets {
     const v2Reader = new TrunkV2Client(clients.current, this.#testListPaths);
     this.#v2Queues.configure(v2Reader, queueListTiming(config));
     this.#v2Tests.configure(testDirectorySettings(config, v2Reader, this.#options.logger));
+    this.#v2History.configure(v2Reader, queueListTiming(config));
     this.#scheduler.setJobs(
       buildPollJobs({
         config: effective,
@@ -222,7 +231,12 @@ export class PolledTargets {
         logger,
         lookupMemories: this.#lookupMemories,
         pollObserver,
-        v2: { reader: v2Reader, directory: this.#v2Queues, tests: this.#v2Tests },
+        v2: {
+          reader: v2Reader,
+          directory: this.#v2Queues,
+          tests: this.#v2Tests,
+          history: this.#v2History,
+        },
       }),
     );
     const found = targets.filter((target) => target.discovered === true);

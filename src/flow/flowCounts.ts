@@ -80,6 +80,7 @@ export function applyFlowEvents(
         const key = transitionKey(from, to);
         const previous: TransitionCount = transitions.get(key) ?? { from, to, count: 0 };
         transitions.set(key, { ...previous, count: previous.count + 1 });
+        if (event.secondsInFrom === undefined) break;
         const left = timeInStateLabel(event.from);
         timeInState.set(
           left,

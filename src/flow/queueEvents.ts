@@ -4,6 +4,7 @@
 import type { QueueFlow } from '../snapshot/queueFlowTypes.js';
 import type { PullRequestQueueEvent, WebhookExitSettings } from '../snapshot/prStayTypes.js';
 import type { MergeQueueEvent } from '../trunk/webhookEvents.js';
+import { recordEventFailure } from './entryHistory.js';
 import { recordQueueEvent } from './queueFlow.js';
 
 /** The ledger's reading of an event, or undefined when it says nothing about a stay. */
@@ -38,5 +39,15 @@ export function applyMergeQueueEvent(
   settings: WebhookExitSettings,
 ): QueueFlow {
   const queueEvent = pullRequestQueueEvent(event);
-  return queueEvent === undefined ? flow : recordQueueEvent(flow, queueEvent, receivedAt, settings);
+  if (queueEvent === undefined) return flow;
+  const recorded = recordQueueEvent(flow, queueEvent, receivedAt, settings);
+  // The failure's reason is counted from the event (webhookCounting.ts): its history will not count it.
+  if (queueEvent.kind !== 'exit' || queueEvent.outcome !== 'failed') return recorded;
+  const { entryHistory } = recorded;
+  if (entryHistory === undefined) return recorded;
+  const at = queueEvent.at ?? receivedAt;
+  return {
+    ...recorded,
+    entryHistory: recordEventFailure(entryHistory, queueEvent.prNumber, at, receivedAt),
+  };
 }

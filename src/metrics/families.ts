@@ -6,6 +6,7 @@ import {
   TARGET_STATUS_FAMILIES,
   TARGET_UP,
 } from './exporterMetrics.js';
+import { ENTRY_HISTORY_FAMILIES } from './entryHistoryMetrics.js';
 import type { FamilyDefinition } from './family.js';
 import { FLAKY_TESTS_FAMILIES, UNHEALTHY_TESTS_FAMILIES } from './flakyTestsMetrics.js';
 import { MERGE_QUEUE_FAMILIES } from './mergeQueueMetrics.js';
@@ -14,13 +15,14 @@ import { selectionEntryProblem } from './selection.js';
 import { TEST_COLLECTION_FAMILIES, TEST_COST_FAMILIES } from './testCostMetrics.js';
 import { TESTING_FAMILIES } from './testingMetrics.js';
 import { VERIFICATION_RUN_FAMILIES } from './verificationRunMetrics.js';
-import { WEBHOOK_FAMILIES } from './webhookFamilies.js';
+import { FAILED_BY_REASON, WEBHOOK_FAMILIES } from './webhookFamilies.js';
 
 export const SNAPSHOT_FAMILIES: readonly FamilyDefinition[] = [
   ...MERGE_QUEUE_FAMILIES,
   ...QUEUE_FLOW_FAMILIES,
   ...TESTING_FAMILIES,
   ...VERIFICATION_RUN_FAMILIES,
+  ...ENTRY_HISTORY_FAMILIES,
   ...FLAKY_TESTS_FAMILIES,
   ...UNHEALTHY_TESTS_FAMILIES,
   ...TEST_COST_FAMILIES,
@@ -31,12 +33,13 @@ export const SNAPSHOT_FAMILIES: readonly FamilyDefinition[] = [
 ];
 
 /**
- * The families only webhook events can move: with webhooks off they are left out, as a family only
+ * The families only webhook events can move (failures by reason are also read from the queue-entry
+ * histories, API v2): with webhooks off they are left out, as a family only
  * one API can feed is absent where the other is in use (their counts stay in the store, and are
  * back if a reload turns webhooks on again).
  */
 export const WEBHOOK_ONLY_FAMILIES: readonly string[] = [
-  ...WEBHOOK_FAMILIES.map(({ name }) => name),
+  ...WEBHOOK_FAMILIES.map(({ name }) => name).filter((name) => name !== FAILED_BY_REASON),
   EXITS_BY_SOURCE,
 ];
 

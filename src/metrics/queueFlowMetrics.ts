@@ -92,7 +92,8 @@ export const QUEUE_FLOW_FAMILIES: readonly PerTargetFamily[] = [
     name: fqName(NAMESPACE, SUBSYSTEM, 'state_transitions', 'total'),
     help: (settings) =>
       `Pull request state changes seen between two polls (testing to pending is a restart); ` +
-      `several changes between two polls count as one from the first state to the last. ${seen(settings)}. ${MISSED} ` +
+      `several changes between two polls count as one from the first state to the last, but through API v2 ` +
+      `with reads.queueEntryHistory each counts once, from the pull request's queue-entry history. ${seen(settings)}. ${MISSED} ` +
       `${CAPPED}.`,
     type: 'counter',
     labelNames: ['repo', 'branch', 'from', 'to'],

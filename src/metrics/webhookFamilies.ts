@@ -7,6 +7,7 @@ import {
   OTHER_WEBHOOK_VALUE,
   type WebhookCounts,
 } from '../snapshot/webhookCounts.js';
+import { fromEntryHistory, shownEntryHistory } from './entryHistoryMetrics.js';
 import type { PerTargetFamily, Sample } from './family.js';
 import { NAMESPACE, fqName } from './naming.js';
 
@@ -27,6 +28,9 @@ function ofWebhookCounts(
     webhookCounts === undefined ? [] : samples(webhookCounts, target.repo, target.branch);
 }
 
+/** Failed pull requests by reason: webhook events, and without them the queue-entry histories. */
+export const FAILED_BY_REASON = fqName(NAMESPACE, 'merge_queue', 'pull_requests_failed', 'total');
+
 /** The webhook families, in page order: one per target with webhook counts. */
 export const WEBHOOK_FAMILIES: readonly PerTargetFamily[] = [
   {
@@ -45,19 +49,27 @@ export const WEBHOOK_FAMILIES: readonly PerTargetFamily[] = [
     ),
   },
   {
-    name: fqName(NAMESPACE, 'merge_queue', 'pull_requests_failed', 'total'),
-    help: () =>
-      'Pull requests that failed in the merge queue, by the failure_reason of their ' +
-      `pull_request.failed event (unknown when it has none). ${SINCE_START}. ${capped('reasons')}.`,
+    name: FAILED_BY_REASON,
+    help: (settings) =>
+      'Pull requests that failed in the merge queue, by reason, each failure once whichever ' +
+      'witness saw it first: the failure_reason of its pull_request.failed webhook event (unknown ' +
+      'when it has none; from signed webhooks Trunk sent, since the exporter started), or the reason ' +
+      `of its transition to failed in its queue-entry history. ${capped('reasons')} (per witness). ` +
+      `The history's share is ${fromEntryHistory(settings)}.`,
     type: 'counter',
     labelNames: ['repo', 'branch', 'reason'],
     scope: 'target',
-    samples: ofWebhookCounts((counts, repo, branch) =>
-      Array.from(counts.failureReasons, ([reason, count]) => ({
+    samples: (status) => {
+      const byReason = new Map(status.webhookCounts?.failureReasons);
+      for (const [reason, count] of shownEntryHistory(status)?.failed ?? []) {
+        byReason.set(reason, (byReason.get(reason) ?? 0) + count);
+      }
+      const { repo, branch } = status.target;
+      return Array.from(byReason, ([reason, count]) => ({
         labels: [repo, branch, reason],
         value: count,
-      })),
-    ),
+      }));
+    },
   },
   {
     name: fqName(NAMESPACE, 'flaky_tests', 'status_changes', 'total'),

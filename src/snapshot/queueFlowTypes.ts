@@ -3,6 +3,7 @@
 // the next one against. Every value is immutable; each poll produces a new QueueFlow.
 import type { HistogramCounts } from './histogram.js';
 import type { ExitOutcome } from './exitOutcome.js';
+import type { EntryHistory } from './entryHistoryTypes.js';
 import type { ExitStays } from './prStayTypes.js';
 
 export { EXIT_OUTCOMES, type ExitOutcome } from './exitOutcome.js';
@@ -120,6 +121,8 @@ export interface QueueFlow {
   readonly lastMergeAt?: number | undefined;
   /** Pull request number → when its latest counted failed exit left, for a day (flow/evictions.ts). */
   readonly failedExits?: ReadonlyMap<number, number> | undefined;
+  /** API v2 with `reads.queueEntryHistory`: what the queue-entry histories counted (flow/entryHistory.ts). */
+  readonly entryHistory?: EntryHistory | undefined;
 }
 
 /**
@@ -182,7 +185,11 @@ export type FlowEvent =
       readonly kind: 'transition';
       readonly from: string;
       readonly to: string;
-      readonly secondsInFrom: number;
+      /**
+       * Time in `from`, observed in the time-in-state histogram; undefined for a transition read
+       * from a queue-entry history, which counts in the transitions alone.
+       */
+      readonly secondsInFrom: number | undefined;
     }
   | { readonly kind: 'queue_state'; readonly state: string; readonly seconds: number };
 

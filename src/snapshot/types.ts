@@ -90,6 +90,8 @@ export type QueueSetting = (typeof QUEUE_SETTINGS)[number];
 
 export interface PullRequestSnapshot {
   readonly number: number;
+  /** API v2: the pull request's id (lowercase), by which its queue-entry history is read. */
+  readonly pullRequestId?: string | undefined;
   /** From the queue item, else from getSubmittedPullRequest, else `unknown`. */
   readonly state: string;
   /** From the queue item, else `unknown`. */

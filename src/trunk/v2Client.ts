@@ -3,6 +3,12 @@ import { TrunkApiError } from './errors.js';
 import type { ApiAnomalyKind } from './observer.js';
 import { checkTestingResultsPage, checkV2Page } from './responseAnomalies.js';
 import type { CallTarget } from './transport.js';
+import {
+  V2_ENTRY_HISTORY_MAX_IDS,
+  checkEntryHistoryPage,
+  v2EntryHistoryPageSchema,
+  type V2EntryHistory,
+} from './v2EntryHistorySchemas.js';
 import { walkV2Pages } from './v2Paging.js';
 import {
   V2_ENDPOINTS,
@@ -210,6 +216,44 @@ export class TrunkV2Client {
           options,
         ),
       `the verification runs of ${queue.repo} ${queue.branch}`,
+    );
+  }
+
+  /**
+   * The queue-entry timelines of up to 50 pull requests of any queue of the organization
+   * (`GET /v2/queue-entry-history`), one group per pull request Trunk knows, all pages.
+   */
+  async listQueueEntryHistory(
+    pullRequestIds: readonly string[],
+    options: CallOptions = {},
+  ): Promise<V2EntryHistory[]> {
+    if (pullRequestIds.length > V2_ENTRY_HISTORY_MAX_IDS) {
+      throw new RangeError(
+        `at most ${String(V2_ENTRY_HISTORY_MAX_IDS)} pull request ids per queue-entry history read, not ${String(pullRequestIds.length)}`,
+      );
+    }
+    const target = {
+      endpoint: V2_ENDPOINTS.listQueueEntryHistory,
+      repo: ORGANIZATION,
+      branch: undefined,
+    };
+    // "`limit` counts pull requests, not transitions": one page answers for every id asked.
+    const query = new URLSearchParams({
+      pullRequestIds: pullRequestIds.join(','),
+      limit: String(V2_ENTRY_HISTORY_MAX_IDS),
+    });
+    return walkV2Pages(
+      (cursor) => {
+        if (cursor !== undefined) query.set('cursor', cursor);
+        return this.client.readV2(
+          target,
+          `queue-entry-history?${query.toString()}`,
+          v2EntryHistoryPageSchema,
+          checkEntryHistoryPage,
+          options,
+        );
+      },
+      `the queue-entry history of ${String(pullRequestIds.length)} pull requests`,
     );
   }
 

@@ -18,6 +18,7 @@ export const V2_ENDPOINTS = {
   listTestingResults: 'v2/merge-queues/{id}/testing-results',
   listTestCollections: 'v2/test-collections',
   listVerificationRuns: 'v2/merge-queues/{id}/verification-runs',
+  listQueueEntryHistory: 'v2/queue-entry-history',
 } as const;
 export type V2Endpoint = (typeof V2_ENDPOINTS)[keyof typeof V2_ENDPOINTS];
 
@@ -109,6 +110,8 @@ export const v2QueueEntrySchema = z.object({
 });
 
 export const v2PullRequestSchema = z.object({
+  // The pull request's id, what its queue-entry history is read by; a row without one is not read.
+  id: optionalValue(z.string().min(1)),
   number: z.number().int(),
   queueEntry: v2QueueEntrySchema,
 });

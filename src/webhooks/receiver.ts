@@ -1,5 +1,6 @@
 import type { ExporterConfig } from '../config/types.js';
 import type { Logger } from '../log/logger.js';
+import { failureCounted } from '../snapshot/entryHistoryTypes.js';
 import type { SnapshotStore } from '../snapshot/store.js';
 import type { Target } from '../snapshot/types.js';
 import {
@@ -153,8 +154,11 @@ export class WebhookReceiver {
     const target = this.#targets.get(eventLookupKey(parsed.event));
     if (target === undefined) return this.#answer(204, 'ignored');
     const event = parsed.event;
+    const { entryHistory } = this.#options.store.queueFlow(target) ?? {};
     this.#options.store.updateWebhookCounts(target, (previous) =>
-      foldWebhookEvent(previous, event, now),
+      foldWebhookEvent(previous, event, now, (prNumber, at) =>
+        failureCounted(entryHistory, prNumber, at),
+      ),
     );
     this.#options.logger.debug(
       { event: event.type, repo: target.repo, branch: target.branch || undefined },

@@ -18,11 +18,16 @@ export const UNKNOWN_WEBHOOK_VALUE = 'unknown';
 /** The capped fields of a target's webhook counts, each with its own set of kept values. */
 type CappedField = 'reason' | 'status' | 'setting' | 'monitor_type' | 'monitor_status';
 
-/** New counts: `previous` (or empty ones) with `event`, received at `receivedAt`, counted in. */
+/**
+ * New counts: `previous` (or empty ones) with `event`, received at `receivedAt`, counted in. A
+ * `pull_request.failed` whose failure `countedFailure` says another witness (the queue-entry
+ * history) counted adds no reason.
+ */
 export function foldWebhookEvent(
   previous: WebhookCounts | undefined,
   event: WebhookEvent,
   receivedAt: number,
+  countedFailure: (prNumber: number, at: number) => boolean = () => false,
 ): WebhookCounts {
   const counts = previous ?? EMPTY_WEBHOOK_COUNTS;
   const labelValues = new Map(counts.labelValues);
@@ -40,7 +45,10 @@ export function foldWebhookEvent(
     case 'pull_request_batch': {
       // A failure without a failure_reason still failed: it counts as `unknown`.
       const failureReasons =
-        event.kind === 'pull_request' && event.type === 'pull_request.failed'
+        event.kind === 'pull_request' &&
+        event.type === 'pull_request.failed' &&
+        (event.prNumber === undefined ||
+          !countedFailure(event.prNumber, event.transitionSeconds ?? receivedAt))
           ? increment(
               counts.failureReasons,
               capped('reason', event.failureReason ?? UNKNOWN_WEBHOOK_VALUE),

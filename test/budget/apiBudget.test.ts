@@ -143,8 +143,11 @@ describe('computeApiBudget through API v2', () => {
     expect(budget.byEndpoint['flaky-tests/list-quarantined-tests']).toBeUndefined();
     // One page of test collections (the newest 100) every 300 s, with a flaky-tests target.
     expect(budget.byEndpoint['v2/test-collections']).toBeCloseTo(1 / 300, 9);
+    // Queue-entry histories: 4 queues × 10 PRs × 6 changes an hour = 2 changed PRs per 30 s,
+    // one call of up to 50 every 30 s.
+    expect(budget.byEndpoint['v2/queue-entry-history']).toBeCloseTo(1 / 30, 9);
     expect(budget.requestsPerSecond).toBeCloseTo(
-      1 / 30 + 4.4 / 30 + 0.8 / 30 + 1.2 / 30 + 6 / 300 + 1 / 300,
+      1 / 30 + 4.4 / 30 + 0.8 / 30 + 1.2 / 30 + 6 / 300 + 1 / 300 + 1 / 30,
       9,
     );
     expect(budget.organization).toEqual({
@@ -256,7 +259,12 @@ describe('computeApiBudget through API v2', () => {
     expect(bound?.byEndpoint['v2/merge-queues']).toBeCloseTo(1 / 30, 9);
     // Events do not refresh the test collections.
     expect(bound?.byEndpoint['v2/test-collections']).toBeCloseTo(1 / 300, 9);
-    expect(bound?.requestsPerSecond).toBeCloseTo(4.4 / 5 + 0.8 / 5 + 1.2 / 5 + 6 / 60 + 1 / 30 + 1 / 300, 9);
+    // The histories are read once per merge-queue interval however often events poll.
+    expect(bound?.byEndpoint['v2/queue-entry-history']).toBeCloseTo(1 / 30, 9);
+    expect(bound?.requestsPerSecond).toBeCloseTo(
+      4.4 / 5 + 0.8 / 5 + 1.2 / 5 + 6 / 60 + 1 / 30 + 1 / 300 + 1 / 30,
+      9,
+    );
     // The steady estimate stays without them.
     expect(budget.byEndpoint['v2/tests']).toBeCloseTo(6 / 300, 9);
   });

@@ -77,8 +77,13 @@ describe('valid configuration files', () => {
         flakyTestDetails: true,
         staleAfterSeconds: 600,
       },
-        metrics: { topCodeowners: 20 },
-      reads: { verificationRuns: true, testMetricsPeriod: '7d', testCollections: true },
+      metrics: { topCodeowners: 20 },
+      reads: {
+        queueEntryHistory: true,
+        verificationRuns: true,
+        testMetricsPeriod: '7d',
+        testCollections: true,
+      },
       sharding: { shard: 0, totalShards: 1 },
       discovery: {
         enabled: false,

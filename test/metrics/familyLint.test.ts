@@ -197,8 +197,16 @@ function addQueueFlows(replay: ReplayedScenario): void {
       new Map([[LEAVING.number, { outcome: 'merged' as const, leftAt: snapshot.takenAt }]]),
       options,
     );
-    // The queue's testing attempts (API v2 scenarios) stay: a poll that does not carry them drops them.
-    replay.store.recordSuccess(target, snapshot, 0.1, flow, replay.store.testingAttempts(target));
+    // The queue's testing attempts and entry histories (API v2 scenarios) stay: a poll that does
+    // not carry them drops them.
+    const { entryHistory } = replay.store.queueFlow(target) ?? {};
+    replay.store.recordSuccess(
+      target,
+      snapshot,
+      0.1,
+      { ...flow, entryHistory },
+      replay.store.testingAttempts(target),
+    );
   }
 }
 

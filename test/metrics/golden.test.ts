@@ -31,6 +31,7 @@ describe('golden exposition pages', () => {
     'v2-not-mergeable-reasons',
     'v2-testing-attempts',
     'v2-verification-runs',
+    'v2-entry-history',
     'v2-flaky-and-broken-tests',
     'readiness-unknown',
     'codeowners-top-n-with-other-and-none',

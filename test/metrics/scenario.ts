@@ -7,6 +7,8 @@ import type { ExpositionFormat } from '../../src/metrics/exposition.js';
 import { MetricsPage } from '../../src/metrics/metricsPage.js';
 import type { SnapshotFamilies } from '../../src/metrics/snapshotFamilies.js';
 import { createRegistry } from '../../src/metrics/registry.js';
+import { startQueueFlow } from '../../src/flow/queueFlow.js';
+import { EMPTY_ENTRY_HISTORY } from '../../src/snapshot/entryHistoryTypes.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
 import { BLOCKED_REASONS, QUEUE_SETTINGS } from '../../src/snapshot/types.js';
 import type {
@@ -137,6 +139,15 @@ const pollSchema = z.union([
     testingResults: z.array(v2TestingResultSchema).optional(),
     /** API v2 only: the rows the poll's read of verification runs returned (as Trunk sends them). */
     verificationRuns: z.array(v2VerificationRunSchema).optional(),
+    /** API v2 only: what the queue-entry histories counted by then, by family and reason. */
+    entryHistory: z
+      .strictObject({
+        failed: z.record(z.string(), z.number()),
+        cancelled: z.record(z.string(), z.number()),
+        restarts: z.record(z.string(), z.number()),
+        shown: z.boolean(),
+      })
+      .optional(),
   }),
   z.strictObject({
     at: isoSeconds,
@@ -274,6 +285,19 @@ function recordPoll(store: SnapshotStore, poll: Poll): void {
     return;
   }
   const snapshot = withVerificationRuns(store, poll, toSnapshot(target, poll.at, poll.snapshot));
+  const byReason = poll.entryHistory;
+  if (byReason !== undefined && snapshot.kind === 'merge_queue') {
+    const entryHistory = {
+      ...EMPTY_ENTRY_HISTORY,
+      failed: new Map(Object.entries(byReason.failed)),
+      cancelled: new Map(Object.entries(byReason.cancelled)),
+      restarts: new Map(Object.entries(byReason.restarts)),
+      shown: byReason.shown,
+    };
+    const flow = { ...startQueueFlow(snapshot), entryHistory };
+    store.recordSuccess(target, snapshot, poll.durationSeconds, flow);
+    return;
+  }
   const rows = poll.testingResults;
   if (rows === undefined || snapshot.kind !== 'merge_queue') {
     store.recordSuccess(target, snapshot, poll.durationSeconds);

@@ -46,7 +46,12 @@ export function exporterConfig(
       ...overrides.polling,
     },
     metrics: { topCodeowners: 20 },
-    reads: { verificationRuns: true, testMetricsPeriod: '7d', testCollections: true },
+    reads: {
+      queueEntryHistory: true,
+      verificationRuns: true,
+      testMetricsPeriod: '7d',
+      testCollections: true,
+    },
     sharding: { shard: 0, totalShards: 1 },
     discovery: {
       enabled: false,

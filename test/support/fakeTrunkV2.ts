@@ -78,7 +78,18 @@ interface FakeV2Organization {
   readonly repositories?: Readonly<Record<string, unknown>>;
   /** Which path answers the test list; the other answers 404 NOT_FOUND. */
   readonly testListPath?: 'tests' | 'test-cases';
+  /** Each pull request's queue-entry timeline by its id, oldest first (`GET /v2/queue-entry-history`). */
+  readonly histories?: Record<string, HistoryRow[]>;
 }
+
+/** A queue-entry transition as the fake keeps it (`QueueEntryStateTransition` without `pullRequestId`). */
+export interface HistoryRow {
+  readonly state: string;
+  readonly changedAt: string;
+  readonly reason: string | null;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** A running fake organization. */
 export interface FakeV2 {
@@ -108,6 +119,8 @@ export interface FakeV2 {
   testingResults(queueId: string): { endedAt: string }[];
   /** The verification runs of queue `queueId` (mutable: a test records and concludes them). */
   verificationRuns(queueId: string): { createdAt: string }[];
+  /** The queue-entry timeline of pull request `pullRequestId` (mutable: a test appends to it). */
+  history(pullRequestId: string): HistoryRow[];
 }
 
 /** Starts a fake organization on 127.0.0.1 (closed by test/trunk/harness.ts cleanUp). */
@@ -118,6 +131,7 @@ export async function startFakeV2(organization: FakeV2Organization): Promise<Fak
   const waiting: { path: string; send: () => void }[] = [];
   const testingResults = organization.testingResults ?? {};
   const verificationRuns = organization.verificationRuns ?? {};
+  const histories = organization.histories ?? {};
   const server = await startApiServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://fake').pathname;
     if (holding?.test(path) === true)
@@ -183,6 +197,23 @@ export async function startFakeV2(organization: FakeV2Organization): Promise<Fak
         .filter(({ createdAt }) => Date.parse(createdAt) > after)
         .sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt));
       sendPage(res, rows, query);
+    } else if (path === '/v2/queue-entry-history') {
+      // "Comma-separated pull request ids, at most 50 … A member that is not a uuid is a 400 naming
+      // it; a repeated id is read once. Ids are normalized to lowercase in the response".
+      const ids = [
+        ...new Set((query.get('pullRequestIds') ?? '').split(',').map((id) => id.toLowerCase())),
+      ];
+      if (ids.length > 50 || ids.some((id) => !UUID.test(id))) {
+        sendError(res, 400, 'VALIDATION_FAILED');
+        return;
+      }
+      // "`limit` counts pull requests, not transitions, and every group carries that pull
+      // request's whole timeline"; one never enqueued is "an empty group".
+      const groups = ids.map((pullRequestId) => ({
+        pullRequestId,
+        transitions: (histories[pullRequestId] ?? []).map((row) => ({ pullRequestId, ...row })),
+      }));
+      sendPage(res, groups, query);
     } else if (path === '/v2/tests' || path === '/v2/test-cases') {
       if (path !== `/v2/${organization.testListPath ?? 'tests'}`) {
         sendError(res, 404, 'NOT_FOUND');
@@ -257,6 +288,9 @@ export async function startFakeV2(organization: FakeV2Organization): Promise<Fak
     },
     verificationRuns(queueId) {
       return (verificationRuns[queueId] ??= []);
+    },
+    history(pullRequestId) {
+      return (histories[pullRequestId] ??= []);
     },
   };
 }

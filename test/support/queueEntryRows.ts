@@ -20,6 +20,7 @@ export function entryRow(
   const stamp = new Date(at * 1000).toISOString();
   return {
     ...template,
+    id: pullRequestIdOf(number),
     number,
     queueEntry: {
       ...template?.queueEntry,
@@ -29,6 +30,11 @@ export function entryRow(
       updatedAt: stamp,
     },
   } as EntryRow;
+}
+
+/** The id (a uuid, as Trunk's are) of pull request `number`'s row. */
+export function pullRequestIdOf(number: number): string {
+  return `0f8fad5b-d9cb-469f-a165-${String(number).padStart(12, '0')}`;
 }
 
 /** A fake organization whose only queue with entries is github.com/acme/web main. */

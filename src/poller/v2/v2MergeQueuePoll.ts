@@ -148,6 +148,7 @@ function toPullRequestSnapshot(row: V2PullRequest): PullRequestSnapshot {
   const state = v1Value(entry.state);
   return {
     number: row.number,
+    pullRequestId: row.id?.toLowerCase(),
     state,
     priorityName: priorityOf(entry.priorityName, entry.priorityValue).name,
     stateChangedAt: parseTimestampSeconds(entry.stateChangedAt),

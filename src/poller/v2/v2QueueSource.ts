@@ -13,11 +13,13 @@ import {
   CONCLUDED_ENTRIES,
   LAST_MERGE,
   LIVE_PULL_REQUESTS,
+  QUEUE_ENTRY_HISTORY,
   QUEUE_LIST,
   RESUBMITTED_ENTRIES,
   TESTING_RESULTS,
   VERIFICATION_RUNS,
 } from './v2Reads.js';
+import { readEntryHistory } from './v2QueueEntryHistoryRead.js';
 import { readTestingResults } from './v2TestingResultsRead.js';
 import { readVerificationRuns } from './v2VerificationRunsRead.js';
 
@@ -30,6 +32,7 @@ export const V2_QUEUE_READS = [
   LAST_MERGE,
   TESTING_RESULTS,
   VERIFICATION_RUNS,
+  QUEUE_ENTRY_HISTORY,
 ] as const;
 
 /** A merge queue's source through API v2. */
@@ -54,6 +57,18 @@ export function v2QueueSource(polled: PolledTarget, readers: V2Readers): Poll {
     const ledger = store.queueFlow(target);
     const attempts = store.testingAttempts(target);
     const before = previous?.snapshot?.kind === 'merge_queue' ? previous.snapshot : undefined;
+    // Asks for the PRs this poll saw change; takes what the reads before it answered.
+    const withHistory = await reads.run(QUEUE_ENTRY_HISTORY, () =>
+      Promise.resolve({
+        value: readEntryHistory({
+          reads: polled.config.reads.queueEntryHistory ? readers.history : undefined,
+          previousFlow: ledger,
+          previous: before,
+          current,
+          options,
+        }),
+      }),
+    );
     const [exits, lastMergeAt, testingAttempts, verificationRuns] = await Promise.all([
       // Each read of concluded entries goes on from the last; the first only starts them.
       reads.run(CONCLUDED_ENTRIES, async () => {
@@ -114,10 +129,14 @@ export function v2QueueSource(polled: PolledTarget, readers: V2Readers): Poll {
     ]);
     return {
       snapshot: verificationRuns === undefined ? current : { ...current, verificationRuns },
-      queueFlow: queuePollUpdate(
-        { current, starts: ledger === undefined, exits, lastMergeAt },
-        flowOptions,
-      ),
+      queueFlow: (latest) =>
+        withHistory(
+          queuePollUpdate(
+            { current, starts: ledger === undefined, exits, lastMergeAt },
+            flowOptions,
+          )(latest),
+          latest,
+        ),
       testingAttempts: testingAttempts ?? attempts,
       ...reads.recorded(),
     };

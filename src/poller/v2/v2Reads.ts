@@ -6,6 +6,8 @@ import type { ReadDeclaration } from '../readDeclaration.js';
 import { PERIODIC_EXIT_READ_POLLS } from './v2ExitLookup.js';
 import { LAST_MERGE_WINDOWS_SECONDS } from './v2LastMerge.js';
 import { MAX_REPOSITORY_LOOKUPS_PER_READ } from './v2RepositoryNames.js';
+import { MAX_HISTORY_CALLS_PER_READ } from './v2QueueEntryHistoryRead.js';
+import { V2_ENTRY_HISTORY_MAX_IDS } from '../../trunk/v2EntryHistorySchemas.js';
 
 /** Every v2 list is walked a page of 100 rows at a time, and at most this many pages. */
 const PAGED = `pages ≤ ${V2_MAX_PAGES.toLocaleString('en')}`;
@@ -153,6 +155,44 @@ export const VERIFICATION_RUNS = {
           }
         : {},
     assumes: ['verificationRunReadsPerQueuePoll'],
+  },
+} as const satisfies ReadDeclaration;
+
+/**
+ * The queue-entry histories of the pull requests the polls saw change or leave
+ * (v2QueueEntryHistoryRead.ts), when `reads.queueEntryHistory` is on: one read for the whole
+ * organization per merge-queue interval, 50 pull requests a call, that no poll waits for. Its
+ * failure is logged and the read made again at the next interval; its families go once its last
+ * good read is older than staleAfterSeconds.
+ */
+export const QUEUE_ENTRY_HISTORY = {
+  name: 'queue-entry histories',
+  api: 'v2',
+  endpoints: [V2_ENDPOINTS.listQueueEntryHistory],
+  scope: 'organization',
+  cadence: { kind: 'shared', interval: 'mergeQueue', refreshedByEvents: false },
+  maxCalls: `${String(MAX_HISTORY_CALLS_PER_READ)} (${String(V2_ENTRY_HISTORY_MAX_IDS)} pull requests each, 5 a second)`,
+  part: 'flow',
+  failure: {
+    effect: 'taken by the read',
+    then: 'read again at the next interval; its families hidden once its last good read is older than `staleAfterSeconds`',
+  },
+  // The PRs of the organization's queues that change state in an interval, 50 a call.
+  cost: {
+    calls: ({ config, organization, periodSeconds }) => {
+      if (!config.reads.queueEntryHistory || organization.queues === 0) return {};
+      const { pullRequestsPerQueue, stateChangesPerPullRequestPerHour } = BUDGET_ASSUMPTIONS;
+      const changes =
+        (organization.queues *
+          pullRequestsPerQueue *
+          stateChangesPerPullRequestPerHour *
+          periodSeconds) /
+        3600;
+      return {
+        [V2_ENDPOINTS.listQueueEntryHistory]: Math.ceil(changes / V2_ENTRY_HISTORY_MAX_IDS),
+      };
+    },
+    assumes: ['pullRequestsPerQueue', 'stateChangesPerPullRequestPerHour'],
   },
 } as const satisfies ReadDeclaration;
 

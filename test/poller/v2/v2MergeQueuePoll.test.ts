@@ -57,7 +57,8 @@ function comparable(snapshot: MergeQueueSnapshot) {
     unknownBlockedReasons: undefined,
     pullRequests: [...snapshot.pullRequests]
       .sort((a, b) => a.number - b.number)
-      .map((pr) => ({
+      // v1 has no pull request ids (v2 reads queue-entry histories by them).
+      .map(({ pullRequestId: _v2Only, ...pr }) => ({
         ...pr,
         blockedReasons: pr.blockedReasons.filter((reason) => reason !== 'impacted_targets_missing'),
       })),

@@ -1,0 +1,285 @@
+// A merge queue's counts from the queue-entry histories of its pull requests (API v2): which
+// stretches of which timelines a poll asks for, and what each answered stretch adds — exits by
+// reason, restarts by cause, and the transitions no poll could see. Pure; every function returns
+// new values.
+import {
+  EMPTY_ENTRY_HISTORY,
+  ENTRY_HISTORY_KEEP_SECONDS,
+  MAX_ASKED_PULL_REQUESTS,
+  MAX_COUNTED_TRANSITIONS,
+  MAX_REASONS_PER_FAMILY,
+  OTHER_REASON,
+  UNKNOWN_REASON,
+  failureCounted,
+  type AskedWindow,
+  type EntryHistory,
+} from '../snapshot/entryHistoryTypes.js';
+import type { FlowEvent } from '../snapshot/queueFlowTypes.js';
+import type { MergeQueueSnapshot } from '../snapshot/types.js';
+import type { EntryTransition } from '../trunk/v2EntryHistorySchemas.js';
+import { v1Value } from '../trunk/v2Vocabulary.js';
+
+/** The states a restart sends an entry back to `pending` from, in v2's spelling. */
+const RESTARTED_FROM: ReadonlySet<string> = new Set(['testing', 'testsPassed', 'pendingFailure']);
+
+/** The final queue-entry states: a stay ends in one. */
+const FINAL_STATES: ReadonlySet<string> = new Set(['merged', 'failed', 'cancelled']);
+
+/** One pull request's window to ask for, with its id. */
+export interface PullRequestWindow extends AskedWindow {
+  readonly pullRequestId: string;
+}
+
+/**
+ * The pull requests of `previous` whose entry `current` shows changed (another state, or the same
+ * state entered again: a restart between the polls) or gone: the stretch of each timeline between
+ * what the two polls saw. Pull requests without an id cannot be asked for.
+ */
+export function changedWindows(
+  previous: MergeQueueSnapshot,
+  current: MergeQueueSnapshot,
+): PullRequestWindow[] {
+  const listed = new Map(current.pullRequests.map((pr) => [pr.number, pr]));
+  const windows: PullRequestWindow[] = [];
+  for (const pr of previous.pullRequests) {
+    if (pr.pullRequestId === undefined) continue;
+    const now = listed.get(pr.number);
+    if (now !== undefined && now.state === pr.state && now.stateChangedAt === pr.stateChangedAt) {
+      continue;
+    }
+    windows.push({
+      pullRequestId: pr.pullRequestId,
+      prNumber: pr.number,
+      askedAt: current.takenAt,
+      from: pr.state,
+      after: pr.stateChangedAt ?? previous.takenAt,
+      to: now?.state,
+      until: now === undefined ? undefined : (now.stateChangedAt ?? current.takenAt),
+    });
+  }
+  return windows;
+}
+
+/** The history with `windows` waiting for their answer. */
+export function askWindows(
+  history: EntryHistory | undefined,
+  windows: readonly PullRequestWindow[],
+): EntryHistory {
+  const base = history ?? EMPTY_ENTRY_HISTORY;
+  if (windows.length === 0) return base;
+  const asked = new Map(base.asked);
+  for (const { pullRequestId, ...window } of windows) {
+    const waiting = asked.get(pullRequestId) ?? [];
+    asked.delete(pullRequestId);
+    asked.set(pullRequestId, [...waiting, window]);
+  }
+  for (const id of asked.keys()) {
+    if (asked.size <= MAX_ASKED_PULL_REQUESTS) break;
+    asked.delete(id);
+  }
+  return { ...base, asked };
+}
+
+/** An answer of the organization's history reads: a pull request's timeline and when its read began. */
+export interface AnsweredTimeline {
+  /** The exporter's clock: a window asked after this is not in it. */
+  readonly readStartedAt: number;
+  readonly transitions: readonly EntryTransition[];
+}
+
+/** What a fold of answers counted. */
+export interface FoldedHistory {
+  readonly history: EntryHistory;
+  /** Transitions no poll saw, for trunk_merge_queue_state_transitions_total. */
+  readonly transitions: readonly FlowEvent[];
+}
+
+/**
+ * The history after the answers `timelineOf` has for its waiting windows, at `now` (the exporter's
+ * clock): each transition in an answered window counts once — a failure unless a webhook event
+ * counted it, a cancellation, a restart, and the transition unless it is the one the polls counted
+ * (the stay's end when it has one, else the last entry into the state the later poll saw). Windows
+ * older than ENTRY_HISTORY_KEEP_SECONDS are given up.
+ */
+export function foldAnswers(
+  history: EntryHistory,
+  timelineOf: (pullRequestId: string) => AnsweredTimeline | undefined,
+  now: number,
+): FoldedHistory {
+  // Most polls find no answer and nothing to give up: the history stays as it is, uncopied.
+  const settled = [...history.asked].every(
+    ([id, windows]) =>
+      timelineOf(id) === undefined &&
+      windows.every((window) => now - window.askedAt <= ENTRY_HISTORY_KEEP_SECONDS),
+  );
+  if (settled) return { history, transitions: [] };
+  const fold = new HistoryFold(history);
+  const asked = new Map(history.asked);
+  for (const [id, windows] of history.asked) {
+    const timeline = timelineOf(id);
+    const waiting = windows.filter(
+      (window) =>
+        (timeline === undefined || window.askedAt > timeline.readStartedAt) &&
+        now - window.askedAt <= ENTRY_HISTORY_KEEP_SECONDS,
+    );
+    if (timeline !== undefined) {
+      for (const window of windows) {
+        if (window.askedAt <= timeline.readStartedAt) fold.window(id, window, timeline.transitions);
+      }
+    }
+    if (waiting.length === 0) asked.delete(id);
+    else if (waiting.length < windows.length) asked.set(id, waiting);
+  }
+  return { history: fold.result(asked, now), transitions: fold.transitions };
+}
+
+/** The history after a webhook event counted a failure of `prNumber` at `at`: its history will not. */
+export function recordEventFailure(
+  history: EntryHistory,
+  prNumber: number,
+  at: number,
+  now: number,
+): EntryHistory {
+  if (failureCounted(history, prNumber, at)) return history;
+  const failures = new Map(history.failures);
+  failures.set(prNumber, [...(failures.get(prNumber) ?? []), at]);
+  return { ...history, failures: forgetOld(failures, now) };
+}
+
+/** One fold's copies of the counts, and the transitions it found. */
+class HistoryFold {
+  readonly transitions: FlowEvent[] = [];
+  readonly #failed: Map<string, number>;
+  readonly #cancelled: Map<string, number>;
+  readonly #restarts: Map<string, number>;
+  readonly #counted: Map<string, number>;
+  readonly #failures: Map<number, readonly number[]>;
+  readonly #base: EntryHistory;
+
+  constructor(base: EntryHistory) {
+    this.#base = base;
+    this.#failed = new Map(base.failed);
+    this.#cancelled = new Map(base.cancelled);
+    this.#restarts = new Map(base.restarts);
+    this.#counted = new Map(base.counted);
+    this.#failures = new Map(base.failures);
+  }
+
+  /** Counts the transitions of `window` in the timeline of pull request `id`. */
+  window(id: string, window: AskedWindow, timeline: readonly EntryTransition[]): void {
+    const chain = windowChain(window, timeline);
+    const polled = polledTransition(window, chain);
+    for (const [index, { from, to }] of chain.entries()) {
+      const identity = `${id}@${String(Math.round(to.at * 1000))}/${from.state}>${to.state}`;
+      if (this.#counted.has(identity)) continue;
+      this.#counted.set(identity, to.at);
+      this.#countReason(window.prNumber, from.state, to);
+      if (index !== polled) {
+        this.transitions.push({
+          kind: 'transition',
+          from: v1Value(from.state),
+          to: v1Value(to.state),
+          secondsInFrom: undefined,
+        });
+      }
+    }
+  }
+
+  result(asked: ReadonlyMap<string, readonly AskedWindow[]>, now: number): EntryHistory {
+    const counted = new Map(
+      [...this.#counted].filter(([, at]) => now - at <= ENTRY_HISTORY_KEEP_SECONDS),
+    );
+    for (const key of counted.keys()) {
+      if (counted.size <= MAX_COUNTED_TRANSITIONS) break;
+      counted.delete(key);
+    }
+    return {
+      ...this.#base,
+      failed: this.#failed,
+      cancelled: this.#cancelled,
+      restarts: this.#restarts,
+      asked,
+      counted,
+      failures: forgetOld(this.#failures, now),
+    };
+  }
+
+  #countReason(prNumber: number, from: string, to: EntryTransition): void {
+    const reason = to.reason ?? UNKNOWN_REASON;
+    if (to.state === 'failed') {
+      if (failureCounted({ ...this.#base, failures: this.#failures }, prNumber, to.at)) return;
+      this.#failures.set(prNumber, [...(this.#failures.get(prNumber) ?? []), to.at]);
+      increment(this.#failed, reason);
+    } else if (to.state === 'cancelled') {
+      increment(this.#cancelled, reason);
+    } else if (to.state === 'pending' && RESTARTED_FROM.has(from)) {
+      increment(this.#restarts, reason);
+    }
+  }
+}
+
+/** A transition with the state it left. */
+interface Step {
+  readonly from: EntryTransition;
+  readonly to: EntryTransition;
+}
+
+/**
+ * The transitions of `window`: after the state the earlier poll saw began, up to the state the
+ * later poll saw (or, for a pull request gone, up to the end of its stay).
+ */
+function windowChain(window: AskedWindow, timeline: readonly EntryTransition[]): Step[] {
+  const chain: Step[] = [];
+  for (let index = 1; index < timeline.length; index++) {
+    const from = timeline[index - 1] as EntryTransition;
+    const to = timeline[index] as EntryTransition;
+    if (to.at <= window.after) continue;
+    if (window.until !== undefined && to.at > window.until) break;
+    chain.push({ from, to });
+    if (window.until === undefined && FINAL_STATES.has(to.state)) break;
+  }
+  return chain;
+}
+
+/**
+ * Which step of the chain the polls counted (queueDiff.ts): from the state the earlier poll saw to
+ * the outcome of the stay that ended (a departure, or a resubmission between the polls), else to
+ * the state the later poll saw when it differs; -1 when they counted none of them.
+ */
+function polledTransition(window: AskedWindow, chain: readonly Step[]): number {
+  const end = chain.findIndex(({ to }) => FINAL_STATES.has(to.state));
+  if (end !== -1) return end;
+  if (window.to === undefined || window.to === window.from) return -1;
+  for (let index = chain.length - 1; index >= 0; index--) {
+    if (v1Value((chain[index] as Step).to.state) === window.to) return index;
+  }
+  return -1;
+}
+
+/** Counts one more under `reason`: its own label while the family has room, else OTHER_REASON. */
+function increment(counts: Map<string, number>, reason: string): void {
+  const kept = counts.has(reason) || labelsIn(counts) < MAX_REASONS_PER_FAMILY;
+  const label = kept ? reason : OTHER_REASON;
+  counts.set(label, (counts.get(label) ?? 0) + 1);
+}
+
+function labelsIn(counts: ReadonlyMap<string, number>): number {
+  return counts.size - (counts.has(OTHER_REASON) ? 1 : 0);
+}
+
+/** The failures younger than ENTRY_HISTORY_KEEP_SECONDS, at most MAX_COUNTED_TRANSITIONS pull requests. */
+function forgetOld(
+  failures: ReadonlyMap<number, readonly number[]>,
+  now: number,
+): Map<number, readonly number[]> {
+  const kept = new Map<number, readonly number[]>();
+  for (const [prNumber, times] of failures) {
+    const recent = times.filter((at) => now - at <= ENTRY_HISTORY_KEEP_SECONDS);
+    if (recent.length > 0) kept.set(prNumber, recent);
+  }
+  for (const key of kept.keys()) {
+    if (kept.size <= MAX_COUNTED_TRANSITIONS) break;
+    kept.delete(key);
+  }
+  return kept;
+}

@@ -1,0 +1,215 @@
+// The queue-entry histories of the pull requests the merge-queue polls saw change or leave (API
+// v2): one organization-wide read per merge-queue interval, in batches of 50 pull requests of any
+// queue, each queue's poll then taking the timelines of its own. Its calls follow the changes, not
+// the queues; a failed read costs one read per interval and hides only the history's families. No
+// poll waits for a read: each takes what the reads before it answered.
+import {
+  askWindows,
+  changedWindows,
+  foldAnswers,
+  type AnsweredTimeline,
+} from '../../flow/entryHistory.js';
+import { applyFlowEvents } from '../../flow/flowCounts.js';
+import type { Logger } from '../../log/logger.js';
+import type { QueueFlow } from '../../snapshot/queueFlowTypes.js';
+import type { MergeQueueSnapshot } from '../../snapshot/types.js';
+import {
+  V2_ENTRY_HISTORY_MAX_IDS,
+  type V2EntryHistory,
+} from '../../trunk/v2EntryHistorySchemas.js';
+import { SharedRead, type SharedReadTiming } from '../sharedRead.js';
+import type { ReadOptions } from '../readOptions.js';
+
+/** The v2 read the histories are read with (implemented by TrunkV2Client). */
+export interface QueueEntryHistoryLister {
+  listQueueEntryHistory(
+    pullRequestIds: readonly string[],
+    options?: ReadOptions,
+  ): Promise<V2EntryHistory[]>;
+}
+
+/** Calls one read makes at most; the pull requests past them wait for the next read. */
+export const MAX_HISTORY_CALLS_PER_READ = 20;
+
+/** Pull requests waiting for a read at most (the longest waiting are read first). */
+const MAX_WAITING_PULL_REQUESTS = 10_000;
+
+/** Answers kept for their queue's next poll at most, and for how many merge-queue intervals. */
+const MAX_ANSWERS = 10_000;
+const ANSWER_KEEP_INTERVALS = 10;
+
+/**
+ * "`GET /v2/pull-requests…` (single-PR reads, history, estimate): 5 per second per key": one call
+ * at a time, each starting at least this long after the one before.
+ */
+export const HISTORY_CALL_SPACING_MS = 200;
+
+/**
+ * The organization's reads of queue-entry histories: the pull request ids the queue polls asked
+ * for, read together at most once per merge-queue interval (SharedRead: a failed read too), and
+ * each answer kept until its queue's poll takes it.
+ */
+export class QueueEntryHistoryReads {
+  readonly #waiting = new Set<string>();
+  readonly #answers = new Map<string, AnsweredTimeline>();
+  readonly #read: SharedRead<void>;
+  #lister: QueueEntryHistoryLister;
+  #timing: SharedReadTiming;
+  /** When the last read succeeded (at first: when the reads began, as nothing has failed yet). */
+  #lastGoodAt: number;
+
+  constructor(
+    lister: QueueEntryHistoryLister,
+    timing: SharedReadTiming,
+    private readonly now: () => number = () => Date.now() / 1000,
+    onFailure?: (error: Error) => void,
+  ) {
+    this.#lister = lister;
+    this.#timing = timing;
+    this.#lastGoodAt = now();
+    this.#read = new SharedRead((options) => this.#readWaiting(options), timing, now, onFailure);
+  }
+
+  /** Follows a reload: a new client or timing; what was asked and answered stays. */
+  configure(lister: QueueEntryHistoryLister, timing: SharedReadTiming): void {
+    this.#lister = lister;
+    this.#timing = timing;
+    this.#read.configure((options) => this.#readWaiting(options), timing);
+  }
+
+  /** Asks for the timelines of `ids` at the next read; those asked or answered already wait as they are. */
+  ask(ids: Iterable<string>): void {
+    for (const id of ids) {
+      if (this.#answers.has(id) || this.#waiting.has(id)) continue;
+      this.#waiting.add(id);
+    }
+    for (const id of this.#waiting) {
+      if (this.#waiting.size <= MAX_WAITING_PULL_REQUESTS) break;
+      this.#waiting.delete(id);
+    }
+  }
+
+  /**
+   * Starts a read of what is asked when one is due, and does not wait for it: its answers are for
+   * the polls after it, so no poll waits on calls spaced for Trunk's limit. A failed read is told
+   * to onFailure.
+   */
+  refresh(options: ReadOptions): void {
+    this.#read.get(options).catch(() => undefined);
+  }
+
+  /** Whether a read succeeded within staleAfterSeconds: else the history's families hide. */
+  shown(): boolean {
+    return this.now() - this.#lastGoodAt <= this.#timing.staleAfterSeconds;
+  }
+
+  /** Takes the answers for `ids` (each answer is taken once: a pull request is in one queue). */
+  take(ids: Iterable<string>): Map<string, AnsweredTimeline> {
+    const taken = new Map<string, AnsweredTimeline>();
+    for (const id of ids) {
+      const answer = this.#answers.get(id);
+      if (answer === undefined) continue;
+      taken.set(id, answer);
+      this.#answers.delete(id);
+    }
+    return taken;
+  }
+
+  async #readWaiting(options: ReadOptions): Promise<void> {
+    this.#forgetOldAnswers();
+    const batches: string[][] = [];
+    for (const id of this.#waiting) {
+      const batch = batches.at(-1);
+      if (batch !== undefined && batch.length < V2_ENTRY_HISTORY_MAX_IDS) batch.push(id);
+      else if (batches.length < MAX_HISTORY_CALLS_PER_READ) batches.push([id]);
+      else break;
+    }
+    const readStartedAt = this.now();
+    for (const [index, batch] of batches.entries()) {
+      if (index > 0) await delay(HISTORY_CALL_SPACING_MS);
+      // A failure ends the read: the batches read keep their answers, the rest wait for the next.
+      const groups = await this.#lister.listQueueEntryHistory(batch, options);
+      const byId = new Map(groups.map((group) => [group.pullRequestId, group.transitions]));
+      for (const id of batch) {
+        this.#waiting.delete(id);
+        // "An id naming a pull request … that was never enqueued, comes back as an empty group".
+        this.#answers.set(id, { readStartedAt, transitions: byId.get(id) ?? [] });
+      }
+    }
+    this.#lastGoodAt = this.now();
+  }
+
+  #forgetOldAnswers(): void {
+    const oldest = this.now() - ANSWER_KEEP_INTERVALS * this.#timing.maxAgeSeconds;
+    for (const [id, answer] of this.#answers) {
+      if (answer.readStartedAt < oldest || this.#answers.size > MAX_ANSWERS) {
+        this.#answers.delete(id);
+      }
+    }
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+interface EntryHistoryReadRequest {
+  /** The organization's reads; undefined with `reads.queueEntryHistory` off. */
+  readonly reads: QueueEntryHistoryReads | undefined;
+  /** The queue's ledger as of the previous successful poll: the windows it still waits for. */
+  readonly previousFlow: QueueFlow | undefined;
+  /** The snapshot of the previous successful poll; undefined at the queue's first. */
+  readonly previous: MergeQueueSnapshot | undefined;
+  readonly current: MergeQueueSnapshot;
+  readonly options: ReadOptions;
+}
+
+/**
+ * How a poll's ledger takes the history: `flow` is the ledger the poll's diff made, `latest` the one
+ * it was made from (the diff keeps only its own fields; events may have changed the history since
+ * the poll began).
+ */
+export type EntryHistoryUpdate = (flow: QueueFlow, latest: QueueFlow | undefined) => QueueFlow;
+
+/**
+ * This poll's part of the history reads: asks for the pull requests it saw change or leave (and
+ * those still unanswered), starts a read when one is due, and returns how the queue's ledger takes
+ * the answers read for its pull requests so far: their reasons, restarts and the transitions no
+ * poll saw.
+ */
+export function readEntryHistory(request: EntryHistoryReadRequest): EntryHistoryUpdate {
+  const { reads, current } = request;
+  // Off: nothing is read, and what was counted leaves the page.
+  if (reads === undefined) return ({ entryHistory: _off, ...flow }) => flow;
+  const windows = request.previous === undefined ? [] : changedWindows(request.previous, current);
+  const waiting = [
+    ...(request.previousFlow?.entryHistory?.asked.keys() ?? []),
+    ...windows.map((window) => window.pullRequestId),
+  ];
+  reads.ask(waiting);
+  reads.refresh(request.options);
+  const shown = reads.shown();
+  const answers = reads.take(waiting);
+  return (flow, latest) => {
+    const folded = foldAnswers(
+      askWindows(latest?.entryHistory, windows),
+      (id) => answers.get(id),
+      current.takenAt,
+    );
+    return {
+      ...flow,
+      counts: applyFlowEvents(flow.counts, folded.transitions),
+      entryHistory: { ...folded.history, shown },
+    };
+  };
+}
+
+/** The logger's line for a failed read, once per read. */
+export function historyReadFailed(logger: Logger): (error: Error) => void {
+  return (error) => {
+    logger.warn(
+      { err: error },
+      `the queue-entry history of the pull requests the polls saw change could not be read (${error.message}); tried again at the next merge-queue interval`,
+    );
+  };
+}

@@ -1,0 +1,97 @@
+// What the exporter has counted of a merge queue's queue-entry histories (API v2): exits by reason,
+// restarts by cause, and what it must remember so that no transition and no failure counts twice.
+// Kept in the queue's flow ledger (QueueFlow.entryHistory), which both the polls and the webhook
+// events update, so either witness of a failure meets what the other counted, across reloads too.
+
+/** Distinct reasons one queue keeps as label values per family; later new ones count as OTHER_REASON. */
+export const MAX_REASONS_PER_FAMILY = 20;
+
+/** The label value of the reasons past MAX_REASONS_PER_FAMILY. */
+export const OTHER_REASON = 'other';
+
+/** The label value of a transition without a reason ("`null` for `testing` and `pendingFailure`"). */
+export const UNKNOWN_REASON = 'unknown';
+
+/**
+ * How long what a queue asked for, counted or saw fail is remembered: longer than a read can be
+ * late (it fails for at most `polling.staleAfterSeconds` before its families hide) and than Svix
+ * retries a webhook soon after its first delivery.
+ */
+export const ENTRY_HISTORY_KEEP_SECONDS = 6 * 3600;
+
+/** Pull requests one queue waits for the history of at most (the longest waiting go first). */
+export const MAX_ASKED_PULL_REQUESTS = 5000;
+
+/**
+ * Transitions (and pull requests with failures) one queue remembers as counted at most, the oldest
+ * going first: a busy queue's six hours (a hundred pull requests an hour, a few transitions each).
+ */
+export const MAX_COUNTED_TRANSITIONS = 5000;
+
+/**
+ * Two witnesses of one pull request's failure (its webhook event's timestamp, its history's
+ * changedAt) place it at most this far apart: both are Trunk's clock, or the event's receipt.
+ */
+export const SAME_FAILURE_SECONDS = 120;
+
+/**
+ * A stretch of one pull request's timeline that two polls saw change (its state, or when it
+ * entered it) or end (it left the live entries), asked of its history.
+ */
+export interface AskedWindow {
+  readonly prNumber: number;
+  /** When the poll that saw the change ended (the exporter's clock): an answer read before it is too old. */
+  readonly askedAt: number;
+  /** The state the earlier poll saw, in the polls' spelling (`pending_failure`). */
+  readonly from: string;
+  /** When that state began (Trunk's clock where the poll had it): the window's transitions come after. */
+  readonly after: number;
+  /** The state the later poll saw; undefined when it no longer listed the pull request. */
+  readonly to: string | undefined;
+  /** When that state began: the window's last transition; undefined: up to the end of the stay. */
+  readonly until: number | undefined;
+}
+
+/** A queue's counts from the queue-entry histories of its pull requests, and what they remember. */
+export interface EntryHistory {
+  /** Failures the history counted and no webhook event had, by reason (capped). */
+  readonly failed: ReadonlyMap<string, number>;
+  /** Cancellations by reason (capped). */
+  readonly cancelled: ReadonlyMap<string, number>;
+  /** Entries sent back to `pending` from `testing`, `testsPassed` or `pendingFailure`, by reason (capped). */
+  readonly restarts: ReadonlyMap<string, number>;
+  /** Windows whose history is still to be read, by pull request id (lowercase). */
+  readonly asked: ReadonlyMap<string, readonly AskedWindow[]>;
+  /** Transitions counted, by transitionIdentity(), with when they happened: none counts twice. */
+  readonly counted: ReadonlyMap<string, number>;
+  /** Failures counted by either witness, by pull request number: when each happened. */
+  readonly failures: ReadonlyMap<number, readonly number[]>;
+  /**
+   * False while the organization's history reads have failed for longer than
+   * `polling.staleAfterSeconds`: the history's families are hidden, the rest of the queue's not.
+   */
+  readonly shown: boolean;
+}
+
+/** Nothing counted or asked yet; every family starts empty (a reason's series appears when first counted). */
+export const EMPTY_ENTRY_HISTORY: EntryHistory = Object.freeze({
+  failed: new Map(),
+  cancelled: new Map(),
+  restarts: new Map(),
+  asked: new Map(),
+  counted: new Map(),
+  failures: new Map(),
+  shown: true,
+});
+
+/** Whether a witness already counted a failure of `prNumber` at about `at` (unix seconds). */
+export function failureCounted(
+  history: EntryHistory | undefined,
+  prNumber: number,
+  at: number,
+): boolean {
+  return (
+    history?.failures.get(prNumber)?.some((seen) => Math.abs(seen - at) <= SAME_FAILURE_SECONDS) ??
+    false
+  );
+}

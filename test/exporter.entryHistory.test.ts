@@ -1,0 +1,275 @@
+// Why pull requests fail, are removed and restart (issue 39 item 1), through a real exporter holding
+// an API key and polling a fake organization whose queue and queue-entry histories the test writes
+// by hand. From Trunk's definition of `GET /v2/queue-entry-history`: it "Returns up to 50 pull
+// requests' complete queue-entry timelines in one response", each transition's `reason` telling "Why
+// the entry entered this state" — for `pending`, "these are what distinguish a restart's cause"
+// (`MANUAL_PUSH_TO_TARGET_BRANCH`: "Someone pushed to the target branch, invalidating the tested
+// state"); for `failed`, e.g. `TEST_RUN_TIMEOUT`; for `cancelled`, e.g. `PR_CLOSED` — and "`null`
+// for `testing` and `pendingFailure`, which carry no reason".
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { select, sum, type Sample } from './support/exposition.js';
+import {
+  configYaml,
+  startTestExporter,
+  type ExporterUnderTest,
+} from './support/exporterHarness.js';
+import type { EntryRow, FakeV2, HistoryRow } from './support/fakeTrunkV2.js';
+import {
+  WEB_QUEUE,
+  entryRow,
+  moveEntry,
+  pullRequestIdOf,
+  resubmitEntry,
+  startFakeWebQueue,
+  testingResult,
+} from './support/queueEntryRows.js';
+import { WEBHOOK_SECRET, postWebhook, signedHeaders } from './support/webhooks.js';
+import { pollsFromNow, transitionsOf } from './support/webQueueSamples.js';
+import { cleanUp } from './trunk/harness.js';
+
+afterEach(cleanUp);
+
+const QUEUE = { repo: 'github.com/acme/web', branch: 'main' };
+const now = () => Date.now() / 1000;
+const iso = (at: number) => new Date(at * 1000).toISOString();
+
+/** An exporter of github.com/acme/web main with an API key alone, reloadable from its file. */
+async function webExporter(
+  fake: FakeV2,
+  webhooks: boolean,
+  staleAfterSeconds = 600,
+): Promise<{ exporter: ExporterUnderTest; reload: (webhooks: boolean) => Promise<void> }> {
+  const file = join(await mkdtemp(join(tmpdir(), 'trunk-exporter-history-')), 'config.yaml');
+  const yaml = (on: boolean) =>
+    [
+      configYaml({
+        apiUrl: fake.origin,
+        token: null,
+        apiKey: 'trunk_v2_entry-history-key',
+        targets: '  - repo: github.com/acme/web\n    branches: [main]',
+        polling: [
+          '  mergeQueueIntervalSeconds: 0.2',
+          '  flakyTestsIntervalSeconds: 600',
+          `  staleAfterSeconds: ${String(staleAfterSeconds)}`,
+        ].join('\n'),
+        server: '  enableReload: true',
+      }),
+      'webhooks:',
+      `  enabled: ${String(on)}`,
+      `  signingSecret: ${WEBHOOK_SECRET}`,
+    ].join('\n');
+  await writeFile(file, yaml(webhooks));
+  const exporter = await startTestExporter(yaml(webhooks), 'info', file);
+  const reload = async (on: boolean) => {
+    await writeFile(file, yaml(on));
+    const response = await fetch(`${exporter.exporter.url}/-/reload`, { method: 'POST' });
+    expect(response.status).toBe(200);
+  };
+  return { exporter, reload };
+}
+
+/** Appends to PR `number`'s timeline its entry entering `state` at `at` for `reason`. */
+function record(fake: FakeV2, number: number, state: string, at: number, reason: string | null) {
+  const row: HistoryRow = { state, changedAt: iso(at), reason };
+  fake.history(pullRequestIdOf(number)).push(row);
+}
+
+/** A timeline that reached `testing` at `testingAt`: submitted, ready, tested. */
+function recordTesting(fake: FakeV2, number: number, testingAt: number) {
+  record(fake, number, 'notReady', testingAt - 60, 'USER_REQUESTED');
+  record(fake, number, 'pending', testingAt - 30, 'MERGE_ITEM_NOW_READY');
+  record(fake, number, 'testing', testingAt, null);
+}
+
+/** A family's values by its one label beyond repo and branch. */
+function byLabel(samples: readonly Sample[], name: string, label: string): Record<string, number> {
+  return Object.fromEntries(
+    select(samples, name, QUEUE).map((sample): [string, number] => [
+      sample.labels[label] ?? '',
+      sample.value,
+    ]),
+  );
+}
+const failed = (samples: readonly Sample[]) =>
+  byLabel(samples, 'trunk_merge_queue_pull_requests_failed_total', 'reason');
+const cancelled = (samples: readonly Sample[]) =>
+  byLabel(samples, 'trunk_merge_queue_pull_requests_cancelled_total', 'reason');
+const restarts = (samples: readonly Sample[]) =>
+  byLabel(samples, 'trunk_merge_queue_restarts_total', 'cause');
+const live = (samples: readonly Sample[]) => sum(samples, 'trunk_merge_queue_pull_requests', QUEUE);
+
+/** Sends the exporter Trunk's pull_request.failed event of PR `number`, failed at `at`. */
+async function failedEvent(
+  exporter: ExporterUnderTest,
+  number: number,
+  at: number,
+  reason: string,
+) {
+  const body = JSON.stringify({
+    action: 'failed',
+    pr_number: number,
+    repository: { host: 'github.com', owner: 'acme', name: 'web' },
+    target_branch: 'main',
+    status: 'failed',
+    failure_reason: reason,
+    timestamp: iso(at),
+    type: 'pull_request.failed',
+  });
+  const url = `${exporter.exporter.url}/webhooks/trunk`;
+  expect((await postWebhook(url, body, signedHeaders(body))).status).toBe(204);
+}
+
+describe('queue-entry histories through a real exporter', () => {
+  it('counts failures, cancellations and restarts by reason, and the transitions no poll saw, once each', async () => {
+    const start = now() - 600;
+    const [pr50, pr51, pr52, pr53] = [50, 51, 52, 53].map((n) => entryRow(n, 'testing', start)) as [
+      EntryRow,
+      EntryRow,
+      EntryRow,
+      EntryRow,
+    ];
+    const fake = await startFakeWebQueue([pr50, pr51, pr52, pr53]);
+    for (const number of [50, 51, 53]) recordTesting(fake, number, start);
+    record(fake, 52, 'notReady', start - 30, 'USER_REQUESTED');
+    record(fake, 52, 'pending', start, 'MERGE_ITEM_NOW_READY');
+    moveEntry(pr52, 'pending', start);
+    const { exporter } = await webExporter(fake, false);
+    await exporter.waitFor((samples) => live(samples) === 4, 'four entries polled');
+    await pollsFromNow(exporter, 1);
+    // Between two polls: #50 is sent back to pending by a push to main and tested again (the poll
+    // sees it testing, since later); #51 times out and fails; #52 is cancelled as its PR closed;
+    // #53 fails a required check and its author submits it again.
+    const at = now();
+    record(fake, 50, 'pending', at - 4, 'MANUAL_PUSH_TO_TARGET_BRANCH');
+    record(fake, 50, 'testing', at - 3, null);
+    moveEntry(pr50, 'testing', at - 3);
+    record(fake, 51, 'failed', at - 2, 'TEST_RUN_TIMEOUT');
+    moveEntry(pr51, 'failed', at - 2);
+    record(fake, 52, 'cancelled', at - 2, 'PR_CLOSED');
+    moveEntry(pr52, 'cancelled', at - 2);
+    record(fake, 53, 'failed', at - 2, 'TEST_RUN_REQUIRED_STATUS_FAILED');
+    record(fake, 53, 'notReady', at - 1, 'USER_REQUESTED');
+    fake.testingResults(WEB_QUEUE).push(testingResult(53, at - 2, 'failed', 'failed'));
+    resubmitEntry(pr53, at - 2, at - 1);
+    const counted = await exporter.waitFor(
+      (samples) =>
+        sum(samples, 'trunk_merge_queue_restarts_total', QUEUE) === 1 &&
+        sum(samples, 'trunk_merge_queue_pull_requests_failed_total', QUEUE) === 2 &&
+        sum(samples, 'trunk_merge_queue_pull_requests_cancelled_total', QUEUE) === 1,
+      'the histories read',
+    );
+    await pollsFromNow(exporter, 3);
+    const later = await exporter.samples();
+    for (const samples of [counted, later]) {
+      expect(failed(samples)).toEqual({ TEST_RUN_TIMEOUT: 1, TEST_RUN_REQUIRED_STATUS_FAILED: 1 });
+      expect(cancelled(samples)).toEqual({ PR_CLOSED: 1 });
+      expect(restarts(samples)).toEqual({ MANUAL_PUSH_TO_TARGET_BRANCH: 1 });
+    }
+    // The polls saw #51 and #53 leave testing for failed and #52 pending for cancelled; the
+    // histories add what happened between the polls: #50's restart and return, #53's resubmission.
+    expect(transitionsOf(later)).toEqual({
+      'testing->failed': 2,
+      'pending->cancelled': 1,
+      'testing->pending': 1,
+      'pending->testing': 1,
+      'failed->not_ready': 1,
+    });
+    // One batched read per change seen, every id of the queue's changes in one call.
+    const reads = fake.requestsTo(/^\/v2\/queue-entry-history$/);
+    expect(reads.length).toBeGreaterThan(0);
+    const asked = reads.flatMap((request) =>
+      (new URL(request.url, 'http://fake').searchParams.get('pullRequestIds') ?? '').split(','),
+    );
+    expect(new Set(asked)).toEqual(new Set([50, 51, 52, 53].map(pullRequestIdOf)));
+  });
+
+  it('counts a failure once when its webhook event comes first, when its history comes first, and across a reload turning webhooks off', async () => {
+    const start = now() - 600;
+    const [pr60, pr61, pr62] = [60, 61, 62].map((n) => entryRow(n, 'testing', start)) as [
+      EntryRow,
+      EntryRow,
+      EntryRow,
+    ];
+    const fake = await startFakeWebQueue([pr60, pr61, pr62]);
+    for (const number of [60, 61, 62]) recordTesting(fake, number, start);
+    const { exporter, reload } = await webExporter(fake, true);
+    await exporter.waitFor((samples) => live(samples) === 3, 'three entries polled');
+    // #60: its event first, then the poll sees it gone and its history lists the failure.
+    const failedAt60 = now();
+    await failedEvent(exporter, 60, failedAt60, 'TEST_RUN_REQUIRED_STATUS_FAILED');
+    record(fake, 60, 'failed', failedAt60, 'TEST_RUN_REQUIRED_STATUS_FAILED');
+    moveEntry(pr60, 'failed', failedAt60);
+    await exporter.waitFor((samples) => live(samples) === 2, '#60 seen gone');
+    await pollsFromNow(exporter, 3);
+    expect(failed(await exporter.samples())).toEqual({ TEST_RUN_REQUIRED_STATUS_FAILED: 1 });
+    // #61: its history first (the poll sees it gone), then its event, late.
+    const failedAt61 = now();
+    record(fake, 61, 'failed', failedAt61, 'TEST_RUN_TIMEOUT');
+    moveEntry(pr61, 'failed', failedAt61);
+    await exporter.waitFor((samples) => failed(samples).TEST_RUN_TIMEOUT === 1, '#61 read');
+    await failedEvent(exporter, 61, failedAt61, 'TEST_RUN_TIMEOUT');
+    await pollsFromNow(exporter, 2);
+    expect(failed(await exporter.samples())).toEqual({
+      TEST_RUN_REQUIRED_STATUS_FAILED: 1,
+      TEST_RUN_TIMEOUT: 1,
+    });
+    // #62: its event, then a reload turns webhooks off, then its history lists the failure.
+    const failedAt62 = now();
+    await failedEvent(exporter, 62, failedAt62, 'START_TEST_RUN_MERGE_CONFLICT');
+    await reload(false);
+    record(fake, 62, 'failed', failedAt62, 'START_TEST_RUN_MERGE_CONFLICT');
+    moveEntry(pr62, 'failed', failedAt62);
+    await exporter.waitFor((samples) => live(samples) === 0, '#62 seen gone');
+    await pollsFromNow(exporter, 3);
+    const after = await exporter.samples();
+    expect(failed(after)).toEqual({
+      TEST_RUN_REQUIRED_STATUS_FAILED: 1,
+      TEST_RUN_TIMEOUT: 1,
+      START_TEST_RUN_MERGE_CONFLICT: 1,
+    });
+    expect(fake.requestsTo(/^\/v2\/queue-entry-history$/).length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('hides only its own families while its reads fail past staleAfterSeconds, one call per interval, and shows them again once one succeeds', async () => {
+    const start = now() - 600;
+    const pr70 = entryRow(70, 'testing', start);
+    const fake = await startFakeWebQueue([pr70]);
+    recordTesting(fake, 70, start);
+    const { exporter } = await webExporter(fake, false, 1);
+    await exporter.waitFor((samples) => live(samples) === 1, '#70 polled');
+    const restart = (at: number) => {
+      record(fake, 70, 'pending', at - 0.1, 'MANUAL_PUSH_TO_TARGET_BRANCH');
+      record(fake, 70, 'testing', at, null);
+      moveEntry(pr70, 'testing', at);
+    };
+    restart(now());
+    await exporter.waitFor(
+      (samples) => restarts(samples).MANUAL_PUSH_TO_TARGET_BRANCH === 1,
+      'one restart',
+    );
+    // The reads answer 400 (not retried) from now on, and #70 restarts again.
+    fake.fail(/^\/v2\/queue-entry-history$/, 400);
+    const failingFrom = now();
+    const before = fake.requestsTo(/^\/v2\/queue-entry-history$/).length;
+    restart(now());
+    const hidden = await exporter.waitFor(
+      (samples) => select(samples, 'trunk_merge_queue_restarts_total', QUEUE).length === 0,
+      'the restarts hidden',
+    );
+    // The queue's other families stay.
+    expect(live(hidden)).toBe(1);
+    expect(sum(hidden, 'trunk_exporter_target_up', { ...QUEUE, kind: 'merge_queue' })).toBe(1);
+    const calls = fake.requestsTo(/^\/v2\/queue-entry-history$/).length - before;
+    expect(calls).toBeGreaterThan(0);
+    expect(calls).toBeLessThanOrEqual((now() - failingFrom) / 0.2 + 1);
+    fake.recover();
+    const back = await exporter.waitFor(
+      (samples) => restarts(samples).MANUAL_PUSH_TO_TARGET_BRANCH === 2,
+      'the restarts back',
+    );
+    expect(restarts(back)).toEqual({ MANUAL_PUSH_TO_TARGET_BRANCH: 2 });
+  });
+});

@@ -1,0 +1,215 @@
+// A queue's counts from its pull requests' queue-entry histories, over scripted polls and timelines
+// written by hand from Trunk's definition of `QueueEntryStateTransition`:
+// - `reason`: "Why the entry entered this state. `null` for `testing` and `pendingFailure`, which
+//   carry no reason … This is an open set"; for `pending`, "these are what distinguish a restart's
+//   cause" (`PREREQUISITE_MERGE_ITEM_FAILED`: "An entry ahead of this one failed, so this one must
+//   re-test"; `MERGE_ITEM_NOW_READY`: "A readiness condition became satisfied", no restart).
+// - `changedAt`: "When the entry entered this state."
+// A restart is an entry sent back to `pending` from `testing`, `testsPassed` or `pendingFailure`.
+import { describe, expect, it } from 'vitest';
+import {
+  askWindows,
+  changedWindows,
+  foldAnswers,
+  recordEventFailure,
+  type AnsweredTimeline,
+} from '../../src/flow/entryHistory.js';
+import {
+  EMPTY_ENTRY_HISTORY,
+  failureCounted,
+  type EntryHistory,
+} from '../../src/snapshot/entryHistoryTypes.js';
+import type { MergeQueueSnapshot } from '../../src/snapshot/types.js';
+import type { EntryTransition } from '../../src/trunk/v2EntryHistorySchemas.js';
+import { poll } from './scriptedPolls.js';
+
+/** 2026-01-01T10:00:00Z. */
+const TEN = 1_767_261_600;
+const ID = (number: number) => `0f8fad5b-d9cb-469f-a165-${String(number).padStart(12, '0')}`;
+
+/** A scripted poll whose PRs carry their ids. */
+function polled(takenAt: number, prs: Parameters<typeof poll>[2]): MergeQueueSnapshot {
+  const snapshot = poll(takenAt, 'running', prs);
+  return {
+    ...snapshot,
+    pullRequests: snapshot.pullRequests.map((pr) => ({ ...pr, pullRequestId: ID(pr.number) })),
+  };
+}
+
+const step = (state: string, at: number, reason: string | null = null): EntryTransition => ({
+  state,
+  at,
+  reason: reason ?? undefined,
+});
+
+/** The history after the two polls' windows are answered by a read begun `readAt`. */
+function answered(
+  before: MergeQueueSnapshot,
+  after: MergeQueueSnapshot,
+  timelines: Record<string, readonly EntryTransition[]>,
+  history: EntryHistory = EMPTY_ENTRY_HISTORY,
+  readAt = after.takenAt + 1,
+) {
+  const asked = askWindows(history, changedWindows(before, after));
+  const answers = new Map(
+    Object.entries(timelines).map(([id, transitions]): [string, AnsweredTimeline] => [
+      id,
+      { readStartedAt: readAt, transitions },
+    ]),
+  );
+  return foldAnswers(asked, (id) => answers.get(id), readAt);
+}
+
+const pairs = (transitions: readonly { from: string; to: string }[]) =>
+  transitions.map(({ from, to }) => `${from}->${to}`);
+
+describe('queue-entry history counts', () => {
+  it('asks for the PRs two polls saw change state, enter their state again, or leave; not the others', () => {
+    const before = polled(TEN, [
+      [1, 'testing', TEN - 60],
+      [2, 'testing', TEN - 60],
+      [3, 'pending', TEN - 60],
+      [4, 'pending', TEN - 60],
+    ]);
+    const after = polled(TEN + 30, [
+      [1, 'testing', TEN + 20],
+      [2, 'tests_passed', TEN + 25],
+      [4, 'pending', TEN - 60],
+    ]);
+    const windows = changedWindows(before, after);
+    expect(windows.map((window) => window.prNumber)).toEqual([1, 2, 3]);
+    expect(windows[2]).toEqual({
+      pullRequestId: ID(3),
+      prNumber: 3,
+      askedAt: TEN + 30,
+      from: 'pending',
+      after: TEN - 60,
+      to: undefined,
+      until: undefined,
+    });
+  });
+
+  it('counts a restart between two polls by its cause, and both of its transitions', () => {
+    const before = polled(TEN, [[1, 'testing', TEN - 60]]);
+    const after = polled(TEN + 30, [[1, 'testing', TEN + 20]]);
+    const folded = answered(before, after, {
+      [ID(1)]: [
+        step('pending', TEN - 120, 'MERGE_ITEM_NOW_READY'),
+        step('testing', TEN - 60),
+        step('pending', TEN + 10, 'PREREQUISITE_MERGE_ITEM_FAILED'),
+        step('testing', TEN + 20),
+      ],
+    });
+    expect(folded.history.restarts).toEqual(new Map([['PREREQUISITE_MERGE_ITEM_FAILED', 1]]));
+    // The polls saw testing both times and counted nothing.
+    expect(pairs(folded.transitions as readonly { from: string; to: string }[])).toEqual([
+      'testing->pending',
+      'pending->testing',
+    ]);
+    expect(folded.history.asked.size).toBe(0);
+  });
+
+  it('leaves out the transition the polls counted: the last into the state the later poll saw', () => {
+    // pending → testing → pending → testing → tests_passed between two polls: the polls counted
+    // pending->tests_passed once; the history adds the four steps but the last.
+    const before = polled(TEN, [[1, 'pending', TEN - 60]]);
+    const after = polled(TEN + 30, [[1, 'tests_passed', TEN + 25]]);
+    const folded = answered(before, after, {
+      [ID(1)]: [
+        step('pending', TEN - 60, 'MERGE_ITEM_NOW_READY'),
+        step('testing', TEN + 5),
+        step('pending', TEN + 10, 'SKIP_THE_LINE_INTERRUPTED'),
+        step('testing', TEN + 15),
+        step('testsPassed', TEN + 25, 'TEST_RUN_PASSED'),
+      ],
+    });
+    expect(pairs(folded.transitions as readonly { from: string; to: string }[])).toEqual([
+      'pending->testing',
+      'testing->pending',
+      'pending->testing',
+    ]);
+    expect(folded.history.restarts).toEqual(new Map([['SKIP_THE_LINE_INTERRUPTED', 1]]));
+  });
+
+  it('counts a departed PR up to the end of its stay: its reason, not its final transition again', () => {
+    const before = polled(TEN, [
+      [1, 'testing', TEN - 60],
+      [2, 'not_ready', TEN - 60],
+    ]);
+    const after = polled(TEN + 30, []);
+    const folded = answered(before, after, {
+      [ID(1)]: [
+        step('testing', TEN - 60),
+        step('pendingFailure', TEN + 5),
+        step('failed', TEN + 10, 'TEST_RUN_REQUIRED_STATUS_FAILED'),
+        // Submitted again later: another stay, not this window's.
+        step('notReady', TEN + 40, 'USER_REQUESTED'),
+      ],
+      [ID(2)]: [step('notReady', TEN - 60, 'USER_REQUESTED'), step('cancelled', TEN + 20, null)],
+    });
+    expect(folded.history.failed).toEqual(new Map([['TEST_RUN_REQUIRED_STATUS_FAILED', 1]]));
+    // A null reason is counted as unknown.
+    expect(folded.history.cancelled).toEqual(new Map([['unknown', 1]]));
+    // The polls count testing->failed and not_ready->cancelled from the exit reads.
+    expect(pairs(folded.transitions as readonly { from: string; to: string }[])).toEqual([
+      'testing->pending_failure',
+    ]);
+  });
+
+  it('keeps a window a read made before it was asked waiting, and counts a transition read twice once', () => {
+    const before = polled(TEN, [[1, 'testing', TEN - 60]]);
+    const after = polled(TEN + 30, [[1, 'pending', TEN + 10]]);
+    const timeline = [
+      step('testing', TEN - 60),
+      step('pending', TEN + 10, 'MANUAL_PUSH_TO_TARGET_BRANCH'),
+    ];
+    const early = answered(before, after, { [ID(1)]: timeline }, EMPTY_ENTRY_HISTORY, TEN + 29);
+    expect(early.history.restarts.size).toBe(0);
+    expect(early.history.asked.get(ID(1))).toHaveLength(1);
+    const once = answered(before, after, { [ID(1)]: timeline });
+    const twice = answered(before, after, { [ID(1)]: timeline }, once.history);
+    expect(twice.history.restarts).toEqual(new Map([['MANUAL_PUSH_TO_TARGET_BRANCH', 1]]));
+    expect(twice.transitions).toEqual([]);
+  });
+
+  it('keeps 20 reasons per family as labels and counts the rest as other', () => {
+    const before = polled(
+      TEN,
+      Array.from({ length: 22 }, (_, index) => [index + 1, 'pending', TEN - 60] as const),
+    );
+    const after = polled(TEN + 30, []);
+    const timelines = Object.fromEntries(
+      Array.from({ length: 22 }, (_, index) => [
+        ID(index + 1),
+        [step('pending', TEN - 60), step('cancelled', TEN + 10, `REASON_${String(index + 1)}`)],
+      ]),
+    );
+    const { cancelled } = answered(before, after, timelines).history;
+    expect(cancelled.size).toBe(21);
+    expect(cancelled.get('REASON_20')).toBe(1);
+    expect(cancelled.get('REASON_21')).toBeUndefined();
+    expect(cancelled.get('other')).toBe(2);
+  });
+
+  it('leaves a failure a webhook event counted to the event, and the event one the history counted', () => {
+    const before = polled(TEN, [
+      [1, 'testing', TEN - 60],
+      [2, 'testing', TEN - 60],
+    ]);
+    const after = polled(TEN + 30, []);
+    const evented = recordEventFailure(EMPTY_ENTRY_HISTORY, 1, TEN + 10, TEN + 11);
+    const folded = answered(
+      before,
+      after,
+      {
+        [ID(1)]: [step('testing', TEN - 60), step('failed', TEN + 10, 'TEST_RUN_TIMEOUT')],
+        [ID(2)]: [step('testing', TEN - 60), step('failed', TEN + 12, 'TEST_RUN_TIMEOUT')],
+      },
+      evented,
+    );
+    expect(folded.history.failed).toEqual(new Map([['TEST_RUN_TIMEOUT', 1]]));
+    expect(failureCounted(folded.history, 2, TEN + 12)).toBe(true);
+    // A failure of #2 hours later is another failure.
+    expect(failureCounted(folded.history, 2, TEN + 3600)).toBe(false);
+  });
+});

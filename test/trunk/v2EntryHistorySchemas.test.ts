@@ -1,0 +1,75 @@
+// Pages of `GET /v2/queue-entry-history` as Trunk's definition allows them: "Ids are normalized to
+// lowercase in the response", `reason` is "`null` for `testing` and `pendingFailure`" and "an open
+// set", and a transition that cannot be read costs itself, not its pull request's timeline.
+import { describe, expect, it } from 'vitest';
+import type { ApiAnomalyKind } from '../../src/trunk/observer.js';
+import {
+  checkEntryHistoryPage,
+  v2EntryHistoryPageSchema,
+} from '../../src/trunk/v2EntryHistorySchemas.js';
+
+function checked(body: unknown) {
+  const anomalies: Partial<Record<ApiAnomalyKind, number>> = {};
+  const page = checkEntryHistoryPage(v2EntryHistoryPageSchema.parse(body), (kind, count) => {
+    anomalies[kind] = (anomalies[kind] ?? 0) + count;
+  });
+  return { page, anomalies };
+}
+
+describe('queue-entry history pages', () => {
+  it('keeps each usable transition oldest first, drops the unusable ones and counts them', () => {
+    const id = '6F1D2C3B-4A59-4E6F-8A7B-9C0D1E2F3A4B';
+    const { page, anomalies } = checked({
+      data: [
+        {
+          pullRequestId: id,
+          transitions: [
+            {
+              pullRequestId: id,
+              state: 'failed',
+              changedAt: '2026-07-28T11:20:00.000Z',
+              reason: 'TEST_RUN_TIMEOUT',
+            },
+            {
+              pullRequestId: id,
+              state: 'testing',
+              changedAt: '2026-07-28T11:10:00.000Z',
+              reason: null,
+            },
+            {
+              pullRequestId: id,
+              state: 'pending',
+              changedAt: 'yesterday',
+              reason: 'MERGE_ITEM_NOW_READY',
+            },
+            { pullRequestId: id, changedAt: '2026-07-28T11:00:00.000Z', reason: null },
+            {
+              pullRequestId: id,
+              state: 'pending',
+              changedAt: '2026-07-28T11:05:00.000Z',
+              reason: 42,
+            },
+          ],
+        },
+        { transitions: [] },
+        { pullRequestId: '7a2e3d4c-5b60-4f71-9b8c-0d1e2f3a4b5c', transitions: [] },
+      ],
+      nextCursor: null,
+      hasMore: false,
+    });
+    const at = (iso: string) => Date.parse(iso) / 1000;
+    expect(page.data).toEqual([
+      {
+        pullRequestId: id.toLowerCase(),
+        transitions: [
+          { state: 'pending', at: at('2026-07-28T11:05:00.000Z'), reason: undefined },
+          { state: 'testing', at: at('2026-07-28T11:10:00.000Z'), reason: undefined },
+          { state: 'failed', at: at('2026-07-28T11:20:00.000Z'), reason: 'TEST_RUN_TIMEOUT' },
+        ],
+      },
+      { pullRequestId: '7a2e3d4c-5b60-4f71-9b8c-0d1e2f3a4b5c', transitions: [] },
+    ]);
+    // The group without an id and the transition without a state; the one that cannot be placed.
+    expect(anomalies).toEqual({ invalid_item: 2, invalid_field: 1 });
+  });
+});
