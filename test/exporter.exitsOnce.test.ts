@@ -164,12 +164,6 @@ describe('each exit once through a real exporter', () => {
     await exporter.waitFor(() => reads(fake).concluded > 0, 'the periodic read');
     const livePolls = reads(fake).live;
     const after = await exporter.waitFor(() => reads(fake).live > livePolls + 1, 'a poll after');
-    console.log(
-      'DEBUG',
-      JSON.stringify(exited(after)),
-      JSON.stringify(bySource(after)),
-      JSON.stringify(fake.requests.map((r) => r.url)).slice(-3000),
-    );
     expect(exited(after)).toEqual({ merged: 1, failed: 0, cancelled: 0, unknown: 0 });
     expect(bySource(after)).toEqual({ event: 1, poll: 0 });
   });

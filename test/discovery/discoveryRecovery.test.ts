@@ -39,6 +39,11 @@ const queuesOnThePage = (samples: readonly Sample[]) =>
     .map((sample) => `${sample.labels.repo} ${sample.labels.branch}`)
     .sort();
 
+const quarantinedRepos = (samples: readonly Sample[]) =>
+  select(samples, 'trunk_flaky_tests_quarantined', {})
+    .map((sample) => sample.labels.repo ?? '')
+    .sort();
+
 async function readyz(url: string): Promise<{ status: number; body: string }> {
   const response = await fetch(`${url}/readyz`);
   return { status: response.status, body: await response.text() };
@@ -120,5 +125,36 @@ describe('discovery that fails and recovers', () => {
       'every queue of the organization',
     );
     expect(queuesOnThePage(samples)).toEqual(queues.sort());
+  });
+
+  it('walks the test lists again at once after a reload that repairs the API key, not at the next flaky-tests interval', async () => {
+    const { world, simulator } = await startTestSimulator({
+      seed: 3,
+      token: 'v1-unused',
+      apiKey: API_KEY,
+    });
+    const directory = await mkdtemp(join(tmpdir(), 'trunk-exporter-discovery-recovery-'));
+    const configFile = join(directory, 'config.yaml');
+    // The walks of the organization's tests are due only after 300 s: a failed one would stay.
+    const polling = '  mergeQueueIntervalSeconds: 300\n  flakyTestsIntervalSeconds: 300';
+    const revoked = discoveryYaml(simulator.origin, {
+      apiKey: 'trunk_v2_revoked',
+      polling,
+      discovery: '  flakyTests: true\n',
+    });
+    await writeFile(configFile, revoked);
+    const exporter = await startTestExporter(revoked, 'info', configFile);
+    await exporter.waitUntilReady();
+    expect(quarantinedRepos(await exporter.samples())).toEqual([]);
+    await writeFile(configFile, revoked.replace('trunk_v2_revoked', API_KEY));
+    expect((await exporter.exporter.reload('HTTP')).applied).toBe(true);
+    const repositories = world.repositories
+      .map((repository) => `${repository.host}/${repository.owner}/${repository.name}`)
+      .sort();
+    const samples = await exporter.waitFor(
+      (current) => quarantinedRepos(current).length === repositories.length,
+      'the quarantined tests of every repository',
+    );
+    expect(quarantinedRepos(samples)).toEqual(repositories);
   });
 });
