@@ -43,6 +43,8 @@ export interface ScriptedIncident extends IncidentTarget {
  * such an incident comes back every few cycles (`everySeconds`).
  */
 export const REQUIRED_CHECK_FAILING_SECONDS = 20 * 60;
+/** How often the demo's failing check and its pushes to a target branch come back. */
+const WHY_INCIDENTS_EVERY_SECONDS = 30 * 60;
 
 /** How long before the demo's start its stalled queue stopped merging: more than the alert's hour. */
 export const STALLED_BEFORE_START_SECONDS = 70 * 60;
@@ -83,6 +85,10 @@ export const DEMO_INCIDENTS: readonly ScriptedIncident[] = [
     startsAfterSeconds: 120,
     lastsSeconds: 60,
     alert: 'TrunkMergeQueueFailureRatioHigh',
+    // They fail before any run starts: a merge conflict in the queue-entry history
+    // (START_TEST_RUN_MERGE_CONFLICT), six an incident, where the history sees them before their
+    // webhooks (which give the reason of a failed run).
+    alsoDrives: ['TrunkMergeQueueMergeConflicts'],
   },
   {
     // The jumped tests stay until the next cycle's jump replaces them, so the count stays up.
@@ -113,8 +119,34 @@ export const DEMO_INCIDENTS: readonly ScriptedIncident[] = [
     startsAfterSeconds: 250,
     lastsSeconds: 340,
     alert: 'TrunkMergeQueueEvictionLoop',
-    // Its four failed exits an incident are over 30% of the queue's merged and failed ones.
+    // Its four failed exits an incident are over 30% of the queue's merged and failed ones. When
+    // its pull request is urgent (one in about 125), each submission preempts every entry testing:
+    // a storm of SKIP_THE_LINE_INTERRUPTED restarts.
+    alsoDrives: ['TrunkMergeQueueFailureRatioHigh', 'TrunkMergeQueueRestartStorm'],
+  },
+  {
+    // e2e fails every run the queue concludes for 20 minutes of every half hour: runs testing when
+    // it starts fail on it as they end (a run lasts 3 to 15 minutes).
+    kind: 'required_check_failing',
+    repo: 'github.com/acme/api',
+    branch: 'main',
+    startsAfterSeconds: 30,
+    lastsSeconds: REQUIRED_CHECK_FAILING_SECONDS,
+    everySeconds: WHY_INCIDENTS_EVERY_SECONDS,
+    alert: 'TrunkMergeQueueRequiredCheckFailing',
+    // Every pull request it tests fails: over 30% of the queue's merged and failed ones.
     alsoDrives: ['TrunkMergeQueueFailureRatioHigh'],
+  },
+  {
+    // Someone pushes to the target branch every minute for 5 minutes of every half hour, after
+    // the queue's pause of the cycle; each push restarts every entry testing.
+    kind: 'target_branch_pushes',
+    repo: 'github.com/acme/web',
+    branch: 'main',
+    startsAfterSeconds: 240,
+    lastsSeconds: 300,
+    everySeconds: WHY_INCIDENTS_EVERY_SECONDS,
+    alert: 'TrunkMergeQueueRestartStorm',
   },
   {
     // The provider stops answering: no status check reports and no merge goes through, so

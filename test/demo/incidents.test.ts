@@ -7,6 +7,7 @@ import { startExporter, type RunningExporter } from '../../src/exporter.js';
 import { silentLogger } from '../../src/log/logger.js';
 import {
   DEMO_INCIDENTS,
+  FAILING_REQUIRED_CHECK,
   FAILURE_BURST_SIZE,
   INCIDENT_CYCLE_SECONDS,
   QUARANTINE_JUMP_SIZE,
@@ -411,6 +412,61 @@ describe("the demo's incidents in the simulated API", () => {
     world.advance(end + 30 * 60);
     expect(merged.filter((at) => at > end).length).toBeGreaterThan(0);
   });
+
+  // The demo starts when it is run, and the world's draws follow its start: a few starts a day.
+  it.each([0, 4, 8, 12, 16, 20].map((hours) => ORIGIN + hours * 3600 + 77))(
+    "a failing check and pushes to a target branch cross their alerts' thresholds within 12 minutes (start %i)",
+    (start) => {
+      // What the alerts of prometheus/alerts.yaml count, from the queues' own records (the model):
+      // TrunkMergeQueueRequiredCheckFailing, a required check that failed at least 3 runs and three
+      // quarters of the runs concluded in 30 minutes; TrunkMergeQueueRestartStorm, at least 10
+      // entries sent back to pending for one cause in 30 minutes. The exporter's counters grow from
+      // its start, and increase() leaves out what a series holds at its first sample: so 4 runs
+      // failed after the start, and 10 restarts after the first push's.
+      const { world } = createDemoWorld(1, start);
+      const check = incident('required_check_failing');
+      const pushes = incident('target_branch_pushes');
+      const model = (repo: string, branch: string) => {
+        const found = world.mergeQueues.find(
+          (queue) => repositoryKey(queue.repository) === repo && queue.model.branch === branch,
+        )?.model;
+        if (found === undefined) throw new Error(`no queue ${repo} ${branch}`);
+        return found;
+      };
+      const pushed = model(pushes.repo, pushes.branch);
+      // "MANUAL_PUSH_TO_TARGET_BRANCH: Someone pushed to the target branch, invalidating the tested
+      // state": the reason of each entry sent back to pending by a push.
+      const restartedAt: number[] = [];
+      world.subscribe((event) => {
+        if (event.kind !== 'pull_request' || repositoryKey(event.repository) !== pushes.repo)
+          return;
+        if (event.branch !== pushes.branch || event.pr.state !== 'pending') return;
+        const last = pushed.entries.timeline(event.pr.id)?.transitions.at(-1);
+        if (last?.reason === 'MANUAL_PUSH_TO_TARGET_BRANCH') restartedAt.push(event.at);
+      });
+      const end = start + 12 * 60;
+      world.advance(end);
+
+      // "succeeded — every required check passed. failed — a required check failed": the runs
+      // concluded since the start, and those e2e failed.
+      const runs = model(check.repo, check.branch).verificationRuns.runs.filter(
+        (run) => run.updatedAt > start && ['succeeded', 'failed'].includes(run.status),
+      );
+      const failedOnE2e = runs.filter(
+        (run) =>
+          run.status === 'failed' &&
+          run.requiredStatuses.includes(FAILING_REQUIRED_CHECK) &&
+          run.failing.some((failing) => failing.name === FAILING_REQUIRED_CHECK),
+      );
+      expect(failedOnE2e.length).toBeGreaterThanOrEqual(4);
+      expect(failedOnE2e.length / runs.length).toBeGreaterThanOrEqual(0.75);
+
+      const firstPush = start + pushes.startsAfterSeconds;
+      expect(restartedAt.filter((at) => at > firstPush && at <= end).length).toBeGreaterThanOrEqual(
+        10,
+      );
+    },
+  );
 
   it("no test is broken but the scripted one: the random model's broken tests are flaky", async () => {
     // A broken test raises TrunkBrokenTestsPresent (broken for a day) and TrunkTestsTurnedBroken

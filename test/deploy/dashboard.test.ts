@@ -110,6 +110,16 @@ describe('Grafana dashboard', () => {
       'trunk_flaky_tests_unhealthy_by_codeowner',
       'trunk_flaky_tests_oldest_unhealthy_timestamp_seconds',
       'trunk_flaky_tests_unhealthy_recently',
+      'trunk_merge_queue_pull_requests_cancelled_total',
+      'trunk_merge_queue_restarts_total',
+      'trunk_merge_queue_check_failures:ratio1d',
+      'trunk_merge_queue_restarts_per_merge:ratio1d',
+      'trunk_merge_queue_batch_size',
+      'trunk_merge_queue_verification_runs_in_progress',
+      'trunk_merge_queue_concurrency',
+      'trunk_merge_queue_verification_run_duration_seconds',
+      'trunk_flaky_tests_failed_runs',
+      'trunk_flaky_tests_pull_requests_impacted',
     ]) {
       expect(all).toContain(metric);
     }

@@ -8,7 +8,12 @@ import { DASHBOARD_FILE } from './dashboardQueries.js';
 interface Panel {
   readonly type: string;
   readonly title: string;
-  readonly gridPos: { readonly w: number };
+  readonly gridPos: {
+    readonly x: number;
+    readonly y: number;
+    readonly w: number;
+    readonly h: number;
+  };
   readonly options?: {
     readonly legend?: { readonly placement?: string; readonly showLegend?: boolean };
   };
@@ -63,6 +68,23 @@ describe('Grafana dashboard layout', () => {
     for (const candidate of narrow) {
       expect(candidate.options?.legend?.placement, candidate.title).toBe('bottom');
     }
+  });
+
+  it('gives no two panels the same place on the grid', () => {
+    // Grafana pushes an overlapping panel down on load, out of the row its place puts it in.
+    const overlapping = panels.flatMap((one, index) =>
+      panels
+        .slice(index + 1)
+        .filter(
+          (other) =>
+            one.gridPos.x < other.gridPos.x + other.gridPos.w &&
+            other.gridPos.x < one.gridPos.x + one.gridPos.w &&
+            one.gridPos.y < other.gridPos.y + other.gridPos.h &&
+            other.gridPos.y < one.gridPos.y + one.gridPos.h,
+        )
+        .map((other) => `${one.title} / ${other.title}`),
+    );
+    expect(overlapping).toEqual([]);
   });
 
   it('names every row and panel in the dashboard section of docs/alerts-and-dashboard.md', () => {
