@@ -85,6 +85,11 @@ const SPECIAL_CHANGES: Record<
   string,
   { before?: (file: FileObject) => void; after: (file: FileObject) => void }
 > = {
+  'reads.testMetricsPeriod': {
+    after: (file) => {
+      setIn(file, 'reads.testMetricsPeriod', '30d');
+    },
+  },
   'trunk.apiUrl': {
     after: (file) => {
       setIn(file, 'trunk.apiUrl', 'http://127.0.0.1:2/v1');
