@@ -126,8 +126,9 @@ describe('eviction loops against the simulator', () => {
         ).toEqual([repeated, repeated]);
       }
     }
-    // The incident's pull request failed four times in a row, each within minutes: three repeats.
-    for (const { truth } of worlds) expect(truth()).toBeGreaterThanOrEqual(3);
+    // The eviction loop's pull request fails again and again within minutes (the failing e2e check
+    // of the same queue's runs meanwhile may end a try first): loops happened in every world.
+    for (const { truth } of worlds) expect(truth()).toBeGreaterThanOrEqual(2);
     // Four worlds polled at once take about 20 s on an idle machine: a busy one gets more time.
   }, 120_000);
 });
