@@ -10,6 +10,18 @@ export const FLOW_BUCKETS_SECONDS: readonly number[] = [
   60, 120, 300, 600, 900, 1200, 1800, 2700, 3600, 5400, 7200, 14_400, 28_800, 86_400,
 ];
 
+/**
+ * The observation an OpenMetrics exemplar names: who it was (`{pr="123"}`), its value, and when it
+ * happened, so a dashboard can go from an outlier to the pull request.
+ */
+export interface Exemplar {
+  readonly labels: Readonly<Record<string, string>>;
+  /** The observed value, as its bucket counted it. */
+  readonly value: number;
+  /** Unix seconds of the event observed (an exit, the end of an attempt), not of the poll. */
+  readonly timestampSeconds: number;
+}
+
 /** Observations per bucket (not cumulative; the last entry is above every bound), their sum and count. */
 export interface HistogramCounts {
   readonly buckets: readonly number[];
@@ -17,6 +29,11 @@ export interface HistogramCounts {
   readonly count: number;
   /** The buckets' upper bounds, when they are not FLOW_BUCKETS_SECONDS. */
   readonly bounds?: readonly number[];
+  /**
+   * Per bucket (as `buckets`), the exemplar of its latest observation that named one; absent
+   * until an observation does.
+   */
+  readonly exemplars?: readonly (Exemplar | undefined)[];
 }
 
 /** A histogram without observations, with FLOW_BUCKETS_SECONDS unless other `bounds` are given. */
@@ -29,17 +46,40 @@ export function emptyHistogram(bounds: readonly number[] = FLOW_BUCKETS_SECONDS)
   };
 }
 
-/** A new histogram with one more observation; a negative or non-finite value counts as 0. */
-export function observe(histogram: HistogramCounts, value: number): HistogramCounts {
+/**
+ * A new histogram with one more observation; a negative or non-finite value counts as 0. With an
+ * `exemplar` (its value is the one observed), the observation becomes its bucket's exemplar unless
+ * the bucket's exemplar happened later: observations arrive out of order, and Prometheus drops an
+ * exemplar older than the one it holds.
+ */
+export function observe(
+  histogram: HistogramCounts,
+  value: number,
+  exemplar?: Omit<Exemplar, 'value'>,
+): HistogramCounts {
   const bounds = histogram.bounds ?? FLOW_BUCKETS_SECONDS;
   const seconds = Number.isFinite(value) && value > 0 ? value : 0;
   const index = bounds.findIndex((bound) => seconds <= bound);
   const slot = index < 0 ? bounds.length : index;
-  return {
+  const observed = {
     ...histogram,
     buckets: histogram.buckets.map((count, at) => (at === slot ? count + 1 : count)),
     sum: histogram.sum + seconds,
     count: histogram.count + 1,
+  };
+  const held = histogram.exemplars?.[slot];
+  if (
+    exemplar === undefined ||
+    (held !== undefined && held.timestampSeconds > exemplar.timestampSeconds)
+  ) {
+    return observed;
+  }
+  const exemplars = histogram.exemplars ?? new Array<undefined>(histogram.buckets.length);
+  return {
+    ...observed,
+    exemplars: Array.from(exemplars, (kept, at) =>
+      at === slot ? { ...exemplar, value: seconds } : kept,
+    ),
   };
 }
 

@@ -262,7 +262,10 @@ describe('the page of the registry', () => {
 });
 
 describe('familyText', () => {
-  const histogram = [30, 90, 90, 100_000].reduce(observe, emptyHistogram());
+  const histogram = [30, 90, 90, 100_000].reduce(
+    (counts, value) => observe(counts, value),
+    emptyHistogram(),
+  );
   const cases = [{ repo: 'github.com/acme/"quoted"\\back\nline', outcome: 'merged' }, {}] as const;
 
   it.each(
