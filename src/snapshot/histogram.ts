@@ -4,10 +4,12 @@
 /**
  * Upper bounds, in seconds, for time spent in a merge queue or in one of its states: polls are
  * about 30s apart, so nothing finer than a minute is measurable, and a PR waiting longer than a
- * day is stuck whatever the exact figure.
+ * day is stuck whatever the exact figure. Between, each bound at most twice the one before (five
+ * times the first), enough for a p90: each bound is a series per outcome or state of every queue
+ * (docs/metrics.md#what-a-queue-costs).
  */
 export const FLOW_BUCKETS_SECONDS: readonly number[] = [
-  60, 120, 300, 600, 900, 1200, 1800, 2700, 3600, 5400, 7200, 14_400, 28_800, 86_400,
+  60, 300, 600, 1200, 1800, 3600, 7200, 14_400, 28_800, 86_400,
 ];
 
 /**
@@ -34,6 +36,14 @@ export interface HistogramCounts {
    * until an observation does.
    */
   readonly exemplars?: readonly (Exemplar | undefined)[];
+}
+
+/** The exemplar of an observation of pull request `number` at `timestampSeconds` (`{pr="123"}`). */
+export function pullRequestExemplar(
+  number: number,
+  timestampSeconds: number,
+): Omit<Exemplar, 'value'> {
+  return { labels: { pr: String(number) }, timestampSeconds };
 }
 
 /** A histogram without observations, with FLOW_BUCKETS_SECONDS unless other `bounds` are given. */
@@ -93,4 +103,19 @@ export function cumulativeBuckets(
     running += count;
     return { le: bounds[at] ?? '+Inf', count: running };
   });
+}
+
+/**
+ * The histogram with only the exemplars that happened at or after `sinceSeconds` (the others'
+ * buckets keep their counts and lose their exemplar); itself when it has none older.
+ */
+export function exemplarsSince(histogram: HistogramCounts, sinceSeconds: number): HistogramCounts {
+  const recent = (exemplar: Exemplar | undefined): boolean =>
+    exemplar === undefined || exemplar.timestampSeconds >= sinceSeconds;
+  const { exemplars } = histogram;
+  if (exemplars === undefined || exemplars.every(recent)) return histogram;
+  return {
+    ...histogram,
+    exemplars: exemplars.map((exemplar) => (recent(exemplar) ? exemplar : undefined)),
+  };
 }

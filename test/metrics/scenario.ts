@@ -19,7 +19,7 @@ import type {
 import type { ApiCallObserver } from '../../src/trunk/observer.js';
 import { countTestingResults, startTestingAttempts } from '../../src/poller/v2TestingResults.js';
 import { startQueueFlow } from '../../src/flow/queueFlow.js';
-import { emptyHistogram, observe } from '../../src/snapshot/histogram.js';
+import { emptyHistogram, observe, pullRequestExemplar } from '../../src/snapshot/histogram.js';
 import { EXIT_OUTCOMES, type QueueFlow } from '../../src/snapshot/queueFlowTypes.js';
 import { durationSeriesKey, type TestingAttempts } from '../../src/snapshot/testingAttemptTypes.js';
 import { ENDPOINTS } from '../../src/trunk/schemas.js';
@@ -310,7 +310,10 @@ function withExits(
   for (const { number, outcome, enteredAt, leftAt } of exits) {
     exited.set(outcome, (exited.get(outcome) ?? 0) + 1);
     const histogram = timeInQueue.get(outcome) ?? emptyHistogram();
-    timeInQueue.set(outcome, observe(histogram, leftAt - enteredAt, exemplarOf(number, leftAt)));
+    timeInQueue.set(
+      outcome,
+      observe(histogram, leftAt - enteredAt, pullRequestExemplar(number, leftAt)),
+    );
   }
   return { ...flow, counts: { ...flow.counts, exited, timeInQueue } };
 }
@@ -322,14 +325,10 @@ function withAttempts(attempts: TestingAttempts, observed: readonly Attempt[]): 
     const key = durationSeriesKey(outcome, bisection);
     const series = durations.get(key);
     if (series === undefined) throw new Error(`no zero-filled series for ${outcome}/${bisection}`);
-    const histogram = observe(series.histogram, seconds, exemplarOf(number, endedAt));
+    const histogram = observe(series.histogram, seconds, pullRequestExemplar(number, endedAt));
     durations.set(key, { ...series, histogram });
   }
   return { ...attempts, counts: { ...attempts.counts, durations } };
-}
-
-function exemplarOf(pullRequest: number, at: number) {
-  return { labels: { pr: String(pullRequest) }, timestampSeconds: at };
 }
 
 function toSnapshot(

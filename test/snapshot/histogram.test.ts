@@ -1,7 +1,7 @@
 // A histogram keeps, per bucket, the exemplar of the observation that happened last, as
 // client_golang does (OpenMetrics 1.0: "A bucket MUST NOT have more than one exemplar").
 import { describe, expect, it } from 'vitest';
-import { emptyHistogram, observe } from '../../src/snapshot/histogram.js';
+import { emptyHistogram, exemplarsSince, observe } from '../../src/snapshot/histogram.js';
 
 /** Bounds 60, 300, 900 and +Inf: 754 s lands in the third bucket (index 2). */
 const BOUNDS = [60, 300, 900];
@@ -75,5 +75,24 @@ describe('observe without an exemplar', () => {
     const histogram = observe(withOne, 800);
     expect(histogram.exemplars).toEqual(withOne.exemplars);
     expect(histogram.buckets).toEqual([0, 0, 2, 0]);
+  });
+});
+
+describe('exemplarsSince', () => {
+  const histogram = observe(observe(emptyHistogram(BOUNDS), 30, by(1, 1_000)), 754, by(2, 2_000));
+
+  it('drops the exemplars that happened before the time, and keeps every count', () => {
+    const recent = exemplarsSince(histogram, 1_001);
+    expect(recent.buckets).toEqual([1, 0, 1, 0]);
+    expect(recent.exemplars?.map((exemplar) => exemplar?.labels.pr)).toEqual([
+      undefined,
+      undefined,
+      '2',
+      undefined,
+    ]);
+  });
+
+  it('keeps one that happened at the time, and returns the histogram itself when none is older', () => {
+    expect(exemplarsSince(histogram, 1_000)).toBe(histogram);
   });
 });
