@@ -2,13 +2,11 @@
 // ledger, what stale and removed targets show, and promtool's verdict on the page.
 import { describe, expect, it } from 'vitest';
 import { advanceQueueFlow, startQueueFlow } from '../../src/flow/queueFlow.js';
-import { createRegistry, registerExporterMetrics } from '../../src/metrics/index.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
 import type { MergeQueueSnapshot, Target } from '../../src/snapshot/types.js';
 import { parseExposition, select, sum } from '../support/exposition.js';
 import { promtoolCheckMetrics } from '../support/promtool.js';
-import { MetricsPage } from '../../src/metrics/metricsPage.js';
-import { renderPage } from './page.js';
+import { renderPage, storePage } from './page.js';
 import { findSystemBinary } from '../support/systemBinary.js';
 
 const T0 = 1_767_225_600;
@@ -67,16 +65,7 @@ function storeWithOneMerge(clock: { now: number }) {
     { maxGapSeconds: 600, lookupRetrySeconds: 600, intervalSeconds: 30, webhooks: false },
   );
   store.recordSuccess(TARGET, second, 0.1, flow);
-  const registry = createRegistry({ defaultMetrics: false });
-  const { snapshotMetrics } = registerExporterMetrics({
-    registry,
-    store,
-    version: 'test',
-    mergeQueueIntervalSeconds: 30,
-    flakyTestsIntervalSeconds: 300,
-    topCodeowners: 20,
-  });
-  const metricsPage = new MetricsPage({ registry, store, snapshotMetrics });
+  const metricsPage = storePage(store);
   const page = () => renderPage(metricsPage);
   return { store, page };
 }

@@ -4,58 +4,24 @@
 // page of 1,000 queues carries each zero 1,000 times (issue 39 item 10).
 import { describe, expect, it } from 'vitest';
 import { advanceQueueFlow, startQueueFlow } from '../../src/flow/queueFlow.js';
-import { createRegistry, registerExporterMetrics } from '../../src/metrics/index.js';
-import { MetricsPage } from '../../src/metrics/metricsPage.js';
 import { countTestingResults, startTestingAttempts } from '../../src/poller/v2TestingResults.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
-import type { MergeQueueSnapshot, PullRequestSnapshot, Target } from '../../src/snapshot/types.js';
+import type { MergeQueueSnapshot } from '../../src/snapshot/types.js';
+import { poll, type ScriptedPullRequest } from '../flow/scriptedPolls.js';
 import { parseExposition, select } from '../support/exposition.js';
-import { renderPage } from './page.js';
+import { renderPage, storePage } from './page.js';
 
 const T0 = 1_767_225_600;
-const TARGET: Target = { kind: 'merge_queue', repo: 'github.com/acme/web', branch: 'main' };
 const FLOW_OPTIONS = { maxGapSeconds: 600, lookupRetrySeconds: 600, intervalSeconds: 30 };
 
-function pullRequest(number: number, state: string): PullRequestSnapshot {
-  return {
-    number,
-    state,
-    priorityName: 'medium',
-    stateChangedAt: T0 - 600,
-    blockedReasons: [],
-  };
-}
-
-function queue(takenAt: number, batch: boolean, pullRequests: PullRequestSnapshot[]) {
-  const snapshot: MergeQueueSnapshot = {
-    kind: 'merge_queue',
-    repo: TARGET.repo,
-    branch: TARGET.branch,
-    takenAt,
-    state: 'running',
-    mode: 'parallel',
-    mergeMethod: 'squash',
-    directMergeMode: 'off',
-    optimizationMode: 'off',
-    concurrency: 2,
-    testingTimeoutSeconds: 3600,
-    pendingFailureDepth: 0,
-    bisectionConcurrency: 1,
-    batchingMaxWaitSeconds: 0,
-    batchingMinSize: 1,
-    requiredStatuses: 0,
-    settings: {
-      batch,
-      can_optimistically_merge: false,
-      create_prs_for_testing_branches: false,
-      comments: false,
-      commands: false,
-      status_check: false,
-    },
-    pullRequests,
-    readinessKnown: true,
-  };
-  return snapshot;
+/** github.com/acme/web main at `takenAt`, batching or not, listing `pullRequests`. */
+function queue(
+  takenAt: number,
+  batch: boolean,
+  pullRequests: readonly ScriptedPullRequest[],
+): MergeQueueSnapshot {
+  const snapshot = poll(takenAt, 'running', pullRequests);
+  return { ...snapshot, settings: { ...snapshot.settings, batch } };
 }
 
 /** The page of a store whose one queue went from `first` to `second` (API v2: with attempts). */
@@ -65,27 +31,17 @@ async function page(
   exits: ReadonlyMap<number, { outcome: 'unknown'; leftAt: number }>,
   testingResults: Parameters<typeof countTestingResults>[1],
 ) {
+  const target = { kind: 'merge_queue', repo: second.repo, branch: second.branch } as const;
   const store = new SnapshotStore(600, () => second.takenAt);
-  store.setTargets([TARGET]);
+  store.setTargets([target]);
   const flow = advanceQueueFlow(startQueueFlow(first), second, exits, {
     ...FLOW_OPTIONS,
     webhooks: false,
   });
   const started = startTestingAttempts(first.takenAt, second.settings.batch);
   const { attempts } = countTestingResults(started, testingResults, second.takenAt);
-  store.recordSuccess(TARGET, second, 0.1, flow, attempts);
-  const registry = createRegistry({ defaultMetrics: false });
-  const { snapshotMetrics } = registerExporterMetrics({
-    registry,
-    store,
-    version: 'test',
-    mergeQueueIntervalSeconds: 30,
-    flakyTestsIntervalSeconds: 300,
-    topCodeowners: 20,
-  });
-  const samples = parseExposition(
-    await renderPage(new MetricsPage({ registry, store, snapshotMetrics })),
-  );
+  store.recordSuccess(target, second, 0.1, flow, attempts);
+  const samples = parseExposition(await renderPage(storePage(store)));
   return {
     pullRequests: select(samples, 'trunk_merge_queue_pull_requests').map(
       ({ labels, value }) => `${labels.state ?? ''}/${labels.priority ?? ''} ${String(value)}`,
@@ -154,8 +110,11 @@ describe('any other series', () => {
   it('appears with its first count', async () => {
     // PR 7 is listed merged (API v1's getQueue may list a pull request that just left), PR 8 left
     // and its lookup could not tell how, and a bisection step of PR 9 was cut short.
-    const first = queue(T0, true, [pullRequest(7, 'testing'), pullRequest(8, 'testing')]);
-    const second = queue(T0 + 30, true, [pullRequest(7, 'merged')]);
+    const first = queue(T0, true, [
+      [7, 'testing', T0 - 600],
+      [8, 'testing', T0 - 600],
+    ]);
+    const second = queue(T0 + 30, true, [[7, 'merged', T0 + 20]]);
     const { pullRequests, timeInQueue, testing } = await page(
       first,
       second,
