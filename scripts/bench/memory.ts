@@ -13,6 +13,7 @@ import { configYaml, type Scale } from './scale.ts';
 import { rawGet } from './staticServers.ts';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { ROOT } from './built.ts';
 import { format, median, megabytes, progress, table } from './stats.ts';
 
@@ -45,6 +46,8 @@ interface SteadyFigures {
   readonly max: number;
   /** VmHWM: the most the process ever had resident, start-up and first render included. */
   readonly peak: number;
+  /** The last scrape's page, as Prometheus got it (OpenMetrics), unzipped. */
+  readonly lastPage: string;
 }
 
 /**
@@ -195,7 +198,7 @@ async function withExporter<T>(
     readonly intervalSeconds: { readonly mergeQueue: number; readonly flakyTests: number };
     readonly nodeOptions: readonly string[];
     readonly environment: Record<string, string>;
-  },
+  } & SteadyStateOptions,
   use: (exporter: RunningChild & { url: string }) => Promise<T>,
 ): Promise<T> {
   const simulator = await startSimulatorProcess({
@@ -203,10 +206,13 @@ async function withExporter<T>(
     flavour: 'live',
     latencyMs: 0,
     churn: 'normal',
+    wallClock: options.wallClock,
   });
   try {
     const config = configYaml(scale, {
-      apiUrl: simulator.baseUrl,
+      // The simulator serves API v1 under /v1 and API v2 beside it under /v2.
+      apiUrl: options.api === 'v2' ? new URL(simulator.baseUrl).origin : simulator.baseUrl,
+      api: options.api,
       port: await freePort(),
       maxConcurrentRequests: 16,
       maxRequestsPerSecond: 10_000,
@@ -224,16 +230,25 @@ async function withExporter<T>(
   }
 }
 
+/** How the exporter of a steady-state run reads, and what world it reads. */
+interface SteadyStateOptions {
+  /** v1 (the default): the token and listed targets; v2: the API key and discovery. */
+  readonly api?: 'v1' | 'v2' | undefined;
+  /** The simulator's world follows the wall clock; by default it stays as its warm-up left it. */
+  readonly wallClock?: boolean | undefined;
+}
+
 /** The steady-state run of the report; also run alone by steadyMemory.ts. */
 export async function measureSteadyState(
   scale: Scale,
   seconds: number,
   environment: Record<string, string>,
+  options: SteadyStateOptions = {},
 ): Promise<SteadyFigures> {
   const intervalSeconds = { mergeQueue: 30, flakyTests: 300 };
   return withExporter(
     scale,
-    { intervalSeconds, nodeOptions: [], environment },
+    { intervalSeconds, nodeOptions: [], environment, ...options },
     async (exporter) => {
       const status = (): string =>
         readFileSync(`/proc/${String(exporter.child.pid)}/status`, 'utf8');
@@ -244,9 +259,10 @@ export async function measureSteadyState(
       const rss: number[] = [];
       let scrapes = 0;
       let nextScrape = started;
+      let lastPage: Buffer = Buffer.alloc(0);
       while (Date.now() - started < seconds * 1000) {
         if (Date.now() >= nextScrape) {
-          await rawGet(`${exporter.url}/metrics`, PROMETHEUS_SCRAPE_HEADERS);
+          lastPage = (await rawGet(`${exporter.url}/metrics`, PROMETHEUS_SCRAPE_HEADERS)).body;
           scrapes++;
           nextScrape += 15_000;
         }
@@ -262,6 +278,7 @@ export async function measureSteadyState(
         median: median(rss),
         max: Math.max(...rss),
         peak: kilobytes('VmHWM'),
+        lastPage: gunzipSync(lastPage).toString('utf8'),
       };
     },
   );

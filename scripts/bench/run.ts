@@ -10,6 +10,7 @@ import { ROOT } from './built.ts';
 import * as cycleTime from './cycleTime.ts';
 import * as load from './load.ts';
 import * as memory from './memory.ts';
+import * as pageCost from './pageCost.ts';
 import * as scrape from './scrape.ts';
 import { format, progress } from './stats.ts';
 
@@ -24,6 +25,7 @@ const BENCHMARKS: readonly (readonly [string, Benchmark])[] = [
   ['cycleTime', cycleTime],
   ['scrape', scrape],
   ['memory', memory],
+  ['pageCost', pageCost],
   ['load', load],
 ];
 

@@ -53,17 +53,28 @@ export function configYaml(
     flakyTestsIntervalSeconds: number;
     /** polling.pullRequestRecheckSeconds; the exporter's default when absent. */
     pullRequestRecheckSeconds?: number;
+    /**
+     * v1 (the default): the token and the scale's targets listed. v2: the API key and discovery
+     * (every queue of the organization, every repository's tests), as an API v2 user runs it.
+     */
+    api?: 'v1' | 'v2' | undefined;
   },
 ): string {
-  const targets = simulatedRepositories(scale).flatMap((repository, index) => [
-    `  - repo: ${repository.host}/${repository.owner}/${repository.name}`,
-    `    branches: [${repository.branches.join(', ')}]`,
-    `    flakyTests: ${String(index < scale.flakyRepositories)}`,
-  ]);
+  const targets =
+    options.api === 'v2'
+      ? ['discovery:', '  enabled: true']
+      : [
+          'targets:',
+          ...simulatedRepositories(scale).flatMap((repository, index) => [
+            `  - repo: ${repository.host}/${repository.owner}/${repository.name}`,
+            `    branches: [${repository.branches.join(', ')}]`,
+            `    flakyTests: ${String(index < scale.flakyRepositories)}`,
+          ]),
+        ];
   return [
     'trunk:',
     `  apiUrl: ${options.apiUrl}`,
-    `  token: ${BENCH_TOKEN}`,
+    options.api === 'v2' ? `  apiKey: ${BENCH_API_KEY}` : `  token: ${BENCH_TOKEN}`,
     '  orgUrlSlug: acme',
     '  timeoutSeconds: 30',
     `  maxConcurrentRequests: ${options.maxConcurrentRequests}`,
@@ -80,7 +91,6 @@ export function configYaml(
       ? []
       : [`  pullRequestRecheckSeconds: ${options.pullRequestRecheckSeconds}`]),
     '  staleAfterSeconds: 3600',
-    'targets:',
     ...targets,
     '',
   ].join('\n');

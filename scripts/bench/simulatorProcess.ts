@@ -14,6 +14,11 @@ export interface SimulatorProcessSpec {
   readonly churn: 'normal' | 'heavy';
   /** Moves the world on by itself: simulated seconds every tickMs, until SIGUSR2 freezes it. */
   readonly advance?: { readonly tickMs: number; readonly secondsPerTick: number };
+  /**
+   * The world starts now and follows the wall clock (every second), so the timestamps it answers
+   * with are the exporter's present: what API v2's reads since the exporter's start need to count.
+   */
+  readonly wallClock?: boolean | undefined;
 }
 
 const spec = JSON.parse(process.argv[2] ?? '{}') as SimulatorProcessSpec;
@@ -24,6 +29,7 @@ const world = createSimulatorWorld({
   flavour: spec.flavour,
   repositories: simulatedRepositories(spec.scale),
   churn: spec.churn,
+  ...(spec.wallClock === true ? { startTime: Date.now() / 1000 } : {}),
   // Ten minutes are enough to mix pull request states; two hours of 1,000 queues take minutes.
   warmUpSeconds: 600,
 });
@@ -33,6 +39,11 @@ const simulator = await startSimulatorServer({
   apiKey: BENCH_API_KEY,
   latencyMs: spec.latencyMs,
 });
+if (spec.wallClock === true) {
+  setInterval(() => {
+    world.advance(Date.now() / 1000);
+  }, 1000);
+}
 const advance = spec.advance;
 if (advance !== undefined) {
   let simulated = world.now();

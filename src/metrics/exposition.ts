@@ -189,9 +189,13 @@ function formatLabels(
 /** OpenMetrics wants canonical floats for `le`/`quantile` (`1.0`, not `1`) so series match. */
 export function formatBound(value: string | number, openMetrics: boolean): string {
   if (typeof value === 'string') return value;
+  return openMetrics ? formatOpenMetricsFloat(value) : formatNumber(value);
+}
+
+/** A float as OpenMetrics and client_golang write one: `1.0` rather than `1`, which reads as an integer. */
+export function formatOpenMetricsFloat(value: number): string {
   const text = formatNumber(value);
-  if (openMetrics && Number.isFinite(value) && !/[.e]/.test(text)) return `${text}.0`;
-  return text;
+  return Number.isFinite(value) && !/[.e]/.test(text) ? `${text}.0` : text;
 }
 
 /** Sample values as both parsers read them: `NaN`, `+Inf`, `-Inf`, else JavaScript's shortest form. */

@@ -1,9 +1,15 @@
 // Exposition text of the engine's families, in Prometheus text format 0.0.4 or OpenMetrics 1.0.0,
 // straight from the definitions' samples (no intermediate objects per sample: a page of 1,000
 // queues is most of a million lines).
-import { cumulativeBuckets } from '../snapshot/histogram.js';
+import { cumulativeBuckets, type Exemplar } from '../snapshot/histogram.js';
 import type { ExpositionFormat } from './exposition.js';
-import { escapeHelp, escapeLabelValue, formatBound, formatNumber } from './exposition.js';
+import {
+  escapeHelp,
+  escapeLabelValue,
+  formatBound,
+  formatNumber,
+  formatOpenMetricsFloat,
+} from './exposition.js';
 import type { FamilyDefinition, FamilyType, Sample } from './family.js';
 
 /** One family ready to render in one format: its header and how its sample lines begin. */
@@ -62,9 +68,14 @@ export function familyText(
       }
       // `le` goes last, inside the same braces as the other labels.
       const bucketOpen = labels === '' ? `${name}_bucket{` : `${name}_bucket${labels},`;
+      // The Prometheus text format has no exemplars.
+      const exemplars = openMetrics ? sample.histogram.exemplars : undefined;
+      let slot = 0;
       for (const bucket of cumulativeBuckets(sample.histogram)) {
         const le = escapeLabelValue(formatBound(bucket.le, openMetrics));
-        text += `${bucketOpen}le="${le}"} ${formatNumber(bucket.count)}\n`;
+        const exemplar = exemplars?.[slot++];
+        const suffix = exemplar === undefined ? '' : exemplarText(exemplar);
+        text += `${bucketOpen}le="${le}"} ${formatNumber(bucket.count)}${suffix}\n`;
       }
       text += `${name}_sum${closed} ${formatNumber(sample.histogram.sum)}\n`;
       text += `${name}_count${closed} ${formatNumber(sample.histogram.count)}\n`;
@@ -72,4 +83,24 @@ export function familyText(
     return text;
   };
   return { header, render };
+}
+
+/** OpenMetrics' limit on an exemplar's label names and values together, in code points. */
+const EXEMPLAR_LABELS_MAX_CHARACTERS = 128;
+
+/**
+ * An exemplar as OpenMetrics writes it after a bucket's value (` # {pr="123"} 754.0
+ * 1732790000.000`); '' for one whose labels exceed the limit, which OpenMetrics forbids.
+ */
+function exemplarText({ labels, value, timestampSeconds }: Exemplar): string {
+  let pairs = '';
+  let characters = 0;
+  for (const [label, labelValue] of Object.entries(labels)) {
+    // Code points, as OpenMetrics counts them: not UTF-16 units, not bytes.
+    characters += Array.from(label).length + Array.from(labelValue).length;
+    pairs += `${pairs === '' ? '' : ','}${label}="${escapeLabelValue(labelValue)}"`;
+  }
+  if (characters > EXEMPLAR_LABELS_MAX_CHARACTERS) return '';
+  const timestamp = Number.isFinite(timestampSeconds) ? ` ${timestampSeconds.toFixed(3)}` : '';
+  return ` # {${pairs}} ${formatOpenMetricsFloat(value)}${timestamp}`;
 }

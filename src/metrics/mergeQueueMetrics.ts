@@ -42,6 +42,11 @@ function queueNumber(
   };
 }
 
+/** The states of a pull request in the queue: the known ones but the final states, which leave it. */
+const QUEUED_STATES = KNOWN_PULL_REQUEST_STATES.filter(
+  (state) => state !== 'merged' && state !== 'failed' && state !== 'cancelled',
+);
+
 /** The merge-queue families, in page order: one per target, from its fresh snapshot. */
 export const MERGE_QUEUE_FAMILIES: readonly PerTargetFamily[] = [
   {
@@ -156,8 +161,9 @@ export const MERGE_QUEUE_FAMILIES: readonly PerTargetFamily[] = [
     labelNames: ['repo', 'branch', 'state', 'priority'],
     scope: 'target',
     samples: ofMergeQueue(({ repo, branch, pullRequests }) => {
-      // Zeros for every known combination, so an emptied state reads 0 instead of disappearing;
-      // other combinations follow in the order their first PR comes.
+      // Zeros for every state a queued PR has and every priority, so an emptied state reads 0
+      // instead of disappearing; other combinations (a final state, which a PR leaving the queue
+      // may still show on API v1) follow in the order their first PR comes.
       const counts = new Map<string, { state: string; priority: string; count: number }>();
       const count = (state: string, priority: string, add: number): void => {
         const key = `${state}\u0000${priority}`;
@@ -165,7 +171,7 @@ export const MERGE_QUEUE_FAMILIES: readonly PerTargetFamily[] = [
         if (entry === undefined) counts.set(key, { state, priority, count: add });
         else entry.count += add;
       };
-      for (const state of KNOWN_PULL_REQUEST_STATES) {
+      for (const state of QUEUED_STATES) {
         for (const priority of KNOWN_PRIORITY_NAMES) count(state, priority, 0);
       }
       for (const pr of pullRequests) count(pr.state, pr.priorityName, 1);

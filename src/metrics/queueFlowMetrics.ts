@@ -7,6 +7,7 @@ import { LAST_MERGE_WINDOWS_SECONDS } from '../poller/v2/v2LastMerge.js';
 import { MAX_UNKNOWN_STATES, OTHER_STATE, type QueueFlow } from '../snapshot/queueFlowTypes.js';
 import type { TargetStatus } from '../snapshot/types.js';
 import { ENDPOINTS } from '../trunk/schemas.js';
+import { withRecentExemplars } from './exemplarWindow.js';
 import type { FamilySettings, PerTargetFamily, Sample } from './family.js';
 import { REFRESHED_BY, formatInterval } from './help.js';
 import { NAMESPACE, fqName } from './naming.js';
@@ -33,6 +34,12 @@ const MISSED = 'A pull request that enters and leaves between two polls is never
 const CAPPED =
   `At most ${MAX_UNKNOWN_STATES} undocumented state values per queue are kept as labels; ` +
   `later ones count as ${OTHER_STATE}`;
+
+/**
+ * The outcomes of time in queue written at 0 before the first exit (so that rate() sees it): the
+ * final states a queue entry reaches. `unknown` (API v1: a lookup could not tell) from its first.
+ */
+const FINAL_STATES: ReadonlySet<string> = new Set(['merged', 'failed', 'cancelled']);
 
 /** The samples of a queue's ledger, given its repo and branch; none without a ledger. */
 function ofQueueFlow(
@@ -110,16 +117,19 @@ export const QUEUE_FLOW_FAMILIES: readonly PerTargetFamily[] = [
     help: (settings) =>
       'Time pull requests spent in the merge queue, observed when they leave, in seconds: from their ' +
       'first state change (or the poll that first saw them) to their final state change (or the poll ' +
-      `that saw them gone). For PRs queued before the exporter started, a lower bound. ${seen(settings)}. ${EXITS_BETWEEN_POLLS}`,
+      'that saw them gone). For PRs queued before the exporter started, a lower bound. merged, ' +
+      'failed and cancelled are written at 0 from the start, unknown from its first exit. In ' +
+      `OpenMetrics a bucket carries its latest recent exit's pull request as an exemplar (pr). ${seen(settings)}. ${EXITS_BETWEEN_POLLS}`,
     type: 'histogram',
     labelNames: ['repo', 'branch', 'outcome'],
     scope: 'target',
-    samples: ofQueueFlow((flow, repo, branch) =>
-      Array.from(flow.counts.timeInQueue, ([outcome, histogram]) => ({
-        labels: [repo, branch, outcome],
-        histogram,
-      })),
-    ),
+    samples: (status, settings) =>
+      [...(status.queueFlow?.counts.timeInQueue ?? [])]
+        .filter(([outcome, histogram]) => histogram.count > 0 || FINAL_STATES.has(outcome))
+        .map(([outcome, histogram]) => ({
+          labels: [status.target.repo, status.target.branch, outcome],
+          histogram: withRecentExemplars(histogram, status, settings),
+        })),
   },
   {
     name: fqName(NAMESPACE, SUBSYSTEM, 'time_in_state', 'seconds'),

@@ -4,11 +4,25 @@
 /**
  * Upper bounds, in seconds, for time spent in a merge queue or in one of its states: polls are
  * about 30s apart, so nothing finer than a minute is measurable, and a PR waiting longer than a
- * day is stuck whatever the exact figure.
+ * day is stuck whatever the exact figure. Between, each bound at most twice the one before (five
+ * times the first), enough for a p90: each bound is a series per outcome or state of every queue
+ * (docs/metrics.md#what-a-queue-costs).
  */
 export const FLOW_BUCKETS_SECONDS: readonly number[] = [
-  60, 120, 300, 600, 900, 1200, 1800, 2700, 3600, 5400, 7200, 14_400, 28_800, 86_400,
+  60, 300, 600, 1200, 1800, 3600, 7200, 14_400, 28_800, 86_400,
 ];
+
+/**
+ * The observation an OpenMetrics exemplar names: who it was (`{pr="123"}`), its value, and when it
+ * happened, so a dashboard can go from an outlier to the pull request.
+ */
+export interface Exemplar {
+  readonly labels: Readonly<Record<string, string>>;
+  /** The observed value, as its bucket counted it. */
+  readonly value: number;
+  /** Unix seconds of the event observed (an exit, the end of an attempt), not of the poll. */
+  readonly timestampSeconds: number;
+}
 
 /** Observations per bucket (not cumulative; the last entry is above every bound), their sum and count. */
 export interface HistogramCounts {
@@ -17,6 +31,19 @@ export interface HistogramCounts {
   readonly count: number;
   /** The buckets' upper bounds, when they are not FLOW_BUCKETS_SECONDS. */
   readonly bounds?: readonly number[];
+  /**
+   * Per bucket (as `buckets`), the exemplar of its latest observation that named one; absent
+   * until an observation does.
+   */
+  readonly exemplars?: readonly (Exemplar | undefined)[];
+}
+
+/** The exemplar of an observation of pull request `number` at `timestampSeconds` (`{pr="123"}`). */
+export function pullRequestExemplar(
+  number: number,
+  timestampSeconds: number,
+): Omit<Exemplar, 'value'> {
+  return { labels: { pr: String(number) }, timestampSeconds };
 }
 
 /** A histogram without observations, with FLOW_BUCKETS_SECONDS unless other `bounds` are given. */
@@ -29,17 +56,40 @@ export function emptyHistogram(bounds: readonly number[] = FLOW_BUCKETS_SECONDS)
   };
 }
 
-/** A new histogram with one more observation; a negative or non-finite value counts as 0. */
-export function observe(histogram: HistogramCounts, value: number): HistogramCounts {
+/**
+ * A new histogram with one more observation; a negative or non-finite value counts as 0. With an
+ * `exemplar` (its value is the one observed), the observation becomes its bucket's exemplar unless
+ * the bucket's exemplar happened later: observations arrive out of order, and Prometheus drops an
+ * exemplar older than the one it holds.
+ */
+export function observe(
+  histogram: HistogramCounts,
+  value: number,
+  exemplar?: Omit<Exemplar, 'value'>,
+): HistogramCounts {
   const bounds = histogram.bounds ?? FLOW_BUCKETS_SECONDS;
   const seconds = Number.isFinite(value) && value > 0 ? value : 0;
   const index = bounds.findIndex((bound) => seconds <= bound);
   const slot = index < 0 ? bounds.length : index;
-  return {
+  const observed = {
     ...histogram,
     buckets: histogram.buckets.map((count, at) => (at === slot ? count + 1 : count)),
     sum: histogram.sum + seconds,
     count: histogram.count + 1,
+  };
+  const held = histogram.exemplars?.[slot];
+  if (
+    exemplar === undefined ||
+    (held !== undefined && held.timestampSeconds > exemplar.timestampSeconds)
+  ) {
+    return observed;
+  }
+  const exemplars = histogram.exemplars ?? new Array<undefined>(histogram.buckets.length);
+  return {
+    ...observed,
+    exemplars: Array.from(exemplars, (kept, at) =>
+      at === slot ? { ...exemplar, value: seconds } : kept,
+    ),
   };
 }
 
@@ -53,4 +103,19 @@ export function cumulativeBuckets(
     running += count;
     return { le: bounds[at] ?? '+Inf', count: running };
   });
+}
+
+/**
+ * The histogram with only the exemplars that happened at or after `sinceSeconds` (the others'
+ * buckets keep their counts and lose their exemplar); itself when it has none older.
+ */
+export function exemplarsSince(histogram: HistogramCounts, sinceSeconds: number): HistogramCounts {
+  const recent = (exemplar: Exemplar | undefined): boolean =>
+    exemplar === undefined || exemplar.timestampSeconds >= sinceSeconds;
+  const { exemplars } = histogram;
+  if (exemplars === undefined || exemplars.every(recent)) return histogram;
+  return {
+    ...histogram,
+    exemplars: exemplars.map((exemplar) => (recent(exemplar) ? exemplar : undefined)),
+  };
 }

@@ -14,6 +14,7 @@ interface DashboardTarget {
   readonly refId: string;
   readonly expr: string;
   readonly instant?: boolean;
+  readonly exemplar?: boolean;
   readonly datasource?: DataSourceRef;
 }
 interface DashboardPanel {
@@ -42,6 +43,8 @@ export interface PanelQuery {
   readonly refId: string;
   readonly expr: string;
   readonly instant: boolean;
+  /** Grafana asks Prometheus for the exemplars of the series the query selects, too. */
+  readonly exemplar: boolean;
   readonly panelDataSource: DataSourceRef | undefined;
   readonly dataSource: DataSourceRef | undefined;
 }
@@ -60,6 +63,7 @@ export function panelQueries(dashboard: Dashboard): PanelQuery[] {
       refId: target.refId,
       expr: target.expr,
       instant: target.instant === true,
+      exemplar: target.exemplar === true,
       panelDataSource: panel.datasource,
       dataSource: target.datasource,
     })),

@@ -262,7 +262,10 @@ describe('the page of the registry', () => {
 });
 
 describe('familyText', () => {
-  const histogram = [30, 90, 90, 100_000].reduce(observe, emptyHistogram());
+  const histogram = [30, 90, 90, 100_000].reduce(
+    (counts, value) => observe(counts, value),
+    emptyHistogram(),
+  );
   const cases = [{ repo: 'github.com/acme/"quoted"\\back\nline', outcome: 'merged' }, {}] as const;
 
   it.each(
@@ -301,4 +304,66 @@ describe('familyText', () => {
       expect(text).toBe(renderFamilySamples(family, format));
     },
   );
+});
+
+// OpenMetrics 1.0's ABNF: `sample = metricname [labels] SP number [SP timestamp] [exemplar] LF`,
+// `exemplar = SP HASH SP labels SP number [SP timestamp]`; "The combined length of the label names
+// and values of an Exemplar's LabelSet MUST NOT exceed 128 UTF-8 character code points."
+describe('familyText exemplars', () => {
+  const definition: FamilyDefinition = {
+    name: 'wait_seconds',
+    help: () => 'h',
+    type: 'histogram',
+    labelNames: ['repo'],
+    scope: 'targets',
+    samples: () => [],
+  };
+  const bucketLines = (format: 'prometheus' | 'openmetrics', pr: string, at: number): string[] =>
+    familyText(definition, 'h', format)
+      .render([
+        {
+          labels: ['r'],
+          histogram: observe(emptyHistogram([60, 900]), 754, {
+            labels: { pr },
+            timestampSeconds: at,
+          }),
+        },
+      ])
+      .split('\n')
+      .filter((line) => line.startsWith('wait_seconds_bucket'));
+
+  it("writes the exemplar after its bucket's value in OpenMetrics, and never in the text format", () => {
+    expect(bucketLines('openmetrics', '123', 1_732_790_000)).toEqual([
+      'wait_seconds_bucket{repo="r",le="60.0"} 0',
+      'wait_seconds_bucket{repo="r",le="900.0"} 1 # {pr="123"} 754.0 1732790000.000',
+      'wait_seconds_bucket{repo="r",le="+Inf"} 1',
+    ]);
+    expect(bucketLines('prometheus', '123', 1_732_790_000)).toEqual([
+      'wait_seconds_bucket{repo="r",le="60"} 0',
+      'wait_seconds_bucket{repo="r",le="900"} 1',
+      'wait_seconds_bucket{repo="r",le="+Inf"} 1',
+    ]);
+  });
+
+  it('escapes label values, and leaves out a label set over 128 code points', () => {
+    expect(bucketLines('openmetrics', 'a"b\\c\nd', 1_732_790_000)[1]).toBe(
+      'wait_seconds_bucket{repo="r",le="900.0"} 1 # {pr="a\\"b\\\\c\\nd"} 754.0 1732790000.000',
+    );
+    // "pr" and 126 two-byte characters: 128 code points (252 bytes), allowed.
+    expect(bucketLines('openmetrics', 'é'.repeat(126), 1_732_790_000)[1]).toBe(
+      `wait_seconds_bucket{repo="r",le="900.0"} 1 # {pr="${'é'.repeat(126)}"} 754.0 1732790000.000`,
+    );
+    expect(bucketLines('openmetrics', 'é'.repeat(127), 1_732_790_000)[1]).toBe(
+      'wait_seconds_bucket{repo="r",le="900.0"} 1',
+    );
+  });
+
+  it('writes the timestamp to the millisecond, and none that is not a number', () => {
+    expect(bucketLines('openmetrics', '7', 1_732_790_000.1234)[1]).toBe(
+      'wait_seconds_bucket{repo="r",le="900.0"} 1 # {pr="7"} 754.0 1732790000.123',
+    );
+    expect(bucketLines('openmetrics', '7', Number.NaN)[1]).toBe(
+      'wait_seconds_bucket{repo="r",le="900.0"} 1 # {pr="7"} 754.0',
+    );
+  });
 });

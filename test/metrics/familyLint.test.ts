@@ -41,7 +41,12 @@ const FIXTURES = readdirSync(join(import.meta.dirname, 'fixtures'))
 
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
-const SAMPLE_LINE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{.*\})? (\S+)$/;
+/** A label set: quoted values may hold braces, commas and `#`. */
+const LABELS = String.raw`\{(?:[^"{}]|"(?:[^"\\]|\\.)*")*\}`;
+/** A sample, and in OpenMetrics an exemplar after it: `# {labels} value [timestamp]`. */
+const SAMPLE_LINE = new RegExp(
+  `^([a-zA-Z_:][a-zA-Z0-9_:]*)(${LABELS})? (\\S+)(?: # (${LABELS}) \\S+(?: \\S+)?)?$`,
+);
 const LABEL_PAIR = /([^=,{}]+)="((?:[^"\\]|\\.)*)"/g;
 
 /** What is wrong with the definitions themselves. */
@@ -132,7 +137,8 @@ function pageProblems(page: string, format: ExpositionFormat): string[] {
       problems.push(`not a sample line: ${line}`);
       continue;
     }
-    const [, name = '', labels = ''] = sample;
+    const [, name = '', labels = '', , exemplar] = sample;
+    if (exemplar !== undefined) problems.push(...exemplarProblems(name, exemplar, format));
     if (family === undefined || !sampleNames(family.name, family.type).includes(name)) {
       problems.push(`${name}: sample outside its family (${family?.name ?? 'none'})`);
     } else {
@@ -149,6 +155,22 @@ function pageProblems(page: string, format: ExpositionFormat): string[] {
   }
   closeFamily();
   return problems;
+}
+
+/**
+ * What is wrong with an exemplar on a sample `name`: OpenMetrics only, on a histogram's bucket
+ * here, and "The combined length of the label names and values of an Exemplar's LabelSet MUST NOT
+ * exceed 128 UTF-8 character code points" (OpenMetrics 1.0).
+ */
+function exemplarProblems(name: string, labels: string, format: ExpositionFormat): string[] {
+  if (format !== 'openmetrics') return [`${name}: an exemplar in the ${format} format`];
+  if (!name.endsWith('_bucket')) return [`${name}: an exemplar on a sample that is not a bucket`];
+  const characters = [...labels.matchAll(LABEL_PAIR)]
+    .map(([, label = '', value = '']) => Array.from(label + value.replace(/\\(.)/g, '$1')).length)
+    .reduce((sum, length) => sum + length, 0);
+  return characters > 128
+    ? [`${name}: an exemplar's labels of ${String(characters)} code points`]
+    : [];
 }
 
 function families(definitions: readonly FamilyDefinition[]): SnapshotFamilies {

@@ -40,6 +40,7 @@ describe('golden exposition pages', () => {
     'pull-request-left-between-polls',
     'hostile-label-values',
     'codeowner-named-none-apart-from-no-owner',
+    'exemplars-on-latency-histograms',
   ];
 
   const openMetricsCases = [
@@ -47,6 +48,7 @@ describe('golden exposition pages', () => {
     'hostile-label-values',
     'v2-testing-attempts',
     'v2-verification-runs',
+    'exemplars-on-latency-histograms',
   ];
 
   for (const name of prometheusCases) {
@@ -110,5 +112,48 @@ describe('series life cycle', () => {
     expect(page).toContain(
       'trunk_merge_queue_pull_requests{repo="github.com/acme/widgets",branch="main",state="not_ready",priority="medium"} 2',
     );
+  });
+});
+
+// OpenMetrics 1.0: "Bucket values MAY have exemplars. [...] Each bucket covers the values less and
+// or equal to it, and the value of the exemplar MUST be within this range. [...] A bucket MUST NOT
+// have more than one exemplar." Each line below is counted from the fixture's `about`.
+describe('exemplars', () => {
+  const QUEUE = 'repo="github.com/acme/widgets",branch="main"';
+  const TIME_IN_QUEUE = 'trunk_merge_queue_time_in_queue_seconds_bucket';
+  const TESTING = 'trunk_merge_queue_testing_duration_seconds_bucket';
+
+  it("writes each bucket's latest observation as its exemplar, with the pull request", async () => {
+    const page = await replayScenario(loadScenario('exemplars-on-latency-histograms')).render(
+      'openmetrics',
+    );
+    const withExemplars = page.split('\n').filter((line) => line.includes(' # {'));
+    expect(withExemplars).toEqual([
+      `${TIME_IN_QUEUE}{${QUEUE},outcome="merged",le="300.0"} 1 # {pr="105"} 92.0 1767225642.000`,
+      `${TIME_IN_QUEUE}{${QUEUE},outcome="merged",le="1200.0"} 3 # {pr="101"} 754.0 1767225610.000`,
+      `${TIME_IN_QUEUE}{${QUEUE},outcome="failed",le="3600.0"} 1 # {pr="102"} 2150.0 1767225650.000`,
+      `${TESTING}{${QUEUE},outcome="passed",bisection="false",le="600.0"} 2 # {pr="105"} 450.0 1767225640.000`,
+      `${TESTING}{${QUEUE},outcome="failed",bisection="false",le="1800.0"} 1 # {pr="102"} 1500.0 1767225620.000`,
+      `${TESTING}{${QUEUE},outcome="interrupted",bisection="false",le="60.0"} 1 # {pr="106"} 40.0 1767221400.000`,
+      `${TESTING}{${QUEUE},outcome="passed",bisection="true",le="300.0"} 1 # {pr="103"} 200.0 1767225645.000`,
+    ]);
+  });
+
+  it('writes none for an event a read of the last hour could not have counted', async () => {
+    const page = await replayScenario(loadScenario('exemplars-on-latency-histograms')).render(
+      'openmetrics',
+    );
+    // 98 left at 22:00:00, before 22:46:00: the last poll (00:01:00) less 30 polls of 30 s, less an
+    // hour. Counted, without an exemplar; 106 (22:50:00) keeps its own.
+    expect(page).toContain(`${TIME_IN_QUEUE}{${QUEUE},outcome="cancelled",le="1800.0"} 1\n`);
+    expect(page).toContain(
+      `${TESTING}{${QUEUE},outcome="interrupted",bisection="false",le="60.0"} 1 # {pr="106"}`,
+    );
+  });
+
+  it('leaves them out of the Prometheus text format, which has none', async () => {
+    const page = await replayScenario(loadScenario('exemplars-on-latency-histograms')).render();
+    expect(page).toContain(`${TIME_IN_QUEUE}{${QUEUE},outcome="merged",le="1200"} 3\n`);
+    expect(page).not.toContain(' # {');
   });
 });

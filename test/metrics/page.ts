@@ -4,6 +4,7 @@ import type { Registry } from 'prom-client';
 import type { ExpositionFormat } from '../../src/metrics/exposition.js';
 import { MetricsPage } from '../../src/metrics/metricsPage.js';
 import type { MetricsPageResponse } from '../../src/metrics/metricsPage.js';
+import { createRegistry, registerExporterMetrics } from '../../src/metrics/index.js';
 import { SnapshotFamilies } from '../../src/metrics/snapshotFamilies.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
 
@@ -21,6 +22,20 @@ export async function renderPage(
   { gzip = false }: { gzip?: boolean } = {},
 ): Promise<string> {
   return responseText(await page.render(format, { acceptGzip: gzip }));
+}
+
+/** The exporter's page of `store` (merge queues polled every 30 s), without process metrics. */
+export function storePage(store: SnapshotStore): MetricsPage {
+  const registry = createRegistry({ defaultMetrics: false });
+  const { snapshotMetrics } = registerExporterMetrics({
+    registry,
+    store,
+    version: 'test',
+    mergeQueueIntervalSeconds: 30,
+    flakyTestsIntervalSeconds: 300,
+    topCodeowners: 20,
+  });
+  return new MetricsPage({ registry, store, snapshotMetrics });
 }
 
 /** A page of `registry` alone: no target, no snapshot family. */

@@ -20,6 +20,9 @@ import type {
 } from '../../src/snapshot/types.js';
 import type { ApiCallObserver } from '../../src/trunk/observer.js';
 import { countTestingResults, startTestingAttempts } from '../../src/poller/v2/v2TestingResults.js';
+import { emptyHistogram, observe, pullRequestExemplar } from '../../src/snapshot/histogram.js';
+import { EXIT_OUTCOMES, type QueueFlow } from '../../src/snapshot/queueFlowTypes.js';
+import { durationSeriesKey, type TestingAttempts } from '../../src/snapshot/testingAttemptTypes.js';
 import { ENDPOINTS } from '../../src/trunk/schemas.js';
 import { v2TestingResultSchema } from '../../src/trunk/v2Schemas.js';
 import { v2VerificationRunSchema } from '../../src/trunk/v2VerificationRunSchemas.js';
@@ -126,6 +129,23 @@ const flakyTestsSnapshotSchema = z.strictObject({
     .optional(),
 });
 
+/** A pull request a poll saw leave, with the time it spent in the queue. */
+const exitSchema = z.strictObject({
+  number: z.number().int(),
+  outcome: z.enum(EXIT_OUTCOMES),
+  enteredAt: isoSeconds,
+  leftAt: isoSeconds,
+});
+
+/** A testing attempt a poll read, with how long it tested. */
+const attemptSchema = z.strictObject({
+  number: z.number().int(),
+  outcome: z.string(),
+  bisection: z.boolean(),
+  seconds: z.number(),
+  endedAt: isoSeconds,
+});
+
 const pollSchema = z.union([
   z.strictObject({
     at: isoSeconds,
@@ -148,6 +168,13 @@ const pollSchema = z.union([
         shown: z.boolean(),
       })
       .optional(),
+    /**
+     * Exits and testing attempts observed with their pull request as the exemplar, as src/flow
+     * and src/poller are to observe them (issue 39 item 4); the first poll that has the field
+     * starts the queue's ledger.
+     */
+    exits: z.array(exitSchema).optional(),
+    attempts: z.array(attemptSchema).optional(),
   }),
   z.strictObject({
     at: isoSeconds,
@@ -298,15 +325,57 @@ function recordPoll(store: SnapshotStore, poll: Poll): void {
     store.recordSuccess(target, snapshot, poll.durationSeconds, flow);
     return;
   }
-  const rows = poll.testingResults;
-  if (rows === undefined || snapshot.kind !== 'merge_queue') {
+  if (snapshot.kind !== 'merge_queue') {
     store.recordSuccess(target, snapshot, poll.durationSeconds);
     return;
   }
-  const attempts =
-    store.testingAttempts(target) ?? startTestingAttempts(poll.at, snapshot.settings.batch);
-  const { attempts: counted } = countTestingResults(attempts, rows, poll.at);
-  store.recordSuccess(target, snapshot, poll.durationSeconds, undefined, counted);
+  const { testingResults: rows, exits, attempts: observed } = poll;
+  let attempts: TestingAttempts | undefined;
+  if (rows !== undefined || observed !== undefined) {
+    attempts =
+      store.testingAttempts(target) ?? startTestingAttempts(poll.at, snapshot.settings.batch);
+    if (rows !== undefined) attempts = countTestingResults(attempts, rows, poll.at).attempts;
+    if (observed !== undefined) attempts = withAttempts(attempts, observed);
+  }
+  const flow =
+    exits === undefined ? undefined : withExits(store.queueFlow(target), snapshot, exits);
+  store.recordSuccess(target, snapshot, poll.durationSeconds, flow, attempts);
+}
+
+type Exit = z.infer<typeof exitSchema>;
+type Attempt = z.infer<typeof attemptSchema>;
+
+/** The queue's ledger (started by the first poll that gives exits) with `exits` counted. */
+function withExits(
+  ledger: QueueFlow | undefined,
+  snapshot: MergeQueueSnapshot,
+  exits: readonly Exit[],
+): QueueFlow {
+  const flow = ledger ?? startQueueFlow(snapshot);
+  const exited = new Map(flow.counts.exited);
+  const timeInQueue = new Map(flow.counts.timeInQueue);
+  for (const { number, outcome, enteredAt, leftAt } of exits) {
+    exited.set(outcome, (exited.get(outcome) ?? 0) + 1);
+    const histogram = timeInQueue.get(outcome) ?? emptyHistogram();
+    timeInQueue.set(
+      outcome,
+      observe(histogram, leftAt - enteredAt, pullRequestExemplar(number, leftAt)),
+    );
+  }
+  return { ...flow, counts: { ...flow.counts, exited, timeInQueue } };
+}
+
+/** The testing attempts with `observed` counted in their (zero-filled) series. */
+function withAttempts(attempts: TestingAttempts, observed: readonly Attempt[]): TestingAttempts {
+  const durations = new Map(attempts.counts.durations);
+  for (const { number, outcome, bisection, seconds, endedAt } of observed) {
+    const key = durationSeriesKey(outcome, bisection);
+    const series = durations.get(key);
+    if (series === undefined) throw new Error(`no zero-filled series for ${outcome}/${bisection}`);
+    const histogram = observe(series.histogram, seconds, pullRequestExemplar(number, endedAt));
+    durations.set(key, { ...series, histogram });
+  }
+  return { ...attempts, counts: { ...attempts.counts, durations } };
 }
 
 /** The snapshot with the runs its poll read counted, from the previous poll's (or a start). */

@@ -35,6 +35,8 @@ interface PrometheusOptions {
   readonly intervalSeconds?: number;
   /** A config file to run as it is, instead of the one made from the options above. */
   readonly configFile?: string;
+  /** Feature flags to enable (`--enable-feature`), e.g. `exemplar-storage`. */
+  readonly features?: readonly string[];
 }
 
 /**
@@ -85,6 +87,7 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Runni
       `--storage.tsdb.path=${join(directory, 'data')}`,
       `--web.listen-address=127.0.0.1:${port}`,
       '--log.level=warn',
+      ...(options.features ?? []).map((feature) => `--enable-feature=${feature}`),
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
