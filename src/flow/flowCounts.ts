@@ -1,5 +1,5 @@
 // Folding flow events into cumulative counts. Counts only grow; every fold returns new maps.
-import { emptyHistogram, observe, pullRequestExemplar } from '../snapshot/histogram.js';
+import { emptyHistogram, observe } from '../snapshot/histogram.js';
 import {
   EXIT_OUTCOMES,
   MAX_UNKNOWN_STATES,
@@ -71,11 +71,7 @@ export function applyFlowEvents(
         exited.set(event.outcome, (exited.get(event.outcome) ?? 0) + 1);
         timeInQueue.set(
           event.outcome,
-          observe(
-            timeInQueue.get(event.outcome) ?? emptyHistogram(),
-            event.secondsInQueue,
-            pullRequestExemplar(event.prNumber, event.leftAt),
-          ),
+          observe(timeInQueue.get(event.outcome) ?? emptyHistogram(), event.secondsInQueue),
         );
         break;
       case 'transition': {

@@ -1,11 +1,6 @@
 // A merge queue's verification runs (API v2): what each read adds to their counts, each run counted
 // once by id however the reads overlap, and when the next read is due and where it starts.
-import {
-  emptyHistogram,
-  observe,
-  type HistogramCounts,
-  pullRequestExemplar,
-} from '../snapshot/histogram.js';
+import { emptyHistogram, observe, type HistogramCounts } from '../snapshot/histogram.js';
 import { TESTING_DURATION_BUCKETS_SECONDS } from '../snapshot/testingAttemptTypes.js';
 import {
   BATCH_SIZE_BUCKETS,
@@ -204,14 +199,7 @@ function countRun(
     durations: emptyHistogram(TESTING_DURATION_BUCKETS_SECONDS),
   };
   const concluded = new Map(counts.concluded);
-  // The exemplar: the run's first tested PR, when it ended (its last update).
-  const [first] = row.testedPullRequests;
-  const endedAt = Date.parse(row.updatedAt) / 1000;
-  const exemplar =
-    first === undefined || Number.isNaN(endedAt)
-      ? undefined
-      : pullRequestExemplar(first.number, endedAt);
-  concluded.set(key, { ...series, durations: observe(series.durations, seconds, exemplar) });
+  concluded.set(key, { ...series, durations: observe(series.durations, seconds) });
   const batchSizes = new Map(counts.batchSizes);
   const sizes: HistogramCounts =
     batchSizes.get(row.isBisection) ?? emptyHistogram(BATCH_SIZE_BUCKETS);

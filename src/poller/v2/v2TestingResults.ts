@@ -1,6 +1,6 @@
 // A merge queue's testing attempts from API v2's testing results: what each read adds to them,
 // each result counted once however the reads overlap, a split batch once however many rows it has.
-import { emptyHistogram, observe, pullRequestExemplar } from '../../snapshot/histogram.js';
+import { emptyHistogram, observe } from '../../snapshot/histogram.js';
 import {
   OTHER_OUTCOME,
   TESTING_DURATION_BUCKETS_SECONDS,
@@ -78,11 +78,7 @@ export function countTestingResults(
     };
     durations.set(seriesKey, {
       ...series,
-      histogram: observe(
-        series.histogram,
-        row.testingDurationMs / 1000,
-        pullRequestExemplar(row.pullRequestNumber, endedAt),
-      ),
+      histogram: observe(series.histogram, row.testingDurationMs / 1000),
     });
     if (row.startedBisection) {
       const split = splitKey(row, endedAt);
