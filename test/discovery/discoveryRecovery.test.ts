@@ -44,6 +44,36 @@ const quarantinedRepos = (samples: readonly Sample[]) =>
     .map((sample) => sample.labels.repo ?? '')
     .sort();
 
+/**
+ * An exporter started with a revoked key (`shown` of its page empty), whose file a reload then
+ * gives the right key. Every read is due only after 300 s: a failed one would stay the answer
+ * until then, so what shows after the reload was read because of it.
+ */
+async function repairedKeyExporter(
+  discovery: string,
+  shown: (samples: readonly Sample[]) => readonly string[],
+) {
+  const { world, simulator } = await startTestSimulator({
+    seed: 3,
+    token: 'v1-unused',
+    apiKey: API_KEY,
+  });
+  const directory = await mkdtemp(join(tmpdir(), 'trunk-exporter-discovery-recovery-'));
+  const configFile = join(directory, 'config.yaml');
+  const revoked = discoveryYaml(simulator.origin, {
+    apiKey: 'trunk_v2_revoked',
+    polling: '  mergeQueueIntervalSeconds: 300\n  flakyTestsIntervalSeconds: 300',
+    discovery,
+  });
+  await writeFile(configFile, revoked);
+  const exporter = await startTestExporter(revoked, 'info', configFile);
+  await exporter.waitUntilReady();
+  expect(shown(await exporter.samples())).toEqual([]);
+  await writeFile(configFile, revoked.replace('trunk_v2_revoked', API_KEY));
+  expect((await exporter.exporter.reload('HTTP')).applied).toBe(true);
+  return { world, exporter };
+}
+
 async function readyz(url: string): Promise<{ status: number; body: string }> {
   const response = await fetch(`${url}/readyz`);
   return { status: response.status, body: await response.text() };
@@ -95,26 +125,7 @@ describe('discovery that fails and recovers', () => {
   });
 
   it('reads the organization again at once after a reload that repairs the API key, not at the next discovery interval', async () => {
-    const { world, simulator } = await startTestSimulator({
-      seed: 3,
-      token: 'v1-unused',
-      apiKey: API_KEY,
-    });
-    const directory = await mkdtemp(join(tmpdir(), 'trunk-exporter-discovery-recovery-'));
-    const configFile = join(directory, 'config.yaml');
-    // Every read is due only after 300 s: a failed one would stay the answer until then.
-    const polling = '  mergeQueueIntervalSeconds: 300\n  flakyTestsIntervalSeconds: 300';
-    const revoked = discoveryYaml(simulator.origin, {
-      apiKey: 'trunk_v2_revoked',
-      polling,
-      discovery: '  flakyTests: false\n',
-    });
-    await writeFile(configFile, revoked);
-    const exporter = await startTestExporter(revoked, 'info', configFile);
-    await exporter.waitUntilReady();
-    expect(queuesOnThePage(await exporter.samples())).toEqual([]);
-    await writeFile(configFile, revoked.replace('trunk_v2_revoked', API_KEY));
-    expect((await exporter.exporter.reload('HTTP')).applied).toBe(true);
+    const { world, exporter } = await repairedKeyExporter('  flakyTests: false\n', queuesOnThePage);
     const queues = world.repositories.flatMap((repository) =>
       repository.branches.map(
         (branch) => `${repository.host}/${repository.owner}/${repository.name} ${branch}`,
@@ -128,26 +139,7 @@ describe('discovery that fails and recovers', () => {
   });
 
   it('walks the test lists again at once after a reload that repairs the API key, not at the next flaky-tests interval', async () => {
-    const { world, simulator } = await startTestSimulator({
-      seed: 3,
-      token: 'v1-unused',
-      apiKey: API_KEY,
-    });
-    const directory = await mkdtemp(join(tmpdir(), 'trunk-exporter-discovery-recovery-'));
-    const configFile = join(directory, 'config.yaml');
-    // The walks of the organization's tests are due only after 300 s: a failed one would stay.
-    const polling = '  mergeQueueIntervalSeconds: 300\n  flakyTestsIntervalSeconds: 300';
-    const revoked = discoveryYaml(simulator.origin, {
-      apiKey: 'trunk_v2_revoked',
-      polling,
-      discovery: '  flakyTests: true\n',
-    });
-    await writeFile(configFile, revoked);
-    const exporter = await startTestExporter(revoked, 'info', configFile);
-    await exporter.waitUntilReady();
-    expect(quarantinedRepos(await exporter.samples())).toEqual([]);
-    await writeFile(configFile, revoked.replace('trunk_v2_revoked', API_KEY));
-    expect((await exporter.exporter.reload('HTTP')).applied).toBe(true);
+    const { world, exporter } = await repairedKeyExporter('  flakyTests: true\n', quarantinedRepos);
     const repositories = world.repositories
       .map((repository) => `${repository.host}/${repository.owner}/${repository.name}`)
       .sort();
