@@ -1,14 +1,17 @@
 // Page cost: what each merge queue adds to the page Prometheus scrapes, through API v2 with
-// discovery, at the default intervals, scraped every 15 s as Prometheus does (OpenMetrics, gzip),
-// and the exporter's resident set meanwhile. Per family: its series and its bytes (HELP and TYPE
-// included), and of those the bytes of exemplars, divided by the merge queues on the page. A run
-// of minutes holds few exemplars, so what they cost once every bucket has had its share is taken
-// from hours of the simulator's model, observed and rendered by the exporter's own code.
+// discovery and every optional read on (its defaults), at the default intervals, scraped every 15 s
+// as Prometheus does (OpenMetrics, gzip), for ten minutes (two reads of the test lists, a few
+// hundred verification runs), and the exporter's resident set meanwhile. Per family: its series
+// and its bytes (HELP and TYPE included), and of those the bytes of exemplars, divided by the merge
+// queues on the page. A run of minutes holds few exemplars and not every combination a queue
+// reaches, so what they come to over hours is taken from the simulator's model.
 import { exemplarCost } from './exemplarCost.ts';
 import { imageMallocEnvironment, measureSteadyState } from './memory.ts';
+import { modelHours } from './modelHours.ts';
 import { pageCosts } from './pageFamilies.ts';
 import type { Scale } from './scale.ts';
 import { format, megabytes, progress, table } from './stats.ts';
+import { steadyCombinations } from './steadyCombinations.ts';
 
 /** Issue 39 item 10's bounds for the whole page divided by the queues. */
 const MAX_SERIES_PER_QUEUE = 300;
@@ -22,15 +25,16 @@ export async function run(options: {
   const scale: Scale = options.quick
     ? { queues: 20, pullRequestsPerQueue: 30, flakyRepositories: 1, quarantinedTests: 2000 }
     : { queues: 1000, pullRequestsPerQueue: 30, flakyRepositories: 50, quarantinedTests: 2000 };
-  const seconds = options.quick ? 30 : 180;
+  const seconds = options.quick ? 30 : 600;
   progress(`pageCost: ${scale.queues} queues through API v2, scraped every 15 s for ${seconds} s`);
   const steady = await measureSteadyState(scale, seconds, imageMallocEnvironment(), {
     api: 'v2',
     wallClock: true,
   });
-  const modelHours = options.quick ? 1 : 6;
-  progress(`pageCost: exemplars of ${modelHours} h of the simulator's model`);
-  const exemplars = await exemplarCost(options.quick ? 10 : 100, modelHours);
+  progress(`pageCost: exemplars and combinations of hours of the simulator's model`);
+  const model = await modelHours(options.quick ? 10 : 100, options.quick ? 1 : 6);
+  const exemplars = await exemplarCost(model);
+  const combinations = steadyCombinations(model);
   const { queues, up, families } = pageCosts(steady.lastPage);
   const perQueue = (value: number, decimals = 1): string => format(value / queues, decimals);
   const kilobytes = (bytes: number): string => format(bytes / queues / 1000, 2);
@@ -74,6 +78,12 @@ export async function run(options: {
       ),
       '',
       `The page: ${format(total.series)} series, ${megabytes(total.bytes)}; ${format(up)} of the ${format(queues)} merge queues up at the last scrape (a poll running past its interval makes its target down: a machine too busy to poll every queue each 30 s holds more in flight). RSS over the run, read every 5 s after a warm-up of ${format(steady.warmUpSeconds)} s (${format(steady.samples)} samples, ${format(steady.scrapes)} scrapes): min ${megabytes(steady.min)}, median **${megabytes(steady.median)}**, max **${megabytes(steady.max)}**, peak (VmHWM, start-up included) ${megabytes(steady.peak)}.`,
+      '',
+      `**Combinations over hours.** What ${format(model.hours)} h of the simulator's model (${format(model.queues)} queues) give each queue on average, the count of each histogram's and reason family's label combinations in its steady state (docs/metrics.md#what-a-queue-costs turns them into series): ${Object.entries(
+        combinations,
+      )
+        .map(([kind, perQueue]) => `${kind} ${format(perQueue, 2)}`)
+        .join('; ')}.`,
       '',
       `**Exemplars.** A run of minutes holds few: each bucket keeps the exemplar of its latest observation. After ${format(exemplars.hours)} h of the simulator's model (${format(exemplars.queues)} queues at the default interval; each queue's exits and testing attempts observed into the exporter's histograms and rendered by its engine), written on every scrape for ever they would be ${format(exemplars.always.exemplars, 1)} per queue (${format(exemplars.always.bytes / 1000, 2)} KB, more as rarer buckets fill); written as the exporter writes them, until an hour after the latest poll that could count their event, ${format(exemplars.written.exemplars, 1)} (${format(exemplars.written.bytes / 1000, 2)} KB).`,
       '',
