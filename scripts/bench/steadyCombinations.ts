@@ -58,10 +58,17 @@ export function steadyCombinations({ world, start }: ModelHours): SteadyCombinat
         .filter(({ from, to }) => to === 'pending' && from !== 'not_ready')
         .map(({ reason }) => String(reason)),
     );
-    count(
-      'cancellation reasons',
-      transitions.filter(({ to }) => to === 'cancelled').map(({ reason }) => String(reason)),
-    );
+    for (const [kind, to] of [
+      ['cancellation reasons', 'cancelled'],
+      ['failure reasons', 'failed'],
+    ] as const) {
+      count(
+        kind,
+        transitions
+          .filter((transition) => transition.to === to)
+          .map(({ reason }) => String(reason)),
+      );
+    }
   }
   return Object.fromEntries(
     Array.from(totals, ([kind, total]) => [kind, total / world.mergeQueues.length]),
