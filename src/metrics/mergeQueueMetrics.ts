@@ -164,7 +164,7 @@ export const MERGE_QUEUE_FAMILIES: readonly PerTargetFamily[] = [
       // A zero for every state a queued PR has at the default priority, so an emptied state reads
       // 0 instead of disappearing; other combinations (another priority, a final state, which a
       // PR leaving the queue may still show on API v1) while a PR has them, in the order their
-      // first PR comes: a zero for each of the four priorities cost 15 series per queue.
+      // first PR comes: a zero for every priority would be four per state, nearly all of them 0.
       const counts = new Map<string, { state: string; priority: string; count: number }>();
       const count = (state: string, priority: string, add: number): void => {
         const key = `${state}\u0000${priority}`;

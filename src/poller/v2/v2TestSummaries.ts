@@ -1,6 +1,6 @@
 // A repository's tests in one read of an organization-wide list, summarised as soon as the list is
 // read into what the flaky-tests families render: counts, owners, times. The directory keeps only
-// these between reads, never the parsed rows (90,000 tests at 50 repositories × 2,000 hold ~25 MB).
+// these between reads, never the parsed rows, whose size grows with the organization's tests.
 import { testCostOf } from '../../flow/testCost.js';
 import {
   OTHER_STATUS,
