@@ -6,10 +6,9 @@ import type * as HistogramModule from '../../src/snapshot/histogram.js';
 import type * as TestingTypesModule from '../../src/snapshot/testingAttemptTypes.js';
 import type { HistogramCounts } from '../../src/snapshot/histogram.js';
 import type { TargetStatus } from '../../src/snapshot/types.js';
-import type * as WorldModule from '../../src/simulator/world.js';
 import { loadBuilt } from './built.ts';
 import { pageCosts } from './pageFamilies.ts';
-import { simulatedRepositories } from './scale.ts';
+import type { ModelHours } from './modelHours.ts';
 
 /** Exemplars per queue and their bytes, written always and as the exporter writes them. */
 export interface ExemplarCost {
@@ -25,8 +24,12 @@ export interface ExemplarCost {
  * into the exporter's histograms with their pull request, and rendered in OpenMetrics by the
  * exporter's engine with every exemplar and with those its window keeps at the end.
  */
-export async function exemplarCost(queues: number, hours: number): Promise<ExemplarCost> {
-  const { createSimulatorWorld } = await loadBuilt<typeof WorldModule>('simulator/world.js');
+export async function exemplarCost({
+  world,
+  queues,
+  hours,
+  start,
+}: ModelHours): Promise<ExemplarCost> {
   const { emptyHistogram, observe, pullRequestExemplar } =
     await loadBuilt<typeof HistogramModule>('snapshot/histogram.js');
   const { TESTING_DURATION_BUCKETS_SECONDS } = await loadBuilt<typeof TestingTypesModule>(
@@ -36,20 +39,6 @@ export async function exemplarCost(queues: number, hours: number): Promise<Exemp
   const { withRecentExemplars } = await loadBuilt<typeof ExemplarWindowModule>(
     'metrics/exemplarWindow.js',
   );
-  const world = createSimulatorWorld({
-    seed: 1,
-    flavour: 'live',
-    repositories: simulatedRepositories({
-      queues,
-      pullRequestsPerQueue: 30,
-      flakyRepositories: 0,
-      quarantinedTests: 0,
-    }),
-    churn: 'normal',
-    warmUpSeconds: 600,
-  });
-  const start = world.now();
-  world.advance(start + hours * 3600);
   const now = world.now();
   const text = familyText(
     {

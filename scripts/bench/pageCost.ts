@@ -1,14 +1,17 @@
 // Page cost: what each merge queue adds to the page Prometheus scrapes, through API v2 with
-// discovery, at the default intervals, scraped every 15 s as Prometheus does (OpenMetrics, gzip),
-// and the exporter's resident set meanwhile. Per family: its series and its bytes (HELP and TYPE
-// included), and of those the bytes of exemplars, divided by the merge queues on the page. A run
-// of minutes holds few exemplars, so what they cost once every bucket has had its share is taken
-// from hours of the simulator's model, observed and rendered by the exporter's own code.
+// discovery and every optional read on (its defaults), at the default intervals, scraped every 15 s
+// as Prometheus does (OpenMetrics, gzip), for ten minutes (two reads of the test lists, a few
+// hundred verification runs), and the exporter's resident set meanwhile. Per family: its series
+// and its bytes (HELP and TYPE included), and of those the bytes of exemplars, divided by the merge
+// queues on the page. A run of minutes holds few exemplars and not every combination a queue
+// reaches, so what they come to over hours is taken from the simulator's model.
 import { exemplarCost } from './exemplarCost.ts';
 import { imageMallocEnvironment, measureSteadyState } from './memory.ts';
+import { modelHours } from './modelHours.ts';
 import { pageCosts } from './pageFamilies.ts';
 import type { Scale } from './scale.ts';
 import { format, megabytes, progress, table } from './stats.ts';
+import { steadyCombinations } from './steadyCombinations.ts';
 
 /** Issue 39 item 10's bounds for the whole page divided by the queues. */
 const MAX_SERIES_PER_QUEUE = 300;
@@ -22,15 +25,16 @@ export async function run(options: {
   const scale: Scale = options.quick
     ? { queues: 20, pullRequestsPerQueue: 30, flakyRepositories: 1, quarantinedTests: 2000 }
     : { queues: 1000, pullRequestsPerQueue: 30, flakyRepositories: 50, quarantinedTests: 2000 };
-  const seconds = options.quick ? 30 : 180;
+  const seconds = options.quick ? 30 : 600;
   progress(`pageCost: ${scale.queues} queues through API v2, scraped every 15 s for ${seconds} s`);
   const steady = await measureSteadyState(scale, seconds, imageMallocEnvironment(), {
     api: 'v2',
     wallClock: true,
   });
-  const modelHours = options.quick ? 1 : 6;
-  progress(`pageCost: exemplars of ${modelHours} h of the simulator's model`);
-  const exemplars = await exemplarCost(options.quick ? 10 : 100, modelHours);
+  progress(`pageCost: exemplars and combinations of hours of the simulator's model`);
+  const model = await modelHours(options.quick ? 10 : 100, options.quick ? 1 : 6);
+  const exemplars = await exemplarCost(model);
+  const combinations = steadyCombinations(model);
   const { queues, up, families } = pageCosts(steady.lastPage);
   const perQueue = (value: number, decimals = 1): string => format(value / queues, decimals);
   const kilobytes = (bytes: number): string => format(bytes / queues / 1000, 2);
@@ -75,9 +79,15 @@ export async function run(options: {
       '',
       `The page: ${format(total.series)} series, ${megabytes(total.bytes)}; ${format(up)} of the ${format(queues)} merge queues up at the last scrape (a poll running past its interval makes its target down: a machine too busy to poll every queue each 30 s holds more in flight). RSS over the run, read every 5 s after a warm-up of ${format(steady.warmUpSeconds)} s (${format(steady.samples)} samples, ${format(steady.scrapes)} scrapes): min ${megabytes(steady.min)}, median **${megabytes(steady.median)}**, max **${megabytes(steady.max)}**, peak (VmHWM, start-up included) ${megabytes(steady.peak)}.`,
       '',
+      `**Combinations over hours.** What ${format(model.hours)} h of the simulator's model (${format(model.queues)} queues) give each queue on average, the count of each histogram's and reason family's label combinations in its steady state (docs/metrics.md#what-a-queue-costs turns them into series): ${Object.entries(
+        combinations,
+      )
+        .map(([kind, perQueue]) => `${kind} ${format(perQueue, 2)}`)
+        .join('; ')}.`,
+      '',
       `**Exemplars.** A run of minutes holds few: each bucket keeps the exemplar of its latest observation. After ${format(exemplars.hours)} h of the simulator's model (${format(exemplars.queues)} queues at the default interval; each queue's exits and testing attempts observed into the exporter's histograms and rendered by its engine), written on every scrape for ever they would be ${format(exemplars.always.exemplars, 1)} per queue (${format(exemplars.always.bytes / 1000, 2)} KB, more as rarer buckets fill); written as the exporter writes them, until an hour after the latest poll that could count their event, ${format(exemplars.written.exemplars, 1)} (${format(exemplars.written.bytes / 1000, 2)} KB).`,
       '',
-      "**Before.** The same run of commit d4f9ec6 (every state, outcome and bisection combination written at 0; 14 bounds for time in queue and in state, 13 for testing duration), measured the same way right after the run of 2026-11-28 14:10 of this build (load about 6 for both): 269.7 series and 34.74 KB per queue, RSS median 190.2 MB, max 197.7 MB; this build: 198.6 series and 25.32 KB, RSS median 182.7 MB, max 191.9 MB. The page is no longer what holds the memory: after a forced garbage collection at the end of a run of this build, 80 MB of heap stays in use, of which about 25 MB are the 90,000 tests of the organization's lists as parsed (50 repositories × 2,000 quarantined tests; each with its repository id, owners and two timestamps as strings of their own), which `src/poller/v2TestDirectory.ts` keeps between two reads of the list (and a second copy while the next read runs). Interning the repository ids and owner names as they are parsed took 8 MB off that heap (measured, not kept: the list itself is what should go).",
+      "**Before.** Commit 23689ec (10 bounds for time in queue and in state, for testing and run duration and for batch size; every priority of a queued state written at 0; each repository's parsed tests kept from one read of the organization's lists to the next), the same run for 180 s (2026-11-28 15:20, load about 10, 574 of 1,000 queues up at the last scrape): 226.5 series and 28.91 KB per queue, RSS median 213.0 MB, max 220.7 MB. With only the test lists summarised as they are read, the same 180 s (15:42, load about 15): RSS median 165.6 MB, max 169.7 MB. What the heap then holds (a heap snapshot of the exporter after 150 s at 1,000 queues, 81 MB in use): the snapshots and flow ledgers 21 MB (the 30,000 pull requests 4.9 MB, their flow tracking 3.0 MB, testing and run histograms 3.1 MB, the runs in progress 0.7 MB), the page cache 13 MB (each target's rendered bytes 5.2 MB, the last page written 4.7 MB), the source text of the modules about 7 MB; the organization's tests no longer appear. All measured on a shared machine of 2 cores under that load: a poll running past its interval holds its answers the longer.",
       '',
       `Against the targets (issue 39 item 10): at most ${format(MAX_SERIES_PER_QUEUE)} series per queue, ${verdict(seriesPerQueue <= MAX_SERIES_PER_QUEUE)} (${format(seriesPerQueue, 1)}); at most ${format(MAX_KILOBYTES_PER_QUEUE)} KB per queue, ${verdict(kilobytesPerQueue <= MAX_KILOBYTES_PER_QUEUE)} (${format(kilobytesPerQueue, 2)} KB); RSS maximum under ${megabytes(MAX_RSS_BYTES)}, ${verdict(steady.max < MAX_RSS_BYTES)} (${megabytes(steady.max)}).`,
     ].join('\n'),

@@ -33,6 +33,14 @@ export const RUN_READ_OVERLAP_SECONDS = 120;
  */
 export const RUN_READ_HORIZON_SECONDS = 86_400;
 
+/**
+ * Concluded runs one queue remembers as seen at most: a run held in progress for the day of the
+ * horizon keeps every run created since in `seen`, a few thousand for a busy queue. Past it the
+ * oldest go, and the next read starts after them, so none of them is listed and counted again (a
+ * run in progress created before them is no longer followed, as past the horizon).
+ */
+export const MAX_SEEN_RUNS = 5000;
+
 /** The concluded statuses the definition names; another counts as UNKNOWN_RUN_STATUS. */
 const CONCLUDED_STATUSES = V2_RUN_STATUSES.filter((status) => status !== V2_RUN_IN_PROGRESS);
 const KNOWN_CONCLUDED: ReadonlySet<string> = new Set(CONCLUDED_STATUSES);
@@ -103,7 +111,8 @@ export interface CountedRuns {
  * seen in progress; rows without usable timestamps (counted by the client), or created at or before
  * the read's createdAfter (not asked for), are left out. The next
  * read starts 120 s before the oldest run in progress, else the newest run seen, but never after
- * `latestPlausible` (the exporter's clock plus the slack) nor more than a day back.
+ * `latestPlausible` (the exporter's clock plus the slack) nor more than a day back, and after the
+ * runs past MAX_SEEN_RUNS.
  */
 export function countVerificationRuns(
   runs: VerificationRuns,
@@ -142,13 +151,16 @@ export function countVerificationRuns(
   }
   const oldestInProgress = Math.min(...Array.from(inProgress.values(), (run) => run.createdAt));
   const anchor = inProgress.size > 0 ? oldestInProgress : newest;
-  const createdAfter = Math.min(
-    Math.max(
-      reads.createdAfter,
-      anchor === undefined ? -Infinity : anchor - RUN_READ_OVERLAP_SECONDS,
-      readAt - RUN_READ_HORIZON_SECONDS,
+  const createdAfter = Math.max(
+    Math.min(
+      Math.max(
+        reads.createdAfter,
+        anchor === undefined ? -Infinity : anchor - RUN_READ_OVERLAP_SECONDS,
+        readAt - RUN_READ_HORIZON_SECONDS,
+      ),
+      latestPlausible,
     ),
-    latestPlausible,
+    forgottenUpTo(seen),
   );
   // What is created at or before createdAfter is never listed again.
   for (const [id, createdAt] of seen) if (createdAt <= createdAfter) seen.delete(id);
@@ -173,6 +185,15 @@ export function verificationRunReadFailed(
 ): VerificationRuns {
   const hidden = readAt - runs.reads.readAt > staleAfterSeconds;
   return { ...runs, reads: { ...runs.reads, failed: true, hidden } };
+}
+
+/**
+ * The createdAt of the newest run past MAX_SEEN_RUNS, newest first (-Infinity when they all fit):
+ * the runs created then and before are forgotten, and a read after it lists none of them.
+ */
+function forgottenUpTo(seen: ReadonlyMap<string, number>): number {
+  if (seen.size <= MAX_SEEN_RUNS) return -Infinity;
+  return [...seen.values()].sort((a, b) => b - a)[MAX_SEEN_RUNS] ?? -Infinity;
 }
 
 /** Each run once: a walk over a moving list may list it twice, and a concluded row is the later. */

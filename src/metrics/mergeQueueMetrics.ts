@@ -1,6 +1,6 @@
 import {
   BLOCKED_REASONS,
-  KNOWN_PRIORITY_NAMES,
+  DEFAULT_PRIORITY_NAME,
   KNOWN_PULL_REQUEST_STATES,
   KNOWN_QUEUE_STATES,
   QUEUE_SETTINGS,
@@ -161,9 +161,10 @@ export const MERGE_QUEUE_FAMILIES: readonly PerTargetFamily[] = [
     labelNames: ['repo', 'branch', 'state', 'priority'],
     scope: 'target',
     samples: ofMergeQueue(({ repo, branch, pullRequests }) => {
-      // Zeros for every state a queued PR has and every priority, so an emptied state reads 0
-      // instead of disappearing; other combinations (a final state, which a PR leaving the queue
-      // may still show on API v1) follow in the order their first PR comes.
+      // A zero for every state a queued PR has at the default priority, so an emptied state reads
+      // 0 instead of disappearing; other combinations (another priority, a final state, which a
+      // PR leaving the queue may still show on API v1) while a PR has them, in the order their
+      // first PR comes: a zero for every priority would be four per state, nearly all of them 0.
       const counts = new Map<string, { state: string; priority: string; count: number }>();
       const count = (state: string, priority: string, add: number): void => {
         const key = `${state}\u0000${priority}`;
@@ -171,9 +172,7 @@ export const MERGE_QUEUE_FAMILIES: readonly PerTargetFamily[] = [
         if (entry === undefined) counts.set(key, { state, priority, count: add });
         else entry.count += add;
       };
-      for (const state of QUEUED_STATES) {
-        for (const priority of KNOWN_PRIORITY_NAMES) count(state, priority, 0);
-      }
+      for (const state of QUEUED_STATES) count(state, DEFAULT_PRIORITY_NAME, 0);
       for (const pr of pullRequests) count(pr.state, pr.priorityName, 1);
       return Array.from(counts.values(), ({ state, priority, count: value }) => ({
         labels: [repo, branch, state, priority],

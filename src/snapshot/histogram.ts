@@ -3,13 +3,13 @@
 
 /**
  * Upper bounds, in seconds, for time spent in a merge queue or in one of its states: polls are
- * about 30s apart, so nothing finer than a minute is measurable, and a PR waiting longer than a
- * day is stuck whatever the exact figure. Between, each bound at most twice the one before (five
- * times the first), enough for a p90: each bound is a series per outcome or state of every queue
- * (docs/metrics.md#what-a-queue-costs).
+ * about 30s apart and a PR leaves most states within minutes, so five minutes is the first bound
+ * worth a series, and a PR waiting longer than a day is stuck whatever the exact figure. From five
+ * minutes to four hours each bound is at most twice the one before, enough for a p90; each bound
+ * is a series per outcome or state of every queue (docs/metrics.md#what-a-queue-costs).
  */
 export const FLOW_BUCKETS_SECONDS: readonly number[] = [
-  60, 300, 600, 1200, 1800, 3600, 7200, 14_400, 28_800, 86_400,
+  300, 600, 1200, 1800, 3600, 7200, 14_400, 86_400,
 ];
 
 /**

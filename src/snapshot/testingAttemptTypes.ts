@@ -5,12 +5,13 @@ import type { HistogramCounts } from './histogram.js';
 
 /**
  * Upper bounds, in seconds, of trunk_merge_queue_testing_duration_seconds: a CI run in a merge
- * queue takes minutes to hours, and one past four hours has hit a testing timeout. Most runs take
- * five minutes to an hour, where the bounds are closest; an attempt cut short within a minute is
- * a restart, whatever its exact length.
+ * queue takes minutes to hours, and one past four hours has hit a testing timeout. From five
+ * minutes on each bound is twice the one before, enough for a p90; an attempt cut short within a
+ * minute is a restart, whatever its exact length. Each bound is a series per outcome × bisection
+ * of every queue (docs/metrics.md#what-a-queue-costs), and of its runs' status × bisection.
  */
 export const TESTING_DURATION_BUCKETS_SECONDS: readonly number[] = [
-  60, 300, 600, 900, 1200, 1800, 2700, 3600, 7200, 14_400,
+  60, 300, 600, 1200, 1800, 3600, 7200, 14_400,
 ];
 
 /** The `outcome` of an attempt Trunk gave no classification. */

@@ -40,8 +40,11 @@ export const KNOWN_PULL_REQUEST_STATES = [
   'pending_failure',
 ] as const;
 
-/** Priority names Trunk documents (urgent 0, high 10, medium 100, low 200). */
-export const KNOWN_PRIORITY_NAMES = ['urgent', 'high', 'medium', 'low'] as const;
+/**
+ * The priority a pull request submitted without one gets: of the names Trunk documents (urgent 0,
+ * high 10, medium 100, low 200), `medium` = 100 is "the default".
+ */
+export const DEFAULT_PRIORITY_NAME = 'medium';
 
 /** The PR state used when neither the queue item nor a lookup says what it is. */
 export const UNKNOWN_STATE = 'unknown';

@@ -3,11 +3,12 @@
 import type { HistogramCounts } from './histogram.js';
 
 /**
- * Upper bounds of trunk_merge_queue_batch_size: a run tests one pull request without batching, and
- * `batchingMinSize` is what the queue "prefers before starting a run", so the bounds thin out as
- * batches grow.
+ * Upper bounds of trunk_merge_queue_batch_size: a run tests one pull request without batching ("an
+ * entry cannot batch when this is `false`"), `batchingMinSize` is what the queue "prefers before
+ * starting a run", a few at most, and a bisection halves a batch: doubling bounds tell those
+ * apart, and a batch over 32 is an outlier whatever its size.
  */
-export const BATCH_SIZE_BUCKETS: readonly number[] = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32];
+export const BATCH_SIZE_BUCKETS: readonly number[] = [1, 2, 4, 8, 16, 32];
 
 /** Check names one queue's check-failure counts keep as labels; later new ones count as OTHER_CHECK. */
 export const MAX_CHECK_LABELS = 20;

@@ -126,6 +126,26 @@ describe('verification-run reads', () => {
     expect(stuck.reads.inProgress.size).toBe(0);
   });
 
+  it('remembers at most 5,000 concluded runs while one in progress holds reads back, and never counts a forgotten one again', () => {
+    const start = startVerificationRuns(T, T - 120, false);
+    // Run s in progress since T − 60 holds the next read at T − 180; 5,001 runs created after it,
+    // one a second from T, concluded 100 s after their creation.
+    const concluded = Array.from({ length: 5001 }, (_unused, index) =>
+      run(`r${String(index)}`, 'succeeded', T + index, T + index + 100),
+    );
+    const first = read(start, [run('s', 'inProgress', T - 60, T - 60), ...concluded], T + 6000);
+    expect(runsOf(first)['succeeded/false']).toBe(5001);
+    // The newest 5,000 (created T + 1 … T + 5000) stay; r0, created at T, goes, and the next read
+    // starts there: "Only runs created strictly after this instant". s, created before, goes too.
+    expect(first.reads.seen.size).toBe(5000);
+    expect(first.reads.seen.has('r0')).toBe(false);
+    expect(first.reads.createdAfter).toBe(T);
+    expect(first.reads.inProgress.size).toBe(0);
+    // The same rows again (a list that lags): nothing counts twice.
+    const second = read(first, [run('s', 'inProgress', T - 60, T - 60), ...concluded], T + 6030);
+    expect(runsOf(second)['succeeded/false']).toBe(5001);
+  });
+
   it('counts each failing required check once per failed run, and the 21st name as other', () => {
     const checks = (name: string) => [
       { name, conclusion: 'failure' },

@@ -78,9 +78,12 @@ describe('series life cycle', () => {
       'trunk_merge_queue_oldest_state_change_timestamp_seconds{repo="github.com/acme/widgets",branch="main",state="pending_failure"}';
     expect(beforePage).toContain(oldestPendingFailure);
     expect(afterPage).not.toContain(oldestPendingFailure);
-    expect(afterPage).toContain(
-      'trunk_merge_queue_pull_requests{repo="github.com/acme/widgets",branch="main",state="pending_failure",priority="high"} 0',
-    );
+    // Its state reads 0 at the default priority; its own priority's series is gone with it.
+    const pendingFailure =
+      'trunk_merge_queue_pull_requests{repo="github.com/acme/widgets",branch="main",state="pending_failure"';
+    expect(beforePage).toContain(`${pendingFailure},priority="high"} 1`);
+    expect(afterPage).not.toContain(`${pendingFailure},priority="high"}`);
+    expect(afterPage).toContain(`${pendingFailure},priority="medium"} 0`);
   });
 
   it('keeps the values of a failed target within staleAfterSeconds and marks it down', async () => {

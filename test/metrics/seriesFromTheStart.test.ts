@@ -55,10 +55,6 @@ async function page(
   };
 }
 
-/** Every priority name Trunk documents, at 0, for `state`. */
-const zeros = (state: string): string[] =>
-  ['urgent', 'high', 'medium', 'low'].map((priority) => `${state}/${priority} 0`);
-
 describe('the series of a queue before its first count', () => {
   it('are the live entry states, the final states and the testing outcomes a batching queue can have', async () => {
     const empty = queue(T0, true, []);
@@ -69,13 +65,14 @@ describe('the series of a queue before its first count', () => {
       [],
     );
     // "Queue-entry states: notReady, pending, testing, testsPassed, pendingFailure (not final),
-    // merged, failed, cancelled (final)": a pull request in the queue has one of the first five.
+    // merged, failed, cancelled (final)": a pull request in the queue has one of the first five;
+    // "Priority: `urgent` = 0 (interrupts testing), `high` = 10, `medium` = 100 (the default)".
     expect(pullRequests).toEqual([
-      ...zeros('not_ready'),
-      ...zeros('pending'),
-      ...zeros('testing'),
-      ...zeros('tests_passed'),
-      ...zeros('pending_failure'),
+      'not_ready/medium 0',
+      'pending/medium 0',
+      'testing/medium 0',
+      'tests_passed/medium 0',
+      'pending_failure/medium 0',
     ]);
     // How an entry leaves: one of the three final states.
     expect(timeInQueue).toEqual(['merged 0', 'failed 0', 'cancelled 0']);
@@ -109,12 +106,22 @@ describe('the series of a queue before its first count', () => {
 describe('any other series', () => {
   it('appears with its first count', async () => {
     // PR 7 is listed merged (API v1's getQueue may list a pull request that just left), PR 8 left
-    // and its lookup could not tell how, and a bisection step of PR 9 was cut short.
+    // and its lookup could not tell how, a bisection step of PR 9 was cut short, and PR 10 waits
+    // at priority urgent.
     const first = queue(T0, true, [
       [7, 'testing', T0 - 600],
       [8, 'testing', T0 - 600],
     ]);
-    const second = queue(T0 + 30, true, [[7, 'merged', T0 + 20]]);
+    const listed = queue(T0 + 30, true, [
+      [7, 'merged', T0 + 20],
+      [10, 'pending', T0 + 10],
+    ]);
+    const second: MergeQueueSnapshot = {
+      ...listed,
+      pullRequests: listed.pullRequests.map((pr) =>
+        pr.number === 10 ? { ...pr, priorityName: 'urgent' } : pr,
+      ),
+    };
     const { pullRequests, timeInQueue, testing } = await page(
       first,
       second,
@@ -130,7 +137,7 @@ describe('any other series', () => {
         },
       ],
     );
-    expect(pullRequests.slice(20)).toEqual(['merged/medium 1']);
+    expect(pullRequests.slice(5)).toEqual(['merged/medium 1', 'pending/urgent 1']);
     expect(timeInQueue).toEqual(['merged 0', 'failed 0', 'cancelled 0', 'unknown 1']);
     expect(testing.slice(6)).toEqual(['interrupted/true 1']);
   });

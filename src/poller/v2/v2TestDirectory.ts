@@ -1,20 +1,18 @@
 // The organization's tests through API v2: organization-wide lists (`GET /v2/tests`: the quarantined
-// tests, the flaky and broken ones), grouped by repository, and the test collections, each shared
-// by every flaky-tests target of a cycle; each row's `repoId` is named through RepositoryNames.
+// tests, the flaky and broken ones), grouped by repository and summarised as read, and the test
+// collections, each shared by every flaky-tests target of a cycle; each row's `repoId` is named
+// through RepositoryNames.
 import { repositoryKey } from '../../config/repositoryKey.js';
 import type { ExporterConfig } from '../../config/types.js';
 import type { Logger } from '../../log/logger.js';
 import type { TestCollections } from '../../snapshot/testCostTypes.js';
+import type { QuarantinedTests, UnhealthyTests } from '../../snapshot/types.js';
 import type { ApiAnomalyKind } from '../../trunk/observer.js';
 import type { V2TestFilter } from '../../trunk/v2Client.js';
-import {
-  V2_ENDPOINTS,
-  type V2Endpoint,
-  type V2Test,
-  type V2TestMetricsPeriod,
-} from '../../trunk/v2Schemas.js';
+import { V2_ENDPOINTS, type V2Endpoint, type V2Test } from '../../trunk/v2Schemas.js';
 import { nearestNames } from './nearestNames.js';
 import { groupByRepository, namesIn, type TestsByRepository } from './v2TestsByRepository.js';
+import { quarantineSummary, unhealthySummary, type ListRead } from './v2TestSummaries.js';
 import { RepositoryNames, type V2RepositoryReader } from './v2RepositoryNames.js';
 import { SharedRead, type SharedAnswer, type SharedReadTiming } from '../sharedRead.js';
 import type { ReadOptions } from '../readOptions.js';
@@ -26,15 +24,13 @@ export interface V2TestLister extends V2RepositoryReader, V2TestCollectionLister
   reportAnomaly(endpoint: V2Endpoint, kind: ApiAnomalyKind, count: number): void;
 }
 
-/** A repository's tests in one organization-wide list, as of its last good read. */
-export interface RepositoryTests {
-  readonly tests: readonly V2Test[];
+/** A repository's tests in one organization-wide list, summarised, as of its last good read. */
+export interface RepositoryTests<S> {
+  readonly summary: S;
   /** Unix seconds when the list was read. */
   readonly readAt: number;
   /** The error of the list's latest read, when it failed after readAt; undefined when it did not. */
   readonly failure: Error | undefined;
-  /** The window of the tests' metrics; undefined when read without them. */
-  readonly metricsPeriod: V2TestMetricsPeriod | undefined;
 }
 
 /** What the directory's reads use; a reload may change any of it. */
@@ -51,12 +47,32 @@ interface TestDirectorySettings {
   readonly logger?: Logger;
 }
 
+/** Each list's summary of one repository's tests. */
+interface ListSummaries {
+  readonly quarantined: QuarantinedTests;
+  readonly unhealthy: UnhealthyTests;
+}
+type ListName = keyof ListSummaries;
+
 /** The organization-wide test lists the directory reads, each once per interval. */
-const LISTS = {
-  quarantined: { filter: { quarantineState: 'quarantined' }, what: 'quarantined tests' },
-  unhealthy: { filter: { statuses: ['flaky', 'broken'] }, what: 'flaky and broken tests' },
-} as const satisfies Record<string, { filter: V2TestFilter; what: string }>;
-type ListName = keyof typeof LISTS;
+const LISTS: {
+  readonly [L in ListName]: {
+    readonly filter: V2TestFilter;
+    readonly what: string;
+    readonly summarise: (tests: readonly V2Test[], read: ListRead) => ListSummaries[L];
+  };
+} = {
+  quarantined: {
+    filter: { quarantineState: 'quarantined' },
+    what: 'quarantined tests',
+    summarise: quarantineSummary,
+  },
+  unhealthy: {
+    filter: { statuses: ['flaky', 'broken'] },
+    what: 'flaky and broken tests',
+    summarise: unhealthySummary,
+  },
+};
 
 /**
  * The organization's quarantined tests, and its flaky and broken ones, by repository: each list
@@ -66,13 +82,17 @@ type ListName = keyof typeof LISTS;
 export class V2TestDirectory {
   readonly #names = new RepositoryNames();
   #settings: TestDirectorySettings;
-  readonly #lists: Readonly<Record<ListName, SharedRead<TestsByRepository>>>;
+  readonly #lists: { readonly [L in ListName]: SharedRead<TestsByRepository<ListSummaries[L]>> };
   readonly #collections: SharedTestCollections;
+  readonly #now: () => number;
 
   constructor(settings: TestDirectorySettings, now: () => number = () => Date.now() / 1000) {
     this.#settings = settings;
-    const shared = (list: ListName) => new SharedRead(this.#reader(list), timingOf(settings), now);
-    this.#lists = { quarantined: shared('quarantined'), unhealthy: shared('unhealthy') };
+    this.#now = now;
+    this.#lists = {
+      quarantined: new SharedRead(this.#reader('quarantined'), timingOf(settings), now),
+      unhealthy: new SharedRead(this.#reader('unhealthy'), timingOf(settings), now),
+    };
     this.#collections = new SharedTestCollections(
       settings.lister,
       timingOf(settings),
@@ -84,9 +104,8 @@ export class V2TestDirectory {
   /** Follows a reload: a new client, interval or bound; what was read stays until it is due. */
   configure(settings: TestDirectorySettings): void {
     this.#settings = settings;
-    for (const list of Object.keys(LISTS) as ListName[]) {
-      this.#lists[list].configure(this.#reader(list), timingOf(settings));
-    }
+    this.#lists.quarantined.configure(this.#reader('quarantined'), timingOf(settings));
+    this.#lists.unhealthy.configure(this.#reader('unhealthy'), timingOf(settings));
     this.#collections.configure(settings.lister, timingOf(settings), settings.logger);
   }
 
@@ -107,12 +126,18 @@ export class V2TestDirectory {
    * young enough (SharedRead), when the repository's id is not named yet and some ids of the list
    * could not be looked up (its tests may be theirs), and when Trunk does not know the repository.
    */
-  quarantinedTestsOf(repo: string, options: ReadOptions = {}): Promise<RepositoryTests> {
+  quarantinedTestsOf(
+    repo: string,
+    options: ReadOptions = {},
+  ): Promise<RepositoryTests<QuarantinedTests>> {
     return this.#testsOf('quarantined', repo, options);
   }
 
   /** The flaky and broken tests of `repo`, as quarantinedTestsOf reads the quarantined ones. */
-  unhealthyTestsOf(repo: string, options: ReadOptions = {}): Promise<RepositoryTests> {
+  unhealthyTestsOf(
+    repo: string,
+    options: ReadOptions = {},
+  ): Promise<RepositoryTests<UnhealthyTests>> {
     return this.#testsOf('unhealthy', repo, options);
   }
 
@@ -142,11 +167,15 @@ export class V2TestDirectory {
     return namesIn(Object.values(this.#lists).flatMap((list) => list.latest() ?? []));
   }
 
-  async #testsOf(list: ListName, repo: string, options: ReadOptions): Promise<RepositoryTests> {
-    const { value, readAt, failure } = await this.#lists[list].get(options);
-    const { metricsPeriod } = value;
-    const tests = value.byRepo.get(repositoryKey(repo));
-    if (tests !== undefined) return { tests, readAt, failure, metricsPeriod };
+  async #testsOf<L extends ListName>(
+    list: L,
+    repo: string,
+    options: ReadOptions,
+  ): Promise<RepositoryTests<ListSummaries[L]>> {
+    const shared: SharedRead<TestsByRepository<ListSummaries[L]>> = this.#lists[list];
+    const { value, readAt, failure } = await shared.get(options);
+    const summary = value.byRepo.get(repositoryKey(repo));
+    if (summary !== undefined) return { summary, readAt, failure };
     if (!this.#names.hasNamed(repo)) {
       if (value.unresolved > 0) {
         throw new Error(
@@ -155,7 +184,7 @@ export class V2TestDirectory {
       }
       await this.#requireKnown(repo, options);
     }
-    return { tests: [], readAt, failure, metricsPeriod };
+    return { summary: value.none, readAt, failure };
   }
 
   /** Fails, naming the nearest repositories Trunk has, when Trunk does not know `repo`. */
@@ -180,7 +209,9 @@ export class V2TestDirectory {
     );
   }
 
-  #reader(list: ListName): (options: ReadOptions) => Promise<TestsByRepository> {
+  #reader<L extends ListName>(
+    list: L,
+  ): (options: ReadOptions) => Promise<TestsByRepository<ListSummaries[L]>> {
     return (options) => {
       // The flaky and broken tests carry their metrics at no extra call (reads.testMetricsPeriod).
       const period = this.#settings.reads?.testMetricsPeriod ?? 'off';
@@ -188,15 +219,19 @@ export class V2TestDirectory {
         list === 'unhealthy' && period !== 'off'
           ? { ...LISTS[list].filter, metricsPeriod: period }
           : LISTS[list].filter;
-      return this.#read(filter, LISTS[list].what, options);
+      return this.#read(filter, LISTS[list], options);
     };
   }
 
-  async #read(
+  /** The list read by `filter`, each repository's tests summarised: no parsed row outlives the read. */
+  async #read<S>(
     filter: V2TestFilter,
-    what: string,
+    {
+      what,
+      summarise,
+    }: { what: string; summarise: (tests: readonly V2Test[], read: ListRead) => S },
     options: ReadOptions,
-  ): Promise<TestsByRepository> {
+  ): Promise<TestsByRepository<S>> {
     const { lister, lookupsAtATime } = this.#settings;
     const tests = await lister.listTests(filter, what, options);
     const { unresolved } = await this.#names.resolve(
@@ -209,11 +244,18 @@ export class V2TestDirectory {
     if (withoutName > 0) {
       lister.reportAnomaly(V2_ENDPOINTS.listTests, 'unnamed_repository', withoutName);
     }
+    const read: ListRead = {
+      readAt: this.#now(),
+      metricsPeriod: filter.metricsPeriod,
+      unknownStatuses: (count) => {
+        lister.reportAnomaly(V2_ENDPOINTS.listTests, 'unknown_value', count);
+      },
+    };
     return {
-      byRepo,
+      byRepo: new Map(Array.from(byRepo, ([key, ofRepo]) => [key, summarise(ofRepo, read)])),
+      none: summarise([], read),
       names,
       unresolved: unresolved.size,
-      metricsPeriod: filter.metricsPeriod,
     };
   }
 }

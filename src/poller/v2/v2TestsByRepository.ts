@@ -1,18 +1,18 @@
 // One read of an organization-wide test list grouped by repository: each test under the name its
 // `repoId` was given, compared without regard to letter case.
 import { repositoryKey } from '../../config/repositoryKey.js';
-import type { V2Test, V2TestMetricsPeriod } from '../../trunk/v2Schemas.js';
+import type { V2Test } from '../../trunk/v2Schemas.js';
 
-/** One read of a test list, by repository. */
-export interface TestsByRepository {
+/** One read of a test list, each repository's tests summarised (`S`). */
+export interface TestsByRepository<S> {
   /** By repositoryKey of the repository's name. */
-  readonly byRepo: ReadonlyMap<string, readonly V2Test[]>;
+  readonly byRepo: ReadonlyMap<string, S>;
+  /** The summary of a repository without tests in the list. */
+  readonly none: S;
   /** The repositories with tests in the list, as Trunk spells their names. */
   readonly names: readonly string[];
   /** Ids whose lookup failed at this read: a repository not named yet may be one of them. */
   readonly unresolved: number;
-  /** The window of the tests' metrics; undefined when read without them. */
-  readonly metricsPeriod: V2TestMetricsPeriod | undefined;
 }
 
 /**
@@ -42,7 +42,7 @@ export function groupByRepository(
 }
 
 /** The repositories the reads name, each once however it is cased (the first spelling). */
-export function namesIn(reads: readonly TestsByRepository[]): string[] {
+export function namesIn(reads: readonly { readonly names: readonly string[] }[]): string[] {
   const names = new Map<string, string>();
   for (const name of reads.flatMap((read) => read.names)) {
     if (!names.has(repositoryKey(name))) names.set(repositoryKey(name), name);
