@@ -10,9 +10,11 @@ import {
   MAX_REASONS_PER_FAMILY,
   OTHER_REASON,
   UNKNOWN_REASON,
-  failureCounted,
+  unmetFailureIndex,
   type AskedWindow,
   type EntryHistory,
+  type FailureWitness,
+  type WitnessedFailure,
 } from '../snapshot/entryHistoryTypes.js';
 import type { FlowEvent } from '../snapshot/queueFlowTypes.js';
 import type { MergeQueueSnapshot } from '../snapshot/types.js';
@@ -133,17 +135,42 @@ export function foldAnswers(
   return { history: fold.result(asked, now), transitions: fold.transitions };
 }
 
-/** The history after a webhook event counted a failure of `prNumber` at `at`: its history will not. */
+/**
+ * The history after a webhook event told of a failure of `prNumber` at `at`: the history's count of
+ * it met, or the event's remembered so that its history will not count it.
+ */
 export function recordEventFailure(
   history: EntryHistory,
   prNumber: number,
   at: number,
   now: number,
 ): EntryHistory {
-  if (failureCounted(history, prNumber, at)) return history;
   const failures = new Map(history.failures);
-  failures.set(prNumber, [...(failures.get(prNumber) ?? []), at]);
+  meetFailure(failures, prNumber, at, 'event');
   return { ...history, failures: forgetOld(failures, now) };
+}
+
+/**
+ * Whether the failure of `prNumber` at `at` that witness `by` sees was counted by the other one,
+ * which it meets (neither counts it again); else it is remembered as `by`'s.
+ */
+function meetFailure(
+  failures: Map<number, readonly WitnessedFailure[]>,
+  prNumber: number,
+  at: number,
+  by: FailureWitness,
+): boolean {
+  const seen = failures.get(prNumber) ?? [];
+  const met = unmetFailureIndex(failures, prNumber, at, by);
+  if (met === -1) {
+    failures.set(prNumber, [...seen, { at, by }]);
+    return false;
+  }
+  failures.set(
+    prNumber,
+    seen.filter((_, index) => index !== met),
+  );
+  return true;
 }
 
 /** One fold's copies of the counts, and the transitions it found. */
@@ -153,7 +180,7 @@ class HistoryFold {
   readonly #cancelled: Map<string, number>;
   readonly #restarts: Map<string, number>;
   readonly #counted: Map<string, number>;
-  readonly #failures: Map<number, readonly number[]>;
+  readonly #failures: Map<number, readonly WitnessedFailure[]>;
   readonly #base: EntryHistory;
 
   constructor(base: EntryHistory) {
@@ -207,9 +234,7 @@ class HistoryFold {
   #countReason(prNumber: number, from: string, to: EntryTransition): void {
     const reason = to.reason ?? UNKNOWN_REASON;
     if (to.state === 'failed') {
-      if (failureCounted({ ...this.#base, failures: this.#failures }, prNumber, to.at)) return;
-      this.#failures.set(prNumber, [...(this.#failures.get(prNumber) ?? []), to.at]);
-      increment(this.#failed, reason);
+      if (!meetFailure(this.#failures, prNumber, to.at, 'history')) increment(this.#failed, reason);
     } else if (to.state === 'cancelled') {
       increment(this.#cancelled, reason);
     } else if (to.state === 'pending' && RESTARTED_FROM.has(from)) {
@@ -269,12 +294,12 @@ function labelsIn(counts: ReadonlyMap<string, number>): number {
 
 /** The failures younger than ENTRY_HISTORY_KEEP_SECONDS, at most MAX_COUNTED_TRANSITIONS pull requests. */
 function forgetOld(
-  failures: ReadonlyMap<number, readonly number[]>,
+  failures: ReadonlyMap<number, readonly WitnessedFailure[]>,
   now: number,
-): Map<number, readonly number[]> {
-  const kept = new Map<number, readonly number[]>();
-  for (const [prNumber, times] of failures) {
-    const recent = times.filter((at) => now - at <= ENTRY_HISTORY_KEEP_SECONDS);
+): Map<number, readonly WitnessedFailure[]> {
+  const kept = new Map<number, readonly WitnessedFailure[]>();
+  for (const [prNumber, seen] of failures) {
+    const recent = seen.filter(({ at }) => now - at <= ENTRY_HISTORY_KEEP_SECONDS);
     if (recent.length > 0) kept.set(prNumber, recent);
   }
   for (const key of kept.keys()) {
