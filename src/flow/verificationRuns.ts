@@ -2,10 +2,10 @@
 // once by id however the reads overlap, and when the next read is due and where it starts.
 import { emptyHistogram, observe, type HistogramCounts } from '../snapshot/histogram.js';
 import { TESTING_DURATION_BUCKETS_SECONDS } from '../snapshot/testingAttemptTypes.js';
+import { EMPTY_TOP_LABELS, type TopLabels } from '../snapshot/topLabelTypes.js';
 import {
   BATCH_SIZE_BUCKETS,
-  MAX_CHECK_LABELS,
-  OTHER_CHECK,
+  CHECK_LABEL_LIMITS,
   UNKNOWN_RUN_STATUS,
   runSeriesKey,
   type ConcludedRunSeries,
@@ -19,6 +19,7 @@ import {
   V2_RUN_STATUSES,
   type V2VerificationRun,
 } from '../trunk/v2VerificationRunSchemas.js';
+import { countTopLabel } from './topLabels.js';
 
 /**
  * How far back (Trunk's clock) a read reaches before the run it is anchored on: a run Trunk
@@ -49,7 +50,7 @@ export function startVerificationRuns(
   createdAfter: number,
   batching: boolean,
 ): VerificationRuns {
-  const counts = { concluded: new Map(), batchSizes: new Map(), checkFailures: new Map() };
+  const counts = { concluded: new Map(), batchSizes: new Map(), checkFailures: EMPTY_TOP_LABELS };
   return {
     counts: withKnownRunSeries(counts, batching),
     reads: {
@@ -215,13 +216,9 @@ function countRun(
 /**
  * The check failures with those of one failed run: each required check ("A check in `checks` is
  * required iff its `name` is in this list") that concluded `failure` or `timeout`, once per run
- * however many checks of that name it lists. The first MAX_CHECK_LABELS names keep their label, so
- * a counter never moves to OTHER_CHECK once it has one.
+ * however many checks of that name it lists, under the names that failed runs most often.
  */
-function withCheckFailures(
-  failures: ReadonlyMap<string, number>,
-  row: V2VerificationRun,
-): ReadonlyMap<string, number> {
+function withCheckFailures(failures: TopLabels, row: V2VerificationRun): TopLabels {
   const required = new Set(row.requiredStatuses);
   const failed = new Set(
     row.checks
@@ -231,12 +228,9 @@ function withCheckFailures(
       )
       .map(({ name }) => name),
   );
-  if (failed.size === 0) return failures;
-  const next = new Map(failures);
-  for (const name of failed) {
-    const named = next.has(name) || next.size - (next.has(OTHER_CHECK) ? 1 : 0) < MAX_CHECK_LABELS;
-    const label = named ? name : OTHER_CHECK;
-    next.set(label, (next.get(label) ?? 0) + 1);
-  }
+  // The run concluded when it was last updated ("approximates when it concluded"); read before.
+  const at = exportableSeconds(row.updatedAt) ?? 0;
+  let next = failures;
+  for (const name of failed) next = countTopLabel(next, name, at, CHECK_LABEL_LIMITS);
   return next;
 }
