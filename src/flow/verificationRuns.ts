@@ -176,14 +176,18 @@ export function verificationRunReadFailed(
   return { ...runs, reads: { ...runs.reads, failed: true, hidden } };
 }
 
-/** Each run once: a walk over a moving list may list it twice, and a concluded row is the later. */
+/**
+ * Each run once, oldest first (the list is newest first): a walk over a moving list may list it
+ * twice, and a concluded row is the later. Oldest first, of two check names failing as often the
+ * one that failed first keeps its label.
+ */
 function latestRows(rows: readonly V2VerificationRun[]): V2VerificationRun[] {
   const byId = new Map<string, V2VerificationRun>();
   for (const row of rows) {
     const kept = byId.get(row.id);
     if (kept === undefined || kept.status === V2_RUN_IN_PROGRESS) byId.set(row.id, row);
   }
-  return [...byId.values()];
+  return [...byId.values()].reverse();
 }
 
 /** The counts with one more concluded run that took `seconds` (updatedAt − createdAt). */
