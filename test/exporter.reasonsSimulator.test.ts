@@ -78,6 +78,8 @@ function pageCounts(samples: readonly Sample[], queues: readonly string[]): Coun
  */
 function worldCounts(world: SimulatorWorld, listed: ReadonlyMap<SimulatedPullRequest, number[]>) {
   const counts: Counts = {};
+  /** The states restarts came from. */
+  const restartedFrom = new Set<string>();
   for (const { repository, model } of world.mergeQueues) {
     const entry = { failed: {}, cancelled: {}, restarts: {}, checks: {} };
     counts[`${repositoryKey(repository)} ${model.branch}`] = entry;
@@ -96,7 +98,10 @@ function worldCounts(world: SimulatorWorld, listed: ReadonlyMap<SimulatedPullReq
         const reason = to.reason ?? 'unknown';
         if (to.state === 'failed') add(entry.failed, reason);
         if (to.state === 'cancelled') add(entry.cancelled, reason);
-        if (to.state === 'pending' && RESTARTED_FROM.has(from.state)) add(entry.restarts, reason);
+        if (to.state === 'pending' && RESTARTED_FROM.has(from.state)) {
+          add(entry.restarts, reason);
+          restartedFrom.add(from.state);
+        }
       }
     }
     for (const run of model.verificationRuns.runs) {
@@ -106,7 +111,7 @@ function worldCounts(world: SimulatorWorld, listed: ReadonlyMap<SimulatedPullReq
       }
     }
   }
-  return counts;
+  return { counts, restartedFrom };
 }
 
 /** Until every queue had a poll that began after now: the one after a poll that ended after now. */
@@ -135,7 +140,8 @@ async function pollAfterNow(exporter: ExporterUnderTest, queues: readonly string
 describe('reasons, restarts and failing checks against the simulator', () => {
   it('equal what each queue of the world recorded that the exporter could see', async () => {
     vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true, now: START_TIME * 1000 });
-    const { world } = createDemoWorld(11, START_TIME);
+    // Seed 3: among its restarts, retests of entries whose failure an entry ahead caused.
+    const { world } = createDemoWorld(3, START_TIME);
     const { simulator } = await startTestSimulator({ world, token: 'unused', apiKey: API_KEY });
     const exporter = await startTestExporter(
       configYaml({
@@ -166,7 +172,7 @@ describe('reasons, restarts and failing checks against the simulator', () => {
       await pollAfterNow(exporter, queues);
       list();
     }
-    const truth = worldCounts(world, listed);
+    const { counts: truth, restartedFrom } = worldCounts(world, listed);
     // A reason shows one to two history reads after the poll that saw its change.
     const page = await exporter
       .waitFor(
@@ -186,6 +192,7 @@ describe('reasons, restarts and failing checks against the simulator', () => {
       expect.arrayContaining(['MANUAL_PUSH_TO_TARGET_BRANCH', 'PREREQUISITE_MERGE_ITEM_FAILED']),
     );
     expect(all('restarts').size).toBeGreaterThanOrEqual(3);
+    expect([...restartedFrom].sort()).toEqual(['pending_failure', 'testing']);
     expect(all('cancelled').size).toBeGreaterThanOrEqual(1);
     expect(truth['github.com/acme/api main']?.checks.e2e).toBeGreaterThanOrEqual(2);
     expect(all('checks').size).toBeGreaterThanOrEqual(2);
