@@ -27,7 +27,7 @@ import {
   startTestExporter,
   type ExporterUnderTest,
 } from './support/exporterHarness.js';
-import { startTestSimulator } from './support/simulator.js';
+import { startTestSimulator, v2QueueIds } from './support/simulator.js';
 
 const API_KEY = 'trunk_v2_reasons-truth-key';
 const START_TIME = 1_795_860_990;
@@ -197,18 +197,7 @@ describe('reasons, restarts and failing checks against the simulator', () => {
     expect(truth['github.com/acme/api main']?.checks.e2e).toBeGreaterThanOrEqual(2);
     expect(all('checks').size).toBeGreaterThanOrEqual(2);
     // Failed runs whose optional checks failed too, which count nothing.
-    const queueIds = new Map(
-      (
-        (await (
-          await fetch(`${simulator.origin}/v2/merge-queues?limit=100`, {
-            headers: { authorization: `Bearer ${API_KEY}` },
-          })
-        ).json()) as { data: { id: string; repositoryUrl: string; targetBranch: string }[] }
-      ).data.map((queue) => [
-        `${queue.repositoryUrl.replace('https://', '')} ${queue.targetBranch}`,
-        queue.id,
-      ]),
-    );
+    const queueIds = await v2QueueIds(simulator, API_KEY);
     const optionalFailures = world.mergeQueues.flatMap(({ repository, model }) =>
       model.verificationRuns.runs
         .filter((run) => run.status === 'failed' && run.updatedAt > START_TIME)
