@@ -62,15 +62,15 @@ function increment(series: Map<string, number>, label: string): void {
 
 /** `value` gets a series: from where it stopped, else from 0. */
 function name(tally: Map<string, LabelTally>, series: Map<string, number>, value: string): void {
-  const { stoppedAt, ...kept } = tally.get(value) ?? { count: 0, lastAt: 0 };
+  const { stoppedCount, ...kept } = tally.get(value) ?? { count: 0, lastAt: 0 };
   tally.set(value, kept);
-  series.set(value, stoppedAt ?? 0);
+  series.set(value, stoppedCount ?? 0);
 }
 
 /** `value` loses its series; the tally remembers where it stopped. */
 function stop(tally: Map<string, LabelTally>, series: Map<string, number>, value: string): void {
   const entry = tally.get(value);
-  if (entry !== undefined) tally.set(value, { ...entry, stoppedAt: series.get(value) ?? 0 });
+  if (entry !== undefined) tally.set(value, { ...entry, stoppedCount: series.get(value) ?? 0 });
   series.delete(value);
 }
 

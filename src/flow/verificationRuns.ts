@@ -232,7 +232,7 @@ function withCheckFailures(failures: TopLabels, row: V2VerificationRun): TopLabe
       )
       .map(({ name }) => name),
   );
-  // The run concluded when it was last updated ("approximates when it concluded"); read before.
+  // When the run concluded ("approximates when it concluded"): only rows with one are counted.
   const at = exportableSeconds(row.updatedAt) ?? 0;
   let next = failures;
   for (const name of failed) next = countTopLabel(next, name, at, CHECK_LABEL_LIMITS);

@@ -99,8 +99,9 @@ export const EMPTY_ENTRY_HISTORY: EntryHistory = Object.freeze({
 });
 
 /**
- * The index among `prNumber`'s failures of one the witness other than `by` counted at about `at`
- * (unix seconds) and `by` has not met, or -1: that failure is the one `by` sees now.
+ * The index among `prNumber`'s failures of the one the witness other than `by` counted closest to
+ * `at` (unix seconds, at most SAME_FAILURE_SECONDS away) and `by` has not met, or -1: that failure
+ * is the one `by` sees now.
  */
 export function unmetFailureIndex(
   failures: EntryHistory['failures'] | undefined,
@@ -108,11 +109,15 @@ export function unmetFailureIndex(
   at: number,
   by: FailureWitness,
 ): number {
-  return (
-    failures
-      ?.get(prNumber)
-      ?.findIndex((seen) => seen.by !== by && Math.abs(seen.at - at) <= SAME_FAILURE_SECONDS) ?? -1
-  );
+  let closest = -1;
+  let distance = SAME_FAILURE_SECONDS;
+  for (const [index, seen] of (failures?.get(prNumber) ?? []).entries()) {
+    if (seen.by !== by && Math.abs(seen.at - at) <= distance) {
+      closest = index;
+      distance = Math.abs(seen.at - at);
+    }
+  }
+  return closest;
 }
 
 /** Whether the witness other than `by` already counted the failure of `prNumber` at about `at`. */

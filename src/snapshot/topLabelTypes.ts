@@ -22,7 +22,7 @@ export interface LabelTally {
   /** Unix seconds (the exporter's clock) of its latest count. */
   readonly lastAt: number;
   /** Where its series stopped when it lost its place: it continues from there if named again. */
-  readonly stoppedAt?: number;
+  readonly stoppedCount?: number;
 }
 
 /** Counts by label value: a tally ranks the values, the series are what the page shows. */
