@@ -10,16 +10,15 @@ import {
   MAX_REASONS_PER_FAMILY,
   OTHER_REASON,
   UNKNOWN_REASON,
-  unmetFailureIndex,
   type AskedWindow,
   type EntryHistory,
-  type FailureWitness,
   type WitnessedFailure,
 } from '../snapshot/entryHistoryTypes.js';
 import type { FlowEvent } from '../snapshot/queueFlowTypes.js';
 import type { MergeQueueSnapshot } from '../snapshot/types.js';
 import type { EntryTransition } from '../trunk/v2EntryHistorySchemas.js';
 import { v1Value } from '../trunk/v2Vocabulary.js';
+import { forgetOldFailures, meetFailure } from './failureWitnesses.js';
 
 /** The states a restart sends an entry back to `pending` from, in v2's spelling. */
 const RESTARTED_FROM: ReadonlySet<string> = new Set(['testing', 'testsPassed', 'pendingFailure']);
@@ -135,44 +134,6 @@ export function foldAnswers(
   return { history: fold.result(asked, now), transitions: fold.transitions };
 }
 
-/**
- * The history after a webhook event told of a failure of `prNumber` at `at`: the history's count of
- * it met, or the event's remembered so that its history will not count it.
- */
-export function recordEventFailure(
-  history: EntryHistory,
-  prNumber: number,
-  at: number,
-  now: number,
-): EntryHistory {
-  const failures = new Map(history.failures);
-  meetFailure(failures, prNumber, at, 'event');
-  return { ...history, failures: forgetOld(failures, now) };
-}
-
-/**
- * Whether the failure of `prNumber` at `at` that witness `by` sees was counted by the other one,
- * which it meets (neither counts it again); else it is remembered as `by`'s.
- */
-function meetFailure(
-  failures: Map<number, readonly WitnessedFailure[]>,
-  prNumber: number,
-  at: number,
-  by: FailureWitness,
-): boolean {
-  const seen = failures.get(prNumber) ?? [];
-  const met = unmetFailureIndex(failures, prNumber, at, by);
-  if (met === -1) {
-    failures.set(prNumber, [...seen, { at, by }]);
-    return false;
-  }
-  failures.set(
-    prNumber,
-    seen.filter((_, index) => index !== met),
-  );
-  return true;
-}
-
 /** One fold's copies of the counts, and the transitions it found. */
 class HistoryFold {
   readonly transitions: FlowEvent[] = [];
@@ -227,7 +188,7 @@ class HistoryFold {
       restarts: this.#restarts,
       asked,
       counted,
-      failures: forgetOld(this.#failures, now),
+      failures: forgetOldFailures(this.#failures, now),
     };
   }
 
@@ -290,21 +251,4 @@ function increment(counts: Map<string, number>, reason: string): void {
 
 function labelsIn(counts: ReadonlyMap<string, number>): number {
   return counts.size - (counts.has(OTHER_REASON) ? 1 : 0);
-}
-
-/** The failures younger than ENTRY_HISTORY_KEEP_SECONDS, at most MAX_COUNTED_TRANSITIONS pull requests. */
-function forgetOld(
-  failures: ReadonlyMap<number, readonly WitnessedFailure[]>,
-  now: number,
-): Map<number, readonly WitnessedFailure[]> {
-  const kept = new Map<number, readonly WitnessedFailure[]>();
-  for (const [prNumber, seen] of failures) {
-    const recent = seen.filter(({ at }) => now - at <= ENTRY_HISTORY_KEEP_SECONDS);
-    if (recent.length > 0) kept.set(prNumber, recent);
-  }
-  for (const key of kept.keys()) {
-    if (kept.size <= MAX_COUNTED_TRANSITIONS) break;
-    kept.delete(key);
-  }
-  return kept;
 }

@@ -4,7 +4,7 @@
 import type { QueueFlow } from '../snapshot/queueFlowTypes.js';
 import type { PullRequestQueueEvent, WebhookExitSettings } from '../snapshot/prStayTypes.js';
 import type { MergeQueueEvent } from '../trunk/webhookEvents.js';
-import { recordEventFailure } from './entryHistory.js';
+import { recordEventFailure } from './failureWitnesses.js';
 import { recordQueueEvent } from './queueFlow.js';
 
 /** The ledger's reading of an event, or undefined when it says nothing about a stay. */

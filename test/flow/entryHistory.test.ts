@@ -11,9 +11,9 @@ import {
   askWindows,
   changedWindows,
   foldAnswers,
-  recordEventFailure,
   type AnsweredTimeline,
 } from '../../src/flow/entryHistory.js';
+import { recordEventFailure } from '../../src/flow/failureWitnesses.js';
 import {
   EMPTY_ENTRY_HISTORY,
   failureCounted,
