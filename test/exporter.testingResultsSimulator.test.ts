@@ -9,7 +9,7 @@ import { repositoryKey } from '../src/simulator/repositories.js';
 import { createDemoWorld } from '../src/demo/demo.js';
 import { select, type Sample } from './support/exposition.js';
 import { configYaml, startTestExporter } from './support/exporterHarness.js';
-import { startTestSimulator } from './support/simulator.js';
+import { startTestSimulator, v2QueueIds } from './support/simulator.js';
 
 const API_KEY = 'trunk_v2_testing-truth-key';
 const DURATION = 'trunk_merge_queue_testing_duration_seconds';
@@ -61,18 +61,7 @@ describe('testing attempts against the simulator', () => {
       'every queue read once',
     );
     // The world stands still until the first polls are done; then an hour of it at once.
-    const queueIds = new Map(
-      (
-        (await (
-          await fetch(`${simulator.origin}/v2/merge-queues?limit=100`, {
-            headers: { authorization: `Bearer ${API_KEY}` },
-          })
-        ).json()) as { data: { id: string; repositoryUrl: string; targetBranch: string }[] }
-      ).data.map((queue) => [
-        `${queue.repositoryUrl.replace('https://', '')}@${queue.targetBranch}`,
-        queue.id,
-      ]),
-    );
+    const queueIds = await v2QueueIds(simulator, API_KEY);
     /**
      * What each queue's model did after the first poll, in its own terms: each attempt it recorded
      * (a row of "one pull request's stretch of testing"), under its outcome unless the simulator
@@ -82,7 +71,7 @@ describe('testing attempts against the simulator', () => {
     const truth = () =>
       world.mergeQueues.map(({ repository, model }) => {
         const repo = repositoryKey(repository);
-        const queueId = queueIds.get(`${repo}@${model.branch}`) ?? '';
+        const queueId = queueIds.get(`${repo} ${model.branch}`) ?? '';
         const series: QueueTally['series'] = {};
         const splitBatches = new Set<number>();
         for (const attempt of model.testing.attempts) {

@@ -10,14 +10,15 @@ import {
   MAX_REASONS_PER_FAMILY,
   OTHER_REASON,
   UNKNOWN_REASON,
-  failureCounted,
   type AskedWindow,
   type EntryHistory,
+  type WitnessedFailure,
 } from '../snapshot/entryHistoryTypes.js';
 import type { FlowEvent } from '../snapshot/queueFlowTypes.js';
 import type { MergeQueueSnapshot } from '../snapshot/types.js';
 import type { EntryTransition } from '../trunk/v2EntryHistorySchemas.js';
 import { v1Value } from '../trunk/v2Vocabulary.js';
+import { forgetOldFailures, meetFailure } from './failureWitnesses.js';
 
 /** The states a restart sends an entry back to `pending` from, in v2's spelling. */
 const RESTARTED_FROM: ReadonlySet<string> = new Set(['testing', 'testsPassed', 'pendingFailure']);
@@ -133,19 +134,6 @@ export function foldAnswers(
   return { history: fold.result(asked, now), transitions: fold.transitions };
 }
 
-/** The history after a webhook event counted a failure of `prNumber` at `at`: its history will not. */
-export function recordEventFailure(
-  history: EntryHistory,
-  prNumber: number,
-  at: number,
-  now: number,
-): EntryHistory {
-  if (failureCounted(history, prNumber, at)) return history;
-  const failures = new Map(history.failures);
-  failures.set(prNumber, [...(failures.get(prNumber) ?? []), at]);
-  return { ...history, failures: forgetOld(failures, now) };
-}
-
 /** One fold's copies of the counts, and the transitions it found. */
 class HistoryFold {
   readonly transitions: FlowEvent[] = [];
@@ -153,7 +141,7 @@ class HistoryFold {
   readonly #cancelled: Map<string, number>;
   readonly #restarts: Map<string, number>;
   readonly #counted: Map<string, number>;
-  readonly #failures: Map<number, readonly number[]>;
+  readonly #failures: Map<number, readonly WitnessedFailure[]>;
   readonly #base: EntryHistory;
 
   constructor(base: EntryHistory) {
@@ -200,16 +188,14 @@ class HistoryFold {
       restarts: this.#restarts,
       asked,
       counted,
-      failures: forgetOld(this.#failures, now),
+      failures: forgetOldFailures(this.#failures, now),
     };
   }
 
   #countReason(prNumber: number, from: string, to: EntryTransition): void {
     const reason = to.reason ?? UNKNOWN_REASON;
     if (to.state === 'failed') {
-      if (failureCounted({ ...this.#base, failures: this.#failures }, prNumber, to.at)) return;
-      this.#failures.set(prNumber, [...(this.#failures.get(prNumber) ?? []), to.at]);
-      increment(this.#failed, reason);
+      if (!meetFailure(this.#failures, prNumber, to.at, 'history')) increment(this.#failed, reason);
     } else if (to.state === 'cancelled') {
       increment(this.#cancelled, reason);
     } else if (to.state === 'pending' && RESTARTED_FROM.has(from)) {
@@ -265,21 +251,4 @@ function increment(counts: Map<string, number>, reason: string): void {
 
 function labelsIn(counts: ReadonlyMap<string, number>): number {
   return counts.size - (counts.has(OTHER_REASON) ? 1 : 0);
-}
-
-/** The failures younger than ENTRY_HISTORY_KEEP_SECONDS, at most MAX_COUNTED_TRANSITIONS pull requests. */
-function forgetOld(
-  failures: ReadonlyMap<number, readonly number[]>,
-  now: number,
-): Map<number, readonly number[]> {
-  const kept = new Map<number, readonly number[]>();
-  for (const [prNumber, times] of failures) {
-    const recent = times.filter((at) => now - at <= ENTRY_HISTORY_KEEP_SECONDS);
-    if (recent.length > 0) kept.set(prNumber, recent);
-  }
-  for (const key of kept.keys()) {
-    if (kept.size <= MAX_COUNTED_TRANSITIONS) break;
-    kept.delete(key);
-  }
-  return kept;
 }

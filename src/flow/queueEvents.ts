@@ -4,7 +4,7 @@
 import type { QueueFlow } from '../snapshot/queueFlowTypes.js';
 import type { PullRequestQueueEvent, WebhookExitSettings } from '../snapshot/prStayTypes.js';
 import type { MergeQueueEvent } from '../trunk/webhookEvents.js';
-import { recordEventFailure } from './entryHistory.js';
+import { recordEventFailure } from './failureWitnesses.js';
 import { recordQueueEvent } from './queueFlow.js';
 
 /** The ledger's reading of an event, or undefined when it says nothing about a stay. */
@@ -41,7 +41,8 @@ export function applyMergeQueueEvent(
   const queueEvent = pullRequestQueueEvent(event);
   if (queueEvent === undefined) return flow;
   const recorded = recordQueueEvent(flow, queueEvent, receivedAt, settings);
-  // The failure's reason is counted from the event (webhookCounting.ts): its history will not count it.
+  // The failure's reason is counted from the event (webhookCounting.ts) unless its history counted
+  // it first: either way the two have met, and neither counts it again.
   if (queueEvent.kind !== 'exit' || queueEvent.outcome !== 'failed') return recorded;
   const { entryHistory } = recorded;
   if (entryHistory === undefined) return recorded;

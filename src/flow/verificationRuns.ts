@@ -2,10 +2,10 @@
 // once by id however the reads overlap, and when the next read is due and where it starts.
 import { emptyHistogram, observe, type HistogramCounts } from '../snapshot/histogram.js';
 import { TESTING_DURATION_BUCKETS_SECONDS } from '../snapshot/testingAttemptTypes.js';
+import { EMPTY_TOP_LABELS, type TopLabels } from '../snapshot/topLabelTypes.js';
 import {
   BATCH_SIZE_BUCKETS,
-  MAX_CHECK_LABELS,
-  OTHER_CHECK,
+  CHECK_LABEL_LIMITS,
   UNKNOWN_RUN_STATUS,
   runSeriesKey,
   type ConcludedRunSeries,
@@ -19,6 +19,7 @@ import {
   V2_RUN_STATUSES,
   type V2VerificationRun,
 } from '../trunk/v2VerificationRunSchemas.js';
+import { countTopLabel } from './topLabels.js';
 
 /**
  * How far back (Trunk's clock) a read reaches before the run it is anchored on: a run Trunk
@@ -57,7 +58,7 @@ export function startVerificationRuns(
   createdAfter: number,
   batching: boolean,
 ): VerificationRuns {
-  const counts = { concluded: new Map(), batchSizes: new Map(), checkFailures: new Map() };
+  const counts = { concluded: new Map(), batchSizes: new Map(), checkFailures: EMPTY_TOP_LABELS };
   return {
     counts: withKnownRunSeries(counts, batching),
     reads: {
@@ -196,14 +197,18 @@ function forgottenUpTo(seen: ReadonlyMap<string, number>): number {
   return [...seen.values()].sort((a, b) => b - a)[MAX_SEEN_RUNS] ?? -Infinity;
 }
 
-/** Each run once: a walk over a moving list may list it twice, and a concluded row is the later. */
+/**
+ * Each run once, oldest first (the list is newest first): a walk over a moving list may list it
+ * twice, and a concluded row is the later. Oldest first, of two check names failing as often the
+ * one that failed first keeps its label.
+ */
 function latestRows(rows: readonly V2VerificationRun[]): V2VerificationRun[] {
   const byId = new Map<string, V2VerificationRun>();
   for (const row of rows) {
     const kept = byId.get(row.id);
     if (kept === undefined || kept.status === V2_RUN_IN_PROGRESS) byId.set(row.id, row);
   }
-  return [...byId.values()];
+  return [...byId.values()].reverse();
 }
 
 /** The counts with one more concluded run that took `seconds` (updatedAt − createdAt). */
@@ -236,13 +241,9 @@ function countRun(
 /**
  * The check failures with those of one failed run: each required check ("A check in `checks` is
  * required iff its `name` is in this list") that concluded `failure` or `timeout`, once per run
- * however many checks of that name it lists. The first MAX_CHECK_LABELS names keep their label, so
- * a counter never moves to OTHER_CHECK once it has one.
+ * however many checks of that name it lists, under the names that failed runs most often.
  */
-function withCheckFailures(
-  failures: ReadonlyMap<string, number>,
-  row: V2VerificationRun,
-): ReadonlyMap<string, number> {
+function withCheckFailures(failures: TopLabels, row: V2VerificationRun): TopLabels {
   const required = new Set(row.requiredStatuses);
   const failed = new Set(
     row.checks
@@ -252,12 +253,9 @@ function withCheckFailures(
       )
       .map(({ name }) => name),
   );
-  if (failed.size === 0) return failures;
-  const next = new Map(failures);
-  for (const name of failed) {
-    const named = next.has(name) || next.size - (next.has(OTHER_CHECK) ? 1 : 0) < MAX_CHECK_LABELS;
-    const label = named ? name : OTHER_CHECK;
-    next.set(label, (next.get(label) ?? 0) + 1);
-  }
+  // When the run concluded ("approximates when it concluded"): only rows with one are counted.
+  const at = exportableSeconds(row.updatedAt) ?? 0;
+  let next = failures;
+  for (const name of failed) next = countTopLabel(next, name, at, CHECK_LABEL_LIMITS);
   return next;
 }

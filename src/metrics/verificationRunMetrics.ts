@@ -3,9 +3,9 @@
 // required checks that failed runs. Absent for a queue read through API v1, which has no such read.
 import type { HistogramCounts } from '../snapshot/histogram.js';
 import type { TargetStatus } from '../snapshot/types.js';
+import { OTHER_LABEL } from '../snapshot/topLabelTypes.js';
 import {
-  MAX_CHECK_LABELS,
-  OTHER_CHECK,
+  CHECK_LABEL_LIMITS,
   UNKNOWN_RUN_STATUS,
   type VerificationRuns,
 } from '../snapshot/verificationRunTypes.js';
@@ -118,14 +118,17 @@ export const VERIFICATION_RUN_FAMILIES: readonly PerTargetFamily[] = [
     name: fqName(NAMESPACE, SUBSYSTEM, 'check_failures', 'total'),
     help: () =>
       'Failed verification runs per required check that failed them: each check named in the ' +
-      "run's requiredStatuses that concluded failure or timeout, once per run. The first " +
-      `${String(MAX_CHECK_LABELS)} check names a queue fails on keep their own series; later ones count ` +
-      `under check="${OTHER_CHECK}". A series appears with its first failure. ${READ_FROM}.`,
+      "run's requiredStatuses that concluded failure or timeout, once per run. The " +
+      `${String(CHECK_LABEL_LIMITS.named)} check names that failed a queue's runs most often keep ` +
+      `their own series, the rest count under check="${OTHER_LABEL}": a name takes the place of the ` +
+      'least frequent only once it failed strictly more often, and counts from then on; one that ' +
+      `loses its place (or fails no run for ${String(CHECK_LABEL_LIMITS.forgetAfterSeconds / 86_400)} ` +
+      `days) stops its series, so no series goes down. A series appears with its first failure. ${READ_FROM}.`,
     type: 'counter',
     labelNames: ['repo', 'branch', 'check'],
     scope: 'target',
     samples: ofRuns((runs, repo, branch) =>
-      Array.from(runs.counts.checkFailures, ([check, value]) => ({
+      Array.from(runs.counts.checkFailures.series, ([check, value]) => ({
         labels: [repo, branch, check],
         value,
       })),

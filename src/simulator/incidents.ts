@@ -85,9 +85,8 @@ export const DEMO_INCIDENTS: readonly ScriptedIncident[] = [
     startsAfterSeconds: 120,
     lastsSeconds: 60,
     alert: 'TrunkMergeQueueFailureRatioHigh',
-    // They fail before any run starts: a merge conflict in the queue-entry history
-    // (START_TEST_RUN_MERGE_CONFLICT), six an incident, where the history sees them before their
-    // webhooks (which give the reason of a failed run).
+    // They fail before any run starts: a merge conflict (START_TEST_RUN_MERGE_CONFLICT), six an
+    // incident, the reason their queue-entry history and their webhooks both give.
     alsoDrives: ['TrunkMergeQueueMergeConflicts'],
   },
   {

@@ -1,13 +1,15 @@
 // World events as the webhook bodies Trunk sends through Svix, shaped after the examples of Svix's
 // event catalog for trunk.io and Trunk's Merge Queue and Flaky Tests webhook pages: the fields the
 // exporter reads plus the usual company, so a receiver sees what a real one would.
-import type { PullRequestState, SimulatedPullRequest } from './pullRequest.js';
+import type { PullRequestState } from './pullRequest.js';
 import type { QuarantineChange, QuarantineStatus } from './quarantineModel.js';
 import { stableUuid, unitHash } from './random.js';
 import { repositoryKey, SIMULATOR_ORG_SLUG, type SimulatedRepository } from './repositories.js';
 import { isoTimestamp } from './responses.js';
 import type { SimulatedTest } from './testCollectionModel.js';
 import type { WorldEvent } from './worldEvents.js';
+
+type PullRequestEvent = Extract<WorldEvent, { kind: 'pull_request' }>;
 
 /** What a webhook says of a test, quarantined or not. */
 type WebhookTest = Pick<
@@ -59,16 +61,7 @@ export function webhookPayloads(event: WorldEvent): WebhookPayload[] {
     case 'pull_request': {
       const action = pullRequestAction(event.from, event.pr.state);
       if (action === undefined) return [];
-      return [
-        pullRequestPayload(
-          event.repository,
-          event.branch,
-          event.batched,
-          event.pr,
-          action,
-          event.at,
-        ),
-      ];
+      return [pullRequestPayload(event, action)];
     }
     case 'quarantine':
       return quarantinePayloads(event.repository, event.change);
@@ -84,13 +77,13 @@ export function webhookPayloads(event: WorldEvent): WebhookPayload[] {
   }
 }
 
+/**
+ * A pull_request.* event. A failure or cancellation gives the reason the queue-entry history
+ * records for it (none when the history has none), so the two witnesses of one change agree.
+ */
 function pullRequestPayload(
-  repository: SimulatedRepository,
-  branch: string,
-  batched: boolean,
-  pr: SimulatedPullRequest,
+  { repository, branch, batched, pr, reason, at }: PullRequestEvent,
   action: string,
-  at: number,
 ): WebhookPayload {
   const type = `pull_request.${action}`;
   return {
@@ -106,8 +99,8 @@ function pullRequestPayload(
       target_branch: branch,
       timestamp: isoTimestamp(at),
       type,
-      ...(action === 'failed' ? { failure_reason: pr.failureReason } : {}),
-      ...(action === 'canceled' ? { cancellation_reason: 'USER_REQUESTED' } : {}),
+      ...(action === 'failed' && reason !== null ? { failure_reason: reason } : {}),
+      ...(action === 'canceled' && reason !== null ? { cancellation_reason: reason } : {}),
     },
   };
 }

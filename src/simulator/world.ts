@@ -185,8 +185,11 @@ export function createSimulatorWorld(options: SimulatorWorldOptions): SimulatorW
           notReadyTimeoutMinutes: drawV2QueueFacts(seed, `${key}:${branch}`).notReadyTimeoutMinutes,
           onChange: (pr, from, at) => {
             emit(() => {
-              const batched = queues.get(branch)?.settings.batch ?? false;
-              return { kind: 'pull_request', repository, branch, batched, pr, from, at };
+              const queue = queues.get(branch);
+              const batched = queue?.settings.batch ?? false;
+              // The change was recorded before it was told: its transition is the latest.
+              const reason = queue?.entries.timeline(pr.id)?.transitions.at(-1)?.reason ?? null;
+              return { kind: 'pull_request', repository, branch, batched, pr, from, reason, at };
             });
           },
         }),

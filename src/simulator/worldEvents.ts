@@ -1,6 +1,7 @@
 // What happens in the simulated world that Trunk would announce by webhook: a pull request changing
 // state in a merge queue, a quarantined test changing status or setting, another test's status. Told as it happens, during
 // the world's advance(); a listener reads what it needs at once, since the models move on.
+import type { TransitionReason } from './entryHistory.js';
 import type { PullRequestState, SimulatedPullRequest } from './pullRequest.js';
 import type { QuarantineChange } from './quarantineModel.js';
 import type { SimulatedRepository } from './repositories.js';
@@ -17,6 +18,8 @@ export type WorldEvent =
       readonly pr: SimulatedPullRequest;
       /** The state it left; undefined for a submission. */
       readonly from: PullRequestState | undefined;
+      /** The reason its queue-entry history records for the change: both views tell one model. */
+      readonly reason: TransitionReason | null;
       readonly at: number;
     }
   | {

@@ -52,6 +52,16 @@ export interface AskedWindow {
   readonly until: number | undefined;
 }
 
+/** The two witnesses of a failure: its `pull_request.failed` webhook event, its queue-entry history. */
+export type FailureWitness = 'event' | 'history';
+
+/** A failure one witness counted. */
+export interface WitnessedFailure {
+  /** Unix seconds: the event's timestamp (or receipt), or the transition's changedAt. */
+  readonly at: number;
+  readonly by: FailureWitness;
+}
+
 /** A queue's counts from the queue-entry histories of its pull requests, and what they remember. */
 export interface EntryHistory {
   /** Failures the history counted and no webhook event had, by reason (capped). */
@@ -64,8 +74,12 @@ export interface EntryHistory {
   readonly asked: ReadonlyMap<string, readonly AskedWindow[]>;
   /** Transitions counted, by transitionIdentity(), with when they happened: none counts twice. */
   readonly counted: ReadonlyMap<string, number>;
-  /** Failures counted by either witness, by pull request number: when each happened. */
-  readonly failures: ReadonlyMap<number, readonly number[]>;
+  /**
+   * Failures one witness counted that the other has not met yet, by pull request number: a
+   * failure either sees counts once, and two failures of one pull request count twice however
+   * close together (an eviction loop fails it again within two minutes).
+   */
+  readonly failures: ReadonlyMap<number, readonly WitnessedFailure[]>;
   /**
    * False while the organization's history reads have failed for longer than
    * `polling.staleAfterSeconds`: the history's families are hidden, the rest of the queue's not.
@@ -84,14 +98,34 @@ export const EMPTY_ENTRY_HISTORY: EntryHistory = Object.freeze({
   shown: true,
 });
 
-/** Whether a witness already counted a failure of `prNumber` at about `at` (unix seconds). */
+/**
+ * The index among `prNumber`'s failures of the one the witness other than `by` counted closest to
+ * `at` (unix seconds, at most SAME_FAILURE_SECONDS away) and `by` has not met, or -1: that failure
+ * is the one `by` sees now.
+ */
+export function unmetFailureIndex(
+  failures: EntryHistory['failures'] | undefined,
+  prNumber: number,
+  at: number,
+  by: FailureWitness,
+): number {
+  let closest = -1;
+  let distance = SAME_FAILURE_SECONDS;
+  for (const [index, seen] of (failures?.get(prNumber) ?? []).entries()) {
+    if (seen.by !== by && Math.abs(seen.at - at) <= distance) {
+      closest = index;
+      distance = Math.abs(seen.at - at);
+    }
+  }
+  return closest;
+}
+
+/** Whether the witness other than `by` already counted the failure of `prNumber` at about `at`. */
 export function failureCounted(
   history: EntryHistory | undefined,
   prNumber: number,
   at: number,
+  by: FailureWitness,
 ): boolean {
-  return (
-    history?.failures.get(prNumber)?.some((seen) => Math.abs(seen - at) <= SAME_FAILURE_SECONDS) ??
-    false
-  );
+  return unmetFailureIndex(history?.failures, prNumber, at, by) !== -1;
 }

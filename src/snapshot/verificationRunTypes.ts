@@ -1,6 +1,7 @@
 // What the exporter has counted of a merge queue's verification runs (API v2) and where its reads
 // of them have got to. Carried on the queue's snapshot from poll to poll; every value is immutable.
 import type { HistogramCounts } from './histogram.js';
+import type { TopLabelLimits, TopLabels } from './topLabelTypes.js';
 
 /**
  * Upper bounds of trunk_merge_queue_batch_size: a run tests one pull request without batching ("an
@@ -10,11 +11,15 @@ import type { HistogramCounts } from './histogram.js';
  */
 export const BATCH_SIZE_BUCKETS: readonly number[] = [1, 2, 4, 8, 16, 32];
 
-/** Check names one queue's check-failure counts keep as labels; later new ones count as OTHER_CHECK. */
-export const MAX_CHECK_LABELS = 20;
-
-/** The `check` label of every required check past MAX_CHECK_LABELS. */
-export const OTHER_CHECK = 'other';
+/**
+ * How a queue's check failures choose their `check` labels: the 20 names that failed runs most
+ * often, of at most 100 remembered, a name forgotten after a week without a failure.
+ */
+export const CHECK_LABEL_LIMITS: TopLabelLimits = {
+  named: 20,
+  tallied: 100,
+  forgetAfterSeconds: 7 * 86_400,
+};
 
 /** The `status` of a concluded run whose status Trunk documents no label for. */
 export const UNKNOWN_RUN_STATUS = 'unknown';
@@ -42,8 +47,8 @@ export interface VerificationRunCounts {
   readonly concluded: ReadonlyMap<string, ConcludedRunSeries>;
   /** Tested pull requests per concluded run, by whether it was a bisection run. */
   readonly batchSizes: ReadonlyMap<boolean, HistogramCounts>;
-  /** Failed runs per required check that failed them, by check name or OTHER_CHECK. */
-  readonly checkFailures: ReadonlyMap<string, number>;
+  /** Failed runs per required check that failed them, under the most frequent names. */
+  readonly checkFailures: TopLabels;
 }
 
 /** Where a queue's reads of verification runs have got to. */

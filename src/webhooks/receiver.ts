@@ -157,7 +157,7 @@ export class WebhookReceiver {
     const { entryHistory } = this.#options.store.queueFlow(target) ?? {};
     this.#options.store.updateWebhookCounts(target, (previous) =>
       foldWebhookEvent(previous, event, now, (prNumber, at) =>
-        failureCounted(entryHistory, prNumber, at),
+        failureCounted(entryHistory, prNumber, at, 'event'),
       ),
     );
     this.#options.logger.debug(

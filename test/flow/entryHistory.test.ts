@@ -11,9 +11,9 @@ import {
   askWindows,
   changedWindows,
   foldAnswers,
-  recordEventFailure,
   type AnsweredTimeline,
 } from '../../src/flow/entryHistory.js';
+import { recordEventFailure } from '../../src/flow/failureWitnesses.js';
 import {
   EMPTY_ENTRY_HISTORY,
   failureCounted,
@@ -208,8 +208,36 @@ describe('queue-entry history counts', () => {
       evented,
     );
     expect(folded.history.failed).toEqual(new Map([['TEST_RUN_TIMEOUT', 1]]));
-    expect(failureCounted(folded.history, 2, TEN + 12)).toBe(true);
+    expect(failureCounted(folded.history, 2, TEN + 12, 'event')).toBe(true);
     // A failure of #2 hours later is another failure.
-    expect(failureCounted(folded.history, 2, TEN + 3600)).toBe(false);
+    expect(failureCounted(folded.history, 2, TEN + 3600, 'event')).toBe(false);
+  });
+
+  it('counts two failures of one PR 90 s apart twice, and meets an event with one failure only', () => {
+    // An eviction loop: #1 fails testing, is submitted again 30 s later, fails again at +90 s.
+    // "changedAt: When the entry entered this state": two entries into `failed`, two failures.
+    const before = polled(TEN, [[1, 'testing', TEN - 60]]);
+    const after = polled(TEN + 120, [[1, 'not_ready', TEN + 115]]);
+    const timeline = [
+      step('testing', TEN - 60),
+      step('pendingFailure', TEN + 5),
+      step('failed', TEN + 10, 'TEST_RUN_REQUIRED_STATUS_FAILED'),
+      step('notReady', TEN + 40, 'USER_REQUESTED'),
+      step('pending', TEN + 45, 'MERGE_ITEM_NOW_READY'),
+      step('testing', TEN + 50),
+      step('pendingFailure', TEN + 95),
+      step('failed', TEN + 100, 'TEST_RUN_REQUIRED_STATUS_FAILED'),
+      step('notReady', TEN + 115, 'USER_REQUESTED'),
+    ];
+    const alone = answered(before, after, { [ID(1)]: timeline });
+    expect(alone.history.failed).toEqual(new Map([['TEST_RUN_REQUIRED_STATUS_FAILED', 2]]));
+    // The first failure's webhook event came first: the history counts only the second.
+    const evented = recordEventFailure(EMPTY_ENTRY_HISTORY, 1, TEN + 10, TEN + 11);
+    const met = answered(before, after, { [ID(1)]: timeline }, evented);
+    expect(met.history.failed).toEqual(new Map([['TEST_RUN_REQUIRED_STATUS_FAILED', 1]]));
+    // The second failure's event, late, meets the history's count; a third failure is new.
+    expect(failureCounted(met.history, 1, TEN + 100, 'event')).toBe(true);
+    const late = recordEventFailure(met.history, 1, TEN + 100, TEN + 130);
+    expect(failureCounted(late, 1, TEN + 100, 'event')).toBe(false);
   });
 });

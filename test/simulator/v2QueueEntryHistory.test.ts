@@ -6,7 +6,11 @@
 import { describe, expect, it } from 'vitest';
 import type { SimulatedPullRequest } from '../../src/simulator/pullRequest.js';
 import type { RunningSimulator } from '../../src/simulator/server.js';
-import { errorOf, getPage, startV2Simulator, v2Request, walk } from './v2Harness.js';
+import { createDemoWorld } from '../../src/demo/demo.js';
+import { webhookPayloads } from '../../src/simulator/webhookPayloads.js';
+import { startTestSimulator } from '../support/simulator.js';
+import { TEST_TOKEN } from './harness.js';
+import { errorOf, getPage, startV2Simulator, TEST_API_KEY, v2Request, walk } from './v2Harness.js';
 
 const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
 
@@ -141,6 +145,48 @@ describe('queue-entry history', () => {
       'merged:MERGE_GRAPH_MERGE',
     ]) {
       expect(reasons.get(reason), reason).toBeGreaterThan(0);
+    }
+  });
+
+  it("tells each failure and cancellation in its webhook with its history's reason", async () => {
+    // The demo's world: its failure bursts fail pull requests from pending, before any run starts.
+    const { world } = createDemoWorld(12, 1_795_860_990);
+    const { simulator } = await startTestSimulator({
+      world,
+      token: TEST_TOKEN,
+      apiKey: TEST_API_KEY,
+    });
+    const told: { id: string; at: string; state: string; reason: unknown }[] = [];
+    world.subscribe((event) => {
+      for (const { body } of webhookPayloads(event)) {
+        if (body.action === 'failed' || body.action === 'canceled') {
+          told.push({
+            id: event.kind === 'pull_request' ? event.pr.id : '',
+            at: String(body.timestamp),
+            state: body.action === 'failed' ? 'failed' : 'cancelled',
+            // The webhook pages name `failure_reason` of a failure; a cancellation's reason is
+            // `cancellation_reason`. Absent when the history records none.
+            reason: body.failure_reason ?? body.cancellation_reason ?? null,
+          });
+        }
+      }
+    });
+    world.advance(world.now() + 3600);
+    const groups = await timelines(simulator, [...new Set(told.map(({ id }) => id))]);
+    const reasons = new Set<unknown>();
+    for (const { id, at, state, reason } of told) {
+      const transition = groups.get(id)?.find((t) => t.changedAt === at && t.state === state);
+      expect(transition, `${id} ${state} at ${at}`).toBeDefined();
+      expect(reason, `${id} ${state} at ${at}`).toBe(transition?.reason);
+      reasons.add(`${state}:${String(reason)}`);
+    }
+    for (const reason of [
+      'failed:START_TEST_RUN_MERGE_CONFLICT',
+      'failed:TEST_RUN_REQUIRED_STATUS_FAILED',
+      'cancelled:PR_CLOSED',
+      'cancelled:USER_REQUESTED',
+    ]) {
+      expect(reasons, reason).toContain(reason);
     }
   });
 

@@ -35,3 +35,22 @@ export async function startTestSimulator(
   afterThisTest(() => simulator.close());
   return { world, simulator };
 }
+
+/** The simulator's v2 merge-queue ids, by `host/owner/name branch`, as its API lists them. */
+export async function v2QueueIds(
+  simulator: RunningSimulator,
+  apiKey: string,
+): Promise<Map<string, string>> {
+  const response = await fetch(`${simulator.origin}/v2/merge-queues?limit=100`, {
+    headers: { authorization: `Bearer ${apiKey}` },
+  });
+  const { data } = (await response.json()) as {
+    data: { id: string; repositoryUrl: string; targetBranch: string }[];
+  };
+  return new Map(
+    data.map((queue) => [
+      `${queue.repositoryUrl.replace('https://', '')} ${queue.targetBranch}`,
+      queue.id,
+    ]),
+  );
+}
