@@ -1,16 +1,18 @@
 // `node scripts/bench/pairedCycle.ts --base <checkout> [--this <checkout>] [--api v1|v2] [--runs 5]
-// [--queues 1000] [--reads key=value,…]`: one merge-queue row run by two builds at the same time,
+// [--queues 1000] [--reads key=value,…] [--cpu-prof-dir <dir>]`: one merge-queue row run by two builds at the same time,
 // each built with `npm run build`, each in its own process against its own simulator process
 // (pairedCycleChild.ts). The cycles run in lockstep (both start cycle n together), so the load of
 // a shared machine falls on both alike. Rows, 1,000 queues × 30 PRs, L = 100 ms, C = 128:
 // - v1 (the cycle-time benchmark's documented row): the token, every PR looked up on every poll,
 //   the world standing still;
-// - v2: the API key, the world moving one merge-queue interval (30 s) before each cycle.
+// - v2: the API key, the world moving one merge-queue interval before each cycle: 300 s, since a
+//   poll's deadline is its interval on the wall clock, which a loaded machine may take for a cycle.
 // The report gives, per build, the calls per queue per cycle (counted at the simulator, by
 // endpoint), the client's CPU time per call (process.cpuUsage() of the process that runs the poll
 // jobs and TrunkClient, user + system) and the cycle against its floor ceil(R / C) × L, with the
 // ratio of this build to the base per cycle. `--reads` sets this build's `reads:` section (the
-// base gets none: an older build may not know the keys). Prints a markdown report.
+// base gets none: an older build may not know the keys). `--cpu-prof-dir <dir>` writes each
+// child's V8 CPU profile under <dir>/this and <dir>/base. Prints a markdown report.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -30,10 +32,12 @@ interface Side {
   nextLine(): Promise<string>;
 }
 
-function startSide(label: string, root: string, row: PairedRow): Side {
+function startSide(label: string, root: string, row: PairedRow, profiles?: string): Side {
+  const profile =
+    profiles === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', resolve(profiles, label)];
   const started = spawn(
     process.execPath,
-    ['scripts/bench/pairedCycle.ts', '--child', root, '--row', JSON.stringify(row)],
+    [...profile, 'scripts/bench/pairedCycle.ts', '--child', root, '--row', JSON.stringify(row)],
     { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] },
   );
   const lines = createInterface({ input: started.stdout })[Symbol.asyncIterator]();
@@ -69,13 +73,14 @@ async function parent(): Promise<void> {
     queues: Number(argument('queues') ?? 1000),
     latencyMs: 100,
     concurrency: 128,
-    intervalSeconds: api === 'v2' ? 30 : 3600,
+    intervalSeconds: api === 'v2' ? 300 : 3600,
     reads: undefined,
   };
   const reads = settings(argument('reads'));
+  const profiles = argument('cpu-prof-dir');
   const sides = [
-    startSide('this', resolve(ours), { ...row, reads }),
-    startSide('base', resolve(base), row),
+    startSide('this', resolve(ours), { ...row, reads }, profiles),
+    startSide('base', resolve(base), row, profiles),
   ];
   try {
     await Promise.all(sides.map((side) => side.nextLine()));
@@ -166,7 +171,7 @@ function report(
           .map(([key, value]) => `\`${key}: ${value}\``)
           .join(', ')}.`;
   return [
-    `API ${row.api}, ${format(row.queues)} queues × 30 PRs, documented shape, L = ${row.latencyMs} ms, C = ${row.concurrency}; ${ours.length} cycles per build after one cold cycle, both builds in lockstep (this: ${builds.ours}; base: ${builds.base}).${readsNote}`,
+    `API ${row.api}, ${format(row.queues)} queues × 30 PRs, documented shape, ${row.api === 'v2' ? `the world moving ${format(row.intervalSeconds)} s (the merge-queue interval) before each cycle` : 'every PR looked up, the world standing still'}, L = ${row.latencyMs} ms, C = ${row.concurrency}; ${ours.length} cycles per build after one cold cycle, both builds in lockstep (this: ${builds.ours}; base: ${builds.base}).${readsNote}`,
     '',
     table(
       [
