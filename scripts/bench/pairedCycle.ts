@@ -1,8 +1,9 @@
-// `node scripts/bench/pairedCycle.ts --base <checkout> [--this <checkout>] [--api v1|v2] [--runs 5]
-// [--queues 1000] [--reads key=value,…] [--cpu-prof-dir <dir>]`: one merge-queue row run by two builds at the same time,
-// each built with `npm run build`, each in its own process against its own simulator process
-// (pairedCycleChild.ts). The cycles run in lockstep (both start cycle n together), so the load of
-// a shared machine falls on both alike. Rows, 1,000 queues × 30 PRs, L = 100 ms, C = 128:
+// `node scripts/bench/pairedCycle.ts --base <checkout> [--this <checkout>] [--api v1|v2]
+// [--runs 5] [--queues 1000] [--reads key=value,…] [--cpu-prof-dir <dir>]`: one merge-queue row run
+// by two builds at the same time, each built with `npm run build`, each in its own process
+// against its own simulator process (pairedCycleChild.ts). The cycles run in lockstep (both start
+// cycle n together), so the load of a shared machine falls on both alike. Rows, 1,000 queues × 30
+// PRs, L = 100 ms, C = 128:
 // - v1 (the cycle-time benchmark's documented row): the token, every PR looked up on every poll,
 //   the world standing still;
 // - v2: the API key, the world moving one merge-queue interval before each cycle: 300 s, since a
