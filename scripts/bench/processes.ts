@@ -23,13 +23,22 @@ export interface RunningChild {
 export function startChild(
   command: string,
   args: readonly string[],
-  options: { ready?: RegExp; timeoutMs?: number; cwd?: string; env?: NodeJS.ProcessEnv } = {},
+  options: {
+    ready?: RegExp;
+    timeoutMs?: number;
+    cwd?: string;
+    env?: NodeJS.ProcessEnv;
+    /** Whether the child reads commands on its stdin (child.stdin); else its stdin is at its end. */
+    stdin?: boolean;
+  } = {},
 ): Promise<RunningChild & { match: RegExpMatchArray }> {
   const child = spawn(command, args, {
     cwd: options.cwd ?? ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: 'pipe',
     env: { ...process.env, ...options.env },
   });
+  // At its end of file at once, as /dev/null would be, unless it takes commands.
+  if (options.stdin !== true) child.stdin.end();
   let output = '';
   const watchers = new Set<(text: string) => void>();
   const waitFor = (pattern: RegExp, timeoutMs = 60_000): Promise<RegExpMatchArray> =>
@@ -148,7 +157,7 @@ export async function startSimulatorProcess(
   const running = await startChild(
     process.execPath,
     ['scripts/bench/simulatorProcess.ts', JSON.stringify(spec)],
-    { ready: /READY (\S+)/ },
+    { ready: /READY (\S+)/, stdin: spec.control === true },
   );
   return { ...running, baseUrl: running.match[1] ?? '' };
 }

@@ -50,6 +50,7 @@ for (const [name, benchmark] of BENCHMARKS) {
 // scrapeSideBySide.ts) or node's --expose-gc (replayMemory.ts): kept as they are.
 const KEPT_SECTIONS = [
   '## Poll path beside commit 9bea266',
+  '## Reads as data beside commit e7b9981',
   '## Scrape path side by side',
   '## Webhook replay memory',
 ];

@@ -58,19 +58,24 @@ export function configYaml(
      * (every queue of the organization, every repository's tests), as an API v2 user runs it.
      */
     api?: 'v1' | 'v2' | undefined;
+    /** Listed (the default with v1) or found by discovery (the default with v2). */
+    targets?: 'listed' | 'discovered';
+    /** The `reads:` section; absent (every read at its default) when undefined. */
+    reads?: Readonly<Record<string, boolean | string>> | undefined;
   },
 ): string {
-  const targets =
-    options.api === 'v2'
-      ? ['discovery:', '  enabled: true']
-      : [
-          'targets:',
-          ...simulatedRepositories(scale).flatMap((repository, index) => [
-            `  - repo: ${repository.host}/${repository.owner}/${repository.name}`,
-            `    branches: [${repository.branches.join(', ')}]`,
-            `    flakyTests: ${String(index < scale.flakyRepositories)}`,
-          ]),
-        ];
+  const discovered =
+    (options.targets ?? (options.api === 'v2' ? 'discovered' : 'listed')) === 'discovered';
+  const targets = discovered
+    ? ['discovery:', '  enabled: true']
+    : [
+        'targets:',
+        ...simulatedRepositories(scale).flatMap((repository, index) => [
+          `  - repo: ${repository.host}/${repository.owner}/${repository.name}`,
+          `    branches: [${repository.branches.join(', ')}]`,
+          `    flakyTests: ${String(index < scale.flakyRepositories)}`,
+        ]),
+      ];
   return [
     'trunk:',
     `  apiUrl: ${options.apiUrl}`,
@@ -91,6 +96,12 @@ export function configYaml(
       ? []
       : [`  pullRequestRecheckSeconds: ${options.pullRequestRecheckSeconds}`]),
     '  staleAfterSeconds: 3600',
+    ...(options.reads === undefined
+      ? []
+      : [
+          'reads:',
+          ...Object.entries(options.reads).map(([key, value]) => `  ${key}: ${String(value)}`),
+        ]),
     ...targets,
     '',
   ].join('\n');

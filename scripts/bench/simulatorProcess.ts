@@ -1,6 +1,7 @@
 // A Trunk API simulator of a given scale in its own process, so that its CPU and memory never count
 // as the exporter's. Prints "READY <baseUrl>" once listening (v1 under it, v2 beside it at
-// <origin>/v2 for BENCH_API_KEY); runs until killed.
+// <origin>/v2 for BENCH_API_KEY); runs until killed. With `control`, it takes commands on stdin.
+import { createInterface } from 'node:readline';
 import type * as ServerModule from '../../src/simulator/server.js';
 import type * as WorldModule from '../../src/simulator/world.js';
 import { loadBuilt } from './built.ts';
@@ -19,6 +20,12 @@ export interface SimulatorProcessSpec {
    * with are the exporter's present: what API v2's reads since the exporter's start need to count.
    */
   readonly wallClock?: boolean | undefined;
+  /**
+   * Commands on stdin, one a line, each answered on stdout: `advance <seconds>` moves the world on
+   * by that much and prints `NOW <unix seconds>`; `counts` prints `COUNTS <json>`, the requests by
+   * endpoint since the last `counts`, and starts counting again.
+   */
+  readonly control?: boolean | undefined;
 }
 
 const spec = JSON.parse(process.argv[2] ?? '{}') as SimulatorProcessSpec;
@@ -55,6 +62,18 @@ if (advance !== undefined) {
   process.on('SIGUSR2', () => {
     clearInterval(timer);
     process.stdout.write('FROZEN\n');
+  });
+}
+if (spec.control === true) {
+  createInterface({ input: process.stdin }).on('line', (line) => {
+    const [command, argument] = line.split(' ');
+    if (command === 'advance') {
+      world.advance(world.now() + Number(argument));
+      process.stdout.write(`NOW ${world.now()}\n`);
+    } else if (command === 'counts') {
+      process.stdout.write(`COUNTS ${JSON.stringify(simulator.requestCounts())}\n`);
+      simulator.resetRequestCounts();
+    }
   });
 }
 process.stdout.write(`READY ${simulator.baseUrl}\n`);

@@ -1,31 +1,28 @@
 // A merge queue's verification runs (API v2): what each read adds to their counts, each run counted
 // once by id however the reads overlap, and when the next read is due and where it starts.
 import { emptyHistogram, observe, type HistogramCounts } from '../snapshot/histogram.js';
-import { TESTING_DURATION_BUCKETS_SECONDS } from '../snapshot/testingAttemptTypes.js';
+import {
+  TESTING_DURATION_BUCKETS_SECONDS,
+  durationSeriesKey,
+  withZeroSeries,
+} from '../snapshot/testingAttemptTypes.js';
 import { EMPTY_TOP_LABELS, type TopLabels } from '../snapshot/topLabelTypes.js';
 import {
   BATCH_SIZE_BUCKETS,
   CHECK_LABEL_LIMITS,
   UNKNOWN_RUN_STATUS,
-  runSeriesKey,
   type ConcludedRunSeries,
   type RunInProgress,
   type VerificationRunCounts,
   type VerificationRuns,
 } from '../snapshot/verificationRunTypes.js';
-import { exportableSeconds } from '../trunk/timestamps.js';
+import { READ_OVERLAP_SECONDS, exportableSeconds } from '../trunk/timestamps.js';
 import {
   V2_RUN_IN_PROGRESS,
   V2_RUN_STATUSES,
   type V2VerificationRun,
 } from '../trunk/v2VerificationRunSchemas.js';
 import { countTopLabel } from './topLabels.js';
-
-/**
- * How far back (Trunk's clock) a read reaches before the run it is anchored on: a run Trunk
- * records late with an earlier createdAt is still read; one seen before counts nothing.
- */
-export const RUN_READ_OVERLAP_SECONDS = 120;
 
 /**
  * How long a run may stay in progress and still hold reads back: with `testingTimeoutMinutes` 0
@@ -73,30 +70,18 @@ export function startVerificationRuns(
   };
 }
 
-/**
- * The counts with a runs series per concluded status at 0, so that the first run after a start is
- * an increase rate() sees: without bisection, and with it where the queue batches (only a batch is
- * bisected; a bisection elsewhere appears when first counted).
- */
+/** The counts with a runs series per concluded status present (withZeroSeries). */
 export function withKnownRunSeries(
   counts: VerificationRunCounts,
   batching: boolean,
 ): VerificationRunCounts {
-  const missing = [false, ...(batching ? [true] : [])].flatMap((bisection) =>
-    CONCLUDED_STATUSES.filter(
-      (status) => !counts.concluded.has(runSeriesKey(status, bisection)),
-    ).map((status) => ({ status, bisection })),
+  const concluded = withZeroSeries(
+    counts.concluded,
+    CONCLUDED_STATUSES,
+    batching,
+    (status, bisection, durations) => ({ status, bisection, durations }),
   );
-  if (missing.length === 0) return counts;
-  const concluded = new Map(counts.concluded);
-  for (const { status, bisection } of missing) {
-    concluded.set(runSeriesKey(status, bisection), {
-      status,
-      bisection,
-      durations: emptyHistogram(TESTING_DURATION_BUCKETS_SECONDS),
-    });
-  }
-  return { ...counts, concluded };
+  return concluded === counts.concluded ? counts : { ...counts, concluded };
 }
 
 /** What one read of verification runs counted. */
@@ -156,7 +141,7 @@ export function countVerificationRuns(
     Math.min(
       Math.max(
         reads.createdAfter,
-        anchor === undefined ? -Infinity : anchor - RUN_READ_OVERLAP_SECONDS,
+        anchor === undefined ? -Infinity : anchor - READ_OVERLAP_SECONDS,
         readAt - RUN_READ_HORIZON_SECONDS,
       ),
       latestPlausible,
@@ -218,7 +203,7 @@ function countRun(
   seconds: number,
 ): VerificationRunCounts {
   const status = KNOWN_CONCLUDED.has(row.status) ? row.status : UNKNOWN_RUN_STATUS;
-  const key = runSeriesKey(status, row.isBisection);
+  const key = durationSeriesKey(status, row.isBisection);
   const series: ConcludedRunSeries = counts.concluded.get(key) ?? {
     status,
     bisection: row.isBisection,

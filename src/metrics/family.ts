@@ -36,6 +36,14 @@ export interface HistogramSample {
 
 export type Sample = ValueSample | HistogramSample;
 
+/** One sample per entry of `entries`: labelled `labels` then the entry's key, valued its value. */
+export function samplesByKey(
+  labels: readonly string[],
+  entries: Iterable<readonly [string, number]>,
+): ValueSample[] {
+  return Array.from(entries, ([key, value]) => ({ labels: [...labels, key], value }));
+}
+
 interface FamilyBase {
   /** The name on the page; a counter's ends in `_total`, an info's in `_info`. */
   readonly name: string;

@@ -7,7 +7,7 @@ import {
 } from '../snapshot/types.js';
 import type { QuarantinedTests, UnhealthyTests } from '../snapshot/types.js';
 import { ofFlakyTests } from './currentSnapshots.js';
-import type { FamilySettings, PerTargetFamily, Sample } from './family.js';
+import { samplesByKey, type FamilySettings, type PerTargetFamily, type Sample } from './family.js';
 import { REFRESHED_BY, refreshedBy } from './help.js';
 import { NAMESPACE, fqName } from './naming.js';
 
@@ -50,9 +50,7 @@ function countsBy(
 ): Pick<PerTargetFamily, 'labelNames' | 'samples'> {
   return {
     labelNames: ['repo', label],
-    samples: ofQuarantine((quarantine, repo) =>
-      Array.from(counts(quarantine), ([value, count]) => ({ labels: [repo, value], value: count })),
-    ),
+    samples: ofQuarantine((quarantine, repo) => samplesByKey([repo], counts(quarantine))),
   };
 }
 
@@ -137,9 +135,7 @@ export const UNHEALTHY_TESTS_FAMILIES: readonly PerTargetFamily[] = [
     type: 'gauge',
     labelNames: ['repo', 'status'],
     scope: 'target',
-    samples: ofUnhealthyTests(({ byStatus }, repo) =>
-      Array.from(byStatus, ([status, count]) => ({ labels: [repo, status], value: count })),
-    ),
+    samples: ofUnhealthyTests(({ byStatus }, repo) => samplesByKey([repo], byStatus)),
   },
   {
     name: fqName(NAMESPACE, SUBSYSTEM, 'unhealthy_by_codeowner'),
@@ -164,9 +160,7 @@ export const UNHEALTHY_TESTS_FAMILIES: readonly PerTargetFamily[] = [
     type: 'gauge',
     labelNames: ['repo', 'status'],
     scope: 'target',
-    samples: ofUnhealthyTests(({ oldestSince }, repo) =>
-      Array.from(oldestSince, ([status, at]) => ({ labels: [repo, status], value: at })),
-    ),
+    samples: ofUnhealthyTests(({ oldestSince }, repo) => samplesByKey([repo], oldestSince)),
   },
   {
     name: fqName(NAMESPACE, SUBSYSTEM, 'unhealthy_recently'),
@@ -176,12 +170,7 @@ export const UNHEALTHY_TESTS_FAMILIES: readonly PerTargetFamily[] = [
     labelNames: ['repo', 'status', 'window'],
     scope: 'target',
     samples: ofUnhealthyTests(({ recently }, repo) =>
-      Array.from(recently).flatMap(([status, windows]) =>
-        Array.from(windows, ([window, count]) => ({
-          labels: [repo, status, window],
-          value: count,
-        })),
-      ),
+      Array.from(recently).flatMap(([status, windows]) => samplesByKey([repo, status], windows)),
     ),
   },
 ];

@@ -7,7 +7,12 @@ import {
 } from '../snapshot/types.js';
 import type { BlockedReason, MergeQueueSnapshot } from '../snapshot/types.js';
 import { ofMergeQueue } from './currentSnapshots.js';
-import type { FamilySettings, PerTargetFamily, ValueSample } from './family.js';
+import {
+  samplesByKey,
+  type FamilySettings,
+  type PerTargetFamily,
+  type ValueSample,
+} from './family.js';
 import { REFRESHED_BY, refreshedBy } from './help.js';
 import { NAMESPACE, fqName } from './naming.js';
 
@@ -218,10 +223,7 @@ export const MERGE_QUEUE_FAMILIES: readonly PerTargetFamily[] = [
     samples: ofMergeQueue((snapshot) =>
       // Without readiness lookups a 0 would claim "nothing blocked"; no series says "unknown".
       snapshot.readinessKnown
-        ? Array.from(blockedCounts(snapshot), ([reason, count]) => ({
-            labels: [snapshot.repo, snapshot.branch, reason],
-            value: count,
-          }))
+        ? samplesByKey([snapshot.repo, snapshot.branch], blockedCounts(snapshot))
         : [],
     ),
   },
@@ -233,10 +235,7 @@ export const MERGE_QUEUE_FAMILIES: readonly PerTargetFamily[] = [
     labelNames: ['repo', 'branch', 'reason'],
     scope: 'target',
     samples: ofMergeQueue(({ repo, branch, notMergeableReasons }) =>
-      Array.from(notMergeableReasons ?? [], ([reason, count]) => ({
-        labels: [repo, branch, reason],
-        value: count,
-      })),
+      samplesByKey([repo, branch], notMergeableReasons ?? []),
     ),
   },
 ];

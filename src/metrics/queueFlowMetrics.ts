@@ -8,7 +8,7 @@ import { MAX_UNKNOWN_STATES, OTHER_STATE, type QueueFlow } from '../snapshot/que
 import type { TargetStatus } from '../snapshot/types.js';
 import { ENDPOINTS } from '../trunk/schemas.js';
 import { withRecentExemplars } from './exemplarWindow.js';
-import type { FamilySettings, PerTargetFamily, Sample } from './family.js';
+import { samplesByKey, type FamilySettings, type PerTargetFamily, type Sample } from './family.js';
 import { REFRESHED_BY, formatInterval } from './help.js';
 import { NAMESPACE, fqName } from './naming.js';
 
@@ -71,12 +71,7 @@ export const QUEUE_FLOW_FAMILIES: readonly PerTargetFamily[] = [
     type: 'counter',
     labelNames: ['repo', 'branch', 'outcome'],
     scope: 'target',
-    samples: ofQueueFlow((flow, repo, branch) =>
-      Array.from(flow.counts.exited, ([outcome, count]) => ({
-        labels: [repo, branch, outcome],
-        value: count,
-      })),
-    ),
+    samples: ofQueueFlow((flow, repo, branch) => samplesByKey([repo, branch], flow.counts.exited)),
   },
   {
     name: fqName(NAMESPACE, SUBSYSTEM, 'repeated_failures', 'total'),
@@ -156,10 +151,7 @@ export const QUEUE_FLOW_FAMILIES: readonly PerTargetFamily[] = [
     labelNames: ['repo', 'branch', 'state'],
     scope: 'target',
     samples: ofQueueFlow((flow, repo, branch) =>
-      Array.from(flow.counts.queueStateSeconds, ([state, seconds]) => ({
-        labels: [repo, branch, state],
-        value: seconds,
-      })),
+      samplesByKey([repo, branch], flow.counts.queueStateSeconds),
     ),
   },
   {
@@ -189,10 +181,7 @@ export const QUEUE_FLOW_FAMILIES: readonly PerTargetFamily[] = [
     labelNames: ['repo', 'branch', 'source'],
     scope: 'target',
     samples: ofQueueFlow((flow, repo, branch) =>
-      Array.from(flow.exitStays?.bySource ?? [], ([source, count]) => ({
-        labels: [repo, branch, source],
-        value: count,
-      })),
+      samplesByKey([repo, branch], flow.exitStays?.bySource ?? []),
     ),
   },
 ];

@@ -10,7 +10,7 @@ import {
   type VerificationRuns,
 } from '../snapshot/verificationRunTypes.js';
 import { V2_ENDPOINTS } from '../trunk/v2Schemas.js';
-import type { PerTargetFamily, Sample } from './family.js';
+import { samplesByKey, type PerTargetFamily, type Sample } from './family.js';
 import { NAMESPACE, fqName } from './naming.js';
 
 const SUBSYSTEM = 'merge_queue';
@@ -128,10 +128,7 @@ export const VERIFICATION_RUN_FAMILIES: readonly PerTargetFamily[] = [
     labelNames: ['repo', 'branch', 'check'],
     scope: 'target',
     samples: ofRuns((runs, repo, branch) =>
-      Array.from(runs.counts.checkFailures.series, ([check, value]) => ({
-        labels: [repo, branch, check],
-        value,
-      })),
+      samplesByKey([repo, branch], runs.counts.checkFailures.series),
     ),
   },
 ];

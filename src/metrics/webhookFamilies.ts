@@ -8,7 +8,7 @@ import {
   type WebhookCounts,
 } from '../snapshot/webhookCounts.js';
 import { fromEntryHistory, shownEntryHistory } from './entryHistoryMetrics.js';
-import type { PerTargetFamily, Sample } from './family.js';
+import { samplesByKey, type PerTargetFamily, type Sample } from './family.js';
 import { NAMESPACE, fqName } from './naming.js';
 
 const SINCE_START = 'Counted from signed webhooks Trunk sent; starts at 0 when the exporter starts';
@@ -41,12 +41,7 @@ export const WEBHOOK_FAMILIES: readonly PerTargetFamily[] = [
     type: 'counter',
     labelNames: ['repo', 'branch', 'event'],
     scope: 'target',
-    samples: ofWebhookCounts((counts, repo, branch) =>
-      Array.from(counts.events, ([event, count]) => ({
-        labels: [repo, branch, event],
-        value: count,
-      })),
-    ),
+    samples: ofWebhookCounts((counts, repo, branch) => samplesByKey([repo, branch], counts.events)),
   },
   {
     name: FAILED_BY_REASON,
@@ -65,10 +60,7 @@ export const WEBHOOK_FAMILIES: readonly PerTargetFamily[] = [
         byReason.set(reason, (byReason.get(reason) ?? 0) + count);
       }
       const { repo, branch } = status.target;
-      return Array.from(byReason, ([reason, count]) => ({
-        labels: [repo, branch, reason],
-        value: count,
-      }));
+      return samplesByKey([repo, branch], byReason);
     },
   },
   {
@@ -95,12 +87,7 @@ export const WEBHOOK_FAMILIES: readonly PerTargetFamily[] = [
     type: 'counter',
     labelNames: ['repo', 'setting'],
     scope: 'target',
-    samples: ofWebhookCounts((counts, repo) =>
-      Array.from(counts.settingChanges, ([setting, count]) => ({
-        labels: [repo, setting],
-        value: count,
-      })),
-    ),
+    samples: ofWebhookCounts((counts, repo) => samplesByKey([repo], counts.settingChanges)),
   },
   {
     name: fqName(NAMESPACE, 'flaky_tests', 'monitor_events', 'total'),

@@ -1,7 +1,7 @@
 // What the exporter has counted of a merge queue's testing attempts (API v2's testing results) and
 // where its reads of them have got to. Kept in the store beside the queue's flow ledger, so the
 // counts outlive polls and reloads as the flow counts do; every value is immutable.
-import type { HistogramCounts } from './histogram.js';
+import { emptyHistogram, type HistogramCounts } from './histogram.js';
 
 /**
  * Upper bounds, in seconds, of trunk_merge_queue_testing_duration_seconds: a CI run in a merge
@@ -64,7 +64,33 @@ export interface TestingAttempts {
   readonly reads: TestingResultReads;
 }
 
-/** Map key of a testing-duration series. */
-export function durationSeriesKey(outcome: string, bisection: boolean): string {
-  return `${outcome}\u0000${String(bisection)}`;
+/** Map key of a duration series (of testing attempts, or of concluded runs): label and kind. */
+export function durationSeriesKey(label: string, bisection: boolean): string {
+  return `${label}\u0000${String(bisection)}`;
+}
+
+/**
+ * `series` with a series at zero (an empty histogram of TESTING_DURATION_BUCKETS_SECONDS) for each
+ * of `labels` it lacks, so that the first count after a start is an increase rate() sees: without
+ * bisection, and with it where the queue batches, as only a batch is bisected (a bisection
+ * elsewhere appears when first counted). `series` itself when it lacks none.
+ */
+export function withZeroSeries<S>(
+  series: ReadonlyMap<string, S>,
+  labels: readonly string[],
+  batching: boolean,
+  zero: (label: string, bisection: boolean, histogram: HistogramCounts) => S,
+): ReadonlyMap<string, S> {
+  const missing = [false, ...(batching ? [true] : [])].flatMap((bisection) =>
+    labels
+      .filter((label) => !series.has(durationSeriesKey(label, bisection)))
+      .map((label) => ({ label, bisection })),
+  );
+  if (missing.length === 0) return series;
+  const withZeros = new Map(series);
+  for (const { label, bisection } of missing) {
+    const histogram = emptyHistogram(TESTING_DURATION_BUCKETS_SECONDS);
+    withZeros.set(durationSeriesKey(label, bisection), zero(label, bisection, histogram));
+  }
+  return withZeros;
 }

@@ -43,7 +43,7 @@ export interface RunInProgress {
 
 /** A queue's verification runs counted since the exporter started watching it. */
 export interface VerificationRunCounts {
-  /** Keyed by runSeriesKey(), in the order the series began. */
+  /** Keyed by durationSeriesKey() (testingAttemptTypes.ts), in the order the series began. */
   readonly concluded: ReadonlyMap<string, ConcludedRunSeries>;
   /** Tested pull requests per concluded run, by whether it was a bisection run. */
   readonly batchSizes: ReadonlyMap<boolean, HistogramCounts>;
@@ -76,9 +76,4 @@ export interface VerificationRunReads {
 export interface VerificationRuns {
   readonly counts: VerificationRunCounts;
   readonly reads: VerificationRunReads;
-}
-
-/** Map key of a concluded-run series. */
-export function runSeriesKey(status: string, bisection: boolean): string {
-  return `${status}\u0000${String(bisection)}`;
 }

@@ -7,6 +7,13 @@ export const EARLIEST_EXPORTED_MS = Date.UTC(2000, 0, 1);
 /** First instant after the last exported one (2101-01-01T00:00:00Z): years 2000 to 2100 pass. */
 export const AFTER_LATEST_EXPORTED_MS = Date.UTC(2101, 0, 1);
 
+/**
+ * How far back (Trunk's clock) a read of the rows since a time reaches before the newest row the
+ * previous read saw: a row Trunk records late with an earlier timestamp is still read; one seen
+ * before counts nothing.
+ */
+export const READ_OVERLAP_SECONDS = 120;
+
 /** Epoch milliseconds of an RFC 3339 date-time with a zone, or undefined for anything else. */
 export function parseRfc3339(text: string): number | undefined {
   // Called for every timestamp of every response (a 31,000-call cycle parses about 60,000): read

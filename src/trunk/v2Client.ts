@@ -1,7 +1,8 @@
 import type { CallOptions, TrunkClient } from './client.js';
 import { TrunkApiError } from './errors.js';
 import type { ApiAnomalyKind } from './observer.js';
-import { checkTestingResultsPage, checkV2Page } from './responseAnomalies.js';
+import type { z } from 'zod';
+import { checkTestingResultsPage, checkV2Page, type AnomalyReport } from './responseAnomalies.js';
 import type { CallTarget } from './transport.js';
 import {
   V2_ENTRY_HISTORY_MAX_IDS,
@@ -27,6 +28,7 @@ import {
   type V2PullRequest,
   type V2Repository,
   type V2Endpoint,
+  type V2Page,
   type V2Test,
   type V2TestingResult,
 } from './v2Schemas.js';
@@ -69,6 +71,18 @@ export interface V2TestCollectionsPage {
   readonly collections: readonly V2TestCollection[];
   readonly more: boolean;
 }
+
+/** How the pages of one v2 list are parsed, then checked (their rows' anomalies counted). */
+interface PageReading<R, T> {
+  readonly schema: z.ZodType<R>;
+  readonly check: (response: R, report: AnomalyReport) => V2Page<T>;
+}
+
+/** A queue's live or concluded entries, their timestamps checked. */
+const checkPullRequestPage = checkV2Page<V2PullRequest>(({ queueEntry }) => [
+  queueEntry.stateChangedAt,
+  queueEntry.createdAt,
+]);
 
 /** The `repo` of calls about the whole organization, for logs and the request queue. */
 const ORGANIZATION = '(organization)';
@@ -153,24 +167,11 @@ export class TrunkV2Client {
     filter: V2PullRequestFilter,
     options: CallOptions = {},
   ): Promise<V2PullRequest[]> {
-    const target = queueTarget(V2_ENDPOINTS.listQueuePullRequests, queue);
     const query: Record<string, string> = {};
     if (filter.states !== undefined) query.state = filter.states.join(',');
     if (filter.concludedAfter !== undefined) query.concludedAfter = filter.concludedAfter;
-    return walkV2Pages(
-      (cursor) =>
-        this.client.readV2(
-          target,
-          `merge-queues/${encodeURIComponent(queue.id)}/pull-requests?${pageQuery(query, cursor)}`,
-          v2PullRequestPageSchema,
-          checkV2Page<V2PullRequest>(({ queueEntry }) => [
-            queueEntry.stateChangedAt,
-            queueEntry.createdAt,
-          ]),
-          options,
-        ),
-      `the pull requests of ${queue.repo} ${queue.branch}`,
-    );
+    const page = { schema: v2PullRequestPageSchema, check: checkPullRequestPage };
+    return this.#walkQueueList(V2_ENDPOINTS.listQueuePullRequests, queue, query, page, options);
   }
 
   /**
@@ -182,18 +183,8 @@ export class TrunkV2Client {
     since: string,
     options: CallOptions = {},
   ): Promise<V2TestingResult[]> {
-    const target = queueTarget(V2_ENDPOINTS.listTestingResults, queue);
-    return walkV2Pages(
-      (cursor) =>
-        this.client.readV2(
-          target,
-          `merge-queues/${encodeURIComponent(queue.id)}/testing-results?${pageQuery({ since }, cursor)}`,
-          v2TestingResultPageSchema,
-          checkTestingResultsPage,
-          options,
-        ),
-      `the testing results of ${queue.repo} ${queue.branch}`,
-    );
+    const page = { schema: v2TestingResultPageSchema, check: checkTestingResultsPage };
+    return this.#walkQueueList(V2_ENDPOINTS.listTestingResults, queue, { since }, page, options);
   }
 
   /**
@@ -205,17 +196,41 @@ export class TrunkV2Client {
     createdAfter: string,
     options: CallOptions = {},
   ): Promise<V2VerificationRun[]> {
-    const target = queueTarget(V2_ENDPOINTS.listVerificationRuns, queue);
+    const page = { schema: v2VerificationRunPageSchema, check: checkVerificationRunsPage };
+    return this.#walkQueueList(
+      V2_ENDPOINTS.listVerificationRuns,
+      queue,
+      { createdAfter },
+      page,
+      options,
+    );
+  }
+
+  /**
+   * Every page of one of `queue`'s lists (`endpoint`, under `v2/merge-queues/{id}/`) with
+   * `filters`, at the largest limit.
+   */
+  #walkQueueList<R, T>(
+    endpoint: V2Endpoint,
+    queue: V2QueueRef,
+    filters: Readonly<Record<string, string>>,
+    page: PageReading<R, T>,
+    options: CallOptions,
+  ): Promise<T[]> {
+    const target = queueTarget(endpoint, queue);
+    const path = endpoint.slice('v2/'.length).replace('{id}', encodeURIComponent(queue.id));
+    // `testing-results`: the testing results of github.com/acme/web main.
+    const list = endpoint.slice(endpoint.lastIndexOf('/') + 1).replace('-', ' ');
     return walkV2Pages(
       (cursor) =>
         this.client.readV2(
           target,
-          `merge-queues/${encodeURIComponent(queue.id)}/verification-runs?${pageQuery({ createdAfter }, cursor)}`,
-          v2VerificationRunPageSchema,
-          checkVerificationRunsPage,
+          `${path}?${pageQuery(filters, cursor)}`,
+          page.schema,
+          page.check,
           options,
         ),
-      `the verification runs of ${queue.repo} ${queue.branch}`,
+      `the ${list} of ${queue.repo} ${queue.branch}`,
     );
   }
 

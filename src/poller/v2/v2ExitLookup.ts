@@ -14,6 +14,7 @@ import {
 } from '../../snapshot/queueFlowTypes.js';
 import type { MergeQueueSnapshot } from '../../snapshot/types.js';
 import type { TrunkV2Client, V2QueueRef } from '../../trunk/v2Client.js';
+import { READ_OVERLAP_SECONDS } from '../../trunk/timestamps.js';
 import { V2_ENDPOINTS, type V2PullRequest } from '../../trunk/v2Schemas.js';
 import { v1Value } from '../../trunk/v2Vocabulary.js';
 import { CLOCK_SLACK_SECONDS, parseTimestampSeconds } from '../timestamps.js';
@@ -27,12 +28,6 @@ import { entryTime, resubmittedExits } from './v2Resubmissions.js';
  * exporter's clock, that clock and Trunk's may disagree by this much without an exit being missed.
  */
 export const CONCLUDED_WINDOW_SLACK_SECONDS = 120;
-
-/**
- * How far back (Trunk's clock) a read reaches into the previous read's window: an entry Trunk
- * records late with an earlier stateChangedAt is still read; one seen before counts nothing.
- */
-export const CONCLUDED_READ_OVERLAP_SECONDS = 120;
 
 /**
  * A queue whose polls see no PR leave is read every this many polls, so that a PR that entered
@@ -174,7 +169,7 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
         'than the clock plus that',
     );
   }
-  const countFrom = Math.max(reads.countFrom, newest - CONCLUDED_READ_OVERLAP_SECONDS);
+  const countFrom = Math.max(reads.countFrom, newest - READ_OVERLAP_SECONDS);
   for (const [key, leftAt] of seen) if (leftAt < countFrom) seen.delete(key);
   const resubmitted = await resubmittedExits({
     reader: request.reader,

@@ -6,19 +6,15 @@ import {
   TESTING_DURATION_BUCKETS_SECONDS,
   UNCLASSIFIED_OUTCOME,
   durationSeriesKey,
+  withZeroSeries,
   type TestingAttemptCounts,
   type TestingAttempts,
   type TestingDurationSeries,
   type TestingResultReads,
 } from '../../snapshot/testingAttemptTypes.js';
+import { READ_OVERLAP_SECONDS } from '../../trunk/timestamps.js';
 import { V2_TESTING_OUTCOMES, type V2TestingResult } from '../../trunk/v2Schemas.js';
 import { CLOCK_SLACK_SECONDS, parseTimestampSeconds } from '../timestamps.js';
-
-/**
- * How far back (Trunk's clock) a read reaches before the newest result the previous read saw: a
- * result Trunk records late with an earlier endedAt is still read; one seen before counts nothing.
- */
-export const TESTING_READ_OVERLAP_SECONDS = 120;
 
 /**
  * A read that succeeds has seen every result that ended up to this long before it (its time on the
@@ -88,7 +84,7 @@ export function countTestingResults(
   }
   const next = Math.max(
     countFrom,
-    newest - TESTING_READ_OVERLAP_SECONDS,
+    newest - READ_OVERLAP_SECONDS,
     readAt - TESTING_READ_HORIZON_SECONDS,
   );
   forgetBefore(seen, next);
@@ -132,28 +128,16 @@ function outcomeLabel(outcome: string | undefined): string {
   return KNOWN_OUTCOMES.has(outcome) ? outcome : OTHER_OUTCOME;
 }
 
-/**
- * The counts with every documented outcome present, so that the first attempt after a start is an
- * increase rate() sees: without bisections (isBisection false), and with them where the queue
- * batches, as only a batch is bisected (a bisection elsewhere appears when first counted).
- */
+/** The counts with every documented outcome's series present (withZeroSeries). */
 export function withKnownSeries(
   counts: TestingAttemptCounts,
   batching: boolean,
 ): TestingAttemptCounts {
-  const missing = [false, ...(batching ? [true] : [])].flatMap((bisection) =>
-    V2_TESTING_OUTCOMES.filter(
-      (outcome) => !counts.durations.has(durationSeriesKey(outcome, bisection)),
-    ).map((outcome) => ({ outcome, bisection })),
+  const durations = withZeroSeries(
+    counts.durations,
+    V2_TESTING_OUTCOMES,
+    batching,
+    (outcome, bisection, histogram) => ({ outcome, bisection, histogram }),
   );
-  if (missing.length === 0) return counts;
-  const durations = new Map(counts.durations);
-  for (const { outcome, bisection } of missing) {
-    durations.set(durationSeriesKey(outcome, bisection), {
-      outcome,
-      bisection,
-      histogram: emptyHistogram(TESTING_DURATION_BUCKETS_SECONDS),
-    });
-  }
-  return { ...counts, durations };
+  return durations === counts.durations ? counts : { ...counts, durations };
 }

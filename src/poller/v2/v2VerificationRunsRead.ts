@@ -2,7 +2,6 @@
 // see the testing set change, each read from the oldest run still in progress (else the newest
 // seen), so every run counts once by id and the runs in progress are the slots in use.
 import {
-  RUN_READ_OVERLAP_SECONDS,
   countVerificationRuns,
   startVerificationRuns,
   verificationRunReadFailed,
@@ -13,6 +12,7 @@ import type { Logger } from '../../log/logger.js';
 import type { MergeQueueSnapshot } from '../../snapshot/types.js';
 import type { VerificationRuns } from '../../snapshot/verificationRunTypes.js';
 import type { V2QueueRef } from '../../trunk/v2Client.js';
+import { READ_OVERLAP_SECONDS } from '../../trunk/timestamps.js';
 import { V2_ENDPOINTS } from '../../trunk/v2Schemas.js';
 import type { V2VerificationRun } from '../../trunk/v2VerificationRunSchemas.js';
 import { CLOCK_SLACK_SECONDS } from '../timestamps.js';
@@ -57,7 +57,7 @@ export async function readVerificationRuns(
     runs = startVerificationRuns(
       current.takenAt,
       Math.min(current.takenAt, ...testing.map((at) => at ?? current.takenAt)) -
-        RUN_READ_OVERLAP_SECONDS,
+        READ_OVERLAP_SECONDS,
       batching,
     );
     if (testing.length === 0) return runs;

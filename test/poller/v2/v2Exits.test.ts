@@ -7,14 +7,12 @@ import type { ExporterConfig, RepositoryTarget } from '../../../src/config/types
 import { applyMergeQueueEvent } from '../../../src/flow/queueEvents.js';
 import { buildPollJobs } from '../../../src/poller/jobs/targetJobs.js';
 import type { V2Readers } from '../../../src/poller/v2/v2Readers.js';
-import {
-  CONCLUDED_READ_OVERLAP_SECONDS,
-  PERIODIC_EXIT_READ_POLLS,
-} from '../../../src/poller/v2/v2ExitLookup.js';
+import { PERIODIC_EXIT_READ_POLLS } from '../../../src/poller/v2/v2ExitLookup.js';
 import { V2TestDirectory } from '../../../src/poller/v2/v2TestDirectory.js';
 import { V2QueueDirectory } from '../../../src/poller/v2/v2QueueDirectory.js';
 import { Secret } from '../../../src/secrets/secret.js';
 import { webhookPayloads } from '../../../src/simulator/webhookPayloads.js';
+import { READ_OVERLAP_SECONDS } from '../../../src/trunk/timestamps.js';
 import type { SimulatedRepository } from '../../../src/simulator/repositories.js';
 import type { RunningSimulator } from '../../../src/simulator/server.js';
 import { createSimulatorWorld, type SimulatorWorld } from '../../../src/simulator/world.js';
@@ -207,11 +205,11 @@ describe('exits through API v2', () => {
     await pollThroughRead(watcher);
     const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
     // Just after the first poll until a read sees an entry, then from the newest conclusion seen.
-    expect(concludedAt - CONCLUDED_READ_OVERLAP_SECONDS).toBeGreaterThan(startedAt);
+    expect(concludedAt - READ_OVERLAP_SECONDS).toBeGreaterThan(startedAt);
     expect(watcher.exitReads.map((read) => read.concludedAfter)).toEqual([
       iso(startedAt + 0.001),
       iso(startedAt + 0.001),
-      iso(concludedAt - CONCLUDED_READ_OVERLAP_SECONDS),
+      iso(concludedAt - READ_OVERLAP_SECONDS),
     ]);
   });
 
