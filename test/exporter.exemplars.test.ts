@@ -8,9 +8,15 @@
 // `pullRequestNumber`; a run's `updatedAt` ("For a finished run this approximates when it
 // concluded") minus `createdAt`, named by its first `testedPullRequests` ("The pull requests
 // included in this run").
+// A real Prometheus with exemplar storage (`--enable-feature=exemplar-storage`) scraping that
+// exporter returns the same from /api/v1/query_exemplars.
 import { afterEach, describe, expect, it } from 'vitest';
 import { select } from './support/exposition.js';
-import { configYaml, startTestExporter } from './support/exporterHarness.js';
+import {
+  configYaml,
+  startTestExporter,
+  type ExporterUnderTest,
+} from './support/exporterHarness.js';
 import { fixtureAt } from './support/fakeTrunkV2.js';
 import {
   WEB_QUEUE,
@@ -19,11 +25,14 @@ import {
   startFakeWebQueue,
   testingResult,
 } from './support/queueEntryRows.js';
+import { startPrometheus } from './support/prometheus.js';
+import { findSystemBinary } from './support/systemBinary.js';
 import { WEB_MAIN } from './support/webQueueSamples.js';
 import { cleanUp } from './trunk/harness.js';
 
 afterEach(cleanUp);
 
+const prometheusBinary = findSystemBinary('prometheus');
 const OPENMETRICS = { Accept: 'application/openmetrics-text; version=1.0.0' };
 const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
 
@@ -65,8 +74,11 @@ function attempt(
 const EXEMPLAR_LINE =
   /^(\w+)_bucket\{repo="github.com\/acme\/web",branch="main",(.*),le="([^"]+)"\} \S+ # \{pr="(\d+)"\} (\S+) (\S+)$/;
 
-/** Each exemplar of the queue's page as `family{labels} le: pr, value, timestamp`. */
-function exemplarsOf(page: string): Record<string, [number, number, number]> {
+/** Exemplars by `family{labels} le=…` (without repo and branch): pull request, value, timestamp. */
+type Exemplars = Record<string, [number, number, number]>;
+
+/** Each exemplar of the queue's OpenMetrics page. */
+function exemplarsOf(page: string): Exemplars {
   return Object.fromEntries(
     page.split('\n').flatMap((line) => {
       const match = EXEMPLAR_LINE.exec(line);
@@ -82,110 +94,192 @@ function exemplarsOf(page: string): Record<string, [number, number, number]> {
   );
 }
 
+/**
+ * The scenario: #7 and #8 testing together in run A since 15 minutes before the start; between two
+ * polls #7 merges, and the exporter counts its exit, the attempts and the runs. Resolves once it
+ * has, with the exporter and the times the test set.
+ */
+async function mergedScenario(): Promise<{
+  exporter: ExporterUnderTest;
+  enteredAt: number;
+  mergedAt: number;
+}> {
+  const start = Math.floor(Date.now() / 1000);
+  // #7 and #8 testing together in run A since 15 minutes before the start.
+  const enteredAt = start - 900;
+  const pr7 = entryRow(7, 'testing', enteredAt);
+  const pr8 = entryRow(8, 'testing', enteredAt);
+  const fake = await startFakeWebQueue([pr7, pr8]);
+  const runs = fake.verificationRuns(WEB_QUEUE);
+  runs.push(verificationRun('run-a', 'inProgress', enteredAt, enteredAt, [7, 8]));
+  const exporter = await startTestExporter(
+    configYaml({
+      apiUrl: fake.origin,
+      token: null,
+      apiKey: 'trunk_v2_exemplars-key',
+      targets: '  - repo: github.com/acme/web\n    branches: [main]',
+      polling: '  mergeQueueIntervalSeconds: 0.2\n  flakyTestsIntervalSeconds: 600',
+    }),
+  );
+  await exporter.waitFor(
+    (samples) =>
+      select(samples, 'trunk_merge_queue_verification_runs_in_progress', {
+        ...WEB_MAIN,
+        bisection: 'false',
+      })[0]?.value === 1,
+    'the first poll',
+  );
+
+  // Between two polls: the one listing #7 as testing has ended (the next one waits for its list
+  // of pull requests), and the next one lists what follows. Run A succeeds, #7 merges with it and
+  // #8 goes back to pending, and their testing results say how long each attempt lasted: #8's
+  // was interrupted, and one of #9 ended in #7's bucket before #7's. Run B (testing nothing,
+  // which the definition allows) was cancelled. All after the first poll, from which the
+  // exporter counts.
+  const livePullRequests = /^\/v2\/merge-queues\/[^/]+\/pull-requests$/;
+  fake.hold(livePullRequests);
+  await exporter.waitFor(() => fake.held() > 0, 'a poll waiting for the list');
+  fake.release();
+  await exporter.waitFor(() => fake.held() > 0, 'the poll after it waiting');
+  fake.hold(undefined);
+  // In eighths of a second, which ISO timestamps and doubles hold exactly; at most 125 ms back,
+  // after the poll before ended (0.2 s before this one began).
+  const mergedAt = Math.floor(Date.now() / 125) / 8;
+  moveEntry(pr7, 'merged', mergedAt);
+  moveEntry(pr8, 'pending', mergedAt);
+  fake
+    .testingResults(WEB_QUEUE)
+    .push(
+      attempt(9, mergedAt - 0.125, 'passed', 700),
+      attempt(7, mergedAt, 'passed', 754),
+      attempt(8, mergedAt - 0.25, 'interrupted', 40),
+    );
+  runs.splice(
+    0,
+    1,
+    verificationRun('run-a', 'succeeded', enteredAt, mergedAt, [7, 8]),
+    verificationRun('run-b', 'cancelled', mergedAt - 0.25, mergedAt - 0.125, []),
+  );
+  // The waiting poll finds #7 gone, and its reads what happened.
+  fake.release();
+
+  await exporter.waitFor(
+    (samples) =>
+      select(samples, 'trunk_merge_queue_time_in_queue_seconds_count', {
+        ...WEB_MAIN,
+        outcome: 'merged',
+      })[0]?.value === 1 &&
+      select(samples, 'trunk_merge_queue_testing_duration_seconds_count', {
+        ...WEB_MAIN,
+        outcome: 'interrupted',
+        bisection: 'false',
+      })[0]?.value === 1 &&
+      select(samples, 'trunk_merge_queue_verification_run_duration_seconds_count', {
+        ...WEB_MAIN,
+        status: 'cancelled',
+        bisection: 'false',
+      })[0]?.value === 1,
+    'the exit, the attempts and the runs counted',
+  );
+  return { exporter, enteredAt, mergedAt };
+}
+
+/** One series of /api/v1/query_exemplars. */
+interface StoredSeries {
+  readonly seriesLabels: Record<string, string>;
+  readonly exemplars: readonly {
+    labels: Record<string, string>;
+    value: string;
+    timestamp: number;
+  }[];
+}
+
+/** What Prometheus stored, keyed as exemplarsOf keys the page: the labels in the page's order. */
+function storedExemplars(series: readonly StoredSeries[]): Exemplars {
+  return Object.fromEntries(
+    series.flatMap(({ seriesLabels: labels, exemplars }) =>
+      exemplars.map(({ labels: { pr }, value, timestamp }) => {
+        const family = (labels.__name__ ?? '').replace(/_bucket$/, '');
+        const others = ['outcome', 'status', 'bisection']
+          .filter((label) => labels[label] !== undefined)
+          .map((label) => `${label}="${labels[label] ?? ''}"`);
+        const key = `${family}{${others.join(',')}} le=${labels.le ?? ''}`;
+        return [key, [Number(pr), Number(value), timestamp]] as const;
+      }),
+    ),
+  );
+}
+
+/** Each bucket's exemplar in the scenario, as exemplarsOf gives them. */
+function expectedExemplars(enteredAt: number, mergedAt: number): Exemplars {
+  // merged − entered is 900 s and the seconds the test took: the 1,200 s bucket. 754 s lands in
+  // the 900 s bucket of testing duration with #9's 700 s, which ended earlier; 40 s in the 60 s
+  // bucket. Run A took as long as #7 was in the queue; run B has no pull request to name.
+  return {
+    'trunk_merge_queue_time_in_queue_seconds{outcome="merged"} le=1200.0': [
+      7,
+      mergedAt - enteredAt,
+      mergedAt,
+    ],
+    'trunk_merge_queue_testing_duration_seconds{outcome="passed",bisection="false"} le=900.0': [
+      7,
+      754,
+      mergedAt,
+    ],
+    'trunk_merge_queue_testing_duration_seconds{outcome="interrupted",bisection="false"} le=60.0': [
+      8,
+      40,
+      mergedAt - 0.25,
+    ],
+    'trunk_merge_queue_verification_run_duration_seconds{status="succeeded",bisection="false"} le=1200.0':
+      [7, mergedAt - enteredAt, mergedAt],
+  };
+}
+
 describe('exemplars through a real exporter', () => {
   it('name the pull request of each bucket’s latest exit, testing attempt and run, in OpenMetrics only', async () => {
-    const start = Math.floor(Date.now() / 1000);
-    // #7 and #8 testing together in run A since 15 minutes before the start.
-    const enteredAt = start - 900;
-    const pr7 = entryRow(7, 'testing', enteredAt);
-    const pr8 = entryRow(8, 'testing', enteredAt);
-    const fake = await startFakeWebQueue([pr7, pr8]);
-    const runs = fake.verificationRuns(WEB_QUEUE);
-    runs.push(verificationRun('run-a', 'inProgress', enteredAt, enteredAt, [7, 8]));
-    const exporter = await startTestExporter(
-      configYaml({
-        apiUrl: fake.origin,
-        token: null,
-        apiKey: 'trunk_v2_exemplars-key',
-        targets: '  - repo: github.com/acme/web\n    branches: [main]',
-        polling: '  mergeQueueIntervalSeconds: 0.2\n  flakyTestsIntervalSeconds: 600',
-      }),
-    );
-    await exporter.waitFor(
-      (samples) =>
-        select(samples, 'trunk_merge_queue_verification_runs_in_progress', {
-          ...WEB_MAIN,
-          bisection: 'false',
-        })[0]?.value === 1,
-      'the first poll',
-    );
-
-    // Between two polls: the one listing #7 as testing has ended (the next one waits for its list
-    // of pull requests), and the next one lists what follows. Run A succeeds, #7 merges with it and
-    // #8 goes back to pending, and their testing results say how long each attempt lasted: #8's
-    // was interrupted, and one of #9 ended in #7's bucket before #7's. Run B (testing nothing,
-    // which the definition allows) was cancelled. All after the first poll, from which the
-    // exporter counts.
-    const livePullRequests = /^\/v2\/merge-queues\/[^/]+\/pull-requests$/;
-    fake.hold(livePullRequests);
-    await exporter.waitFor(() => fake.held() > 0, 'a poll waiting for the list');
-    fake.release();
-    await exporter.waitFor(() => fake.held() > 0, 'the poll after it waiting');
-    fake.hold(undefined);
-    // In eighths of a second, which ISO timestamps and doubles hold exactly; at most 125 ms back,
-    // after the poll before ended (0.2 s before this one began).
-    const mergedAt = Math.floor(Date.now() / 125) / 8;
-    moveEntry(pr7, 'merged', mergedAt);
-    moveEntry(pr8, 'pending', mergedAt);
-    fake
-      .testingResults(WEB_QUEUE)
-      .push(
-        attempt(9, mergedAt - 0.125, 'passed', 700),
-        attempt(7, mergedAt, 'passed', 754),
-        attempt(8, mergedAt - 0.25, 'interrupted', 40),
-      );
-    runs.splice(
-      0,
-      1,
-      verificationRun('run-a', 'succeeded', enteredAt, mergedAt, [7, 8]),
-      verificationRun('run-b', 'cancelled', mergedAt - 0.25, mergedAt - 0.125, []),
-    );
-    // The waiting poll finds #7 gone, and its reads what happened.
-    fake.release();
-
-    await exporter.waitFor(
-      (samples) =>
-        select(samples, 'trunk_merge_queue_time_in_queue_seconds_count', {
-          ...WEB_MAIN,
-          outcome: 'merged',
-        })[0]?.value === 1 &&
-        select(samples, 'trunk_merge_queue_testing_duration_seconds_count', {
-          ...WEB_MAIN,
-          outcome: 'interrupted',
-          bisection: 'false',
-        })[0]?.value === 1 &&
-        select(samples, 'trunk_merge_queue_verification_run_duration_seconds_count', {
-          ...WEB_MAIN,
-          status: 'cancelled',
-          bisection: 'false',
-        })[0]?.value === 1,
-      'the exit, the attempts and the runs counted',
-    );
-
+    const { exporter, enteredAt, mergedAt } = await mergedScenario();
     const openMetrics = await exporter.scrape('/metrics', OPENMETRICS);
-    // merged − entered is 900 s and the seconds the test took: the 1,200 s bucket. 754 s lands in
-    // the 900 s bucket of testing duration with #9's 700 s, which ended earlier; 40 s in the 60 s
-    // bucket. Run A took as long as #7 was in the queue; run B has no pull request to name.
-    expect(exemplarsOf(openMetrics)).toEqual({
-      'trunk_merge_queue_time_in_queue_seconds{outcome="merged"} le=1200.0': [
-        7,
-        mergedAt - enteredAt,
-        mergedAt,
-      ],
-      'trunk_merge_queue_testing_duration_seconds{outcome="passed",bisection="false"} le=900.0': [
-        7,
-        754,
-        mergedAt,
-      ],
-      'trunk_merge_queue_testing_duration_seconds{outcome="interrupted",bisection="false"} le=60.0':
-        [8, 40, mergedAt - 0.25],
-      'trunk_merge_queue_verification_run_duration_seconds{status="succeeded",bisection="false"} le=1200.0':
-        [7, mergedAt - enteredAt, mergedAt],
-    });
+    expect(exemplarsOf(openMetrics)).toEqual(expectedExemplars(enteredAt, mergedAt));
     // Never a per-PR label, and nothing of them in the Prometheus text format.
     const labelSets = openMetrics.split('\n').map((line) => line.split(' # ')[0]);
     expect(labelSets.filter((line) => line?.includes('pr="'))).toEqual([]);
     const text = await exporter.scrape('/metrics');
     expect(text).not.toContain(' # {');
   });
+
+  it.skipIf(prometheusBinary === undefined)(
+    'a real Prometheus with exemplar storage returns them from /api/v1/query_exemplars',
+    async () => {
+      const { exporter, enteredAt, mergedAt } = await mergedScenario();
+      const prometheus = await startPrometheus({
+        binary: prometheusBinary ?? 'prometheus',
+        scrapeTarget: new URL(exporter.exporter.url).host,
+        intervalSeconds: 0.2,
+        features: ['exemplar-storage'],
+      });
+      try {
+        const query = encodeURIComponent(
+          '{__name__=~"trunk_merge_queue_(time_in_queue|testing_duration|verification_run_duration)_seconds_bucket"}',
+        );
+        const range = `start=${String(enteredAt)}&end=${String(Math.ceil(mergedAt) + 3600)}`;
+        const expected = expectedExemplars(enteredAt, mergedAt);
+        // Until Prometheus has scraped the page (it asks for OpenMetrics first).
+        const deadline = Date.now() + 20_000;
+        let stored: Exemplars = {};
+        while (Object.keys(stored).length < Object.keys(expected).length && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          stored = storedExemplars(
+            (await prometheus.api(
+              `/api/v1/query_exemplars?query=${query}&${range}`,
+            )) as StoredSeries[],
+          );
+        }
+        expect(stored, prometheus.log()).toEqual(expected);
+      } finally {
+        await prometheus.stop();
+      }
+    },
+    40_000,
+  );
 });
