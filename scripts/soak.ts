@@ -31,6 +31,8 @@ if (gc === undefined) throw new Error('run with node --expose-gc scripts/soak.ts
 
 /** Heap growth allowed over the level measured after the first cycles. */
 const MAX_HEAP_GROWTH = 0.1;
+/** Readings of heapAfterGc, the least of which it keeps. */
+const HEAP_READINGS = 5;
 /** Series from the exporter process itself (API calls by status code, Node.js), not from data. */
 const PROCESS_SERIES = /^(trunk_exporter_api_|process_|nodejs_)/;
 /**
@@ -171,9 +173,6 @@ if (values.json) {
   log(result.ok ? 'OK' : 'FAILED');
 }
 process.exitCode = result.ok ? 0 : 1;
-
-/** Readings of heapAfterGc, the least of which it keeps. */
-const HEAP_READINGS = 5;
 
 /**
  * Heap in use after full collections, the least of HEAP_READINGS readings: at a 20 ms interval a
