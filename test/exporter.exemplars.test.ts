@@ -25,7 +25,7 @@ import {
   startFakeWebQueue,
   testingResult,
 } from './support/queueEntryRows.js';
-import { startPrometheus } from './support/prometheus.js';
+import { startPrometheus, type ExemplarSeries } from './support/prometheus.js';
 import { findSystemBinary } from './support/systemBinary.js';
 import { WEB_MAIN } from './support/webQueueSamples.js';
 import { cleanUp } from './trunk/harness.js';
@@ -184,18 +184,8 @@ async function mergedScenario(): Promise<{
   return { exporter, enteredAt, mergedAt };
 }
 
-/** One series of /api/v1/query_exemplars. */
-interface StoredSeries {
-  readonly seriesLabels: Record<string, string>;
-  readonly exemplars: readonly {
-    labels: Record<string, string>;
-    value: string;
-    timestamp: number;
-  }[];
-}
-
 /** What Prometheus stored, keyed as exemplarsOf keys the page: the labels in the page's order. */
-function storedExemplars(series: readonly StoredSeries[]): Exemplars {
+function storedExemplars(series: readonly ExemplarSeries[]): Exemplars {
   return Object.fromEntries(
     series.flatMap(({ seriesLabels: labels, exemplars }) =>
       exemplars.map(({ labels: { pr }, value, timestamp }) => {
@@ -272,7 +262,7 @@ describe('exemplars through a real exporter', () => {
           stored = storedExemplars(
             (await prometheus.api(
               `/api/v1/query_exemplars?query=${query}&${range}`,
-            )) as StoredSeries[],
+            )) as ExemplarSeries[],
           );
         }
         expect(stored, prometheus.log()).toEqual(expected);
