@@ -176,12 +176,10 @@ process.exitCode = result.ok ? 0 : 1;
 
 /**
  * Heap in use after full collections, the least of HEAP_READINGS readings: at a 20 ms interval a
- * poll is nearly always under way, and what it holds (its answers, parsed) is not retained; a
- * leak is in every reading. One reading alone swung ±10 % around the same level (the end over the
- * start from −13.6 % to +9.9 % over 400 cycles of the same build), the least of five stayed within
- * 26.9–27.5 MB after warm-up (docs/performance.md#load-and-soak). Between two collections, a turn of the event
- * loop lets finalization callbacks run (AbortSignal.any cleans up through them): a single gc()
- * leaves their garbage behind.
+ * poll is nearly always under way, and what it holds (its answers, parsed) is not retained, while a
+ * leak is in every reading (docs/performance.md#load-and-soak). Between two collections, a turn of
+ * the event loop lets finalization callbacks run (AbortSignal.any cleans up through them): a single
+ * gc() leaves their garbage behind.
  */
 async function heapAfterGc(): Promise<number> {
   let least = Infinity;

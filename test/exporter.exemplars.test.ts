@@ -150,8 +150,8 @@ async function mergedScenario(): Promise<{
   fake
     .testingResults(WEB_QUEUE)
     .push(
-      attempt(9, mergedAt - 0.125, 'passed', 700),
-      attempt(7, mergedAt, 'passed', 754),
+      attempt(9, mergedAt - 0.125, 'passed', 950),
+      attempt(7, mergedAt, 'passed', 1000),
       attempt(8, mergedAt - 0.25, 'interrupted', 40),
     );
   runs.splice(
@@ -202,18 +202,18 @@ function storedExemplars(series: readonly ExemplarSeries[]): Exemplars {
 
 /** Each bucket's exemplar in the scenario, as exemplarsOf gives them. */
 function expectedExemplars(enteredAt: number, mergedAt: number): Exemplars {
-  // merged − entered is 900 s and the seconds the test took: the 1,200 s bucket. 754 s lands in
-  // the 900 s bucket of testing duration with #9's 700 s, which ended earlier; 40 s in the 60 s
-  // bucket. Run A took as long as #7 was in the queue; run B has no pull request to name.
+  // merged − entered is 900 s and the seconds the test took: the 1,200 s bucket. #7's 1,000 s lands
+  // there too, with #9's 950 s, which ended earlier; 40 s in the 60 s bucket. Run A took as long
+  // as #7 was in the queue; run B has no pull request to name.
   return {
     'trunk_merge_queue_time_in_queue_seconds{outcome="merged"} le=1200.0': [
       7,
       mergedAt - enteredAt,
       mergedAt,
     ],
-    'trunk_merge_queue_testing_duration_seconds{outcome="passed",bisection="false"} le=900.0': [
+    'trunk_merge_queue_testing_duration_seconds{outcome="passed",bisection="false"} le=1200.0': [
       7,
-      754,
+      1000,
       mergedAt,
     ],
     'trunk_merge_queue_testing_duration_seconds{outcome="interrupted",bisection="false"} le=60.0': [

@@ -36,8 +36,8 @@ export interface HistogramCounts {
   readonly bounds?: readonly number[];
   /**
    * Per bucket, the exemplar of its latest observation that named one, as EXEMPLAR_STRIDE numbers
-   * (pull request, value, timestamp; NaN before any): one flat array of doubles, not an object per
-   * exemplar, so a histogram of 11 buckets holds them in about 0.3 KB instead of 1.7 KB
+   * (pull request, value, timestamp; NaN before any): one flat array of doubles rather than an
+   * object, a label map and a string per exemplar, the smallest a histogram can hold them in
    * (docs/metrics.md#exemplars). Absent until an observation names one; read it with exemplarAt.
    */
   readonly exemplars?: readonly number[];
