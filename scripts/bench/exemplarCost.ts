@@ -30,13 +30,13 @@ export async function exemplarCost({
   hours,
   start,
 }: ModelHours): Promise<ExemplarCost> {
-  const { emptyHistogram, observe, pullRequestExemplar } =
+  const { emptyHistogram, observe } =
     await loadBuilt<typeof HistogramModule>('snapshot/histogram.js');
   const { TESTING_DURATION_BUCKETS_SECONDS } = await loadBuilt<typeof TestingTypesModule>(
     'snapshot/testingAttemptTypes.js',
   );
   const { familyText } = await loadBuilt<typeof FamilyTextModule>('metrics/familyText.js');
-  const { withRecentExemplars } = await loadBuilt<typeof ExemplarWindowModule>(
+  const { recentExemplarsSince } = await loadBuilt<typeof ExemplarWindowModule>(
     'metrics/exemplarWindow.js',
   );
   const now = world.now();
@@ -53,7 +53,7 @@ export async function exemplarCost({
     'openmetrics',
   );
   const status = { lastSuccessAt: now } as TargetStatus;
-  const settings = { mergeQueueIntervalSeconds: 30 } as Parameters<typeof withRecentExemplars>[2];
+  const settings = { mergeQueueIntervalSeconds: 30 } as Parameters<typeof recentExemplarsSince>[1];
   const totals = { always: { exemplars: 0, bytes: 0 }, written: { exemplars: 0, bytes: 0 } };
   for (const { model } of world.mergeQueues) {
     const histograms = new Map<string, HistogramCounts>();
@@ -66,7 +66,7 @@ export async function exemplarCost({
       at: number,
     ): void => {
       const histogram = histograms.get(series) ?? emptyHistogram(bounds);
-      histograms.set(series, observe(histogram, value, pullRequestExemplar(pr, at)));
+      histograms.set(series, observe(histogram, value, { pullRequest: pr, timestampSeconds: at }));
     };
     for (const pr of model.concluded) {
       const last = pr.conclusions.at(-1);
@@ -88,12 +88,11 @@ export async function exemplarCost({
       ['written', true],
     ] as const) {
       const page = text.render(
-        samples.map((sample) => ({
-          ...sample,
-          histogram: recentOnly
-            ? withRecentExemplars(sample.histogram, status, settings)
-            : sample.histogram,
-        })),
+        samples.map((sample) =>
+          recentOnly
+            ? { ...sample, exemplarsSince: recentExemplarsSince(status, settings) }
+            : sample,
+        ),
       );
       const [cost] = pageCosts(`# HELP latency_seconds\n${page}`).families;
       totals[kind].exemplars += cost?.exemplars ?? 0;

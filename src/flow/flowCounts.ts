@@ -71,7 +71,10 @@ export function applyFlowEvents(
         exited.set(event.outcome, (exited.get(event.outcome) ?? 0) + 1);
         timeInQueue.set(
           event.outcome,
-          observe(timeInQueue.get(event.outcome) ?? emptyHistogram(), event.secondsInQueue),
+          observe(timeInQueue.get(event.outcome) ?? emptyHistogram(), event.secondsInQueue, {
+            pullRequest: event.prNumber,
+            timestampSeconds: event.leftAt,
+          }),
         );
         break;
       case 'transition': {

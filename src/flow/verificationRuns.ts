@@ -132,7 +132,7 @@ export function countVerificationRuns(
     if (seen.has(row.id)) continue;
     seen.set(row.id, createdAt);
     if (updatedAt >= reads.countFrom || reads.inProgress.has(row.id)) {
-      counts = countRun(counts, row, updatedAt - createdAt);
+      counts = countRun(counts, row, createdAt, updatedAt);
     }
   }
   const oldestInProgress = Math.min(...Array.from(inProgress.values(), (run) => run.createdAt));
@@ -196,11 +196,15 @@ function latestRows(rows: readonly V2VerificationRun[]): V2VerificationRun[] {
   return [...byId.values()].reverse();
 }
 
-/** The counts with one more concluded run that took `seconds` (updatedAt − createdAt). */
+/**
+ * The counts with one more concluded run, created at `createdAt` and concluded about `updatedAt`
+ * (Unix seconds): it took updatedAt − createdAt, and its exemplar is its first tested pull request.
+ */
 function countRun(
   counts: VerificationRunCounts,
   row: V2VerificationRun,
-  seconds: number,
+  createdAt: number,
+  updatedAt: number,
 ): VerificationRunCounts {
   const status = KNOWN_CONCLUDED.has(row.status) ? row.status : UNKNOWN_RUN_STATUS;
   const key = durationSeriesKey(status, row.isBisection);
@@ -210,7 +214,13 @@ function countRun(
     durations: emptyHistogram(TESTING_DURATION_BUCKETS_SECONDS),
   };
   const concluded = new Map(counts.concluded);
-  concluded.set(key, { ...series, durations: observe(series.durations, seconds) });
+  const [first] = row.testedPullRequests;
+  const by =
+    first === undefined ? undefined : { pullRequest: first.number, timestampSeconds: updatedAt };
+  concluded.set(key, {
+    ...series,
+    durations: observe(series.durations, updatedAt - createdAt, by),
+  });
   const batchSizes = new Map(counts.batchSizes);
   const sizes: HistogramCounts =
     batchSizes.get(row.isBisection) ?? emptyHistogram(BATCH_SIZE_BUCKETS);

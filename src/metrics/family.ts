@@ -32,6 +32,8 @@ export interface ValueSample {
 export interface HistogramSample {
   readonly labels: readonly string[];
   readonly histogram: HistogramCounts;
+  /** Unix seconds: the exemplars of earlier events (or of no known time) are not written. */
+  readonly exemplarsSince?: number;
 }
 
 export type Sample = ValueSample | HistogramSample;

@@ -1,7 +1,7 @@
 // Exposition text of the engine's families, in Prometheus text format 0.0.4 or OpenMetrics 1.0.0,
 // straight from the definitions' samples (no intermediate objects per sample: a page of 1,000
 // queues is most of a million lines).
-import { cumulativeBuckets, type Exemplar } from '../snapshot/histogram.js';
+import { cumulativeBuckets, exemplarAt, type Exemplar } from '../snapshot/histogram.js';
 import type { ExpositionFormat } from './exposition.js';
 import {
   escapeHelp,
@@ -68,13 +68,15 @@ export function familyText(
       }
       // `le` goes last, inside the same braces as the other labels.
       const bucketOpen = labels === '' ? `${name}_bucket{` : `${name}_bucket${labels},`;
-      // The Prometheus text format has no exemplars.
-      const exemplars = openMetrics ? sample.histogram.exemplars : undefined;
-      let slot = 0;
-      for (const bucket of cumulativeBuckets(sample.histogram)) {
+      const { exemplarsSince } = sample;
+      for (const [slot, bucket] of cumulativeBuckets(sample.histogram).entries()) {
         const le = escapeLabelValue(formatBound(bucket.le, openMetrics));
-        const exemplar = exemplars?.[slot++];
-        const suffix = exemplar === undefined ? '' : exemplarText(exemplar);
+        // The Prometheus text format has no exemplars.
+        const exemplar = openMetrics ? exemplarAt(sample.histogram, slot) : undefined;
+        const written =
+          exemplar !== undefined &&
+          (exemplarsSince === undefined || exemplar.timestampSeconds >= exemplarsSince);
+        const suffix = written ? exemplarText(exemplar) : '';
         text += `${bucketOpen}le="${le}"} ${formatNumber(bucket.count)}${suffix}\n`;
       }
       text += `${name}_sum${closed} ${formatNumber(sample.histogram.sum)}\n`;
@@ -85,22 +87,8 @@ export function familyText(
   return { header, render };
 }
 
-/** OpenMetrics' limit on an exemplar's label names and values together, in code points. */
-const EXEMPLAR_LABELS_MAX_CHARACTERS = 128;
-
-/**
- * An exemplar as OpenMetrics writes it after a bucket's value (` # {pr="123"} 754.0
- * 1732790000.000`); '' for one whose labels exceed the limit, which OpenMetrics forbids.
- */
-function exemplarText({ labels, value, timestampSeconds }: Exemplar): string {
-  let pairs = '';
-  let characters = 0;
-  for (const [label, labelValue] of Object.entries(labels)) {
-    // Code points, as OpenMetrics counts them: not UTF-16 units, not bytes.
-    characters += Array.from(label).length + Array.from(labelValue).length;
-    pairs += `${pairs === '' ? '' : ','}${label}="${escapeLabelValue(labelValue)}"`;
-  }
-  if (characters > EXEMPLAR_LABELS_MAX_CHARACTERS) return '';
+/** An exemplar as OpenMetrics writes it after a bucket's value (` # {pr="123"} 754.0 1732790000.000`). */
+function exemplarText({ pullRequest, value, timestampSeconds }: Exemplar): string {
   const timestamp = Number.isFinite(timestampSeconds) ? ` ${timestampSeconds.toFixed(3)}` : '';
-  return ` # {${pairs}} ${formatOpenMetricsFloat(value)}${timestamp}`;
+  return ` # {pr="${String(pullRequest)}"} ${formatOpenMetricsFloat(value)}${timestamp}`;
 }

@@ -7,7 +7,7 @@ import { LAST_MERGE_WINDOWS_SECONDS } from '../poller/v2/v2LastMerge.js';
 import { MAX_UNKNOWN_STATES, OTHER_STATE, type QueueFlow } from '../snapshot/queueFlowTypes.js';
 import type { TargetStatus } from '../snapshot/types.js';
 import { ENDPOINTS } from '../trunk/schemas.js';
-import { withRecentExemplars } from './exemplarWindow.js';
+import { recentExemplarsSince } from './exemplarWindow.js';
 import { samplesByKey, type FamilySettings, type PerTargetFamily, type Sample } from './family.js';
 import { REFRESHED_BY, formatInterval } from './help.js';
 import { NAMESPACE, fqName } from './naming.js';
@@ -123,7 +123,8 @@ export const QUEUE_FLOW_FAMILIES: readonly PerTargetFamily[] = [
         .filter(([outcome, histogram]) => histogram.count > 0 || FINAL_STATES.has(outcome))
         .map(([outcome, histogram]) => ({
           labels: [status.target.repo, status.target.branch, outcome],
-          histogram: withRecentExemplars(histogram, status, settings),
+          histogram,
+          exemplarsSince: recentExemplarsSince(status, settings),
         })),
   },
   {

@@ -5,7 +5,7 @@ import { PERIODIC_EXIT_READ_POLLS } from '../poller/v2/v2ExitLookup.js';
 import { durationSeriesKey, type TestingAttempts } from '../snapshot/testingAttemptTypes.js';
 import type { TargetStatus } from '../snapshot/types.js';
 import { V2_ENDPOINTS } from '../trunk/v2Schemas.js';
-import { withRecentExemplars } from './exemplarWindow.js';
+import { recentExemplarsSince } from './exemplarWindow.js';
 import type { FamilySettings, PerTargetFamily, Sample } from './family.js';
 import { formatInterval } from './help.js';
 import { NAMESPACE, fqName } from './naming.js';
@@ -69,7 +69,8 @@ export const TESTING_FAMILIES: readonly PerTargetFamily[] = [
         )
         .map(({ outcome, bisection, histogram }) => ({
           labels: [status.target.repo, status.target.branch, outcome, String(bisection)],
-          histogram: withRecentExemplars(histogram, status, settings),
+          histogram,
+          exemplarsSince: recentExemplarsSince(status, settings),
         })),
   },
   {

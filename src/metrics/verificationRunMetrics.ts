@@ -10,7 +10,8 @@ import {
   type VerificationRuns,
 } from '../snapshot/verificationRunTypes.js';
 import { V2_ENDPOINTS } from '../trunk/v2Schemas.js';
-import { samplesByKey, type PerTargetFamily, type Sample } from './family.js';
+import { recentExemplarsSince } from './exemplarWindow.js';
+import { samplesByKey, type FamilySettings, type PerTargetFamily, type Sample } from './family.js';
 import { NAMESPACE, fqName } from './naming.js';
 
 const SUBSYSTEM = 'merge_queue';
@@ -29,13 +30,24 @@ const STATUS =
   'exporter does not know; counted in trunk_exporter_api_anomalies_total); bisection says whether ' +
   'the run existed to find the failing pull request of a batch';
 
-/** The samples of a queue's verification runs; none without them or while hidden. */
+/**
+ * The samples of a queue's verification runs, given its repo, branch and from when its exemplars
+ * are written; none without runs or while they are hidden.
+ */
 function ofRuns(
-  samples: (runs: VerificationRuns, repo: string, branch: string) => Iterable<Sample>,
-): (status: TargetStatus) => Iterable<Sample> {
-  return ({ target, snapshot }) => {
+  samples: (
+    runs: VerificationRuns,
+    repo: string,
+    branch: string,
+    exemplarsSince: number,
+  ) => Iterable<Sample>,
+): (status: TargetStatus, settings: FamilySettings) => Iterable<Sample> {
+  return (status, settings) => {
+    const { target, snapshot } = status;
     const runs = snapshot?.kind === 'merge_queue' ? snapshot.verificationRuns : undefined;
-    return runs === undefined || runs.reads.hidden ? [] : samples(runs, target.repo, target.branch);
+    return runs === undefined || runs.reads.hidden
+      ? []
+      : samples(runs, target.repo, target.branch, recentExemplarsSince(status, settings));
   };
 }
 
@@ -86,16 +98,18 @@ export const VERIFICATION_RUN_FAMILIES: readonly PerTargetFamily[] = [
       'Concluded verification runs by how long they ran (updatedAt − createdAt: Trunk has no ' +
       'finishedAt, and a finished run\'s updatedAt "approximates when it concluded"), in seconds: CI ' +
       `time per run, where trunk_merge_queue_testing_duration_seconds counts it per pull request; ${STATUS}. ` +
-      `A series appears with its first run. ${READ_FROM}.`,
+      'A series appears with its first run. In OpenMetrics a bucket carries the first tested pull ' +
+      `request of its latest recent run as an exemplar (pr). ${READ_FROM}.`,
     type: 'histogram',
     labelNames: ['repo', 'branch', 'status', 'bisection'],
     scope: 'target',
-    samples: ofRuns((runs, repo, branch) =>
+    samples: ofRuns((runs, repo, branch, exemplarsSince) =>
       [...runs.counts.concluded.values()]
         .filter(({ durations }) => durations.count > 0)
         .map(({ status, bisection, durations }) => ({
           labels: [repo, branch, status, String(bisection)],
           histogram: durations,
+          exemplarsSince,
         })),
     ),
   },

@@ -13,16 +13,19 @@ export const FLOW_BUCKETS_SECONDS: readonly number[] = [
 ];
 
 /**
- * The observation an OpenMetrics exemplar names: who it was (`{pr="123"}`), its value, and when it
- * happened, so a dashboard can go from an outlier to the pull request.
+ * The observation an OpenMetrics exemplar names: which pull request it was (`{pr="123"}`), its
+ * value, and when it happened, so a dashboard can go from an outlier to the pull request.
  */
 export interface Exemplar {
-  readonly labels: Readonly<Record<string, string>>;
+  readonly pullRequest: number;
   /** The observed value, as its bucket counted it. */
   readonly value: number;
   /** Unix seconds of the event observed (an exit, the end of an attempt), not of the poll. */
   readonly timestampSeconds: number;
 }
+
+/** Numbers per bucket in `HistogramCounts.exemplars`: the pull request, the value, the time. */
+const EXEMPLAR_STRIDE = 3;
 
 /** Observations per bucket (not cumulative; the last entry is above every bound), their sum and count. */
 export interface HistogramCounts {
@@ -32,18 +35,12 @@ export interface HistogramCounts {
   /** The buckets' upper bounds, when they are not FLOW_BUCKETS_SECONDS. */
   readonly bounds?: readonly number[];
   /**
-   * Per bucket (as `buckets`), the exemplar of its latest observation that named one; absent
-   * until an observation does.
+   * Per bucket, the exemplar of its latest observation that named one, as EXEMPLAR_STRIDE numbers
+   * (pull request, value, timestamp; NaN before any): one flat array of doubles rather than an
+   * object, a label map and a string per exemplar, the smallest a histogram can hold them in
+   * (docs/metrics.md#exemplars). Absent until an observation names one; read it with exemplarAt.
    */
-  readonly exemplars?: readonly (Exemplar | undefined)[];
-}
-
-/** The exemplar of an observation of pull request `number` at `timestampSeconds` (`{pr="123"}`). */
-export function pullRequestExemplar(
-  number: number,
-  timestampSeconds: number,
-): Omit<Exemplar, 'value'> {
-  return { labels: { pr: String(number) }, timestampSeconds };
+  readonly exemplars?: readonly number[];
 }
 
 /** A histogram without observations, with FLOW_BUCKETS_SECONDS unless other `bounds` are given. */
@@ -57,15 +54,15 @@ export function emptyHistogram(bounds: readonly number[] = FLOW_BUCKETS_SECONDS)
 }
 
 /**
- * A new histogram with one more observation; a negative or non-finite value counts as 0. With an
- * `exemplar` (its value is the one observed), the observation becomes its bucket's exemplar unless
- * the bucket's exemplar happened later: observations arrive out of order, and Prometheus drops an
- * exemplar older than the one it holds.
+ * A new histogram with one more observation; a negative or non-finite value counts as 0. With the
+ * pull request it was `by` (and when it happened), the observation becomes its bucket's exemplar
+ * unless the bucket's exemplar happened later: observations arrive out of order, and Prometheus
+ * drops an exemplar older than the one it holds.
  */
 export function observe(
   histogram: HistogramCounts,
   value: number,
-  exemplar?: Omit<Exemplar, 'value'>,
+  by?: Omit<Exemplar, 'value'>,
 ): HistogramCounts {
   const bounds = histogram.bounds ?? FLOW_BUCKETS_SECONDS;
   const seconds = Number.isFinite(value) && value > 0 ? value : 0;
@@ -77,19 +74,29 @@ export function observe(
     sum: histogram.sum + seconds,
     count: histogram.count + 1,
   };
-  const held = histogram.exemplars?.[slot];
-  if (
-    exemplar === undefined ||
-    (held !== undefined && held.timestampSeconds > exemplar.timestampSeconds)
-  ) {
+  const at = slot * EXEMPLAR_STRIDE;
+  // NaN (none held) is never later.
+  if (by === undefined || (histogram.exemplars?.[at + 2] ?? Number.NaN) > by.timestampSeconds) {
     return observed;
   }
-  const exemplars = histogram.exemplars ?? new Array<undefined>(histogram.buckets.length);
+  const exemplars =
+    histogram.exemplars?.slice() ??
+    new Array<number>(histogram.buckets.length * EXEMPLAR_STRIDE).fill(Number.NaN);
+  exemplars[at] = by.pullRequest;
+  exemplars[at + 1] = seconds;
+  exemplars[at + 2] = by.timestampSeconds;
+  return { ...observed, exemplars };
+}
+
+/** The exemplar of bucket `slot` (as in `buckets`), if it has one. */
+export function exemplarAt(histogram: HistogramCounts, slot: number): Exemplar | undefined {
+  const at = slot * EXEMPLAR_STRIDE;
+  const pullRequest = histogram.exemplars?.[at] ?? Number.NaN;
+  if (Number.isNaN(pullRequest)) return undefined;
   return {
-    ...observed,
-    exemplars: Array.from(exemplars, (kept, at) =>
-      at === slot ? { ...exemplar, value: seconds } : kept,
-    ),
+    pullRequest,
+    value: histogram.exemplars?.[at + 1] ?? Number.NaN,
+    timestampSeconds: histogram.exemplars?.[at + 2] ?? Number.NaN,
   };
 }
 
@@ -103,19 +110,4 @@ export function cumulativeBuckets(
     running += count;
     return { le: bounds[at] ?? '+Inf', count: running };
   });
-}
-
-/**
- * The histogram with only the exemplars that happened at or after `sinceSeconds` (the others'
- * buckets keep their counts and lose their exemplar); itself when it has none older.
- */
-export function exemplarsSince(histogram: HistogramCounts, sinceSeconds: number): HistogramCounts {
-  const recent = (exemplar: Exemplar | undefined): boolean =>
-    exemplar === undefined || exemplar.timestampSeconds >= sinceSeconds;
-  const { exemplars } = histogram;
-  if (exemplars === undefined || exemplars.every(recent)) return histogram;
-  return {
-    ...histogram,
-    exemplars: exemplars.map((exemplar) => (recent(exemplar) ? exemplar : undefined)),
-  };
 }

@@ -8,7 +8,11 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { loadScenario, replayScenario } from '../metrics/scenario.js';
 import { createTestHttpApp } from '../support/httpApp.js';
-import { startPrometheus, type RunningPrometheus } from '../support/prometheus.js';
+import {
+  startPrometheus,
+  type ExemplarSeries,
+  type RunningPrometheus,
+} from '../support/prometheus.js';
 import { findSystemBinary } from '../support/systemBinary.js';
 import {
   allValuesRegex,
@@ -31,16 +35,6 @@ const VARIABLES = {
 
 /** From before the scenario's first exemplar (2025-12-31T22:50:00Z) to well after now. */
 const RANGE = `start=1767220000&end=${String(Math.ceil(Date.now() / 1000) + 3600)}`;
-
-/** One series of /api/v1/query_exemplars. */
-interface ExemplarSeries {
-  readonly seriesLabels: Record<string, string>;
-  readonly exemplars: readonly {
-    labels: Record<string, string>;
-    value: string;
-    timestamp: number;
-  }[];
-}
 
 /** Each exemplar as `series le: pr value @timestamp`, sorted. */
 async function exemplarsOf(prometheus: RunningPrometheus, query: string): Promise<string[]> {

@@ -11,7 +11,12 @@ import type { MetricFamily } from '../../src/metrics/exposition.js';
 import type { FamilyDefinition } from '../../src/metrics/family.js';
 import { familyText } from '../../src/metrics/familyText.js';
 import { createRegistry } from '../../src/metrics/registry.js';
-import { cumulativeBuckets, emptyHistogram, observe } from '../../src/snapshot/histogram.js';
+import {
+  cumulativeBuckets,
+  emptyHistogram,
+  observe,
+  type HistogramCounts,
+} from '../../src/snapshot/histogram.js';
 import { registryPage, renderRegistry } from './page.js';
 
 /** What Prometheus 2.x sends by default (scrape_protocols unset). */
@@ -307,8 +312,7 @@ describe('familyText', () => {
 });
 
 // OpenMetrics 1.0's ABNF: `sample = metricname [labels] SP number [SP timestamp] [exemplar] LF`,
-// `exemplar = SP HASH SP labels SP number [SP timestamp]`; "The combined length of the label names
-// and values of an Exemplar's LabelSet MUST NOT exceed 128 UTF-8 character code points."
+// `exemplar = SP HASH SP labels SP number [SP timestamp]`.
 describe('familyText exemplars', () => {
   const definition: FamilyDefinition = {
     name: 'wait_seconds',
@@ -318,52 +322,55 @@ describe('familyText exemplars', () => {
     scope: 'targets',
     samples: () => [],
   };
-  const bucketLines = (format: 'prometheus' | 'openmetrics', pr: string, at: number): string[] =>
+  const bucketLines = (
+    format: 'prometheus' | 'openmetrics',
+    histogram: HistogramCounts,
+    exemplarsSince?: number,
+  ): string[] =>
     familyText(definition, 'h', format)
       .render([
-        {
-          labels: ['r'],
-          histogram: observe(emptyHistogram([60, 900]), 754, {
-            labels: { pr },
-            timestampSeconds: at,
-          }),
-        },
+        { labels: ['r'], histogram, ...(exemplarsSince === undefined ? {} : { exemplarsSince }) },
       ])
       .split('\n')
       .filter((line) => line.startsWith('wait_seconds_bucket'));
+  const one = (pullRequest: number, timestampSeconds: number) =>
+    observe(emptyHistogram([60, 900]), 754, { pullRequest, timestampSeconds });
 
   it("writes the exemplar after its bucket's value in OpenMetrics, and never in the text format", () => {
-    expect(bucketLines('openmetrics', '123', 1_732_790_000)).toEqual([
+    expect(bucketLines('openmetrics', one(123, 1_732_790_000))).toEqual([
       'wait_seconds_bucket{repo="r",le="60.0"} 0',
       'wait_seconds_bucket{repo="r",le="900.0"} 1 # {pr="123"} 754.0 1732790000.000',
       'wait_seconds_bucket{repo="r",le="+Inf"} 1',
     ]);
-    expect(bucketLines('prometheus', '123', 1_732_790_000)).toEqual([
+    expect(bucketLines('prometheus', one(123, 1_732_790_000))).toEqual([
       'wait_seconds_bucket{repo="r",le="60"} 0',
       'wait_seconds_bucket{repo="r",le="900"} 1',
       'wait_seconds_bucket{repo="r",le="+Inf"} 1',
     ]);
   });
 
-  it('escapes label values, and leaves out a label set over 128 code points', () => {
-    expect(bucketLines('openmetrics', 'a"b\\c\nd', 1_732_790_000)[1]).toBe(
-      'wait_seconds_bucket{repo="r",le="900.0"} 1 # {pr="a\\"b\\\\c\\nd"} 754.0 1732790000.000',
+  it('writes the timestamp to the millisecond, and none that is not a number', () => {
+    expect(bucketLines('openmetrics', one(7, 1_732_790_000.1234))[1]).toBe(
+      'wait_seconds_bucket{repo="r",le="900.0"} 1 # {pr="7"} 754.0 1732790000.123',
     );
-    // "pr" and 126 two-byte characters: 128 code points (252 bytes), allowed.
-    expect(bucketLines('openmetrics', 'é'.repeat(126), 1_732_790_000)[1]).toBe(
-      `wait_seconds_bucket{repo="r",le="900.0"} 1 # {pr="${'é'.repeat(126)}"} 754.0 1732790000.000`,
-    );
-    expect(bucketLines('openmetrics', 'é'.repeat(127), 1_732_790_000)[1]).toBe(
-      'wait_seconds_bucket{repo="r",le="900.0"} 1',
+    expect(bucketLines('openmetrics', one(7, Number.NaN))[1]).toBe(
+      'wait_seconds_bucket{repo="r",le="900.0"} 1 # {pr="7"} 754.0',
     );
   });
 
-  it('writes the timestamp to the millisecond, and none that is not a number', () => {
-    expect(bucketLines('openmetrics', '7', 1_732_790_000.1234)[1]).toBe(
-      'wait_seconds_bucket{repo="r",le="900.0"} 1 # {pr="7"} 754.0 1732790000.123',
+  it('leaves out the exemplars of events before exemplarsSince, and keeps every count', () => {
+    const histogram = observe(one(2, 2_000), 30, { pullRequest: 1, timestampSeconds: 1_000 });
+    expect(bucketLines('openmetrics', histogram, 1_001)).toEqual([
+      'wait_seconds_bucket{repo="r",le="60.0"} 1',
+      'wait_seconds_bucket{repo="r",le="900.0"} 2 # {pr="2"} 754.0 2000.000',
+      'wait_seconds_bucket{repo="r",le="+Inf"} 2',
+    ]);
+    // One that happened at the time is written; one of no known time is not.
+    expect(bucketLines('openmetrics', histogram, 1_000)[0]).toBe(
+      'wait_seconds_bucket{repo="r",le="60.0"} 1 # {pr="1"} 30.0 1000.000',
     );
-    expect(bucketLines('openmetrics', '7', Number.NaN)[1]).toBe(
-      'wait_seconds_bucket{repo="r",le="900.0"} 1 # {pr="7"} 754.0',
+    expect(bucketLines('openmetrics', one(7, Number.NaN), 0)[1]).toBe(
+      'wait_seconds_bucket{repo="r",le="900.0"} 1',
     );
   });
 });

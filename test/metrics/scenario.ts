@@ -20,7 +20,7 @@ import type {
 } from '../../src/snapshot/types.js';
 import type { ApiCallObserver } from '../../src/trunk/observer.js';
 import { countTestingResults, startTestingAttempts } from '../../src/poller/v2/v2TestingResults.js';
-import { emptyHistogram, observe, pullRequestExemplar } from '../../src/snapshot/histogram.js';
+import { emptyHistogram, observe } from '../../src/snapshot/histogram.js';
 import { EXIT_OUTCOMES, type QueueFlow } from '../../src/snapshot/queueFlowTypes.js';
 import { durationSeriesKey, type TestingAttempts } from '../../src/snapshot/testingAttemptTypes.js';
 import { ENDPOINTS } from '../../src/trunk/schemas.js';
@@ -359,7 +359,7 @@ function withExits(
     const histogram = timeInQueue.get(outcome) ?? emptyHistogram();
     timeInQueue.set(
       outcome,
-      observe(histogram, leftAt - enteredAt, pullRequestExemplar(number, leftAt)),
+      observe(histogram, leftAt - enteredAt, { pullRequest: number, timestampSeconds: leftAt }),
     );
   }
   return { ...flow, counts: { ...flow.counts, exited, timeInQueue } };
@@ -372,7 +372,10 @@ function withAttempts(attempts: TestingAttempts, observed: readonly Attempt[]): 
     const key = durationSeriesKey(outcome, bisection);
     const series = durations.get(key);
     if (series === undefined) throw new Error(`no zero-filled series for ${outcome}/${bisection}`);
-    const histogram = observe(series.histogram, seconds, pullRequestExemplar(number, endedAt));
+    const histogram = observe(series.histogram, seconds, {
+      pullRequest: number,
+      timestampSeconds: endedAt,
+    });
     durations.set(key, { ...series, histogram });
   }
   return { ...attempts, counts: { ...attempts.counts, durations } };

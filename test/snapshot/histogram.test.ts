@@ -1,23 +1,33 @@
 // A histogram keeps, per bucket, the exemplar of the observation that happened last, as
 // client_golang does (OpenMetrics 1.0: "A bucket MUST NOT have more than one exemplar").
 import { describe, expect, it } from 'vitest';
-import { emptyHistogram, exemplarsSince, observe } from '../../src/snapshot/histogram.js';
+import {
+  emptyHistogram,
+  exemplarAt,
+  observe,
+  type HistogramCounts,
+} from '../../src/snapshot/histogram.js';
 
 /** Bounds 60, 300, 900 and +Inf: 754 s lands in the third bucket (index 2). */
 const BOUNDS = [60, 300, 900];
 
-function by(pr: number, timestampSeconds: number) {
-  return { labels: { pr: String(pr) }, timestampSeconds };
+function by(pullRequest: number, timestampSeconds: number) {
+  return { pullRequest, timestampSeconds };
+}
+
+/** Each bucket's exemplar, undefined where it has none. */
+function exemplarsOf(histogram: HistogramCounts) {
+  return histogram.buckets.map((_count, slot) => exemplarAt(histogram, slot));
 }
 
 describe('observe with an exemplar', () => {
   it('keeps it on the bucket the value lands in, with the value observed', () => {
     const histogram = observe(emptyHistogram(BOUNDS), 754, by(123, 1_732_790_000));
     expect(histogram.buckets).toEqual([0, 0, 1, 0]);
-    expect(histogram.exemplars).toEqual([
+    expect(exemplarsOf(histogram)).toEqual([
       undefined,
       undefined,
-      { labels: { pr: '123' }, value: 754, timestampSeconds: 1_732_790_000 },
+      { pullRequest: 123, value: 754, timestampSeconds: 1_732_790_000 },
       undefined,
     ]);
   });
@@ -26,40 +36,42 @@ describe('observe with an exemplar', () => {
     const later = observe(emptyHistogram(BOUNDS), 754, by(101, 1_000_010));
     // 104 left 5 s before 101 but is observed after it (a late read): 101 stays.
     const lateRead = observe(later, 787, by(104, 1_000_005));
-    expect(lateRead.exemplars?.[2]).toEqual({
-      labels: { pr: '101' },
+    expect(exemplarAt(lateRead, 2)).toEqual({
+      pullRequest: 101,
       value: 754,
       timestampSeconds: 1_000_010,
     });
     expect(lateRead.buckets).toEqual([0, 0, 2, 0]);
     const newer = observe(lateRead, 800, by(106, 1_000_020));
-    expect(newer.exemplars?.[2]).toEqual({
-      labels: { pr: '106' },
+    expect(exemplarAt(newer, 2)).toEqual({
+      pullRequest: 106,
       value: 800,
       timestampSeconds: 1_000_020,
     });
   });
 
-  it('holds at most one per bucket however many observations come', () => {
+  it('holds at most one per bucket however many observations come, in the same few numbers', () => {
     let histogram = emptyHistogram(BOUNDS);
+    const first = observe(histogram, 20, by(1, 1));
     for (let pr = 1; pr <= 100; pr++) histogram = observe(histogram, pr * 20, by(pr, pr));
-    expect(histogram.exemplars).toHaveLength(4);
     // 60 s is pr 3's, 300 s pr 15's, 900 s pr 45's, and above every bound pr 100's (2000 s).
-    expect(histogram.exemplars?.map((exemplar) => exemplar?.labels.pr)).toEqual([
-      '3',
-      '15',
-      '45',
-      '100',
+    expect(exemplarsOf(histogram).map((exemplar) => exemplar?.pullRequest)).toEqual([
+      3, 15, 45, 100,
     ]);
+    // Three numbers a bucket from the first exemplar on, however many were observed.
+    expect(first.exemplars).toHaveLength(12);
+    expect(histogram.exemplars).toHaveLength(12);
+  });
+
+  it('leaves the histogram it was given as it was', () => {
+    const before = observe(emptyHistogram(BOUNDS), 754, by(101, 10));
+    observe(before, 800, by(106, 20));
+    expect(exemplarAt(before, 2)).toEqual({ pullRequest: 101, value: 754, timestampSeconds: 10 });
   });
 
   it('puts a negative value, counted as 0, in the first bucket with value 0', () => {
     const histogram = observe(emptyHistogram(BOUNDS), -5, by(9, 1));
-    expect(histogram.exemplars?.[0]).toEqual({
-      labels: { pr: '9' },
-      value: 0,
-      timestampSeconds: 1,
-    });
+    expect(exemplarAt(histogram, 0)).toEqual({ pullRequest: 9, value: 0, timestampSeconds: 1 });
   });
 });
 
@@ -73,26 +85,7 @@ describe('observe without an exemplar', () => {
   it('keeps the exemplars the histogram has', () => {
     const withOne = observe(emptyHistogram(BOUNDS), 754, by(123, 10));
     const histogram = observe(withOne, 800);
-    expect(histogram.exemplars).toEqual(withOne.exemplars);
+    expect(exemplarsOf(histogram)).toEqual(exemplarsOf(withOne));
     expect(histogram.buckets).toEqual([0, 0, 2, 0]);
-  });
-});
-
-describe('exemplarsSince', () => {
-  const histogram = observe(observe(emptyHistogram(BOUNDS), 30, by(1, 1_000)), 754, by(2, 2_000));
-
-  it('drops the exemplars that happened before the time, and keeps every count', () => {
-    const recent = exemplarsSince(histogram, 1_001);
-    expect(recent.buckets).toEqual([1, 0, 1, 0]);
-    expect(recent.exemplars?.map((exemplar) => exemplar?.labels.pr)).toEqual([
-      undefined,
-      undefined,
-      '2',
-      undefined,
-    ]);
-  });
-
-  it('keeps one that happened at the time, and returns the histogram itself when none is older', () => {
-    expect(exemplarsSince(histogram, 1_000)).toBe(histogram);
   });
 });

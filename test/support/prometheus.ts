@@ -12,6 +12,16 @@ export interface InstantSample {
   readonly value: [number, string];
 }
 
+/** One series of /api/v1/query_exemplars' answer. */
+export interface ExemplarSeries {
+  readonly seriesLabels: Record<string, string>;
+  readonly exemplars: readonly {
+    labels: Record<string, string>;
+    value: string;
+    timestamp: number;
+  }[];
+}
+
 /** A started Prometheus: its base URL, its API and how to stop it. */
 export interface RunningPrometheus {
   readonly url: string;

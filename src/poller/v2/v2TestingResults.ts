@@ -74,7 +74,10 @@ export function countTestingResults(
     };
     durations.set(seriesKey, {
       ...series,
-      histogram: observe(series.histogram, row.testingDurationMs / 1000),
+      histogram: observe(series.histogram, row.testingDurationMs / 1000, {
+        pullRequest: row.pullRequestNumber,
+        timestampSeconds: endedAt,
+      }),
     });
     if (row.startedBisection) {
       const split = splitKey(row, endedAt);
