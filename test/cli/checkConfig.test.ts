@@ -1,19 +1,16 @@
-// `--check-config` as a user runs it: the built CLI (`npm test` builds dist/ first) in a child
-// process, its output and exit status.
+// `--check-config`: its output and exit status. The command line (`npm test` builds dist/ first)
+// runs in a child once, a summary and a problem; every other case runs the check it runs in this
+// process, with the same environment (test/support/checkConfig.ts).
 import { readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { startCli } from '../support/cli.js';
-import { REPOSITORY_ROOT, runNode } from '../support/nodeProcess.js';
+import { checkConfigInProcess as checkConfig } from '../support/checkConfig.js';
+import { CLI_BIN, startCli } from '../support/cli.js';
+import { runNode } from '../support/nodeProcess.js';
 
-const bin = join(REPOSITORY_ROOT, 'bin', 'trunk-exporter.js');
 const fixtures = join(import.meta.dirname, '..', 'config', 'fixtures');
-
-function checkConfig(path: string, env: Record<string, string> = {}) {
-  return runNode([bin, '--check-config', '--config', path], env);
-}
 
 /** The `# expect:` lines of a fixture, as --check-config prints them. */
 function expectedLines(path: string): string[] {
@@ -30,6 +27,27 @@ function expectedWarnings(path: string): string[] {
     .filter((line) => line.startsWith('# expect warning: '))
     .map((line) => line.slice('# expect warning: '.length));
 }
+
+describe('the command line', () => {
+  it('--check-config --config PATH prints the summary with exit 0, and each problem with exit 2', async () => {
+    const valid = join(fixtures, 'valid', 'minimal.yaml');
+    const invalid = join(fixtures, 'invalid', 'duplicate-target-beside-schema-errors.yaml');
+    const [accepted, refused] = await Promise.all([
+      runNode([CLI_BIN, '--check-config', '--config', valid], { TRUNK_API_TOKEN: 'x' }),
+      runNode([CLI_BIN, '--check-config', '--config', invalid]),
+    ]);
+    expect(accepted).toEqual({
+      code: 0,
+      stdout: `${valid}: OK (1 repository, 1 merge queue)\n`,
+      stderr: '',
+    });
+    expect(refused).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `${expectedLines(invalid).join('\n')}\n`,
+    });
+  });
+});
 
 describe('--check-config', () => {
   it('counts repositories and merge queues in singular and plural', async () => {
