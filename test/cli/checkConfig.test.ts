@@ -1,14 +1,13 @@
-// `--check-config`: its output and exit status. The command line (`npm test` builds dist/ first)
-// runs in a child once, a summary and a problem; every other case runs the check it runs in this
-// process, with the same environment (test/support/checkConfig.ts).
+// `--check-config`: its output and exit status, from the check the command line runs, in this
+// process with a child's environment (test/support/checkConfig.ts). test/main.test.ts runs the
+// command line itself (`npm test` builds dist/ first) on a valid file and on one with problems.
 import { readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkConfigInProcess as checkConfig } from '../support/checkConfig.js';
-import { CLI_BIN, startCli } from '../support/cli.js';
-import { runNode } from '../support/nodeProcess.js';
+import { startCli } from '../support/cli.js';
 
 const fixtures = join(import.meta.dirname, '..', 'config', 'fixtures');
 
@@ -27,27 +26,6 @@ function expectedWarnings(path: string): string[] {
     .filter((line) => line.startsWith('# expect warning: '))
     .map((line) => line.slice('# expect warning: '.length));
 }
-
-describe('the command line', () => {
-  it('--check-config --config PATH prints the summary with exit 0, and each problem with exit 2', async () => {
-    const valid = join(fixtures, 'valid', 'minimal.yaml');
-    const invalid = join(fixtures, 'invalid', 'duplicate-target-beside-schema-errors.yaml');
-    const [accepted, refused] = await Promise.all([
-      runNode([CLI_BIN, '--check-config', '--config', valid], { TRUNK_API_TOKEN: 'x' }),
-      runNode([CLI_BIN, '--check-config', '--config', invalid]),
-    ]);
-    expect(accepted).toEqual({
-      code: 0,
-      stdout: `${valid}: OK (1 repository, 1 merge queue)\n`,
-      stderr: '',
-    });
-    expect(refused).toEqual({
-      code: 2,
-      stdout: '',
-      stderr: `${expectedLines(invalid).join('\n')}\n`,
-    });
-  });
-});
 
 describe('--check-config', () => {
   it('counts repositories and merge queues in singular and plural', async () => {
