@@ -95,9 +95,10 @@ describe('trunk-exporter command line', () => {
     try {
       const origin = await new Promise<string>((resolve, reject) => {
         let output = '';
+        // As long as startCli gives the exporter: a busy machine takes seconds to start Node.js.
         const timer = setTimeout(() => {
           reject(new Error(`no v2 address logged: ${output}`));
-        }, 10_000);
+        }, 20_000);
         child.stdout.on('data', (chunk: Buffer) => {
           output += chunk.toString();
           const match = /and (http:\/\/[^\s"]+)\/v2/.exec(output);
