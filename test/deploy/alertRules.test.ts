@@ -44,7 +44,7 @@ function alertsTestedIn(file: string): Set<string> {
  * Each promtool test file rewritten into `directory` to load prometheus/alerts.yaml cut down to the
  * alerts it asserts on, word for word and in their own groups. promtool evaluates every loaded rule
  * at every step of every case, and no alert reads another's result (none queries ALERTS, checked
- * below), so the others only cost CPU: loading every alert for each file took four times as long.
+ * below), so the others would only cost CPU.
  */
 function ruleTestsWithTheirAlertsOnly(directory: string): string[] {
   const alerts = readYamlFile(RULE_FILES[0] ?? '') as RuleFile;

@@ -1,6 +1,6 @@
 // `--check-config` in this process: the function src/main.ts runs for it, given the environment a
-// child started with only PATH and `env` would have. A child spends about a second of CPU loading
-// the exporter before it checks anything; test/cli/checkConfig.test.ts runs the command line itself.
+// child started with only PATH and `env` would have: a child spends about a second of CPU loading
+// the exporter before it checks anything. test/main.test.ts runs the command line itself.
 import { Writable } from 'node:stream';
 import { checkConfig } from '../../src/cli/checkConfig.js';
 import type { FinishedProcess } from './nodeProcess.js';
