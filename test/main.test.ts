@@ -31,6 +31,7 @@ describe('trunk-exporter command line', () => {
       '--log-level',
       '--version',
       'simulate',
+      '--webhook-url URL --webhook-secret whsec_',
     ]) {
       expect(help.stdout).toContain(flag);
     }
@@ -71,11 +72,10 @@ describe('trunk-exporter command line', () => {
 
   it('simulate --webhook-url needs --webhook-secret, and a mistyped secret is never echoed', async () => {
     const url = 'http://127.0.0.1:9/webhooks/trunk';
-    const [noSecret, notHttp, mistyped, help] = await Promise.all([
+    const [noSecret, notHttp, mistyped] = await Promise.all([
       run(['simulate', '--webhook-url', url]),
       run(['simulate', '--webhook-url', 'ftp://x/y', '--webhook-secret', 'whsec_QUJD']),
       run(['simulate', '--webhook-url', url, '--webhook-secret', 'hunter2-secret']),
-      run(['--help']),
     ]);
     expect(noSecret.code).toBe(2);
     expect(noSecret.stderr).toContain('--webhook-url needs --webhook-secret');
@@ -84,7 +84,6 @@ describe('trunk-exporter command line', () => {
     expect(mistyped.code).toBe(2);
     expect(mistyped.stderr).toContain('--webhook-secret: expected whsec_ followed by base64');
     expect(mistyped.stderr).not.toContain('hunter2-secret');
-    expect(help.stdout).toContain('--webhook-url URL --webhook-secret whsec_');
   });
 
   it('simulate --api-key serves v2 to that key only, and --token stays the v1 credential', async () => {
@@ -96,9 +95,10 @@ describe('trunk-exporter command line', () => {
     try {
       const origin = await new Promise<string>((resolve, reject) => {
         let output = '';
+        // As long as startCli gives the exporter: a busy machine takes seconds to start Node.js.
         const timer = setTimeout(() => {
           reject(new Error(`no v2 address logged: ${output}`));
-        }, 10_000);
+        }, 20_000);
         child.stdout.on('data', (chunk: Buffer) => {
           output += chunk.toString();
           const match = /and (http:\/\/[^\s"]+)\/v2/.exec(output);

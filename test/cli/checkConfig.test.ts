@@ -1,19 +1,15 @@
-// `--check-config` as a user runs it: the built CLI (`npm test` builds dist/ first) in a child
-// process, its output and exit status.
+// `--check-config`: its output and exit status, from the check the command line runs, in this
+// process with a child's environment (test/support/checkConfig.ts). test/main.test.ts runs the
+// command line itself (`npm test` builds dist/ first) on a valid file and on one with problems.
 import { readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { checkConfigInProcess as checkConfig } from '../support/checkConfig.js';
 import { startCli } from '../support/cli.js';
-import { REPOSITORY_ROOT, runNode } from '../support/nodeProcess.js';
 
-const bin = join(REPOSITORY_ROOT, 'bin', 'trunk-exporter.js');
 const fixtures = join(import.meta.dirname, '..', 'config', 'fixtures');
-
-function checkConfig(path: string, env: Record<string, string> = {}) {
-  return runNode([bin, '--check-config', '--config', path], env);
-}
 
 /** The `# expect:` lines of a fixture, as --check-config prints them. */
 function expectedLines(path: string): string[] {

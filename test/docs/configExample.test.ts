@@ -1,15 +1,14 @@
 // config.example.yaml says it lists every key with its default: each key of the schema appears in
 // it (set, or commented out where it has no default or turns a feature on), no key that the schema
 // lacks, and every key the schema gives a default is written with that default. The README says to
-// start from it with either credential: `--check-config` (the built command line, in a child
+// start from it with either credential: `--check-config` (the check the command line runs, in this
 // process) accepts it as shipped with TRUNK_API_KEY, TRUNK_API_TOKEN or both, without a warning.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { V1_ONLY_SETTINGS } from '../../src/config/warnings.js';
-import { CLI_BIN } from '../support/cli.js';
-import { runNode } from '../support/nodeProcess.js';
+import { checkConfigInProcess } from '../support/checkConfig.js';
 import { configKeys } from './configKeys.js';
 import { ROOT } from './pages.js';
 
@@ -97,7 +96,7 @@ describe.concurrent('config.example.yaml as shipped, checked with --check-config
   it.each(Object.entries(credentials))(
     'is accepted without a warning with %s',
     async (_name, env) => {
-      const result = await runNode([CLI_BIN, '--check-config', '--config', EXAMPLE], env);
+      const result = await checkConfigInProcess(EXAMPLE, env);
       expect(result).toEqual({
         code: 0,
         stdout: `${EXAMPLE}: OK (2 repositories, 3 merge queues)\n`,
@@ -107,7 +106,7 @@ describe.concurrent('config.example.yaml as shipped, checked with --check-config
   );
 
   it('asks for a credential when neither variable is set', async () => {
-    const result = await runNode([CLI_BIN, '--check-config', '--config', EXAMPLE]);
+    const result = await checkConfigInProcess(EXAMPLE);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/trunk\.apiKey: no Trunk credential: set an API v2 key/);
   });

@@ -1,14 +1,16 @@
 // The token never leaves the process, whichever way it came in (config `token`, `tokenFile`,
 // TRUNK_API_TOKEN) and whatever the API does, even when its error bodies echo the token back: the
 // real CLI (`npm test` builds dist/ first) runs a fault run in a child process, and everything it
-// emitted is grepped.
+// emitted is grepped, with what `--check-config` prints (the check the command line runs, in this
+// process: test/support/checkConfig.ts).
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FaultPlan } from '../../src/simulator/faults.js';
-import { REPOSITORY_ROOT, runNode } from '../support/nodeProcess.js';
+import { checkConfigInProcess } from '../support/checkConfig.js';
+import { REPOSITORY_ROOT } from '../support/nodeProcess.js';
 import { startTestSimulator } from '../support/simulator.js';
 import { API, WEB } from './harness.js';
 
@@ -20,12 +22,12 @@ afterEach(async () => {
   for (const directory of directories.splice(0)) await rm(directory, { recursive: true });
 });
 
-/** Runs the command line; resolves with its exit code and everything it printed. */
-async function run(
-  args: string[],
+/** Runs `--check-config --config PATH`; resolves with its exit code and everything it printed. */
+async function checkConfig(
+  path: string,
   env: Record<string, string>,
 ): Promise<{ code: number | null; output: string }> {
-  const { code, stdout, stderr } = await runNode([bin, ...args], env);
+  const { code, stdout, stderr } = await checkConfigInProcess(path, env);
   return { code, output: stdout + stderr };
 }
 
@@ -170,8 +172,8 @@ describe('the token in a fault run', () => {
       );
 
       const [checked, rejected, emitted] = await Promise.all([
-        run(['--check-config', '--config', configPath], env),
-        run(['--check-config', '--config', brokenPath], env),
+        checkConfig(configPath, env),
+        checkConfig(brokenPath, env),
         runExporter(configPath, env),
       ]);
 
@@ -244,7 +246,7 @@ describe('the API key in a fault run', () => {
         config(simulator.origin, keyLine).replace('  orgUrlSlug: acme\n', ''),
       );
       const [checked, emitted] = await Promise.all([
-        run(['--check-config', '--config', configPath], env),
+        checkConfig(configPath, env),
         runExporter(configPath, env),
       ]);
       expect(checked.code).toBe(0);
