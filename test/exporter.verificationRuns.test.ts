@@ -8,8 +8,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { select, type Sample } from './support/exposition.js';
 import { configYaml, startTestExporter } from './support/exporterHarness.js';
-import { fixtureAt, type FakeV2 } from './support/fakeTrunkV2.js';
-import { WEB_QUEUE, entryRow, moveEntry, startFakeWebQueue } from './support/queueEntryRows.js';
+import type { FakeV2 } from './support/fakeTrunkV2.js';
+import {
+  WEB_QUEUE,
+  entryRow,
+  moveEntry,
+  startFakeWebQueue,
+  verificationRunRow as run,
+  type RunShape,
+} from './support/queueEntryRows.js';
 import { cleanUp } from './trunk/harness.js';
 
 afterEach(cleanUp);
@@ -21,37 +28,6 @@ const DURATION = 'trunk_merge_queue_verification_run_duration_seconds';
 const BATCH = 'trunk_merge_queue_batch_size';
 const CHECKS = 'trunk_merge_queue_check_failures_total';
 const now = () => Date.now() / 1000;
-const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
-
-interface RunShape {
-  readonly id: string;
-  readonly status: string;
-  readonly isBisection?: boolean;
-  readonly createdAt: number;
-  readonly updatedAt: number;
-  readonly tested: readonly number[];
-  /** The fixture's checks (build passes; e2e twice, unit, lint and preview fail) unless given. */
-  readonly checks?: readonly unknown[];
-}
-
-/** A run shaped as the fixture (a `VerificationRun` with every field the definition has). */
-function run(shape: RunShape): { createdAt: string } & Record<string, unknown> {
-  const template = fixtureAt('verification-run-failed-on-a-required-check.json') as Record<
-    string,
-    unknown
-  > & { testedPullRequests: Record<string, unknown>[] };
-  const [pr] = template.testedPullRequests;
-  return {
-    ...template,
-    id: shape.id,
-    status: shape.status,
-    isBisection: shape.isBisection ?? false,
-    createdAt: iso(shape.createdAt),
-    updatedAt: iso(shape.updatedAt),
-    testedPullRequests: shape.tested.map((number) => ({ ...pr, number })),
-    ...(shape.checks === undefined ? {} : { checks: shape.checks }),
-  };
-}
 
 /** Replaces run `id` of the web queue by `shape` (Trunk concluding it). */
 function conclude(fake: FakeV2, shape: RunShape): void {

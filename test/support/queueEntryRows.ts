@@ -86,3 +86,36 @@ export function testingResult(
     startedBisection: false,
   } as { endedAt: string };
 }
+
+/** A verification run of the fake organization: who it tested, and when and how it ended. */
+export interface RunShape {
+  readonly id: string;
+  readonly status: string;
+  readonly isBisection?: boolean;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  readonly tested: readonly number[];
+  /** The fixture's checks (build passes; e2e twice, unit, lint and preview fail) unless given. */
+  readonly checks?: readonly unknown[];
+}
+
+/** A run shaped as the fixture (a `VerificationRun` with every field the definition has). */
+export function verificationRunRow(
+  shape: RunShape,
+): { createdAt: string } & Record<string, unknown> {
+  const template = fixtureAt('verification-run-failed-on-a-required-check.json') as Record<
+    string,
+    unknown
+  > & { testedPullRequests: Record<string, unknown>[] };
+  const [pr] = template.testedPullRequests;
+  return {
+    ...template,
+    id: shape.id,
+    status: shape.status,
+    isBisection: shape.isBisection ?? false,
+    createdAt: new Date(shape.createdAt * 1000).toISOString(),
+    updatedAt: new Date(shape.updatedAt * 1000).toISOString(),
+    testedPullRequests: shape.tested.map((number) => ({ ...pr, number })),
+    ...(shape.checks === undefined ? {} : { checks: shape.checks }),
+  };
+}

@@ -1,0 +1,235 @@
+// Which reads a merge queue's poll makes through API v2 besides its live list, over a scenario of
+// polls written by hand: the poll jobs as the exporter builds them with an API key, against a fake
+// organization on loopback whose live list the test moves, on a clock the test moves. Each read is
+// due where its answer can have changed since the previous poll, in Trunk's words:
+// - QueueEntryState: `testing` is "A verification run is in flight for this entry", `testsPassed`
+//   "Verification succeeded; waiting to merge", `pendingFailure` "this entry has not been
+//   re-tested yet"; and `stateChangedAt` is "When the entry entered its current `state`", so an
+//   entry in the same state since the same instant at two polls made no transition between them;
+// - testing results: "Testing still in progress is not included": a result appears once its PR
+//   left `testing`;
+// - verification runs: "Lists the queue's verification runs", created when PRs begin testing and
+//   concluded when they leave it ("`cancelled` — the engine abandoned the run, typically because
+//   the entry left the queue");
+// - concluded entries: `concludedAfter` keeps "pull requests that reached `merged`, `failed` or
+//   `cancelled` inside that window … an entry that failed in the window and was later resubmitted
+//   still matches".
+import { afterEach, describe, expect, it } from 'vitest';
+import { configuredTargets } from '../../../src/config/targets.js';
+import type { RepositoryTarget } from '../../../src/config/types.js';
+import { silentLogger } from '../../../src/log/logger.js';
+import { buildPollJobs } from '../../../src/poller/jobs/targetJobs.js';
+import { V2QueueDirectory } from '../../../src/poller/v2/v2QueueDirectory.js';
+import { V2TestDirectory } from '../../../src/poller/v2/v2TestDirectory.js';
+import { Secret } from '../../../src/secrets/secret.js';
+import { SnapshotStore } from '../../../src/snapshot/store.js';
+import { TrunkV2Client } from '../../../src/trunk/v2Client.js';
+import { exporterConfig } from '../../support/exporterConfig.js';
+import type { EntryRow, FakeV2 } from '../../support/fakeTrunkV2.js';
+import {
+  WEB_QUEUE,
+  entryRow,
+  moveEntry,
+  startFakeWebQueue,
+  verificationRunRow,
+} from '../../support/queueEntryRows.js';
+import { cleanUp, makeClient } from '../../trunk/harness.js';
+
+afterEach(cleanUp);
+
+const API_KEY = 'trunk_v2_read-triggers-key';
+const INTERVAL = 30;
+/** The first poll's time: 2026-11-24T09:00:00Z. */
+const START = Date.parse('2026-11-24T09:00:00Z') / 1000;
+const REPOSITORY: RepositoryTarget = {
+  repo: { host: 'github.com', owner: 'acme', name: 'web' },
+  name: 'github.com/acme/web',
+  branches: ['main'],
+  flakyTests: false,
+};
+
+type Read = 'concluded entries' | 'testing results' | 'verification runs';
+
+/** The reads besides the live list that the requests since `from` made, each as often as made. */
+function readsSince(fake: FakeV2, from: number): Read[] {
+  const reads: Read[] = [];
+  for (const request of fake.requests.slice(from)) {
+    const url = new URL(request.url, 'http://fake');
+    if (url.pathname.endsWith('/testing-results')) reads.push('testing results');
+    else if (url.pathname.endsWith('/verification-runs')) reads.push('verification runs');
+    else if (url.searchParams.has('concludedAfter')) reads.push('concluded entries');
+  }
+  return reads.sort();
+}
+
+/** One queue polled through API v2 against the fake, its reads recorded poll by poll. */
+async function watchedQueue(rows: EntryRow[]) {
+  const clock = { now: START };
+  const now = () => clock.now;
+  const fake = await startFakeWebQueue(rows);
+  const config = exporterConfig(fake.origin, [REPOSITORY], {
+    trunk: { apiKey: new Secret(API_KEY) },
+  });
+  const { client } = makeClient(fake.origin, { apiKey: new Secret(API_KEY) });
+  const v2 = new TrunkV2Client(client);
+  const store = new SnapshotStore(config.polling.staleAfterSeconds, now);
+  store.setTargets(configuredTargets(config));
+  const [job] = buildPollJobs({
+    config,
+    reader: client,
+    store,
+    logger: silentLogger(),
+    now,
+    v2: {
+      reader: v2,
+      directory: new V2QueueDirectory(v2, INTERVAL, now),
+      tests: new V2TestDirectory({ lister: v2, maxAgeSeconds: 600, lookupsAtATime: 4 }, now),
+    },
+  });
+  if (job === undefined) throw new Error('no job');
+  /** Polls at the clock's time and moves the clock one interval on; the reads the poll made. */
+  const poll = async (): Promise<Read[]> => {
+    const from = fake.requests.length;
+    await job.run(new AbortController().signal);
+    clock.now += INTERVAL;
+    return readsSince(fake, from);
+  };
+  return { fake, clock, poll };
+}
+
+describe('the reads a v2 merge-queue poll makes besides its live list', () => {
+  it('reads concluded entries where a PR left or is back in notReady, testing results where a stretch of testing ended, runs where one began or ended or a run in progress lost its PR; each once a poll', async () => {
+    const at = START - 300;
+    const rows = new Map<number, EntryRow>([
+      [1, entryRow(1, 'testing', at)],
+      [2, entryRow(2, 'pending', at)],
+      [3, entryRow(3, 'pending', at)],
+      [4, entryRow(4, 'testsPassed', at)],
+      [5, entryRow(5, 'notReady', at)],
+      [6, entryRow(6, 'pending', at)],
+    ]);
+    const { fake, clock, poll } = await watchedQueue([...rows.values()]);
+    const row = (number: number) => {
+      const found = rows.get(number);
+      if (found === undefined) throw new Error(`no #${String(number)}`);
+      return found;
+    };
+    /** #number moves to `state` 10 s before the coming poll, as Trunk's list shows it from then. */
+    const move = (number: number, state: string) => {
+      moveEntry(row(number), state, clock.now - 10);
+    };
+    const runs = fake.verificationRuns(WEB_QUEUE);
+    // The first poll starts each read's count; the scenario starts after it.
+    await poll();
+
+    const seen: [string, Read[]][] = [];
+    const step = async (what: string, change: () => void) => {
+      change();
+      seen.push([what, await poll()]);
+    };
+    await step('nothing moved', () => undefined);
+    await step('#4 merged from testsPassed', () => {
+      move(4, 'merged');
+    });
+    await step('#3 cancelled from pending', () => {
+      move(3, 'cancelled');
+    });
+    await step('#5 cancelled from notReady', () => {
+      move(5, 'cancelled');
+    });
+    await step('#2 began testing', () => {
+      move(2, 'testing');
+    });
+    await step('#1 passed testing', () => {
+      move(1, 'testsPassed');
+    });
+    await step('#2 failed out of testing as #6 began testing', () => {
+      move(2, 'failed');
+      move(6, 'testing');
+    });
+    await step('#6 testing again since a restart between the polls', () => {
+      move(6, 'testing');
+    });
+    await step('#6 restarted to pending', () => {
+      move(6, 'pending');
+    });
+    await step('#1 in pendingFailure from testsPassed', () => {
+      move(1, 'pendingFailure');
+    });
+    await step('#1 back to pending', () => {
+      move(1, 'pending');
+    });
+    await step('#1 in testsPassed, its testing between the polls', () => {
+      move(1, 'testsPassed');
+    });
+    await step('#7 enqueued in notReady', () => {
+      rows.set(7, entryRow(7, 'notReady', clock.now - 10));
+      fake.entries(WEB_QUEUE).push(row(7));
+    });
+    await step('#7 ready', () => {
+      move(7, 'pending');
+    });
+    await step('#1 back in notReady', () => {
+      move(1, 'notReady');
+    });
+    const r7 = { id: 'r7', tested: [7], createdAt: clock.now - 10 };
+    await step('#7 began testing on run r7', () => {
+      move(7, 'testing');
+      runs.push(verificationRunRow({ ...r7, status: 'inProgress', updatedAt: r7.createdAt }));
+    });
+    await step('#7 restarted to pending, run r7 still in progress', () => {
+      move(7, 'pending');
+    });
+    await step('nothing moved, run r7 still in progress', () => undefined);
+    await step('nothing moved, run r7 cancelled', () => {
+      runs.splice(
+        0,
+        1,
+        verificationRunRow({ ...r7, status: 'cancelled', updatedAt: clock.now - 5 }),
+      );
+    });
+    await step('nothing moved', () => undefined);
+
+    expect(seen).toEqual([
+      ['nothing moved', []],
+      // Its run concluded when it left testing, at a poll that saw it.
+      ['#4 merged from testsPassed', ['concluded entries']],
+      // "Ready and waiting for a test slot": no run was in flight for it.
+      ['#3 cancelled from pending', ['concluded entries']],
+      ['#5 cancelled from notReady', ['concluded entries']],
+      ['#2 began testing', ['verification runs']],
+      ['#1 passed testing', ['testing results', 'verification runs']],
+      // Three reasons for the runs, one read.
+      [
+        '#2 failed out of testing as #6 began testing',
+        ['concluded entries', 'testing results', 'verification runs'],
+      ],
+      [
+        '#6 testing again since a restart between the polls',
+        ['testing results', 'verification runs'],
+      ],
+      ['#6 restarted to pending', ['testing results', 'verification runs']],
+      // "has not been re-tested yet": no testing began or ended.
+      ['#1 in pendingFailure from testsPassed', []],
+      ['#1 back to pending', []],
+      // "Verification succeeded": a run began and ended between the polls.
+      [
+        '#1 in testsPassed, its testing between the polls',
+        ['testing results', 'verification runs'],
+      ],
+      ['#7 enqueued in notReady', []],
+      ['#7 ready', []],
+      // It may have concluded and been submitted again since the previous poll.
+      ['#1 back in notReady', ['concluded entries']],
+      ['#7 began testing on run r7', ['verification runs']],
+      [
+        '#7 restarted to pending, run r7 still in progress',
+        ['testing results', 'verification runs'],
+      ],
+      // Run r7 tests no PR in testing: it concludes at a poll that sees no change.
+      ['nothing moved, run r7 still in progress', ['verification runs']],
+      ['nothing moved, run r7 cancelled', ['verification runs']],
+      ['nothing moved', []],
+    ]);
+  });
+});
