@@ -15,87 +15,17 @@
 //   `cancelled` inside that window … an entry that failed in the window and was later resubmitted
 //   still matches".
 import { afterEach, describe, expect, it } from 'vitest';
-import { configuredTargets } from '../../../src/config/targets.js';
-import type { RepositoryTarget } from '../../../src/config/types.js';
-import { silentLogger } from '../../../src/log/logger.js';
-import { buildPollJobs } from '../../../src/poller/jobs/targetJobs.js';
-import { V2QueueDirectory } from '../../../src/poller/v2/v2QueueDirectory.js';
-import { V2TestDirectory } from '../../../src/poller/v2/v2TestDirectory.js';
-import { Secret } from '../../../src/secrets/secret.js';
-import { SnapshotStore } from '../../../src/snapshot/store.js';
-import { TrunkV2Client } from '../../../src/trunk/v2Client.js';
-import { exporterConfig } from '../../support/exporterConfig.js';
-import type { EntryRow, FakeV2 } from '../../support/fakeTrunkV2.js';
+import type { EntryRow } from '../../support/fakeTrunkV2.js';
 import {
   WEB_QUEUE,
   entryRow,
   moveEntry,
-  startFakeWebQueue,
   verificationRunRow,
 } from '../../support/queueEntryRows.js';
-import { cleanUp, makeClient } from '../../trunk/harness.js';
+import { START, watchedQueue, type Read } from '../../support/v2QueuePolls.js';
+import { cleanUp } from '../../trunk/harness.js';
 
 afterEach(cleanUp);
-
-const API_KEY = 'trunk_v2_read-triggers-key';
-const INTERVAL = 30;
-/** The first poll's time: 2026-11-24T09:00:00Z. */
-const START = Date.parse('2026-11-24T09:00:00Z') / 1000;
-const REPOSITORY: RepositoryTarget = {
-  repo: { host: 'github.com', owner: 'acme', name: 'web' },
-  name: 'github.com/acme/web',
-  branches: ['main'],
-  flakyTests: false,
-};
-
-type Read = 'concluded entries' | 'testing results' | 'verification runs';
-
-/** The reads besides the live list that the requests since `from` made, each as often as made. */
-function readsSince(fake: FakeV2, from: number): Read[] {
-  const reads: Read[] = [];
-  for (const request of fake.requests.slice(from)) {
-    const url = new URL(request.url, 'http://fake');
-    if (url.pathname.endsWith('/testing-results')) reads.push('testing results');
-    else if (url.pathname.endsWith('/verification-runs')) reads.push('verification runs');
-    else if (url.searchParams.has('concludedAfter')) reads.push('concluded entries');
-  }
-  return reads.sort();
-}
-
-/** One queue polled through API v2 against the fake, its reads recorded poll by poll. */
-async function watchedQueue(rows: EntryRow[]) {
-  const clock = { now: START };
-  const now = () => clock.now;
-  const fake = await startFakeWebQueue(rows);
-  const config = exporterConfig(fake.origin, [REPOSITORY], {
-    trunk: { apiKey: new Secret(API_KEY) },
-  });
-  const { client } = makeClient(fake.origin, { apiKey: new Secret(API_KEY) });
-  const v2 = new TrunkV2Client(client);
-  const store = new SnapshotStore(config.polling.staleAfterSeconds, now);
-  store.setTargets(configuredTargets(config));
-  const [job] = buildPollJobs({
-    config,
-    reader: client,
-    store,
-    logger: silentLogger(),
-    now,
-    v2: {
-      reader: v2,
-      directory: new V2QueueDirectory(v2, INTERVAL, now),
-      tests: new V2TestDirectory({ lister: v2, maxAgeSeconds: 600, lookupsAtATime: 4 }, now),
-    },
-  });
-  if (job === undefined) throw new Error('no job');
-  /** Polls at the clock's time and moves the clock one interval on; the reads the poll made. */
-  const poll = async (): Promise<Read[]> => {
-    const from = fake.requests.length;
-    await job.run(new AbortController().signal);
-    clock.now += INTERVAL;
-    return readsSince(fake, from);
-  };
-  return { fake, clock, poll };
-}
 
 describe('the reads a v2 merge-queue poll makes besides its live list', () => {
   it('reads concluded entries where a PR left or is back in notReady, testing results where a stretch of testing ended, runs where one began or ended or a run in progress lost its PR; each once a poll', async () => {
