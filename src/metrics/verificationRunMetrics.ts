@@ -17,7 +17,7 @@ const SUBSYSTEM = 'merge_queue';
 
 const READ_FROM =
   `API v2 only: no series for a queue read through API v1. Read from ${V2_ENDPOINTS.listVerificationRuns} ` +
-  'when a poll sees a pull request enter or leave testing or leave the queue, or one tested by a run ' +
+  'when a poll sees a pull request enter or leave testing or reach testsPassed, or one tested by a run ' +
   'in progress leave testing; hidden while that read has failed for longer than polling.staleAfterSeconds';
 
 const COUNTED =
