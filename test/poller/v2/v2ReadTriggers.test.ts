@@ -52,114 +52,90 @@ describe('the reads a v2 merge-queue poll makes besides its live list', () => {
     // The first poll starts each read's count; the scenario starts after it.
     await poll();
 
-    const seen: [string, Read[]][] = [];
-    const step = async (what: string, change: () => void) => {
-      change();
-      seen.push([what, await poll()]);
-    };
-    await step('nothing moved', () => undefined);
-    await step('#4 merged from testsPassed', () => {
-      move(4, 'merged');
-    });
-    await step('#3 cancelled from pending', () => {
-      move(3, 'cancelled');
-    });
-    await step('#5 cancelled from notReady', () => {
-      move(5, 'cancelled');
-    });
-    await step('#2 began testing', () => {
-      move(2, 'testing');
-    });
-    await step('#1 passed testing', () => {
-      move(1, 'testsPassed');
-    });
-    await step('#2 failed out of testing as #6 began testing', () => {
-      move(2, 'failed');
-      move(6, 'testing');
-    });
-    await step('#6 testing again since a restart between the polls', () => {
-      move(6, 'testing');
-    });
-    await step('#6 restarted to pending', () => {
-      move(6, 'pending');
-    });
-    await step('#1 in pendingFailure from testsPassed', () => {
-      move(1, 'pendingFailure');
-    });
-    await step('#1 back to pending', () => {
-      move(1, 'pending');
-    });
-    await step('#1 in testsPassed, its testing between the polls', () => {
-      move(1, 'testsPassed');
-    });
-    await step('#7 enqueued in notReady', () => {
-      rows.set(7, entryRow(7, 'notReady', clock.now - 10));
-      fake.entries(WEB_QUEUE).push(row(7));
-    });
-    await step('#7 ready', () => {
-      move(7, 'pending');
-    });
-    await step('#1 back in notReady', () => {
-      move(1, 'notReady');
-    });
-    const r7 = { id: 'r7', tested: [7], createdAt: clock.now - 10 };
-    await step('#7 began testing on run r7', () => {
-      move(7, 'testing');
-      runs.push(verificationRunRow({ ...r7, status: 'inProgress', updatedAt: r7.createdAt }));
-    });
-    await step('#7 restarted to pending, run r7 still in progress', () => {
-      move(7, 'pending');
-    });
-    await step('nothing moved, run r7 still in progress', () => undefined);
-    await step('nothing moved, run r7 cancelled', () => {
-      runs.splice(
-        0,
-        1,
-        verificationRunRow({ ...r7, status: 'cancelled', updatedAt: clock.now - 5 }),
-      );
-    });
-    await step('nothing moved', () => undefined);
-
-    expect(seen).toEqual([
-      ['nothing moved', []],
+    /** The run #7 tests, created when it begins testing. */
+    const r7 = { id: 'r7', tested: [7], createdAt: 0 };
+    const moves =
+      (...changes: [number, string][]) =>
+      () => {
+        for (const [number, state] of changes) move(number, state);
+      };
+    const none = () => undefined;
+    // Each step: what Trunk's list shows at the coming poll, and the reads that poll must make.
+    const scenario: [string, () => void, Read[]][] = [
+      ['nothing moved', none, []],
       // Its run concluded when it left testing, at a poll that saw it.
-      ['#4 merged from testsPassed', ['concluded entries']],
+      ['#4 merged from testsPassed', moves([4, 'merged']), ['concluded entries']],
       // "Ready and waiting for a test slot": no run was in flight for it.
-      ['#3 cancelled from pending', ['concluded entries']],
-      ['#5 cancelled from notReady', ['concluded entries']],
-      ['#2 began testing', ['verification runs']],
-      ['#1 passed testing', ['testing results', 'verification runs']],
+      ['#3 cancelled from pending', moves([3, 'cancelled']), ['concluded entries']],
+      ['#5 cancelled from notReady', moves([5, 'cancelled']), ['concluded entries']],
+      ['#2 began testing', moves([2, 'testing']), ['verification runs']],
+      ['#1 passed testing', moves([1, 'testsPassed']), ['testing results', 'verification runs']],
       // Three reasons for the runs, one read.
       [
         '#2 failed out of testing as #6 began testing',
+        moves([2, 'failed'], [6, 'testing']),
         ['concluded entries', 'testing results', 'verification runs'],
       ],
       [
         '#6 testing again since a restart between the polls',
+        moves([6, 'testing']),
         ['testing results', 'verification runs'],
       ],
-      ['#6 restarted to pending', ['testing results', 'verification runs']],
+      ['#6 restarted to pending', moves([6, 'pending']), ['testing results', 'verification runs']],
       // "has not been re-tested yet": no testing began or ended.
-      ['#1 in pendingFailure from testsPassed', []],
-      ['#1 back to pending', []],
+      ['#1 in pendingFailure from testsPassed', moves([1, 'pendingFailure']), []],
+      ['#1 back to pending', moves([1, 'pending']), []],
       // "Verification succeeded": a run began and ended between the polls.
       [
         '#1 in testsPassed, its testing between the polls',
+        moves([1, 'testsPassed']),
         ['testing results', 'verification runs'],
       ],
-      ['#7 enqueued in notReady', []],
-      ['#7 ready', []],
+      [
+        '#7 enqueued in notReady',
+        () => {
+          rows.set(7, entryRow(7, 'notReady', clock.now - 10));
+          fake.entries(WEB_QUEUE).push(row(7));
+        },
+        [],
+      ],
+      ['#7 ready', moves([7, 'pending']), []],
       // It may have concluded and been submitted again since the previous poll.
-      ['#1 back in notReady', ['concluded entries']],
-      ['#7 began testing on run r7', ['verification runs']],
+      ['#1 back in notReady', moves([1, 'notReady']), ['concluded entries']],
+      [
+        '#7 began testing on run r7',
+        () => {
+          move(7, 'testing');
+          r7.createdAt = clock.now - 10;
+          runs.push(verificationRunRow({ ...r7, status: 'inProgress', updatedAt: r7.createdAt }));
+        },
+        ['verification runs'],
+      ],
       [
         '#7 restarted to pending, run r7 still in progress',
+        moves([7, 'pending']),
         ['testing results', 'verification runs'],
       ],
       // Run r7 tests no PR in testing: it concludes at a poll that sees no change.
-      ['nothing moved, run r7 still in progress', ['verification runs']],
-      ['nothing moved, run r7 cancelled', ['verification runs']],
-      ['nothing moved', []],
-    ]);
+      ['nothing moved, run r7 still in progress', none, ['verification runs']],
+      [
+        'nothing moved, run r7 cancelled',
+        () => {
+          runs.splice(
+            0,
+            1,
+            verificationRunRow({ ...r7, status: 'cancelled', updatedAt: clock.now - 5 }),
+          );
+        },
+        ['verification runs'],
+      ],
+      ['nothing moved', none, []],
+    ];
+    const seen: [string, Read[]][] = [];
+    for (const [what, change] of scenario) {
+      change();
+      seen.push([what, await poll()]);
+    }
+    expect(seen).toEqual(scenario.map(([what, , reads]) => [what, reads]));
   });
 });
