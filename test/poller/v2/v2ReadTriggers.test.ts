@@ -28,7 +28,7 @@ import { cleanUp } from '../../trunk/harness.js';
 afterEach(cleanUp);
 
 describe('the reads a v2 merge-queue poll makes besides its live list', () => {
-  it('reads concluded entries where a PR left or is back in notReady, testing results where a stretch of testing ended, runs where one began or ended or a run in progress lost its PR; each once a poll', async () => {
+  it('reads concluded entries where a PR left or is back in notReady, testing results where a stretch of testing ended, runs where one began or ended or a run in progress has no PR testing left; each once a poll', async () => {
     const at = START - 300;
     const rows = new Map<number, EntryRow>([
       [1, entryRow(1, 'testing', at)],
@@ -52,8 +52,9 @@ describe('the reads a v2 merge-queue poll makes besides its live list', () => {
     // The first poll starts each read's count; the scenario starts after it.
     await poll();
 
-    /** The run #7 tests, created when it begins testing. */
+    /** The runs #7, then #8 and #9 (a batch) test, each created when its PRs begin testing. */
     const r7 = { id: 'r7', tested: [7], createdAt: 0 };
+    const rB = { id: 'rB', tested: [8, 9], createdAt: 0 };
     const moves =
       (...changes: [number, string][]) =>
       () => {
@@ -128,6 +129,40 @@ describe('the reads a v2 merge-queue poll makes besides its live list', () => {
           );
         },
         ['verification runs'],
+      ],
+      ['nothing moved', none, []],
+      [
+        '#8 and #9 enqueued testing together on run rB',
+        () => {
+          rB.createdAt = clock.now - 10;
+          for (const number of rB.tested) {
+            rows.set(number, entryRow(number, 'testing', rB.createdAt));
+            fake.entries(WEB_QUEUE).push(row(number));
+          }
+          runs.unshift(
+            verificationRunRow({ ...rB, status: 'inProgress', updatedAt: rB.createdAt }),
+          );
+        },
+        ['verification runs'],
+      ],
+      [
+        '#8 failed out of testing, run rB still in progress',
+        moves([8, 'failed']),
+        ['concluded entries', 'testing results', 'verification runs'],
+      ],
+      // #9 is still in the stretch it was in on rB: its leaving `testing` will show rB's end.
+      ['nothing moved, #9 testing on run rB', none, []],
+      [
+        '#9 restarted to pending as run rB failed',
+        () => {
+          move(9, 'pending');
+          runs.splice(
+            0,
+            1,
+            verificationRunRow({ ...rB, status: 'failed', updatedAt: clock.now - 10 }),
+          );
+        },
+        ['testing results', 'verification runs'],
       ],
       ['nothing moved', none, []],
     ];
