@@ -137,7 +137,7 @@ export const VERIFICATION_RUNS = {
   scope: 'queue',
   cadence: {
     kind: 'some polls',
-    when: 'a PR entered or left `testing` or reached `testsPassed`, a run in progress lost its PRs, or the last read failed',
+    when: 'a PR entered or left `testing` or reached `testsPassed`, a run in progress has no PR testing left, or the last read failed',
   },
   maxCalls: PAGED,
   part: 'queue',
