@@ -27,7 +27,7 @@ export const BUDGET_ASSUMPTIONS = {
    * API v2: share of a queue's polls that read its verification runs: those that see a stretch of
    * testing begin or end.
    */
-  verificationRunReadsPerQueuePoll: 0.2,
+  verificationRunReadsPerQueuePoll: 0.16,
 } as const;
 
 /** The name of one assumption. */
