@@ -19,6 +19,8 @@ export interface BenchConfigOptions {
   readonly repositories: readonly BenchRepository[];
   readonly flakyTests: boolean;
   readonly polling?: Partial<Config['polling']>;
+  /** The API v2 reads to turn off (each `reads.*` key is on unless named here). */
+  readonly readsOff?: readonly ('queueEntryHistory' | 'verificationRuns' | 'testCollections')[];
 }
 
 export function benchExporterConfig(options: BenchConfigOptions): Config {
@@ -52,10 +54,10 @@ export function benchExporterConfig(options: BenchConfigOptions): Config {
     },
     metrics: { topCodeowners: 20 },
     reads: {
-      queueEntryHistory: true,
-      verificationRuns: true,
+      queueEntryHistory: !options.readsOff?.includes('queueEntryHistory'),
+      verificationRuns: !options.readsOff?.includes('verificationRuns'),
       testMetricsPeriod: '7d',
-      testCollections: true,
+      testCollections: !options.readsOff?.includes('testCollections'),
     },
     sharding: { shard: 0, totalShards: 1 },
     webhooks: {

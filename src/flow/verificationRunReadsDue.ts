@@ -1,13 +1,17 @@
-// When a merge queue's verification runs are read again: what the live list shows changed since
+// When a merge queue's verification runs are read again: what the live list shows of testing since
 // the previous poll, and what the last read left in progress.
 import type { MergeQueueSnapshot } from '../snapshot/types.js';
 import type { VerificationRuns } from '../snapshot/verificationRunTypes.js';
+import { testingBeganBetween, testingEndedBetween } from './testingSeen.js';
 
 /**
- * Whether this poll reads the queue's runs: the previous read failed; or the live list shows the
- * testing set changed (a PR entered or left `testing`, or entered it again) or a PR left the queue
- * (it may have been tested and concluded between the two polls); or a run the last read saw in
- * progress tests a PR that is no longer testing (Trunk concluded the entry before the run).
+ * Whether this poll reads the queue's runs: the previous read failed; or the live list shows a PR
+ * begin testing (a run was created for it) or end a stretch of testing (its run concluded, or left
+ * it: testingSeen.ts); or a run the last read saw in progress tests PRs none of which is testing
+ * any more (Trunk concluded the entries before the run, so the run concludes at a poll that sees
+ * no change; while one of them tests on, its leaving `testing` shows the run's end).
+ * A PR that left the queue from another state than `testing` concluded no run: its run did when it
+ * left `testing`, at a poll that saw that.
  */
 export function runsReadDue(
   runs: VerificationRuns,
@@ -15,16 +19,20 @@ export function runsReadDue(
   current: MergeQueueSnapshot,
 ): boolean {
   if (runs.reads.failed) return true;
-  const testingNow = testingSince(current);
-  const testingBefore = previous === undefined ? testingNow : testingSince(previous);
-  if (testingNow.size !== testingBefore.size) return true;
-  for (const [number, since] of testingNow) {
-    if (!testingBefore.has(number) || testingBefore.get(number) !== since) return true;
+  if (
+    previous !== undefined &&
+    (testingBeganBetween(previous, current) || testingEndedBetween(previous, current))
+  ) {
+    return true;
   }
-  const listed = new Set(current.pullRequests.map((pr) => pr.number));
-  if (previous?.pullRequests.some((pr) => !listed.has(pr.number)) === true) return true;
+  // No stretch began or ended since the last read: a PR testing now is in the stretch it was in
+  // then, and its leaving it will show the run's end; a run with none left has no such witness.
+  const testingNow = testingSince(current);
   for (const run of runs.reads.inProgress.values()) {
-    if (run.pullRequests.some((number) => !testingNow.has(number))) return true;
+    const { pullRequests } = run;
+    if (pullRequests.length > 0 && !pullRequests.some((number) => testingNow.has(number))) {
+      return true;
+    }
   }
   return false;
 }

@@ -18,8 +18,8 @@ const SUBSYSTEM = 'merge_queue';
 
 const READ_FROM =
   `API v2 only: no series for a queue read through API v1. Read from ${V2_ENDPOINTS.listVerificationRuns} ` +
-  'when a poll sees a pull request enter or leave testing or leave the queue, or one tested by a run ' +
-  'in progress leave testing; hidden while that read has failed for longer than polling.staleAfterSeconds';
+  'when a poll sees a pull request enter or leave testing or reach testsPassed, or a run in progress ' +
+  'has no pull request testing left; hidden while that read has failed for longer than polling.staleAfterSeconds';
 
 const COUNTED =
   'each run counted once, when it concluded after the exporter started (or was seen in progress)';

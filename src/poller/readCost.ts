@@ -13,18 +13,21 @@ export const BUDGET_ASSUMPTIONS = {
   quarantinedTestsPerRepository: 500,
   /** API v2: flaky and broken tests per repository (the organization's second walk). */
   unhealthyTestsPerRepository: 100,
-  /** API v2: share of a queue's polls that read its concluded entries (PRs left since the last). */
-  exitReadsPerQueuePoll: 0.1,
   /**
-   * API v2: share of a queue's polls that read its testing results: those that see a PR leave
-   * testing or the queue (docs/benchmarks.md measures it).
+   * API v2: share of a queue's polls that read its concluded entries: those that see PRs leave, or
+   * one back in `not_ready` (docs/benchmarks.md measures each share at 1,000 queues × 30 PRs).
    */
-  testingReadsPerQueuePoll: 0.2,
+  exitReadsPerQueuePoll: 0.09,
   /**
-   * API v2: share of a queue's polls that read its verification runs: those that see a PR enter or
-   * leave testing or the queue (docs/benchmarks.md measures it).
+   * API v2: share of a queue's polls that read its testing results: those that see a stretch of
+   * testing end (a PR leave `testing` or reach `testsPassed`).
    */
-  verificationRunReadsPerQueuePoll: 0.3,
+  testingReadsPerQueuePoll: 0.16,
+  /**
+   * API v2: share of a queue's polls that read its verification runs: those that see a stretch of
+   * testing begin or end.
+   */
+  verificationRunReadsPerQueuePoll: 0.16,
 } as const;
 
 /** The name of one assumption. */

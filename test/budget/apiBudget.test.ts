@@ -121,19 +121,18 @@ describe('computeApiBudget through API v2', () => {
     expect(budget.byEndpoint.getSubmittedPullRequest).toBeUndefined();
     // One page of the list of queues per interval.
     expect(budget.byEndpoint['v2/merge-queues']).toBeCloseTo(1 / 30, 9);
-    expect(BUDGET_ASSUMPTIONS.exitReadsPerQueuePoll).toBe(0.1);
-    expect(budget.byEndpoint['v2/merge-queues/{id}/pull-requests']).toBeCloseTo((4 * 1.1) / 30, 9);
-    // Testing-results reads on an assumed 20 % of polls: those that see testing end.
-    expect(BUDGET_ASSUMPTIONS.testingReadsPerQueuePoll).toBe(0.2);
+    expect(BUDGET_ASSUMPTIONS.exitReadsPerQueuePoll).toBe(0.09);
+    expect(budget.byEndpoint['v2/merge-queues/{id}/pull-requests']).toBeCloseTo((4 * 1.09) / 30, 9);
+    // Testing-results reads on an assumed 16 % of polls: those that see testing end.
+    expect(BUDGET_ASSUMPTIONS.testingReadsPerQueuePoll).toBe(0.16);
     expect(budget.byEndpoint['v2/merge-queues/{id}/testing-results']).toBeCloseTo(
-      (4 * 0.2) / 30,
+      (4 * 0.16) / 30,
       9,
     );
-    // Verification-run reads on an assumed 30 % of polls: those that see a PR enter or leave
-    // testing or the queue.
-    expect(BUDGET_ASSUMPTIONS.verificationRunReadsPerQueuePoll).toBe(0.3);
+    // Verification-run reads on an assumed 16 % of polls: those that see testing begin or end.
+    expect(BUDGET_ASSUMPTIONS.verificationRunReadsPerQueuePoll).toBe(0.16);
     expect(budget.byEndpoint['v2/merge-queues/{id}/verification-runs']).toBeCloseTo(
-      (4 * 0.3) / 30,
+      (4 * 0.16) / 30,
       9,
     );
     // One repository with tests (web) as configured: an assumed 500 quarantined tests and 100
@@ -147,7 +146,7 @@ describe('computeApiBudget through API v2', () => {
     // one call of up to 50 every 30 s.
     expect(budget.byEndpoint['v2/queue-entry-history']).toBeCloseTo(1 / 30, 9);
     expect(budget.requestsPerSecond).toBeCloseTo(
-      1 / 30 + 4.4 / 30 + 0.8 / 30 + 1.2 / 30 + 6 / 300 + 1 / 300 + 1 / 30,
+      1 / 30 + 4.36 / 30 + 0.64 / 30 + 0.64 / 30 + 6 / 300 + 1 / 300 + 1 / 30,
       9,
     );
     expect(budget.organization).toEqual({
@@ -161,7 +160,7 @@ describe('computeApiBudget through API v2', () => {
     const budget = budgetOf(await keyConfig('reads:\n  verificationRuns: false'));
     expect(budget.byEndpoint['v2/merge-queues/{id}/verification-runs']).toBeUndefined();
     expect(budget.byEndpoint['v2/merge-queues/{id}/testing-results']).toBeCloseTo(
-      (4 * 0.2) / 30,
+      (4 * 0.16) / 30,
       9,
     );
   });
@@ -186,7 +185,7 @@ describe('computeApiBudget through API v2', () => {
       (sum, budget) => sum + (budget.byEndpoint['v2/merge-queues/{id}/pull-requests'] ?? 0),
       0,
     );
-    expect(pullRequests).toBeCloseTo((60 * 1.1) / 30, 9);
+    expect(pullRequests).toBeCloseTo((60 * 1.09) / 30, 9);
   });
 
   it('sizes the organization-wide reads by what its lists named, once read', async () => {
@@ -213,7 +212,7 @@ describe('computeApiBudget through API v2', () => {
     expect(budget.byEndpoint['flaky-tests/list-quarantined-tests']).toBeCloseTo(5 / 300, 9);
     // No quarantined walk; the flaky and broken walk for web: 1 page every 300 s.
     expect(budget.byEndpoint['v2/tests']).toBeCloseTo(1 / 300, 9);
-    expect(budget.byEndpoint['v2/merge-queues/{id}/pull-requests']).toBeCloseTo((4 * 1.1) / 30, 9);
+    expect(budget.byEndpoint['v2/merge-queues/{id}/pull-requests']).toBeCloseTo((4 * 1.09) / 30, 9);
   });
 
   it('adds no discovery reads of the list of queues: discovery reuses the one the polls read (issue 37 item 12)', async () => {
@@ -253,8 +252,11 @@ describe('computeApiBudget through API v2', () => {
   it('with webhooks: each queue polled up to every 5 s and the test lists walked up to every minute, the list of queues as before', async () => {
     const budget = budgetOf(await keyConfig(WEBHOOKS));
     const bound = budget.withWebhooks;
-    expect(bound?.byEndpoint['v2/merge-queues/{id}/pull-requests']).toBeCloseTo((4 * 1.1) / 5, 9);
-    expect(bound?.byEndpoint['v2/merge-queues/{id}/testing-results']).toBeCloseTo((4 * 0.2) / 5, 9);
+    expect(bound?.byEndpoint['v2/merge-queues/{id}/pull-requests']).toBeCloseTo((4 * 1.09) / 5, 9);
+    expect(bound?.byEndpoint['v2/merge-queues/{id}/testing-results']).toBeCloseTo(
+      (4 * 0.16) / 5,
+      9,
+    );
     expect(bound?.byEndpoint['v2/tests']).toBeCloseTo((5 + 1) / 60, 9);
     expect(bound?.byEndpoint['v2/merge-queues']).toBeCloseTo(1 / 30, 9);
     // Events do not refresh the test collections.
@@ -262,7 +264,7 @@ describe('computeApiBudget through API v2', () => {
     // The histories are read once per merge-queue interval however often events poll.
     expect(bound?.byEndpoint['v2/queue-entry-history']).toBeCloseTo(1 / 30, 9);
     expect(bound?.requestsPerSecond).toBeCloseTo(
-      4.4 / 5 + 0.8 / 5 + 1.2 / 5 + 6 / 60 + 1 / 30 + 1 / 300 + 1 / 30,
+      4.36 / 5 + 0.64 / 5 + 0.64 / 5 + 6 / 60 + 1 / 30 + 1 / 300 + 1 / 30,
       9,
     );
     // The steady estimate stays without them.

@@ -186,7 +186,7 @@ describe('verification-run reads', () => {
     expect(runs.counts.checkFailures.series.size).toBe(21);
   });
 
-  it('reads when the testing set changes or a run in progress lost a testing PR, and after a failed read', () => {
+  it('reads when a PR begins or ends a stretch of testing or a run in progress lost a testing PR, and after a failed read; not when a PR leaves from pending', () => {
     const before = poll(T, 'running', [
       [1, 'testing', T - 60],
       [2, 'pending', T - 60],
@@ -211,8 +211,17 @@ describe('verification-run reads', () => {
         [2, 'testing', T + 10],
       ]),
     ).toBe(true);
-    // #2 left the queue: it may have been tested between the polls.
-    expect(dueAfter([[1, 'testing', T - 60]])).toBe(true);
+    // #2 left the queue from `pending` ("Ready and waiting for a test slot"): no run was in
+    // flight for it, so none concluded.
+    expect(dueAfter([[1, 'testing', T - 60]])).toBe(false);
+    // #2 reached `tests_passed` ("Verification succeeded") between the polls: a run was created
+    // and concluded there, though no poll saw it testing.
+    expect(
+      dueAfter([
+        [1, 'testing', T - 60],
+        [2, 'tests_passed', T + 20],
+      ]),
+    ).toBe(true);
     // #1 restarted testing between the polls.
     expect(
       dueAfter([

@@ -1,6 +1,7 @@
 // When a merge queue's testing results are read through API v2, and from where: on the polls that
-// see a pull request leave testing or the queue, each read continuing from the last, so every
+// see a stretch of testing end (testingSeen.ts), each read continuing from the last, so every
 // result counts once and none from before the exporter started.
+import { testingEndedBetween } from '../../flow/testingSeen.js';
 import type { Logger } from '../../log/logger.js';
 import type { TestingAttempts } from '../../snapshot/testingAttemptTypes.js';
 import type { MergeQueueSnapshot } from '../../snapshot/types.js';
@@ -43,8 +44,10 @@ interface TestingResultsReadRequest {
 }
 
 /**
- * The queue's testing attempts after this poll. Results are read when the poll saw a PR leave
- * testing (testingMayHaveEnded) or PERIODIC_EXIT_READ_POLLS polls after the last read; the queue's
+ * The queue's testing attempts after this poll. Results are read when the poll saw a stretch of
+ * testing end (testingEndedBetween: "Testing still in progress is not included", so a result
+ * appears only once its PR left `testing`) or PERIODIC_EXIT_READ_POLLS polls after the last read,
+ * for testing that began and ended between two polls with nothing the polls saw; the queue's
  * first poll only starts counting (both `skipped`). A failed read is logged and tried again at the
  * next read's turn, from where the last good one got to: its answer is the attempts as they were,
  * with the failure beside them; it never fails the poll. Rejects only when the poll is being
@@ -61,10 +64,10 @@ export async function readTestingResults(
   const { reads } = request.previous;
   const counts = withKnownSeries(request.previous.counts, batching);
   const pollsSinceRead = reads.pollsSinceRead + 1;
-  if (
-    pollsSinceRead < PERIODIC_EXIT_READ_POLLS &&
-    !testingMayHaveEnded(request.previousSnapshot, current)
-  ) {
+  const ended =
+    request.previousSnapshot !== undefined &&
+    testingEndedBetween(request.previousSnapshot, current);
+  if (pollsSinceRead < PERIODIC_EXIT_READ_POLLS && !ended) {
     return {
       value: { ...request.previous, counts, reads: { ...reads, pollsSinceRead } },
       skipped: true,
@@ -118,27 +121,6 @@ export async function readTestingResults(
     );
   }
   return { value: attempts };
-}
-
-/**
- * Whether a testing attempt may have ended since the previous poll: a PR it listed is gone (as
- * exits are read), or one it saw testing is in another state or has entered testing again since (a
- * restart between the two polls). Its result is then read at once, not PERIODIC_EXIT_READ_POLLS on.
- */
-function testingMayHaveEnded(
-  previous: MergeQueueSnapshot | undefined,
-  current: MergeQueueSnapshot,
-): boolean {
-  if (previous === undefined) return false;
-  const listed = new Map(current.pullRequests.map((pr) => [pr.number, pr]));
-  return previous.pullRequests.some((pr) => {
-    const now = listed.get(pr.number);
-    return (
-      now === undefined ||
-      (pr.state === 'testing' &&
-        (now.state !== 'testing' || now.stateChangedAt !== pr.stateChangedAt))
-    );
-  });
 }
 
 function isoTime(unixSeconds: number): string {

@@ -199,7 +199,7 @@ describe('testing attempts through API v2 poll jobs', () => {
     expect(fake.testingReads.some((read) => read.cursor !== null)).toBe(true);
   });
 
-  it('reads when a poll sees a PR leave testing or the queue, else PERIODIC_EXIT_READ_POLLS polls on, one call each', async () => {
+  it('reads when a poll sees a PR leave testing, for another state or out of the queue, else PERIODIC_EXIT_READ_POLLS polls on, one call each', async () => {
     const watcher = await testingWatcher();
     const { fake, clock } = watcher;
     await watcher.poll();

@@ -1,0 +1,136 @@
+// What the reads of issue 39 cost while Trunk answers them 500, and how fast the histories call:
+// through the poll jobs as the exporter builds them (v2QueuePolls.ts) and the organization's shared
+// reads, against a fake organization on loopback, on clocks the tests move. Trunk's definition of
+// API v2 (trunk-api-v2.md): "Reads may be retried on 429, 500, 502, 503, 504 … with exponential
+// backoff", so one failed read is the client's attempts (4 in these tests' client: makeClient);
+// and "`GET /v2/pull-requests…` (single-PR reads, history, estimate): 5 per second per key".
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { QueueEntryHistoryReads } from '../../../src/poller/v2/v2QueueEntryHistoryRead.js';
+import { SharedTestCollections } from '../../../src/poller/v2/v2TestCollectionsRead.js';
+import { Secret } from '../../../src/secrets/secret.js';
+import { TrunkV2Client } from '../../../src/trunk/v2Client.js';
+import { startFakeV2 } from '../../support/fakeTrunkV2.js';
+import { entryRow, moveEntry, pullRequestIdOf } from '../../support/queueEntryRows.js';
+import { INTERVAL, START, watchedQueue } from '../../support/v2QueuePolls.js';
+import { cleanUp, makeClient } from '../../trunk/harness.js';
+
+afterEach(cleanUp);
+
+const HISTORY = /^\/v2\/queue-entry-history$/;
+const API_KEY = new Secret('trunk_v2_read-failure-cost-key');
+
+describe('a read of issue 39 that fails', () => {
+  it('verification runs: one read a poll while they answer 500, then one more once they answer, then none on a quiet poll', async () => {
+    const pr1 = entryRow(1, 'testing', START - 300);
+    const { fake, clock, poll } = await watchedQueue([pr1]);
+    const runCalls = async () =>
+      (await poll()).filter((read) => read === 'verification runs').length;
+    // The first poll reads the runs: #1 is testing, its run in progress.
+    expect(await runCalls()).toBe(1);
+    fake.fail(/verification-runs$/, 500);
+    // #1 passes: its run concluded, and the read that would count it fails.
+    moveEntry(pr1, 'testsPassed', clock.now - 5);
+    const calls: number[] = [];
+    for (let index = 0; index < 5; index++) calls.push(await runCalls());
+    fake.recover();
+    calls.push(await runCalls(), await runCalls());
+    // Five polls failing: one read each (the first for #1, the others as the last failed), four
+    // attempts; the sixth reads once; the seventh sees nothing move and reads nothing.
+    expect(calls).toEqual([4, 4, 4, 4, 4, 1, 0]);
+  });
+
+  it('queue-entry histories: one read a merge-queue interval while they answer 500, however many polls ask in it', async () => {
+    const pr1 = entryRow(1, 'pending', START - 300);
+    const { fake, clock, pollNow, historyCalls, historyFailures } = await watchedQueue([pr1], {
+      history: true,
+    });
+    await pollNow();
+    fake.fail(HISTORY, 500);
+    /**
+     * The history calls of merge-queue interval `index`: #1 changes state, so its poll asks for
+     * #1's history; once that read has ended, a poll 10 s later in the same interval (another
+     * queue of the organization, as far as the read goes) asks again.
+     */
+    const interval = async (index: number, failures: number) => {
+      const from = historyCalls();
+      clock.now = START + index * INTERVAL;
+      moveEntry(pr1, index % 2 === 1 ? 'testing' : 'pending', clock.now - 5);
+      await pollNow();
+      await vi.waitFor(() => {
+        expect(historyFailures()).toBe(failures);
+      });
+      clock.now += 10;
+      await pollNow();
+      return historyCalls() - from;
+    };
+    const counted: number[] = [];
+    for (let index = 1; index <= 4; index++) counted.push(await interval(index, index));
+    fake.recover();
+    counted.push(await interval(5, 4));
+    // One call a merge-queue interval, failing or not.
+    expect(counted).toEqual([1, 1, 1, 1, 1]);
+    // Each failing one four attempts, the last one: 4 × 4 + 1 requests.
+    await vi.waitFor(() => {
+      expect(fake.requestsTo(HISTORY)).toHaveLength(17);
+    });
+    expect(historyFailures()).toBe(4);
+  });
+
+  it('test collections: one read a flaky-tests interval while they answer 500, however many targets ask', async () => {
+    const fake = await startFakeV2({ testCollections: [] });
+    fake.fail(/^\/v2\/test-collections$/, 500);
+    const { client } = makeClient(fake.origin, { apiKey: API_KEY });
+    const clock = { now: START };
+    const collections = new SharedTestCollections(
+      new TrunkV2Client(client),
+      { maxAgeSeconds: 300, staleAfterSeconds: 600 },
+      undefined,
+      () => clock.now,
+    );
+    const counted: number[] = [];
+    for (let interval = 0; interval < 3; interval++) {
+      const from = fake.requestsTo(/test-collections/).length;
+      clock.now = START + interval * 300;
+      // Two flaky-tests targets ask at the interval's start, one again a minute on.
+      await Promise.allSettled([collections.get({}), collections.get({})]);
+      clock.now += 60;
+      await collections.get({}).catch(() => undefined);
+      counted.push(fake.requestsTo(/test-collections/).length - from);
+    }
+    expect(counted).toEqual([4, 4, 4]);
+  });
+});
+
+describe("the queue-entry histories and Trunk's limit per key", () => {
+  it('reads 120 pull requests in three calls of 50, 50 and 20, one at a time, each at least 200 ms after the one before', async () => {
+    const fake = await startFakeV2({});
+    const { client } = makeClient(fake.origin, { apiKey: API_KEY });
+    const reads = new QueueEntryHistoryReads(
+      new TrunkV2Client(client),
+      { maxAgeSeconds: INTERVAL, staleAfterSeconds: 600 },
+      () => START,
+    );
+    const ids = Array.from({ length: 120 }, (_, index) => pullRequestIdOf(index + 1));
+    reads.ask(ids);
+    reads.refresh({});
+    await vi.waitFor(
+      () => {
+        expect(reads.take(ids.slice(-1)).size).toBe(1);
+      },
+      { timeout: 10_000 },
+    );
+    const calls = fake.requestsTo(HISTORY);
+    expect(
+      calls.map(
+        (call) =>
+          new URL(call.url, 'http://fake').searchParams.get('pullRequestIds')?.split(',').length,
+      ),
+    ).toEqual([50, 50, 20]);
+    // 5 a second: each call 200 ms after the one before was answered, so received at least that
+    // long after it.
+    const gaps = calls
+      .slice(1)
+      .map((call, index) => call.receivedAt - (calls[index]?.receivedAt ?? 0));
+    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(200);
+  });
+});
