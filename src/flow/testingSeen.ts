@@ -7,20 +7,21 @@
 import type { MergeQueueSnapshot, PullRequestSnapshot } from '../snapshot/types.js';
 
 /**
- * Whether a stretch of testing ended between the two polls: a PR the previous poll saw testing is
- * gone, in another state, or testing since a later instant (a restart); or a PR is in
+ * Whether a stretch of testing may have ended between the two polls: a PR the previous poll saw
+ * testing is in another state or testing since a later instant (a restart); a PR is in
  * `tests_passed` that the previous poll did not see there since the same instant (its verification
- * succeeded after that poll, even one no poll saw begin). A PR that left the queue from any other
- * state ended no stretch then: its last one ended when it left `testing`, at a poll that saw it.
+ * succeeded after that poll, even one no poll saw begin); or a PR left the queue, from any state,
+ * since nothing the list shows rules out a stretch of testing no poll saw between its last listing
+ * and its exit.
  */
-export function testingEndedBetween(
+export function testingMayHaveEndedBetween(
   previous: MergeQueueSnapshot,
   current: MergeQueueSnapshot,
 ): boolean {
   const listed = byNumber(current);
-  if (previous.pullRequests.some((pr) => pr.state === 'testing' && !sameStay(pr, listed))) {
-    return true;
-  }
+  const endedOrLeft = (pr: PullRequestSnapshot) =>
+    !listed.has(pr.number) || (pr.state === 'testing' && !sameStay(pr, listed));
+  if (previous.pullRequests.some(endedOrLeft)) return true;
   const before = byNumber(previous);
   return current.pullRequests.some((pr) => pr.state === 'tests_passed' && !sameStay(pr, before));
 }

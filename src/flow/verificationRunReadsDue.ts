@@ -2,7 +2,7 @@
 // the previous poll, and what the last read left in progress.
 import type { MergeQueueSnapshot } from '../snapshot/types.js';
 import type { VerificationRuns } from '../snapshot/verificationRunTypes.js';
-import { testingBeganBetween, testingEndedBetween } from './testingSeen.js';
+import { testingBeganBetween, testingMayHaveEndedBetween } from './testingSeen.js';
 
 /**
  * Whether this poll reads the queue's runs: the previous read failed; or the live list shows a PR
@@ -21,7 +21,7 @@ export function runsReadDue(
   if (runs.reads.failed) return true;
   if (
     previous !== undefined &&
-    (testingBeganBetween(previous, current) || testingEndedBetween(previous, current))
+    (testingBeganBetween(previous, current) || testingMayHaveEndedBetween(previous, current))
   ) {
     return true;
   }

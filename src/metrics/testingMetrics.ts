@@ -15,7 +15,7 @@ const SUBSYSTEM = 'merge_queue';
 function readFrom(settings: FamilySettings): string {
   return (
     `API v2 only: no series for a queue read through API v1. Read from ${V2_ENDPOINTS.listTestingResults} ` +
-    `when a poll sees a pull request leave testing or reach testsPassed, else every ` +
+    `when a poll sees a pull request leave testing or the queue or reach testsPassed, else every ` +
     `${formatInterval(PERIODIC_EXIT_READ_POLLS * settings.mergeQueueIntervalSeconds)}; each attempt ` +
     'counts once, and only those that ended after the exporter started'
   );

@@ -18,7 +18,7 @@ const SUBSYSTEM = 'merge_queue';
 
 const READ_FROM =
   `API v2 only: no series for a queue read through API v1. Read from ${V2_ENDPOINTS.listVerificationRuns} ` +
-  'when a poll sees a pull request enter or leave testing or reach testsPassed, or a run in progress ' +
+  'when a poll sees a pull request enter or leave testing, reach testsPassed or leave the queue, or a run in progress ' +
   'has no pull request testing left; hidden while that read has failed for longer than polling.staleAfterSeconds';
 
 const COUNTED =

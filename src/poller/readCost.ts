@@ -20,12 +20,12 @@ export const BUDGET_ASSUMPTIONS = {
   exitReadsPerQueuePoll: 0.09,
   /**
    * API v2: share of a queue's polls that read its testing results: those that see a stretch of
-   * testing end (a PR leave `testing` or reach `testsPassed`).
+   * testing end (a PR leave `testing` or reach `testsPassed`) or a PR leave the queue.
    */
   testingReadsPerQueuePoll: 0.16,
   /**
    * API v2: share of a queue's polls that read its verification runs: those that see a stretch of
-   * testing begin or end.
+   * testing begin or end, or a PR leave the queue.
    */
   verificationRunReadsPerQueuePoll: 0.16,
 } as const;

@@ -111,7 +111,7 @@ export const TESTING_RESULTS = {
   scope: 'queue',
   cadence: {
     kind: 'some polls',
-    when: `a PR left \`testing\` or reached \`testsPassed\`; ${ELSE_PERIODIC}`,
+    when: `a PR left \`testing\` or the queue, or reached \`testsPassed\`; ${ELSE_PERIODIC}`,
   },
   maxCalls: PAGED,
   part: 'testing',
@@ -137,7 +137,7 @@ export const VERIFICATION_RUNS = {
   scope: 'queue',
   cadence: {
     kind: 'some polls',
-    when: 'a PR entered or left `testing` or reached `testsPassed`, a run in progress has no PR testing left, or the last read failed',
+    when: 'a PR entered or left `testing`, reached `testsPassed` or left the queue, a run in progress has no PR testing left, or the last read failed',
   },
   maxCalls: PAGED,
   part: 'queue',

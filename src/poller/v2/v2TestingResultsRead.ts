@@ -1,7 +1,7 @@
 // When a merge queue's testing results are read through API v2, and from where: on the polls that
 // see a stretch of testing end (testingSeen.ts), each read continuing from the last, so every
 // result counts once and none from before the exporter started.
-import { testingEndedBetween } from '../../flow/testingSeen.js';
+import { testingMayHaveEndedBetween } from '../../flow/testingSeen.js';
 import type { Logger } from '../../log/logger.js';
 import type { TestingAttempts } from '../../snapshot/testingAttemptTypes.js';
 import type { MergeQueueSnapshot } from '../../snapshot/types.js';
@@ -45,7 +45,7 @@ interface TestingResultsReadRequest {
 
 /**
  * The queue's testing attempts after this poll. Results are read when the poll saw a stretch of
- * testing end (testingEndedBetween: "Testing still in progress is not included", so a result
+ * testing end (testingMayHaveEndedBetween: "Testing still in progress is not included", so a result
  * appears only once its PR left `testing`) or PERIODIC_EXIT_READ_POLLS polls after the last read,
  * for testing that began and ended between two polls with nothing the polls saw; the queue's
  * first poll only starts counting (both `skipped`). A failed read is logged and tried again at the
@@ -66,7 +66,7 @@ export async function readTestingResults(
   const pollsSinceRead = reads.pollsSinceRead + 1;
   const ended =
     request.previousSnapshot !== undefined &&
-    testingEndedBetween(request.previousSnapshot, current);
+    testingMayHaveEndedBetween(request.previousSnapshot, current);
   if (pollsSinceRead < PERIODIC_EXIT_READ_POLLS && !ended) {
     return {
       value: { ...request.previous, counts, reads: { ...reads, pollsSinceRead } },

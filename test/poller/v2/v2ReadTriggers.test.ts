@@ -61,10 +61,24 @@ describe('the reads a v2 merge-queue poll makes besides its live list', () => {
     const scenario: [string, () => void, Read[]][] = [
       ['nothing moved', none, []],
       // Its run concluded when it left testing, at a poll that saw it.
-      ['#4 merged from testsPassed', moves([4, 'merged']), ['concluded entries']],
-      // "Ready and waiting for a test slot": no run was in flight for it.
-      ['#3 cancelled from pending', moves([3, 'cancelled']), ['concluded entries']],
-      ['#5 cancelled from notReady', moves([5, 'cancelled']), ['concluded entries']],
+      // A PR gone from the list may have been re-tested after the last poll that listed it (sent
+      // back to `pending`, then tested) or tested and failed straight from `pending`: what its
+      // stay ended with is not in the list, so a departure reads the testing results and runs too.
+      [
+        '#4 merged from testsPassed',
+        moves([4, 'merged']),
+        ['concluded entries', 'testing results', 'verification runs'],
+      ],
+      [
+        '#3 cancelled from pending',
+        moves([3, 'cancelled']),
+        ['concluded entries', 'testing results', 'verification runs'],
+      ],
+      [
+        '#5 cancelled from notReady',
+        moves([5, 'cancelled']),
+        ['concluded entries', 'testing results', 'verification runs'],
+      ],
       ['#2 began testing', moves([2, 'testing']), ['verification runs']],
       ['#1 passed testing', moves([1, 'testsPassed']), ['testing results', 'verification runs']],
       // Three reasons for the runs, one read.
