@@ -5,6 +5,7 @@ import type { TargetStatus } from '../snapshot/types.js';
 import {
   MAX_WEBHOOK_LABEL_VALUES,
   OTHER_WEBHOOK_VALUE,
+  type PairCount,
   type WebhookCounts,
 } from '../snapshot/webhookCounts.js';
 import { fromEntryHistory, shownEntryHistory } from './entryHistoryMetrics.js';
@@ -26,6 +27,14 @@ function ofWebhookCounts(
 ): (status: TargetStatus) => Iterable<Sample> {
   return ({ target, webhookCounts }) =>
     webhookCounts === undefined ? [] : samples(webhookCounts, target.repo, target.branch);
+}
+
+/** A sample per counted pair, labelled repo, the pair's first value and its second. */
+function pairSamples(repo: string, pairs: ReadonlyMap<string, PairCount>): Sample[] {
+  return Array.from(pairs.values(), ({ first, second, count }) => ({
+    labels: [repo, first, second],
+    value: count,
+  }));
 }
 
 /** Failed pull requests by reason: webhook events, and without them the queue-entry histories. */
@@ -72,12 +81,7 @@ export const WEBHOOK_FAMILIES: readonly PerTargetFamily[] = [
     type: 'counter',
     labelNames: ['repo', 'from', 'to'],
     scope: 'target',
-    samples: ofWebhookCounts((counts, repo) =>
-      Array.from(counts.statusChanges.values(), ({ first, second, count }) => ({
-        labels: [repo, first, second],
-        value: count,
-      })),
-    ),
+    samples: ofWebhookCounts((counts, repo) => pairSamples(repo, counts.statusChanges)),
   },
   {
     name: fqName(NAMESPACE, 'flaky_tests', 'quarantine_setting_changes', 'total'),
@@ -97,12 +101,7 @@ export const WEBHOOK_FAMILIES: readonly PerTargetFamily[] = [
     type: 'counter',
     labelNames: ['repo', 'monitor_type', 'status'],
     scope: 'target',
-    samples: ofWebhookCounts((counts, repo) =>
-      Array.from(counts.monitorEvents.values(), ({ first, second, count }) => ({
-        labels: [repo, first, second],
-        value: count,
-      })),
-    ),
+    samples: ofWebhookCounts((counts, repo) => pairSamples(repo, counts.monitorEvents)),
   },
   {
     name: fqName(NAMESPACE, 'flaky_tests', 'investigations_completed', 'total'),

@@ -94,14 +94,13 @@ function renderMergeQueues(statuses: readonly TargetStatus[], data: LandingPageD
   const rows = statuses.map((status) => {
     const snapshot = status.snapshot?.kind === 'merge_queue' ? status.snapshot : undefined;
     return row([
-      `<code>${escapeHtml(status.target.repo)}</code>${discoveredMark(status)}`,
+      repoCell(status),
       `<code>${escapeHtml(status.target.branch)}</code>`,
       snapshot === undefined ? '' : renderQueueState(snapshot.state),
       numberCell(snapshot?.pullRequests.length),
       snapshot === undefined ? '' : renderOldestPullRequest(status, snapshot, data.now),
       numberCell(snapshot === undefined ? undefined : blockedCount(snapshot)),
-      ...pollCells(status, data),
-      ...webhookCells(status, data),
+      ...statusCells(status, data),
     ]);
   });
   return table(
@@ -113,19 +112,16 @@ function renderMergeQueues(statuses: readonly TargetStatus[], data: LandingPageD
       'Pull requests',
       'Oldest pull request',
       'Blocked',
-      'Poll',
-      'Last success',
-      'Data',
-      'Last error',
-      ...webhookHeadings(data),
+      ...statusHeadings(data),
     ],
     rows,
   );
 }
 
-/** Says that a target was found by discovery rather than listed in the configuration. */
-function discoveredMark(status: TargetStatus): string {
-  return status.target.discovered === true ? ' <small>(discovered)</small>' : '';
+/** The target's repository, marked when discovery found it rather than the configuration. */
+function repoCell(status: TargetStatus): string {
+  const discovered = status.target.discovered === true ? ' <small>(discovered)</small>' : '';
+  return `<code>${escapeHtml(status.target.repo)}</code>${discovered}`;
 }
 
 function renderQuarantineLists(statuses: readonly TargetStatus[], data: LandingPageData): string {
@@ -133,23 +129,14 @@ function renderQuarantineLists(statuses: readonly TargetStatus[], data: LandingP
     const snapshot: FlakyTestsSnapshot | undefined =
       status.snapshot?.kind === 'flaky_tests' ? status.snapshot : undefined;
     return row([
-      `<code>${escapeHtml(status.target.repo)}</code>${discoveredMark(status)}`,
+      repoCell(status),
       numberCell(snapshot?.quarantine?.count),
-      ...pollCells(status, data),
-      ...webhookCells(status, data),
+      ...statusCells(status, data),
     ]);
   });
   return table(
     'Quarantine lists',
-    [
-      'Repository',
-      'Quarantined tests',
-      'Poll',
-      'Last success',
-      'Data',
-      'Last error',
-      ...webhookHeadings(data),
-    ],
+    ['Repository', 'Quarantined tests', ...statusHeadings(data)],
     rows,
   );
 }
@@ -172,6 +159,16 @@ function row(cells: readonly string[]): string {
 
 function numberCell(value: number | undefined): string {
   return `<td class="number">${value === undefined ? '' : String(value)}</td>`;
+}
+
+/** The headings of statusCells(). */
+function statusHeadings(data: LandingPageData): string[] {
+  return ['Poll', 'Last success', 'Data', 'Last error', ...webhookHeadings(data)];
+}
+
+/** The columns every kind of target has: how its polls went, and its last webhook event. */
+function statusCells(status: TargetStatus, data: LandingPageData): string[] {
+  return [...pollCells(status, data), ...webhookCells(status, data)];
 }
 
 /** Poll outcome, last success (age and UTC), whether data is served, and the last error. */

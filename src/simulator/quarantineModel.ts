@@ -4,11 +4,10 @@
 import type { Random } from './random.js';
 import type { SimulatorStatistics } from './statistics.js';
 import {
-  drawCodeowners,
-  drawVariant,
+  codeownerTeams,
+  drawTestCaseFields,
   pickTestIdentity,
-  TEAMS_BY_STYLE,
-  type TestIdentity,
+  type TestCase,
   type TestStyle,
 } from './vocabulary.js';
 
@@ -16,10 +15,7 @@ export type QuarantineStatus = 'HEALTHY' | 'FLAKY' | 'BROKEN';
 export type QuarantineSetting = 'ALWAYS_QUARANTINE' | 'AUTO_QUARANTINE';
 
 /** An immutable quarantined test; a status change replaces the object. */
-export interface SimulatedQuarantinedTest extends TestIdentity {
-  readonly testCaseId: string;
-  readonly codeowners: readonly string[];
-  readonly variant: string;
+export interface SimulatedQuarantinedTest extends TestCase {
   /** Unix seconds. */
   readonly quarantinedAt: number;
   /** Unix seconds. */
@@ -122,7 +118,7 @@ export function createQuarantineListModel(
 ): QuarantineListModel {
   const { onChange, onRelease } = listeners;
   const statusOf = (drawn: QuarantineStatus) => drawnStatus(drawn, shape.brokenAsFlaky === true);
-  const teams = TEAMS_BY_STYLE[style].map((team) => `@${owner}/${team}`);
+  const teams = codeownerTeams(style, owner);
 
   const drawTest = (
     quarantinedAt: number,
@@ -131,9 +127,7 @@ export function createQuarantineListModel(
   ): SimulatedQuarantinedTest => {
     const test = {
       ...pickTestIdentity(random, style),
-      testCaseId: random.uuid(),
-      codeowners: drawCodeowners(random, teams),
-      variant: drawVariant(random, style),
+      ...drawTestCaseFields(random, style, teams),
       quarantinedAt,
       statusLastUpdatedAt,
       status,

@@ -19,19 +19,23 @@ import type {
 /** Which response shape the simulator speaks. */
 export type SimulatorFlavour = 'documented' | 'live';
 
-/** trunk-api-v1.md 2.6, plus `state` in the live flavour. */
-export interface EnqueuedPullRequestBody {
-  readonly stateChangedAt: string;
-  readonly priorityValue: number;
-  readonly priorityName: string;
-  readonly skipTheLine: boolean;
-  readonly noBatch: boolean;
+/** The pull request's own fields, alike in 2.6 and 2.7. */
+interface PullRequestIdentityBody {
   readonly prNumber: number;
   readonly prTitle: string;
   readonly prSha: string;
   readonly prBaseBranch: string;
   readonly prAuthor: string;
   readonly id: string;
+}
+
+/** trunk-api-v1.md 2.6, plus `state` in the live flavour. */
+export interface EnqueuedPullRequestBody extends PullRequestIdentityBody {
+  readonly stateChangedAt: string;
+  readonly priorityValue: number;
+  readonly priorityName: string;
+  readonly skipTheLine: boolean;
+  readonly noBatch: boolean;
   readonly usedDefaultPriorityName?: string;
   readonly state?: PullRequestState;
 }
@@ -54,19 +58,13 @@ export interface ReadinessBody {
 }
 
 /** trunk-api-v1.md 2.7. */
-export interface SubmittedPullRequestBody {
+export interface SubmittedPullRequestBody extends PullRequestIdentityBody {
   readonly stateChangedAt: string;
   readonly priorityValue: number;
   readonly priorityName: string;
   readonly skipTheLine: boolean;
   readonly forceEnqueued: boolean;
   readonly isCurrentlySubmittedToQueue: boolean;
-  readonly prNumber: number;
-  readonly prTitle: string;
-  readonly prSha: string;
-  readonly prBaseBranch: string;
-  readonly prAuthor: string;
-  readonly id: string;
   readonly state: PullRequestState;
   readonly readiness: ReadinessBody;
   readonly usedDefaultPriorityName?: string;
@@ -116,6 +114,17 @@ function priorityFields(pr: SimulatedPullRequest) {
   };
 }
 
+function identityFields(pr: SimulatedPullRequest): PullRequestIdentityBody {
+  return {
+    prNumber: pr.number,
+    prTitle: pr.title,
+    prSha: pr.sha,
+    prBaseBranch: pr.baseBranch,
+    prAuthor: pr.author,
+    id: pr.id,
+  };
+}
+
 function renderEnqueuedPullRequest(
   pr: SimulatedPullRequest,
   flavour: SimulatorFlavour,
@@ -125,12 +134,7 @@ function renderEnqueuedPullRequest(
     ...priorityFields(pr),
     skipTheLine: pr.skipTheLine,
     noBatch: pr.noBatch,
-    prNumber: pr.number,
-    prTitle: pr.title,
-    prSha: pr.sha,
-    prBaseBranch: pr.baseBranch,
-    prAuthor: pr.author,
-    id: pr.id,
+    ...identityFields(pr),
     ...(flavour === 'live' ? { state: pr.state } : {}),
   };
 }
@@ -165,12 +169,7 @@ export function renderSubmittedPullRequest(
     skipTheLine: pr.skipTheLine,
     forceEnqueued: pr.forceEnqueued,
     isCurrentlySubmittedToQueue: !isFinalState(pr.state),
-    prNumber: pr.number,
-    prTitle: pr.title,
-    prSha: pr.sha,
-    prBaseBranch: pr.baseBranch,
-    prAuthor: pr.author,
-    id: pr.id,
+    ...identityFields(pr),
     state: pr.state,
     readiness: {
       requiresImpactedTargets: r.requiresImpactedTargets,

@@ -10,19 +10,15 @@ import {
 import type { Random } from './random.js';
 import type { SimulatorStatistics } from './statistics.js';
 import {
-  drawCodeowners,
-  drawVariant,
+  codeownerTeams,
+  drawTestCaseFields,
   pickTestIdentity,
-  TEAMS_BY_STYLE,
-  type TestIdentity,
+  type TestCase,
   type TestStyle,
 } from './vocabulary.js';
 
 /** An immutable test that is not quarantined; a status change replaces the object. */
-export interface SimulatedTest extends TestIdentity {
-  readonly testCaseId: string;
-  readonly codeowners: readonly string[];
-  readonly variant: string;
+export interface SimulatedTest extends TestCase {
   readonly status: QuarantineStatus;
   /** Unix seconds of the last status change; undefined while no monitor ever classified it. */
   readonly statusSince: number | undefined;
@@ -85,7 +81,7 @@ export function createTestCollectionModel(
   statistics: SimulatorStatistics,
   onChange?: (change: TestStatusChange) => void,
 ): TestCollectionModel {
-  const teams = TEAMS_BY_STYLE[style].map((team) => `@${owner}/${team}`);
+  const teams = codeownerTeams(style, owner);
   const statusOf = (drawn: QuarantineStatus) => drawnStatus(drawn, shape.brokenAsFlaky === true);
   const count = shape.tests ?? random.int(60, 160);
   let own: readonly SimulatedTest[] = Array.from({ length: count }, () => {
@@ -101,9 +97,7 @@ export function createTestCollectionModel(
         : now - random.int(3600, 30 * DAY);
     return {
       ...identity,
-      testCaseId: random.uuid(),
-      codeowners: drawCodeowners(random, teams),
-      variant: drawVariant(random, style),
+      ...drawTestCaseFields(random, style, teams),
       status,
       statusSince,
     };

@@ -86,7 +86,7 @@ export function testStyleFor(index: number): TestStyle {
 }
 
 /** Teams per test style; prefixed with `@<owner>/` to form a code owner. */
-export const TEAMS_BY_STYLE: Readonly<Record<TestStyle, readonly string[]>> = {
+const TEAMS_BY_STYLE: Readonly<Record<TestStyle, readonly string[]>> = {
   jest: ['web-team', 'design-system', 'platform'],
   go: ['platform', 'payments', 'web-team'],
   junit: ['mobile', 'platform'],
@@ -100,7 +100,7 @@ export const VARIANTS_BY_STYLE: Readonly<Record<TestStyle, readonly string[]>> =
 };
 
 /** Code owners of a new test: usually one team, sometimes two, now and then none. */
-export function drawCodeowners(random: Random, teams: readonly string[]): readonly string[] {
+function drawCodeowners(random: Random, teams: readonly string[]): readonly string[] {
   const roll = random.next();
   if (roll < 0.12) return [];
   const first = random.pick(teams);
@@ -112,7 +112,7 @@ export function drawCodeowners(random: Random, teams: readonly string[]): readon
 }
 
 /** A variant: usually none (the empty string), else one of the style's. */
-export function drawVariant(random: Random, style: TestStyle): string {
+function drawVariant(random: Random, style: TestStyle): string {
   return random.chance(0.75) ? '' : random.pick(VARIANTS_BY_STYLE[style]);
 }
 
@@ -136,6 +136,31 @@ export interface TestIdentity {
   readonly parent: string | null;
   readonly file: string | null;
   readonly classname: string | null;
+}
+
+/** A test case as Trunk lists it: its identity, id, code owners and variant. */
+export interface TestCase extends TestIdentity {
+  readonly testCaseId: string;
+  readonly codeowners: readonly string[];
+  readonly variant: string;
+}
+
+/** The code owners (`@owner/team`) that tests of `style` in a repository of `owner` have. */
+export function codeownerTeams(style: TestStyle, owner: string): readonly string[] {
+  return TEAMS_BY_STYLE[style].map((team) => `@${owner}/${team}`);
+}
+
+/** A new test case's id, code owners (of `teams`) and variant, drawn in that order. */
+export function drawTestCaseFields(
+  random: Random,
+  style: TestStyle,
+  teams: readonly string[],
+): Omit<TestCase, keyof TestIdentity> {
+  return {
+    testCaseId: random.uuid(),
+    codeowners: drawCodeowners(random, teams),
+    variant: drawVariant(random, style),
+  };
 }
 
 /** A test name, parent, file and class name as the given framework would report them. */

@@ -139,7 +139,9 @@ export class TrunkClient {
   ): Promise<MergeQueue> {
     const target = { endpoint: ENDPOINTS.getQueue, repo: repoName(repo), branch: targetBranch };
     const body = { repo: repoBody(repo), targetBranch };
-    return this.#call(target, v1Request(target, body), mergeQueueSchema, checkQueue, options);
+    return this.#tracked(
+      this.#attempts(target, v1Request(target, body), mergeQueueSchema, checkQueue, options),
+    );
   }
 
   /** undefined when the API answers 404 (PR left the queue or was never submitted). */
@@ -155,13 +157,15 @@ export class TrunkClient {
       branch: targetBranch,
     };
     const body = { repo: repoBody(repo), pr: { number: prNumber }, targetBranch };
-    return this.#call(
-      target,
-      v1Request(target, body),
-      submittedPullRequestSchema,
-      checkSubmittedPullRequest,
-      options,
-      () => undefined,
+    return this.#tracked(
+      this.#attempts(
+        target,
+        v1Request(target, body),
+        submittedPullRequestSchema,
+        checkSubmittedPullRequest,
+        options,
+        () => undefined,
+      ),
     );
   }
 
@@ -182,12 +186,14 @@ export class TrunkClient {
       org_url_slug: orgUrlSlug,
       page_query: { page_size: page.pageSize, page_token: page.pageToken },
     };
-    return this.#call(
-      target,
-      v1Request(target, body),
-      quarantinedTestsPageSchema,
-      checkQuarantinedTestsPage,
-      options,
+    return this.#tracked(
+      this.#attempts(
+        target,
+        v1Request(target, body),
+        quarantinedTestsPageSchema,
+        checkQuarantinedTestsPage,
+        options,
+      ),
     );
   }
 
@@ -206,7 +212,7 @@ export class TrunkClient {
     onNotFound?: () => N,
   ): Promise<T | N> {
     const request: ApiRequest = { api: 'v2', path };
-    return this.#call(target, request, schema, check, options, onNotFound);
+    return this.#tracked(this.#attempts(target, request, schema, check, options, onNotFound));
   }
 
   /**
@@ -245,16 +251,8 @@ export class TrunkClient {
     await this.#closed;
   }
 
-  /** Runs a call, counted as active until it settles (see retire()). */
-  #call<R, T, N = never>(
-    target: CallTarget,
-    request: ApiRequest,
-    schema: z.ZodType<R>,
-    check: ResponseCheck<R, T>,
-    options: CallOptions,
-    onNotFound?: () => N,
-  ): Promise<T | N> {
-    const call = this.#attempts(target, request, schema, check, options, onNotFound);
+  /** `call`, counted as active until it settles (see retire()). */
+  #tracked<T>(call: Promise<T>): Promise<T> {
     this.#active.add(call);
     const forget = (): void => {
       this.#active.delete(call);

@@ -19,21 +19,12 @@ export type TrunkApiErrorReason =
   | 'no_credential';
 
 /** Everything a TrunkApiError carries; `detail` must already be free of secrets. */
-export interface TrunkApiErrorDetails {
-  readonly endpoint: Endpoint;
-  /** `host/owner/name`. */
-  readonly repo: string;
-  readonly branch: string | undefined;
-  readonly reason: TrunkApiErrorReason;
-  readonly status: number | undefined;
-  readonly requestId: string | undefined;
-  readonly attempts: number;
+export type TrunkApiErrorDetails = Omit<TrunkApiError, keyof Error | 'code'> & {
   /** What went wrong, e.g. `HTTP 503: "no healthy upstream"`. */
   readonly detail: string;
   readonly cause?: unknown;
-  /** API v2's `error.code` (`MERGE_QUEUE_NOT_FOUND`…), when the answer had the envelope. */
   readonly code?: string;
-}
+};
 
 /** A failed Trunk API call, with the context an operator needs to find it in Trunk's logs. */
 export class TrunkApiError extends Error {
@@ -43,12 +34,14 @@ export class TrunkApiError extends Error {
   }
 
   readonly endpoint: Endpoint;
+  /** `host/owner/name`. */
   readonly repo: string;
   readonly branch: string | undefined;
   readonly reason: TrunkApiErrorReason;
   readonly status: number | undefined;
   readonly requestId: string | undefined;
   readonly attempts: number;
+  /** API v2's `error.code` (`MERGE_QUEUE_NOT_FOUND`…), when the answer had the envelope. */
   readonly code: string | undefined;
 
   constructor(details: TrunkApiErrorDetails) {

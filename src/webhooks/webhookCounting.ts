@@ -31,8 +31,9 @@ export function foldWebhookEvent(
 ): WebhookCounts {
   const counts = previous ?? EMPTY_WEBHOOK_COUNTS;
   const labelValues = new Map(counts.labelValues);
-  /** `value` when the field keeps it (or has room for it), else `other`. */
-  const capped = (field: CappedField, value: string): string => {
+  /** `value` (`unknown` when the event lacks it) when the field keeps it or has room, else `other`. */
+  const capped = (field: CappedField, sent: string | undefined): string => {
+    const value = sent ?? UNKNOWN_WEBHOOK_VALUE;
     const kept = labelValues.get(field) ?? new Set<string>();
     if (kept.has(value)) return value;
     if (kept.size >= MAX_WEBHOOK_LABEL_VALUES) return OTHER_WEBHOOK_VALUE;
@@ -40,6 +41,13 @@ export function foldWebhookEvent(
     return value;
   };
   const lastEvent = { type: event.type, receivedAt };
+  /** `counts` with `changed`, the label values kept and this event as the last. */
+  const counted = (changed: Partial<WebhookCounts>): WebhookCounts => ({
+    ...counts,
+    ...changed,
+    labelValues,
+    lastEvent,
+  });
   switch (event.kind) {
     case 'pull_request':
     case 'pull_request_batch': {
@@ -49,54 +57,36 @@ export function foldWebhookEvent(
         event.type === 'pull_request.failed' &&
         (event.prNumber === undefined ||
           !countedFailure(event.prNumber, event.transitionSeconds ?? receivedAt))
-          ? increment(
-              counts.failureReasons,
-              capped('reason', event.failureReason ?? UNKNOWN_WEBHOOK_VALUE),
-            )
+          ? increment(counts.failureReasons, capped('reason', event.failureReason))
           : counts.failureReasons;
-      return {
-        ...counts,
+      return counted({
         events: increment(counts.events, mergeQueueEventLabel(event.type)),
         failureReasons,
-        labelValues,
-        lastEvent,
-      };
+      });
     }
     case 'flaky_tests':
       switch (event.type) {
         case 'v2.test_case.status_changed':
         case 'test_case.status_changed':
-          return {
-            ...counts,
+          return counted({
             statusChanges: incrementPair(
               counts.statusChanges,
-              capped('status', event.previousStatus ?? UNKNOWN_WEBHOOK_VALUE),
-              capped('status', event.newStatus ?? UNKNOWN_WEBHOOK_VALUE),
+              capped('status', event.previousStatus),
+              capped('status', event.newStatus),
             ),
-            labelValues,
-            lastEvent,
-          };
+          });
         case 'test_case.quarantining_setting_changed':
-          return {
-            ...counts,
-            settingChanges: increment(
-              counts.settingChanges,
-              capped('setting', event.newSetting ?? UNKNOWN_WEBHOOK_VALUE),
-            ),
-            labelValues,
-            lastEvent,
-          };
+          return counted({
+            settingChanges: increment(counts.settingChanges, capped('setting', event.newSetting)),
+          });
         case 'test_case.monitor_status_changed':
-          return {
-            ...counts,
+          return counted({
             monitorEvents: incrementPair(
               counts.monitorEvents,
-              capped('monitor_type', event.monitorType ?? UNKNOWN_WEBHOOK_VALUE),
-              capped('monitor_status', event.monitorStatus ?? UNKNOWN_WEBHOOK_VALUE),
+              capped('monitor_type', event.monitorType),
+              capped('monitor_status', event.monitorStatus),
             ),
-            labelValues,
-            lastEvent,
-          };
+          });
         case 'test_case.investigation_completed':
           return { ...counts, investigations: counts.investigations + 1, lastEvent };
       }

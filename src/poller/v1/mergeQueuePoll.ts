@@ -6,6 +6,7 @@ import {
 } from '../../snapshot/types.js';
 import type { EnqueuedPullRequest, RepoRef } from '../../trunk/schemas.js';
 import { LOOKUPS_AT_A_TIME, mapAtMost } from '../lookupFanOut.js';
+import { queueNumbers } from '../queueNumbers.js';
 import {
   needsLookup,
   type LookupPlan,
@@ -86,13 +87,7 @@ export async function pollMergeQueue(request: MergeQueuePollRequest): Promise<Me
     mergeMethod: queue.mergeMethod,
     directMergeMode: queue.directMergeMode,
     optimizationMode: queue.optimizationMode,
-    concurrency: queue.concurrency,
-    testingTimeoutSeconds: queue.testingTimeoutMinutes * 60,
-    pendingFailureDepth: queue.pendingFailureDepth,
-    bisectionConcurrency: queue.bisectionConcurrency,
-    batchingMaxWaitSeconds: queue.batchingMaxWaitTimeMinutes * 60,
-    batchingMinSize: queue.batchingMinSize,
-    requiredStatuses: queue.requiredStatuses.length,
+    ...queueNumbers(queue),
     settings: {
       batch: queue.batch,
       can_optimistically_merge: queue.canOptimisticallyMerge,

@@ -10,6 +10,7 @@ import {
 } from '../../trunk/v2Schemas.js';
 import { priorityOf, v1Mode, v1Value } from '../../trunk/v2Vocabulary.js';
 import { parseTimestampSeconds } from '../timestamps.js';
+import { queueNumbers } from '../queueNumbers.js';
 import type { ReadOptions } from '../readOptions.js';
 import type { V2QueueDirectory } from './v2QueueDirectory.js';
 import {
@@ -106,13 +107,7 @@ function toSnapshot(
     mergeMethod: v1Value(config.mergeMethod),
     directMergeMode: v1Value(config.directMergeMode),
     optimizationMode: v1Value(config.optimizationMode),
-    concurrency: config.concurrency,
-    testingTimeoutSeconds: config.testingTimeoutMinutes * 60,
-    pendingFailureDepth: config.pendingFailureDepth,
-    bisectionConcurrency: config.bisectionConcurrency,
-    batchingMaxWaitSeconds: config.batchingMaxWaitTimeMinutes * 60,
-    batchingMinSize: config.batchingMinSize,
-    requiredStatuses: config.requiredStatuses.length,
+    ...queueNumbers(config),
     settings: {
       batch: config.allowBatching,
       can_optimistically_merge: config.canOptimisticallyMerge,
