@@ -22,12 +22,12 @@ export const BUDGET_ASSUMPTIONS = {
    * API v2: share of a queue's polls that read its testing results: those that see a stretch of
    * testing end (a PR leave `testing` or reach `testsPassed`) or a PR leave the queue.
    */
-  testingReadsPerQueuePoll: 0.16,
+  testingReadsPerQueuePoll: 0.2,
   /**
    * API v2: share of a queue's polls that read its verification runs: those that see a stretch of
    * testing begin or end, or a PR leave the queue.
    */
-  verificationRunReadsPerQueuePoll: 0.16,
+  verificationRunReadsPerQueuePoll: 0.2,
 } as const;
 
 /** The name of one assumption. */

@@ -123,16 +123,16 @@ describe('computeApiBudget through API v2', () => {
     expect(budget.byEndpoint['v2/merge-queues']).toBeCloseTo(1 / 30, 9);
     expect(BUDGET_ASSUMPTIONS.exitReadsPerQueuePoll).toBe(0.09);
     expect(budget.byEndpoint['v2/merge-queues/{id}/pull-requests']).toBeCloseTo((4 * 1.09) / 30, 9);
-    // Testing-results reads on an assumed 16 % of polls: those that see testing end.
-    expect(BUDGET_ASSUMPTIONS.testingReadsPerQueuePoll).toBe(0.16);
+    // Testing-results reads on an assumed 20 % of polls: those that see testing end or a PR leave.
+    expect(BUDGET_ASSUMPTIONS.testingReadsPerQueuePoll).toBe(0.2);
     expect(budget.byEndpoint['v2/merge-queues/{id}/testing-results']).toBeCloseTo(
-      (4 * 0.16) / 30,
+      (4 * 0.2) / 30,
       9,
     );
-    // Verification-run reads on an assumed 16 % of polls: those that see testing begin or end.
-    expect(BUDGET_ASSUMPTIONS.verificationRunReadsPerQueuePoll).toBe(0.16);
+    // Verification-run reads on an assumed 20 % of polls: those that see testing begin or end or a PR leave.
+    expect(BUDGET_ASSUMPTIONS.verificationRunReadsPerQueuePoll).toBe(0.2);
     expect(budget.byEndpoint['v2/merge-queues/{id}/verification-runs']).toBeCloseTo(
-      (4 * 0.16) / 30,
+      (4 * 0.2) / 30,
       9,
     );
     // One repository with tests (web) as configured: an assumed 500 quarantined tests and 100
@@ -146,7 +146,7 @@ describe('computeApiBudget through API v2', () => {
     // one call of up to 50 every 30 s.
     expect(budget.byEndpoint['v2/queue-entry-history']).toBeCloseTo(1 / 30, 9);
     expect(budget.requestsPerSecond).toBeCloseTo(
-      1 / 30 + 4.36 / 30 + 0.64 / 30 + 0.64 / 30 + 6 / 300 + 1 / 300 + 1 / 30,
+      1 / 30 + 4.36 / 30 + 0.8 / 30 + 0.8 / 30 + 6 / 300 + 1 / 300 + 1 / 30,
       9,
     );
     expect(budget.organization).toEqual({
@@ -160,7 +160,7 @@ describe('computeApiBudget through API v2', () => {
     const budget = budgetOf(await keyConfig('reads:\n  verificationRuns: false'));
     expect(budget.byEndpoint['v2/merge-queues/{id}/verification-runs']).toBeUndefined();
     expect(budget.byEndpoint['v2/merge-queues/{id}/testing-results']).toBeCloseTo(
-      (4 * 0.16) / 30,
+      (4 * 0.2) / 30,
       9,
     );
   });
@@ -254,7 +254,7 @@ describe('computeApiBudget through API v2', () => {
     const bound = budget.withWebhooks;
     expect(bound?.byEndpoint['v2/merge-queues/{id}/pull-requests']).toBeCloseTo((4 * 1.09) / 5, 9);
     expect(bound?.byEndpoint['v2/merge-queues/{id}/testing-results']).toBeCloseTo(
-      (4 * 0.16) / 5,
+      (4 * 0.2) / 5,
       9,
     );
     expect(bound?.byEndpoint['v2/tests']).toBeCloseTo((5 + 1) / 60, 9);
@@ -264,7 +264,7 @@ describe('computeApiBudget through API v2', () => {
     // The histories are read once per merge-queue interval however often events poll.
     expect(bound?.byEndpoint['v2/queue-entry-history']).toBeCloseTo(1 / 30, 9);
     expect(bound?.requestsPerSecond).toBeCloseTo(
-      4.36 / 5 + 0.64 / 5 + 0.64 / 5 + 6 / 60 + 1 / 30 + 1 / 300 + 1 / 30,
+      4.36 / 5 + 0.8 / 5 + 0.8 / 5 + 6 / 60 + 1 / 30 + 1 / 300 + 1 / 30,
       9,
     );
     // The steady estimate stays without them.

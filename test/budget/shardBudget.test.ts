@@ -210,7 +210,7 @@ describe('the API budget of each shard', () => {
         // Its own queues: one pull-requests read per poll, a poll every 0.9–1.1 intervals (one more
         // at the window's start). No PR leaves, so no exit read (one every 30th poll at most) and no
         // testing-results read (but a queue's first, should its first poll come late), where the
-        // estimate assumes exit reads on 9 % of polls and testing-results reads on 16 %.
+        // estimate assumes exit reads on 9 % of polls and testing-results reads on 20 %.
         const queues = queuesPolledBy(shard.fake).size;
         expect(budget['v2/merge-queues/{id}/pull-requests']).toBeCloseTo(
           (queues * 1.09) / INTERVAL,
