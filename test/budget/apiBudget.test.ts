@@ -253,10 +253,7 @@ describe('computeApiBudget through API v2', () => {
     const budget = budgetOf(await keyConfig(WEBHOOKS));
     const bound = budget.withWebhooks;
     expect(bound?.byEndpoint['v2/merge-queues/{id}/pull-requests']).toBeCloseTo((4 * 1.09) / 5, 9);
-    expect(bound?.byEndpoint['v2/merge-queues/{id}/testing-results']).toBeCloseTo(
-      (4 * 0.2) / 5,
-      9,
-    );
+    expect(bound?.byEndpoint['v2/merge-queues/{id}/testing-results']).toBeCloseTo((4 * 0.2) / 5, 9);
     expect(bound?.byEndpoint['v2/tests']).toBeCloseTo((5 + 1) / 60, 9);
     expect(bound?.byEndpoint['v2/merge-queues']).toBeCloseTo(1 / 30, 9);
     // Events do not refresh the test collections.
