@@ -110,8 +110,9 @@ export const v2QueueEntrySchema = z.object({
 });
 
 export const v2PullRequestSchema = z.object({
-  // The pull request's id, what its queue-entry history is read by; a row without one is not read.
-  id: optionalValue(z.string().min(1)),
+  // The pull request's id, what its queue-entry history is read by; a row without one (or with an
+  // empty one: v2MergeQueuePoll.ts) is not read. No length check here: zod's checks allocate per row.
+  id: optionalValue(z.string()),
   number: z.number().int(),
   queueEntry: v2QueueEntrySchema,
 });

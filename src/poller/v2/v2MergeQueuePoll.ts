@@ -37,6 +37,11 @@ interface V2MergeQueuePollRequest {
   readonly branch: string;
   readonly options: ReadOptions;
   readonly now: () => number;
+  /**
+   * Whether the snapshot keeps each pull request's id (default true): only the queue-entry history
+   * reads them, and ids kept poll after poll are garbage the collector copies when nothing does.
+   */
+  readonly pullRequestIds?: boolean;
 }
 
 /** What a v2 poll read: the snapshot, and the queue it was read from (for the exit read). */
@@ -67,7 +72,8 @@ export async function pollMergeQueueV2(
     queue = await requireQueue(directory, key, options);
     rows = await request.reader.listQueuePullRequests(refOf(queue, key), live, options);
   }
-  return { snapshot: toSnapshot(queue, rows, key, request.now()), queue: refOf(queue, key) };
+  const snapshot = toSnapshot(queue, rows, key, request.now(), request.pullRequestIds ?? true);
+  return { snapshot, queue: refOf(queue, key) };
 }
 
 async function requireQueue(
@@ -93,6 +99,7 @@ function toSnapshot(
   rows: readonly V2PullRequest[],
   key: { readonly repo: string; readonly branch: string },
   takenAt: number,
+  pullRequestIds: boolean,
 ): MergeQueueSnapshot {
   const { config } = queue;
   const unique = latestRows(rows);
@@ -121,7 +128,7 @@ function toSnapshot(
       commands: config.areCommandsEnabled,
       status_check: config.isStatusCheckEnabled,
     },
-    pullRequests: unique.map(toPullRequestSnapshot),
+    pullRequests: unique.map((row) => toPullRequestSnapshot(row, pullRequestIds)),
     readinessKnown: true,
     unknownBlockedReasons: V2_UNKNOWN_BLOCKED_REASONS,
     notMergeableReasons: notMergeableReasonCounts(unique),
@@ -143,12 +150,13 @@ function latestRows(rows: readonly V2PullRequest[]): V2PullRequest[] {
   return [...byNumber.values()].map(({ row }) => row);
 }
 
-function toPullRequestSnapshot(row: V2PullRequest): PullRequestSnapshot {
+function toPullRequestSnapshot(row: V2PullRequest, pullRequestIds: boolean): PullRequestSnapshot {
   const entry = row.queueEntry;
   const state = v1Value(entry.state);
   return {
     number: row.number,
-    pullRequestId: row.id?.toLowerCase(),
+    pullRequestId:
+      pullRequestIds && row.id !== undefined && row.id !== '' ? row.id.toLowerCase() : undefined,
     state,
     priorityName: priorityOf(entry.priorityName, entry.priorityValue).name,
     stateChangedAt: parseTimestampSeconds(entry.stateChangedAt),

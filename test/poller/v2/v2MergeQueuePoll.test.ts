@@ -249,4 +249,49 @@ describe('pollMergeQueueV2', () => {
       );
     },
   );
+
+  it.each([
+    ['read (the history on)', true, ['6f1d2c3b-4a59-4e6f-8a7b-9c0d1e2f3a4b', undefined, undefined]],
+    ['not kept (the history off)', false, [undefined, undefined, undefined]],
+  ])(
+    "a pull request's id is %s: lowercase, and neither an empty nor an absent one is kept",
+    async (_name, pullRequestIds, expected) => {
+      // QueuedPullRequest.id: "The pull request's id in this API — pass it to
+      // `GET /v2/pull-requests/{id}`." (required there; absent or empty here is a row to tolerate).
+      const rows = [
+        { id: '6F1D2C3B-4A59-4E6F-8A7B-9C0D1E2F3A4B', number: 7 },
+        { id: '', number: 8 },
+        { number: 9 },
+      ].map((row) => ({
+        ...row,
+        queueEntry: { state: 'pending', stateChangedAt: '2026-11-24T09:00:00Z' },
+      }));
+      const queue: unknown = JSON.parse(
+        readFileSync(
+          new URL('../../trunk/fixtures/v2/merge-queue-unknown-enums.json', import.meta.url),
+          'utf8',
+        ),
+      );
+      const server = await startApiServer((req, res) => {
+        const data = (req.url ?? '').startsWith('/v2/merge-queues?') ? [queue] : rows;
+        sendJson(res, 200, { data, nextCursor: null, hasMore: false });
+      }, '');
+      const { client } = makeClient(server.origin, {
+        token: undefined,
+        apiKey: new Secret(API_KEY),
+      });
+      const v2 = new TrunkV2Client(client);
+      const { snapshot } = await pollMergeQueueV2({
+        reader: v2,
+        directory: new V2QueueDirectory(v2, 30, () => TAKEN_AT),
+        repoName: 'github.com/acme/web',
+        branch: 'main',
+        options: {},
+        now: () => TAKEN_AT,
+        pullRequestIds,
+      });
+
+      expect(snapshot.pullRequests.map(({ pullRequestId }) => pullRequestId)).toEqual(expected);
+    },
+  );
 });
