@@ -38,8 +38,8 @@ interface V2MergeQueuePollRequest {
   readonly options: ReadOptions;
   readonly now: () => number;
   /**
-   * Whether the snapshot keeps each pull request's id (default true): only the queue-entry history
-   * reads them, and ids kept poll after poll are garbage the collector copies when nothing does.
+   * Whether the rows are read with each pull request's id (default true): only the queue-entry
+   * history reads them, and a field parsed and kept poll after poll costs CPU when nothing does.
    */
   readonly pullRequestIds?: boolean;
 }
@@ -61,7 +61,7 @@ export async function pollMergeQueueV2(
 ): Promise<V2MergeQueuePoll> {
   const { directory, repoName, branch, options } = request;
   const key = { repo: repoName, branch };
-  const live = { states: V2_LIVE_ENTRY_STATES };
+  const live = { states: V2_LIVE_ENTRY_STATES, pullRequestIds: request.pullRequestIds ?? true };
   let queue = await requireQueue(directory, key, options);
   let rows: V2PullRequest[];
   try {
@@ -72,8 +72,7 @@ export async function pollMergeQueueV2(
     queue = await requireQueue(directory, key, options);
     rows = await request.reader.listQueuePullRequests(refOf(queue, key), live, options);
   }
-  const snapshot = toSnapshot(queue, rows, key, request.now(), request.pullRequestIds ?? true);
-  return { snapshot, queue: refOf(queue, key) };
+  return { snapshot: toSnapshot(queue, rows, key, request.now()), queue: refOf(queue, key) };
 }
 
 async function requireQueue(
@@ -99,7 +98,6 @@ function toSnapshot(
   rows: readonly V2PullRequest[],
   key: { readonly repo: string; readonly branch: string },
   takenAt: number,
-  pullRequestIds: boolean,
 ): MergeQueueSnapshot {
   const { config } = queue;
   const unique = latestRows(rows);
@@ -128,7 +126,7 @@ function toSnapshot(
       commands: config.areCommandsEnabled,
       status_check: config.isStatusCheckEnabled,
     },
-    pullRequests: unique.map((row) => toPullRequestSnapshot(row, pullRequestIds)),
+    pullRequests: unique.map(toPullRequestSnapshot),
     readinessKnown: true,
     unknownBlockedReasons: V2_UNKNOWN_BLOCKED_REASONS,
     notMergeableReasons: notMergeableReasonCounts(unique),
@@ -150,13 +148,12 @@ function latestRows(rows: readonly V2PullRequest[]): V2PullRequest[] {
   return [...byNumber.values()].map(({ row }) => row);
 }
 
-function toPullRequestSnapshot(row: V2PullRequest, pullRequestIds: boolean): PullRequestSnapshot {
+function toPullRequestSnapshot(row: V2PullRequest): PullRequestSnapshot {
   const entry = row.queueEntry;
   const state = v1Value(entry.state);
   return {
     number: row.number,
-    pullRequestId:
-      pullRequestIds && row.id !== undefined && row.id !== '' ? row.id.toLowerCase() : undefined,
+    pullRequestId: row.id !== undefined && row.id !== '' ? row.id.toLowerCase() : undefined,
     state,
     priorityName: priorityOf(entry.priorityName, entry.priorityValue).name,
     stateChangedAt: parseTimestampSeconds(entry.stateChangedAt),
