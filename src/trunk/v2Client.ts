@@ -17,6 +17,7 @@ import {
   v2MergeQueuePageSchema,
   v2MergeQueueSchema,
   v2PullRequestPageSchema,
+  v2PullRequestWithoutIdPageSchema,
   v2RepositoryMatchPageSchema,
   v2RepositorySchema,
   v2TestCollectionPageSchema,
@@ -55,6 +56,8 @@ export interface V2PullRequestFilter {
    * failed in the window and was later resubmitted still matches").
    */
   readonly concludedAfter?: string;
+  /** Whether the rows keep the pull request's id (what its queue-entry history is read by). */
+  readonly pullRequestIds?: boolean;
 }
 
 /** Which tests of the organization to list (`GET /v2/tests` filters, in v2's spelling). */
@@ -170,7 +173,9 @@ export class TrunkV2Client {
     const query: Record<string, string> = {};
     if (filter.states !== undefined) query.state = filter.states.join(',');
     if (filter.concludedAfter !== undefined) query.concludedAfter = filter.concludedAfter;
-    const page = { schema: v2PullRequestPageSchema, check: checkPullRequestPage };
+    const schema =
+      filter.pullRequestIds === true ? v2PullRequestPageSchema : v2PullRequestWithoutIdPageSchema;
+    const page = { schema, check: checkPullRequestPage };
     return this.#walkQueueList(V2_ENDPOINTS.listQueuePullRequests, queue, query, page, options);
   }
 

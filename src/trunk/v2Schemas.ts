@@ -109,14 +109,17 @@ export const v2QueueEntrySchema = z.object({
   readiness: optionalValue(v2ReadinessSchema),
 });
 
+const v2PullRequestFields = { number: z.number().int(), queueEntry: v2QueueEntrySchema };
 export const v2PullRequestSchema = z.object({
-  // The pull request's id, what its queue-entry history is read by; a row without one is not read.
-  id: optionalValue(z.string().min(1)),
-  number: z.number().int(),
-  queueEntry: v2QueueEntrySchema,
+  // The pull request's id, what its queue-entry history is read by; a row without one (or with an
+  // empty one: v2MergeQueuePoll.ts) is not read. No length check here: zod's checks allocate per row.
+  id: optionalValue(z.string()),
+  ...v2PullRequestFields,
 });
 export type V2PullRequest = z.infer<typeof v2PullRequestSchema>;
 export const v2PullRequestPageSchema = v2PageSchema(v2PullRequestSchema);
+/** The rows without their id, for the reads that do not ask for histories: a field parsed per row costs. */
+export const v2PullRequestWithoutIdPageSchema = v2PageSchema(z.object(v2PullRequestFields));
 
 /** The windows of Trunk's per-test metrics (`period` with `include=metrics`). */
 export const V2_TEST_METRICS_PERIODS = ['1d', '7d', '14d', '30d'] as const;

@@ -38,6 +38,11 @@ interface V2MergeQueuePollRequest {
   readonly branch: string;
   readonly options: ReadOptions;
   readonly now: () => number;
+  /**
+   * Whether the rows are read with each pull request's id (default true): only the queue-entry
+   * history reads them, and a field parsed and kept poll after poll costs CPU when nothing does.
+   */
+  readonly pullRequestIds?: boolean;
 }
 
 /** What a v2 poll read: the snapshot, and the queue it was read from (for the exit read). */
@@ -57,7 +62,7 @@ export async function pollMergeQueueV2(
 ): Promise<V2MergeQueuePoll> {
   const { directory, repoName, branch, options } = request;
   const key = { repo: repoName, branch };
-  const live = { states: V2_LIVE_ENTRY_STATES };
+  const live = { states: V2_LIVE_ENTRY_STATES, pullRequestIds: request.pullRequestIds ?? true };
   let queue = await requireQueue(directory, key, options);
   let rows: V2PullRequest[];
   try {
@@ -143,7 +148,7 @@ function toPullRequestSnapshot(row: V2PullRequest): PullRequestSnapshot {
   const state = v1Value(entry.state);
   return {
     number: row.number,
-    pullRequestId: row.id?.toLowerCase(),
+    pullRequestId: row.id !== undefined && row.id !== '' ? row.id.toLowerCase() : undefined,
     state,
     priorityName: priorityOf(entry.priorityName, entry.priorityValue).name,
     stateChangedAt: parseTimestampSeconds(entry.stateChangedAt),

@@ -51,6 +51,7 @@ export function v2QueueSource(polled: PolledTarget, readers: V2Readers): Poll {
         branch: target.branch,
         options,
         now,
+        pullRequestIds: polled.config.reads.queueEntryHistory,
       }),
     }));
     // As they are now: a webhook event may have moved the ledger during the read.

@@ -45,6 +45,44 @@ async function simulatorWithKey(options: { faults?: FaultPlan } = {}) {
   return { world, simulator, v1, v2, directory };
 }
 
+/**
+ * pollMergeQueueV2 against a local server answering merge-queue-unknown-enums.json for the queue
+ * list and `pullRequests(url)` for each pull-request page.
+ */
+async function pollAnswering(
+  pullRequests: (url: string) => unknown,
+  pullRequestIds?: boolean,
+): Promise<MergeQueueSnapshot> {
+  const queue: unknown = JSON.parse(
+    readFileSync(
+      new URL('../../trunk/fixtures/v2/merge-queue-unknown-enums.json', import.meta.url),
+      'utf8',
+    ),
+  );
+  const server = await startApiServer((req, res) => {
+    const url = req.url ?? '';
+    sendJson(
+      res,
+      200,
+      url.startsWith('/v2/merge-queues?')
+        ? { data: [queue], nextCursor: null, hasMore: false }
+        : pullRequests(url),
+    );
+  }, '');
+  const { client } = makeClient(server.origin, { token: undefined, apiKey: new Secret(API_KEY) });
+  const v2 = new TrunkV2Client(client);
+  const { snapshot } = await pollMergeQueueV2({
+    reader: v2,
+    directory: new V2QueueDirectory(v2, 30, () => TAKEN_AT),
+    repoName: 'github.com/acme/web',
+    branch: 'main',
+    options: {},
+    now: () => TAKEN_AT,
+    ...(pullRequestIds === undefined ? {} : { pullRequestIds }),
+  });
+  return snapshot;
+}
+
 /** The snapshot without what only one API can say. */
 /**
  * What v1 and v2 both tell of a queue: v2 alone tells the host's not-mergeable reasons, v1 alone
@@ -203,36 +241,12 @@ describe('pollMergeQueueV2', () => {
             ),
           ),
         );
-      const queue: unknown = JSON.parse(
-        readFileSync(
-          new URL('../../trunk/fixtures/v2/merge-queue-unknown-enums.json', import.meta.url),
-          'utf8',
-        ),
-      );
       const [first, second] = order.map((index) => pages[index]?.data ?? []);
-      const server = await startApiServer((req, res) => {
-        const url = req.url ?? '';
-        if (url.startsWith('/v2/merge-queues?')) {
-          sendJson(res, 200, { data: [queue], nextCursor: null, hasMore: false });
-        } else if (url.includes('cursor=')) {
-          sendJson(res, 200, { data: second, nextCursor: null, hasMore: false });
-        } else {
-          sendJson(res, 200, { data: first, nextCursor: 'page-2', hasMore: true });
-        }
-      }, '');
-      const { client } = makeClient(server.origin, {
-        token: undefined,
-        apiKey: new Secret(API_KEY),
-      });
-      const v2 = new TrunkV2Client(client);
-      const { snapshot } = await pollMergeQueueV2({
-        reader: v2,
-        directory: new V2QueueDirectory(v2, 30, () => TAKEN_AT),
-        repoName: 'github.com/acme/web',
-        branch: 'main',
-        options: {},
-        now: () => TAKEN_AT,
-      });
+      const snapshot = await pollAnswering((url) =>
+        url.includes('cursor=')
+          ? { data: second, nextCursor: null, hasMore: false }
+          : { data: first, nextCursor: 'page-2', hasMore: true },
+      );
 
       expect(snapshot.pullRequests.map(({ number, state }) => [number, state])).toEqual(
         order[0] === 0
@@ -247,6 +261,31 @@ describe('pollMergeQueueV2', () => {
               [8, 'testing'],
             ],
       );
+    },
+  );
+
+  it.each([
+    ['read (the history on)', true, ['6f1d2c3b-4a59-4e6f-8a7b-9c0d1e2f3a4b', undefined, undefined]],
+    ['not kept (the history off)', false, [undefined, undefined, undefined]],
+  ])(
+    "a pull request's id is %s: lowercase, and neither an empty nor an absent one is kept",
+    async (_name, pullRequestIds, expected) => {
+      // QueuedPullRequest.id: "The pull request's id in this API — pass it to
+      // `GET /v2/pull-requests/{id}`." (required there; absent or empty here is a row to tolerate).
+      const rows = [
+        { id: '6F1D2C3B-4A59-4E6F-8A7B-9C0D1E2F3A4B', number: 7 },
+        { id: '', number: 8 },
+        { number: 9 },
+      ].map((row) => ({
+        ...row,
+        queueEntry: { state: 'pending', stateChangedAt: '2026-11-24T09:00:00Z' },
+      }));
+      const snapshot = await pollAnswering(
+        () => ({ data: rows, nextCursor: null, hasMore: false }),
+        pullRequestIds,
+      );
+
+      expect(snapshot.pullRequests.map(({ pullRequestId }) => pullRequestId)).toEqual(expected);
     },
   );
 });
