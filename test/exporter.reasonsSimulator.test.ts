@@ -31,7 +31,7 @@ import { startTestSimulator, v2QueueIds } from './support/simulator.js';
 
 const API_KEY = 'trunk_v2_reasons-truth-key';
 const START_TIME = 1_795_860_990;
-const STEP_SECONDS = 20;
+const STEP_SECONDS = 30;
 const WORLD_SECONDS = 1200;
 /** "entries sent back to `pending` from `testing`, `testsPassed` or `pendingFailure`". */
 const RESTARTED_FROM = new Set(['testing', 'tests_passed', 'pending_failure']);
