@@ -42,13 +42,17 @@ const step = (state: string, at: number, reason: string | null = null): EntryTra
   reason: reason ?? undefined,
 });
 
-/** The history after the two polls' windows are answered by a read begun `readAt`. */
+/**
+ * The history after the two polls' windows are answered by a read begun `readAt`, the queue's
+ * webhook events having counted `eventReasons`.
+ */
 function answered(
   before: MergeQueueSnapshot,
   after: MergeQueueSnapshot,
   timelines: Record<string, readonly EntryTransition[]>,
   history: EntryHistory = EMPTY_ENTRY_HISTORY,
   readAt = after.takenAt + 1,
+  eventReasons: ReadonlyMap<string, number> = new Map(),
 ) {
   const asked = askWindows(history, changedWindows(before, after));
   const answers = new Map(
@@ -57,7 +61,7 @@ function answered(
       { readStartedAt: readAt, transitions },
     ]),
   );
-  return foldAnswers(asked, (id) => answers.get(id), readAt);
+  return foldAnswers(asked, (id) => answers.get(id), readAt, eventReasons);
 }
 
 const pairs = (transitions: readonly { from: string; to: string }[]) =>
