@@ -47,10 +47,13 @@ describe('the failed family through a real exporter', () => {
     };
     /** The failures by reason once they total `failures`; every page scraped till then kept. */
     const counted = async (failures: number) => {
-      const page = await exporter.waitFor((samples) => {
-        pages.push(samples);
-        return total(samples) === failures;
-      }, `${String(failures)} failures`);
+      const page = await exporter.waitFor(
+        (samples) => {
+          pages.push(samples);
+          return total(samples) === failures;
+        },
+        `${String(failures)} failures`,
+      );
       return failed(page);
     };
 
@@ -63,7 +66,8 @@ describe('the failed family through a real exporter', () => {
 
     // 5 reasons through histories: 20 named, the cap.
     const historyReasons = numbered('HISTORY', 1, 15);
-    for (const i of [0, 1, 2, 3, 4]) failInHistory(rows[i] as EntryRow, historyReasons[i] as string);
+    for (const i of [0, 1, 2, 3, 4])
+      failInHistory(rows[i] as EntryRow, historyReasons[i] as string);
     const named = once([...webhookReasons, ...historyReasons.slice(0, 5)]);
     expect(await counted(20)).toEqual(named);
 

@@ -195,6 +195,40 @@ describe('queue-entry history counts', () => {
     expect(cancelled.get('other')).toBe(2);
   });
 
+  it('caps failure reasons at 20 together with the reasons the webhook events counted', () => {
+    // The events counted 15 reasons (and some `other`); 8 PRs then fail in their histories, in
+    // the order the earlier poll listed them.
+    const eventReasons = new Map([
+      ...Array.from({ length: 15 }, (_, i): [string, number] => [`EVENT_${String(i + 1)}`, 1]),
+      ['other', 4],
+    ]);
+    const reasons = ['H_1', 'H_2', 'H_3', 'H_4', 'H_5', 'H_6', 'EVENT_3', 'H_7'];
+    const before = polled(
+      TEN,
+      reasons.map((_, index) => [index + 1, 'testing', TEN - 60] as const),
+    );
+    const after = polled(TEN + 30, []);
+    const timelines = Object.fromEntries(
+      reasons.map((reason, index) => [
+        ID(index + 1),
+        [step('testing', TEN - 60), step('failed', TEN + 10, reason)],
+      ]),
+    );
+    const folded = answered(before, after, timelines, EMPTY_ENTRY_HISTORY, TEN + 31, eventReasons);
+    // H_1 to H_5 make 20 named; H_6 and H_7 are `other`; EVENT_3, named by the events, keeps its own.
+    expect(folded.history.failed).toEqual(
+      new Map([
+        ['H_1', 1],
+        ['H_2', 1],
+        ['H_3', 1],
+        ['H_4', 1],
+        ['H_5', 1],
+        ['other', 2],
+        ['EVENT_3', 1],
+      ]),
+    );
+  });
+
   it('leaves a failure a webhook event counted to the event, and the event one the history counted', () => {
     const before = polled(TEN, [
       [1, 'testing', TEN - 60],
