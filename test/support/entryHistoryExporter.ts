@@ -49,7 +49,13 @@ export async function webExporter(
 }
 
 /** Appends to PR `number`'s timeline its entry entering `state` at `at` for `reason`. */
-export function record(fake: FakeV2, number: number, state: string, at: number, reason: string | null) {
+export function record(
+  fake: FakeV2,
+  number: number,
+  state: string,
+  at: number,
+  reason: string | null,
+) {
   const row: HistoryRow = { state, changedAt: iso(at), reason };
   fake.history(pullRequestIdOf(number)).push(row);
 }
@@ -62,7 +68,11 @@ export function recordTesting(fake: FakeV2, number: number, testingAt: number) {
 }
 
 /** A family's values by its one label beyond repo and branch. */
-export function byLabel(samples: readonly Sample[], name: string, label: string): Record<string, number> {
+export function byLabel(
+  samples: readonly Sample[],
+  name: string,
+  label: string,
+): Record<string, number> {
   return Object.fromEntries(
     select(samples, name, WEB_MAIN).map((sample): [string, number] => [
       sample.labels[label] ?? '',
@@ -74,7 +84,8 @@ export function byLabel(samples: readonly Sample[], name: string, label: string)
 export const failed = (samples: readonly Sample[]) =>
   byLabel(samples, 'trunk_merge_queue_pull_requests_failed_total', 'reason');
 /** The queue's live pull requests. */
-export const live = (samples: readonly Sample[]) => sum(samples, 'trunk_merge_queue_pull_requests', WEB_MAIN);
+export const live = (samples: readonly Sample[]) =>
+  sum(samples, 'trunk_merge_queue_pull_requests', WEB_MAIN);
 
 /** Sends the exporter Trunk's pull_request.failed event of PR `number`, failed at `at`. */
 export async function failedEvent(
