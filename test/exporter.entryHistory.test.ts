@@ -6,17 +6,18 @@
 // (`MANUAL_PUSH_TO_TARGET_BRANCH`: "Someone pushed to the target branch, invalidating the tested
 // state"); for `failed`, e.g. `TEST_RUN_TIMEOUT`; for `cancelled`, e.g. `PR_CLOSED` — and "`null`
 // for `testing` and `pendingFailure`, which carry no reason".
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { select, sum, type Sample } from './support/exposition.js';
 import {
-  configYaml,
-  startTestExporter,
-  type ExporterUnderTest,
-} from './support/exporterHarness.js';
-import type { EntryRow, FakeV2, HistoryRow } from './support/fakeTrunkV2.js';
+  byLabel,
+  failed,
+  failedEvent,
+  live,
+  record,
+  recordTesting,
+  webExporter,
+} from './support/entryHistoryExporter.js';
+import { select, sum, type Sample } from './support/exposition.js';
+import type { EntryRow } from './support/fakeTrunkV2.js';
 import {
   WEB_QUEUE,
   entryRow,
@@ -26,7 +27,6 @@ import {
   startFakeWebQueue,
   testingResult,
 } from './support/queueEntryRows.js';
-import { WEBHOOK_SECRET, postWebhook, signedHeaders } from './support/webhooks.js';
 import { pollsFromNow, transitionsOf } from './support/webQueueSamples.js';
 import { cleanUp } from './trunk/harness.js';
 
@@ -34,93 +34,11 @@ afterEach(cleanUp);
 
 const QUEUE = { repo: 'github.com/acme/web', branch: 'main' };
 const now = () => Date.now() / 1000;
-const iso = (at: number) => new Date(at * 1000).toISOString();
 
-/** An exporter of github.com/acme/web main with an API key alone, reloadable from its file. */
-async function webExporter(
-  fake: FakeV2,
-  webhooks: boolean,
-  staleAfterSeconds = 600,
-): Promise<{ exporter: ExporterUnderTest; reload: (webhooks: boolean) => Promise<void> }> {
-  const file = join(await mkdtemp(join(tmpdir(), 'trunk-exporter-history-')), 'config.yaml');
-  const yaml = (on: boolean) =>
-    [
-      configYaml({
-        apiUrl: fake.origin,
-        token: null,
-        apiKey: 'trunk_v2_entry-history-key',
-        targets: '  - repo: github.com/acme/web\n    branches: [main]',
-        polling: [
-          '  mergeQueueIntervalSeconds: 0.2',
-          '  flakyTestsIntervalSeconds: 600',
-          `  staleAfterSeconds: ${String(staleAfterSeconds)}`,
-        ].join('\n'),
-        server: '  enableReload: true',
-      }),
-      'webhooks:',
-      `  enabled: ${String(on)}`,
-      `  signingSecret: ${WEBHOOK_SECRET}`,
-    ].join('\n');
-  await writeFile(file, yaml(webhooks));
-  const exporter = await startTestExporter(yaml(webhooks), 'info', file);
-  const reload = async (on: boolean) => {
-    await writeFile(file, yaml(on));
-    const response = await fetch(`${exporter.exporter.url}/-/reload`, { method: 'POST' });
-    expect(response.status).toBe(200);
-  };
-  return { exporter, reload };
-}
-
-/** Appends to PR `number`'s timeline its entry entering `state` at `at` for `reason`. */
-function record(fake: FakeV2, number: number, state: string, at: number, reason: string | null) {
-  const row: HistoryRow = { state, changedAt: iso(at), reason };
-  fake.history(pullRequestIdOf(number)).push(row);
-}
-
-/** A timeline that reached `testing` at `testingAt`: submitted, ready, tested. */
-function recordTesting(fake: FakeV2, number: number, testingAt: number) {
-  record(fake, number, 'notReady', testingAt - 60, 'USER_REQUESTED');
-  record(fake, number, 'pending', testingAt - 30, 'MERGE_ITEM_NOW_READY');
-  record(fake, number, 'testing', testingAt, null);
-}
-
-/** A family's values by its one label beyond repo and branch. */
-function byLabel(samples: readonly Sample[], name: string, label: string): Record<string, number> {
-  return Object.fromEntries(
-    select(samples, name, QUEUE).map((sample): [string, number] => [
-      sample.labels[label] ?? '',
-      sample.value,
-    ]),
-  );
-}
-const failed = (samples: readonly Sample[]) =>
-  byLabel(samples, 'trunk_merge_queue_pull_requests_failed_total', 'reason');
 const cancelled = (samples: readonly Sample[]) =>
   byLabel(samples, 'trunk_merge_queue_pull_requests_cancelled_total', 'reason');
 const restarts = (samples: readonly Sample[]) =>
   byLabel(samples, 'trunk_merge_queue_restarts_total', 'cause');
-const live = (samples: readonly Sample[]) => sum(samples, 'trunk_merge_queue_pull_requests', QUEUE);
-
-/** Sends the exporter Trunk's pull_request.failed event of PR `number`, failed at `at`. */
-async function failedEvent(
-  exporter: ExporterUnderTest,
-  number: number,
-  at: number,
-  reason: string,
-) {
-  const body = JSON.stringify({
-    action: 'failed',
-    pr_number: number,
-    repository: { host: 'github.com', owner: 'acme', name: 'web' },
-    target_branch: 'main',
-    status: 'failed',
-    failure_reason: reason,
-    timestamp: iso(at),
-    type: 'pull_request.failed',
-  });
-  const url = `${exporter.exporter.url}/webhooks/trunk`;
-  expect((await postWebhook(url, body, signedHeaders(body))).status).toBe(204);
-}
 
 describe('queue-entry histories through a real exporter', () => {
   it('counts failures, cancellations and restarts by reason, and the transitions no poll saw, once each', async () => {

@@ -7,9 +7,8 @@ import {
   ENTRY_HISTORY_KEEP_SECONDS,
   MAX_ASKED_PULL_REQUESTS,
   MAX_COUNTED_TRANSITIONS,
-  MAX_REASONS_PER_FAMILY,
-  OTHER_REASON,
   UNKNOWN_REASON,
+  reasonLabel,
   type AskedWindow,
   type EntryHistory,
   type WitnessedFailure,
@@ -98,14 +97,16 @@ export interface FoldedHistory {
 /**
  * The history after the answers `timelineOf` has for its waiting windows, at `now` (the exporter's
  * clock): each transition in an answered window counts once — a failure unless a webhook event
- * counted it, a cancellation, a restart, and the transition unless it is the one the polls counted
- * (the stay's end when it has one, else the last entry into the state the later poll saw). Windows
- * older than ENTRY_HISTORY_KEEP_SECONDS are given up.
+ * counted it (its label beside the reasons the events counted so far, `eventReasons`), a
+ * cancellation, a restart, and the transition unless it is the one the polls counted (the stay's
+ * end when it has one, else the last entry into the state the later poll saw). Windows older than
+ * ENTRY_HISTORY_KEEP_SECONDS are given up.
  */
 export function foldAnswers(
   history: EntryHistory,
   timelineOf: (pullRequestId: string) => AnsweredTimeline | undefined,
   now: number,
+  eventReasons: ReadonlyMap<string, number>,
 ): FoldedHistory {
   // Most polls find no answer and nothing to give up: the history stays as it is, uncopied.
   const settled = [...history.asked].every(
@@ -114,7 +115,7 @@ export function foldAnswers(
       windows.every((window) => now - window.askedAt <= ENTRY_HISTORY_KEEP_SECONDS),
   );
   if (settled) return { history, transitions: [] };
-  const fold = new HistoryFold(history);
+  const fold = new HistoryFold(history, eventReasons);
   const asked = new Map(history.asked);
   for (const [id, windows] of history.asked) {
     const timeline = timelineOf(id);
@@ -143,9 +144,11 @@ class HistoryFold {
   readonly #counted: Map<string, number>;
   readonly #failures: Map<number, readonly WitnessedFailure[]>;
   readonly #base: EntryHistory;
+  readonly #eventReasons: ReadonlyMap<string, number>;
 
-  constructor(base: EntryHistory) {
+  constructor(base: EntryHistory, eventReasons: ReadonlyMap<string, number>) {
     this.#base = base;
+    this.#eventReasons = eventReasons;
     this.#failed = new Map(base.failed);
     this.#cancelled = new Map(base.cancelled);
     this.#restarts = new Map(base.restarts);
@@ -195,7 +198,9 @@ class HistoryFold {
   #countReason(prNumber: number, from: string, to: EntryTransition): void {
     const reason = to.reason ?? UNKNOWN_REASON;
     if (to.state === 'failed') {
-      if (!meetFailure(this.#failures, prNumber, to.at, 'history')) increment(this.#failed, reason);
+      if (!meetFailure(this.#failures, prNumber, to.at, 'history')) {
+        increment(this.#failed, reason, this.#eventReasons);
+      }
     } else if (to.state === 'cancelled') {
       increment(this.#cancelled, reason);
     } else if (to.state === 'pending' && RESTARTED_FROM.has(from)) {
@@ -242,13 +247,15 @@ function polledTransition(window: AskedWindow, chain: readonly Step[]): number {
   return -1;
 }
 
-/** Counts one more under `reason`: its own label while the family has room, else OTHER_REASON. */
-function increment(counts: Map<string, number>, reason: string): void {
-  const kept = counts.has(reason) || labelsIn(counts) < MAX_REASONS_PER_FAMILY;
-  const label = kept ? reason : OTHER_REASON;
+/**
+ * Counts one more under `reason`'s label (reasonLabel), beside the other witness's `alsoCounted`
+ * for failures.
+ */
+function increment(
+  counts: Map<string, number>,
+  reason: string,
+  alsoCounted?: ReadonlyMap<string, number>,
+): void {
+  const label = reasonLabel(reason, counts, alsoCounted);
   counts.set(label, (counts.get(label) ?? 0) + 1);
-}
-
-function labelsIn(counts: ReadonlyMap<string, number>): number {
-  return counts.size - (counts.has(OTHER_REASON) ? 1 : 0);
 }

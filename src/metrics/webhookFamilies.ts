@@ -1,6 +1,7 @@
 // Counts from Trunk's webhooks, rendered from each target's webhook counts in the snapshot store
 // (src/webhooks/ folds every accepted event into it). Every configured target with webhook counts counts,
 // stale or not: counters only count what was received.
+import { MAX_REASONS_PER_FAMILY, OTHER_REASON } from '../snapshot/entryHistoryTypes.js';
 import type { TargetStatus } from '../snapshot/types.js';
 import {
   MAX_WEBHOOK_LABEL_VALUES,
@@ -58,7 +59,9 @@ export const WEBHOOK_FAMILIES: readonly PerTargetFamily[] = [
       'Pull requests that failed in the merge queue, by reason, each failure once whichever ' +
       'witness saw it first: the failure_reason of its pull_request.failed webhook event (unknown ' +
       'when it has none; from signed webhooks Trunk sent, since the exporter started), or the reason ' +
-      `of its transition to failed in its queue-entry history. ${capped('reasons')} (per witness). ` +
+      'of its transition to failed in its queue-entry history. At most ' +
+      `${MAX_REASONS_PER_FAMILY} reasons per queue, both witnesses together, are kept as labels; ` +
+      `later new ones count as ${OTHER_REASON}. ` +
       `The history's share is ${fromEntryHistory(settings)}.`,
     type: 'counter',
     labelNames: ['repo', 'branch', 'reason'],

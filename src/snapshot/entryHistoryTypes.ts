@@ -12,6 +12,26 @@ export const OTHER_REASON = 'other';
 /** The label value of a transition without a reason ("`null` for `testing` and `pendingFailure`"). */
 export const UNKNOWN_REASON = 'unknown';
 
+const NONE_NAMED: ReadonlyMap<string, number> = new Map();
+
+/**
+ * The label `reason` counts under in one of a queue's families whose counts are `counts`, beside
+ * `alsoCounted` (the other witness's counts of the same family, for failures): its own while
+ * either names it or the two together name fewer than MAX_REASONS_PER_FAMILY, else OTHER_REASON.
+ * The reasons named only grow, so a reason once named stays named and one sent to OTHER_REASON
+ * stays there.
+ */
+export function reasonLabel(
+  reason: string,
+  counts: ReadonlyMap<string, number>,
+  alsoCounted: ReadonlyMap<string, number> = NONE_NAMED,
+): string {
+  if (counts.has(reason) || alsoCounted.has(reason)) return reason;
+  const named = new Set([...counts.keys(), ...alsoCounted.keys()]);
+  named.delete(OTHER_REASON);
+  return named.size < MAX_REASONS_PER_FAMILY ? reason : OTHER_REASON;
+}
+
 /**
  * How long what a queue asked for, counted or saw fail is remembered: longer than a read can be
  * late (it fails for at most `polling.staleAfterSeconds` before its families hide) and than Svix
@@ -64,7 +84,7 @@ export interface WitnessedFailure {
 
 /** A queue's counts from the queue-entry histories of its pull requests, and what they remember. */
 export interface EntryHistory {
-  /** Failures the history counted and no webhook event had, by reason (capped). */
+  /** Failures the history counted and no webhook event had, by reason (capped with the events' reasons). */
   readonly failed: ReadonlyMap<string, number>;
   /** Cancellations by reason (capped). */
   readonly cancelled: ReadonlyMap<string, number>;

@@ -3,9 +3,10 @@
 // accepted event produces new, frozen counts; the store replaces the target's counts with them.
 
 /**
- * Distinct values of one free-text field (failure reason, test status, quarantine setting, monitor
- * type or status) that one target's counts keep as label values; later new ones count as
- * OTHER_WEBHOOK_VALUE, so an upstream inventing values can never add series for ever.
+ * Distinct values of one free-text field (test status, quarantine setting, monitor type or status)
+ * that one target's counts keep as label values; later new ones count as OTHER_WEBHOOK_VALUE, so an
+ * upstream inventing values can never add series for ever. Failure reasons share the queue's cap
+ * with its queue-entry history (MAX_REASONS_PER_FAMILY).
  */
 export const MAX_WEBHOOK_LABEL_VALUES = 20;
 
@@ -31,7 +32,7 @@ export interface LastWebhookEvent {
 export interface WebhookCounts {
   /** Merge queue: accepted events by `event` label (known type or `other`). */
   readonly events: ReadonlyMap<string, number>;
-  /** Merge queue: failed PRs by `failure_reason` (capped). */
+  /** Merge queue: failed PRs by `failure_reason` (capped with the queue-entry history's reasons). */
   readonly failureReasons: ReadonlyMap<string, number>;
   /** Flaky tests: status changes, keyed by pairKey(from, to) (each value capped). */
   readonly statusChanges: ReadonlyMap<string, PairCount>;

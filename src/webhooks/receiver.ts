@@ -1,6 +1,5 @@
 import type { ExporterConfig } from '../config/types.js';
 import type { Logger } from '../log/logger.js';
-import { failureCounted } from '../snapshot/entryHistoryTypes.js';
 import type { SnapshotStore } from '../snapshot/store.js';
 import type { Target } from '../snapshot/types.js';
 import {
@@ -154,11 +153,11 @@ export class WebhookReceiver {
     const target = this.#targets.get(eventLookupKey(parsed.event));
     if (target === undefined) return this.#answer(204, 'ignored');
     const event = parsed.event;
+    // The queue's other witness of failures, as it is now: what it counted, and its reasons' share
+    // of the cap.
     const { entryHistory } = this.#options.store.queueFlow(target) ?? {};
     this.#options.store.updateWebhookCounts(target, (previous) =>
-      foldWebhookEvent(previous, event, now, (prNumber, at) =>
-        failureCounted(entryHistory, prNumber, at, 'event'),
-      ),
+      foldWebhookEvent(previous, event, now, entryHistory),
     );
     this.#options.logger.debug(
       { event: event.type, repo: target.repo, branch: target.branch || undefined },

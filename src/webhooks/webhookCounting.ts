@@ -7,6 +7,7 @@ import {
   type PairCount,
   type WebhookCounts,
 } from '../snapshot/webhookCounts.js';
+import { failureCounted, reasonLabel, type EntryHistory } from '../snapshot/entryHistoryTypes.js';
 import { mergeQueueEventLabel, type WebhookEvent } from '../trunk/webhookEvents.js';
 
 /**
@@ -16,18 +17,18 @@ import { mergeQueueEventLabel, type WebhookEvent } from '../trunk/webhookEvents.
 export const UNKNOWN_WEBHOOK_VALUE = 'unknown';
 
 /** The capped fields of a target's webhook counts, each with its own set of kept values. */
-type CappedField = 'reason' | 'status' | 'setting' | 'monitor_type' | 'monitor_status';
+type CappedField = 'status' | 'setting' | 'monitor_type' | 'monitor_status';
 
 /**
  * New counts: `previous` (or empty ones) with `event`, received at `receivedAt`, counted in. A
- * `pull_request.failed` whose failure `countedFailure` says another witness (the queue-entry
- * history) counted adds no reason.
+ * `pull_request.failed` adds no reason when the queue's other witness, its queue-entry `history`,
+ * counted the failure; else its reason's label is capped beside the reasons the history counted.
  */
 export function foldWebhookEvent(
   previous: WebhookCounts | undefined,
   event: WebhookEvent,
   receivedAt: number,
-  countedFailure: (prNumber: number, at: number) => boolean = () => false,
+  history?: EntryHistory,
 ): WebhookCounts {
   const counts = previous ?? EMPTY_WEBHOOK_COUNTS;
   const labelValues = new Map(counts.labelValues);
@@ -56,8 +57,15 @@ export function foldWebhookEvent(
         event.kind === 'pull_request' &&
         event.type === 'pull_request.failed' &&
         (event.prNumber === undefined ||
-          !countedFailure(event.prNumber, event.transitionSeconds ?? receivedAt))
-          ? increment(counts.failureReasons, capped('reason', event.failureReason))
+          !failureCounted(history, event.prNumber, event.transitionSeconds ?? receivedAt, 'event'))
+          ? increment(
+              counts.failureReasons,
+              reasonLabel(
+                event.failureReason ?? UNKNOWN_WEBHOOK_VALUE,
+                counts.failureReasons,
+                history?.failed,
+              ),
+            )
           : counts.failureReasons;
       return counted({
         events: increment(counts.events, mergeQueueEventLabel(event.type)),

@@ -42,13 +42,17 @@ const step = (state: string, at: number, reason: string | null = null): EntryTra
   reason: reason ?? undefined,
 });
 
-/** The history after the two polls' windows are answered by a read begun `readAt`. */
+/**
+ * The history after the two polls' windows are answered by a read begun `readAt`, the queue's
+ * webhook events having counted `eventReasons`.
+ */
 function answered(
   before: MergeQueueSnapshot,
   after: MergeQueueSnapshot,
   timelines: Record<string, readonly EntryTransition[]>,
   history: EntryHistory = EMPTY_ENTRY_HISTORY,
   readAt = after.takenAt + 1,
+  eventReasons: ReadonlyMap<string, number> = new Map(),
 ) {
   const asked = askWindows(history, changedWindows(before, after));
   const answers = new Map(
@@ -57,7 +61,7 @@ function answered(
       { readStartedAt: readAt, transitions },
     ]),
   );
-  return foldAnswers(asked, (id) => answers.get(id), readAt);
+  return foldAnswers(asked, (id) => answers.get(id), readAt, eventReasons);
 }
 
 const pairs = (transitions: readonly { from: string; to: string }[]) =>
@@ -189,6 +193,40 @@ describe('queue-entry history counts', () => {
     expect(cancelled.get('REASON_20')).toBe(1);
     expect(cancelled.get('REASON_21')).toBeUndefined();
     expect(cancelled.get('other')).toBe(2);
+  });
+
+  it('caps failure reasons at 20 together with the reasons the webhook events counted', () => {
+    // The events counted 15 reasons (and some `other`); 8 PRs then fail in their histories, in
+    // the order the earlier poll listed them.
+    const eventReasons = new Map([
+      ...Array.from({ length: 15 }, (_, i): [string, number] => [`EVENT_${String(i + 1)}`, 1]),
+      ['other', 4],
+    ]);
+    const reasons = ['H_1', 'H_2', 'H_3', 'H_4', 'H_5', 'H_6', 'EVENT_3', 'H_7'];
+    const before = polled(
+      TEN,
+      reasons.map((_, index) => [index + 1, 'testing', TEN - 60] as const),
+    );
+    const after = polled(TEN + 30, []);
+    const timelines = Object.fromEntries(
+      reasons.map((reason, index) => [
+        ID(index + 1),
+        [step('testing', TEN - 60), step('failed', TEN + 10, reason)],
+      ]),
+    );
+    const folded = answered(before, after, timelines, EMPTY_ENTRY_HISTORY, TEN + 31, eventReasons);
+    // H_1 to H_5 make 20 named; H_6 and H_7 are `other`; EVENT_3, named by the events, keeps its own.
+    expect(folded.history.failed).toEqual(
+      new Map([
+        ['H_1', 1],
+        ['H_2', 1],
+        ['H_3', 1],
+        ['H_4', 1],
+        ['H_5', 1],
+        ['other', 2],
+        ['EVENT_3', 1],
+      ]),
+    );
   });
 
   it('leaves a failure a webhook event counted to the event, and the event one the history counted', () => {

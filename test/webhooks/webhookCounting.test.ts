@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { EMPTY_ENTRY_HISTORY, type EntryHistory } from '../../src/snapshot/entryHistoryTypes.js';
 import { MAX_WEBHOOK_LABEL_VALUES, type WebhookCounts } from '../../src/snapshot/webhookCounts.js';
 import type { PullRequestEvent, WebhookEvent } from '../../src/trunk/webhookEvents.js';
 import { foldWebhookEvent } from '../../src/webhooks/webhookCounting.js';
@@ -53,6 +54,32 @@ describe('foldWebhookEvent', () => {
       type: 'pull_request.failed',
       receivedAt: 1000 + MAX_WEBHOOK_LABEL_VALUES + 6,
     });
+  });
+
+  it('caps failure reasons at 20 together with the reasons the queue-entry history counted', () => {
+    // The history counted 15 reasons; then events fail PRs it never saw.
+    const history: EntryHistory = {
+      ...EMPTY_ENTRY_HISTORY,
+      failed: new Map(Array.from({ length: 15 }, (_, i) => [`HISTORY_${String(i + 1)}`, 1])),
+    };
+    const reasons = ['E_1', 'E_2', 'E_3', 'E_4', 'E_5', 'E_6', 'HISTORY_2', undefined, 'E_1'];
+    let counts: WebhookCounts | undefined;
+    for (const [index, reason] of reasons.entries()) {
+      counts = foldWebhookEvent(counts, failed(reason), 1000 + index, history);
+    }
+    // E_1 to E_5 make 20 named; E_6 and `unknown` are other; HISTORY_2, named by the history,
+    // keeps its own; E_1 stays named.
+    expect(counts?.failureReasons).toEqual(
+      new Map([
+        ['E_1', 2],
+        ['E_2', 1],
+        ['E_3', 1],
+        ['E_4', 1],
+        ['E_5', 1],
+        ['other', 2],
+        ['HISTORY_2', 1],
+      ]),
+    );
   });
 
   it('counts unknown event types as other and a failure without reason as unknown', () => {

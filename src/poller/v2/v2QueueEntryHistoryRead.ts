@@ -167,9 +167,14 @@ interface EntryHistoryReadRequest {
 /**
  * How a poll's ledger takes the history: `flow` is the ledger the poll's diff made, `latest` the one
  * it was made from (the diff keeps only its own fields; events may have changed the history since
- * the poll began).
+ * the poll began), `eventReasons` the failures the queue's webhook events counted by reason, as they
+ * are now (the failed family's reasons are capped across both witnesses).
  */
-export type EntryHistoryUpdate = (flow: QueueFlow, latest: QueueFlow | undefined) => QueueFlow;
+export type EntryHistoryUpdate = (
+  flow: QueueFlow,
+  latest: QueueFlow | undefined,
+  eventReasons: ReadonlyMap<string, number>,
+) => QueueFlow;
 
 /**
  * This poll's part of the history reads: asks for the pull requests it saw change or leave (and
@@ -190,11 +195,12 @@ export function readEntryHistory(request: EntryHistoryReadRequest): EntryHistory
   reads.refresh(request.options);
   const shown = reads.shown();
   const answers = reads.take(waiting);
-  return (flow, latest) => {
+  return (flow, latest, eventReasons) => {
     const folded = foldAnswers(
       askWindows(latest?.entryHistory, windows),
       (id) => answers.get(id),
       current.takenAt,
+      eventReasons,
     );
     return {
       ...flow,

@@ -2,6 +2,7 @@
 // reads that need them (the concluded entries, the last merge when its ledger starts, the testing
 // results, the verification runs), then its ledger takes every answer in one call (flow/queuePoll.ts).
 import { exitReadPlan, queueFlowOptions, queuePollUpdate } from '../../flow/queuePoll.js';
+import { EMPTY_WEBHOOK_COUNTS } from '../../snapshot/webhookCounts.js';
 import { PollReads } from '../pollReads.js';
 import type { Poll, PolledTarget } from '../source.js';
 import { startConcludedReads } from './v2ConcludedReads.js';
@@ -137,6 +138,8 @@ export function v2QueueSource(polled: PolledTarget, readers: V2Readers): Poll {
             flowOptions,
           )(latest),
           latest,
+          // As they are now, read with `latest`: the events' reasons and the history's share one cap.
+          (store.webhookCounts(target) ?? EMPTY_WEBHOOK_COUNTS).failureReasons,
         ),
       testingAttempts: testingAttempts ?? attempts,
       ...reads.recorded(),
