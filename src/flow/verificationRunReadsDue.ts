@@ -7,9 +7,9 @@ import { testingBeganBetween, testingMayHaveEndedBetween } from './testingSeen.j
 /**
  * Whether this poll reads the queue's runs: the previous read failed; or the live list shows a PR
  * begin testing (a run was created for it) or end a stretch of testing (its run concluded, or left
- * it: testingSeen.ts); or a run the last read saw in progress tests PRs none of which is testing
- * any more (Trunk concluded the entries before the run, so the run concludes at a poll that sees
- * no change; while one of them tests on, its leaving `testing` shows the run's end).
+ * it: testingSeen.ts); or a run the last read saw in progress has no PR in `testing` (it lists
+ * none, or Trunk concluded its entries before it), so it concludes at a poll that sees no change;
+ * while one of its PRs tests on, its leaving `testing` shows the run's end.
  * A PR that left the queue from another state than `testing` concluded no run: its run did when it
  * left `testing`, at a poll that saw that.
  */
@@ -26,15 +26,12 @@ export function runsReadDue(
     return true;
   }
   // No stretch began or ended since the last read: a PR testing now is in the stretch it was in
-  // then, and its leaving it will show the run's end; a run with none left has no such witness.
+  // then, and its leaving it will show the run's end; a run with none (`testedPullRequests` may be
+  // empty) has no such witness.
   const testingNow = testingSince(current);
-  for (const run of runs.reads.inProgress.values()) {
-    const { pullRequests } = run;
-    if (pullRequests.length > 0 && !pullRequests.some((number) => testingNow.has(number))) {
-      return true;
-    }
-  }
-  return false;
+  return [...runs.reads.inProgress.values()].some(
+    ({ pullRequests }) => !pullRequests.some((number) => testingNow.has(number)),
+  );
 }
 
 /** The PRs a snapshot lists in `testing`, with when they entered it. */

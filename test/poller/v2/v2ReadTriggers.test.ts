@@ -24,7 +24,7 @@ import { cleanUp } from '../../trunk/harness.js';
 afterEach(cleanUp);
 
 describe('the reads a v2 merge-queue poll makes besides its live list', () => {
-  it('reads concluded entries where a PR left or is back in notReady, testing results where a stretch of testing ended, runs where one began or ended or a run in progress has no PR testing left; each once a poll', async () => {
+  it('reads concluded entries where a PR left or is back in notReady, testing results where a stretch of testing ended, runs where one began or ended or a run in progress has no PR testing (left, or at all); each once a poll', async () => {
     const at = START - 300;
     const rows = new Map<number, EntryRow>([
       [1, entryRow(1, 'testing', at)],
@@ -51,6 +51,8 @@ describe('the reads a v2 merge-queue poll makes besides its live list', () => {
     /** The runs #7, then #8 and #9 (a batch) test, each created when its PRs begin testing. */
     const r7 = { id: 'r7', tested: [7], createdAt: 0 };
     const rB = { id: 'rB', tested: [8, 9], createdAt: 0 };
+    /** A run that lists no pull request. */
+    const rE = { id: 'rE', tested: [], createdAt: 0 };
     const moves =
       (...changes: [number, string][]) =>
       () => {
@@ -173,6 +175,31 @@ describe('the reads a v2 merge-queue poll makes besides its live list', () => {
           );
         },
         ['testing results', 'verification runs'],
+      ],
+      ['nothing moved', none, []],
+      // "The pull requests included in this run" may be none: no PR's leaving `testing` shows its end.
+      [
+        '#6 began testing as run rE was created listing no PR',
+        () => {
+          move(6, 'testing');
+          rE.createdAt = clock.now - 10;
+          runs.unshift(
+            verificationRunRow({ ...rE, status: 'inProgress', updatedAt: rE.createdAt }),
+          );
+        },
+        ['verification runs'],
+      ],
+      ['nothing moved, run rE still in progress', none, ['verification runs']],
+      [
+        'nothing moved, run rE cancelled',
+        () => {
+          runs.splice(
+            0,
+            1,
+            verificationRunRow({ ...rE, status: 'cancelled', updatedAt: clock.now - 5 }),
+          );
+        },
+        ['verification runs'],
       ],
       ['nothing moved', none, []],
     ];
