@@ -133,4 +133,49 @@ describe("the queue-entry histories and Trunk's limit per key", () => {
       .map((call, index) => call.receivedAt - (calls[index]?.receivedAt ?? 0));
     for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(200);
   });
+
+  it('asks for each pull request once while its read is in flight, however many polls list it as asked', async () => {
+    const [pr1, pr2] = [entryRow(1, 'pending', START - 300), entryRow(2, 'pending', START - 300)];
+    const { fake, clock, pollNow, historyAnswers } = await watchedQueue([pr1, pr2], {
+      history: true,
+    });
+    await pollNow();
+    fake.hold(HISTORY);
+    /** The poll one merge-queue interval on, after `change`. */
+    const nextPoll = async (change: () => void = () => undefined) => {
+      clock.now += INTERVAL;
+      change();
+      await pollNow();
+    };
+    // #1 begins testing: its poll asks for #1's timeline, and the read starts (Trunk is slow).
+    await nextPoll(() => {
+      moveEntry(pr1, 'testing', clock.now - 5);
+    });
+    await vi.waitFor(() => {
+      expect(fake.held()).toBe(1);
+    });
+    // #2 begins testing; then nothing moves: both polls still list #1 as asked, not answered.
+    await nextPoll(() => {
+      moveEntry(pr2, 'testing', clock.now - 5);
+    });
+    await nextPoll();
+    fake.release(HISTORY);
+    fake.hold(undefined);
+    await vi.waitFor(() => {
+      expect(historyAnswers()).toBe(1);
+    });
+    // The next polls take #1's answer, ask for #2's, and take it.
+    await nextPoll();
+    await vi.waitFor(() => {
+      expect(historyAnswers()).toBe(2);
+    });
+    await nextPoll();
+    await nextPoll();
+    // Each asked once: #1 in the read that began when it was asked, #2 in the next read.
+    expect(
+      fake
+        .requestsTo(HISTORY)
+        .map((call) => new URL(call.url, 'http://fake').searchParams.get('pullRequestIds')),
+    ).toEqual([pullRequestIdOf(1), pullRequestIdOf(2)]);
+  });
 });
