@@ -93,10 +93,10 @@ export async function watchedQueue(rows: EntryRow[], options: { history?: boolea
     },
   });
   if (job === undefined) throw new Error('no job');
-  /** Polls at the clock's time; the reads the poll made. */
-  const pollNow = async (): Promise<Read[]> => {
+  /** Polls at the clock's time (until `signal` aborts it); the reads the poll made. */
+  const pollNow = async (signal = new AbortController().signal): Promise<Read[]> => {
     const from = fake.requests.length;
-    await job.run(new AbortController().signal);
+    await job.run(signal);
     return readsSince(fake, from);
   };
   /** Polls at the clock's time and moves the clock one interval on; the reads the poll made. */

@@ -10,7 +10,7 @@ import { SharedTestCollections } from '../../../src/poller/v2/v2TestCollectionsR
 import { Secret } from '../../../src/secrets/secret.js';
 import { TrunkV2Client } from '../../../src/trunk/v2Client.js';
 import { startFakeV2 } from '../../support/fakeTrunkV2.js';
-import { entryRow, moveEntry, pullRequestIdOf } from '../../support/queueEntryRows.js';
+import { WEB_QUEUE, entryRow, moveEntry, pullRequestIdOf } from '../../support/queueEntryRows.js';
 import { INTERVAL, START, watchedQueue } from '../../support/v2QueuePolls.js';
 import { cleanUp, makeClient } from '../../trunk/harness.js';
 
@@ -177,5 +177,44 @@ describe("the queue-entry histories and Trunk's limit per key", () => {
         .requestsTo(HISTORY)
         .map((call) => new URL(call.url, 'http://fake').searchParams.get('pullRequestIds')),
     ).toEqual([pullRequestIdOf(1), pullRequestIdOf(2)]);
+  });
+
+  it('leaves the answers an aborted poll would have taken to the next poll, and asks for them no more', async () => {
+    const [pr1, pr2] = [entryRow(1, 'pending', START - 300), entryRow(2, 'pending', START - 300)];
+    const { fake, clock, pollNow, historyAnswers } = await watchedQueue([pr1, pr2], {
+      history: true,
+    });
+    await pollNow();
+    // #1 begins testing: its poll asks for #1's timeline, answered at once.
+    clock.now += INTERVAL;
+    moveEntry(pr1, 'testing', clock.now - 5);
+    await pollNow();
+    await vi.waitFor(() => {
+      expect(historyAnswers()).toBe(1);
+    });
+    // #3 is enqueued testing (a run began: the runs are read); that read hangs and the poll is
+    // aborted, so no ledger takes #1's answer.
+    clock.now += INTERVAL;
+    fake.entries(WEB_QUEUE).push(entryRow(3, 'testing', clock.now - 5));
+    fake.hold(/verification-runs$/);
+    const aborting = new AbortController();
+    const aborted = pollNow(aborting.signal);
+    await vi.waitFor(() => {
+      expect(fake.held()).toBe(1);
+    });
+    aborting.abort();
+    await aborted;
+    fake.hold(undefined);
+    fake.release();
+    // The next polls: #1's ledger still asks for it, and takes the answer read already.
+    for (let poll = 0; poll < 2; poll++) {
+      clock.now += INTERVAL;
+      await pollNow();
+    }
+    expect(
+      fake
+        .requestsTo(HISTORY)
+        .map((call) => new URL(call.url, 'http://fake').searchParams.get('pullRequestIds')),
+    ).toEqual([pullRequestIdOf(1)]);
   });
 });
