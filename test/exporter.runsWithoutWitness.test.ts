@@ -36,10 +36,22 @@ async function readsOfThreePolls(fake: FakeV2, exporter: ExporterUnderTest): Pro
   return runReads(fake).length - from;
 }
 
-/** The page after the two polls that begin after now. */
-async function afterTwoPolls(exporter: ExporterUnderTest) {
+/**
+ * The run families after the two polls that begin after now: concluded runs, runs in progress,
+ * their seconds (updatedAt − createdAt) and the pull requests they tested; all without bisection.
+ */
+async function runFamiliesAfterTwoPolls(exporter: ExporterUnderTest) {
   await pollsFromNow(exporter, 2);
-  return exporter.samples();
+  const samples = await exporter.samples();
+  return {
+    concluded: series(samples, RUNS, 'status'),
+    inProgress: series(samples, IN_PROGRESS, 'bisection').false,
+    seconds: series(samples, DURATION + '_sum', 'status'),
+    tested: {
+      runs: series(samples, BATCH + '_count', 'bisection').false,
+      pullRequests: series(samples, BATCH + '_sum', 'bisection').false,
+    },
+  };
 }
 
 describe('verification runs in progress with no pull request testing on them', () => {
@@ -69,14 +81,13 @@ describe('verification runs in progress with no pull request testing on them', (
 
     // Run E is cancelled at the start; nothing in the queue moves.
     conclude(fake, { ...runE, status: 'cancelled', updatedAt: start });
-    const afterE = await afterTwoPolls(exporter);
-    expect(series(afterE, RUNS, 'status')).toEqual({ succeeded: 0, failed: 0, cancelled: 1 });
-    expect(series(afterE, IN_PROGRESS, 'bisection')).toEqual({ false: 2, true: 0 });
-    // updatedAt − createdAt: 60 s; it tested 0 pull requests.
-    expect(series(afterE, DURATION + '_sum', 'status')).toEqual({ cancelled: 60 });
-    expect(series(afterE, BATCH + '_count', 'bisection')).toEqual({ false: 1 });
-    expect(series(afterE, BATCH + '_sum', 'bisection')).toEqual({ false: 0 });
-    expect(series(afterE, BATCH + '_bucket', 'le')).toMatchObject({ 1: 1 });
+    // updatedAt − createdAt: 60 s; it tested no pull request.
+    expect(await runFamiliesAfterTwoPolls(exporter)).toEqual({
+      concluded: { succeeded: 0, failed: 0, cancelled: 1 },
+      inProgress: 2,
+      seconds: { cancelled: 60 },
+      tested: { runs: 1, pullRequests: 0 },
+    });
 
     // #7 goes back to `pending` (Trunk concluded the entry before its run): run A, still in
     // progress, has no entry in `testing` left, and is read at each poll.
@@ -84,12 +95,12 @@ describe('verification runs in progress with no pull request testing on them', (
     expect(await readsOfThreePolls(fake, exporter)).toBeGreaterThanOrEqual(3);
     // Cancelled a minute after the start: 660 s after it was created; it tested #7.
     conclude(fake, { ...runA, status: 'cancelled', updatedAt: start + 60 });
-    const afterA = await afterTwoPolls(exporter);
-    expect(series(afterA, RUNS, 'status')).toEqual({ succeeded: 0, failed: 0, cancelled: 2 });
-    expect(series(afterA, IN_PROGRESS, 'bisection')).toEqual({ false: 1, true: 0 });
-    expect(series(afterA, DURATION + '_sum', 'status')).toEqual({ cancelled: 720 });
-    expect(series(afterA, BATCH + '_count', 'bisection')).toEqual({ false: 2 });
-    expect(series(afterA, BATCH + '_sum', 'bisection')).toEqual({ false: 1 });
+    expect(await runFamiliesAfterTwoPolls(exporter)).toEqual({
+      concluded: { succeeded: 0, failed: 0, cancelled: 2 },
+      inProgress: 1,
+      seconds: { cancelled: 60 + 660 },
+      tested: { runs: 2, pullRequests: 0 + 1 },
+    });
 
     // #9 was restarted and tests again, on run G, before run F concluded: #9 vouches for G only,
     // and F is read at each poll.
@@ -110,12 +121,12 @@ describe('verification runs in progress with no pull request testing on them', (
     });
     // Cancelled two minutes after the start: 420 s after it was created; it tested #9.
     conclude(fake, { ...runF, status: 'cancelled', updatedAt: start + 120 });
-    const afterF = await afterTwoPolls(exporter);
-    expect(series(afterF, RUNS, 'status')).toEqual({ succeeded: 0, failed: 0, cancelled: 3 });
-    expect(series(afterF, IN_PROGRESS, 'bisection')).toEqual({ false: 1, true: 0 });
-    expect(series(afterF, DURATION + '_sum', 'status')).toEqual({ cancelled: 1140 });
-    expect(series(afterF, BATCH + '_count', 'bisection')).toEqual({ false: 3 });
-    expect(series(afterF, BATCH + '_sum', 'bisection')).toEqual({ false: 2 });
+    expect(await runFamiliesAfterTwoPolls(exporter)).toEqual({
+      concluded: { succeeded: 0, failed: 0, cancelled: 3 },
+      inProgress: 1,
+      seconds: { cancelled: 60 + 660 + 420 },
+      tested: { runs: 3, pullRequests: 0 + 1 + 1 },
+    });
 
     // Run G is in flight for #9, in `testing`, and nothing moves: no more reads.
     await pollsFromNow(exporter, 1);
