@@ -6,60 +6,26 @@
 // is in this list"; `updatedAt`: "For a finished run this approximates when it concluded";
 // `testedPullRequests`: "More than one means the entries were batched".
 import { afterEach, describe, expect, it } from 'vitest';
-import { select, type Sample } from './support/exposition.js';
-import { configYaml, startTestExporter } from './support/exporterHarness.js';
-import type { FakeV2 } from './support/fakeTrunkV2.js';
+import { select } from './support/exposition.js';
 import { WEB_QUEUE, entryRow, moveEntry, startFakeWebQueue } from './support/queueEntryRows.js';
-import { run, type RunShape } from './support/verificationRunRows.js';
+import {
+  BATCH,
+  CHECKS,
+  DURATION,
+  IN_PROGRESS,
+  RUNS,
+  conclude,
+  runReads,
+  series,
+  webRunsExporter,
+} from './support/verificationRunExporter.js';
+import { run } from './support/verificationRunRows.js';
+import { WEB_MAIN as QUEUE } from './support/webQueueSamples.js';
 import { cleanUp } from './trunk/harness.js';
 
 afterEach(cleanUp);
 
-const QUEUE = { repo: 'github.com/acme/web', branch: 'main' };
-const RUNS = 'trunk_merge_queue_verification_runs_total';
-const IN_PROGRESS = 'trunk_merge_queue_verification_runs_in_progress';
-const DURATION = 'trunk_merge_queue_verification_run_duration_seconds';
-const BATCH = 'trunk_merge_queue_batch_size';
-const CHECKS = 'trunk_merge_queue_check_failures_total';
 const now = () => Date.now() / 1000;
-
-/** Replaces run `id` of the web queue by `shape` (Trunk concluding it). */
-function conclude(fake: FakeV2, shape: RunShape): void {
-  const runs = fake.verificationRuns(WEB_QUEUE);
-  const at = runs.findIndex((row) => (row as { id?: string }).id === shape.id);
-  runs.splice(at, 1, run(shape));
-}
-
-function webExporter(fake: FakeV2, extra = '') {
-  return startTestExporter(
-    configYaml({
-      apiUrl: fake.origin,
-      token: null,
-      apiKey: 'trunk_v2_verification-runs-key',
-      targets: '  - repo: github.com/acme/web\n    branches: [main]',
-      polling:
-        '  mergeQueueIntervalSeconds: 0.2\n  flakyTestsIntervalSeconds: 600\n  staleAfterSeconds: 3',
-    }) + extra,
-  );
-}
-
-/** `label=value` → value of each series of `name` for the queue. */
-function series(samples: readonly Sample[], name: string, label: string) {
-  return Object.fromEntries(
-    select(samples, name, QUEUE).map((sample): [string, number] => [
-      label
-        .split(',')
-        .map((key) => sample.labels[key] ?? '')
-        .join('/'),
-      sample.value,
-    ]),
-  );
-}
-
-const runsRead = (fake: FakeV2) =>
-  fake
-    .requestsTo(/^\/v2\/merge-queues\/[^/]+\/verification-runs$/)
-    .map((request) => new URL(request.url, 'http://fake').searchParams.get('createdAfter') ?? '');
 
 describe('verification runs through a real exporter', () => {
   it('counts each concluded run once, its CI time, batch and failing required checks, and the runs in progress', async () => {
@@ -81,7 +47,7 @@ describe('verification runs through a real exporter', () => {
     // Testing #7 and #8 together since 15 minutes before the start.
     const batch = { id: 'run-a', createdAt: start - 900, tested: [7, 8] };
     runs.push(run({ ...batch, status: 'inProgress', updatedAt: start - 900 }));
-    const exporter = await webExporter(fake);
+    const exporter = await webRunsExporter(fake);
     const first = await exporter.waitFor(
       (samples) => select(samples, IN_PROGRESS, QUEUE).length > 0,
       'the first read',
@@ -194,7 +160,7 @@ describe('verification runs through a real exporter', () => {
     });
     expect(series(third, CHECKS, 'check')).toEqual({ e2e: 1, unit: 1 });
     // "strictly after": each read from before the run it must list again (A, then B).
-    const reads = runsRead(fake).map((at) => Date.parse(at) / 1000);
+    const reads = runReads(fake).map((at) => Date.parse(at) / 1000);
     expect(reads.length).toBe(3);
     expect(reads[1]).toBeLessThan(start - 900);
     expect(reads[2]).toBeLessThan(start + 10);
@@ -219,7 +185,7 @@ describe('verification runs through a real exporter', () => {
         tested: [7],
       }),
     );
-    const exporter = await webExporter(fake);
+    const exporter = await webRunsExporter(fake);
     await exporter.waitFor((samples) => select(samples, IN_PROGRESS, QUEUE).length > 0, 'read');
     fake.fail(/verification-runs$/, 500);
     conclude(fake, {
@@ -261,7 +227,7 @@ describe('verification runs through a real exporter', () => {
     const start = Math.floor(now());
     const pr7 = entryRow(7, 'testing', start - 600);
     const fake = await startFakeWebQueue([pr7]);
-    const exporter = await webExporter(fake, '\nreads:\n  verificationRuns: false');
+    const exporter = await webRunsExporter(fake, '\nreads:\n  verificationRuns: false');
     await exporter.waitFor(
       (samples) => select(samples, 'trunk_merge_queue_pull_requests', QUEUE).length > 0,
       'a poll',

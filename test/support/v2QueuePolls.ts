@@ -49,6 +49,8 @@ export async function watchedQueue(rows: EntryRow[], options: { history?: boolea
   const fake = await startFakeWebQueue(rows);
   /** Calls the reads of the queue-entry histories made, each up to 50 pull requests. */
   let historyCalls = 0;
+  /** Those of them answered (their read goes on from there at once). */
+  let historyAnswers = 0;
   /** Reads of the queue-entry histories that failed (each told once, when it ended). */
   let historyFailures = 0;
   const config = exporterConfig(fake.origin, [REPOSITORY], {
@@ -73,9 +75,11 @@ export async function watchedQueue(rows: EntryRow[], options: { history?: boolea
             history: new QueueEntryHistoryReads(
               {
                 // Counted as the read makes it (before the client's retries), which is at once.
-                listQueueEntryHistory: (ids, readOptions) => {
+                listQueueEntryHistory: async (ids, readOptions) => {
                   historyCalls += 1;
-                  return v2.listQueueEntryHistory(ids, readOptions);
+                  const answer = await v2.listQueueEntryHistory(ids, readOptions);
+                  historyAnswers += 1;
+                  return answer;
                 },
               },
               { maxAgeSeconds: INTERVAL, staleAfterSeconds: config.polling.staleAfterSeconds },
@@ -89,10 +93,10 @@ export async function watchedQueue(rows: EntryRow[], options: { history?: boolea
     },
   });
   if (job === undefined) throw new Error('no job');
-  /** Polls at the clock's time; the reads the poll made. */
-  const pollNow = async (): Promise<Read[]> => {
+  /** Polls at the clock's time (until `signal` aborts it); the reads the poll made. */
+  const pollNow = async (signal = new AbortController().signal): Promise<Read[]> => {
     const from = fake.requests.length;
-    await job.run(new AbortController().signal);
+    await job.run(signal);
     return readsSince(fake, from);
   };
   /** Polls at the clock's time and moves the clock one interval on; the reads the poll made. */
@@ -107,6 +111,7 @@ export async function watchedQueue(rows: EntryRow[], options: { history?: boolea
     poll,
     pollNow,
     historyCalls: () => historyCalls,
+    historyAnswers: () => historyAnswers,
     historyFailures: () => historyFailures,
   };
 }

@@ -179,8 +179,8 @@ export type EntryHistoryUpdate = (
 /**
  * This poll's part of the history reads: asks for the pull requests it saw change or leave (and
  * those still unanswered), starts a read when one is due, and returns how the queue's ledger takes
- * the answers read for its pull requests so far: their reasons, restarts and the transitions no
- * poll saw.
+ * the answers read for its pull requests by the time the poll is recorded: their reasons, restarts
+ * and the transitions no poll saw.
  */
 export function readEntryHistory(request: EntryHistoryReadRequest): EntryHistoryUpdate {
   const { reads, current } = request;
@@ -194,8 +194,10 @@ export function readEntryHistory(request: EntryHistoryReadRequest): EntryHistory
   reads.ask(waiting);
   reads.refresh(request.options);
   const shown = reads.shown();
-  const answers = reads.take(waiting);
   return (flow, latest, eventReasons) => {
+    // Taken only by a poll whose ledger takes them: one that fails or is aborted leaves them to the
+    // next, whose ledger still asks for them, rather than have them read again.
+    const answers = reads.take(waiting);
     const folded = foldAnswers(
       askWindows(latest?.entryHistory, windows),
       (id) => answers.get(id),

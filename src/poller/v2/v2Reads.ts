@@ -137,7 +137,7 @@ export const VERIFICATION_RUNS = {
   scope: 'queue',
   cadence: {
     kind: 'some polls',
-    when: 'a PR entered or left `testing`, reached `testsPassed` or left the queue, a run in progress has no PR testing left, or the last read failed',
+    when: 'a PR entered or left `testing`, reached `testsPassed` or left the queue, a run in progress has no PR in `testing` on it (it lists none, none is left, or they test on a newer run), or the last read failed',
   },
   maxCalls: PAGED,
   part: 'queue',

@@ -1,4 +1,5 @@
-// What the reads of issue 39 cost while Trunk answers them 500, and how fast the histories call:
+// What the reads of issue 39 cost while Trunk answers them 500, how fast the histories call and
+// which pull requests each call asks for:
 // through the poll jobs as the exporter builds them (v2QueuePolls.ts) and the organization's shared
 // reads, against a fake organization on loopback, on clocks the tests move. Trunk's definition of
 // API v2 (trunk-api-v2.md): "Reads may be retried on 429, 500, 502, 503, 504 … with exponential
@@ -9,8 +10,8 @@ import { QueueEntryHistoryReads } from '../../../src/poller/v2/v2QueueEntryHisto
 import { SharedTestCollections } from '../../../src/poller/v2/v2TestCollectionsRead.js';
 import { Secret } from '../../../src/secrets/secret.js';
 import { TrunkV2Client } from '../../../src/trunk/v2Client.js';
-import { startFakeV2 } from '../../support/fakeTrunkV2.js';
-import { entryRow, moveEntry, pullRequestIdOf } from '../../support/queueEntryRows.js';
+import { startFakeV2, type FakeV2 } from '../../support/fakeTrunkV2.js';
+import { WEB_QUEUE, entryRow, moveEntry, pullRequestIdOf } from '../../support/queueEntryRows.js';
 import { INTERVAL, START, watchedQueue } from '../../support/v2QueuePolls.js';
 import { cleanUp, makeClient } from '../../trunk/harness.js';
 
@@ -18,6 +19,12 @@ afterEach(cleanUp);
 
 const HISTORY = /^\/v2\/queue-entry-history$/;
 const API_KEY = new Secret('trunk_v2_read-failure-cost-key');
+
+/** The `pullRequestIds` of each history call the fake received. */
+const historyIdsAsked = (fake: FakeV2) =>
+  fake
+    .requestsTo(HISTORY)
+    .map((call) => new URL(call.url, 'http://fake').searchParams.get('pullRequestIds'));
 
 describe('a read of issue 39 that fails', () => {
   it('verification runs: one read a poll while they answer 500, then one more once they answer, then none on a quiet poll', async () => {
@@ -132,5 +139,79 @@ describe("the queue-entry histories and Trunk's limit per key", () => {
       .slice(1)
       .map((call, index) => call.receivedAt - (calls[index]?.receivedAt ?? 0));
     for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(200);
+  });
+
+  it('asks for each pull request once while its read is in flight, however many polls list it as asked', async () => {
+    const [pr1, pr2] = [entryRow(1, 'pending', START - 300), entryRow(2, 'pending', START - 300)];
+    const { fake, clock, pollNow, historyAnswers } = await watchedQueue([pr1, pr2], {
+      history: true,
+    });
+    await pollNow();
+    fake.hold(HISTORY);
+    /** The poll one merge-queue interval on, after `change`. */
+    const nextPoll = async (change: () => void = () => undefined) => {
+      clock.now += INTERVAL;
+      change();
+      await pollNow();
+    };
+    // #1 begins testing: its poll asks for #1's timeline, and the read starts (Trunk is slow).
+    await nextPoll(() => {
+      moveEntry(pr1, 'testing', clock.now - 5);
+    });
+    await vi.waitFor(() => {
+      expect(fake.held()).toBe(1);
+    });
+    // #2 begins testing; then nothing moves: both polls still list #1 as asked, not answered.
+    await nextPoll(() => {
+      moveEntry(pr2, 'testing', clock.now - 5);
+    });
+    await nextPoll();
+    fake.release(HISTORY);
+    fake.hold(undefined);
+    await vi.waitFor(() => {
+      expect(historyAnswers()).toBe(1);
+    });
+    // The next polls take #1's answer, ask for #2's, and take it.
+    await nextPoll();
+    await vi.waitFor(() => {
+      expect(historyAnswers()).toBe(2);
+    });
+    await nextPoll();
+    await nextPoll();
+    // Each asked once: #1 in the read that began when it was asked, #2 in the next read.
+    expect(historyIdsAsked(fake)).toEqual([pullRequestIdOf(1), pullRequestIdOf(2)]);
+  });
+
+  it('leaves the answers an aborted poll would have taken to the next poll, and asks for them no more', async () => {
+    const pr1 = entryRow(1, 'pending', START - 300);
+    const { fake, clock, pollNow, historyAnswers } = await watchedQueue([pr1], { history: true });
+    await pollNow();
+    // #1 begins testing: its poll asks for #1's timeline, answered at once.
+    clock.now += INTERVAL;
+    moveEntry(pr1, 'testing', clock.now - 5);
+    await pollNow();
+    await vi.waitFor(() => {
+      expect(historyAnswers()).toBe(1);
+    });
+    // #3 is enqueued testing (a run began: the runs are read); that read hangs and the poll is
+    // aborted, so no ledger takes #1's answer.
+    clock.now += INTERVAL;
+    fake.entries(WEB_QUEUE).push(entryRow(3, 'testing', clock.now - 5));
+    fake.hold(/verification-runs$/);
+    const aborting = new AbortController();
+    const aborted = pollNow(aborting.signal);
+    await vi.waitFor(() => {
+      expect(fake.held()).toBe(1);
+    });
+    aborting.abort();
+    await aborted;
+    fake.hold(undefined);
+    fake.release();
+    // The next polls: #1's ledger still asks for it, and takes the answer read already.
+    for (let poll = 0; poll < 2; poll++) {
+      clock.now += INTERVAL;
+      await pollNow();
+    }
+    expect(historyIdsAsked(fake)).toEqual([pullRequestIdOf(1)]);
   });
 });

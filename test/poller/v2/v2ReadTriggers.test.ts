@@ -17,14 +17,22 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EntryRow } from '../../support/fakeTrunkV2.js';
 import { WEB_QUEUE, entryRow, moveEntry } from '../../support/queueEntryRows.js';
+import { conclude } from '../../support/verificationRunExporter.js';
 import { run as verificationRunRow } from '../../support/verificationRunRows.js';
 import { START, watchedQueue, type Read } from '../../support/v2QueuePolls.js';
 import { cleanUp } from '../../trunk/harness.js';
 
 afterEach(cleanUp);
 
+/** A run a step creates (at the step's time) and concludes. */
+interface RunStep {
+  readonly id: string;
+  readonly tested: number[];
+  createdAt: number;
+}
+
 describe('the reads a v2 merge-queue poll makes besides its live list', () => {
-  it('reads concluded entries where a PR left or is back in notReady, testing results where a stretch of testing ended, runs where one began or ended or a run in progress has no PR testing left; each once a poll', async () => {
+  it('reads concluded entries where a PR left or is back in notReady, testing results where a stretch of testing ended, runs where one began or ended or a run in progress has no PR testing on it; each once a poll', async () => {
     const at = START - 300;
     const rows = new Map<number, EntryRow>([
       [1, entryRow(1, 'testing', at)],
@@ -51,6 +59,26 @@ describe('the reads a v2 merge-queue poll makes besides its live list', () => {
     /** The runs #7, then #8 and #9 (a batch) test, each created when its PRs begin testing. */
     const r7 = { id: 'r7', tested: [7], createdAt: 0 };
     const rB = { id: 'rB', tested: [8, 9], createdAt: 0 };
+    /** A run that lists no pull request; the runs #6 tests on, before and after a restart. */
+    const rE: RunStep = { id: 'rE', tested: [], createdAt: 0 };
+    const r6 = { id: 'r6', tested: [6], createdAt: 0 };
+    const r6b = { id: 'r6b', tested: [6], createdAt: 0 };
+    /** #6 moves (again) to `testing` as Trunk creates `shapes`, in progress, 10 s before the coming poll. */
+    const testing6On =
+      (...shapes: RunStep[]) =>
+      () => {
+        move(6, 'testing');
+        for (const shape of shapes) {
+          shape.createdAt = clock.now - 10;
+          runs.unshift(
+            verificationRunRow({ ...shape, status: 'inProgress', updatedAt: shape.createdAt }),
+          );
+        }
+      };
+    /** Trunk cancels `shape` 5 s before the coming poll. */
+    const cancel = (shape: RunStep) => () => {
+      conclude(fake, { ...shape, status: 'cancelled', updatedAt: clock.now - 5 });
+    };
     const moves =
       (...changes: [number, string][]) =>
       () => {
@@ -175,6 +203,24 @@ describe('the reads a v2 merge-queue poll makes besides its live list', () => {
         ['testing results', 'verification runs'],
       ],
       ['nothing moved', none, []],
+      // "The pull requests included in this run" may be none: no PR's leaving `testing` shows its end.
+      [
+        '#6 began testing on run r6 as run rE was created listing no PR',
+        testing6On(r6, rE),
+        ['verification runs'],
+      ],
+      ['nothing moved, run rE still in progress', none, ['verification runs']],
+      ['nothing moved, run rE cancelled', cancel(rE), ['verification runs']],
+      ['nothing moved, #6 testing on run r6', none, []],
+      // A restart between the polls: #6 tests on a new run, and vouches for that one only.
+      [
+        '#6 testing again on run r6b since a restart, run r6 still in progress',
+        testing6On(r6b),
+        ['testing results', 'verification runs'],
+      ],
+      ['nothing moved, run r6 still in progress', none, ['verification runs']],
+      ['nothing moved, run r6 cancelled', cancel(r6), ['verification runs']],
+      ['nothing moved, #6 testing on run r6b', none, []],
     ];
     const seen: [string, Read[]][] = [];
     for (const [what, change] of scenario) {
