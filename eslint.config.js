@@ -215,7 +215,21 @@ export default defineConfig(
   {
     files: ['src/**/*.ts'],
     plugins: { imports: { rules: { 'no-cycle': noImportCycle, layers: layerRule } } },
-    rules: { 'imports/no-cycle': 'error', 'imports/layers': 'error' },
+    rules: {
+      'imports/no-cycle': 'error',
+      'imports/layers': 'error',
+      // ICU's data, which the first locale-aware call loads, is about 6 MB of resident memory.
+      'no-restricted-properties': [
+        'error',
+        ...['toLocaleString', 'toLocaleDateString', 'toLocaleTimeString', 'localeCompare'].map(
+          (property) => ({ property, message: 'Loads ICU (docs/benchmarks.md, Memory).' }),
+        ),
+      ],
+      'no-restricted-globals': [
+        'error',
+        { name: 'Intl', message: 'Loads ICU (docs/benchmarks.md, Memory).' },
+      ],
+    },
   },
   {
     files: ['eslint.config.js', 'vitest.config.ts'],

@@ -10,7 +10,7 @@ import {
   v2EntryHistoryPageSchema,
   type V2EntryHistory,
 } from './v2EntryHistorySchemas.js';
-import { walkV2Pages } from './v2Paging.js';
+import { forEachV2Page, walkV2Pages } from './v2Paging.js';
 import {
   V2_ENDPOINTS,
   V2_MAX_LIMIT,
@@ -277,21 +277,18 @@ export class TrunkV2Client {
     );
   }
 
-  /** Every quarantined test of the organization (`GET /v2/tests?quarantineState=quarantined`). */
-  async listQuarantinedTests(options: CallOptions = {}): Promise<V2Test[]> {
-    return this.listTests({ quarantineState: 'quarantined' }, 'quarantined tests', options);
-  }
-
   /**
-   * Every test of the organization the filter selects, all pages; at `/v2/test-cases` when
-   * `/v2/tests` answers 404 (TestListPaths), the same operation under its former path.
+   * Every test of the organization the filter selects, all pages, each page's rows given to `take`
+   * as they come; at `/v2/test-cases` when `/v2/tests` answers 404 (TestListPaths), the same
+   * operation under its former path.
    */
   async listTests(
     filter: V2TestFilter,
     /** What is listed, for messages: `quarantined tests`. */
     what: string,
+    take: (tests: readonly V2Test[]) => void,
     options: CallOptions = {},
-  ): Promise<V2Test[]> {
+  ): Promise<void> {
     const filters: Record<string, string> = {};
     if (filter.quarantineState !== undefined) filters.quarantineState = filter.quarantineState;
     if (filter.statuses !== undefined) filters.status = filter.statuses.join(',');
@@ -299,8 +296,9 @@ export class TrunkV2Client {
       filters.include = 'metrics';
       filters.period = filter.metricsPeriod;
     }
+    const walked = { anyPage: false };
     const walk = (path: TestListPath) =>
-      walkV2Pages(
+      forEachV2Page(
         (cursor) =>
           this.client.readV2(
             {
@@ -314,13 +312,18 @@ export class TrunkV2Client {
             options,
           ),
         `the list of ${what} (/v2/${path})`,
+        (tests) => {
+          walked.anyPage = true;
+          take(tests);
+        },
       );
     const first = this.testListPaths.current;
     try {
-      return await walk(first);
+      await walk(first);
     } catch (error) {
-      if (!(error instanceof TrunkApiError) || error.status !== 404) throw error;
-      return walk(this.testListPaths.notFound(first));
+      // A 404 after pages were taken is not the former path: walking again would count them twice.
+      if (!(error instanceof TrunkApiError) || error.status !== 404 || walked.anyPage) throw error;
+      await walk(this.testListPaths.notFound(first));
     }
   }
 

@@ -21,12 +21,7 @@ export class V2PagingError extends Error {
   }
 }
 
-/**
- * Every row of a v2 list: pages fetched one after the other, each cursor taken only from the
- * previous answer; an empty page with a cursor is followed. A cursor seen twice, more than
- * V2_MAX_EMPTY_PAGES_IN_A_ROW empty pages in a row, or more than `maxPages` pages ends the walk
- * with an error instead of looping.
- */
+/** Every row of a v2 list, as forEachV2Page walks it. */
 export async function walkV2Pages<T>(
   fetchPage: (cursor: string | undefined) => Promise<V2Page<T>>,
   /** What is walked, for messages: `the merge queues`, `pull requests of github.com/acme/web main`. */
@@ -34,6 +29,30 @@ export async function walkV2Pages<T>(
   maxPages = V2_MAX_PAGES,
 ): Promise<T[]> {
   const rows: T[] = [];
+  await forEachV2Page(
+    fetchPage,
+    what,
+    (page) => {
+      for (const row of page) rows.push(row);
+    },
+    maxPages,
+  );
+  return rows;
+}
+
+/**
+ * Each page's rows of a v2 list, given to `take` as they come, so that a walk of an organization's
+ * tests never holds them all: pages fetched one after the other, each cursor taken only from the
+ * previous answer; an empty page with a cursor is followed. A cursor seen twice, more than
+ * V2_MAX_EMPTY_PAGES_IN_A_ROW empty pages in a row, or more than `maxPages` pages ends the walk
+ * with an error instead of looping.
+ */
+export async function forEachV2Page<T>(
+  fetchPage: (cursor: string | undefined) => Promise<V2Page<T>>,
+  what: string,
+  take: (rows: readonly T[]) => void,
+  maxPages = V2_MAX_PAGES,
+): Promise<void> {
   const seenCursors = new Set<string>();
   let cursor: string | undefined;
   let emptyInARow = 0;
@@ -42,10 +61,10 @@ export async function walkV2Pages<T>(
       throw new V2PagingError(`${what}: more than ${maxPages} pages; stopped`);
     }
     const page = await fetchPage(cursor);
-    for (const row of page.data) rows.push(row);
+    take(page.data);
     const next = page.nextCursor ?? undefined;
     // hasMore and nextCursor say the same; a cursor without hasMore: false is followed.
-    if (next === undefined || next === '' || page.hasMore === false) return rows;
+    if (next === undefined || next === '' || page.hasMore === false) return;
     emptyInARow = page.data.length === 0 ? emptyInARow + 1 : 0;
     if (emptyInARow > V2_MAX_EMPTY_PAGES_IN_A_ROW) {
       throw new V2PagingError(

@@ -4,7 +4,7 @@
 // while it was unhealthy and not quarantined" — distinct per test, so summed over tests a pull
 // request two tests hit counts twice.
 import { describe, expect, it } from 'vitest';
-import { testCostOf } from '../../src/flow/testCost.js';
+import { addTestCost, startTestCost, testCostOf } from '../../src/flow/testCost.js';
 import type { V2Test } from '../../src/trunk/v2Schemas.js';
 
 function test(status: string | undefined, metrics: V2Test['metrics']): V2Test {
@@ -18,15 +18,22 @@ function test(status: string | undefined, metrics: V2Test['metrics']): V2Test {
   };
 }
 
+/** The cost of `tests` as a walk adds them up, one after the other. */
+function costOf(tests: readonly V2Test[], window: string) {
+  const tally = startTestCost();
+  for (const one of tests) addTestCost(tally, one);
+  return testCostOf(tally, window);
+}
+
 const counts = (failureCount: number, runCount: number, prsImpacted: number) => ({
   failureCount,
   runCount,
   prsImpacted,
 });
 
-describe('testCostOf', () => {
+describe('the cost of flaky and broken tests', () => {
   it('sums each status, a pull request two tests hit counting twice, and a test without runs adding nothing', () => {
-    const cost = testCostOf(
+    const cost = costOf(
       [
         // Both failed on PR #7 (and the first on #8 too): 2 + 1 = 3 pull requests impacted.
         test('flaky', counts(3, 40, 2)),
@@ -45,7 +52,7 @@ describe('testCostOf', () => {
   });
 
   it('gives 0 for a status no test has, and counts a status Trunk adds as other', () => {
-    const cost = testCostOf([test('quarantinedByPolicy', counts(2, 9, 1))], '30d');
+    const cost = costOf([test('quarantinedByPolicy', counts(2, 9, 1))], '30d');
     expect(Object.fromEntries(cost.byStatus)).toEqual({
       flaky: { failedRuns: 0, runs: 0, pullRequestsImpacted: 0 },
       broken: { failedRuns: 0, runs: 0, pullRequestsImpacted: 0 },
@@ -54,7 +61,7 @@ describe('testCostOf', () => {
   });
 
   it('leaves out a status one of whose tests came without metrics, and adds nothing for a missing count', () => {
-    const cost = testCostOf(
+    const cost = costOf(
       [
         test('flaky', counts(1, 4, 1)),
         test('flaky', undefined),

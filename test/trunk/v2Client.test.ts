@@ -159,11 +159,33 @@ describe('TrunkV2Client', () => {
       else sendJson(res, 200, { data: [], nextCursor: null, hasMore: false });
     }, '');
     const { v2, observer } = v2Client(server.origin);
-    expect(await v2.listQuarantinedTests()).toEqual([]);
+    const tests: unknown[] = [];
+    await v2.listTests({ quarantineState: 'quarantined' }, 'quarantined tests', (rows) =>
+      tests.push(...rows),
+    );
+    expect(tests).toEqual([]);
     expect(observer.codes()).toEqual(['429', '200']);
     expect(server.requests.map((request) => request.url)).toEqual([
       '/v2/tests?quarantineState=quarantined&limit=100',
       '/v2/tests?quarantineState=quarantined&limit=100',
+    ]);
+  });
+
+  it('fails a test walk whose later page answers 404 rather than walking /v2/test-cases again, whose rows would count twice', async () => {
+    const row = { repoId: 'repo-1', status: 'flaky', codeowners: [] };
+    const server = await startApiServer((_req, res, index) => {
+      if (index === 0) sendJson(res, 200, { data: [row], nextCursor: 'page-2', hasMore: true });
+      else sendText(res, 404, '');
+    }, '');
+    const { v2 } = v2Client(server.origin);
+    const tests: unknown[] = [];
+    await expect(
+      v2.listTests({ statuses: ['flaky'] }, 'flaky tests', (rows) => tests.push(...rows)),
+    ).rejects.toThrow(/404/);
+    expect(tests).toHaveLength(1);
+    expect(server.requests.map((request) => request.url.split('?')[0])).toEqual([
+      '/v2/tests',
+      '/v2/tests',
     ]);
   });
 

@@ -11,8 +11,18 @@ import type { ApiAnomalyKind } from '../../trunk/observer.js';
 import type { V2TestFilter } from '../../trunk/v2Client.js';
 import { V2_ENDPOINTS, type V2Endpoint, type V2Test } from '../../trunk/v2Schemas.js';
 import { nearestNames } from './nearestNames.js';
-import { groupByRepository, namesIn, type TestsByRepository } from './v2TestsByRepository.js';
-import { quarantineSummary, unhealthySummary, type ListRead } from './v2TestSummaries.js';
+import {
+  groupByRepository,
+  namesIn,
+  type RepositoryIdTally,
+  type TestsByRepository,
+} from './v2TestsByRepository.js';
+import {
+  QUARANTINE_TALLY,
+  UNHEALTHY_TALLY,
+  type ListRead,
+  type ListTally,
+} from './v2TestSummaries.js';
 import { RepositoryNames, type V2RepositoryReader } from './v2RepositoryNames.js';
 import { SharedRead, type SharedAnswer, type SharedReadTiming } from '../sharedRead.js';
 import type { ReadOptions } from '../readOptions.js';
@@ -20,7 +30,12 @@ import { SharedTestCollections, type V2TestCollectionLister } from './v2TestColl
 
 /** The v2 reads the test lists need (implemented by TrunkV2Client). */
 export interface V2TestLister extends V2RepositoryReader, V2TestCollectionLister {
-  listTests(filter: V2TestFilter, what: string, options?: ReadOptions): Promise<V2Test[]>;
+  listTests(
+    filter: V2TestFilter,
+    what: string,
+    take: (tests: readonly V2Test[]) => void,
+    options?: ReadOptions,
+  ): Promise<void>;
   reportAnomaly(endpoint: V2Endpoint, kind: ApiAnomalyKind, count: number): void;
 }
 
@@ -56,22 +71,10 @@ type ListName = keyof ListSummaries;
 
 /** The organization-wide test lists the directory reads, each once per interval. */
 const LISTS: {
-  readonly [L in ListName]: {
-    readonly filter: V2TestFilter;
-    readonly what: string;
-    readonly summarise: (tests: readonly V2Test[], read: ListRead) => ListSummaries[L];
-  };
+  readonly [L in ListName]: { readonly filter: V2TestFilter; readonly what: string };
 } = {
-  quarantined: {
-    filter: { quarantineState: 'quarantined' },
-    what: 'quarantined tests',
-    summarise: quarantineSummary,
-  },
-  unhealthy: {
-    filter: { statuses: ['flaky', 'broken'] },
-    what: 'flaky and broken tests',
-    summarise: unhealthySummary,
-  },
+  quarantined: { filter: { quarantineState: 'quarantined' }, what: 'quarantined tests' },
+  unhealthy: { filter: { statuses: ['flaky', 'broken'] }, what: 'flaky and broken tests' },
 };
 
 /**
@@ -89,9 +92,10 @@ export class V2TestDirectory {
   constructor(settings: TestDirectorySettings, now: () => number = () => Date.now() / 1000) {
     this.#settings = settings;
     this.#now = now;
+    const readers = this.#readers();
     this.#lists = {
-      quarantined: new SharedRead(this.#reader('quarantined'), timingOf(settings), now),
-      unhealthy: new SharedRead(this.#reader('unhealthy'), timingOf(settings), now),
+      quarantined: new SharedRead(readers.quarantined, timingOf(settings), now),
+      unhealthy: new SharedRead(readers.unhealthy, timingOf(settings), now),
     };
     this.#collections = new SharedTestCollections(
       settings.lister,
@@ -104,8 +108,9 @@ export class V2TestDirectory {
   /** Follows a reload: a new client, interval or bound; what was read stays until it is due. */
   configure(settings: TestDirectorySettings): void {
     this.#settings = settings;
-    this.#lists.quarantined.configure(this.#reader('quarantined'), timingOf(settings));
-    this.#lists.unhealthy.configure(this.#reader('unhealthy'), timingOf(settings));
+    const readers = this.#readers();
+    this.#lists.quarantined.configure(readers.quarantined, timingOf(settings));
+    this.#lists.unhealthy.configure(readers.unhealthy, timingOf(settings));
     this.#collections.configure(settings.lister, timingOf(settings), settings.logger);
   }
 
@@ -209,38 +214,63 @@ export class V2TestDirectory {
     );
   }
 
-  #reader<L extends ListName>(
-    list: L,
-  ): (options: ReadOptions) => Promise<TestsByRepository<ListSummaries[L]>> {
-    return (options) => {
-      // The flaky and broken tests carry their metrics at no extra call (reads.testMetricsPeriod).
-      const period = this.#settings.reads?.testMetricsPeriod ?? 'off';
-      const filter: V2TestFilter =
-        list === 'unhealthy' && period !== 'off'
-          ? { ...LISTS[list].filter, metricsPeriod: period }
-          : LISTS[list].filter;
-      return this.#read(filter, LISTS[list], options);
+  #readers(): {
+    readonly [L in ListName]: (
+      options: ReadOptions,
+    ) => Promise<TestsByRepository<ListSummaries[L]>>;
+  } {
+    return {
+      quarantined: (options) =>
+        this.#read(LISTS.quarantined.filter, 'quarantined', QUARANTINE_TALLY, options),
+      unhealthy: (options) => {
+        // The flaky and broken tests carry their metrics at no extra call (reads.testMetricsPeriod).
+        const period = this.#settings.reads?.testMetricsPeriod ?? 'off';
+        const { filter } = LISTS.unhealthy;
+        const withMetrics = period === 'off' ? filter : { ...filter, metricsPeriod: period };
+        return this.#read(withMetrics, 'unhealthy', UNHEALTHY_TALLY, options);
+      },
     };
   }
 
-  /** The list read by `filter`, each repository's tests summarised: no parsed row outlives the read. */
-  async #read<S>(
+  /**
+   * The list read by `filter`, each repository's tests tallied page by page as the walk meets them
+   * and summarised: no parsed row outlives its page.
+   */
+  async #read<T, S>(
     filter: V2TestFilter,
-    {
-      what,
-      summarise,
-    }: { what: string; summarise: (tests: readonly V2Test[], read: ListRead) => S },
+    name: ListName,
+    list: ListTally<T, S>,
     options: ReadOptions,
   ): Promise<TestsByRepository<S>> {
     const { lister, lookupsAtATime } = this.#settings;
-    const tests = await lister.listTests(filter, what, options);
+    const { what } = LISTS[name];
+    const byRepoId = new Map<string, RepositoryIdTally<T>>();
+    await lister.listTests(
+      filter,
+      what,
+      (tests) => {
+        for (const test of tests) {
+          let ofRepo = byRepoId.get(test.repoId);
+          if (ofRepo === undefined) {
+            byRepoId.set(test.repoId, (ofRepo = { tally: list.start(), rows: 0 }));
+          }
+          list.add(ofRepo.tally, test);
+          ofRepo.rows += 1;
+        }
+      },
+      options,
+    );
     const { unresolved } = await this.#names.resolve(
-      tests.map((test) => test.repoId),
+      [...byRepoId.keys()],
       lister,
       lookupsAtATime,
       options,
     );
-    const { byRepo, names, withoutName } = groupByRepository(tests, (id) => this.#names.nameOf(id));
+    const { byRepo, names, withoutName } = groupByRepository(
+      byRepoId,
+      (id) => this.#names.nameOf(id),
+      list.merge,
+    );
     if (withoutName > 0) {
       lister.reportAnomaly(V2_ENDPOINTS.listTests, 'unnamed_repository', withoutName);
     }
@@ -252,8 +282,8 @@ export class V2TestDirectory {
       },
     };
     return {
-      byRepo: new Map(Array.from(byRepo, ([key, ofRepo]) => [key, summarise(ofRepo, read)])),
-      none: summarise([], read),
+      byRepo: new Map(Array.from(byRepo, ([key, tally]) => [key, list.summarise(tally, read)])),
+      none: list.summarise(list.start(), read),
       names,
       unresolved: unresolved.size,
     };

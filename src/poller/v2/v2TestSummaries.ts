@@ -1,7 +1,14 @@
-// A repository's tests in one read of an organization-wide list, summarised as soon as the list is
-// read into what the flaky-tests families render: counts, owners, times. The directory keeps only
-// these between reads, never the parsed rows, whose size grows with the organization's tests.
-import { testCostOf } from '../../flow/testCost.js';
+// A repository's tests in one read of an organization-wide list, tallied page by page as the walk
+// meets them into what the flaky-tests families render: counts, owners, times. Neither a walk nor
+// the directory between reads holds the parsed rows, whose number grows with the organization's
+// tests.
+import {
+  addTestCost,
+  mergeTestCost,
+  startTestCost,
+  testCostOf,
+  type TestCostTally,
+} from '../../flow/testCost.js';
 import {
   OTHER_STATUS,
   UNHEALTHY_STATUSES,
@@ -23,75 +30,124 @@ export interface ListRead {
   readonly unknownStatuses: (count: number) => void;
 }
 
-/** The quarantined tests of one repository, counted as v1's walk counts them. */
-export function quarantineSummary(
-  tests: readonly V2Test[],
-  { readAt }: ListRead,
-): QuarantinedTests {
-  const byCodeowner = new Map<string, number>();
-  const quarantineTimes: number[] = [];
-  for (const test of tests) {
-    countOwners(byCodeowner, test.codeowners);
-    // Older answers lack quarantinedSince: statusSince says since when the test is as it is.
-    const since = parseTimestampSeconds(test.quarantinedSince ?? test.statusSince ?? undefined);
-    if (since !== undefined) quarantineTimes.push(since);
-  }
-  return {
-    count: tests.length,
-    byCodeowner,
-    oldestQuarantinedAt: earliest(quarantineTimes),
-    ...quarantineAgeCounts(quarantineTimes, readAt),
-  };
+/** How one list's rows of one repository are tallied and summarised. */
+export interface ListTally<T, S> {
+  readonly start: () => T;
+  readonly add: (tally: T, test: V2Test) => void;
+  /** Adds `from`'s tests to `into` (two repository ids of one name). */
+  readonly merge: (into: T, from: T) => void;
+  readonly summarise: (tally: T, read: ListRead) => S;
 }
+
+/** Tests of one kind so far: how many, per code owner, and each one's time (when it has one). */
+interface TestsTally {
+  count: number;
+  readonly byCodeowner: Map<string, number>;
+  readonly times: number[];
+}
+
+function startTests(): TestsTally {
+  return { count: 0, byCodeowner: new Map(), times: [] };
+}
+
+function addTest(tally: TestsTally, codeowners: readonly string[], at: number | undefined): void {
+  tally.count += 1;
+  countOwners(tally.byCodeowner, codeowners);
+  if (at !== undefined) tally.times.push(at);
+}
+
+function mergeTests(into: TestsTally, from: TestsTally): void {
+  into.count += from.count;
+  for (const [owner, count] of from.byCodeowner) {
+    into.byCodeowner.set(owner, (into.byCodeowner.get(owner) ?? 0) + count);
+  }
+  for (const at of from.times) into.times.push(at);
+}
+
+/** The quarantined tests of one repository, counted as v1's walk counts them. */
+export const QUARANTINE_TALLY: ListTally<TestsTally, QuarantinedTests> = {
+  start: startTests,
+  add: (tally, test) => {
+    // Older answers lack quarantinedSince: statusSince says since when the test is as it is.
+    addTest(
+      tally,
+      test.codeowners,
+      parseTimestampSeconds(test.quarantinedSince ?? test.statusSince ?? undefined),
+    );
+  },
+  merge: mergeTests,
+  summarise: ({ count, byCodeowner, times }, { readAt }) => ({
+    count,
+    byCodeowner,
+    oldestQuarantinedAt: earliest(times),
+    ...quarantineAgeCounts(times, readAt),
+  }),
+};
+
+/** The flaky and broken tests of one repository so far, by status. */
+interface UnhealthyTally {
+  readonly byStatus: Map<string, TestsTally>;
+  /** Tests whose status the exporter does not know (counted under `other`). */
+  unknown: number;
+  readonly cost: TestCostTally;
+}
+
+const KNOWN_UNHEALTHY: ReadonlySet<string> = new Set(UNHEALTHY_STATUSES);
 
 /**
  * The flaky and broken tests of one repository by status: counts (each known status present, 0
  * when none), owners, the earliest statusSince and how many began within each window, and what
  * they cost over the metrics window. A status Trunk adds is `other` and counted as an anomaly.
  */
-export function unhealthySummary(
-  tests: readonly V2Test[],
-  { readAt, metricsPeriod, unknownStatuses }: ListRead,
-): UnhealthyTests {
-  const known: ReadonlySet<string> = new Set(UNHEALTHY_STATUSES);
-  const byStatus = new Map<string, number>(UNHEALTHY_STATUSES.map((status) => [status, 0]));
-  const byCodeowner = new Map<string, Map<string, number>>();
-  const since = new Map<string, number[]>();
-  let unknown = 0;
-  for (const test of tests) {
+export const UNHEALTHY_TALLY: ListTally<UnhealthyTally, UnhealthyTests> = {
+  start: () => ({
+    byStatus: new Map(UNHEALTHY_STATUSES.map((status) => [status, startTests()])),
+    unknown: 0,
+    cost: startTestCost(),
+  }),
+  add: (tally, test) => {
     let status = test.status ?? OTHER_STATUS;
-    if (!known.has(status)) {
-      unknown += 1;
+    if (!KNOWN_UNHEALTHY.has(status)) {
+      tally.unknown += 1;
       status = OTHER_STATUS;
     }
-    byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
-    let owners = byCodeowner.get(status);
-    if (owners === undefined) byCodeowner.set(status, (owners = new Map<string, number>()));
-    countOwners(owners, test.codeowners);
-    const at = parseTimestampSeconds(test.statusSince ?? undefined);
-    if (at === undefined) continue;
-    const times = since.get(status);
-    if (times === undefined) since.set(status, [at]);
-    else times.push(at);
-  }
-  if (unknown > 0) unknownStatuses(unknown);
-  const oldestSince = new Map<string, number>();
-  const recently = new Map<string, Map<string, number>>();
-  for (const status of byStatus.keys()) {
-    const times = since.get(status) ?? [];
-    const oldest = earliest(times);
-    if (oldest !== undefined) oldestSince.set(status, oldest);
-    recently.set(
-      status,
-      new Map(
-        UNHEALTHY_WINDOWS.map(([window, seconds]) => [
-          window,
-          // A timestamp ahead of the exporter's clock counts as recent.
-          times.filter((at) => readAt - at <= seconds).length,
-        ]),
-      ),
-    );
-  }
-  const cost = metricsPeriod === undefined ? undefined : testCostOf(tests, metricsPeriod);
-  return { byStatus, byCodeowner, oldestSince, recently, cost };
-}
+    let ofStatus = tally.byStatus.get(status);
+    if (ofStatus === undefined) tally.byStatus.set(status, (ofStatus = startTests()));
+    addTest(ofStatus, test.codeowners, parseTimestampSeconds(test.statusSince ?? undefined));
+    addTestCost(tally.cost, test);
+  },
+  merge: (into, from) => {
+    for (const [status, ofStatus] of from.byStatus) {
+      const kept = into.byStatus.get(status);
+      if (kept === undefined) into.byStatus.set(status, ofStatus);
+      else mergeTests(kept, ofStatus);
+    }
+    into.unknown += from.unknown;
+    mergeTestCost(into.cost, from.cost);
+  },
+  summarise: (tally, { readAt, metricsPeriod, unknownStatuses }) => {
+    if (tally.unknown > 0) unknownStatuses(tally.unknown);
+    const byStatus = new Map<string, number>();
+    const byCodeowner = new Map<string, ReadonlyMap<string, number>>();
+    const oldestSince = new Map<string, number>();
+    const recently = new Map<string, ReadonlyMap<string, number>>();
+    for (const [status, { count, byCodeowner: owners, times }] of tally.byStatus) {
+      byStatus.set(status, count);
+      if (count > 0) byCodeowner.set(status, owners);
+      const oldest = earliest(times);
+      if (oldest !== undefined) oldestSince.set(status, oldest);
+      recently.set(
+        status,
+        new Map(
+          UNHEALTHY_WINDOWS.map(([window, seconds]) => [
+            window,
+            // A timestamp ahead of the exporter's clock counts as recent.
+            times.filter((at) => readAt - at <= seconds).length,
+          ]),
+        ),
+      );
+    }
+    const cost = metricsPeriod === undefined ? undefined : testCostOf(tally.cost, metricsPeriod);
+    return { byStatus, byCodeowner, oldestSince, recently, cost };
+  },
+};

@@ -1,7 +1,6 @@
-// One read of an organization-wide test list grouped by repository: each test under the name its
-// `repoId` was given, compared without regard to letter case.
+// One read of an organization-wide test list grouped by repository: each repository id's tests
+// under the name the id was given, compared without regard to letter case.
 import { repositoryKey } from '../../config/repositoryKey.js';
-import type { V2Test } from '../../trunk/v2Schemas.js';
 
 /** One read of a test list, each repository's tests summarised (`S`). */
 export interface TestsByRepository<S> {
@@ -15,28 +14,36 @@ export interface TestsByRepository<S> {
   readonly unresolved: number;
 }
 
+/** One repository id's tests in a list read so far, tallied (`T`). */
+export interface RepositoryIdTally<T> {
+  readonly tally: T;
+  /** The rows tallied. */
+  rows: number;
+}
+
 /**
- * The tests by repositoryKey of their repository's name (`nameOf` their `repoId`), the names as
- * Trunk spells them, and how many tests had no name yet.
+ * The tallies by repositoryKey of their repository's name (`nameOf` their repository id; two ids
+ * of one name merged), the names as Trunk spells them, and how many tests had no name yet.
  */
-export function groupByRepository(
-  tests: readonly V2Test[],
+export function groupByRepository<T>(
+  byRepoId: ReadonlyMap<string, RepositoryIdTally<T>>,
   nameOf: (repoId: string) => string | undefined,
-): { byRepo: Map<string, V2Test[]>; names: string[]; withoutName: number } {
-  const byRepo = new Map<string, V2Test[]>();
+  merge: (into: T, from: T) => void,
+): { byRepo: Map<string, T>; names: string[]; withoutName: number } {
+  const byRepo = new Map<string, T>();
   const names = new Map<string, string>();
   let withoutName = 0;
-  for (const test of tests) {
-    const name = nameOf(test.repoId);
+  for (const [repoId, { tally, rows }] of byRepoId) {
+    const name = nameOf(repoId);
     if (name === undefined) {
-      withoutName += 1;
+      withoutName += rows;
       continue;
     }
     const key = repositoryKey(name);
     names.set(key, name);
-    const list = byRepo.get(key);
-    if (list === undefined) byRepo.set(key, [test]);
-    else list.push(test);
+    const kept = byRepo.get(key);
+    if (kept === undefined) byRepo.set(key, tally);
+    else merge(kept, tally);
   }
   return { byRepo, names: [...names.values()], withoutName };
 }
