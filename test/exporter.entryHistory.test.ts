@@ -156,7 +156,7 @@ describe('queue-entry histories through a real exporter', () => {
     const pr70 = entryRow(70, 'testing', start);
     const fake = await startFakeWebQueue([pr70]);
     recordTesting(fake, 70, start);
-    const { exporter } = await webExporter(fake, false, 1);
+    const { exporter } = await webExporter(fake, false, { staleAfterSeconds: 1 });
     await exporter.waitFor((samples) => live(samples) === 1, '#70 polled');
     const restart = (at: number) => {
       record(fake, 70, 'pending', at - 0.1, 'MANUAL_PUSH_TO_TARGET_BRANCH');

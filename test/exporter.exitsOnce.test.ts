@@ -5,19 +5,13 @@
 // says of `concludedAfter` that it keeps "pull requests that reached `merged`, `failed` or
 // `cancelled` inside that window": a read lists every exit in its window, those an event or an
 // earlier read counted too, and must count only the others.
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { webExporter } from './support/entryHistoryExporter.js';
 import { select, sum, type Sample } from './support/exposition.js';
-import {
-  configYaml,
-  startTestExporter,
-  type ExporterUnderTest,
-} from './support/exporterHarness.js';
+import type { ExporterUnderTest } from './support/exporterHarness.js';
 import type { FakeV2 } from './support/fakeTrunkV2.js';
 import { entryRow, moveEntry, startFakeWebQueue } from './support/queueEntryRows.js';
-import { WEBHOOK_SECRET, mergedEventBody, postWebhook, signedHeaders } from './support/webhooks.js';
+import { mergedEventBody, postWebhook, signedHeaders } from './support/webhooks.js';
 import { cleanUp } from './trunk/harness.js';
 
 afterEach(async () => {
@@ -27,36 +21,6 @@ afterEach(async () => {
 
 const QUEUE = { repo: 'github.com/acme/web', branch: 'main' };
 const now = () => Date.now() / 1000;
-
-/** An exporter of github.com/acme/web main with only an API key, reloadable from its file. */
-async function webExporter(
-  fake: FakeV2,
-  options: { webhooks: boolean; polling: string },
-): Promise<{ exporter: ExporterUnderTest; reload: (webhooks: boolean) => Promise<void> }> {
-  const file = join(await mkdtemp(join(tmpdir(), 'trunk-exporter-exits-')), 'config.yaml');
-  const yaml = (webhooks: boolean) =>
-    [
-      configYaml({
-        apiUrl: fake.origin,
-        token: null,
-        apiKey: 'trunk_v2_exits-once-key',
-        targets: '  - repo: github.com/acme/web\n    branches: [main]',
-        polling: options.polling,
-        server: '  enableReload: true',
-      }),
-      'webhooks:',
-      `  enabled: ${String(webhooks)}`,
-      `  signingSecret: ${WEBHOOK_SECRET}`,
-    ].join('\n');
-  await writeFile(file, yaml(options.webhooks));
-  const exporter = await startTestExporter(yaml(options.webhooks), 'info', file);
-  const reload = async (webhooks: boolean) => {
-    await writeFile(file, yaml(webhooks));
-    const response = await fetch(`${exporter.exporter.url}/-/reload`, { method: 'POST' });
-    expect(response.status).toBe(200);
-  };
-  return { exporter, reload };
-}
 
 /** Sends the exporter Trunk's pull_request.merged event of PR `number`, merged at `at`. */
 async function mergedEvent(exporter: ExporterUnderTest, number: number, at: number) {
@@ -100,8 +64,7 @@ describe('each exit once through a real exporter', () => {
     const pr1 = entryRow(1, 'testing', now() - 600);
     const pr2 = entryRow(2, 'testing', now() - 600);
     const fake = await startFakeWebQueue([pr1, pr2]);
-    const { exporter, reload } = await webExporter(fake, {
-      webhooks: true,
+    const { exporter, reload } = await webExporter(fake, true, {
       polling: '  mergeQueueIntervalSeconds: 0.5\n  flakyTestsIntervalSeconds: 600',
     });
     await exporter.waitFor((samples) => testing(samples) === 2, '#1 and #2 testing');
@@ -123,8 +86,7 @@ describe('each exit once through a real exporter', () => {
   it('counts no exit a poll counted again when a reload turns webhooks on and its event comes', async () => {
     const pr1 = entryRow(1, 'testing', now() - 600);
     const fake = await startFakeWebQueue([pr1]);
-    const { exporter, reload } = await webExporter(fake, {
-      webhooks: false,
+    const { exporter, reload } = await webExporter(fake, false, {
       polling: '  mergeQueueIntervalSeconds: 0.5\n  flakyTestsIntervalSeconds: 600',
     });
     await exporter.waitFor((samples) => testing(samples) === 1, '#1 testing');
@@ -145,8 +107,7 @@ describe('each exit once through a real exporter', () => {
     const pr1 = entryRow(1, 'testing', now() - 600);
     const pr2 = entryRow(2, 'testing', now() - 600);
     const fake = await startFakeWebQueue([pr1, pr2]);
-    const { exporter } = await webExporter(fake, {
-      webhooks: true,
+    const { exporter } = await webExporter(fake, true, {
       polling: '  mergeQueueIntervalSeconds: 0.2\n  flakyTestsIntervalSeconds: 600',
     });
     await exporter.waitFor((samples) => testing(samples) === 2, '#1 and #2 testing');
@@ -172,8 +133,7 @@ describe('each exit once through a real exporter', () => {
     const pr5 = entryRow(5, 'testing', now() - 600);
     const pr6 = entryRow(6, 'pending', now() - 600);
     const fake = await startFakeWebQueue([pr5, pr6]);
-    const { exporter } = await webExporter(fake, {
-      webhooks: false,
+    const { exporter } = await webExporter(fake, false, {
       polling:
         '  mergeQueueIntervalSeconds: 0.2\n  flakyTestsIntervalSeconds: 600\n  staleAfterSeconds: 8',
     });

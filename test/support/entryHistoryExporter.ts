@@ -13,11 +13,14 @@ import { WEBHOOK_SECRET, postWebhook, signedHeaders } from './webhooks.js';
 
 const iso = (at: number) => new Date(at * 1000).toISOString();
 
-/** An exporter of github.com/acme/web main with an API key alone, reloadable from its file. */
+/**
+ * An exporter of github.com/acme/web main with an API key alone, reloadable from its file; polled
+ * every 0.2 s unless `polling` says otherwise.
+ */
 export async function webExporter(
   fake: FakeV2,
   webhooks: boolean,
-  staleAfterSeconds = 600,
+  { staleAfterSeconds = 600, polling }: { staleAfterSeconds?: number; polling?: string } = {},
 ): Promise<{ exporter: ExporterUnderTest; reload: (webhooks: boolean) => Promise<void> }> {
   const file = join(await mkdtemp(join(tmpdir(), 'trunk-exporter-history-')), 'config.yaml');
   const yaml = (on: boolean) =>
@@ -27,11 +30,13 @@ export async function webExporter(
         token: null,
         apiKey: 'trunk_v2_entry-history-key',
         targets: '  - repo: github.com/acme/web\n    branches: [main]',
-        polling: [
-          '  mergeQueueIntervalSeconds: 0.2',
-          '  flakyTestsIntervalSeconds: 600',
-          `  staleAfterSeconds: ${String(staleAfterSeconds)}`,
-        ].join('\n'),
+        polling:
+          polling ??
+          [
+            '  mergeQueueIntervalSeconds: 0.2',
+            '  flakyTestsIntervalSeconds: 600',
+            `  staleAfterSeconds: ${String(staleAfterSeconds)}`,
+          ].join('\n'),
         server: '  enableReload: true',
       }),
       'webhooks:',
