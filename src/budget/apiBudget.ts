@@ -110,8 +110,8 @@ function declaredRates(
   { scheduled, periods }: PollPeriods,
 ): Rates {
   const size = organization ?? { queues: 0, repositoriesWithTests: 0, from: 'configuration' };
-  const callsOf = (read: ReadDeclaration, periodSeconds: number) =>
-    Object.entries(read.cost.calls({ config, organization: size, periodSeconds })) as [
+  const callsOf = (read: ReadDeclaration, periodSeconds: number, askedBy: number) =>
+    Object.entries(read.cost.calls({ config, organization: size, periodSeconds, askedBy })) as [
       Endpoint,
       number,
     ][];
@@ -119,16 +119,22 @@ function declaredRates(
   const api = organization === undefined ? 'v1' : 'v2';
   for (const read of ALL_READS) {
     if (read.api !== api) continue;
-    for (const [endpoint] of callsOf(read, scheduled.mergeQueue)) rates[endpoint] = 0;
+    for (const [endpoint] of callsOf(read, scheduled.mergeQueue, Math.max(1, size.queues))) {
+      rates[endpoint] = 0;
+    }
   }
-  const add = (read: ReadDeclaration, periodSeconds: number) => {
-    for (const [endpoint, calls] of callsOf(read, periodSeconds)) {
+  const add = (read: ReadDeclaration, periodSeconds: number, askedBy = 1) => {
+    for (const [endpoint, calls] of callsOf(read, periodSeconds, askedBy)) {
       rates[endpoint] = (rates[endpoint] ?? 0) + calls / periodSeconds;
     }
   };
-  const shared = new Map<ReadDeclaration, number>();
-  const ask = (read: ReadDeclaration, periodSeconds: number) => {
-    shared.set(read, Math.min(periodSeconds, shared.get(read) ?? Infinity));
+  const shared = new Map<ReadDeclaration, { period: number; askedBy: number }>();
+  const ask = (read: ReadDeclaration, periodSeconds: number, by: number) => {
+    const asked = shared.get(read) ?? { period: Infinity, askedBy: 0 };
+    shared.set(read, {
+      period: Math.min(periodSeconds, asked.period),
+      askedBy: asked.askedBy + by,
+    });
   };
   const credentials = credentialsOf(config);
   for (const target of targets) {
@@ -137,7 +143,7 @@ function declaredRates(
       const { cadence } = read;
       if (cadence.kind !== 'shared') add(read, period);
       // Events refresh a shared read by invalidating it; otherwise it is read once per interval.
-      else ask(read, (cadence.refreshedByEvents ? periods : scheduled)[cadence.interval]);
+      else ask(read, (cadence.refreshedByEvents ? periods : scheduled)[cadence.interval], 1);
     }
   }
   const discovery = config.discovery;
@@ -145,10 +151,10 @@ function declaredRates(
     for (const read of discoveryReads(discovery)) {
       if (read.cadence.kind !== 'shared') continue;
       // Discovery reuses a read younger than the read's interval.
-      ask(read, Math.max(discovery.intervalSeconds, scheduled[read.cadence.interval]));
+      ask(read, Math.max(discovery.intervalSeconds, scheduled[read.cadence.interval]), 0);
     }
   }
-  for (const [read, period] of shared) add(read, period);
+  for (const [read, { period, askedBy }] of shared) add(read, period, askedBy);
   return rates;
 }
 

@@ -57,6 +57,11 @@ export interface CostInputs {
   readonly organization: OrganizationSize;
   /** Seconds between two runs of the read (its target's poll interval, or the shared read's). */
   readonly periodSeconds: number;
+  /**
+   * This instance's targets whose polls make the read: 1 for a read of one target; for a shared
+   * read, those that ask for it (a shard's own queues, where the organization has more).
+   */
+  readonly askedBy: number;
 }
 
 /** The calls one run of a read makes in the budget's estimate. */

@@ -188,6 +188,29 @@ describe('computeApiBudget through API v2', () => {
     expect(pullRequests).toBeCloseTo((60 * 1.09) / 30, 9);
   });
 
+  it("sizes the queue-entry histories by the shard's own queues: each shard asks for its own pull requests", async () => {
+    const whole = budgetOf(await keyConfig('', repositories(600)));
+    const shards = await Promise.all(
+      [0, 1, 2].map(async (shard) =>
+        budgetOf(
+          await keyConfig(`sharding:\n  shard: ${shard}\n  totalShards: 3`, repositories(600)),
+        ),
+      ),
+    );
+    // 600 queues × 10 PRs × 6 changes an hour = 300 changed PRs per 30 s: 6 calls of 50.
+    expect(whole.byEndpoint['v2/queue-entry-history']).toBeCloseTo(6 / 30, 9);
+    const queuesOf = (budget: typeof whole) =>
+      Math.round(((budget.byEndpoint['v2/merge-queues/{id}/pull-requests'] ?? 0) * 30) / 1.09);
+    expect(shards.reduce((sum, budget) => sum + queuesOf(budget), 0)).toBe(600);
+    for (const budget of shards) {
+      // Half a changed PR per queue and 30 s: a shard asks for its own queues' PRs, one call per
+      // 100 of its queues (about 200), not the 6 the organization's 600 would take.
+      const calls = Math.ceil(queuesOf(budget) / 100);
+      expect(calls).toBeLessThan(6);
+      expect(budget.byEndpoint['v2/queue-entry-history']).toBeCloseTo(calls / 30, 9);
+    }
+  });
+
   it('sizes the organization-wide reads by what its lists named, once read', async () => {
     const budget = budgetOf(await keyConfig('polling:\n  mergeQueueIntervalSeconds: 30'), {
       queues: 250,

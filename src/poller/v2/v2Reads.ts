@@ -185,17 +185,14 @@ export const QUEUE_ENTRY_HISTORY = {
     effect: 'taken by the read',
     then: 'read again at the next interval; its families hidden once its last good read is older than `staleAfterSeconds`',
   },
-  // The PRs of the organization's queues that change state in an interval, 50 a call.
+  // The PRs that change state in an interval in the queues whose polls ask (a shard asks for its
+  // own), 50 a call.
   cost: {
-    calls: ({ config, organization, periodSeconds }) => {
-      if (!config.reads.queueEntryHistory || organization.queues === 0) return {};
+    calls: ({ config, askedBy, periodSeconds }) => {
+      if (!config.reads.queueEntryHistory || askedBy === 0) return {};
       const { pullRequestsPerQueue, stateChangesPerPullRequestPerHour } = BUDGET_ASSUMPTIONS;
       const changes =
-        (organization.queues *
-          pullRequestsPerQueue *
-          stateChangesPerPullRequestPerHour *
-          periodSeconds) /
-        3600;
+        (askedBy * pullRequestsPerQueue * stateChangesPerPullRequestPerHour * periodSeconds) / 3600;
       return {
         [V2_ENDPOINTS.listQueueEntryHistory]: Math.ceil(changes / V2_ENTRY_HISTORY_MAX_IDS),
       };
