@@ -10,6 +10,7 @@ import {
   UNKNOWN_REASON,
   reasonLabel,
   type AskedWindow,
+  type CountedTransition,
   type EntryHistory,
   type WitnessedFailure,
 } from '../snapshot/entryHistoryTypes.js';
@@ -141,7 +142,7 @@ class HistoryFold {
   readonly #failed: Map<string, number>;
   readonly #cancelled: Map<string, number>;
   readonly #restarts: Map<string, number>;
-  readonly #counted: Map<string, number>;
+  readonly #counted: Map<string, ReadonlyMap<string, CountedTransition>>;
   readonly #failures: Map<number, readonly WitnessedFailure[]>;
   readonly #base: EntryHistory;
   readonly #eventReasons: ReadonlyMap<string, number>;
@@ -161,9 +162,10 @@ class HistoryFold {
     const chain = windowChain(window, timeline);
     const polled = polledTransition(window, chain);
     for (const [index, { from, to }] of chain.entries()) {
-      const identity = `${id}@${String(Math.round(to.at * 1000))}/${from.state}>${to.state}`;
-      if (this.#counted.has(identity)) continue;
-      this.#counted.set(identity, to.at);
+      const identity = `${String(Math.round(to.at * 1000))}/${from.state}>${to.state}`;
+      const ofPullRequest = this.#counted.get(id);
+      if (ofPullRequest?.has(identity) === true) continue;
+      this.#counted.set(id, new Map(ofPullRequest).set(identity, { at: to.at, to: to.state }));
       this.#countReason(window.prNumber, from.state, to);
       if (index !== polled) {
         this.transitions.push({
@@ -177,12 +179,24 @@ class HistoryFold {
   }
 
   result(asked: ReadonlyMap<string, readonly AskedWindow[]>, now: number): EntryHistory {
-    const counted = new Map(
-      [...this.#counted].filter(([, at]) => now - at <= ENTRY_HISTORY_KEEP_SECONDS),
-    );
-    for (const key of counted.keys()) {
-      if (counted.size <= MAX_COUNTED_TRANSITIONS) break;
-      counted.delete(key);
+    const counted = new Map<string, ReadonlyMap<string, CountedTransition>>();
+    let transitions = 0;
+    for (const [id, ofPullRequest] of this.#counted) {
+      // Asked for again only once back in the queue, for what follows its return: a stay that
+      // concluded is forgotten once no window waits for it, else a queue would keep six hours of
+      // its pull requests' transitions.
+      if (!asked.has(id) && concluded(ofPullRequest)) continue;
+      const recent = [...ofPullRequest].filter(
+        ([, { at }]) => now - at <= ENTRY_HISTORY_KEEP_SECONDS,
+      );
+      if (recent.length === 0) continue;
+      counted.set(id, recent.length === ofPullRequest.size ? ofPullRequest : new Map(recent));
+      transitions += recent.length;
+    }
+    for (const [id, ofPullRequest] of counted) {
+      if (transitions <= MAX_COUNTED_TRANSITIONS) break;
+      counted.delete(id);
+      transitions -= ofPullRequest.size;
     }
     return {
       ...this.#base,
@@ -207,6 +221,15 @@ class HistoryFold {
       increment(this.#restarts, reason);
     }
   }
+}
+
+/** Whether the latest transition counted of a pull request ended its stay. */
+function concluded(transitions: ReadonlyMap<string, CountedTransition>): boolean {
+  let latest: CountedTransition | undefined;
+  for (const transition of transitions.values()) {
+    if (latest === undefined || transition.at >= latest.at) latest = transition;
+  }
+  return latest !== undefined && FINAL_STATES.has(latest.to);
 }
 
 /** A transition with the state it left. */

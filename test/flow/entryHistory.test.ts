@@ -160,6 +160,41 @@ describe('queue-entry history counts', () => {
     ]);
   });
 
+  it('forgets what it counted of a stay that concluded, and counts its failure once when the PR is back and asked for again', () => {
+    // #1 fails between two polls; #2 goes on testing (its restart stays remembered).
+    const before = polled(TEN, [
+      [1, 'testing', TEN - 60],
+      [2, 'testing', TEN - 60],
+    ]);
+    const gone = polled(TEN + 30, [[2, 'pending', TEN + 15]]);
+    const failure = [step('testing', TEN - 60), step('failed', TEN + 10, 'TEST_RUN_TIMEOUT')];
+    const restart = [
+      step('testing', TEN - 60),
+      step('pending', TEN + 15, 'PREREQUISITE_MERGE_ITEM_FAILED'),
+    ];
+    const first = answered(before, gone, { [ID(1)]: failure, [ID(2)]: restart });
+    expect(first.history.failed).toEqual(new Map([['TEST_RUN_TIMEOUT', 1]]));
+    // "When the entry entered this state": #1's entry ended; nothing waits for it any more.
+    expect([...first.history.counted.keys()]).toEqual([ID(2)]);
+    // Submitted again at TEN + 50, testing at TEN + 70: its history still lists the failure.
+    const back = polled(TEN + 60, [[1, 'pending', TEN + 50]]);
+    const testing = polled(TEN + 90, [[1, 'testing', TEN + 70]]);
+    const again = answered(
+      back,
+      testing,
+      {
+        [ID(1)]: [
+          ...failure,
+          step('pending', TEN + 50, 'USER_REQUESTED'),
+          step('testing', TEN + 70),
+        ],
+      },
+      first.history,
+    );
+    expect(again.history.failed).toEqual(new Map([['TEST_RUN_TIMEOUT', 1]]));
+    expect(again.history.restarts).toEqual(new Map([['PREREQUISITE_MERGE_ITEM_FAILED', 1]]));
+  });
+
   it('keeps a window a read made before it was asked waiting, and counts a transition read twice once', () => {
     const before = polled(TEN, [[1, 'testing', TEN - 60]]);
     const after = polled(TEN + 30, [[1, 'pending', TEN + 10]]);
