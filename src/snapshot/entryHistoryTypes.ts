@@ -44,7 +44,8 @@ export const MAX_ASKED_PULL_REQUESTS = 5000;
 
 /**
  * Transitions (and pull requests with failures) one queue remembers as counted at most, the oldest
- * going first: a busy queue's six hours (a hundred pull requests an hour, a few transitions each).
+ * pull requests going first: those of the stays still open are kept, a few per pull request, and
+ * a busy queue's failures of six hours (a hundred pull requests an hour).
  */
 export const MAX_COUNTED_TRANSITIONS = 5000;
 
