@@ -177,6 +177,27 @@ describe('flaky-test cost and test collections through a real exporter', () => {
     expect(exporter.logs()).toContain('test collections share a name');
   });
 
+  it("counts a test the walk lists twice once: a list that moves while it is paged may list a row again, and a row's `id` names its test", async () => {
+    // checkout listed a second time, as a cursor over a moving list may: one test all the same.
+    const [checkout] = structuredClone(TESTS);
+    if (checkout === undefined) throw new Error('TESTS lists checkout first');
+    const fake = await webOrganization([...structuredClone(TESTS), checkout]);
+    const exporter = await webExporter(fake);
+    const samples = await exporter.waitFor((current) => up(current) === 1, 'acme/web read');
+    expect(
+      Object.fromEntries(
+        select(samples, 'trunk_flaky_tests_unhealthy', { repo: WEB }).map(
+          (sample): [string, number] => [sample.labels.status ?? '', sample.value],
+        ),
+      ),
+    ).toEqual({ flaky: 3, broken: 1 });
+    expect(cost(samples, 'trunk_flaky_tests_failed_runs')).toEqual({
+      'flaky/7d': 4,
+      'broken/7d': 12,
+    });
+    expect(cost(samples, 'trunk_flaky_tests_runs')).toEqual({ 'flaky/7d': 50, 'broken/7d': 12 });
+  });
+
   it('reads the window reads.testMetricsPeriod names, and with it off neither asks for metrics nor shows the cost; with reads.testCollections off, no collection is read', async () => {
     const fake = await webOrganization();
     const month = await webExporter(fake, { reads: '  testMetricsPeriod: 30d' });

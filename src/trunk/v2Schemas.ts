@@ -136,6 +136,8 @@ const v2TestMetricsSchema = z.object({
 });
 
 export const v2TestSchema = z.object({
+  /** The test's id (empty reads as none): a walk over a list that moves may list a test twice. */
+  id: optionalValue(z.string()),
   repoId: z.string().min(1),
   /** `healthy`, `flaky` or `broken` (Trunk may add more): read by the unhealthy-tests walk. */
   status: optionalValue(z.string()),

@@ -245,11 +245,17 @@ export class V2TestDirectory {
     const { lister, lookupsAtATime } = this.#settings;
     const { what } = LISTS[name];
     const byRepoId = new Map<string, RepositoryIdTally<T>>();
+    // Cursors page over a list that moves while it is walked: a test may come twice.
+    const seen = new Set<string>();
     await lister.listTests(
       filter,
       what,
       (tests) => {
         for (const test of tests) {
+          if (test.id !== undefined && test.id !== '') {
+            if (seen.has(test.id)) continue;
+            seen.add(test.id);
+          }
           let ofRepo = byRepoId.get(test.repoId);
           if (ofRepo === undefined) {
             byRepoId.set(test.repoId, (ofRepo = { tally: list.start(), rows: 0 }));
