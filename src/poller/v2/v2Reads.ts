@@ -11,7 +11,7 @@ import { V2_ENTRY_HISTORY_MAX_IDS } from '../../trunk/v2EntryHistorySchemas.js';
 
 /**
  * `value` with a comma every three digits. Not toLocaleString: its first call loads ICU's data,
- * about 6 MB of resident memory the exporter has no other use for.
+ * resident memory the exporter has no other use for.
  */
 function withCommas(value: number): string {
   return String(value).replace(/\B(?=(\d{3})+$)/g, ',');
