@@ -18,7 +18,14 @@ const resultSchema = z.object({
 
 describe('soak (short)', () => {
   it('keeps data series within what the simulator holds and the heap flat over 400 churning cycles', async () => {
-    const run = await runNode(['--expose-gc', 'scripts/soak.ts', '--cycles', '400', '--json']);
+    const run = await runNode([
+      '--expose-gc',
+      '--no-flush-bytecode',
+      'scripts/soak.ts',
+      '--cycles',
+      '400',
+      '--json',
+    ]);
     expect(run.stderr).toBe('');
     const result = resultSchema.parse(JSON.parse(run.stdout));
 
