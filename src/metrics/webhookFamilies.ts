@@ -9,7 +9,7 @@ import {
   type PairCount,
   type WebhookCounts,
 } from '../snapshot/webhookCounts.js';
-import { fromEntryHistory, shownEntryHistory } from './entryHistoryMetrics.js';
+import { fromEntryHistory } from './entryHistoryMetrics.js';
 import { samplesByKey, type PerTargetFamily, type Sample } from './family.js';
 import { NAMESPACE, fqName } from './naming.js';
 
@@ -62,13 +62,15 @@ export const WEBHOOK_FAMILIES: readonly PerTargetFamily[] = [
       'of its transition to failed in its queue-entry history. At most ' +
       `${MAX_REASONS_PER_FAMILY} reasons per queue, both witnesses together, are kept as labels; ` +
       `later new ones count as ${OTHER_REASON}. ` +
-      `The history's share is ${fromEntryHistory(settings)}.`,
+      `The history's share is ${fromEntryHistory(settings)}; while its reads fail it stays at what ` +
+      'it counted, so that no series goes down.',
     type: 'counter',
     labelNames: ['repo', 'branch', 'reason'],
     scope: 'target',
     samples: (status) => {
       const byReason = new Map(status.webhookCounts?.failureReasons);
-      for (const [reason, count] of shownEntryHistory(status)?.failed ?? []) {
+      // Hidden or not, the history's share stays at what it counted: the sum must not go down.
+      for (const [reason, count] of status.queueFlow?.entryHistory?.failed ?? []) {
         byReason.set(reason, (byReason.get(reason) ?? 0) + count);
       }
       const { repo, branch } = status.target;
