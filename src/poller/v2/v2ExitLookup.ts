@@ -126,8 +126,12 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
   // The latest conclusion time a read can stand on: the exporter's clock plus the slack.
   const latestPlausible = request.current.takenAt + CLOCK_SLACK_SECONDS;
   let newest = -Infinity;
+  let deferredFrom = Infinity;
   let future = 0;
   const live: V2PullRequest[] = [];
+  const listedSince = new Map(
+    request.current.pullRequests.map((pr) => [pr.number, pr.stateChangedAt ?? Infinity]),
+  );
   for (const row of rows) {
     const outcome = v1Value(row.queueEntry.state);
     if (!OUTCOMES.has(outcome)) {
@@ -143,11 +147,19 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
     }
     // Without a conclusion time an entry cannot be placed in the windows: its departure counts it.
     if (concludedAt === undefined || leftAt === undefined) continue;
+    const key = entryKey(row);
+    const unseen = concludedAt >= reads.countFrom && !seen.has(key);
+    // The poll's live read came first: a stay it listed that concluded after its last change there
+    // ended after that read. The next poll sees it gone (its departure counts it) or back (its
+    // read, from no later than this conclusion, counts it): until then this read knows nothing of it.
+    if (unseen && concludedAt > (listedSince.get(row.number) ?? Infinity)) {
+      deferredFrom = Math.min(deferredFrom, concludedAt);
+      continue;
+    }
     laterOf(lastConclusions, row.number, concludedAt);
     // No later read starts past the clock's slack, whatever one row says.
     newest = Math.max(newest, Math.min(concludedAt, latestPlausible));
-    const key = entryKey(row);
-    if (concludedAt < reads.countFrom || seen.has(key)) continue;
+    if (!unseen) continue;
     // Kept by its own time, so that every read that lists it again finds it seen.
     seen.set(key, concludedAt);
     if (concludedAt > latestPlausible) future += 1;
@@ -169,7 +181,10 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
         'than the clock plus that',
     );
   }
-  const countFrom = Math.max(reads.countFrom, newest - READ_OVERLAP_SECONDS);
+  const countFrom = Math.min(
+    Math.max(reads.countFrom, newest - READ_OVERLAP_SECONDS),
+    deferredFrom,
+  );
   for (const [key, leftAt] of seen) if (leftAt < countFrom) seen.delete(key);
   const resubmitted = await resubmittedExits({
     reader: request.reader,
@@ -204,7 +219,8 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
       countFrom,
       seen,
       lastConclusions: recentConclusions(lastConclusions, countFrom),
-      pollsSinceRead: 0,
+      // A conclusion left to the next poll is read again there, whatever that poll sees.
+      pollsSinceRead: deferredFrom === Infinity ? 0 : PERIODIC_EXIT_READ_POLLS - 1,
     },
   };
 }

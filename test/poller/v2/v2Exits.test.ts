@@ -92,6 +92,8 @@ async function v2Watcher(options: { webhooks: boolean }) {
   const { name } = queueTarget;
   /** concludedAfter of each exit read, with the poll it was made in. */
   const exitReads: { poll: number; concludedAfter: string }[] = [];
+  /** Run once before the next exit read, after its poll's live read. */
+  let beforeExitRead: (() => void) | undefined;
   let polls = 0;
   const recording = (v2: V2Reader): V2Reader => ({
     listTestingResults: (queue, since, readOptions) =>
@@ -102,6 +104,8 @@ async function v2Watcher(options: { webhooks: boolean }) {
       // The read of the last merge at start (state=merged alone) is not an exit read.
       if (filter.concludedAfter !== undefined && filter.states === undefined) {
         exitReads.push({ poll: polls, concludedAfter: filter.concludedAfter });
+        beforeExitRead?.();
+        beforeExitRead = undefined;
       }
       return v2.listQueuePullRequests(queue, filter, readOptions);
     },
@@ -156,7 +160,33 @@ async function v2Watcher(options: { webhooks: boolean }) {
   const later = (seconds: number) => {
     clock.later += seconds;
   };
-  return { now, poll, exitReads, exited, bySource, failBetweenPolls, deliver, later };
+  /**
+   * Before the next exit read, the first PR the queue lists fails: after the poll's live read.
+   * Returns a function that submits it again (same entry, as the simulator's authors do) and
+   * moves it on to `pending`, past the `not_ready` where a poll would see a stay begin.
+   */
+  const failListedBeforeExitRead = () => {
+    const [pr] = model.active;
+    if (pr === undefined) throw new Error('no PR in the queue');
+    beforeExitRead = () => {
+      model.fail(pr, now());
+    };
+    return () => {
+      model.resubmit(pr, now());
+      model.place(pr, 'pending', now());
+    };
+  };
+  return {
+    now,
+    poll,
+    exitReads,
+    exited,
+    bySource,
+    failBetweenPolls,
+    failListedBeforeExitRead,
+    deliver,
+    later,
+  };
 }
 
 /** Polls until the next periodic exit read has been made (and no further). */
@@ -192,6 +222,39 @@ describe('exits through API v2', () => {
     await pollThroughRead(watcher);
     await pollThroughRead(watcher);
     expect(watcher.exited()).toEqual({ ...before, failed: (before.failed ?? 0) + 1 });
+  });
+
+  it('counts once a PR that concludes after its poll listed it and before that poll read the concluded entries', async () => {
+    const watcher = await v2Watcher({ webhooks: false });
+    await watcher.poll();
+    await pollThroughRead(watcher);
+    const before = watcher.exited();
+    // The poll's live read lists the PR in the queue; its exit read then lists its entry failed.
+    // Trunk's two answers are of two instants: the next poll sees it gone, and one exit it is.
+    watcher.failListedBeforeExitRead();
+    await pollThroughRead(watcher);
+    await watcher.poll();
+    await pollThroughRead(watcher);
+    expect(watcher.exited()).toEqual({ ...before, failed: (before.failed ?? 0) + 1 });
+  });
+
+  it('counts at the next poll a PR that concluded after its poll listed it and is back in the queue by then', async () => {
+    const watcher = await v2Watcher({ webhooks: false });
+    await watcher.poll();
+    await pollThroughRead(watcher);
+    const total = () => Object.values(watcher.exited()).reduce((sum, n) => sum + n, 0);
+    const before = total();
+    const submitAgain = watcher.failListedBeforeExitRead();
+    await pollThroughRead(watcher);
+    // Back and past `not_ready` before the next poll: no poll sees it leave or begin a stay.
+    submitAgain();
+    await watcher.poll();
+    // One exit, by this poll. (Its outcome is what Trunk's testing results say of the entry, and
+    // the simulator's scripted failure left none: `unknown`.)
+    expect(total()).toBe(before + 1);
+    await pollThroughRead(watcher);
+    await pollThroughRead(watcher);
+    expect(total()).toBe(before + 1);
   });
 
   it('continues each read from the previous one, with an overlap', async () => {
