@@ -7,6 +7,16 @@ import type { V2Test } from '../trunk/v2Schemas.js';
 
 const KNOWN_STATUSES: ReadonlySet<string> = new Set(UNHEALTHY_STATUSES);
 
+const NO_COST: TestCostSums = { failedRuns: 0, runs: 0, pullRequestsImpacted: 0 };
+
+function plus(a: TestCostSums, b: TestCostSums): TestCostSums {
+  return {
+    failedRuns: a.failedRuns + b.failedRuns,
+    runs: a.runs + b.runs,
+    pullRequestsImpacted: a.pullRequestsImpacted + b.pullRequestsImpacted,
+  };
+}
+
 /** The sums so far, per status, and the statuses one of whose tests came without metrics. */
 export interface TestCostTally {
   readonly byStatus: Map<string, TestCostSums>;
@@ -16,12 +26,7 @@ export interface TestCostTally {
 /** No test yet: each known status at 0. */
 export function startTestCost(): TestCostTally {
   return {
-    byStatus: new Map(
-      UNHEALTHY_STATUSES.map((status) => [
-        status,
-        { failedRuns: 0, runs: 0, pullRequestsImpacted: 0 },
-      ]),
-    ),
+    byStatus: new Map(UNHEALTHY_STATUSES.map((status) => [status, NO_COST])),
     unknown: new Set(),
   };
 }
@@ -38,24 +43,21 @@ export function addTestCost(tally: TestCostTally, test: V2Test): void {
     tally.unknown.add(status);
     return;
   }
-  const sums = tally.byStatus.get(status) ?? { failedRuns: 0, runs: 0, pullRequestsImpacted: 0 };
   const metrics = test.metrics ?? {};
-  tally.byStatus.set(status, {
-    failedRuns: sums.failedRuns + (metrics.failureCount ?? 0),
-    runs: sums.runs + (metrics.runCount ?? 0),
-    pullRequestsImpacted: sums.pullRequestsImpacted + (metrics.prsImpacted ?? 0),
-  });
+  tally.byStatus.set(
+    status,
+    plus(tally.byStatus.get(status) ?? NO_COST, {
+      failedRuns: metrics.failureCount ?? 0,
+      runs: metrics.runCount ?? 0,
+      pullRequestsImpacted: metrics.prsImpacted ?? 0,
+    }),
+  );
 }
 
 /** Adds `from`'s tests to `into` (two repository ids of one name). */
 export function mergeTestCost(into: TestCostTally, from: TestCostTally): void {
   for (const [status, sums] of from.byStatus) {
-    const kept = into.byStatus.get(status) ?? { failedRuns: 0, runs: 0, pullRequestsImpacted: 0 };
-    into.byStatus.set(status, {
-      failedRuns: kept.failedRuns + sums.failedRuns,
-      runs: kept.runs + sums.runs,
-      pullRequestsImpacted: kept.pullRequestsImpacted + sums.pullRequestsImpacted,
-    });
+    into.byStatus.set(status, plus(into.byStatus.get(status) ?? NO_COST, sums));
   }
   for (const status of from.unknown) into.unknown.add(status);
 }
