@@ -29,9 +29,8 @@ const { values } = parseArgs({
 const cycles = Number(values.cycles);
 const intervalMs = Number(values['interval-ms']);
 const gc = (globalThis as { gc?: () => void }).gc;
-// V8 drops the bytecode of functions unused since start-up (about 5 MB here) at a moment that
-// depends on the wall clock, 10-20 s in: before the end reading it would hide a leak of that size,
-// after the first it would count as one.
+// V8 drops the bytecode of functions unused since start-up at a moment set by the wall clock:
+// between the two readings it would hide a leak of its size (docs/performance.md#load-and-soak).
 if (gc === undefined || !process.execArgv.includes('--no-flush-bytecode')) {
   throw new Error('run with node --expose-gc --no-flush-bytecode scripts/soak.ts');
 }
