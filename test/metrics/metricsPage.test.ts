@@ -128,6 +128,29 @@ describe('MetricsPage', () => {
     },
   );
 
+  it('sends a page written after a change as the chunks it was written from, and joins it into one buffer once it is sent again unchanged', async () => {
+    const scenario = acrossRepositories(loadScenario('normal-queue'), TARGETS_PER_BLOCK + 9);
+    const replay = replayScenario(scenario);
+    const page = pageFor(replay);
+    // The exporter's own metrics and the process metrics follow the snapshot families' chunks.
+    const ownParts = 2;
+    const scrape = () => page.render('prometheus', { acceptGzip: true });
+
+    const first = await scrape();
+    expect(first.chunks.length).toBeGreaterThan(ownParts + 2);
+    const again = await scrape();
+    expect(again.chunks).toHaveLength(ownParts + 1);
+    expect(body(again)).toBe(body(first));
+    // Kept joined: a third scrape joins nothing again.
+    expect((await scrape()).chunks[0]).toBe(again.chunks[0]);
+
+    replay.setClock(scenario.renderAt + 17);
+    pollAgain(replay, { ...firstTarget(scenario), repo: 'github.com/acme/repo-3' });
+    const afterPoll = await scrape();
+    expect(afterPoll.chunks.length).toBeGreaterThan(ownParts + 2);
+    expect(body(afterPoll)).toBe(await fresh(replay, 'prometheus'));
+  });
+
   it('leaves out a target the configuration dropped', async () => {
     const scenario = manyRepositories();
     const replay = replayScenario(scenario);
@@ -218,8 +241,9 @@ describe('MetricsPage', () => {
     const replay = replayScenario(loadScenario('normal-queue'), { defaultMetrics: true });
     let clock = 5_000;
     const page = pageFor(replay, () => clock);
+    // The process metrics come after the snapshot families' chunks, before the exporter's own.
     const processPart = async (): Promise<Buffer | undefined> =>
-      (await page.render('prometheus', { acceptGzip: false })).chunks[1];
+      (await page.render('prometheus', { acceptGzip: false })).chunks.at(-2);
     const first = await processPart();
     expect(first?.toString()).toContain('process_cpu_seconds_total');
     expect(first?.toString()).not.toContain('trunk_exporter');

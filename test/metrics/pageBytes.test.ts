@@ -124,7 +124,9 @@ describe('writePage', () => {
     );
     const acrossTargets: AcrossTargetsBytes = new Map();
     const write = () =>
-      writePage(families, statuses, blocks, acrossTargets, replay.snapshotMetrics).page;
+      Buffer.concat(
+        writePage(families, statuses, blocks, acrossTargets, replay.snapshotMetrics).chunks,
+      );
 
     encoded.length = 0;
     const first = write();
