@@ -10,6 +10,7 @@ import type { QuarantinedTests, UnhealthyTests } from '../../snapshot/types.js';
 import type { ApiAnomalyKind } from '../../trunk/observer.js';
 import type { V2TestFilter } from '../../trunk/v2Client.js';
 import { V2_ENDPOINTS, type V2Endpoint, type V2Test } from '../../trunk/v2Schemas.js';
+import { SeenTestIds } from './seenTestIds.js';
 import { nearestNames } from './nearestNames.js';
 import {
   groupByRepository,
@@ -246,16 +247,13 @@ export class V2TestDirectory {
     const { what } = LISTS[name];
     const byRepoId = new Map<string, RepositoryIdTally<T>>();
     // Cursors page over a list that moves while it is walked: a test may come twice.
-    const seen = new Set<string>();
+    const seen = new SeenTestIds();
     await lister.listTests(
       filter,
       what,
       (tests) => {
         for (const test of tests) {
-          if (test.id !== undefined && test.id !== '') {
-            if (seen.has(test.id)) continue;
-            seen.add(test.id);
-          }
+          if (test.id !== undefined && test.id !== '' && !seen.firstTime(test.id)) continue;
           let ofRepo = byRepoId.get(test.repoId);
           if (ofRepo === undefined) {
             byRepoId.set(test.repoId, (ofRepo = { tally: list.start(), rows: 0 }));
