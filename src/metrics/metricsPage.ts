@@ -1,19 +1,10 @@
-import { promisify } from 'node:util';
-import { gzip as gzipCallback } from 'node:zlib';
 import type { Registry } from 'prom-client';
 import type { SnapshotStore } from '../snapshot/store.js';
 import type { TargetStatus } from '../snapshot/types.js';
 import { contentTypeOf } from './exposition.js';
 import type { ExpositionFormat } from './exposition.js';
-import { isProcessMetric, renderLivePart } from './livePart.js';
-import {
-  gzipMember,
-  joinBlocks,
-  prepareFamilies,
-  renderTarget,
-  storedGzipMember,
-  writePage,
-} from './pageBytes.js';
+import { LiveParts } from './livePart.js';
+import { gzipMember, joinBlocks, prepareFamilies, renderTarget, writePage } from './pageBytes.js';
 import type {
   AcrossTargetsBytes,
   PreparedFamily,
@@ -29,29 +20,11 @@ import type { SnapshotFamilies } from './snapshotFamilies.js';
 // it, since the exposition formats want a family's samples together, joined in blocks of
 // consecutive targets that a scrape joins again only where a target changed (pageBytes.ts). The
 // families computed across targets are small, rendered again when any target changed and encoded
-// again when their text did. The registry's metrics (API counters, reloads, webhook requests) are
-// small and rendered on every scrape (up to a rate that a scrape flood exceeds, see
-// EXPORTER_PART_BURST), but for the process and Node.js metrics, which are rendered again once a
-// second old: collecting them (reading /proc, event-loop histograms) costs more than sending the
-// whole cached page, and no Prometheus scrapes one target more than once a second. They come
-// first in the registry, so the page keeps its order.
+// again when their text did. The registry's metrics end the page (livePart.ts).
 // Bytes are kept per variant (format and encoding) that has been asked for.
-
-const gzip = promisify(gzipCallback);
 
 /** Targets rendered between two turns of the event loop when a variant is rendered whole. */
 const TARGETS_PER_TURN = 50;
-
-/** How old the process metrics may be when served; see above. */
-export const LIVE_PART_MAX_AGE_MS = 1000;
-
-/**
- * Fresh renderings of the exporter's own metrics, per variant: a burst this deep, then this many a
- * second. Prometheus and tests never come near it; a scrape flood beyond it gets the latest
- * rendering, so a flood costs polls a bounded share of the event loop rather than all of it.
- */
-export const EXPORTER_PART_BURST = 20;
-export const EXPORTER_PART_RENDERS_PER_SECOND = 20;
 
 /** A variant nobody has asked for in this long is dropped rather than rendered on every change. */
 export const IDLE_VARIANT_MS = 10 * 60_000;
@@ -78,8 +51,6 @@ export interface MetricsPageOptions {
 interface Variant {
   readonly format: ExpositionFormat;
   readonly encode: (text: string) => Buffer;
-  /** How the exporter's own metrics are encoded: as they are, or as a stored gzip member. */
-  readonly encodeOwn: (text: string) => Buffer;
   /** The generation of the families it is rendered for; a reload may change them. */
   generation: number;
   families: readonly PreparedFamily[];
@@ -102,13 +73,8 @@ interface Variant {
         readonly page: WrittenPage;
       }
     | undefined;
-  /** The process metrics, encoded, and when (clockMs) they were rendered. */
-  live: { readonly at: number; readonly bytes: Promise<Buffer> } | undefined;
-  /** The exporter's own metrics as last rendered, encoded, if the rendering was complete. */
-  exporterPart: Buffer | undefined;
-  /** Fresh renderings of the exporter's own metrics still allowed now, and when that was counted. */
-  exporterTokens: number;
-  exporterTokensAtMs: number;
+  /** The registry's metrics, which end the page. */
+  readonly live: LiveParts;
   lastAskedMs: number;
 }
 
@@ -144,8 +110,8 @@ export class MetricsPage {
     const variant = this.#variant(format, acceptGzip);
     const snapshot = await this.#snapshotPage(variant);
     // After the snapshot families: the render-error counter then counts their failures.
-    const process = await this.#processBytes(variant, acceptGzip);
-    const exporter = await this.#exporterBytes(variant);
+    const process = await variant.live.processBytes();
+    const exporter = await variant.live.exporterBytes();
     return {
       contentType: contentTypeOf(format),
       contentEncoding: acceptGzip ? 'gzip' : undefined,
@@ -161,74 +127,25 @@ export class MetricsPage {
       variant = {
         format,
         encode: acceptGzip ? gzipMember : (text) => Buffer.from(text),
-        encodeOwn: acceptGzip ? storedGzipMember : (text) => Buffer.from(text),
         generation: -1,
         families: [],
         targets: new WeakMap(),
         blocks: [],
         acrossTargets: new Map(),
         written: undefined,
-        live: undefined,
-        exporterPart: undefined,
-        exporterTokens: EXPORTER_PART_BURST,
-        exporterTokensAtMs: this.#clockMs(),
+        live: new LiveParts({
+          registry: this.#registry,
+          format,
+          acceptGzip,
+          renderErrors: () => this.#families.renderErrors,
+          clockMs: this.#clockMs,
+        }),
         lastAskedMs: 0,
       };
       this.#variants.set(name, variant);
     }
     variant.lastAskedMs = this.#clockMs();
     return variant;
-  }
-
-  /** The exporter's own metrics, rendered afresh unless this variant's renderings ran out. */
-  async #exporterBytes(variant: Variant): Promise<Buffer> {
-    const now = this.#clockMs();
-    variant.exporterTokens = Math.min(
-      EXPORTER_PART_BURST,
-      variant.exporterTokens +
-        ((now - variant.exporterTokensAtMs) / 1000) * EXPORTER_PART_RENDERS_PER_SECOND,
-    );
-    variant.exporterTokensAtMs = now;
-    if (variant.exporterTokens < 1 && variant.exporterPart !== undefined) {
-      return variant.exporterPart;
-    }
-    variant.exporterTokens = Math.max(0, variant.exporterTokens - 1);
-    const { text, complete } = await renderLivePart(
-      this.#registry,
-      variant.format,
-      this.#families.renderErrors,
-      { selects: (name) => !isProcessMetric(name), endOfPage: true },
-    );
-    const bytes = variant.encodeOwn(text);
-    // A metric left out is tried again on the next scrape, as a family is.
-    variant.exporterPart = complete ? bytes : undefined;
-    return bytes;
-  }
-
-  /** The process metrics, rendered again when the last rendering is older than a second. */
-  #processBytes(variant: Variant, acceptGzip: boolean): Promise<Buffer> {
-    const now = this.#clockMs();
-    if (variant.live !== undefined && now - variant.live.at <= LIVE_PART_MAX_AGE_MS) {
-      return variant.live.bytes;
-    }
-    const rendered = renderLivePart(this.#registry, variant.format, this.#families.renderErrors, {
-      selects: isProcessMetric,
-      endOfPage: false,
-    });
-    const bytes = rendered.then(({ text }) =>
-      acceptGzip && text !== '' ? gzip(text) : Buffer.from(text),
-    );
-    const live = { at: now, bytes };
-    variant.live = live;
-    // A metric left out is tried again on the next scrape, as a family is.
-    const forget = (): void => {
-      if (variant.live === live) variant.live = undefined;
-    };
-    rendered.then(({ complete }) => {
-      if (!complete) forget();
-    }, forget);
-    bytes.catch(forget);
-    return bytes;
   }
 
   /** Renders the changed target in every variant in use, so the next scrape finds it ready. */

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import {
   EXPORTER_PART_RENDERS_PER_SECOND,
   LIVE_PART_MAX_AGE_MS,
-} from '../../src/metrics/metricsPage.js';
+} from '../../src/metrics/livePart.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
 import { createTestHttpApp } from '../support/httpApp.js';
 import { pageSection, readPage } from './pages.js';

@@ -7,10 +7,9 @@ import type { ExpositionFormat } from '../../src/metrics/exposition.js';
 import {
   EXPORTER_PART_BURST,
   EXPORTER_PART_RENDERS_PER_SECOND,
-  IDLE_VARIANT_MS,
   LIVE_PART_MAX_AGE_MS,
-  MetricsPage,
-} from '../../src/metrics/metricsPage.js';
+} from '../../src/metrics/livePart.js';
+import { IDLE_VARIANT_MS, MetricsPage } from '../../src/metrics/metricsPage.js';
 import type { MetricsPageResponse } from '../../src/metrics/metricsPage.js';
 import { TARGETS_PER_BLOCK } from '../../src/metrics/pageBytes.js';
 import type { Target } from '../../src/snapshot/types.js';
