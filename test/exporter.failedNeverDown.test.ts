@@ -17,7 +17,7 @@ import {
 } from './support/entryHistoryExporter.js';
 import { sum, type Sample } from './support/exposition.js';
 import { entryRow, moveEntry, startFakeWebQueue } from './support/queueEntryRows.js';
-import { WEB_MAIN } from './support/webQueueSamples.js';
+import { WEB_MAIN, pollsFromNow } from './support/webQueueSamples.js';
 import { cleanUp } from './trunk/harness.js';
 
 afterEach(cleanUp);
@@ -85,5 +85,55 @@ describe('the failed family while a witness is hidden', () => {
       true,
     );
     expect(values.filter((value) => value === 2).length).toBeGreaterThan(2);
+  });
+  it("keeps the histories' share when a reload turns their read off, and goes on from it", async () => {
+    const start = now() - 600;
+    const pr90 = entryRow(90, 'testing', start);
+    const pr91 = entryRow(91, 'testing', start);
+    const pr92 = entryRow(92, 'testing', start);
+    const fake = await startFakeWebQueue([pr90, pr91, pr92]);
+    for (const number of [90, 91, 92]) recordTesting(fake, number, start);
+    const { exporter, reload } = await webExporter(fake, true);
+    await exporter.waitFor((samples) => live(samples) === 3, 'three entries polled');
+
+    // #90 fails and #91 is closed, seen by their histories alone; #5 fails with the same reason,
+    // seen by its webhook event alone.
+    const at = now();
+    record(fake, 90, 'failed', at, 'TEST_RUN_TIMEOUT');
+    moveEntry(pr90, 'failed', at);
+    record(fake, 91, 'cancelled', at, 'PR_CLOSED');
+    moveEntry(pr91, 'cancelled', at);
+    await failedEvent(exporter, 5, at, 'TEST_RUN_TIMEOUT');
+    const pages: Sample[][] = [];
+    const watch = (what: string, done: (samples: readonly Sample[]) => boolean) =>
+      exporter.waitFor((samples) => {
+        pages.push(samples);
+        return done(samples);
+      }, what);
+    const both = await watch('both witnesses counted', (s) => cancelled(s).PR_CLOSED === 1);
+    expect(failed(both)).toEqual({ TEST_RUN_TIMEOUT: 2 });
+
+    // The operator turns the histories off: their own families go, the failures they counted stay.
+    await reload(true, false);
+    const off = await watch('the cancellations gone', (s) => !('PR_CLOSED' in cancelled(s)));
+    expect(failed(off)).toEqual({ TEST_RUN_TIMEOUT: 2 });
+
+    // The webhooks still count, from there.
+    await failedEvent(exporter, 6, now(), 'TEST_RUN_TIMEOUT');
+    await watch('#6 counted', (s) => failed(s).TEST_RUN_TIMEOUT === 3);
+
+    // Turned on again, the histories add to what they had counted (a change made once polls run
+    // with the read on: one seen while it was off is never asked for).
+    await reload(true, true);
+    await pollsFromNow(exporter, 2);
+    const failedAt = now();
+    record(fake, 92, 'failed', failedAt, 'TEST_RUN_TIMEOUT');
+    moveEntry(pr92, 'failed', failedAt);
+    await watch('#92 counted', (s) => failed(s).TEST_RUN_TIMEOUT === 4);
+
+    const values = pages.slice(pages.indexOf(both)).map((page) => failed(page).TEST_RUN_TIMEOUT);
+    expect(values.every((value, i) => value !== undefined && value >= (values[i - 1] ?? 2))).toBe(
+      true,
+    );
   });
 });

@@ -2,6 +2,7 @@
 // webhook event, the queue-entry history) and the other has not met yet: each failure counts once
 // whichever sees it first, and two failures of one pull request count twice however close together.
 import {
+  EMPTY_ENTRY_HISTORY,
   ENTRY_HISTORY_KEEP_SECONDS,
   MAX_COUNTED_TRANSITIONS,
   unmetFailureIndex,
@@ -63,4 +64,20 @@ export function forgetOldFailures(
     kept.delete(key);
   }
   return kept;
+}
+
+/**
+ * What stays of a queue's history once its read is turned off (a reload): the failures it counted,
+ * which the failed family sums with the webhooks' and which must not go down, and the failures
+ * either witness saw recently, so that an event does not count one of them again. Hidden, as the
+ * history's own families are; nothing is asked any more.
+ */
+export function withHistoryReadOff(history: EntryHistory | undefined): EntryHistory | undefined {
+  if (history === undefined || history.failed.size === 0) return undefined;
+  return {
+    ...EMPTY_ENTRY_HISTORY,
+    failed: history.failed,
+    failures: history.failures,
+    shown: false,
+  };
 }

@@ -62,8 +62,8 @@ export const WEBHOOK_FAMILIES: readonly PerTargetFamily[] = [
       'of its transition to failed in its queue-entry history. At most ' +
       `${MAX_REASONS_PER_FAMILY} reasons per queue, both witnesses together, are kept as labels; ` +
       `later new ones count as ${OTHER_REASON}. ` +
-      `The history's share is ${fromEntryHistory(settings)}; while its reads fail it stays at what ` +
-      'it counted, so that no series goes down.',
+      `The history's share is ${fromEntryHistory(settings)}; while its reads fail, or once a ` +
+      'reload turns them off, it stays at what it counted, so that no series goes down.',
     type: 'counter',
     labelNames: ['repo', 'branch', 'reason'],
     scope: 'target',

@@ -21,9 +21,12 @@ export async function webExporter(
   fake: FakeV2,
   webhooks: boolean,
   { staleAfterSeconds = 600, polling }: { staleAfterSeconds?: number; polling?: string } = {},
-): Promise<{ exporter: ExporterUnderTest; reload: (webhooks: boolean) => Promise<void> }> {
+): Promise<{
+  exporter: ExporterUnderTest;
+  reload: (webhooks: boolean, readHistories?: boolean) => Promise<void>;
+}> {
   const file = join(await mkdtemp(join(tmpdir(), 'trunk-exporter-history-')), 'config.yaml');
-  const yaml = (on: boolean) =>
+  const yaml = (on: boolean, readHistories = true) =>
     [
       configYaml({
         apiUrl: fake.origin,
@@ -42,11 +45,12 @@ export async function webExporter(
       'webhooks:',
       `  enabled: ${String(on)}`,
       `  signingSecret: ${WEBHOOK_SECRET}`,
+      ...(readHistories ? [] : ['reads:', '  queueEntryHistory: false']),
     ].join('\n');
   await writeFile(file, yaml(webhooks));
   const exporter = await startTestExporter(yaml(webhooks), 'info', file);
-  const reload = async (on: boolean) => {
-    await writeFile(file, yaml(on));
+  const reload = async (on: boolean, readHistories = true) => {
+    await writeFile(file, yaml(on, readHistories));
     const response = await fetch(`${exporter.exporter.url}/-/reload`, { method: 'POST' });
     expect(response.status).toBe(200);
   };

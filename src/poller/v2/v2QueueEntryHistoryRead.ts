@@ -9,6 +9,7 @@ import {
   foldAnswers,
   type AnsweredTimeline,
 } from '../../flow/entryHistory.js';
+import { withHistoryReadOff } from '../../flow/failureWitnesses.js';
 import { applyFlowEvents } from '../../flow/flowCounts.js';
 import type { Logger } from '../../log/logger.js';
 import type { QueueFlow } from '../../snapshot/queueFlowTypes.js';
@@ -184,8 +185,10 @@ export type EntryHistoryUpdate = (
  */
 export function readEntryHistory(request: EntryHistoryReadRequest): EntryHistoryUpdate {
   const { reads, current } = request;
-  // Off: nothing is read, and what was counted leaves the page.
-  if (reads === undefined) return ({ entryHistory: _off, ...flow }) => flow;
+  // Off: nothing is read, and what was counted leaves the page but for the failures.
+  if (reads === undefined) {
+    return (flow, latest) => ({ ...flow, entryHistory: withHistoryReadOff(latest?.entryHistory) });
+  }
   const windows = request.previous === undefined ? [] : changedWindows(request.previous, current);
   const waiting = [
     ...(request.previousFlow?.entryHistory?.asked.keys() ?? []),
