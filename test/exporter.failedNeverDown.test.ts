@@ -26,33 +26,60 @@ const now = () => Date.now() / 1000;
 const cancelled = (samples: readonly Sample[]) =>
   byLabel(samples, 'trunk_merge_queue_pull_requests_cancelled_total', 'reason');
 
+/**
+ * #90 fails and #91 is closed, seen by their histories alone; #5, never listed, fails with the same
+ * reason as #90, seen by its webhook event alone; #92 is still testing. Resolves once both witnesses
+ * counted (TEST_RUN_TIMEOUT 2), with every page scraped while waiting kept in `pages`.
+ */
+async function countedByBothWitnesses(options: { staleAfterSeconds?: number }) {
+  const start = now() - 600;
+  const pr90 = entryRow(90, 'testing', start);
+  const pr91 = entryRow(91, 'testing', start);
+  const pr92 = entryRow(92, 'testing', start);
+  const fake = await startFakeWebQueue([pr90, pr91, pr92]);
+  for (const number of [90, 91, 92]) recordTesting(fake, number, start);
+  const { exporter, reload } = await webExporter(fake, true, options);
+  await exporter.waitFor((samples) => live(samples) === 3, 'three entries polled');
+
+  const at = now();
+  record(fake, 90, 'failed', at, 'TEST_RUN_TIMEOUT');
+  moveEntry(pr90, 'failed', at);
+  record(fake, 91, 'cancelled', at, 'PR_CLOSED');
+  moveEntry(pr91, 'cancelled', at);
+  await failedEvent(exporter, 5, at, 'TEST_RUN_TIMEOUT');
+  const pages: Sample[][] = [];
+  const watch = (what: string, done: (samples: readonly Sample[]) => boolean) =>
+    exporter.waitFor((samples) => {
+      pages.push(samples);
+      return done(samples);
+    }, what);
+  const both = await watch('both witnesses counted', (s) => cancelled(s).PR_CLOSED === 1);
+  expect(failed(both)).toEqual({ TEST_RUN_TIMEOUT: 2 });
+  return { fake, exporter, reload, pr92, watch, pages, both };
+}
+
+/**
+ * The series on every page scraped from `both` on: there on each, and never lower than on the one
+ * before.
+ */
+function neverWentDown(
+  pages: readonly Sample[][],
+  both: readonly Sample[],
+): (number | undefined)[] {
+  const values = pages
+    .slice(pages.findIndex((page) => page === both))
+    .map((page) => failed(page).TEST_RUN_TIMEOUT);
+  expect(values.every((value, i) => value !== undefined && value >= (values[i - 1] ?? 2))).toBe(
+    true,
+  );
+  return values;
+}
+
 describe('the failed family while a witness is hidden', () => {
   it('never goes down while the histories fail past staleAfterSeconds', async () => {
-    const start = now() - 600;
-    const pr90 = entryRow(90, 'testing', start);
-    const pr91 = entryRow(91, 'testing', start);
-    const pr92 = entryRow(92, 'testing', start);
-    const fake = await startFakeWebQueue([pr90, pr91, pr92]);
-    for (const number of [90, 91, 92]) recordTesting(fake, number, start);
-    const { exporter } = await webExporter(fake, true, { staleAfterSeconds: 1 });
-    await exporter.waitFor((samples) => live(samples) === 3, 'three entries polled');
-
-    // #90 fails and #91 is closed, seen by their histories alone; #5, never listed, fails with the
-    // same reason as #90, seen by its webhook event alone.
-    const at = now();
-    record(fake, 90, 'failed', at, 'TEST_RUN_TIMEOUT');
-    moveEntry(pr90, 'failed', at);
-    record(fake, 91, 'cancelled', at, 'PR_CLOSED');
-    moveEntry(pr91, 'cancelled', at);
-    await failedEvent(exporter, 5, at, 'TEST_RUN_TIMEOUT');
-    const pages: Sample[][] = [];
-    const watch = (what: string, done: (samples: readonly Sample[]) => boolean) =>
-      exporter.waitFor((samples) => {
-        pages.push(samples);
-        return done(samples);
-      }, what);
-    const both = await watch('both witnesses counted', (s) => cancelled(s).PR_CLOSED === 1);
-    expect(failed(both)).toEqual({ TEST_RUN_TIMEOUT: 2 });
+    const { fake, pr92, watch, pages, both } = await countedByBothWitnesses({
+      staleAfterSeconds: 1,
+    });
 
     // The histories answer 400 from now on, and #92 restarts (its history is to be read): their
     // own families hide, the failures stay at 2.
@@ -79,39 +106,12 @@ describe('the failed family while a witness is hidden', () => {
     moveEntry(pr92, 'failed', failedAt);
     await watch('#92 counted', (s) => failed(s).TEST_RUN_TIMEOUT === 3);
 
-    // On every page scraped from the first count on, the series was there and never went down.
-    const values = pages.slice(pages.indexOf(both)).map((page) => failed(page).TEST_RUN_TIMEOUT);
-    expect(values.every((value, i) => value !== undefined && value >= (values[i - 1] ?? 2))).toBe(
-      true,
-    );
+    const values = neverWentDown(pages, both);
     expect(values.filter((value) => value === 2).length).toBeGreaterThan(2);
   });
-  it("keeps the histories' share when a reload turns their read off, and goes on from it", async () => {
-    const start = now() - 600;
-    const pr90 = entryRow(90, 'testing', start);
-    const pr91 = entryRow(91, 'testing', start);
-    const pr92 = entryRow(92, 'testing', start);
-    const fake = await startFakeWebQueue([pr90, pr91, pr92]);
-    for (const number of [90, 91, 92]) recordTesting(fake, number, start);
-    const { exporter, reload } = await webExporter(fake, true);
-    await exporter.waitFor((samples) => live(samples) === 3, 'three entries polled');
 
-    // #90 fails and #91 is closed, seen by their histories alone; #5 fails with the same reason,
-    // seen by its webhook event alone.
-    const at = now();
-    record(fake, 90, 'failed', at, 'TEST_RUN_TIMEOUT');
-    moveEntry(pr90, 'failed', at);
-    record(fake, 91, 'cancelled', at, 'PR_CLOSED');
-    moveEntry(pr91, 'cancelled', at);
-    await failedEvent(exporter, 5, at, 'TEST_RUN_TIMEOUT');
-    const pages: Sample[][] = [];
-    const watch = (what: string, done: (samples: readonly Sample[]) => boolean) =>
-      exporter.waitFor((samples) => {
-        pages.push(samples);
-        return done(samples);
-      }, what);
-    const both = await watch('both witnesses counted', (s) => cancelled(s).PR_CLOSED === 1);
-    expect(failed(both)).toEqual({ TEST_RUN_TIMEOUT: 2 });
+  it("keeps the histories' share when a reload turns their read off, and goes on from it", async () => {
+    const { fake, exporter, reload, pr92, watch, pages, both } = await countedByBothWitnesses({});
 
     // The operator turns the histories off: their own families go, the failures they counted stay.
     await reload(true, false);
@@ -131,9 +131,6 @@ describe('the failed family while a witness is hidden', () => {
     moveEntry(pr92, 'failed', failedAt);
     await watch('#92 counted', (s) => failed(s).TEST_RUN_TIMEOUT === 4);
 
-    const values = pages.slice(pages.indexOf(both)).map((page) => failed(page).TEST_RUN_TIMEOUT);
-    expect(values.every((value, i) => value !== undefined && value >= (values[i - 1] ?? 2))).toBe(
-      true,
-    );
+    neverWentDown(pages, both);
   });
 });
