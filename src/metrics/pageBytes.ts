@@ -7,10 +7,10 @@ import type { FamilyText } from './familyText.js';
 import type { SelectedFamily, SnapshotFamilies } from './snapshotFamilies.js';
 
 // The bytes of /metrics: each target's piece of each per-target family rendered on its own, joined
-// in blocks of consecutive targets, and a page written from the blocks family by family. A gzip
-// piece is a gzip member of its own: members may follow one another in one stream (RFC 1952),
-// which Prometheus's and Node.js's readers take as one text, so a page written after a poll
-// concatenates members instead of compressing the whole page again.
+// in blocks of consecutive targets (which then hold the only copy), and a page laid out from the
+// blocks family by family. A gzip piece is a gzip member of its own: members may follow one
+// another in one stream (RFC 1952), which Prometheus's and Node.js's readers take as one text, so
+// a page written after a poll concatenates members instead of compressing the whole page again.
 
 /** A selected family prepared for one variant. */
 export interface PreparedFamily {
@@ -26,8 +26,13 @@ export interface PreparedFamily {
 
 /** One target's samples of every per-target family, in one variant. */
 export interface TargetBytes {
-  /** Each family's piece, back to back. */
-  readonly bytes: Buffer;
+  /**
+   * Each family's piece, back to back, as rendered; let go once a block holds the pieces (`home`),
+   * so that the page's bytes are kept once, not once per target and once per block.
+   */
+  bytes?: Buffer | undefined;
+  /** Where the pieces are once joined: the block's chunks, and where in each its piece starts. */
+  home?: { readonly chunks: readonly Buffer[]; readonly starts: Int32Array } | undefined;
   /** [start, end) of each per-target family's piece in `bytes`, in family order. */
   readonly bounds: Int32Array;
   /**
@@ -124,9 +129,27 @@ export function joinBlocks(
       const kept = old !== undefined && samePieces(old.members, members, index);
       chunks.push((kept ? old.chunks[index] : undefined) ?? joinPieces(members, index));
     }
+    moveInto(chunks, members, perTargetFamilies);
     blocks.push({ members, chunks });
   }
   return blocks;
+}
+
+/** Makes `chunks` the home of the members' pieces, and lets go of their own bytes. */
+function moveInto(
+  chunks: readonly Buffer[],
+  members: readonly TargetBytes[],
+  families: number,
+): void {
+  const offsets = new Int32Array(families);
+  for (const member of members) {
+    const starts = offsets.slice();
+    for (let index = 0; index < families; index++) {
+      offsets[index] = (offsets[index] ?? 0) + pieceLength(member, index);
+    }
+    member.home = { chunks, starts };
+    member.bytes = undefined;
+  }
 }
 
 /**
@@ -145,7 +168,7 @@ export interface WrittenPage {
 /**
  * Lays out every family: its header, then its samples (every block's chunk of a per-target
  * family). The chunks are sent as they are, not copied into one buffer: at 1,000 queues that
- * buffer would be a third copy of the page's bytes beside the targets' and the blocks'. A family
+ * buffer would be a second copy of the page's bytes beside the blocks'. A family
  * without samples is left out, header included; a family that threw is left out and counted once,
  * and the page is then not `complete`.
  */
@@ -219,27 +242,36 @@ function samePieces(a: readonly TargetBytes[], b: readonly TargetBytes[], index:
   return a.every((before, at) => {
     const after = b[at];
     if (after === undefined) return false;
-    if (before === after) return true;
-    const [start, end] = [piece(after.bounds, index, 0), piece(after.bounds, index, 1)];
-    const [was, wasEnd] = [piece(before.bounds, index, 0), piece(before.bounds, index, 1)];
-    return (
-      end - start === wasEnd - was &&
-      after.bytes.compare(before.bytes, was, wasEnd, start, end) === 0
-    );
+    return before === after || pieceOf(after, index).equals(pieceOf(before, index));
   });
 }
 
 /** The members' pieces of per-target family `index`, back to back. */
 function joinPieces(members: readonly TargetBytes[], index: number): Buffer {
   let length = 0;
-  for (const { bounds } of members) length += piece(bounds, index, 1) - piece(bounds, index, 0);
+  for (const member of members) length += pieceLength(member, index);
   // Memory of its own: a slice of Node.js's shared pool would keep the pool alive with it.
   const chunk = Buffer.allocUnsafeSlow(length);
   let offset = 0;
-  for (const { bytes, bounds } of members) {
-    offset += bytes.copy(chunk, offset, piece(bounds, index, 0), piece(bounds, index, 1));
-  }
+  for (const member of members) offset += pieceOf(member, index).copy(chunk, offset);
   return chunk;
+}
+
+function pieceLength({ bounds }: TargetBytes, index: number): number {
+  return piece(bounds, index, 1) - piece(bounds, index, 0);
+}
+
+/** A target's piece of per-target family `index`: in its own bytes, or in its block's chunk. */
+function pieceOf(target: TargetBytes, index: number): Buffer {
+  const length = pieceLength(target, index);
+  if (target.bytes !== undefined) {
+    const start = piece(target.bounds, index, 0);
+    return target.bytes.subarray(start, start + length);
+  }
+  const chunk = target.home?.chunks[index];
+  const start = target.home?.starts[index] ?? 0;
+  if (chunk === undefined) throw new Error(`a target's piece of family ${String(index)} is gone`);
+  return chunk.subarray(start, start + length);
 }
 
 /**

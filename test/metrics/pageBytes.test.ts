@@ -101,6 +101,26 @@ describe('joinBlocks', () => {
     expect(columns(second)).toEqual(columns(joinBlocks([], after)));
   });
 
+  it("keeps each target's pieces once, in its block, and joins again from the blocks after a change and a shift", () => {
+    const before = targets(count);
+    const first = joinBlocks([], before);
+    // Held by the blocks alone: a target's own bytes are let go once joined.
+    expect(before.filter((member) => member.bytes !== undefined)).toHaveLength(0);
+
+    // Target 1 leaves (every later target moves up one place) and target 40 changes its second piece.
+    const changed = target('a40;', 'changed;');
+    const after = before
+      .filter((_unused, index) => index !== 1)
+      .map((member, index) => (index === 39 ? changed : member));
+    const second = joinBlocks(first, after);
+    const kept = Array.from({ length: count }, (_unused, index) => index).filter((n) => n !== 1);
+    expect(columns(second)).toEqual([
+      kept.map((n) => `a${String(n)};`).join(''),
+      kept.map((n) => (n === 40 ? 'changed;' : `b${String(n)};`)).join(''),
+    ]);
+    expect(after.filter((member) => member.bytes !== undefined)).toHaveLength(0);
+  });
+
   it('joins again what a removed target shifts', () => {
     const before = targets(count);
     const first = joinBlocks([], before);
