@@ -33,7 +33,10 @@ export interface TargetBytes {
   bytes?: Buffer | undefined;
   /** Where the pieces are once joined: the block's chunks, and where in each its piece starts. */
   home?: { readonly chunks: readonly Buffer[]; readonly starts: Int32Array } | undefined;
-  /** [start, end) of each per-target family's piece in `bytes`, in family order. */
+  /**
+   * [start, end) of each per-target family's piece in `bytes`, in family order; the lengths also
+   * place the pieces in `home`.
+   */
   readonly bounds: Int32Array;
   /**
    * Per-target families that threw, by index, with what they threw: the page leaves them out, and
@@ -167,10 +170,9 @@ export interface WrittenPage {
 
 /**
  * Lays out every family: its header, then its samples (every block's chunk of a per-target
- * family). The chunks are sent as they are, not copied into one buffer: at 1,000 queues that
- * buffer would be a second copy of the page's bytes beside the blocks'. A family
- * without samples is left out, header included; a family that threw is left out and counted once,
- * and the page is then not `complete`.
+ * family). The chunks are sent as they are, not copied into one buffer, which would be a second
+ * copy of the page's bytes beside the blocks'. A family without samples is left out, header
+ * included; a family that threw is left out and counted once, and the page is then not `complete`.
  */
 export function writePage(
   families: readonly PreparedFamily[],

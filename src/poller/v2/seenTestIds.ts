@@ -1,6 +1,6 @@
 // The tests a walk of an organization-wide list has met, so that a test the moving list shows twice
-// counts once. Kept as a 53-bit hash of each id rather than the id: at 100,000 tests the ids and
-// their set held about 7 MB for the length of the walk, the hashes about a third of that. Two ids
+// counts once. Kept as a 53-bit hash of each id rather than the id: a number per test held for
+// the length of the walk, where the id would keep a string per test alive with it. Two ids
 // share a hash about once in 10^6 walks of 100,000 tests (n² / 2^54), which would leave one test
 // uncounted for one read.
 
