@@ -21,6 +21,16 @@ export function earliest(values: readonly number[]): number | undefined {
   return result;
 }
 
+/** How many of `values` meet `predicate`, without a filtered copy of 100,000 of them. */
+export function countWhere(
+  values: readonly number[],
+  predicate: (value: number) => boolean,
+): number {
+  let count = 0;
+  for (const value of values) if (predicate(value)) count += 1;
+  return count;
+}
+
 /**
  * Tests per quarantine window and age, from each test's own quarantine time, so the counts are the
  * same after an exporter restart. A timestamp ahead of the exporter's clock counts as recent.
@@ -30,7 +40,7 @@ export function quarantineAgeCounts(
   takenAt: number,
 ): Pick<QuarantinedTests, 'quarantinedRecently' | 'quarantinedOlderThan'> {
   const count = (predicate: (ageSeconds: number) => boolean): number =>
-    quarantineTimes.filter((at) => predicate(takenAt - at)).length;
+    countWhere(quarantineTimes, (at) => predicate(takenAt - at));
   return {
     quarantinedRecently: new Map(
       QUARANTINE_WINDOWS.map(([window, seconds]) => [window, count((age) => age <= seconds)]),

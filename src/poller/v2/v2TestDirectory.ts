@@ -89,6 +89,8 @@ export class V2TestDirectory {
   readonly #lists: { readonly [L in ListName]: SharedRead<TestsByRepository<ListSummaries[L]>> };
   readonly #collections: SharedTestCollections;
   readonly #now: () => number;
+  /** The different tests each list's last walk met: the next walk's table is sized for them. */
+  readonly #testsMet: { [L in ListName]: number } = { quarantined: 0, unhealthy: 0 };
 
   constructor(settings: TestDirectorySettings, now: () => number = () => Date.now() / 1000) {
     this.#settings = settings;
@@ -247,7 +249,7 @@ export class V2TestDirectory {
     const { what } = LISTS[name];
     const byRepoId = new Map<string, RepositoryIdTally<T>>();
     // Cursors page over a list that moves while it is walked: a test may come twice.
-    const seen = new SeenTestIds();
+    const seen = new SeenTestIds(this.#testsMet[name]);
     await lister.listTests(
       filter,
       what,
@@ -264,6 +266,7 @@ export class V2TestDirectory {
       },
       options,
     );
+    this.#testsMet[name] = seen.count;
     const { unresolved } = await this.#names.resolve(
       [...byRepoId.keys()],
       lister,

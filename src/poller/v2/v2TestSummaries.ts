@@ -17,7 +17,7 @@ import {
   type UnhealthyTests,
 } from '../../snapshot/types.js';
 import type { V2Test, V2TestMetricsPeriod } from '../../trunk/v2Schemas.js';
-import { countOwners, earliest, quarantineAgeCounts } from '../testCounts.js';
+import { countOwners, countWhere, earliest, quarantineAgeCounts } from '../testCounts.js';
 import { parseTimestampSeconds } from '../timestamps.js';
 
 /** What a summary needs besides the tests: when the list was read, and how. */
@@ -142,7 +142,7 @@ export const UNHEALTHY_TALLY: ListTally<UnhealthyTally, UnhealthyTests> = {
           UNHEALTHY_WINDOWS.map(([window, seconds]) => [
             window,
             // A timestamp ahead of the exporter's clock counts as recent.
-            times.filter((at) => readAt - at <= seconds).length,
+            countWhere(times, (at) => readAt - at <= seconds),
           ]),
         ),
       );

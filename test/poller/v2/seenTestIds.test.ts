@@ -27,6 +27,19 @@ describe('SeenTestIds', () => {
     expect(first).toBe(200_000);
   });
 
+  it('counts the ids met, whether its table was sized for them or grew to them', () => {
+    for (const expected of [0, 100_000]) {
+      const seen = new SeenTestIds(expected);
+      // 5,000 ids, each shown three times, as a list that moves while it is walked may show them.
+      for (let round = 0; round < 3; round++) {
+        for (let n = 0; n < 5_000; n++) seen.firstTime(uuidLike(n * 7919));
+      }
+      expect(seen.count).toBe(5_000);
+      expect(seen.firstTime(uuidLike(4_999 * 7919))).toBe(false);
+      expect(seen.firstTime(uuidLike(5_000 * 7919))).toBe(true);
+    }
+  });
+
   it('keeps every hash an exact integer a double holds', () => {
     for (const id of ['', 'a', uuidLike(0), 'ü'.repeat(64)]) {
       expect(Number.isSafeInteger(idHash(id))).toBe(true);
