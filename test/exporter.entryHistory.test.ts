@@ -104,6 +104,48 @@ describe('queue-entry histories through a real exporter', () => {
     expect(new Set(asked)).toEqual(new Set([50, 51, 52, 53].map(pullRequestIdOf)));
   });
 
+  it('counts an empty reason as unknown and cuts one too long for a label value, reporting it', async () => {
+    // The definition types `reason` as `string | null`: "" is allowed and tells no reason, as null
+    // does (`unknown`). Trunk's reasons are short identifiers; 5,000 characters is no reason a page
+    // should carry per queue, so the label keeps its first 199 characters and an ellipsis.
+    const start = now() - 600;
+    const rows = [60, 61, 62].map((n) => entryRow(n, 'testing', start)) as [
+      EntryRow,
+      EntryRow,
+      EntryRow,
+    ];
+    const [pr60, pr61, pr62] = rows;
+    const fake = await startFakeWebQueue(rows);
+    for (const number of [60, 61, 62]) recordTesting(fake, number, start);
+    const { exporter } = await webExporter(fake, false);
+    await exporter.waitFor((samples) => live(samples) === 3, 'three entries polled');
+    await pollsFromNow(exporter, 1);
+    const at = now();
+    const long = `TEST_RUN_${'X'.repeat(4_991)}`;
+    record(fake, 60, 'cancelled', at - 2, '');
+    moveEntry(pr60, 'cancelled', at - 2);
+    record(fake, 61, 'failed', at - 2, long);
+    moveEntry(pr61, 'failed', at - 2);
+    record(fake, 62, 'pending', at - 2, '');
+    moveEntry(pr62, 'pending', at - 2);
+    const samples = await exporter.waitFor(
+      (page) =>
+        sum(page, 'trunk_merge_queue_restarts_total', QUEUE) === 1 &&
+        sum(page, 'trunk_merge_queue_pull_requests_failed_total', QUEUE) === 1 &&
+        sum(page, 'trunk_merge_queue_pull_requests_cancelled_total', QUEUE) === 1,
+      'the histories read',
+    );
+    expect(cancelled(samples)).toEqual({ unknown: 1 });
+    expect(restarts(samples)).toEqual({ unknown: 1 });
+    expect(failed(samples)).toEqual({ [`TEST_RUN_${'X'.repeat(190)}…`]: 1 });
+    expect(
+      sum(samples, 'trunk_exporter_api_anomalies_total', {
+        endpoint: 'v2/queue-entry-history',
+        kind: 'invalid_field',
+      }),
+    ).toBeGreaterThanOrEqual(1);
+  });
+
   it('counts a failure once when its webhook event comes first, when its history comes first, and across a reload turning webhooks off', async () => {
     const start = now() - 600;
     const [pr60, pr61, pr62] = [60, 61, 62].map((n) => entryRow(n, 'testing', start)) as [

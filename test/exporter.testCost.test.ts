@@ -95,10 +95,13 @@ const COLLECTIONS = [
 ];
 
 /** A fake organization serving its own copy of TESTS (which a case may change) and COLLECTIONS. */
-async function webOrganization(tests = structuredClone(TESTS)): Promise<FakeV2> {
+async function webOrganization(
+  tests = structuredClone(TESTS),
+  testCollections = COLLECTIONS,
+): Promise<FakeV2> {
   return startFakeV2({
     tests,
-    testCollections: COLLECTIONS,
+    testCollections,
     repositories: { [WEB_ID]: fixtureAt('repository-on-the-providers-default-host.json') },
   });
 }
@@ -175,6 +178,30 @@ describe('flaky-test cost and test collections through a real exporter', () => {
     expect(reads).toHaveLength(1);
     expect(reads[0]?.url).toContain('limit=100');
     expect(exporter.logs()).toContain('test collections share a name');
+  });
+
+  it('cuts a collection name too long for a label value, and reports it', async () => {
+    // A collection's name is its owner's words (`name`, at least one character, no upper bound in
+    // the definition); 300 characters would be carried by every page: the label keeps 199 and an
+    // ellipsis.
+    const long = `Backend ${'z'.repeat(292)}`;
+    const fake = await webOrganization(structuredClone(TESTS), [
+      collectionRow('Long0001', long, 3, true),
+    ]);
+    const exporter = await webExporter(fake);
+    const samples = await exporter.waitFor(
+      (current) => select(current, 'trunk_test_collection_test_cases').length === 1,
+      'the collections read',
+    );
+    expect(byCollection(samples, 'trunk_test_collection_test_cases')).toEqual({
+      [`Backend ${'z'.repeat(191)}…`]: 3,
+    });
+    expect(
+      select(samples, 'trunk_exporter_api_anomalies_total', {
+        endpoint: 'v2/test-collections',
+        kind: 'invalid_field',
+      })[0]?.value,
+    ).toBe(1);
   });
 
   it("counts a test the walk lists twice once: a list that moves while it is paged may list a row again, and a row's `id` names its test", async () => {

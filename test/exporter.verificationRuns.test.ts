@@ -172,6 +172,56 @@ describe('verification runs through a real exporter', () => {
     ).toBeGreaterThanOrEqual(1);
   });
 
+  it('cuts a check name too long for a label value, counts no failure for a conclusion the definition does not name, and reports both', async () => {
+    // `CheckConclusion` is one of success, failure, neutral, cancelled, skipped, timeout: a failure
+    // is "failure" or "timeout", so a conclusion Trunk adds is no failure, and an anomaly. A
+    // check's name is the provider's; 300 characters would be carried by every page, so the label
+    // keeps 199 and an ellipsis (the required list is cut alike, so the check stays required).
+    const start = Math.floor(now());
+    const pr7 = entryRow(7, 'testing', start - 900);
+    const fake = await startFakeWebQueue([pr7]);
+    const batch = { id: 'run-a', createdAt: start - 900, tested: [7] };
+    fake
+      .verificationRuns(WEB_QUEUE)
+      .push(run({ ...batch, status: 'inProgress', updatedAt: start }));
+    const exporter = await webRunsExporter(fake);
+    await exporter.waitFor(
+      (samples) => series(samples, IN_PROGRESS, 'bisection').false === 1,
+      'the run in progress',
+    );
+    const long = `e2e-${'y'.repeat(296)}`;
+    const check = (name: string, conclusion: string) => ({
+      id: `check-${name.length}`,
+      name,
+      kind: 'checkRun',
+      status: 'completed',
+      conclusion,
+      url: null,
+      provider: 'github',
+    });
+    conclude(fake, {
+      ...batch,
+      status: 'failed',
+      updatedAt: start + 60,
+      requiredStatuses: [long, 'build'],
+      checks: [check(long, 'failure'), check('build', 'erroredOnTheRunner')],
+    });
+    moveEntry(pr7, 'failed', now());
+    const samples = await exporter.waitFor(
+      (page) => series(page, RUNS, 'status,bisection')['failed/false'] === 1,
+      'the run counted',
+    );
+    expect(series(samples, CHECKS, 'check')).toEqual({ [`e2e-${'y'.repeat(195)}…`]: 1 });
+    for (const kind of ['invalid_field', 'unknown_value']) {
+      expect(
+        select(samples, 'trunk_exporter_api_anomalies_total', {
+          endpoint: 'v2/merge-queues/{id}/verification-runs',
+          kind,
+        })[0]?.value,
+      ).toBeGreaterThanOrEqual(1);
+    }
+  });
+
   it('reads again at each poll while its read fails, hides only its families after staleAfterSeconds, and shows its counts again once a read succeeds', async () => {
     const start = Math.floor(now());
     const pr7 = entryRow(7, 'testing', start - 600);

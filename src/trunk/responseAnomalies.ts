@@ -10,12 +10,14 @@ import {
   type QuarantinedTestsPageResponse,
   type SubmittedPullRequest,
 } from './schemas.js';
+import { cutLabelText, isOverlong } from './labelText.js';
 import { isExportableMs, parseRfc3339 } from './timestamps.js';
 import { UNUSABLE_ITEM } from './tolerantSchemas.js';
 import {
   V2_TESTING_OUTCOMES,
   type V2Page,
   type V2PageResponse,
+  type V2TestCollection,
   type V2TestingResult,
 } from './v2Schemas.js';
 
@@ -153,4 +155,24 @@ function reportTimestamps(
   }
   if (invalid > 0) report('invalid_field', invalid);
   if (outOfRange > 0) report('timestamp_out_of_range', outOfRange);
+}
+
+const checkCollectionRows = checkV2Page<V2TestCollection>();
+
+/**
+ * Checks a page of test collections as every v2 page, and cuts and reports (`invalid_field`) each
+ * name too long for a label value.
+ */
+export function checkTestCollectionsPage(
+  response: V2PageResponse<V2TestCollection>,
+  report: AnomalyReport,
+): V2Page<V2TestCollection> {
+  const page = checkCollectionRows(response, report);
+  const overlong = page.data.filter(({ name }) => isOverlong(name)).length;
+  if (overlong === 0) return page;
+  report('invalid_field', overlong);
+  return {
+    ...page,
+    data: page.data.map((collection) => ({ ...collection, name: cutLabelText(collection.name) })),
+  };
 }

@@ -2,7 +2,12 @@ import type { CallOptions, TrunkClient } from './client.js';
 import { TrunkApiError } from './errors.js';
 import type { ApiAnomalyKind } from './observer.js';
 import type { z } from 'zod';
-import { checkTestingResultsPage, checkV2Page, type AnomalyReport } from './responseAnomalies.js';
+import {
+  checkTestCollectionsPage,
+  checkTestingResultsPage,
+  checkV2Page,
+  type AnomalyReport,
+} from './responseAnomalies.js';
 import type { CallTarget } from './transport.js';
 import {
   V2_ENTRY_HISTORY_MAX_IDS,
@@ -341,7 +346,7 @@ export class TrunkV2Client {
       target,
       `test-collections?${pageQuery({}, undefined)}`,
       v2TestCollectionPageSchema,
-      checkV2Page<V2TestCollection>(),
+      checkTestCollectionsPage,
       options,
     );
     const next = page.nextCursor ?? '';

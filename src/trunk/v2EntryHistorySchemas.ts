@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { cutLabelText, isOverlong } from './labelText.js';
 import type { AnomalyReport } from './responseAnomalies.js';
 import { exportableSeconds } from './timestamps.js';
 import { UNUSABLE_ITEM, optionalValue, tolerantList } from './tolerantSchemas.js';
@@ -51,7 +52,8 @@ type GroupResponse = z.infer<typeof v2EntryHistoryGroupSchema>;
 /**
  * Checks a page of timelines: drops and reports unusable groups and unusable transitions (the rest
  * of a timeline still counts) and each changedAt that is no RFC 3339 date-time in 2000-2100 (its
- * transition cannot be placed), and puts each timeline oldest first whatever order it came in.
+ * transition cannot be placed), cuts and reports each reason too long for a label value, and puts
+ * each timeline oldest first whatever order it came in.
  */
 export function checkEntryHistoryPage(
   response: V2PageResponse<GroupResponse>,
@@ -63,6 +65,7 @@ export function checkEntryHistoryPage(
   }
   let unusable = 0;
   let untimed = 0;
+  let overlong = 0;
   const data = groups.map((group): V2EntryHistory => {
     const transitions: EntryTransition[] = [];
     for (const transition of group.transitions) {
@@ -72,13 +75,22 @@ export function checkEntryHistoryPage(
       }
       const at = exportableSeconds(transition.changedAt);
       if (at === undefined) untimed += 1;
-      else transitions.push({ state: transition.state, at, reason: transition.reason });
+      else {
+        let { reason } = transition;
+        // An empty reason gives none, as null does (`unknown`).
+        if (reason === '') reason = undefined;
+        else if (reason !== undefined && isOverlong(reason)) {
+          overlong += 1;
+          reason = cutLabelText(reason);
+        }
+        transitions.push({ state: transition.state, at, reason });
+      }
     }
     // Stable: two transitions of one instant keep the order Trunk gave them.
     transitions.sort((a, b) => a.at - b.at);
     return { pullRequestId: group.pullRequestId.toLowerCase(), transitions };
   });
   if (unusable > 0) report('invalid_item', unusable);
-  if (untimed > 0) report('invalid_field', untimed);
+  if (untimed + overlong > 0) report('invalid_field', untimed + overlong);
   return { ...response, data };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { cutLabelText, isOverlong } from './labelText.js';
 import { checkV2Page, type AnomalyReport } from './responseAnomalies.js';
 import { optionalValue } from './tolerantSchemas.js';
 import { v2PageSchema, type V2Page, type V2PageResponse } from './v2Schemas.js';
@@ -9,6 +10,16 @@ import { v2PageSchema, type V2Page, type V2PageResponse } from './v2Schemas.js';
 
 /** The run statuses Trunk documents (`VerificationRunStatus`); `inProgress` is the only open one. */
 export const V2_RUN_STATUSES = ['inProgress', 'failed', 'cancelled', 'succeeded'] as const;
+
+/** The check conclusions Trunk documents (`CheckConclusion`). */
+export const V2_CHECK_CONCLUSIONS = [
+  'success',
+  'failure',
+  'neutral',
+  'cancelled',
+  'skipped',
+  'timeout',
+] as const;
 
 /** The status of a run whose checks are still running. */
 export const V2_RUN_IN_PROGRESS = 'inProgress';
@@ -34,18 +45,42 @@ export type V2VerificationRun = z.infer<typeof v2VerificationRunSchema>;
 export const v2VerificationRunPageSchema = v2PageSchema(v2VerificationRunSchema);
 
 const KNOWN_STATUSES: ReadonlySet<string> = new Set(V2_RUN_STATUSES);
+const KNOWN_CONCLUSIONS: ReadonlySet<string> = new Set(V2_CHECK_CONCLUSIONS);
 const checkRunRows = checkV2Page<V2VerificationRun>((run) => [run.createdAt, run.updatedAt]);
 
 /**
  * Checks a page of verification runs as every v2 page (unusable rows, both timestamps), and reports
- * each status outside Trunk's documented ones as `unknown_value`: its run counts as `unknown`.
+ * each status and check conclusion outside Trunk's documented ones as `unknown_value` (its run
+ * counts as `unknown`; its check as no failure), and each check name too long for a label value as
+ * `invalid_field` (cut, in `checks` and `requiredStatuses` alike, so the two still match).
  */
 export function checkVerificationRunsPage(
   response: V2PageResponse<V2VerificationRun>,
   report: AnomalyReport,
 ): V2Page<V2VerificationRun> {
   const page = checkRunRows(response, report);
-  const unknown = page.data.filter(({ status }) => !KNOWN_STATUSES.has(status)).length;
+  let unknown = 0;
+  let overlong = 0;
+  const cut = (name: string): string => {
+    if (!isOverlong(name)) return name;
+    overlong += 1;
+    return cutLabelText(name);
+  };
+  const data = page.data.map((run) => {
+    if (!KNOWN_STATUSES.has(run.status)) unknown += 1;
+    for (const { conclusion } of run.checks) {
+      if (conclusion !== undefined && !KNOWN_CONCLUSIONS.has(conclusion)) unknown += 1;
+    }
+    if (!run.checks.some(({ name }) => isOverlong(name))) return run;
+    return {
+      ...run,
+      requiredStatuses: run.requiredStatuses.map((name) =>
+        isOverlong(name) ? cutLabelText(name) : name,
+      ),
+      checks: run.checks.map((check) => ({ ...check, name: cut(check.name) })),
+    };
+  });
   if (unknown > 0) report('unknown_value', unknown);
-  return page;
+  if (overlong > 0) report('invalid_field', overlong);
+  return { ...page, data };
 }

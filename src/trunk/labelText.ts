@@ -1,0 +1,20 @@
+// Text an answer gives that the exporter shows as a label value: a transition's reason, a check's
+// name, a test collection's name. Trunk's are short identifiers and names; a longer one would be
+// held per queue and carried by every page, so it is cut, and reported as `invalid_field`.
+
+/** The longest such text kept, in UTF-16 code units (as webhook values, MAX_EVENT_VALUE_LENGTH). */
+export const MAX_LABEL_TEXT_LENGTH = 200;
+
+/** Whether `text` is longer than a label value may be. */
+export function isOverlong(text: string): boolean {
+  return text.length > MAX_LABEL_TEXT_LENGTH;
+}
+
+/** `text` cut to MAX_LABEL_TEXT_LENGTH, ending in `…`, never inside a surrogate pair. */
+export function cutLabelText(text: string): string {
+  if (!isOverlong(text)) return text;
+  let end = MAX_LABEL_TEXT_LENGTH - 1;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end -= 1;
+  return `${text.slice(0, end)}…`;
+}
