@@ -204,6 +204,27 @@ describe('flaky-test cost and test collections through a real exporter', () => {
     ).toBe(1);
   });
 
+  it('cuts a code owner too long for a label value, and reports it', async () => {
+    // `codeowners` are the owners' own words; one of 300 characters would be carried by every
+    // page: the label keeps 199 and an ellipsis.
+    const long = `@acme/${'w'.repeat(294)}`;
+    const tests = structuredClone(TESTS);
+    for (const test of tests) test.codeowners = [long];
+    const fake = await webOrganization(tests);
+    const exporter = await webExporter(fake);
+    const samples = await exporter.waitFor((current) => up(current) === 1, 'acme/web read');
+    const owners = select(samples, 'trunk_flaky_tests_unhealthy_by_codeowner', { repo: WEB });
+    expect(new Set(owners.map((sample) => sample.labels.codeowner))).toEqual(
+      new Set([`@acme/${'w'.repeat(193)}…`]),
+    );
+    expect(
+      select(samples, 'trunk_exporter_api_anomalies_total', {
+        endpoint: 'v2/tests',
+        kind: 'invalid_field',
+      })[0]?.value,
+    ).toBe(4);
+  });
+
   it("counts a test the walk lists twice once: a list that moves while it is paged may list a row again, and a row's `id` names its test", async () => {
     // checkout listed a second time, as a cursor over a moving list may: one test all the same.
     const [checkout] = structuredClone(TESTS);

@@ -18,3 +18,15 @@ export function cutLabelText(text: string): string {
   if (last >= 0xd800 && last <= 0xdbff) end -= 1;
   return `${text.slice(0, end)}…`;
 }
+
+/** `texts` with each one too long for a label value cut; `count` is told how many were. */
+export function cutEach(texts: readonly string[], count: (cut: number) => void): string[] {
+  let cut = 0;
+  const kept = texts.map((text) => {
+    if (!isOverlong(text)) return text;
+    cut += 1;
+    return cutLabelText(text);
+  });
+  if (cut > 0) count(cut);
+  return kept;
+}

@@ -10,13 +10,14 @@ import {
   type QuarantinedTestsPageResponse,
   type SubmittedPullRequest,
 } from './schemas.js';
-import { cutLabelText, isOverlong } from './labelText.js';
+import { cutEach, cutLabelText, isOverlong } from './labelText.js';
 import { isExportableMs, parseRfc3339 } from './timestamps.js';
 import { UNUSABLE_ITEM } from './tolerantSchemas.js';
 import {
   V2_TESTING_OUTCOMES,
   type V2Page,
   type V2PageResponse,
+  type V2Test,
   type V2TestCollection,
   type V2TestingResult,
 } from './v2Schemas.js';
@@ -84,12 +85,18 @@ export function checkSubmittedPullRequest(
   return pr;
 }
 
-/** Drops and reports unusable rows; reports each quarantined_at that cannot be exported. */
+/**
+ * Drops and reports unusable rows; reports each quarantined_at that cannot be exported; cuts and
+ * reports (`invalid_field`) each code owner too long for a label value.
+ */
 export function checkQuarantinedTestsPage(
   response: QuarantinedTestsPageResponse,
   report: AnomalyReport,
 ): QuarantinedTestsPage {
-  const page = { ...response, quarantined_tests: usableItems(response.quarantined_tests, report) };
+  const page = {
+    ...response,
+    quarantined_tests: withOwnersCut(usableItems(response.quarantined_tests, report), report),
+  };
   reportTimestamps(
     page.quarantined_tests.map((test) => test.quarantined_at),
     report,
@@ -175,4 +182,37 @@ export function checkTestCollectionsPage(
     ...page,
     data: page.data.map((collection) => ({ ...collection, name: cutLabelText(collection.name) })),
   };
+}
+
+/** Rows whose code owners are label values: each one too long cut, and reported. */
+function withOwnersCut<T extends { readonly codeowners: readonly string[] }>(
+  rows: readonly T[],
+  report: AnomalyReport,
+): T[] {
+  let cut = 0;
+  const counted = (count: number): void => {
+    cut += count;
+  };
+  const kept = rows.map((row) =>
+    row.codeowners.some(isOverlong)
+      ? { ...row, codeowners: cutEach(row.codeowners, counted) }
+      : row,
+  );
+  if (cut > 0) report('invalid_field', cut);
+  return kept;
+}
+
+const checkTestRows = checkV2Page<V2Test>((test) => [test.quarantinedSince ?? test.statusSince]);
+
+/**
+ * Checks a page of an organization's tests as every v2 page (unusable rows, each quarantinedSince,
+ * else statusSince), and cuts and reports (`invalid_field`) each code owner too long for a label
+ * value.
+ */
+export function checkTestsPage(
+  response: V2PageResponse<V2Test>,
+  report: AnomalyReport,
+): V2Page<V2Test> {
+  const page = checkTestRows(response, report);
+  return { ...page, data: withOwnersCut(page.data, report) };
 }

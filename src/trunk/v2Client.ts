@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import {
   checkTestCollectionsPage,
   checkTestingResultsPage,
+  checkTestsPage,
   checkV2Page,
   type AnomalyReport,
 } from './responseAnomalies.js';
@@ -313,7 +314,7 @@ export class TrunkV2Client {
             },
             `${path}?${pageQuery(filters, cursor)}`,
             v2TestPageSchema,
-            checkV2Page<V2Test>((test) => [test.quarantinedSince ?? test.statusSince]),
+            checkTestsPage,
             options,
           ),
         `the list of ${what} (/v2/${path})`,

@@ -14,7 +14,18 @@ import { startFaultRig, until, type FaultRig } from './harness.js';
 const REPO = { host: 'github.com', owner: "ac'me", name: 'we"b\\x<b>' } as const;
 const REPO_NAME = `${REPO.host}/${REPO.owner}/${REPO.name}`;
 const BRANCHES = ['rel"ease\\1\nnext', 'ünïcødé-🚀', '<script>alert(1)</script>'] as const;
-const OWNERS = ['@acme/"quoted"', 'C:\\owners\\', 'line\nbreak', 'équipe-日本', 'tab\there'];
+/** A code owner is a label value: one longer than 200 characters is cut to 199 and `…`. */
+const LONG_OWNER = `@acme/${'long-team-'.repeat(60)}`;
+const OWNERS = [
+  '@acme/"quoted"',
+  'C:\\owners\\',
+  'line\nbreak',
+  'équipe-日本',
+  'tab\there',
+  LONG_OWNER,
+];
+/** The owners as labels: as sent, the long one cut. */
+const OWNER_LABELS = new Set([...OWNERS.slice(0, -1), `${LONG_OWNER.slice(0, 199)}…`]);
 /** An API error body that is text with markup inside (so the excerpt keeps the markup). */
 const ERROR_BODY = 'broken <img src=x onerror="alert(1)">';
 
@@ -68,7 +79,7 @@ describe('hostile strings', () => {
         new Set(BRANCHES.map((branch) => `${REPO_NAME} @ ${branch}`)),
       );
       const owners = select(samples, 'trunk_flaky_tests_quarantined_by_codeowner');
-      expect(new Set(owners.map((sample) => sample.labels.codeowner))).toEqual(new Set(OWNERS));
+      expect(new Set(owners.map((sample) => sample.labels.codeowner))).toEqual(OWNER_LABELS);
     },
   );
 
@@ -92,7 +103,7 @@ describe('hostile strings', () => {
         }
         const up = await server.query('up{job="trunk-exporter"}');
         expect(up.map((sample) => sample.value[1])).toEqual(['1']);
-        expect(new Set(owners.map((sample) => sample.metric.codeowner))).toEqual(new Set(OWNERS));
+        expect(new Set(owners.map((sample) => sample.metric.codeowner))).toEqual(OWNER_LABELS);
         expect(new Set(owners.map((sample) => sample.metric.repo))).toEqual(new Set([REPO_NAME]));
         const targets = await server.query('trunk_exporter_target_up{kind="merge_queue"}');
         expect(new Set(targets.map((sample) => sample.metric.branch))).toEqual(new Set(BRANCHES));
