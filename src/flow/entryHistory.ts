@@ -146,6 +146,8 @@ class HistoryFold {
   readonly #failures: Map<number, readonly WitnessedFailure[]>;
   readonly #base: EntryHistory;
   readonly #eventReasons: ReadonlyMap<string, number>;
+  /** The pull requests whose counted transitions this fold copied, to add to them in place. */
+  readonly #copied = new Map<string, Map<string, CountedTransition>>();
 
   constructor(base: EntryHistory, eventReasons: ReadonlyMap<string, number>) {
     this.#base = base;
@@ -163,9 +165,8 @@ class HistoryFold {
     const polled = polledTransition(window, chain);
     for (const [index, { from, to }] of chain.entries()) {
       const identity = `${String(Math.round(to.at * 1000))}/${from.state}>${to.state}`;
-      const ofPullRequest = this.#counted.get(id);
-      if (ofPullRequest?.has(identity) === true) continue;
-      this.#counted.set(id, new Map(ofPullRequest).set(identity, { at: to.at, to: to.state }));
+      if (this.#counted.get(id)?.has(identity) === true) continue;
+      this.#ownCounted(id).set(identity, { at: to.at, to: to.state });
       this.#countReason(window.prNumber, from.state, to);
       if (index !== polled) {
         this.transitions.push({
@@ -176,6 +177,17 @@ class HistoryFold {
         });
       }
     }
+  }
+
+  /** This fold's own copy of what pull request `id` has counted: copied once, not per transition. */
+  #ownCounted(id: string): Map<string, CountedTransition> {
+    let own = this.#copied.get(id);
+    if (own === undefined) {
+      own = new Map(this.#counted.get(id));
+      this.#copied.set(id, own);
+      this.#counted.set(id, own);
+    }
+    return own;
   }
 
   result(asked: ReadonlyMap<string, readonly AskedWindow[]>, now: number): EntryHistory {

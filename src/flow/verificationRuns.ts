@@ -98,7 +98,8 @@ export interface CountedRuns {
  * the read's createdAfter (not asked for), are left out. The next
  * read starts 120 s before the oldest run in progress, else the newest run seen, but never after
  * `latestPlausible` (the exporter's clock plus the slack) nor more than a day back, and after the
- * runs past MAX_SEEN_RUNS.
+ * runs past MAX_SEEN_RUNS. A run created or updated after `latestPlausible` is a future run
+ * (concludedAt() says how a concluded one counts).
  */
 export function countVerificationRuns(
   runs: VerificationRuns,
@@ -120,7 +121,7 @@ export function countVerificationRuns(
       continue;
     }
     newest = Math.max(newest ?? createdAt, Math.min(createdAt, latestPlausible));
-    if (createdAt > latestPlausible) futureRuns += 1;
+    if (createdAt > latestPlausible || updatedAt > latestPlausible) futureRuns += 1;
     if (row.status === V2_RUN_IN_PROGRESS) {
       inProgress.set(row.id, {
         createdAt,
@@ -132,10 +133,13 @@ export function countVerificationRuns(
     if (seen.has(row.id)) continue;
     seen.set(row.id, createdAt);
     if (updatedAt >= reads.countFrom || reads.inProgress.has(row.id)) {
-      counts = countRun(counts, row, createdAt, updatedAt);
+      counts = countRun(counts, row, createdAt, concludedAt(updatedAt, latestPlausible));
     }
   }
-  const oldestInProgress = Math.min(...Array.from(inProgress.values(), (run) => run.createdAt));
+  // A loop, not a spread: a hostile page can list more runs than a call's arguments may be.
+  let oldestInProgress = Infinity;
+  for (const run of inProgress.values())
+    oldestInProgress = Math.min(oldestInProgress, run.createdAt);
   const anchor = inProgress.size > 0 ? oldestInProgress : newest;
   const createdAfter = Math.max(
     Math.min(
@@ -196,15 +200,37 @@ function latestRows(rows: readonly V2VerificationRun[]): V2VerificationRun[] {
   return [...byId.values()].reverse();
 }
 
+/** When a run concluded, on Trunk's clock (`duration`) and on the exporter's at the latest (`at`). */
+interface Conclusion {
+  readonly duration: number;
+  readonly at: number;
+}
+
 /**
- * The counts with one more concluded run, created at `createdAt` and concluded about `updatedAt`
- * (Unix seconds): it took updatedAt − createdAt, and its exemplar is its first tested pull request.
+ * A run updated at `updatedAt` concluded then ("approximates when it concluded"), on Trunk's clock,
+ * which may run ahead of the exporter's: its duration is Trunk's own difference unless the row is
+ * dated past any skew (more than RUN_READ_HORIZON_SECONDS ahead: a bad row, which would put
+ * decades into the duration sum), then it ends at `latestPlausible`. A check's last failure and
+ * the exemplar are placed no later than `latestPlausible`: one dated in 2100 would keep its label
+ * named for good, and crowd out the others'.
+ */
+function concludedAt(updatedAt: number, latestPlausible: number): Conclusion {
+  return {
+    duration: updatedAt - latestPlausible > RUN_READ_HORIZON_SECONDS ? latestPlausible : updatedAt,
+    at: Math.min(updatedAt, latestPlausible),
+  };
+}
+
+/**
+ * The counts with one more concluded run, created at `createdAt` and concluded as `conclusion`
+ * says (Unix seconds): it took conclusion.duration − createdAt, and its exemplar is its first
+ * tested pull request.
  */
 function countRun(
   counts: VerificationRunCounts,
   row: V2VerificationRun,
   createdAt: number,
-  updatedAt: number,
+  conclusion: Conclusion,
 ): VerificationRunCounts {
   const status = KNOWN_CONCLUDED.has(row.status) ? row.status : UNKNOWN_RUN_STATUS;
   const key = durationSeriesKey(status, row.isBisection);
@@ -216,29 +242,36 @@ function countRun(
   const concluded = new Map(counts.concluded);
   const [first] = row.testedPullRequests;
   const by =
-    first === undefined ? undefined : { pullRequest: first.number, timestampSeconds: updatedAt };
+    first === undefined
+      ? undefined
+      : { pullRequest: first.number, timestampSeconds: conclusion.at };
   concluded.set(key, {
     ...series,
-    durations: observe(series.durations, updatedAt - createdAt, by),
+    durations: observe(series.durations, conclusion.duration - createdAt, by),
   });
   const batchSizes = new Map(counts.batchSizes);
   const sizes: HistogramCounts =
     batchSizes.get(row.isBisection) ?? emptyHistogram(BATCH_SIZE_BUCKETS);
-  batchSizes.set(row.isBisection, observe(sizes, row.testedPullRequests.length));
+  // Each pull request once, however often the row lists it.
+  const tested = new Set(row.testedPullRequests.map((pr) => pr.number)).size;
+  batchSizes.set(row.isBisection, observe(sizes, tested));
   return {
     concluded,
     batchSizes,
     checkFailures:
-      row.status === 'failed' ? withCheckFailures(counts.checkFailures, row) : counts.checkFailures,
+      row.status === 'failed'
+        ? withCheckFailures(counts.checkFailures, row, conclusion.at)
+        : counts.checkFailures,
   };
 }
 
 /**
- * The check failures with those of one failed run: each required check ("A check in `checks` is
- * required iff its `name` is in this list") that concluded `failure` or `timeout`, once per run
- * however many checks of that name it lists, under the names that failed runs most often.
+ * The check failures with those of one failed run, concluded about `at` ("approximates when it
+ * concluded"): each required check ("A check in `checks` is required iff its `name` is in this
+ * list") that concluded `failure` or `timeout`, once per run however many checks of that name it
+ * lists, under the names that failed runs most often.
  */
-function withCheckFailures(failures: TopLabels, row: V2VerificationRun): TopLabels {
+function withCheckFailures(failures: TopLabels, row: V2VerificationRun, at: number): TopLabels {
   const required = new Set(row.requiredStatuses);
   const failed = new Set(
     row.checks
@@ -248,8 +281,6 @@ function withCheckFailures(failures: TopLabels, row: V2VerificationRun): TopLabe
       )
       .map(({ name }) => name),
   );
-  // When the run concluded ("approximates when it concluded"): only rows with one are counted.
-  const at = exportableSeconds(row.updatedAt) ?? 0;
   let next = failures;
   for (const name of failed) next = countTopLabel(next, name, at, CHECK_LABEL_LIMITS);
   return next;

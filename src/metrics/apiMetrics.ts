@@ -52,14 +52,14 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
       'timestamp that is not an RFC 3339 date-time with a zone, not exported; a code owner, and ' +
       'through API v2 a reason or a check or collection name, over 200 characters, cut to 199 and ' +
       'an ellipsis), invalid_item (a list ' +
-      'item that cannot be used, such as a PR without a prNumber; left out, the rest of the list is ' +
-      'used), unknown_entry_state (API v2: a PR gone from the live queue entries that no read of ' +
+      'item that cannot be used, such as a PR without a prNumber, or a queue-entry transition listed ' +
+      'again; left out, the rest of the list is used), unknown_entry_state (API v2: a PR gone from the live queue entries that no read of ' +
       'concluded entries lists, so in a state Trunk added; not counted as an exit), ' +
       'unnamed_repository (API v2: tests whose repoId names no repository the exporter can name; ' +
       'counted for no repository), unknown_value (an outcome of a testing result, or a status of an ' +
       'unhealthy test, the exporter does not know; counted as other; a status of a verification run, ' +
       'counted as unknown; a check conclusion, counted as no failure), future_timestamp (API v2: a testing result that ended, a verification run ' +
-      "created, or a queue entry that concluded, over a minute after the exporter's " +
+      "created or updated, or a queue entry that concluded, over a minute after the exporter's " +
       'clock: skew or a bad row; counted once, and the next read does not start after it); under ' +
       'endpoint="webhook", odd fields of signed webhook ' +
       'events, also missing_field (a field a count needs is absent).',

@@ -13,6 +13,7 @@ import type { CallTarget } from './transport.js';
 import {
   V2_ENTRY_HISTORY_MAX_IDS,
   checkEntryHistoryPage,
+  inTimelineOrder,
   v2EntryHistoryPageSchema,
   type V2EntryHistory,
 } from './v2EntryHistorySchemas.js';
@@ -247,7 +248,9 @@ export class TrunkV2Client {
 
   /**
    * The queue-entry timelines of up to 50 pull requests of any queue of the organization
-   * (`GET /v2/queue-entry-history`), one group per pull request Trunk knows, all pages.
+   * (`GET /v2/queue-entry-history`), one group per pull request asked that Trunk knows: pages
+   * until every id asked has its group, at most one page per id, groups of ids not asked left
+   * out, a group listed twice joined into one timeline.
    */
   async listQueueEntryHistory(
     pullRequestIds: readonly string[],
@@ -268,7 +271,9 @@ export class TrunkV2Client {
       pullRequestIds: pullRequestIds.join(','),
       limit: String(V2_ENTRY_HISTORY_MAX_IDS),
     });
-    return walkV2Pages(
+    const asked = new Set(pullRequestIds.map((id) => id.toLowerCase()));
+    const groups = new Map<string, V2EntryHistory>();
+    await forEachV2Page(
       (cursor) => {
         if (cursor !== undefined) query.set('cursor', cursor);
         return this.client.readV2(
@@ -280,7 +285,26 @@ export class TrunkV2Client {
         );
       },
       `the queue-entry history of ${String(pullRequestIds.length)} pull requests`,
+      (page) => {
+        for (const group of page) {
+          if (!asked.has(group.pullRequestId)) continue;
+          const kept = groups.get(group.pullRequestId);
+          groups.set(
+            group.pullRequestId,
+            kept === undefined
+              ? group
+              : {
+                  ...kept,
+                  transitions: inTimelineOrder([...kept.transitions, ...group.transitions]),
+                },
+          );
+        }
+        return groups.size === asked.size ? 'enough' : undefined;
+      },
+      // Each page answers for at least one id when Trunk pages as its definition says.
+      Math.max(1, asked.size),
     );
+    return [...groups.values()];
   }
 
   /**

@@ -53,7 +53,8 @@ type GroupResponse = z.infer<typeof v2EntryHistoryGroupSchema>;
  * Checks a page of timelines: drops and reports unusable groups and unusable transitions (the rest
  * of a timeline still counts) and each changedAt that is no RFC 3339 date-time in 2000-2100 (its
  * transition cannot be placed), cuts and reports each reason too long for a label value, and puts
- * each timeline oldest first whatever order it came in.
+ * each timeline oldest first whatever order it came in, each transition once (one listed again is
+ * reported as `invalid_item`).
  */
 export function checkEntryHistoryPage(
   response: V2PageResponse<GroupResponse>,
@@ -66,6 +67,7 @@ export function checkEntryHistoryPage(
   let unusable = 0;
   let untimed = 0;
   let overlong = 0;
+  let repeated = 0;
   const data = groups.map((group): V2EntryHistory => {
     const transitions: EntryTransition[] = [];
     for (const transition of group.transitions) {
@@ -86,11 +88,28 @@ export function checkEntryHistoryPage(
         transitions.push({ state: transition.state, at, reason });
       }
     }
-    // Stable: two transitions of one instant keep the order Trunk gave them.
-    transitions.sort((a, b) => a.at - b.at);
-    return { pullRequestId: group.pullRequestId.toLowerCase(), transitions };
+    const ordered = inTimelineOrder(transitions);
+    repeated += transitions.length - ordered.length;
+    return { pullRequestId: group.pullRequestId.toLowerCase(), transitions: ordered };
   });
-  if (unusable > 0) report('invalid_item', unusable);
+  if (unusable + repeated > 0) report('invalid_item', unusable + repeated);
   if (untimed + overlong > 0) report('invalid_field', untimed + overlong);
   return { ...response, data };
+}
+
+/**
+ * A timeline's transitions oldest first, each once: a transition listed again (the same state,
+ * instant and reason) is the same transition, and would otherwise count twice. Stable: two
+ * transitions of one instant keep the order Trunk gave them.
+ */
+export function inTimelineOrder(transitions: readonly EntryTransition[]): EntryTransition[] {
+  const seen = new Set<string>();
+  return [...transitions]
+    .sort((a, b) => a.at - b.at)
+    .filter(({ state, at, reason }) => {
+      const key = JSON.stringify([state, at, reason ?? null]);
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
 }

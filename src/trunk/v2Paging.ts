@@ -34,6 +34,7 @@ export async function walkV2Pages<T>(
     what,
     (page) => {
       for (const row of page) rows.push(row);
+      return undefined;
     },
     maxPages,
   );
@@ -43,14 +44,14 @@ export async function walkV2Pages<T>(
 /**
  * Each page's rows of a v2 list, given to `take` as they come, so that a walk of an organization's
  * tests never holds them all: pages fetched one after the other, each cursor taken only from the
- * previous answer; an empty page with a cursor is followed. A cursor seen twice, more than
- * V2_MAX_EMPTY_PAGES_IN_A_ROW empty pages in a row, or more than `maxPages` pages ends the walk
- * with an error instead of looping.
+ * previous answer; an empty page with a cursor is followed; `take` answering `'enough'` ends the
+ * walk there. A cursor seen twice, more than V2_MAX_EMPTY_PAGES_IN_A_ROW empty pages in a row, or
+ * more than `maxPages` pages ends the walk with an error instead of looping.
  */
 export async function forEachV2Page<T>(
   fetchPage: (cursor: string | undefined) => Promise<V2Page<T>>,
   what: string,
-  take: (rows: readonly T[]) => void,
+  take: (rows: readonly T[]) => 'enough' | undefined,
   maxPages = V2_MAX_PAGES,
 ): Promise<void> {
   const seenCursors = new Set<string>();
@@ -61,7 +62,7 @@ export async function forEachV2Page<T>(
       throw new V2PagingError(`${what}: more than ${maxPages} pages; stopped`);
     }
     const page = await fetchPage(cursor);
-    take(page.data);
+    if (take(page.data) === 'enough') return;
     const next = page.nextCursor ?? undefined;
     // hasMore and nextCursor say the same; a cursor without hasMore: false is followed.
     if (next === undefined || next === '' || page.hasMore === false) return;

@@ -93,6 +93,24 @@ describe('queue-entry history counts', () => {
     });
   });
 
+  it('counts each of 10,000 restarts between two polls once, in one pass over the timeline', () => {
+    // 10,000 times sent back to pending by a push to main and tested again between two polls: each
+    // restart counts once. A fold that copied the PR's counted transitions at each transition took
+    // over a minute here, past the test's timeout.
+    const before = polled(TEN, [[1, 'testing', TEN - 60]]);
+    const after = polled(TEN + 20_030, [[1, 'testing', TEN + 19_999]]);
+    const timeline = [step('testing', TEN - 60)];
+    for (let n = 0; n < 10_000; n++) {
+      const at = TEN + 2 * n;
+      timeline.push(step('pending', at, 'MANUAL_PUSH_TO_TARGET_BRANCH'), step('testing', at + 1));
+    }
+    const folded = answered(before, after, { [ID(1)]: timeline });
+    expect(folded.history.restarts).toEqual(new Map([['MANUAL_PUSH_TO_TARGET_BRANCH', 10_000]]));
+    // Between the polls, which saw testing both times and counted nothing: 10,000 × (testing->
+    // pending, pending->testing).
+    expect(folded.transitions).toHaveLength(20_000);
+  });
+
   it('counts a restart between two polls by its cause, and both of its transitions', () => {
     const before = polled(TEN, [[1, 'testing', TEN - 60]]);
     const after = polled(TEN + 30, [[1, 'testing', TEN + 20]]);

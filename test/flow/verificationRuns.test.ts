@@ -240,4 +240,55 @@ describe('verification-run reads', () => {
     expect(runsReadDue(failed, before, before)).toBe(true);
     expect(verificationRunReadFailed(failed, T + 601, 600).reads.hidden).toBe(true);
   });
+
+  it("counts a run dated ahead of the clock on Trunk's clock, one dated past any skew as concluded by now, and reports both", () => {
+    // Read at T + 600, the slack 60 s. Run f failed, created at T + 590 and updated at T + 900 on
+    // a Trunk clock 5 minutes ahead: 310 s of CI. Run g failed, created at T, "updated" in 2100
+    // (a bad row): it took at most T + 660 − T = 660 s. Each one's e2e failure is placed at
+    // T + 660 at the latest.
+    const start = startVerificationRuns(T, T - 120, false);
+    const failing = { requiredStatuses: ['e2e'], checks: [{ name: 'e2e', conclusion: 'failure' }] };
+    const counted = countVerificationRuns(
+      start,
+      [
+        run('g', 'failed', T, Date.parse('2100-12-31T00:00:00Z') / 1000, failing),
+        run('f', 'failed', T + 590, T + 900, failing),
+      ],
+      T + 600,
+      T + 660,
+    );
+    expect(counted.futureRuns).toBe(2);
+    const durations = [...counted.runs.counts.concluded.values()].find(
+      (series) => series.status === 'failed',
+    )?.durations;
+    expect(durations?.count).toBe(2);
+    expect(durations?.sum).toBe(310 + 660);
+    expect(counted.runs.counts.checkFailures.tally.get('e2e')?.lastAt).toBe(T + 660);
+  });
+
+  it('counts each tested pull request once in a batch, however often the run lists it', () => {
+    const start = startVerificationRuns(T, T - 120, true);
+    const rows = [
+      run('g', 'succeeded', T, T + 60, {
+        testedPullRequests: [7, 7, 8, 7].map((number) => ({ number })),
+      }),
+    ];
+    const runs = read(start, rows, T + 90);
+    // Pull requests #7 and #8: a batch of 2.
+    expect(runs.counts.batchSizes.get(false)?.sum).toBe(2);
+  });
+
+  it('follows 150,000 runs in progress listed by one read without failing it', () => {
+    // More than a call may take as arguments: the oldest one must still be found. Two a second
+    // from T, all within the day a run in progress is followed.
+    const start = startVerificationRuns(T, T - 120, false);
+    const rows = Array.from({ length: 150_000 }, (_, index) => {
+      const createdAt = T + 75_000 - Math.floor(index / 2);
+      return run(`r${index}`, 'inProgress', createdAt, createdAt);
+    });
+    const runs = read(start, rows, T + 80_000);
+    expect(runs.reads.inProgress.size).toBe(150_000);
+    // From 120 s before the oldest, created at T + 1.
+    expect(runs.reads.createdAfter).toBe(T + 1 - 120);
+  });
 });

@@ -72,4 +72,18 @@ describe('queue-entry history pages', () => {
     // The group without an id and the transition without a state; the one that cannot be placed.
     expect(anomalies).toEqual({ invalid_item: 2, invalid_field: 1 });
   });
+
+  it('keeps a transition listed twice once, and counts the copy', () => {
+    // The same state, instant and reason twice is one transition ("every transition"), not two.
+    const id = '8b3f4e5d-6c71-4a82-8c9d-1e2f3a4b5c6d';
+    const failed = { state: 'failed', changedAt: '2026-07-28T11:20:00.000Z', reason: 'PR_CLOSED' };
+    const testing = { state: 'testing', changedAt: '2026-07-28T11:10:00.000Z', reason: null };
+    const { page, anomalies } = checked({
+      data: [{ pullRequestId: id, transitions: [testing, failed, testing, failed] }],
+      nextCursor: null,
+      hasMore: false,
+    });
+    expect(page.data[0]?.transitions.map(({ state }) => state)).toEqual(['testing', 'failed']);
+    expect(anomalies).toEqual({ invalid_item: 2 });
+  });
 });

@@ -53,14 +53,12 @@ export async function readVerificationRuns(
   const previous = request.previousSnapshot?.verificationRuns;
   let runs: VerificationRuns;
   if (previous === undefined) {
-    const testing = [...testingSince(current).values()];
-    runs = startVerificationRuns(
-      current.takenAt,
-      Math.min(current.takenAt, ...testing.map((at) => at ?? current.takenAt)) -
-        READ_OVERLAP_SECONDS,
-      batching,
-    );
-    if (testing.length === 0) return runs;
+    const testing = testingSince(current);
+    // A loop, not a spread: the live list may hold more entries than a call's arguments may be.
+    let earliest = current.takenAt;
+    for (const at of testing.values()) earliest = Math.min(earliest, at ?? current.takenAt);
+    runs = startVerificationRuns(current.takenAt, earliest - READ_OVERLAP_SECONDS, batching);
+    if (testing.size === 0) return runs;
   } else {
     runs = { ...previous, counts: withKnownRunSeries(previous.counts, batching) };
     if (!runsReadDue(runs, request.previousSnapshot, current)) return runs;

@@ -1,0 +1,85 @@
+// `GET /v2/queue-entry-history` answered by a real local server the way a broken or hostile one
+// might page it. The definition: "Returns up to 50 pull requests' complete queue-entry timelines in
+// one response", "`limit` counts pull requests, not transitions": one page answers for every id
+// asked, so a read follows a cursor only until each id has its group, never for ids not asked.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Secret } from '../../src/secrets/secret.js';
+import { TrunkV2Client } from '../../src/trunk/v2Client.js';
+import { cleanUp, makeClient, sendJson, startApiServer } from './harness.js';
+
+afterEach(cleanUp);
+
+const A = '6f1d2c3b-4a59-4e6f-8a7b-9c0d1e2f3a4b';
+const B = '7a2e3d4c-5b60-4f71-9b8c-0d1e2f3a4b5c';
+const transition = (state: string, changedAt: string, reason: string | null) => ({
+  state,
+  changedAt,
+  reason,
+});
+const testingA = transition('testing', '2026-07-28T11:10:00.000Z', null);
+const failedA = transition('failed', '2026-07-28T11:20:00.000Z', 'TEST_RUN_TIMEOUT');
+
+/** A v2 client of a server answering the n-th call (from 0) with `page(n)`. */
+async function historyServer(page: (call: number) => unknown) {
+  let calls = 0;
+  const server = await startApiServer((_req: IncomingMessage, res: ServerResponse) => {
+    sendJson(res, 200, page(calls));
+    calls += 1;
+  }, '');
+  const { client } = makeClient(server.origin, {
+    token: undefined,
+    apiKey: new Secret('trunk_v2_history-pages-key'),
+  });
+  return { v2: new TrunkV2Client(client), calls: () => calls };
+}
+
+describe('queue-entry history pages', () => {
+  it('joins a group listed on two pages into one timeline, each transition once', async () => {
+    const { v2, calls } = await historyServer((call) =>
+      call === 0
+        ? { data: [{ pullRequestId: A, transitions: [testingA] }], nextCursor: 'c1', hasMore: true }
+        : {
+            data: [
+              { pullRequestId: A, transitions: [testingA, failedA] },
+              { pullRequestId: B, transitions: [] },
+            ],
+            nextCursor: null,
+            hasMore: false,
+          },
+    );
+    const groups = await v2.listQueueEntryHistory([A, B]);
+    expect(
+      groups.map((group) => [group.pullRequestId, group.transitions.map(({ state }) => state)]),
+    ).toEqual([
+      [A, ['testing', 'failed']],
+      [B, []],
+    ]);
+    expect(calls()).toBe(2);
+  });
+
+  it('stops once every id asked has its group, whatever cursor comes with it', async () => {
+    const { v2, calls } = await historyServer(() => ({
+      data: [{ pullRequestId: A, transitions: [testingA, failedA] }],
+      nextCursor: 'again-and-again',
+      hasMore: true,
+    }));
+    const groups = await v2.listQueueEntryHistory([A]);
+    expect(groups.map((group) => group.pullRequestId)).toEqual([A]);
+    expect(calls()).toBe(1);
+  });
+
+  it('leaves out groups of ids not asked, and follows a cursor at most one page per id asked', async () => {
+    // Each page: 50 groups nobody asked for, and a new cursor.
+    const { v2, calls } = await historyServer((call) => ({
+      data: Array.from({ length: 50 }, (_, index) => ({
+        pullRequestId: `00000000-0000-4000-8000-${String(call * 50 + index).padStart(12, '0')}`,
+        transitions: [testingA],
+      })),
+      nextCursor: `cursor-${String(call)}`,
+      hasMore: true,
+    }));
+    await expect(v2.listQueueEntryHistory([A, B])).rejects.toThrow(/more than 2 pages/);
+    expect(calls()).toBe(2);
+  });
+});
