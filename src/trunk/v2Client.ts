@@ -41,6 +41,7 @@ import {
   type V2TestingResult,
 } from './v2Schemas.js';
 import {
+  V2_MAX_RUN_PAGES,
   checkVerificationRunsPage,
   v2VerificationRunPageSchema,
   type V2VerificationRun,
@@ -215,6 +216,7 @@ export class TrunkV2Client {
       { createdAfter },
       page,
       options,
+      V2_MAX_RUN_PAGES,
     );
   }
 
@@ -228,6 +230,7 @@ export class TrunkV2Client {
     filters: Readonly<Record<string, string>>,
     page: PageReading<R, T>,
     options: CallOptions,
+    maxPages?: number,
   ): Promise<T[]> {
     const target = queueTarget(endpoint, queue);
     const path = endpoint.slice('v2/'.length).replace('{id}', encodeURIComponent(queue.id));
@@ -243,6 +246,7 @@ export class TrunkV2Client {
           options,
         ),
       `the ${list} of ${queue.repo} ${queue.branch}`,
+      maxPages,
     );
   }
 

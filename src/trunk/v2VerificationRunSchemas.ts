@@ -21,6 +21,13 @@ export const V2_CHECK_CONCLUSIONS = [
   'timeout',
 ] as const;
 
+/**
+ * Pages one read of a queue's verification runs may take: a read reaches back a day at most, and
+ * a busy queue makes a few thousand runs a day (the flow remembers 5,000). A read that fails is
+ * made again at the next poll, so a cursor that never ends costs this many calls a poll, not 1,000.
+ */
+export const V2_MAX_RUN_PAGES = 50;
+
 /** The status of a run whose checks are still running. */
 export const V2_RUN_IN_PROGRESS = 'inProgress';
 
