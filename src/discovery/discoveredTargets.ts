@@ -39,18 +39,18 @@ export function discoveredRepositories(
   testRepositories: readonly string[],
   settings: Pick<DiscoverySettings, 'repos' | 'branches' | 'flakyTests'>,
 ): RepositoryTarget[] {
-  const found = new Map<string, { readonly name: string; readonly branches: string[] }>();
-  const add = (repo: string): string[] | undefined => {
+  // Branches as a set (in the order found): a repository may have thousands of queues.
+  const found = new Map<string, { readonly name: string; readonly branches: Set<string> }>();
+  const add = (repo: string): Set<string> | undefined => {
     if (!repositoryMatchesAny(repo, settings.repos)) return undefined;
     const key = repositoryKey(repo);
     let entry = found.get(key);
-    if (entry === undefined) found.set(key, (entry = { name: repo, branches: [] }));
+    if (entry === undefined) found.set(key, (entry = { name: repo, branches: new Set() }));
     return entry.branches;
   };
   for (const { repo, branch } of queues) {
     if (!branchMatchesAny(branch, settings.branches)) continue;
-    const branches = add(repo);
-    if (branches !== undefined && !branches.includes(branch)) branches.push(branch);
+    add(repo)?.add(branch);
   }
   if (settings.flakyTests) for (const repo of testRepositories) add(repo);
   return [...found.values()].map(({ name, branches }) => {
@@ -58,9 +58,9 @@ export function discoveredRepositories(
     return {
       repo: { host, owner, name: repoName },
       name,
-      branches,
+      branches: [...branches],
       flakyTests: settings.flakyTests,
-      discovered: { branches: new Set(branches), flakyTests: settings.flakyTests },
+      discovered: { branches, flakyTests: settings.flakyTests },
     };
   });
 }
@@ -84,7 +84,8 @@ export function withDiscovered(
     const found = byKey.get(key);
     if (found === undefined) return configured;
     byKey.delete(key);
-    const newBranches = found.branches.filter((branch) => !configured.branches.includes(branch));
+    const configuredBranches = new Set(configured.branches);
+    const newBranches = found.branches.filter((branch) => !configuredBranches.has(branch));
     const newFlakyTests = found.flakyTests && !configured.flakyTests;
     if (newBranches.length === 0 && !newFlakyTests) return configured;
     return {

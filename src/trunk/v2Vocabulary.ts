@@ -1,12 +1,17 @@
 // API v2 spells enum values in camelCase where v1 used snake_case, and renamed two queue modes.
 // Every exported label keeps v1's vocabulary, so dashboards and alerts work whichever API fed them.
+import { cutLabelText } from './labelText.js';
 
 /** Values v2 renamed rather than respelled: the queue modes. */
 const RENAMED_MODES: Readonly<Record<string, string>> = { queue: 'single', graph: 'parallel' };
 
-/** `notReady` → `not_ready`, `bisectionSkipRedundantTests` → `bisection_skip_redundant_tests`. */
+/**
+ * `notReady` → `not_ready`, `bisectionSkipRedundantTests` → `bisection_skip_redundant_tests`. A
+ * value is a label value, so one past MAX_LABEL_TEXT_LENGTH is cut first: the second pattern
+ * backtracks over a long run of capitals, in time that grows with its square.
+ */
 export function snakeCase(value: string): string {
-  return value
+  return cutLabelText(value)
     .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
     .replace(/([A-Z]+)([A-Z][a-z])/g, '$1_$2')
     .toLowerCase();
@@ -41,7 +46,9 @@ export function priorityOf(
   name: string | null | undefined,
   value: number | null | undefined,
 ): { readonly name: string; readonly value: number } {
-  const knownName = name ?? (value == null ? undefined : PRIORITY_NAMES.get(value));
+  // A name is a label value: one past MAX_LABEL_TEXT_LENGTH is cut.
+  const knownName =
+    name == null ? (value == null ? undefined : PRIORITY_NAMES.get(value)) : cutLabelText(name);
   const knownValue = value ?? (name == null ? undefined : PRIORITY_VALUES.get(name));
   return { name: knownName ?? 'unknown', value: knownValue ?? Number.NaN };
 }

@@ -32,4 +32,11 @@ describe('v1 label values from v2 enum values', () => {
     expect(priorityOf(null, 42)).toEqual({ name: 'unknown', value: 42 });
     expect(priorityOf(undefined, undefined)).toEqual({ name: 'unknown', value: Number.NaN });
   });
+
+  it('cuts a value past 200 characters before respelling it: it is a label value', () => {
+    // 150,000 capitals: a respelling that backtracks over the run took seconds on it.
+    expect(v1Value('A'.repeat(150_000))).toBe(`${'a'.repeat(199)}…`);
+    // 7 + 27 × 7 + 3 = 199 characters kept, then respelled.
+    expect(v1Value(`pending${'Failure'.repeat(40)}`)).toBe(`pending${'_failure'.repeat(27)}_fai…`);
+  });
 });

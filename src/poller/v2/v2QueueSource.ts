@@ -3,6 +3,7 @@
 // results, the verification runs), then its ledger takes every answer in one call (flow/queuePoll.ts).
 import { exitReadPlan, queueFlowOptions, queuePollUpdate } from '../../flow/queuePoll.js';
 import { EMPTY_WEBHOOK_COUNTS } from '../../snapshot/webhookCounts.js';
+import type { MergeQueueSnapshot } from '../../snapshot/types.js';
 import { PollReads } from '../pollReads.js';
 import type { Poll, PolledTarget } from '../source.js';
 import { startConcludedReads } from './v2ConcludedReads.js';
@@ -78,14 +79,7 @@ export function v2QueueSource(polled: PolledTarget, readers: V2Readers): Poll {
           return { value: { lookups: new Map(), reads: startConcludedReads(current.takenAt) } };
         }
         const plan = exitReadPlan(ledger, current);
-        // What the last poll saw, on Trunk's clock: each departed PR concluded after its last change.
-        const lastChanges = new Map(
-          before?.pullRequests.map((pr) => [pr.number, pr.stateChangedAt]),
-        );
-        const since = Math.min(
-          plan.since,
-          ...plan.prNumbers.map((number) => lastChanges.get(number) ?? plan.since),
-        );
+        const since = exitReadSince(plan, before);
         const value = await readExitsV2({
           reader,
           queue,
@@ -145,4 +139,28 @@ export function v2QueueSource(polled: PolledTarget, readers: V2Readers): Poll {
       ...reads.recorded(),
     };
   };
+}
+
+/**
+ * Where the exit read of `plan` starts: what the last poll (`before`) saw, on Trunk's clock, as
+ * each departed PR concluded after its last change. A loop, not a spread: the PRs gone since the
+ * last poll may be more than a call takes arguments.
+ */
+export function exitReadSince(
+  plan: { readonly since: number; readonly prNumbers: readonly number[] },
+  before:
+    | {
+        readonly pullRequests: readonly Pick<
+          MergeQueueSnapshot['pullRequests'][number],
+          'number' | 'stateChangedAt'
+        >[];
+      }
+    | undefined,
+): number {
+  const lastChanges = new Map(before?.pullRequests.map((pr) => [pr.number, pr.stateChangedAt]));
+  let since = plan.since;
+  for (const number of plan.prNumbers) {
+    since = Math.min(since, lastChanges.get(number) ?? plan.since);
+  }
+  return since;
 }
