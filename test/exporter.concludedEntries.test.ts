@@ -98,6 +98,28 @@ describe('reads of concluded entries through a real exporter', () => {
     for (const concludedAfter of reads) expect(concludedAfter).toBeLessThanOrEqual(now() + 60);
   });
 
+  it('counts a PR the concluded entries list twice, with two endings, by the later one, whatever their order', async () => {
+    // The read lists #7's entry as failed 30 s ago, then as merged 5 s ago: the later is how it
+    // left ("`stateChangedAt`: when the entry entered its current state").
+    const pr7 = entryRow(7, 'testing', now() - 600);
+    const fake = await startFakeWebQueue([pr7]);
+    const exporter = await webExporter(fake);
+    await exporter.waitFor(
+      (samples) =>
+        value(samples, 'trunk_exporter_target_up', { ...QUEUE, kind: 'merge_queue' }) === 1,
+      'the first poll',
+    );
+    const earlier = structuredClone(pr7);
+    moveEntry(earlier, 'failed', now() - 30);
+    moveEntry(pr7, 'merged', now() - 5);
+    fake.entries(WEB_QUEUE).unshift(earlier);
+    const after = await exporter.waitFor(
+      (samples) => (exited(samples).merged ?? 0) + (exited(samples).failed ?? 0) > 0,
+      '#7 counted',
+    );
+    expect(exited(after)).toEqual({ merged: 1, failed: 0, cancelled: 0, unknown: 0 });
+  });
+
   it('counts a PR that fails and is resubmitted between two polls as a failed exit with its transition, each time, whether Trunk reuses its entry or not', async () => {
     const pr20 = entryRow(20, 'testing', now() - 600);
     const fake = await startFakeWebQueue([pr20]);

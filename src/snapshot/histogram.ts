@@ -54,7 +54,14 @@ export function emptyHistogram(bounds: readonly number[] = FLOW_BUCKETS_SECONDS)
 }
 
 /**
- * A new histogram with one more observation; a negative or non-finite value counts as 0. With the
+ * The largest value observed: a year of seconds (a batch is far smaller). A row that says more is
+ * a bad one, and summing 10^308 would leave `_sum` at +Inf for good.
+ */
+export const MAX_OBSERVATION = 366 * 86_400;
+
+/**
+ * A new histogram with one more observation; a negative or non-finite value counts as 0, one past
+ * MAX_OBSERVATION as that. With the
  * pull request it was `by` (and when it happened), the observation becomes its bucket's exemplar
  * unless the bucket's exemplar happened later: observations arrive out of order, and Prometheus
  * drops an exemplar older than the one it holds.
@@ -65,7 +72,7 @@ export function observe(
   by?: Omit<Exemplar, 'value'>,
 ): HistogramCounts {
   const bounds = histogram.bounds ?? FLOW_BUCKETS_SECONDS;
-  const seconds = Number.isFinite(value) && value > 0 ? value : 0;
+  const seconds = Number.isFinite(value) && value > 0 ? Math.min(value, MAX_OBSERVATION) : 0;
   const index = bounds.findIndex((bound) => seconds <= bound);
   const slot = index < 0 ? bounds.length : index;
   const observed = {

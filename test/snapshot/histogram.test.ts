@@ -89,3 +89,12 @@ describe('observe without an exemplar', () => {
     expect(histogram.buckets).toEqual([0, 0, 2, 0]);
   });
 });
+
+describe('observe a value no row should give', () => {
+  it('counts 10^308 as a year, so that the sum stays finite however many come', () => {
+    let histogram = emptyHistogram(BOUNDS);
+    for (let n = 0; n < 2_000; n++) histogram = observe(histogram, 1e308);
+    expect(histogram.buckets).toEqual([0, 0, 0, 2_000]);
+    expect(histogram.sum).toBe(2_000 * 366 * 86_400);
+  });
+});

@@ -119,6 +119,8 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
   // The polls' departures are theirs (or their events') to count.
   const departed = new Set(departedPullRequests(previous, request.current).map((pr) => pr.number));
   const lookups = new Map<number, ExitLookup>();
+  /** When the conclusion each lookup took was dated (-Infinity without a date). */
+  const lookupAt = new Map<number, number>();
   const wanted = new Set(prNumbers);
   const concluded: ConcludedExit[] = [];
   const seen = new Map(reads.seen);
@@ -142,8 +144,13 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
     // A conclusion dated ahead (Trunk's clock, a bad row) happened by the time it was read.
     const leftAt =
       concludedAt === undefined ? undefined : Math.min(concludedAt, request.current.takenAt);
-    if (wanted.has(row.number) && !lookups.has(row.number)) {
+    // A PR listed with two conclusions (resubmitted, or a list paged while it moved) left with the
+    // later one, whatever order the rows come in.
+    const listedAt = concludedAt ?? -Infinity;
+    const taken = lookupAt.get(row.number);
+    if (wanted.has(row.number) && (taken === undefined || listedAt > taken)) {
       lookups.set(row.number, { outcome: outcome as ExitOutcome, leftAt });
+      lookupAt.set(row.number, listedAt);
     }
     // Without a conclusion time an entry cannot be placed in the windows: its departure counts it.
     if (concludedAt === undefined || leftAt === undefined) continue;

@@ -76,7 +76,9 @@ export function countTestingResults(
       ...series,
       histogram: observe(series.histogram, row.testingDurationMs / 1000, {
         pullRequest: row.pullRequestNumber,
-        timestampSeconds: endedAt,
+        // Placed no later than the clock's slack: a bucket keeps its latest exemplar, and one
+        // dated 2100 would be kept for good.
+        timestampSeconds: Math.min(endedAt, latestPlausible),
       }),
     });
     if (row.startedBisection) {

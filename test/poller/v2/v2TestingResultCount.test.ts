@@ -6,6 +6,7 @@ import {
   countTestingResults,
   startTestingAttempts,
 } from '../../../src/poller/v2/v2TestingResults.js';
+import { exemplarAt } from '../../../src/snapshot/histogram.js';
 import type { TestingAttempts } from '../../../src/snapshot/testingAttemptTypes.js';
 import type { V2TestingResult } from '../../../src/trunk/v2Schemas.js';
 
@@ -136,5 +137,27 @@ describe('results dated ahead of the exporter', () => {
     expect(next.futureResults).toBe(0);
     expect(series(next.attempts, 'failed', false).count).toBe(3);
     expect(next.attempts.reads.countFrom).toBe(readAt - 30);
+  });
+});
+
+describe('exemplars of results dated ahead', () => {
+  it('places a result dated 2100 at the clock plus the slack, so a later attempt in its bucket still becomes the exemplar', () => {
+    // PR 4242's result "ended" in 2100 (a bad row); PR 7's, in the same bucket (ten minutes),
+    // ended a minute after that read. Each bucket keeps the exemplar of its latest observation.
+    const ahead = countTestingResults(
+      startTestingAttempts(START, false),
+      [failed(4242, Date.parse('2100-06-01T00:00:00Z') / 1000, {})],
+      START + 120,
+    );
+    expect(ahead.futureResults).toBe(1);
+    const later = countTestingResults(ahead.attempts, [failed(7, START + 240, {})], START + 300);
+    const histogram = [...later.attempts.counts.durations.values()].find(
+      (each) => each.outcome === 'failed',
+    )?.histogram;
+    const slot = histogram?.buckets.findIndex((count) => count === 2) ?? -1;
+    expect(slot).toBeGreaterThanOrEqual(0);
+    expect(histogram === undefined ? undefined : exemplarAt(histogram, slot)).toMatchObject({
+      pullRequest: 7,
+    });
   });
 });
