@@ -86,7 +86,7 @@ export async function resubmittedExits(request: ResubmissionRequest): Promise<Re
     (row) => request.wanted.has(row.number) || !request.departed.has(row.number),
   );
   if (listedRows.length === 0) return { lookups, resubmissions, concluded, endings };
-  const results = await testingResults(request, listedRows.length);
+  const results = endingsByPullRequest(await testingResults(request, listedRows.length));
   const rows = listedRows.filter((row) => isNewConclusion(request, results, row.number));
   const listed = new Map(current.pullRequests.map((pr) => [pr.number, pr]));
   for (const row of rows) {
@@ -136,7 +136,7 @@ export async function resubmittedExits(request: ResubmissionRequest): Promise<Re
  */
 function isNewConclusion(
   request: ResubmissionRequest,
-  results: readonly V2TestingResult[],
+  results: EndingsByPullRequest,
   number: number,
 ): boolean {
   const counted = lastExitTime(request.previous, number);
@@ -189,24 +189,38 @@ async function testingResults(
   }
 }
 
+/** Per pull request, the endings its testing results tell (each dated, with an entry conclusion). */
+type EndingsByPullRequest = ReadonlyMap<number, readonly EntryEnding[]>;
+
+/**
+ * The results that tell how an entry ended, by pull request: parsed once, so that each row asks
+ * only its own pull request's (a read may list thousands of rows and results).
+ */
+function endingsByPullRequest(results: readonly V2TestingResult[]): EndingsByPullRequest {
+  const byPullRequest = new Map<number, EntryEnding[]>();
+  for (const result of results) {
+    const endedAt = parseTimestampSeconds(result.endedAt);
+    const outcome = result.entryConclusion;
+    if (endedAt === undefined || outcome === undefined || !OUTCOMES.has(outcome)) continue;
+    const ending = { outcome: outcome as ExitOutcome, endedAt };
+    const endings = byPullRequest.get(result.pullRequestNumber);
+    if (endings === undefined) byPullRequest.set(result.pullRequestNumber, [ending]);
+    else endings.push(ending);
+  }
+  return byPullRequest;
+}
+
 /** How the latest result of PR `number` that ended in [from, until] and says so ended its entry. */
 function entryEnding(
-  results: readonly V2TestingResult[],
+  results: EndingsByPullRequest,
   number: number,
   from: number,
   until: number,
 ): EntryEnding | undefined {
   let latest: EntryEnding | undefined;
-  for (const result of results) {
-    const endedAt = parseTimestampSeconds(result.endedAt);
-    const outcome = result.entryConclusion;
-    if (result.pullRequestNumber !== number || endedAt === undefined || outcome === undefined) {
-      continue;
-    }
-    if (!OUTCOMES.has(outcome) || endedAt < from || endedAt > until) continue;
-    if (latest === undefined || endedAt > latest.endedAt) {
-      latest = { outcome: outcome as ExitOutcome, endedAt };
-    }
+  for (const ending of results.get(number) ?? []) {
+    if (ending.endedAt < from || ending.endedAt > until) continue;
+    if (latest === undefined || ending.endedAt > latest.endedAt) latest = ending;
   }
   return latest;
 }
