@@ -7,17 +7,24 @@ const DEFAULT_HOSTS: Readonly<Record<string, string>> = {
   bitbucket: 'bitbucket.org',
 };
 
+/** A host name, with a port perhaps (`git.acme.internal:8443`), as DNS allows its length. */
+const HOST = /^[A-Za-z0-9.-]{1,253}(:[0-9]{1,5})?$/;
+
+/** `owner/name`, as long as a label value may be (MAX_LABEL_TEXT_LENGTH). */
+const PATH = /^[^/\s]{1,200}\/[^/\s]{1,200}$/;
+
 /**
  * `host/owner/name` of a v2 repository as Trunk spells it: `host`, else the provider's default host
- * (`host` is null there), else the host of `url`. Undefined when no host can be told or the path is
- * not `owner/name`.
+ * (`host` is null there), else the host of `url`. Undefined when no host can be told, the host is
+ * no host name (`github.com/acme` would make four segments of the name), or the path is not
+ * `owner/name` of at most 200 characters each.
  */
 export function repositoryNameOf(repository: V2Repository): string | undefined {
   const host =
     nonEmpty(repository.host) ??
     DEFAULT_HOSTS[repository.provider ?? ''] ??
     hostOfUrl(repository.url);
-  if (host === undefined || !/^[^/\s]+\/[^/\s]+$/.test(repository.path)) return undefined;
+  if (host === undefined || !HOST.test(host) || !PATH.test(repository.path)) return undefined;
   return `${host.toLowerCase()}/${repository.path}`;
 }
 

@@ -32,4 +32,24 @@ describe('repositoryNameOf', () => {
     expect(repositoryNameOf({ provider: 'gitlab', path: 'group/subgroup/name' })).toBeUndefined();
     expect(repositoryNameOf({ provider: 'github', host: '', path: '' })).toBeUndefined();
   });
+
+  it('names nothing with a host that is no host name, or an owner or name past 200 characters', () => {
+    // `host` is a host name ("github.com", "gitlab.acme.internal:8443"): one with a path or a space
+    // would make a name of four segments, or none at all.
+    expect(
+      repositoryNameOf({ provider: 'github', host: 'github.com/acme', path: 'web/x' }),
+    ).toBeUndefined();
+    expect(
+      repositoryNameOf({ provider: 'github', host: 'git hub.com', path: 'acme/web' }),
+    ).toBeUndefined();
+    expect(
+      repositoryNameOf({ provider: 'github', host: 'h'.repeat(100_000), path: 'acme/web' }),
+    ).toBeUndefined();
+    expect(
+      repositoryNameOf({ provider: 'github', path: `acme/${'w'.repeat(201)}` }),
+    ).toBeUndefined();
+    expect(
+      repositoryNameOf({ provider: 'gitlab', host: 'gitlab.acme.internal:8443', path: 'a/b' }),
+    ).toBe('gitlab.acme.internal:8443/a/b');
+  });
 });

@@ -1,5 +1,6 @@
 import { repositoryKey } from '../../config/repositoryKey.js';
 import type { V2MergeQueue } from '../../trunk/v2Schemas.js';
+import { isOverlong } from '../../trunk/labelText.js';
 import { SharedRead, type SharedReadTiming } from '../sharedRead.js';
 import type { ReadOptions } from '../readOptions.js';
 
@@ -27,9 +28,13 @@ export function repoNameOfUrl(repositoryUrl: string): string | undefined {
     .replace(/\.git$/, '')
     .split('/')
     .filter((part) => part !== '');
-  if (parts.length !== 2 || url.host === '') return undefined;
+  // Owner and name become the `repo` label: past MAX_LABEL_TEXT_LENGTH each, no repository's.
+  if (parts.length !== 2 || url.host === '' || parts.some(isOverlong)) return undefined;
   return `${url.host}/${parts.join('/')}`;
 }
+
+/** The longest target branch a discovered queue may have (a branch label value). */
+const MAX_BRANCH_LENGTH = 1_000;
 
 /** One repository and branch however the repository's name is cased (repositoryKey). */
 function keyOf(repo: string, branch: string): string {
@@ -110,7 +115,8 @@ function readWith(lister: V2QueueLister): (options: ReadOptions) => Promise<Queu
     const named: (V2QueueKey & { readonly queue: V2MergeQueue })[] = [];
     for (const queue of await lister.listMergeQueues(options)) {
       const repo = repoNameOfUrl(queue.repositoryUrl);
-      if (repo === undefined) continue;
+      // The branch becomes the `branch` label; git's refs are far shorter than 1,000 characters.
+      if (repo === undefined || queue.targetBranch.length > MAX_BRANCH_LENGTH) continue;
       byKey.set(keyOf(repo, queue.targetBranch), queue);
       named.push({ repo, branch: queue.targetBranch, queue });
     }
