@@ -9,6 +9,7 @@ import {
   type V2PullRequest,
 } from '../../trunk/v2Schemas.js';
 import { priorityOf, v1Mode, v1Value } from '../../trunk/v2Vocabulary.js';
+import { withOpenLabelsCapped } from '../openLabelValues.js';
 import { parseTimestampSeconds } from '../timestamps.js';
 import { queueNumbers } from '../queueNumbers.js';
 import type { ReadOptions } from '../readOptions.js';
@@ -121,7 +122,7 @@ function toSnapshot(
       commands: config.areCommandsEnabled,
       status_check: config.isStatusCheckEnabled,
     },
-    pullRequests: unique.map(toPullRequestSnapshot),
+    pullRequests: withOpenLabelsCapped(unique.map(toPullRequestSnapshot)),
     readinessKnown: true,
     unknownBlockedReasons: V2_UNKNOWN_BLOCKED_REASONS,
     notMergeableReasons: notMergeableReasonCounts(unique),
