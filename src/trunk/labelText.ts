@@ -19,14 +19,14 @@ export function cutLabelText(text: string): string {
   return `${text.slice(0, end)}…`;
 }
 
-/** `texts` with each one too long for a label value cut; `count` is told how many were. */
-export function cutEach(texts: readonly string[], count: (cut: number) => void): string[] {
-  let cut = 0;
-  const kept = texts.map((text) => {
+/** The label values of one answer, each cut when too long, and how many were (`invalid_field`). */
+export class LabelTextCuts {
+  count = 0;
+
+  /** `text` cut to MAX_LABEL_TEXT_LENGTH when too long, and counted. */
+  cut(text: string): string {
     if (!isOverlong(text)) return text;
-    cut += 1;
+    this.count += 1;
     return cutLabelText(text);
-  });
-  if (cut > 0) count(cut);
-  return kept;
+  }
 }

@@ -10,7 +10,7 @@ import {
   type QuarantinedTestsPageResponse,
   type SubmittedPullRequest,
 } from './schemas.js';
-import { cutEach, cutLabelText, isOverlong } from './labelText.js';
+import { LabelTextCuts, isOverlong } from './labelText.js';
 import { isExportableMs, parseRfc3339 } from './timestamps.js';
 import { UNUSABLE_ITEM } from './tolerantSchemas.js';
 import {
@@ -175,13 +175,11 @@ export function checkTestCollectionsPage(
   report: AnomalyReport,
 ): V2Page<V2TestCollection> {
   const page = checkCollectionRows(response, report);
-  const overlong = page.data.filter(({ name }) => isOverlong(name)).length;
-  if (overlong === 0) return page;
-  report('invalid_field', overlong);
-  return {
-    ...page,
-    data: page.data.map((collection) => ({ ...collection, name: cutLabelText(collection.name) })),
-  };
+  if (!page.data.some(({ name }) => isOverlong(name))) return page;
+  const cuts = new LabelTextCuts();
+  const data = page.data.map((collection) => ({ ...collection, name: cuts.cut(collection.name) }));
+  report('invalid_field', cuts.count);
+  return { ...page, data };
 }
 
 /** Rows whose code owners are label values: each one too long cut, and reported. */
@@ -189,16 +187,13 @@ function withOwnersCut<T extends { readonly codeowners: readonly string[] }>(
   rows: readonly T[],
   report: AnomalyReport,
 ): T[] {
-  let cut = 0;
-  const counted = (count: number): void => {
-    cut += count;
-  };
+  const cuts = new LabelTextCuts();
   const kept = rows.map((row) =>
     row.codeowners.some(isOverlong)
-      ? { ...row, codeowners: cutEach(row.codeowners, counted) }
+      ? { ...row, codeowners: row.codeowners.map((owner) => cuts.cut(owner)) }
       : row,
   );
-  if (cut > 0) report('invalid_field', cut);
+  if (cuts.count > 0) report('invalid_field', cuts.count);
   return kept;
 }
 

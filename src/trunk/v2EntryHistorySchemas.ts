@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { cutLabelText, isOverlong } from './labelText.js';
+import { LabelTextCuts } from './labelText.js';
 import type { AnomalyReport } from './responseAnomalies.js';
 import { exportableSeconds } from './timestamps.js';
 import { UNUSABLE_ITEM, optionalValue, tolerantList } from './tolerantSchemas.js';
@@ -66,7 +66,7 @@ export function checkEntryHistoryPage(
   }
   let unusable = 0;
   let untimed = 0;
-  let overlong = 0;
+  const cuts = new LabelTextCuts();
   let repeated = 0;
   const data = groups.map((group): V2EntryHistory => {
     const transitions: EntryTransition[] = [];
@@ -78,14 +78,13 @@ export function checkEntryHistoryPage(
       const at = exportableSeconds(transition.changedAt);
       if (at === undefined) untimed += 1;
       else {
-        let { reason } = transition;
+        const { reason } = transition;
         // An empty reason gives none, as null does (`unknown`).
-        if (reason === '') reason = undefined;
-        else if (reason !== undefined && isOverlong(reason)) {
-          overlong += 1;
-          reason = cutLabelText(reason);
-        }
-        transitions.push({ state: transition.state, at, reason });
+        transitions.push({
+          state: transition.state,
+          at,
+          reason: reason === undefined || reason === '' ? undefined : cuts.cut(reason),
+        });
       }
     }
     const ordered = inTimelineOrder(transitions);
@@ -93,7 +92,7 @@ export function checkEntryHistoryPage(
     return { pullRequestId: group.pullRequestId.toLowerCase(), transitions: ordered };
   });
   if (unusable + repeated > 0) report('invalid_item', unusable + repeated);
-  if (untimed + overlong > 0) report('invalid_field', untimed + overlong);
+  if (untimed + cuts.count > 0) report('invalid_field', untimed + cuts.count);
   return { ...response, data };
 }
 

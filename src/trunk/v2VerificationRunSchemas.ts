@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { cutLabelText, isOverlong } from './labelText.js';
+import { LabelTextCuts, cutLabelText, isOverlong } from './labelText.js';
 import { checkV2Page, type AnomalyReport } from './responseAnomalies.js';
 import { optionalValue } from './tolerantSchemas.js';
 import { v2PageSchema, type V2Page, type V2PageResponse } from './v2Schemas.js';
@@ -67,12 +67,7 @@ export function checkVerificationRunsPage(
 ): V2Page<V2VerificationRun> {
   const page = checkRunRows(response, report);
   let unknown = 0;
-  let overlong = 0;
-  const cut = (name: string): string => {
-    if (!isOverlong(name)) return name;
-    overlong += 1;
-    return cutLabelText(name);
-  };
+  const cuts = new LabelTextCuts();
   const data = page.data.map((run) => {
     if (!KNOWN_STATUSES.has(run.status)) unknown += 1;
     for (const { conclusion } of run.checks) {
@@ -81,13 +76,12 @@ export function checkVerificationRunsPage(
     if (!run.checks.some(({ name }) => isOverlong(name))) return run;
     return {
       ...run,
-      requiredStatuses: run.requiredStatuses.map((name) =>
-        isOverlong(name) ? cutLabelText(name) : name,
-      ),
-      checks: run.checks.map((check) => ({ ...check, name: cut(check.name) })),
+      // Cut alike, so that a cut check stays required; each name counted once, in `checks`.
+      requiredStatuses: run.requiredStatuses.map(cutLabelText),
+      checks: run.checks.map((check) => ({ ...check, name: cuts.cut(check.name) })),
     };
   });
   if (unknown > 0) report('unknown_value', unknown);
-  if (overlong > 0) report('invalid_field', overlong);
+  if (cuts.count > 0) report('invalid_field', cuts.count);
   return { ...page, data };
 }
