@@ -200,9 +200,9 @@ function latestRows(rows: readonly V2VerificationRun[]): V2VerificationRun[] {
   return [...byId.values()].reverse();
 }
 
-/** When a run concluded, on Trunk's clock (`duration`) and on the exporter's at the latest (`at`). */
+/** When a run concluded: where its duration ends (`end`), and on the exporter's clock (`at`). */
 interface Conclusion {
-  readonly duration: number;
+  readonly end: number;
   readonly at: number;
 }
 
@@ -216,14 +216,14 @@ interface Conclusion {
  */
 function concludedAt(updatedAt: number, latestPlausible: number): Conclusion {
   return {
-    duration: updatedAt - latestPlausible > RUN_READ_HORIZON_SECONDS ? latestPlausible : updatedAt,
+    end: updatedAt - latestPlausible > RUN_READ_HORIZON_SECONDS ? latestPlausible : updatedAt,
     at: Math.min(updatedAt, latestPlausible),
   };
 }
 
 /**
  * The counts with one more concluded run, created at `createdAt` and concluded as `conclusion`
- * says (Unix seconds): it took conclusion.duration − createdAt, and its exemplar is its first
+ * says (Unix seconds): it took conclusion.end − createdAt, and its exemplar is its first
  * tested pull request.
  */
 function countRun(
@@ -247,7 +247,7 @@ function countRun(
       : { pullRequest: first.number, timestampSeconds: conclusion.at };
   concluded.set(key, {
     ...series,
-    durations: observe(series.durations, conclusion.duration - createdAt, by),
+    durations: observe(series.durations, conclusion.end - createdAt, by),
   });
   const batchSizes = new Map(counts.batchSizes);
   const sizes: HistogramCounts =

@@ -8,19 +8,16 @@ import {
   UNKNOWN_STATE,
   type PullRequestSnapshot,
 } from '../snapshot/types.js';
+import { OTHER_LABEL } from '../snapshot/topLabelTypes.js';
+import { PRIORITY_NAMES } from '../trunk/v2Vocabulary.js';
 
 /** Values beyond the documented ones one poll keeps, per label. */
 export const MAX_OPEN_LABEL_VALUES = 20;
 
-/** The label value of the states or priority names past MAX_OPEN_LABEL_VALUES. */
-export const OTHER_LABEL_VALUE = 'other';
-
-const DOCUMENTED_PRIORITIES = ['urgent', 'high', 'medium', 'low'] as const;
-
 /** The pull requests with the states and priority names past the bound counted as `other`. */
 export function withOpenLabelsCapped(prs: readonly PullRequestSnapshot[]): PullRequestSnapshot[] {
   const state = capper([...KNOWN_PULL_REQUEST_STATES, UNKNOWN_STATE]);
-  const priority = capper([...DOCUMENTED_PRIORITIES, UNKNOWN_PRIORITY]);
+  const priority = capper([...PRIORITY_NAMES.values(), UNKNOWN_PRIORITY]);
   return prs.map((pr) => {
     const cappedState = state(pr.state);
     const cappedPriority = priority(pr.priorityName);
@@ -36,7 +33,7 @@ function capper(documented: readonly string[]): (value: string) => string {
   const others = new Set<string>();
   return (value) => {
     if (known.has(value) || others.has(value)) return value;
-    if (others.size >= MAX_OPEN_LABEL_VALUES) return OTHER_LABEL_VALUE;
+    if (others.size >= MAX_OPEN_LABEL_VALUES) return OTHER_LABEL;
     others.add(value);
     return value;
   };

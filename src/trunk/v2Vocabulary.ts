@@ -28,7 +28,7 @@ export function v1Mode(mode: string): string {
 }
 
 /** Trunk's documented priority names by value (urgent 0, high 10, medium 100, low 200). */
-const PRIORITY_NAMES: ReadonlyMap<number, string> = new Map([
+export const PRIORITY_NAMES: ReadonlyMap<number, string> = new Map([
   [0, 'urgent'],
   [10, 'high'],
   [100, 'medium'],

@@ -5,6 +5,7 @@ import { exitReadPlan, queueFlowOptions, queuePollUpdate } from '../../flow/queu
 import { EMPTY_WEBHOOK_COUNTS } from '../../snapshot/webhookCounts.js';
 import type { MergeQueueSnapshot } from '../../snapshot/types.js';
 import { PollReads } from '../pollReads.js';
+import { earliest } from '../testCounts.js';
 import type { Poll, PolledTarget } from '../source.js';
 import { startConcludedReads } from './v2ConcludedReads.js';
 import { readExitsV2 } from './v2ExitLookup.js';
@@ -143,8 +144,8 @@ export function v2QueueSource(polled: PolledTarget, readers: V2Readers): Poll {
 
 /**
  * Where the exit read of `plan` starts: what the last poll (`before`) saw, on Trunk's clock, as
- * each departed PR concluded after its last change. A loop, not a spread: the PRs gone since the
- * last poll may be more than a call takes arguments.
+ * each departed PR concluded after its last change. earliest(), not a spread: the PRs gone since
+ * the last poll may be more than a call takes arguments.
  */
 export function exitReadSince(
   plan: { readonly since: number; readonly prNumbers: readonly number[] },
@@ -158,9 +159,8 @@ export function exitReadSince(
     | undefined,
 ): number {
   const lastChanges = new Map(before?.pullRequests.map((pr) => [pr.number, pr.stateChangedAt]));
-  let since = plan.since;
-  for (const number of plan.prNumbers) {
-    since = Math.min(since, lastChanges.get(number) ?? plan.since);
-  }
-  return since;
+  return (
+    earliest(plan.prNumbers.map((n) => Math.min(lastChanges.get(n) ?? plan.since, plan.since))) ??
+    plan.since
+  );
 }

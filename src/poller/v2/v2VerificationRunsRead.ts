@@ -15,6 +15,7 @@ import type { V2QueueRef } from '../../trunk/v2Client.js';
 import { READ_OVERLAP_SECONDS } from '../../trunk/timestamps.js';
 import { V2_ENDPOINTS } from '../../trunk/v2Schemas.js';
 import type { V2VerificationRun } from '../../trunk/v2VerificationRunSchemas.js';
+import { earliest } from '../testCounts.js';
 import { CLOCK_SLACK_SECONDS } from '../timestamps.js';
 import type { ReadOptions } from '../readOptions.js';
 import type { V2PullRequestLister } from './v2MergeQueuePoll.js';
@@ -54,10 +55,15 @@ export async function readVerificationRuns(
   let runs: VerificationRuns;
   if (previous === undefined) {
     const testing = testingSince(current);
-    // A loop, not a spread: the live list may hold more entries than a call's arguments may be.
-    let earliest = current.takenAt;
-    for (const at of testing.values()) earliest = Math.min(earliest, at ?? current.takenAt);
-    runs = startVerificationRuns(current.takenAt, earliest - READ_OVERLAP_SECONDS, batching);
+    // earliest() loops: the live list may hold more entries than a call takes arguments.
+    const since = earliest(
+      [current.takenAt, ...testing.values()].map((at) => at ?? current.takenAt),
+    );
+    runs = startVerificationRuns(
+      current.takenAt,
+      (since ?? current.takenAt) - READ_OVERLAP_SECONDS,
+      batching,
+    );
     if (testing.size === 0) return runs;
   } else {
     runs = { ...previous, counts: withKnownRunSeries(previous.counts, batching) };
