@@ -10,7 +10,7 @@ import {
   type QuarantinedTestsPageResponse,
   type SubmittedPullRequest,
 } from './schemas.js';
-import { LabelTextCuts, isOverlong } from './labelText.js';
+import { LabelTextCuts, cutLabelText, isOverlong } from './labelText.js';
 import { isExportableMs, parseRfc3339 } from './timestamps.js';
 import { UNUSABLE_ITEM } from './tolerantSchemas.js';
 import {
@@ -31,10 +31,10 @@ export type AnomalyReport = (kind: ApiAnomalyKind, count: number) => void;
  * every count and look it up twice; keeping one by list order would flip its state poll by poll.
  */
 export function checkQueue(response: MergeQueueResponse, report: AnomalyReport): MergeQueue {
-  const queue = {
-    ...response,
-    enqueuedPullRequests: usableItems(response.enqueuedPullRequests, report),
-  };
+  const queue = withQueueLabelsCut(
+    { ...response, enqueuedPullRequests: usableItems(response.enqueuedPullRequests, report) },
+    report,
+  );
   const items = queue.enqueuedPullRequests;
   // Most queues have no duplicate: found with a set of numbers, before any timestamp is read.
   const numbers = new Set<number>();
@@ -53,6 +53,31 @@ export function checkQueue(response: MergeQueueResponse, report: AnomalyReport):
     report,
   );
   return checked;
+}
+
+/**
+ * The queue with each value it gives a label cut when too long, and reported (`invalid_field`):
+ * its state and the settings named in `trunk_merge_queue_info`, each item's state and priority name.
+ */
+function withQueueLabelsCut(queue: MergeQueue, report: AnomalyReport): MergeQueue {
+  const cuts = new LabelTextCuts();
+  const optional = (text: string | undefined): string | undefined =>
+    text === undefined ? undefined : cuts.cut(text);
+  const items = queue.enqueuedPullRequests.map((item) =>
+    isOverlong(item.state ?? '') || isOverlong(item.priorityName ?? '')
+      ? { ...item, state: optional(item.state), priorityName: optional(item.priorityName) }
+      : item,
+  );
+  const named = {
+    state: cuts.cut(queue.state),
+    mode: cuts.cut(queue.mode),
+    mergeMethod: cuts.cut(queue.mergeMethod),
+    directMergeMode: cuts.cut(queue.directMergeMode),
+    optimizationMode: cuts.cut(queue.optimizationMode),
+  };
+  if (cuts.count === 0) return queue;
+  report('invalid_field', cuts.count);
+  return { ...queue, ...named, enqueuedPullRequests: items };
 }
 
 /** The items with each of the `repeated` numbers once: its latest entry (the first of equals), in its place. */
@@ -76,13 +101,18 @@ function latestEntries(
   );
 }
 
-/** Reports a stateChangedAt that is not an RFC 3339 date-time or lies outside 2000-2100. */
+/**
+ * Reports a stateChangedAt that is not an RFC 3339 date-time or lies outside 2000-2100, and cuts and
+ * reports (`invalid_field`) a state too long for a label value.
+ */
 export function checkSubmittedPullRequest(
   pr: SubmittedPullRequest,
   report: AnomalyReport,
 ): SubmittedPullRequest {
   reportTimestamps([pr.stateChangedAt], report);
-  return pr;
+  if (pr.state === undefined || !isOverlong(pr.state)) return pr;
+  report('invalid_field', 1);
+  return { ...pr, state: cutLabelText(pr.state) };
 }
 
 /**

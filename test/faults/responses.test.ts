@@ -163,3 +163,66 @@ describe('unknown enum values', () => {
     expect(pollFailures(rig.subject, WEB)).toEqual([]);
   });
 });
+
+describe('label values from a queue answer', () => {
+  it('keeps 20 priority names beyond the documented ones and cuts a value over 200 characters', async () => {
+    const rig = await startFaultRig({
+      targets: `  - repo: ${WEB}\n    branches: [main]`,
+      flavour: 'live',
+    });
+    await rig.subject.waitUntilReady();
+    const longState = `awaiting_${'q'.repeat(300)}`;
+    const longMode = `hyper_${'m'.repeat(300)}`;
+    const changedAt = new Date().toISOString();
+    rig.faults.inject(
+      'getQueue',
+      queueWith((queue) => {
+        queue.mode = longMode;
+        // 50 pending PRs, each with its own priority name: team-0 … team-49, in that order.
+        queue.enqueuedPullRequests = [
+          ...Array.from({ length: 50 }, (_, index) => ({
+            prNumber: 9001 + index,
+            state: 'pending',
+            priorityName: `team-${String(index)}`,
+            stateChangedAt: changedAt,
+          })),
+          { prNumber: 9100, state: longState, priorityName: 'medium', stateChangedAt: changedAt },
+        ];
+      }),
+      { times: Infinity },
+    );
+
+    const web = { repo: WEB, branch: 'main' };
+    const samples = await rig.subject.waitFor(
+      (current) =>
+        sum(current, 'trunk_merge_queue_pull_requests', { ...web, priority: 'other' }) > 0,
+      'the answer with 51 PRs',
+    );
+    const pending = Object.fromEntries(
+      select(samples, 'trunk_merge_queue_pull_requests', { ...web, state: 'pending' })
+        .filter((sample) => sample.value > 0)
+        .map((sample): [string, number] => [sample.labels.priority ?? '', sample.value]),
+    );
+    expect(pending).toEqual({
+      ...Object.fromEntries(Array.from({ length: 20 }, (_, index) => [`team-${String(index)}`, 1])),
+      other: 30,
+    });
+    expect(
+      sum(samples, 'trunk_merge_queue_pull_requests', {
+        ...web,
+        state: `${longState.slice(0, 199)}…`,
+        priority: 'medium',
+      }),
+    ).toBe(1);
+    expect(select(samples, 'trunk_merge_queue_info', web)[0]?.labels.mode).toBe(
+      `${longMode.slice(0, 199)}…`,
+    );
+    expect(
+      sum(samples, 'trunk_exporter_api_anomalies_total', {
+        endpoint: 'getQueue',
+        kind: 'invalid_field',
+      }),
+    ).toBeGreaterThanOrEqual(2);
+    expect(pollFailures(rig.subject, WEB)).toEqual([]);
+  });
+});

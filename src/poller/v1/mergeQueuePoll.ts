@@ -7,6 +7,7 @@ import {
 import type { EnqueuedPullRequest, RepoRef } from '../../trunk/schemas.js';
 import { LOOKUPS_AT_A_TIME, mapAtMost } from '../lookupFanOut.js';
 import { queueNumbers } from '../queueNumbers.js';
+import { withOpenLabelsCapped } from '../openLabelValues.js';
 import {
   needsLookup,
   type LookupPlan,
@@ -96,7 +97,7 @@ export async function pollMergeQueue(request: MergeQueuePollRequest): Promise<Me
       commands: queue.commandsEnabled,
       status_check: queue.statusCheckEnabled,
     },
-    pullRequests,
+    pullRequests: withOpenLabelsCapped(pullRequests),
     readinessKnown: request.pullRequestDetails,
   };
 }
