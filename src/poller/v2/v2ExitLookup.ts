@@ -2,6 +2,7 @@
 // concluded entries, instead of a lookup per departed PR. Each read continues from the previous
 // one, so an entry that came and went between two polls is counted too, and once.
 import { departedPullRequests, isLastLookup } from '../../flow/queueDiff.js';
+import { forgetFarAhead } from '../../flow/recentTimes.js';
 import type { Logger } from '../../log/logger.js';
 import {
   EXIT_OUTCOMES,
@@ -193,6 +194,7 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
     deferredFrom,
   );
   for (const [key, leftAt] of seen) if (leftAt < countFrom) seen.delete(key);
+  forgetFarAhead(seen, latestPlausible);
   const resubmitted = await resubmittedExits({
     reader: request.reader,
     queue,

@@ -1,5 +1,6 @@
 // A merge queue's testing attempts from API v2's testing results: what each read adds to them,
 // each result counted once however the reads overlap, a split batch once however many rows it has.
+import { forgetFarAhead } from '../../flow/recentTimes.js';
 import { emptyHistogram, observe } from '../../snapshot/histogram.js';
 import {
   OTHER_OUTCOME,
@@ -94,6 +95,8 @@ export function countTestingResults(
   );
   forgetBefore(seen, next);
   forgetBefore(splits, next);
+  forgetFarAhead(seen, latestPlausible);
+  forgetFarAhead(splits, latestPlausible);
   const reads: TestingResultReads = { countFrom: next, seen, splits, pollsSinceRead: 0 };
   return { attempts: { counts: { durations, bisectionsStarted }, reads }, futureResults };
 }

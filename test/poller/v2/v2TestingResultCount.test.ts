@@ -161,3 +161,29 @@ describe('exemplars of results dated ahead', () => {
     });
   });
 });
+
+describe('rows dated far ahead', () => {
+  // Each is kept as seen until its date, so that a read listing it again counts nothing; a stream
+  // of new ones dated 2099 must not grow what a queue remembers without end.
+  it('remembers at most 1,000 of them, the nearest, however many reads list new ones', () => {
+    const far = Date.parse('2099-01-01T00:00:00Z') / 1000;
+    let attempts = startTestingAttempts(START, true);
+    for (let read = 0; read < 5; read += 1) {
+      const rows = Array.from({ length: 800 }, (_, index) =>
+        failed(read * 800 + index + 1, far + read * 800 + index, {
+          verificationRunId: `run-${String(read)}-${String(index)}`,
+        }),
+      );
+      attempts = countTestingResults(attempts, rows, START + 60 * (read + 1)).attempts;
+    }
+    expect(attempts.reads.seen.size).toBe(1000);
+    // The nearest stay seen: listed again, the first 1,000 count nothing.
+    const again = Array.from({ length: 1000 }, (_, index) =>
+      failed(index + 1, far + index, {
+        verificationRunId: `run-${String(Math.floor(index / 800))}-${String(index % 800)}`,
+      }),
+    );
+    const after = countTestingResults(attempts, again, START + 400);
+    expect(after.futureResults).toBe(0);
+  });
+});
