@@ -225,6 +225,36 @@ describe('flaky-test cost and test collections through a real exporter', () => {
     ).toBe(4);
   });
 
+  it("reports each count of a test's metrics that is missing or no count, which adds nothing", async () => {
+    // `TestCaseMetrics` requires failureCount, runCount and prsImpacted, each an integer: a string,
+    // an absent count and a negative one are each reported, and each adds nothing to its sum.
+    const tests = structuredClone(TESTS) as { metrics: Record<string, unknown> | null }[];
+    const [checkout, cart, , payment] = tests;
+    if (checkout?.metrics == null || cart?.metrics == null || payment?.metrics == null)
+      throw new Error('TESTS lists checkout, cart, coupon and payment, with metrics but coupon');
+    checkout.metrics.failureCount = '3';
+    delete cart.metrics.runCount;
+    payment.metrics.prsImpacted = -5;
+    const fake = await webOrganization(tests);
+    const exporter = await webExporter(fake);
+    const samples = await exporter.waitFor((current) => up(current) === 1, 'acme/web read');
+    expect(cost(samples, 'trunk_flaky_tests_failed_runs')).toEqual({
+      'flaky/7d': 1,
+      'broken/7d': 12,
+    });
+    expect(cost(samples, 'trunk_flaky_tests_runs')).toEqual({ 'flaky/7d': 40, 'broken/7d': 12 });
+    expect(cost(samples, 'trunk_flaky_tests_pull_requests_impacted')).toEqual({
+      'flaky/7d': 3,
+      'broken/7d': 0,
+    });
+    expect(
+      select(samples, 'trunk_exporter_api_anomalies_total', {
+        endpoint: 'v2/tests',
+        kind: 'invalid_field',
+      })[0]?.value,
+    ).toBe(3);
+  });
+
   it("counts a test the walk lists twice once: a list that moves while it is paged may list a row again, and a row's `id` names its test", async () => {
     // checkout listed a second time, as a cursor over a moving list may: one test all the same.
     const [checkout] = structuredClone(TESTS);

@@ -51,8 +51,9 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
       'timestamp_out_of_range (a timestamp outside 2000-2100; not exported), invalid_field (a ' +
       'timestamp that is not an RFC 3339 date-time with a zone, not exported; a code owner, ' +
       'through API v1 a state, mode, merge method or priority name, and through API v2 a reason ' +
-      'or a check or collection name, over 200 characters, cut to 199 and ' +
-      'an ellipsis), invalid_item (a list ' +
+      'or a check or collection name, over 200 characters, cut to 199 and an ellipsis; through ' +
+      'API v2 a count of a test metric that is missing or no count, which adds nothing), ' +
+      'invalid_item (a list ' +
       'item that cannot be used, such as a PR without a prNumber, or a queue-entry transition listed ' +
       'again; left out, the rest of the list is used), unknown_entry_state (API v2: a PR gone from the live queue entries that no read of ' +
       'concluded entries lists, so in a state Trunk added; not counted as an exit), ' +

@@ -231,13 +231,21 @@ const checkTestRows = checkV2Page<V2Test>((test) => [test.quarantinedSince ?? te
 
 /**
  * Checks a page of an organization's tests as every v2 page (unusable rows, each quarantinedSince,
- * else statusSince), and cuts and reports (`invalid_field`) each code owner too long for a label
- * value.
+ * else statusSince), reports (`invalid_field`) each count of a test's metrics that is missing or
+ * no whole number ≥ 0 (the definition requires them; it adds nothing), and cuts and reports each
+ * code owner too long for a label value.
  */
 export function checkTestsPage(
   response: V2PageResponse<V2Test>,
   report: AnomalyReport,
 ): V2Page<V2Test> {
   const page = checkTestRows(response, report);
+  let unusableCounts = 0;
+  for (const { metrics } of page.data) {
+    if (metrics == null) continue;
+    for (const count of [metrics.failureCount, metrics.runCount, metrics.prsImpacted])
+      if (count === undefined) unusableCounts += 1;
+  }
+  if (unusableCounts > 0) report('invalid_field', unusableCounts);
   return { ...page, data: withOwnersCut(page.data, report) };
 }
