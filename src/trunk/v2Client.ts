@@ -12,11 +12,13 @@ import {
 import type { CallTarget } from './transport.js';
 import {
   V2_ENTRY_HISTORY_MAX_IDS,
+  V2_ENTRY_HISTORY_CALL_SPACING_MS,
   checkEntryHistoryPage,
   inTimelineOrder,
   v2EntryHistoryPageSchema,
   type V2EntryHistory,
 } from './v2EntryHistorySchemas.js';
+import { CallSpacing } from './callSpacing.js';
 import { forEachV2Page, walkV2Pages } from './v2Paging.js';
 import {
   V2_ENDPOINTS,
@@ -126,6 +128,8 @@ export class TestListPaths {
  * queue, limits and retries (TrunkClient.readV2); lists are walked to their end (v2Paging.ts).
  */
 export class TrunkV2Client {
+  readonly #historySpacing = new CallSpacing(V2_ENTRY_HISTORY_CALL_SPACING_MS);
+
   constructor(
     private readonly client: Pick<TrunkClient, 'readV2' | 'reportAnomaly'>,
     private readonly testListPaths = new TestListPaths(),
@@ -280,12 +284,15 @@ export class TrunkV2Client {
     await forEachV2Page(
       (cursor) => {
         if (cursor !== undefined) query.set('cursor', cursor);
-        return this.client.readV2(
-          target,
-          `queue-entry-history?${query.toString()}`,
-          v2EntryHistoryPageSchema,
-          checkEntryHistoryPage,
-          options,
+        const path = `queue-entry-history?${query.toString()}`;
+        return this.#historySpacing.run(() =>
+          this.client.readV2(
+            target,
+            path,
+            v2EntryHistoryPageSchema,
+            checkEntryHistoryPage,
+            options,
+          ),
         );
       },
       `the queue-entry history of ${String(pullRequestIds.length)} pull requests`,

@@ -13,6 +13,12 @@ import { v2PageSchema, type V2Page, type V2PageResponse } from './v2Schemas.js';
 export const V2_ENTRY_HISTORY_MAX_IDS = 50;
 
 /**
+ * "`GET /v2/pull-requests…` (single-PR reads, history, estimate): 5 per second per key": each call,
+ * every page of one included, starts at least this long after the one before was answered.
+ */
+export const V2_ENTRY_HISTORY_CALL_SPACING_MS = 200;
+
+/**
  * One state change of a queue entry (`QueueEntryStateTransition`): its state, when it was entered,
  * and why. `reason` is "an open set" and "`null` for `testing` and `pendingFailure`"; a value that is
  * no string reads as absent (counted as `unknown`).

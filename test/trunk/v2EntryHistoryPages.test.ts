@@ -3,6 +3,7 @@
 // one response", "`limit` counts pull requests, not transitions": one page answers for every id
 // asked, so a read follows a cursor only until each id has its group, never for ids not asked.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Secret } from '../../src/secrets/secret.js';
 import { TrunkV2Client } from '../../src/trunk/v2Client.js';
@@ -81,5 +82,33 @@ describe('queue-entry history pages', () => {
     }));
     await expect(v2.listQueueEntryHistory([A, B])).rejects.toThrow(/more than 2 pages/);
     expect(calls()).toBe(2);
+  });
+});
+
+describe('queue-entry history calls', () => {
+  // "`GET /v2/pull-requests…` (single-PR reads, history, estimate): 5 per second per key".
+  it('start one at a time, each at least 200 ms after the one before was answered, the pages of one read and the reads after it alike', async () => {
+    const starts: number[] = [];
+    const server = await startApiServer((_req: IncomingMessage, res: ServerResponse) => {
+      starts.push(performance.now());
+      // The first page answers for A and goes on; the second for B.
+      const second = starts.length % 2 === 0;
+      sendJson(res, 200, {
+        data: [{ pullRequestId: second ? B : A, transitions: [testingA] }],
+        nextCursor: second ? null : 'c1',
+        hasMore: !second,
+      });
+    }, '');
+    const { client } = makeClient(server.origin, {
+      token: undefined,
+      apiKey: new Secret('trunk_v2_history-spacing-key'),
+    });
+    const v2 = new TrunkV2Client(client);
+    await v2.listQueueEntryHistory([A, B]);
+    await v2.listQueueEntryHistory([A, B]);
+    expect(starts).toHaveLength(4);
+    // Each starts 200 ms after the one before was answered, so is received at least that long after it.
+    const gaps = starts.slice(1).map((at, index) => at - (starts[index] ?? 0));
+    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(200);
   });
 });
