@@ -117,7 +117,12 @@ function readWith(lister: V2QueueLister): (options: ReadOptions) => Promise<Queu
       const repo = repoNameOfUrl(queue.repositoryUrl);
       // The branch becomes the `branch` label; git's refs are far shorter than 1,000 characters.
       if (repo === undefined || queue.targetBranch.length > MAX_BRANCH_LENGTH) continue;
-      byKey.set(keyOf(repo, queue.targetBranch), queue);
+      // Two queues for one repository and branch (Trunk keeps one): the smaller id is polled, so
+      // a list whose order changes does not switch the target's polls from one to the other.
+      const key = keyOf(repo, queue.targetBranch);
+      const listed = byKey.get(key);
+      if (listed !== undefined && listed.id < queue.id) continue;
+      byKey.set(key, queue);
       named.push({ repo, branch: queue.targetBranch, queue });
     }
     return { byKey, named };

@@ -40,4 +40,19 @@ describe('V2QueueDirectory', () => {
     expect(branches).toHaveLength(queues.length);
     expect(branches.every((branch) => branch.length <= 1_000)).toBe(true);
   });
+
+  it('polls one queue of two listed for one repository and branch, in whichever order the list comes', async () => {
+    const queues = pageAt('merge-queues-of-an-organization.json').data as V2MergeQueue[];
+    const [first] = queues;
+    if (first === undefined) throw new Error('the fixture lists no queue');
+    const a = { ...first, id: 'mq_a' };
+    const b = { ...first, id: 'mq_b' };
+    const key = { repo: repoNameOfUrl(first.repositoryUrl) ?? '', branch: first.targetBranch };
+    let order = [a, b];
+    const directory = new V2QueueDirectory({ listMergeQueues: () => Promise.resolve(order) }, 0);
+    const firstFound = (await directory.find(key))?.id;
+    order = [b, a];
+    directory.invalidate();
+    expect([firstFound, (await directory.find(key))?.id]).toEqual(['mq_a', 'mq_a']);
+  });
 });
