@@ -13,6 +13,13 @@ export interface BodyReadLimits {
 
 export const DEFAULT_BODY_READ_LIMITS: BodyReadLimits = { total: 16, perPeer: 4 };
 
+/**
+ * A reader younger than this is dropped only when no older one can be: a genuine delivery's body
+ * follows its headers within milliseconds, but may come in a later read, and until then it has
+ * fewer bytes a millisecond than any trickling client.
+ */
+export const BODY_READ_GRACE_MS = 1000;
+
 /** One body being read: report what arrived, release when done. */
 export interface BodyRead {
   received(bytes: number): void;
@@ -31,7 +38,8 @@ interface Reader {
  * The webhook bodies being read at once, bounded per peer address and overall, never refusing a
  * newcomer: when its peer holds `perPeer` bodies, that peer's slowest reader is dropped for it;
  * when all `total` are taken, the slowest reader of the peers holding the most is. Slowest is fewest bytes a millisecond so far
- * (the oldest of equals): a trickling client, never a delivery whose body came at once.
+ * (the oldest of equals) among the readers past BODY_READ_GRACE_MS, else the oldest: a trickling
+ * client, never a delivery whose body came at once or is about to.
  */
 export class ConcurrentBodyReads {
   readonly #readers = new Set<Reader>();
@@ -87,12 +95,14 @@ export class ConcurrentBodyReads {
     let slowestRate = Infinity;
     // Readers are in arrival order, so the first of equal rates is the oldest.
     for (const reader of readers) {
-      const rate = reader.receivedBytes / Math.max(now - reader.startedAt, 1);
+      const elapsed = now - reader.startedAt;
+      if (elapsed < BODY_READ_GRACE_MS) continue;
+      const rate = reader.receivedBytes / elapsed;
       if (rate < slowestRate) {
         slowest = reader;
         slowestRate = rate;
       }
     }
-    return slowest;
+    return slowest ?? readers[0];
   }
 }
