@@ -43,6 +43,16 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
   checkIntervalMs: 1_000,
 };
 
+/**
+ * The whole-request timeout for a webhook body deadline of `bodyTimeoutSeconds`: the request's
+ * headers, then its body, and a check interval to spare, so that the endpoint's own 408 (counted
+ * as `timeout`) always comes first; never below the default.
+ */
+export function requestTimeoutMsFor(bodyTimeoutSeconds: number): number {
+  const { headersTimeoutMs, checkIntervalMs, requestTimeoutMs } = DEFAULT_CONNECTION_LIMITS;
+  return Math.max(requestTimeoutMs, headersTimeoutMs + bodyTimeoutSeconds * 1000 + checkIntervalMs);
+}
+
 export interface RunningHttpServer {
   server: Server | TlsServer;
   /** Base URL of the bound socket, e.g. `http://127.0.0.1:9740` (`https://` with TLS). */
@@ -53,6 +63,8 @@ export interface RunningHttpServer {
   setMaxConnections(maxConnections: number): void;
   /** Applies a new `server.maxConnectionsPerAddress` (on reload); connections already held stay. */
   setMaxConnectionsPerAddress(maxConnectionsPerAddress: number): void;
+  /** Applies a new whole-request timeout (on reload: `webhooks.bodyTimeoutSeconds` changed). */
+  setRequestTimeout(requestTimeoutMs: number): void;
   /** Stops accepting connections and resolves once every connection is closed. */
   close(): Promise<void>;
 }
@@ -121,6 +133,10 @@ export function startHttpServer(
         },
         setMaxConnectionsPerAddress(next) {
           peers.setMaxPerAddress(next);
+        },
+        setRequestTimeout(next) {
+          // Read by Node.js at each check of the connections, so it holds for those already open.
+          server.requestTimeout = next;
         },
         close: () => closeServer(server),
       });

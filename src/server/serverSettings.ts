@@ -2,13 +2,13 @@ import type { ApplyConfig } from '../config/liveConfig.js';
 import type { Logger } from '../log/logger.js';
 import { settingChanged } from '../reload/configChanges.js';
 import type { BasicAuthVerifier } from './basicAuth.js';
-import type { RunningHttpServer } from './httpServer.js';
+import { requestTimeoutMsFor, type RunningHttpServer } from './httpServer.js';
 import { checkOpenFileLimit } from './openFileLimit.js';
 
 /**
- * The running server's apply step: users, the connection cap and a renewed certificate take
- * effect at once (the address, port and TLS on or off wait for a restart), and the open-file limit
- * is checked against the new caps.
+ * The running server's apply step: users, the connection caps, the request timeout a webhook body
+ * deadline needs and a renewed certificate take effect at once (the address, port and TLS on or off
+ * wait for a restart), and the open-file limit is checked against the new caps.
  */
 export function applyServerSettings(
   http: RunningHttpServer,
@@ -22,6 +22,7 @@ export function applyServerSettings(
     auth.setUsers(next.server.basicAuthUsers);
     http.setMaxConnections(next.server.maxConnections);
     http.setMaxConnectionsPerAddress(next.server.maxConnectionsPerAddress);
+    http.setRequestTimeout(requestTimeoutMsFor(next.webhooks.bodyTimeoutSeconds));
     checkOpenFileLimit(
       {
         maxConnections: next.server.maxConnections,

@@ -1,6 +1,7 @@
 // Slow bodies and redeliveries against a real exporter over loopback: slow-body connections from
 // one peer address (127.0.0.2) must not keep genuine deliveries from another (127.0.0.1) from
 // being answered, and a redelivery a day later is still a duplicate.
+import { request } from 'node:http';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { sum } from '../support/exposition.js';
 import { startWebhookExporter, webhookResults } from '../support/webhookExporter.js';
@@ -62,6 +63,42 @@ describe('webhook bodies under a slow-body attack', () => {
     expect(Date.now() - started).toBeLessThan(3000);
     expect((await webhookResults(test)).timeout).toBeGreaterThanOrEqual(1);
   });
+
+  it("holds a body timeout past the server's 10 s request timeout: its own 408, counted as timeout", async () => {
+    // `bodyTimeoutSeconds`: "at most 60"; every answer on the path is counted. A signed delivery
+    // whose body comes a byte every 500 ms, past the server's 10 s and the second Node.js takes
+    // to check it.
+    const { test, url } = await startWebhookExporter({ webhooks: '  bodyTimeoutSeconds: 12.5' });
+    const body = mergedEvent(77);
+    const started = Date.now();
+    const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = request(url, {
+        method: 'POST',
+        headers: { ...signedHeaders(body), 'content-length': String(Buffer.byteLength(body)) },
+      });
+      let sent = 0;
+      const trickle = setInterval(() => {
+        if (sent < body.length - 1) req.write(body.charAt(sent++));
+      }, 500);
+      req.on('response', (response) => {
+        let text = '';
+        response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        response.on('end', () => {
+          clearInterval(trickle);
+          req.destroy();
+          resolve({ status: response.statusCode ?? 0, text });
+        });
+      });
+      req.on('error', (error) => {
+        clearInterval(trickle);
+        reject(error);
+      });
+      req.flushHeaders();
+    });
+    expect(answer).toEqual({ status: 408, text: expect.stringContaining('body') as string });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(12_400);
+    expect((await webhookResults(test)).timeout).toBe(1);
+  }, 30_000);
 
   it('drops the slowest reader for a newcomer when every slot is taken, counted as busy', async () => {
     const { test, url } = await startWebhookExporter({ webhooks: '  bodyTimeoutSeconds: 30' });
