@@ -36,7 +36,8 @@ export function registerWebhookRequestMetrics(registry: Registry): WebhookReques
     name: WEBHOOK_REQUESTS,
     help:
       'Requests to the webhook endpoint, by result: accepted (204, counted), duplicate (204, a ' +
-      'message id already accepted), ignored (204, signed, but for no configured target), ' +
+      'message id already accepted, or a pull request transition, same type, PR and timestamp, ' +
+      'already accepted under another id), ignored (204, signed, but for no configured target), ' +
       'unrecognized (204, signed, an event type the exporter does not interpret), unsigned (401: ' +
       'signature headers missing or malformed, or their timestamp outside the tolerance), ' +
       'invalid_signature (401: well-formed headers, no signature matches), malformed (400: signed, ' +

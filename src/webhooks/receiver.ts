@@ -53,6 +53,8 @@ export class WebhookReceiver {
   #settings: WebhookSettings | undefined;
   #verifier: SignatureVerifier | undefined;
   readonly #replays = new ReplayGuard();
+  /** The pull request transitions accepted lately, by sameTransitionKey. */
+  readonly #transitions = new ReplayGuard();
   /** Configured targets by lower-cased repository (GitHub's names ignore case) and branch. */
   #targets = new Map<string, Target>();
 
@@ -153,6 +155,11 @@ export class WebhookReceiver {
     const target = this.#targets.get(eventLookupKey(parsed.event));
     if (target === undefined) return this.#answer(204, 'ignored');
     const event = parsed.event;
+    const transition = sameTransitionKey(event);
+    if (transition !== undefined) {
+      if (this.#transitions.has(transition, now)) return this.#answer(204, 'duplicate');
+      this.#transitions.remember(transition, now);
+    }
     // The queue's other witness of failures, as it is now: what it counted, and its reasons' share
     // of the cap.
     const { entryHistory } = this.#options.store.queueFlow(target) ?? {};
@@ -180,6 +187,23 @@ export class WebhookReceiver {
             : (detail ?? result);
     return { status, result, message };
   }
+}
+
+/**
+ * What tells one pull request transition from another: its type, queue, pull request and the
+ * instant Trunk stamped it with. The same transition sent again under a new message id is a
+ * duplicate; an event without a pull request or a timestamp cannot be told apart and always counts.
+ */
+function sameTransitionKey(event: WebhookEvent): string | undefined {
+  if (event.kind !== 'pull_request') return undefined;
+  if (event.prNumber === undefined || event.transitionSeconds === undefined) return undefined;
+  return [
+    event.type,
+    event.repoName.toLowerCase(),
+    event.branch,
+    event.prNumber,
+    event.transitionSeconds,
+  ].join('\u0000');
 }
 
 function lookupKey(target: Target): string {

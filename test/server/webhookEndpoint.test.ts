@@ -177,6 +177,30 @@ describe('POST /webhooks/trunk', () => {
     expect(sum(samples, 'trunk_merge_queue_webhook_events_total')).toBe(1);
   });
 
+  it('answers the same transition under a new svix-id 204 duplicate: one exit, one failure', async () => {
+    // Trunk sending one pull request's failure twice, each time as a new message: the type, pull
+    // request, queue and timestamp say it is the same transition.
+    const { test, post } = await startWebhookExporter();
+    const body = pullRequestEvent('pull_request.failed', {
+      failure_reason: 'TEST_RUN_TIMEOUT',
+      timestamp: '2026-11-29T05:00:00.000Z',
+    });
+    expect((await post(body, signedHeaders(body, { id: 'msg_first' }))).status).toBe(204);
+    expect((await post(body, signedHeaders(body, { id: 'msg_second' }))).status).toBe(204);
+    // A later failure of the same pull request is another transition.
+    const later = pullRequestEvent('pull_request.failed', {
+      failure_reason: 'TEST_RUN_TIMEOUT',
+      timestamp: '2026-11-29T05:10:00.000Z',
+    });
+    expect((await post(later, signedHeaders(later, { id: 'msg_third' }))).status).toBe(204);
+    const samples = await test.samples();
+    expect(await results(test)).toMatchObject({ accepted: 2, duplicate: 1 });
+    expect(
+      sum(samples, 'trunk_merge_queue_pull_requests_failed_total', { reason: 'TEST_RUN_TIMEOUT' }),
+    ).toBe(2);
+    expect(sum(samples, 'trunk_merge_queue_webhook_events_total')).toBe(2);
+  });
+
   it('accepts and ignores an event for a repository or branch that is not a target', async () => {
     const { test, post } = await startWebhookExporter();
     const otherRepo = pullRequestEvent('pull_request.merged', {
