@@ -137,12 +137,20 @@ export const webhooksSectionSchema = z
 /** A glob over `host/owner/name` or a branch: `*` stands for any run of characters. */
 const globPattern = nonEmptyString;
 
+/**
+ * Default `discovery.maxTargets`: an organization's merge queues and repositories with tests, far
+ * more than one exporter polls (its page grows by about 30 KB a queue), and a bound on a list that
+ * names thousands more.
+ */
+export const DEFAULT_DISCOVERY_MAX_TARGETS = 10_000;
+
 export const discoverySectionSchema = z.strictObject({
   enabled: z.boolean().default(false),
   intervalSeconds: positiveNumber.default(300),
   repos: z.array(globPattern).min(1, 'expected a non-empty list').default(['*']),
   branches: z.array(globPattern).min(1, 'expected a non-empty list').default(['*']),
   flakyTests: z.boolean().default(true),
+  maxTargets: positiveInt.default(DEFAULT_DISCOVERY_MAX_TARGETS),
 });
 
 export const configFileSchema = z

@@ -37,6 +37,8 @@ export interface DiscoverySettings {
   readonly branches: readonly string[];
   /** Each discovered repository's quarantine list becomes a target too. */
   readonly flakyTests: boolean;
+  /** Discovered targets (merge queues and quarantine lists) at most; the rest are left out. */
+  readonly maxTargets: number;
 }
 
 /** The validated, normalized configuration the rest of the program runs from. */

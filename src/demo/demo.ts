@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Secret } from '../secrets/secret.js';
 import {
+  DEFAULT_DISCOVERY_MAX_TARGETS,
   DEFAULT_WEBHOOK_BODY_TIMEOUT_SECONDS,
   DEFAULT_WEBHOOK_PATH,
   MAX_WEBHOOK_TOLERANCE_SECONDS,
@@ -180,6 +181,7 @@ export function demoConfig(
       repos: ['*'],
       branches: ['*'],
       flakyTests: true,
+      maxTargets: DEFAULT_DISCOVERY_MAX_TARGETS,
     },
     targets: [],
   };

@@ -29,16 +29,24 @@ function repositoryMatchesAny(repo: string, globs: readonly string[]): boolean {
   return globs.some((glob) => globRegExp(glob, true).test(repo));
 }
 
+/** What discovery selected, and how many targets past `discovery.maxTargets` it left out. */
+export interface DiscoveredRepositories {
+  readonly repositories: RepositoryTarget[];
+  readonly leftOut: number;
+}
+
 /**
  * The repositories `settings` selects: those of the listed queues, with their branches, and (with
  * `flakyTests`) those with tests (`testRepositories`), for their quarantine lists. A repository is
- * one however its name is cased; the first spelling seen names it.
+ * one however its name is cased; the first spelling seen names it. Past `maxTargets` targets (a
+ * queue, a quarantine list) the first in the order of repository and branch are kept, so that a
+ * list in another order keeps the same ones.
  */
 export function discoveredRepositories(
   queues: readonly V2QueueKey[],
   testRepositories: readonly string[],
-  settings: Pick<DiscoverySettings, 'repos' | 'branches' | 'flakyTests'>,
-): RepositoryTarget[] {
+  settings: Pick<DiscoverySettings, 'repos' | 'branches' | 'flakyTests' | 'maxTargets'>,
+): DiscoveredRepositories {
   // Branches as a set (in the order found): a repository may have thousands of queues.
   const found = new Map<string, { readonly name: string; readonly branches: Set<string> }>();
   const add = (repo: string): Set<string> | undefined => {
@@ -53,7 +61,22 @@ export function discoveredRepositories(
     add(repo)?.add(branch);
   }
   if (settings.flakyTests) for (const repo of testRepositories) add(repo);
-  return [...found.values()].map(({ name, branches }) => {
+  const perList = settings.flakyTests ? 1 : 0;
+  let total = 0;
+  for (const { branches } of found.values()) total += branches.size + perList;
+  let selected = [...found.values()];
+  if (total > settings.maxTargets) {
+    selected = [];
+    let room = settings.maxTargets;
+    const byKey = [...found].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    for (const [, { name, branches }] of byKey) {
+      if (room < 1) break;
+      const kept = [...branches].sort().slice(0, room - perList);
+      room -= kept.length + perList;
+      selected.push({ name, branches: new Set(kept) });
+    }
+  }
+  const repositories = selected.map(({ name, branches }) => {
     const [host = '', owner = '', repoName = ''] = name.split('/');
     return {
       repo: { host, owner, name: repoName },
@@ -63,6 +86,7 @@ export function discoveredRepositories(
       discovered: { branches, flakyTests: settings.flakyTests },
     };
   });
+  return { repositories, leftOut: Math.max(0, total - settings.maxTargets) };
 }
 
 /**

@@ -92,7 +92,11 @@ export class TargetDiscovery {
     if (queues.status === 'fulfilled') this.#queues = queues.value;
     else this.#warn('the last list of merge queues', queues.reason);
     if (testRepositories.status === 'fulfilled') {
-      for (const repo of testRepositories.value) this.#testRepositories.add(repo);
+      // Bounded as the targets are: a list naming new repositories at every read grows no further.
+      for (const repo of testRepositories.value) {
+        if (this.#testRepositories.size >= settings.maxTargets) break;
+        this.#testRepositories.add(repo);
+      }
     } else {
       this.#warn('the repositories with tests found so far', testRepositories.reason);
     }
@@ -100,9 +104,19 @@ export class TargetDiscovery {
       this.options.observer.discoverySucceeded(now());
     }
     if (queues.status === 'fulfilled' || testRepositories.status === 'fulfilled') {
-      this.options.onDiscovered(
-        discoveredRepositories(this.#queues ?? [], [...this.#testRepositories], settings),
+      const { repositories, leftOut } = discoveredRepositories(
+        this.#queues ?? [],
+        [...this.#testRepositories],
+        settings,
       );
+      if (leftOut > 0) {
+        this.options.logger.warn(
+          { leftOut, maxTargets: settings.maxTargets },
+          `discovery found ${String(leftOut)} targets more than discovery.maxTargets ` +
+            `(${String(settings.maxTargets)}): left out, the first by repository and branch kept`,
+        );
+      }
+      this.options.onDiscovered(repositories);
     }
     this.options.onTried();
   }

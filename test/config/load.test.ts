@@ -91,6 +91,7 @@ describe('valid configuration files', () => {
         repos: ['*'],
         branches: ['*'],
         flakyTests: true,
+        maxTargets: 10_000,
       },
       webhooks: {
         enabled: false,

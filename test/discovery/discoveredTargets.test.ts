@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { discoveredRepositories } from '../../src/discovery/discoveredTargets.js';
 
-const EVERYTHING = { repos: ['*'], branches: ['*'], flakyTests: false };
+const EVERYTHING = { repos: ['*'], branches: ['*'], flakyTests: false, maxTargets: 100_000 };
 
 describe('discoveredRepositories', () => {
   it('keeps each branch of a repository once, in the order listed, over 100,000 queues', () => {
@@ -12,10 +12,37 @@ describe('discoveredRepositories', () => {
       repo: 'github.com/acme/web',
       branch: `release/${String(index % 50_000)}`,
     }));
-    const [web, ...others] = discoveredRepositories(queues, [], EVERYTHING);
+    const [web, ...others] = discoveredRepositories(queues, [], EVERYTHING).repositories;
     expect(others).toEqual([]);
     expect(web?.branches).toHaveLength(50_000);
     expect(web?.branches.slice(0, 2)).toEqual(['release/0', 'release/1']);
     expect(web?.branches.at(-1)).toBe('release/49999');
+  });
+
+  it('keeps maxTargets targets, the first by repository and branch whatever the list order, and says how many it left out', () => {
+    // Three repositories: acme/api with two queues, acme/web with two, acme/docs with tests only;
+    // each repository's quarantine list is a target too: 2 + 1 + 2 + 1 + 1 = 7 targets.
+    const queues = [
+      { repo: 'github.com/acme/web', branch: 'main' },
+      { repo: 'github.com/acme/api', branch: 'release' },
+      { repo: 'github.com/acme/web', branch: 'develop' },
+      { repo: 'github.com/acme/api', branch: 'main' },
+    ];
+    const settings = { ...EVERYTHING, flakyTests: true, maxTargets: 4 };
+    const found = discoveredRepositories(queues, ['github.com/acme/docs'], settings);
+    const reversed = discoveredRepositories(
+      [...queues].reverse(),
+      ['github.com/acme/docs'],
+      settings,
+    );
+    // acme/api: main, release and its list (3); acme/docs: its list (1); acme/web left out.
+    const named = (result: typeof found) =>
+      result.repositories.map(({ name, branches }) => [name, branches]);
+    expect(named(found)).toEqual([
+      ['github.com/acme/api', ['main', 'release']],
+      ['github.com/acme/docs', []],
+    ]);
+    expect(named(reversed)).toEqual(named(found));
+    expect(found.leftOut).toBe(3);
   });
 });

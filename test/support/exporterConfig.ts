@@ -1,6 +1,9 @@
 // A complete ExporterConfig for tests that drive the poller without the config file: the schema's
 // defaults, loopback addresses, and what each test overrides. One place to add a new config key.
-import { DEFAULT_WEBHOOK_BODY_TIMEOUT_SECONDS } from '../../src/config/schema.js';
+import {
+  DEFAULT_DISCOVERY_MAX_TARGETS,
+  DEFAULT_WEBHOOK_BODY_TIMEOUT_SECONDS,
+} from '../../src/config/schema.js';
 import { Secret } from '../../src/secrets/secret.js';
 import type { ExporterConfig, RepositoryTarget } from '../../src/config/types.js';
 import { SIMULATOR_ORG_SLUG } from '../../src/simulator/repositories.js';
@@ -59,6 +62,7 @@ export function exporterConfig(
       repos: ['*'],
       branches: ['*'],
       flakyTests: true,
+      maxTargets: DEFAULT_DISCOVERY_MAX_TARGETS,
     },
     webhooks: {
       enabled: false,
