@@ -93,8 +93,10 @@ export class ConcurrentBodyReads {
     const now = this.now();
     let slowest: Reader | undefined;
     let slowestRate = Infinity;
-    // Readers are in arrival order, so the first of equal rates is the oldest.
+    let oldest: Reader | undefined;
+    // Each peer's readers are in arrival order, so the first of equal rates is the oldest.
     for (const reader of readers) {
+      if (oldest === undefined || reader.startedAt < oldest.startedAt) oldest = reader;
       const elapsed = now - reader.startedAt;
       if (elapsed < BODY_READ_GRACE_MS) continue;
       const rate = reader.receivedBytes / elapsed;
@@ -103,6 +105,6 @@ export class ConcurrentBodyReads {
         slowestRate = rate;
       }
     }
-    return slowest ?? readers[0];
+    return slowest ?? oldest;
   }
 }
