@@ -28,6 +28,8 @@ interface TargetDiscoveryOptions {
  */
 export class TargetDiscovery {
   #settings: DiscoverySettings | undefined;
+  /** Counts the changes of the settings: a read made under older ones is not used. */
+  #settingsChanges = 0;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   readonly #stopping = new AbortController();
@@ -42,13 +44,16 @@ export class TargetDiscovery {
   configure(settings: DiscoverySettings | undefined): void {
     const previous = this.#settings;
     this.#settings = settings?.enabled === true ? settings : undefined;
+    // A reload parses the file again: the same settings in a new object change nothing.
+    const changed = JSON.stringify(previous) !== JSON.stringify(this.#settings);
+    if (changed) this.#settingsChanges += 1;
     if (this.#settings === undefined) {
       clearTimeout(this.#timer);
       this.#timer = undefined;
       if (previous !== undefined) this.options.onDiscovered([]);
       return;
     }
-    if (JSON.stringify(previous) !== JSON.stringify(this.#settings)) this.#schedule(0);
+    if (changed) this.#schedule(0);
   }
 
   /** Reads again at once when on (new credentials may answer what the old ones could not). */
@@ -79,6 +84,7 @@ export class TargetDiscovery {
   async #discover(): Promise<void> {
     const settings = this.#settings;
     if (settings === undefined) return;
+    const settingsChanges = this.#settingsChanges;
     const now = this.options.now ?? (() => Date.now() / 1000);
     const options = {
       signal: this.#stopping.signal,
@@ -88,7 +94,7 @@ export class TargetDiscovery {
       this.options.listQueues(options),
       settings.flakyTests ? this.options.listTestRepositories(options) : Promise.resolve([]),
     ]);
-    if (this.#stopping.signal.aborted || this.#settings !== settings) return;
+    if (this.#stopping.signal.aborted || this.#settingsChanges !== settingsChanges) return;
     if (queues.status === 'fulfilled') this.#queues = queues.value;
     else this.#warn('the last list of merge queues', queues.reason);
     if (testRepositories.status === 'fulfilled') {

@@ -1,0 +1,55 @@
+// Discovery's reads against a reload that comes while one is in flight. configuration.md:
+// discovered queues "become targets at start and every `intervalSeconds`"; operations.md: a valid
+// reload "takes effect at once". A reload with the same discovery settings changes nothing, so the
+// read in flight is still the one that makes the targets.
+import { describe, expect, it, vi } from 'vitest';
+import { DEFAULT_DISCOVERY_MAX_TARGETS } from '../../src/config/schema.js';
+import type { DiscoverySettings, RepositoryTarget } from '../../src/config/types.js';
+import { TargetDiscovery } from '../../src/discovery/targetDiscovery.js';
+import { silentLogger } from '../../src/log/logger.js';
+import type { V2QueueKey } from '../../src/poller/v2/v2QueueDirectory.js';
+
+const SETTINGS: DiscoverySettings = {
+  enabled: true,
+  intervalSeconds: 300,
+  repos: ['*'],
+  branches: ['*'],
+  flakyTests: false,
+  maxTargets: DEFAULT_DISCOVERY_MAX_TARGETS,
+};
+
+describe('TargetDiscovery', () => {
+  it('keeps what a read in flight finds when a reload with the same settings comes before it ends', async () => {
+    let answer: (queues: readonly V2QueueKey[]) => void = () => undefined;
+    const listQueues = vi.fn(
+      () =>
+        new Promise<readonly V2QueueKey[]>((resolve) => {
+          answer = resolve;
+        }),
+    );
+    const found: (readonly RepositoryTarget[])[] = [];
+    let tried = 0;
+    const discovery = new TargetDiscovery({
+      listQueues,
+      listTestRepositories: () => Promise.resolve([]),
+      onDiscovered: (repositories) => found.push(repositories),
+      onTried: () => (tried += 1),
+      observer: { discoveredTargets: () => undefined, discoverySucceeded: () => undefined },
+      logger: silentLogger(),
+    });
+    discovery.configure(SETTINGS);
+    await vi.waitFor(() => {
+      expect(listQueues).toHaveBeenCalledTimes(1);
+    });
+    // The reload: the same settings, parsed again into a new object.
+    discovery.configure(structuredClone(SETTINGS));
+    answer([{ repo: 'github.com/acme/web', branch: 'main' }]);
+    await vi.waitFor(() => {
+      expect(tried).toBe(1);
+    });
+    expect(found.map((repositories) => repositories.map(({ name }) => name))).toEqual([
+      ['github.com/acme/web'],
+    ]);
+    await discovery.stop();
+  });
+});
