@@ -18,7 +18,8 @@ export class CallSpacing {
     });
     await previous;
     const wait = this.#lastEndedAt + this.spacingMs - performance.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    // A timer runs from the event loop's clock, which may lag this one by up to a millisecond.
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, Math.ceil(wait) + 1));
     try {
       return await call();
     } finally {
