@@ -92,6 +92,7 @@ export async function startExporter(
     secrets,
     logger,
     observer: metrics.reloadObserver,
+    polledTargets: () => polled.targets(),
   });
   const auth = new BasicAuthVerifier(basicAuthUsers);
   const app = createHttpApp({

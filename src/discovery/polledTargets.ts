@@ -5,7 +5,7 @@ import type { ExporterConfig, RepositoryTarget } from '../config/types.js';
 import { applyMergeQueueEvent } from '../flow/queueEvents.js';
 import type { Logger } from '../log/logger.js';
 import { LookupMemories } from '../poller/v1/lookupMemories.js';
-import { clientSettingsChanged } from '../reload/configChanges.js';
+import { clientSettingsChanged, diffTargets, type ConfigChanges } from '../reload/configChanges.js';
 import type { PollObserver } from '../poller/pollObserver.js';
 import { PollScheduler } from '../poller/scheduler.js';
 import type { SharedReadTiming } from '../poller/sharedRead.js';
@@ -73,6 +73,8 @@ export class PolledTargets {
   readonly #listeners: TargetsListener[] = [];
   /** What the last successful discovery found; merged with the configured targets. */
   #discovered: readonly RepositoryTarget[] = [];
+  /** The targets polled now (#setTargets). */
+  #targets: readonly Target[] = [];
   /** Whether a discovery read has ended, whatever its outcome: readiness waits for one. */
   #discoveryTried = false;
   #config: ExporterConfig;
@@ -128,7 +130,9 @@ export class PolledTargets {
       listTestRepositories: (readOptions) => this.#v2Tests.repositoriesWithTests(readOptions),
       onDiscovered: (repositories) => {
         this.#discovered = repositories;
+        const before = this.#targets;
         this.#setTargets();
+        logDiscoveredChanges(logger, diffTargets(before, this.#targets));
       },
       onTried: () => {
         this.#discoveryTried = true;
@@ -137,6 +141,11 @@ export class PolledTargets {
       observer: options.discoveryObserver,
       logger,
     });
+  }
+
+  /** The targets polled now: configured and discovered, this shard's. */
+  targets(): readonly Target[] {
+    return this.#targets;
   }
 
   /** Adds a listener, told from the next change on. */
@@ -201,6 +210,7 @@ export class PolledTargets {
     const { store, clients, logger, pollObserver, discoveryObserver } = this.#options;
     const effective = withDiscovered(config, this.#discovered);
     const targets = configuredTargets(effective);
+    this.#targets = targets;
     store.setTargets(targets, config.polling.staleAfterSeconds);
     const organization = {
       queues: this.#v2Queues.latest().length,
@@ -265,4 +275,25 @@ function testDirectorySettings(config: ExporterConfig, lister: TrunkV2Client, lo
     staleAfterSeconds: config.polling.staleAfterSeconds,
     lookupsAtATime: lookupsAtATime(config.trunk.maxConcurrentRequests),
   };
+}
+
+/** Names listed in a discovery log line at most; the counts are whole. */
+const MAX_NAMES_LOGGED = 20;
+
+/** One `info` line when a discovery read changed the targets polled, naming the first of each. */
+function logDiscoveredChanges(
+  logger: Logger,
+  changes: Pick<ConfigChanges, 'targetsAdded' | 'targetsRemoved'>,
+): void {
+  const { targetsAdded: added, targetsRemoved: removed } = changes;
+  if (added.length === 0 && removed.length === 0) return;
+  const names = (items: readonly string[]): string =>
+    items.length === 0
+      ? ''
+      : ` (${items.slice(0, MAX_NAMES_LOGGED).join(', ')}${items.length > MAX_NAMES_LOGGED ? ', …' : ''})`;
+  logger.info(
+    { added: added.length, removed: removed.length },
+    `discovery: ${String(added.length)} targets added${names(added)}, ` +
+      `${String(removed.length)} removed${names(removed)}`,
+  );
 }

@@ -29,17 +29,27 @@ export function diffConfigs(
   next: ExporterConfig,
   listening: ListeningSettings,
 ): ConfigChanges {
-  const before = new Set(configuredTargets(previous).map(describeTarget));
-  const after = new Set(configuredTargets(next).map(describeTarget));
   const needRestart: string[] = [];
   if (next.server.address !== listening.address) needRestart.push('server.address');
   if (next.server.port !== listening.port) needRestart.push('server.port');
   if ((next.server.tls !== undefined) !== listening.tls) needRestart.push('server.tls');
   return {
-    targetsAdded: [...after].filter((target) => !before.has(target)),
-    targetsRemoved: [...before].filter((target) => !after.has(target)),
+    ...diffTargets(configuredTargets(previous), configuredTargets(next)),
     settingsChanged: changedSettings(previous, next),
     needRestart,
+  };
+}
+
+/** The targets in `after` and not in `before`, and the other way round, by name. */
+export function diffTargets(
+  before: readonly Target[],
+  after: readonly Target[],
+): Pick<ConfigChanges, 'targetsAdded' | 'targetsRemoved'> {
+  const was = new Set(before.map(describeTarget));
+  const is = new Set(after.map(describeTarget));
+  return {
+    targetsAdded: [...is].filter((target) => !was.has(target)),
+    targetsRemoved: [...was].filter((target) => !is.has(target)),
   };
 }
 
@@ -80,7 +90,8 @@ export function summarizeChanges(changes: ConfigChanges): string {
   return parts.join('; ');
 }
 
-function describeTarget(target: Target): string {
+/** `repo@branch` for a merge queue, `repo (flaky tests)` for a quarantine list. */
+export function describeTarget(target: Target): string {
   return target.kind === 'merge_queue'
     ? `${target.repo}@${target.branch}`
     : `${target.repo} (flaky tests)`;

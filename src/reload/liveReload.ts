@@ -3,7 +3,8 @@ import type { ExporterConfig } from '../config/types.js';
 import type { Logger } from '../log/logger.js';
 import type { KnownSecrets } from '../secrets/knownSecrets.js';
 import { scrubSecrets } from '../secrets/scrubSecrets.js';
-import { diffConfigs, type ListeningSettings } from './configChanges.js';
+import type { Target } from '../snapshot/types.js';
+import { diffConfigs, diffTargets, type ListeningSettings } from './configChanges.js';
 import { ConfigReloader, type ReloadResult, type ReloadTrigger } from './configReloader.js';
 import type { ReloadObserver } from './observer.js';
 
@@ -16,6 +17,11 @@ interface LiveReloadOptions {
   readonly observer: ReloadObserver;
   readonly secrets: KnownSecrets;
   readonly logger: Logger;
+  /**
+   * The targets polled now, discovered and sharded ones included: a reload reports what it added
+   * and removed from them, as the file's targets alone would not say.
+   */
+  readonly polledTargets?: () => readonly Target[];
 }
 
 /** How a SIGHUP or `/-/reload` reloads: load, then update the live configuration (ConfigReloader). */
@@ -29,8 +35,12 @@ export function liveReload(
       load,
       apply: (next) => {
         const changes = diffConfigs(config.current, next, listening);
+        const before = options.polledTargets?.();
         config.update(next);
-        return changes;
+        const after = options.polledTargets?.();
+        return before === undefined || after === undefined
+          ? changes
+          : { ...changes, ...diffTargets(before, after) };
       },
       observer,
       logger,

@@ -284,14 +284,26 @@ describe('discovery', () => {
     const on = discoveryYaml(simulator, configured, '  flakyTests: false\n');
     await writeFile(configFile, on);
     const exporter = await startTestExporter(on, 'info', configFile);
-    await exporter.waitFor((current) => queuesUp(current).length > 1, 'discovered queues');
+    // The world's four queues: web main (also configured), web release, api main, mobile develop.
+    const before = await exporter.waitFor(
+      (current) => queuesUp(current).length === 4,
+      'the four queues',
+    );
     await writeFile(configFile, on.replace('  enabled: true', '  enabled: false'));
-    expect((await exporter.exporter.reload('HTTP')).applied).toBe(true);
+    const reloaded = await exporter.exporter.reload('HTTP');
+    expect(reloaded.applied).toBe(true);
     const samples = await exporter.waitFor(
       (current) => queuesUp(current).length === 1,
       'only the configured queue',
     );
     expect(queuesUp(samples)).toEqual(['github.com/acme/web main']);
     expect(gauge(samples, 'trunk_exporter_discovered_targets', { kind: 'merge_queue' })).toBe(0);
+    // operations.md: "One log line per reload says what changed: targets added and removed by
+    // name": the discovered queues that left, none added (web was polled before and after).
+    const gone = queuesUp(before)
+      .filter((queue) => queue !== 'github.com/acme/web main')
+      .map((queue) => queue.replace(' ', '@'));
+    expect(reloaded.message).toContain(`0 targets added, ${String(gone.length)} removed (`);
+    for (const queue of gone) expect(reloaded.message).toContain(queue);
   });
 });
