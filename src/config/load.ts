@@ -12,7 +12,7 @@ import { readRegularFile, readServerTls } from './settingFiles.js';
 import type { ExporterConfig, RepositoryTarget, ServerTls } from './types.js';
 import { configWarnings } from './warnings.js';
 import { resolveWebhookSecret } from './webhookSecret.js';
-import { documentValue, lineOf } from './yamlDocument.js';
+import { documentValue, lineOf, unclosedQuoteOffset } from './yamlDocument.js';
 
 export { API_KEY_ENVIRONMENT_VARIABLE, TOKEN_ENVIRONMENT_VARIABLE } from './credentials.js';
 export { MAX_YAML_ALIAS_COUNT } from './yamlDocument.js';
@@ -63,7 +63,12 @@ export async function parseConfig(text: string, context: LoadContext): Promise<E
       document.errors.map((error) => ({
         path: '',
         message: `YAML: ${error.message.split('\n')[0] ?? error.message}`,
-        ...lineOf(error.pos[0], lineCounter),
+        ...lineOf(
+          (error.code === 'MISSING_CHAR' && error.message.includes('quote')
+            ? unclosedQuoteOffset(text)
+            : undefined) ?? error.pos[0],
+          lineCounter,
+        ),
       })),
     );
   }

@@ -1,6 +1,6 @@
 // The parsed YAML document as plain data, with the `yaml` package's guard against alias bombs and
 // where to point a reader when it trips; and the line of a place in the file.
-import { isAlias, visit, type Document, type LineCounter, type Node } from 'yaml';
+import { CST, Parser, isAlias, visit, type Document, type LineCounter, type Node } from 'yaml';
 import { ConfigError } from './problems.js';
 
 /**
@@ -84,4 +84,38 @@ function excessiveAliasOffset(document: Document, limit: number): number | undef
 /** The 1-based line of a character offset of the file. */
 export function lineOf(offset: number, lineCounter: LineCounter): { line?: number } {
   return { line: lineCounter.linePos(offset).line };
+}
+
+/**
+ * The offset where the first quoted scalar left open begins, or undefined. The `yaml` package
+ * reports a missing closing quote where the file ends; the value that lacks it is where to look.
+ */
+export function unclosedQuoteOffset(text: string): number | undefined {
+  let found: number | undefined;
+  for (const token of new Parser().parse(text)) {
+    if (token.type !== 'document' || found !== undefined) continue;
+    CST.visit(token, (item) => {
+      for (const part of [item.key, item.value]) {
+        if (found !== undefined || part === undefined || part === null) continue;
+        if (part.type === 'double-quoted-scalar' || part.type === 'single-quoted-scalar') {
+          if (!isClosed(part.source, part.type === 'double-quoted-scalar' ? '"' : "'")) {
+            found = part.offset;
+          }
+        }
+      }
+      return found === undefined ? undefined : CST.visit.BREAK;
+    });
+  }
+  return found;
+}
+
+/** Whether a quoted scalar's source ends with its closing quote (not one escaped by a backslash). */
+function isClosed(source: string, quote: string): boolean {
+  if (source.length < 2 || !source.endsWith(quote)) return false;
+  if (quote === "'") return true;
+  let backslashes = 0;
+  for (let index = source.length - 2; index > 0 && source[index] === '\\'; index -= 1) {
+    backslashes += 1;
+  }
+  return backslashes % 2 === 0;
 }
