@@ -8,6 +8,7 @@ import type { DiscoverySettings, RepositoryTarget } from '../../src/config/types
 import { TargetDiscovery } from '../../src/discovery/targetDiscovery.js';
 import { silentLogger } from '../../src/log/logger.js';
 import type { V2QueueKey } from '../../src/poller/v2/v2QueueDirectory.js';
+import { capturingLogger } from '../trunk/harness.js';
 
 const SETTINGS: DiscoverySettings = {
   enabled: true,
@@ -51,5 +52,41 @@ describe('TargetDiscovery', () => {
       ['github.com/acme/web'],
     ]);
     await discovery.stop();
+  });
+
+  it('stops adding repositories found through tests at maxTargets, however many new ones each read names', async () => {
+    // Each read of the test lists names five repositories never named before.
+    let reads = 0;
+    const listTestRepositories = () => {
+      reads += 1;
+      return Promise.resolve(
+        Array.from(
+          { length: 5 },
+          (_, index) => `github.com/acme/repo-${String(reads)}-${String(index)}`,
+        ),
+      );
+    };
+    const found: (readonly RepositoryTarget[])[] = [];
+    const { logger, lines } = capturingLogger();
+    const discovery = new TargetDiscovery({
+      listQueues: () => Promise.resolve([]),
+      listTestRepositories,
+      onDiscovered: (repositories) => found.push(repositories),
+      onTried: () => undefined,
+      observer: { discoveredTargets: () => undefined, discoverySucceeded: () => undefined },
+      logger,
+    });
+    discovery.configure({ ...SETTINGS, intervalSeconds: 0.01, flakyTests: true, maxTargets: 3 });
+    await vi.waitFor(() => {
+      expect(found.length).toBeGreaterThanOrEqual(4);
+    });
+    await discovery.stop();
+    // The first three named are the targets; none found later is held, so none is left out.
+    expect(found.at(-1)?.map(({ name }) => name)).toEqual([
+      'github.com/acme/repo-1-0',
+      'github.com/acme/repo-1-1',
+      'github.com/acme/repo-1-2',
+    ]);
+    expect(lines.filter((line) => line.includes('discovery.maxTargets'))).toEqual([]);
   });
 });
