@@ -138,9 +138,8 @@ export const webhooksSectionSchema = z
 const globPattern = nonEmptyString;
 
 /**
- * Default `discovery.maxTargets`: an organization's merge queues and repositories with tests, far
- * more than one exporter polls (its page grows by about 30 KB a queue), and a bound on a list that
- * names thousands more.
+ * Default `discovery.maxTargets`: more merge queues and repositories with tests than one exporter
+ * polls (docs/benchmarks.md has what a queue costs), and a bound on a list that names more.
  */
 export const DEFAULT_DISCOVERY_MAX_TARGETS = 10_000;
 
