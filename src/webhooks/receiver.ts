@@ -197,13 +197,9 @@ export class WebhookReceiver {
 function sameTransitionKey(event: WebhookEvent): string | undefined {
   if (event.kind !== 'pull_request') return undefined;
   if (event.prNumber === undefined || event.transitionSeconds === undefined) return undefined;
-  return [
-    event.type,
-    event.repoName.toLowerCase(),
-    event.branch,
-    event.prNumber,
-    event.transitionSeconds,
-  ].join('\u0000');
+  return [eventLookupKey(event), event.type, event.prNumber, event.transitionSeconds].join(
+    '\u0000',
+  );
 }
 
 function lookupKey(target: Target): string {
