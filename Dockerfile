@@ -14,6 +14,7 @@ WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/bundle.ts ./scripts/
 COPY src ./src
 RUN npm run build
 
@@ -37,6 +38,7 @@ COPY package.json ./
 COPY bin ./bin
 COPY --from=dependencies /app/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
+COPY --from=build /src/bundle ./bundle
 RUN chmod 0755 bin/trunk-exporter.js \
   && ln -s /app/bin/trunk-exporter.js /usr/local/bin/trunk-exporter \
   && mkdir -p /etc/trunk-exporter \

@@ -192,7 +192,7 @@ const noImportCycle = {
 };
 
 export default defineConfig(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', 'bin/'] },
+  { ignores: ['dist/', 'bundle/', 'node_modules/', 'coverage/', 'bin/'] },
   js.configs.recommended,
   tseslint.configs.strictTypeChecked,
   {
