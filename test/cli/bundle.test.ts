@@ -31,7 +31,7 @@ describe('the bundle', () => {
         'config.example.yaml',
       ],
       { cwd: root, env: { PATH: process.env.PATH ?? '', TRUNK_API_KEY: 'trunk_v2_example' } },
-    ).catch((error: { stdout: string }) => error);
+    );
     const line = /^LOADED (.*)$/m.exec(stdout)?.[1];
     expect(line, stdout).toBeDefined();
     const loaded = (JSON.parse(line ?? '[]') as string[]).map((url) =>
