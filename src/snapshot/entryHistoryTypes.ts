@@ -2,6 +2,7 @@
 // restarts by cause, and what it must remember so that no transition and no failure counts twice.
 // Kept in the queue's flow ledger (QueueFlow.entryHistory), which both the polls and the webhook
 // events update, so either witness of a failure meets what the other counted, across reloads too.
+import { NO_ENTRIES } from './noEntries.js';
 
 /** Distinct reasons one queue keeps as label values per family; later new ones count as OTHER_REASON. */
 export const MAX_REASONS_PER_FAMILY = 20;
@@ -11,8 +12,6 @@ export const OTHER_REASON = 'other';
 
 /** The label value of a transition without a reason ("`null` for `testing` and `pendingFailure`"). */
 export const UNKNOWN_REASON = 'unknown';
-
-const NONE_NAMED: ReadonlyMap<string, number> = new Map();
 
 /**
  * The label `reason` counts under in one of a queue's families whose counts are `counts`, beside
@@ -24,7 +23,7 @@ const NONE_NAMED: ReadonlyMap<string, number> = new Map();
 export function reasonLabel(
   reason: string,
   counts: ReadonlyMap<string, number>,
-  alsoCounted: ReadonlyMap<string, number> = NONE_NAMED,
+  alsoCounted: ReadonlyMap<string, number> = NO_ENTRIES,
 ): string {
   if (counts.has(reason) || alsoCounted.has(reason)) return reason;
   const named = new Set([...counts.keys(), ...alsoCounted.keys()]);
@@ -120,12 +119,12 @@ export interface EntryHistory {
 
 /** Nothing counted or asked yet; every family starts empty (a reason's series appears when first counted). */
 export const EMPTY_ENTRY_HISTORY: EntryHistory = Object.freeze({
-  failed: new Map(),
-  cancelled: new Map(),
-  restarts: new Map(),
-  asked: new Map(),
-  counted: new Map(),
-  failures: new Map(),
+  failed: NO_ENTRIES,
+  cancelled: NO_ENTRIES,
+  restarts: NO_ENTRIES,
+  asked: NO_ENTRIES,
+  counted: NO_ENTRIES,
+  failures: NO_ENTRIES,
   shown: true,
 });
 

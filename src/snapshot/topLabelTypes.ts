@@ -1,6 +1,7 @@
 // Counters under a label whose values an upstream names freely (a check's name): the most frequent
 // values keep their own series, the rest count under `other`, and no exported series ever goes down.
 // Carried on a snapshot from poll to poll; every value is immutable (flow/topLabels.ts counts).
+import { NO_ENTRIES } from './noEntries.js';
 
 /** The label value of every count whose own value has no series. */
 export const OTHER_LABEL = 'other';
@@ -37,4 +38,4 @@ export interface TopLabels {
 }
 
 /** Nothing counted yet. */
-export const EMPTY_TOP_LABELS: TopLabels = Object.freeze({ tally: new Map(), series: new Map() });
+export const EMPTY_TOP_LABELS: TopLabels = Object.freeze({ tally: NO_ENTRIES, series: NO_ENTRIES });

@@ -1,0 +1,10 @@
+// One empty map for every snapshot and ledger field with nothing in it: each merge queue would
+// otherwise keep a dozen empty maps of its own (docs/benchmarks.md, Memory).
+
+/** The empty map a snapshot or ledger field holds while it has no entries; read-only by type. */
+export const NO_ENTRIES: ReadonlyMap<never, never> = new Map<never, never>();
+
+/** `map`, or NO_ENTRIES when it is empty: for a field to keep, once nothing adds to `map` any more. */
+export function orShared<K, V>(map: ReadonlyMap<K, V>): ReadonlyMap<K, V> {
+  return map.size === 0 ? NO_ENTRIES : map;
+}
