@@ -14,6 +14,7 @@ import {
   type EntryHistory,
   type WitnessedFailure,
 } from '../snapshot/entryHistoryTypes.js';
+import { orShared } from '../snapshot/noEntries.js';
 import type { FlowEvent } from '../snapshot/queueFlowTypes.js';
 import type { MergeQueueSnapshot } from '../snapshot/types.js';
 import type { EntryTransition } from '../trunk/v2EntryHistorySchemas.js';
@@ -212,11 +213,11 @@ class HistoryFold {
     }
     return {
       ...this.#base,
-      failed: this.#failed,
-      cancelled: this.#cancelled,
-      restarts: this.#restarts,
-      asked,
-      counted,
+      failed: orShared(this.#failed),
+      cancelled: orShared(this.#cancelled),
+      restarts: orShared(this.#restarts),
+      asked: orShared(asked),
+      counted: orShared(counted),
       failures: forgetOldFailures(this.#failures, now),
     };
   }

@@ -1,6 +1,7 @@
 // A merge queue's PR stays (prStay.ts) fed by its polls and events: which witness each poll or
 // event is to which PR, the clock's ticks, and the cap on how many stays a queue remembers. Every
 // function returns new values.
+import { NO_ENTRIES, orShared } from '../snapshot/noEntries.js';
 import {
   EXIT_SOURCES,
   MAX_REMEMBERED_EXITS,
@@ -25,7 +26,7 @@ import { firstSeen, type DepartedExit } from './queueDiff.js';
 
 /** No exits counted yet; both witnesses at 0 from the start, so the first one is an increase. */
 export function emptyExitStays(): ExitStays {
-  return { stays: new Map(), bySource: new Map(EXIT_SOURCES.map((source) => [source, 0])) };
+  return { stays: NO_ENTRIES, bySource: new Map(EXIT_SOURCES.map((source) => [source, 0])) };
 }
 
 /**
@@ -186,7 +187,7 @@ function changing(state: ExitStays): StaysUpdate {
 }
 
 function settled(update: StaysUpdate): ExitStays {
-  return { stays: update.stays, bySource: update.bySource };
+  return { stays: orShared(update.stays), bySource: update.bySource };
 }
 
 /** Steps one PR's stay; a changed stay moves to the end of the map, the most recently changed. */

@@ -10,6 +10,7 @@ import {
   type FailureWitness,
   type WitnessedFailure,
 } from '../snapshot/entryHistoryTypes.js';
+import { orShared } from '../snapshot/noEntries.js';
 
 /**
  * The history after a webhook event told of a failure of `prNumber` at `at`: the history's count of
@@ -53,7 +54,7 @@ export function meetFailure(
 export function forgetOldFailures(
   failures: ReadonlyMap<number, readonly WitnessedFailure[]>,
   now: number,
-): Map<number, readonly WitnessedFailure[]> {
+): ReadonlyMap<number, readonly WitnessedFailure[]> {
   const kept = new Map<number, readonly WitnessedFailure[]>();
   for (const [prNumber, seen] of failures) {
     const recent = seen.filter(({ at }) => now - at <= ENTRY_HISTORY_KEEP_SECONDS);
@@ -63,7 +64,7 @@ export function forgetOldFailures(
     if (kept.size <= MAX_COUNTED_TRANSITIONS) break;
     kept.delete(key);
   }
-  return kept;
+  return orShared(kept);
 }
 
 /**

@@ -1,5 +1,6 @@
 // Folding flow events into cumulative counts. Counts only grow; every fold returns new maps.
 import { emptyHistogram, observe } from '../snapshot/histogram.js';
+import { NO_ENTRIES, orShared } from '../snapshot/noEntries.js';
 import {
   EXIT_OUTCOMES,
   MAX_UNKNOWN_STATES,
@@ -19,9 +20,9 @@ import { KNOWN_PULL_REQUEST_STATES, KNOWN_QUEUE_STATES } from '../snapshot/types
 export function emptyFlowCounts(): QueueFlowCounts {
   return {
     exited: new Map(EXIT_OUTCOMES.map((outcome) => [outcome, 0])),
-    transitions: new Map(),
+    transitions: NO_ENTRIES,
     timeInQueue: new Map(EXIT_OUTCOMES.map((outcome) => [outcome, emptyHistogram()])),
-    timeInState: new Map(),
+    timeInState: NO_ENTRIES,
     queueStateSeconds: new Map(KNOWN_QUEUE_STATES.map((state) => [state, 0])),
     repeatedFailures: 0,
   };
@@ -100,9 +101,9 @@ export function applyFlowEvents(
   }
   return {
     exited,
-    transitions,
+    transitions: orShared(transitions),
     timeInQueue,
-    timeInState,
+    timeInState: orShared(timeInState),
     queueStateSeconds,
     repeatedFailures: counts.repeatedFailures,
   };

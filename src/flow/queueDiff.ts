@@ -20,6 +20,7 @@ import {
   type Resubmission,
   type TrackedPullRequest,
 } from '../snapshot/queueFlowTypes.js';
+import { orShared } from '../snapshot/noEntries.js';
 
 /** A pull request a poll saw gone, with what its lookup (or its event) said. */
 export interface DepartedExit {
@@ -166,7 +167,13 @@ export function diffQueuePoll(
     }
   }
 
-  return { events, exits, tracked, departed, absent: keepNewest(absent) };
+  return {
+    events,
+    exits,
+    tracked: orShared(tracked),
+    departed: orShared(departed),
+    absent: keepNewest(absent),
+  };
 }
 
 /**

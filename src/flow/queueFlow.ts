@@ -1,6 +1,7 @@
 // The flow ledger of one merge queue, poll by poll: started by the first successful poll (which can
 // only establish what is there, so it counts nothing), advanced by each later one, and with webhooks
 // on also by each merge-queue event of the queue.
+import { NO_ENTRIES, orShared } from '../snapshot/noEntries.js';
 import type { MergeQueueSnapshot } from '../snapshot/types.js';
 import { applyFlowEvents, emptyFlowCounts } from './flowCounts.js';
 import {
@@ -53,8 +54,8 @@ export function startQueueFlow(first: MergeQueueSnapshot): QueueFlow {
     counts: emptyFlowCounts(),
     lastPollAt: first.takenAt,
     lastQueueState: first.state,
-    tracked: firstEntries(first),
-    departed: new Map(),
+    tracked: orShared(firstEntries(first)),
+    departed: NO_ENTRIES,
     exitStays: emptyExitStays(),
   };
 }

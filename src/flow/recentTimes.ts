@@ -1,4 +1,5 @@
 // Times a ledger remembers per pull request for a while, kept bounded: an age and a cap.
+import { orShared } from '../snapshot/noEntries.js';
 
 /** The entries of `times` at or after `notBefore`, at most `max` of them, the latest (`times` is pruned in place). */
 export function latestSince<K>(
@@ -7,7 +8,7 @@ export function latestSince<K>(
   max: number,
 ): ReadonlyMap<K, number> {
   for (const [key, at] of times) if (at < notBefore) times.delete(key);
-  if (times.size <= max) return times;
+  if (times.size <= max) return orShared(times);
   const latest = [...times].sort(([, a], [, b]) => b - a);
   return new Map(latest.slice(0, max));
 }

@@ -1,6 +1,7 @@
 // A merge queue's verification runs (API v2): what each read adds to their counts, each run counted
 // once by id however the reads overlap, and when the next read is due and where it starts.
 import { emptyHistogram, observe, type HistogramCounts } from '../snapshot/histogram.js';
+import { NO_ENTRIES, orShared } from '../snapshot/noEntries.js';
 import {
   TESTING_DURATION_BUCKETS_SECONDS,
   durationSeriesKey,
@@ -55,14 +56,14 @@ export function startVerificationRuns(
   createdAfter: number,
   batching: boolean,
 ): VerificationRuns {
-  const counts = { concluded: new Map(), batchSizes: new Map(), checkFailures: EMPTY_TOP_LABELS };
+  const counts = { concluded: NO_ENTRIES, batchSizes: NO_ENTRIES, checkFailures: EMPTY_TOP_LABELS };
   return {
     counts: withKnownRunSeries(counts, batching),
     reads: {
       countFrom: startAt,
       createdAfter: Math.max(createdAfter, startAt - RUN_READ_HORIZON_SECONDS),
-      seen: new Map(),
-      inProgress: new Map(),
+      seen: NO_ENTRIES,
+      inProgress: NO_ENTRIES,
       readAt: startAt,
       failed: false,
       hidden: false,
@@ -158,7 +159,15 @@ export function countVerificationRuns(
   return {
     runs: {
       counts,
-      reads: { ...reads, createdAfter, seen, inProgress, readAt, failed: false, hidden: false },
+      reads: {
+        ...reads,
+        createdAfter,
+        seen: orShared(seen),
+        inProgress: orShared(inProgress),
+        readAt,
+        failed: false,
+        hidden: false,
+      },
     },
     futureRuns,
   };

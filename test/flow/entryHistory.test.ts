@@ -19,6 +19,7 @@ import {
   failureCounted,
   type EntryHistory,
 } from '../../src/snapshot/entryHistoryTypes.js';
+import { NO_ENTRIES } from '../../src/snapshot/noEntries.js';
 import type { MergeQueueSnapshot } from '../../src/snapshot/types.js';
 import type { EntryTransition } from '../../src/trunk/v2EntryHistorySchemas.js';
 import { poll } from './scriptedPolls.js';
@@ -128,7 +129,10 @@ describe('queue-entry history counts', () => {
       'testing->pending',
       'pending->testing',
     ]);
-    expect(folded.history.asked.size).toBe(0);
+    // Nothing waits, failed or was cancelled: the history holds the shared empty map for each.
+    expect(folded.history.asked).toBe(NO_ENTRIES);
+    expect(folded.history.failed).toBe(NO_ENTRIES);
+    expect(folded.history.cancelled).toBe(NO_ENTRIES);
   });
 
   it('leaves out the transition the polls counted: the last into the state the later poll saw', () => {

@@ -2,6 +2,7 @@
 // worked out by hand from the snapshots, not from the code under test.
 import { describe, expect, it } from 'vitest';
 import { advanceQueueFlow, countConcludedExits, startQueueFlow } from '../../src/flow/queueFlow.js';
+import { NO_ENTRIES } from '../../src/snapshot/noEntries.js';
 import type { ExitLookup } from '../../src/snapshot/queueFlowTypes.js';
 import { poll, summary, transitions, type ScriptedPullRequest } from './scriptedPolls.js';
 
@@ -18,6 +19,7 @@ const found = (outcome: 'merged' | 'failed' | 'cancelled', leftAt?: number): Exi
   leftAt,
 });
 const notFound: ExitLookup = { outcome: 'unknown', leftAt: undefined };
+const retry = (prNumber: number) => new Map<number, ExitLookup>([[prNumber, 'retry']]);
 
 describe('queue flow over a scripted sequence of polls', () => {
   // Poll 1 (the first since start): three PRs, nothing counted.
@@ -176,6 +178,29 @@ describe('queue flow edge cases', () => {
       OPTIONS,
     );
     expect(Object.fromEntries(read.counts.exited)).toMatchObject({ unknown: 1, failed: 0 });
+  });
+
+  it('holds the one shared empty map where an update leaves the departed PRs, the tracked ones or the transitions empty', () => {
+    const flow1 = startQueueFlow(poll(T0, 'running', [[7, 'testing', T0 - 100]]));
+    // Gone at T0+30, its lookup fails: it waits in departed, and no transition is counted yet,
+    // though the update copied the counts (30 s more of running).
+    const flow2 = advanceQueueFlow(flow1, poll(T0 + 30, 'running', []), retry(7), OPTIONS);
+    expect([...flow2.departed.keys()]).toEqual([7]);
+    expect(flow2.counts.queueStateSeconds.get('running')).toBe(30);
+    expect(flow2.tracked).toBe(NO_ENTRIES);
+    expect(flow2.counts.transitions).toBe(NO_ENTRIES);
+    expect(flow2.counts.timeInState).toBe(NO_ENTRIES);
+    // Its lookup works now (merged at T0+40): nothing waits any more.
+    const flow3 = advanceQueueFlow(
+      flow2,
+      poll(T0 + 60, 'running', []),
+      new Map([[7, found('merged', T0 + 40)]]),
+      OPTIONS,
+    );
+    expect(flow3.counts.exited.get('merged')).toBe(1);
+    expect(flow3.departed).toBe(NO_ENTRIES);
+    expect(flow3.tracked).toBe(NO_ENTRIES);
+    expect(flow3.counts.transitions.size).toBe(1);
   });
 
   it('ends the stay of a listed PR whose entry concluded and was submitted again since, and begins a new one', () => {

@@ -10,6 +10,7 @@ import {
   verificationRunReadFailed,
 } from '../../src/flow/verificationRuns.js';
 import { runsReadDue } from '../../src/flow/verificationRunReadsDue.js';
+import { NO_ENTRIES } from '../../src/snapshot/noEntries.js';
 import type { VerificationRuns } from '../../src/snapshot/verificationRunTypes.js';
 import type { V2VerificationRun } from '../../src/trunk/v2VerificationRunSchemas.js';
 import { poll, summary } from './scriptedPolls.js';
@@ -105,7 +106,7 @@ describe('verification-run reads', () => {
       'failed/false': 1,
       'cancelled/false': 1,
     });
-    expect(third.reads.inProgress.size).toBe(0);
+    expect(third.reads.inProgress).toBe(NO_ENTRIES);
     expect(third.reads.createdAfter).toBe(T - 20);
   });
 
