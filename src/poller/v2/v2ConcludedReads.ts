@@ -2,6 +2,7 @@
 // to the next: where they start counting, and each PR's latest conclusion they saw, bounded by an
 // age and a cap.
 import { latestSince } from '../../flow/recentTimes.js';
+import { NO_ENTRIES } from '../../snapshot/noEntries.js';
 import type { ConcludedReads } from '../../snapshot/queueFlowTypes.js';
 import {
   COUNTED_EXIT_RETENTION_SECONDS,
@@ -18,8 +19,8 @@ import { TIMESTAMP_RESOLUTION_SECONDS } from '../timestamps.js';
 export function startConcludedReads(firstPollAt: number): ConcludedReads {
   return {
     countFrom: firstPollAt + TIMESTAMP_RESOLUTION_SECONDS,
-    seen: new Map(),
-    lastConclusions: new Map(),
+    seen: NO_ENTRIES,
+    lastConclusions: NO_ENTRIES,
     pollsSinceRead: 0,
   };
 }

@@ -4,6 +4,7 @@
 import { departedPullRequests, isLastLookup } from '../../flow/queueDiff.js';
 import { forgetFarAhead } from '../../flow/recentTimes.js';
 import type { Logger } from '../../log/logger.js';
+import { orShared } from '../../snapshot/noEntries.js';
 import {
   EXIT_OUTCOMES,
   type ConcludedExit,
@@ -226,7 +227,7 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
     resubmissions: resubmitted.resubmissions,
     reads: {
       countFrom,
-      seen,
+      seen: orShared(seen),
       lastConclusions: recentConclusions(lastConclusions, countFrom),
       // A conclusion left to the next poll is read again there, whatever that poll sees.
       pollsSinceRead: deferredFrom === Infinity ? 0 : PERIODIC_EXIT_READ_POLLS - 1,

@@ -2,6 +2,7 @@
 // each result counted once however the reads overlap, a split batch once however many rows it has.
 import { forgetFarAhead } from '../../flow/recentTimes.js';
 import { emptyHistogram, observe } from '../../snapshot/histogram.js';
+import { NO_ENTRIES, orShared } from '../../snapshot/noEntries.js';
 import {
   OTHER_OUTCOME,
   TESTING_DURATION_BUCKETS_SECONDS,
@@ -27,8 +28,8 @@ export const TESTING_READ_HORIZON_SECONDS = 3600;
 /** The testing attempts of a queue's first poll at `startAt`: none counted, counting from then. */
 export function startTestingAttempts(startAt: number, batching: boolean): TestingAttempts {
   return {
-    counts: withKnownSeries({ durations: new Map(), bisectionsStarted: 0 }, batching),
-    reads: { countFrom: startAt, seen: new Map(), splits: new Map(), pollsSinceRead: 0 },
+    counts: withKnownSeries({ durations: NO_ENTRIES, bisectionsStarted: 0 }, batching),
+    reads: { countFrom: startAt, seen: NO_ENTRIES, splits: NO_ENTRIES, pollsSinceRead: 0 },
   };
 }
 
@@ -97,7 +98,12 @@ export function countTestingResults(
   forgetBefore(splits, next);
   forgetFarAhead(seen, latestPlausible);
   forgetFarAhead(splits, latestPlausible);
-  const reads: TestingResultReads = { countFrom: next, seen, splits, pollsSinceRead: 0 };
+  const reads: TestingResultReads = {
+    countFrom: next,
+    seen: orShared(seen),
+    splits: orShared(splits),
+    pollsSinceRead: 0,
+  };
   return { attempts: { counts: { durations, bisectionsStarted }, reads }, futureResults };
 }
 

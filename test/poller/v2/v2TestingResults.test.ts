@@ -19,6 +19,7 @@ import {
   readTestingResults,
 } from '../../../src/poller/v2/v2TestingResultsRead.js';
 import { Secret } from '../../../src/secrets/secret.js';
+import { NO_ENTRIES } from '../../../src/snapshot/noEntries.js';
 import { SnapshotStore } from '../../../src/snapshot/store.js';
 import type { TestingAttempts } from '../../../src/snapshot/testingAttemptTypes.js';
 import type { MergeQueueSnapshot, Target } from '../../../src/snapshot/types.js';
@@ -490,6 +491,8 @@ describe('testing attempts as counted', () => {
       START + 120,
     ).attempts;
     expect(seriesOf(counted).at(-1)).toBe('failed/true:1');
+    // A bisection step that started no split: the read's copy of the splits is not kept.
+    expect(counted.reads.splits).toBe(NO_ENTRIES);
   });
 
   it('tells apart attempts of one PR that end together in different runs, or as a bisection step', () => {
