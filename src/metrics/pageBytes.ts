@@ -1,4 +1,5 @@
 import { crc32, gzipSync } from 'node:zlib';
+import { orShared } from '../snapshot/noEntries.js';
 import type { TargetStatus } from '../snapshot/types.js';
 import type { ExpositionFormat } from './exposition.js';
 import type { FamilyDefinition, FamilySettings } from './family.js';
@@ -94,7 +95,7 @@ export function renderTarget(
   const bytes = Buffer.allocUnsafeSlow(length);
   let offset = 0;
   for (const encoded of pieces) offset += encoded.copy(bytes, offset);
-  return { bytes, bounds, failed };
+  return { bytes, bounds, failed: orShared(failed) };
 }
 
 /**

@@ -13,6 +13,7 @@ import {
   writePage,
 } from '../../src/metrics/pageBytes.js';
 import type { AcrossTargetsBytes, TargetBytes } from '../../src/metrics/pageBytes.js';
+import { NO_ENTRIES } from '../../src/snapshot/noEntries.js';
 import { loadScenario, replayScenario } from './scenario.js';
 
 const LINE = 'trunk_exporter_api_requests_total{endpoint="getQueue",status="200"} 12\n';
@@ -138,10 +139,13 @@ describe('writePage', () => {
       return Buffer.from(text);
     });
     const statuses = replay.store.statuses();
-    const blocks = joinBlocks(
-      [],
-      statuses.map((status) => renderTarget(families, status, replay.snapshotMetrics.settings)),
+    const targets = statuses.map((status) =>
+      renderTarget(families, status, replay.snapshotMetrics.settings),
     );
+    // No family threw: each target holds the shared empty map of failures.
+    expect(targets.length).toBeGreaterThan(0);
+    for (const { failed } of targets) expect(failed).toBe(NO_ENTRIES);
+    const blocks = joinBlocks([], targets);
     const acrossTargets: AcrossTargetsBytes = new Map();
     const write = () =>
       Buffer.concat(
