@@ -142,9 +142,11 @@ async function mergedScenario(): Promise<{
   fake.release();
   await exporter.waitFor(() => fake.held() > 0, 'the poll after it waiting');
   fake.hold(undefined);
-  // In eighths of a second, which ISO timestamps and doubles hold exactly; at most 125 ms back,
-  // after the poll before ended (0.2 s before this one began).
-  const mergedAt = Math.floor(Date.now() / 125) / 8;
+  // In eighths of a second, which ISO timestamps and doubles hold exactly: the next eighth, once
+  // it has passed, so after the list the poll before was answered (a poll held that long is
+  // followed at once by the next, so rounding down could fall before that answer).
+  const mergedAt = Math.ceil(Date.now() / 125) / 8;
+  await new Promise((resolve) => setTimeout(resolve, mergedAt * 1000 - Date.now() + 1));
   moveEntry(pr7, 'merged', mergedAt);
   moveEntry(pr8, 'pending', mergedAt);
   fake
