@@ -24,10 +24,15 @@ interface LoggerOptions {
  */
 export function createLogger(options: LoggerOptions): Logger {
   const destination = options.destination ?? process.stdout;
+  // A line that cannot be written (standard output closed by its reader, such as a log collector
+  // that restarted) is dropped: the exporter keeps serving metrics rather than dying with its log.
+  if (destination.listenerCount('error') === 0) destination.on('error', dropLine);
   const scrubbing = new Writable({
     write(chunk: Buffer | string, _encoding, callback) {
       const line = redactUrlCredentials(scrubSecrets(chunk.toString(), options.secrets()));
-      destination.write(line, callback);
+      destination.write(line, () => {
+        callback();
+      });
     },
   });
   return pino(
@@ -42,6 +47,10 @@ export function createLogger(options: LoggerOptions): Logger {
     },
     scrubbing,
   );
+}
+
+function dropLine(): void {
+  // Nowhere left to report it.
 }
 
 /** A logger that drops everything, for tests and library callers that do not log. */
