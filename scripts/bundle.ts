@@ -1,8 +1,8 @@
 // Bundles the built exporter (dist/main.js and what it imports, dependencies included) into
-// bundle/, which the `trunk-exporter` command loads: one module graph of a few chunks instead of
-// about 700 modules, without comments, every character ASCII. V8 keeps each loaded module's source
-// as a string on the heap (two bytes a character when any is not ASCII), and Node.js keeps a record
-// per module; together several MB of RSS at any size (docs/benchmarks.md, Memory).
+// bundle/, which the `trunk-exporter` command loads: a few chunks instead of every module file,
+// without comments, every character ASCII. V8 keeps each loaded module's source as a string on the
+// heap (two bytes a character when any is not ASCII), and Node.js keeps a record per module; what
+// that comes to is in docs/benchmarks.md (Page per merge queue).
 // Dependencies loaded through `createRequire` stay where npm put them (undici's pool).
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';

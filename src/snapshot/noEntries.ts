@@ -1,5 +1,5 @@
 // One empty map for every snapshot and ledger field with nothing in it: each merge queue would
-// otherwise keep a dozen empty maps of its own (docs/benchmarks.md, Memory).
+// otherwise keep an empty map of its own per such field (docs/benchmarks.md has what they cost).
 
 /** The empty map a snapshot or ledger field holds while it has no entries; read-only by type. */
 export const NO_ENTRIES: ReadonlyMap<never, never> = new Map<never, never>();
