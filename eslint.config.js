@@ -229,7 +229,23 @@ export default defineConfig(
         'error',
         { name: 'Intl', message: 'Loads ICU (docs/benchmarks.md, Memory).' },
       ],
+      // An ES import of node:http reads its lazy exports, which load Node.js's own undici.
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: ['node:http', 'http'].map((name) => ({
+            name,
+            allowTypeImports: true,
+            message: "Loads Node.js's own undici: require it (src/server/httpServer.ts).",
+          })),
+        },
+      ],
     },
+  },
+  {
+    // The simulator serves the demo and the tests, and its world reads with fetch() anyway.
+    files: ['src/simulator/**/*.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': 'off' },
   },
   {
     files: ['eslint.config.js', 'vitest.config.ts'],

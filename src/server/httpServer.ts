@@ -1,10 +1,16 @@
-import { createServer } from 'node:http';
+import type * as Http from 'node:http';
 import type { RequestListener, Server } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { Server as TlsServer } from 'node:https';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import type { ServerTls } from '../config/types.js';
 import { PeerConnectionCap } from './peerConnections.js';
+
+// Required rather than imported: an ES import reads every export of node:http, and three of them
+// (WebSocket, CloseEvent, MessageEvent) load Node.js's own copy of undici on first read, memory the
+// exporter has no use for (docs/benchmarks.md, Page per merge queue).
+const { createServer } = createRequire(import.meta.url)('node:http') as typeof Http;
 
 /**
  * How long close() lets in-flight scrapes finish before it cuts their connections: a scrape renders
