@@ -6,10 +6,15 @@
 //
 // The hashes sit in an open-addressed table of doubles sized for the previous walk of the same
 // list, outside V8's heap: a Set of them kept every hash as a heap number and left each outgrown
-// table behind as garbage, which is what made the heap rise during a walk.
+// table behind as garbage, which is what made the heap rise during a walk. The table is live for
+// the whole walk, so it is sized to what the walk needs rather than to a power of two.
 
 /** Slots of the smallest table; a walk of a few tests never grows it. */
 const MIN_SLOTS = 1024;
+/** The most a table is filled: linear probes stay a few slots long. */
+const MAX_LOAD = 0.7;
+/** Room beyond the previous walk's count, for a list that grew since, before the table must grow. */
+const HEADROOM = 1.1;
 
 /** The ids met so far in one walk. */
 export class SeenTestIds {
@@ -32,16 +37,20 @@ export class SeenTestIds {
     const key = idHash(id) + 1;
     if (!this.#insert(this.#slots, key)) return false;
     this.#count += 1;
-    // At most half full, so that a probe stays a few slots long.
-    if (this.#count * 2 > this.#slots.length) this.#grow();
+    if (this.#count > this.#slots.length * MAX_LOAD) this.#grow();
     return true;
+  }
+
+  /** The table's size in bytes, held for the length of the walk. */
+  get byteLength(): number {
+    return this.#slots.byteLength;
   }
 
   /** Puts `key` in its slot; false when it is there already. */
   #insert(slots: Float64Array, key: number): boolean {
-    const mask = slots.length - 1;
+    const size = slots.length;
     // The low 32 bits come from one FNV-1a hash: well mixed, so linear probing stays short.
-    for (let index = (key >>> 0) & mask; ; index = (index + 1) & mask) {
+    for (let index = (key >>> 0) % size; ; index = index + 1 === size ? 0 : index + 1) {
       const slot = slots[index];
       if (slot === key) return false;
       if (slot === 0) {
@@ -59,11 +68,9 @@ export class SeenTestIds {
   }
 }
 
-/** A power of two at least twice `expected`, and at least MIN_SLOTS. */
+/** Slots for `expected` ids and HEADROOM more, at most MAX_LOAD full; at least MIN_SLOTS. */
 function slotsFor(expected: number): number {
-  let slots = MIN_SLOTS;
-  while (slots < expected * 2) slots *= 2;
-  return slots;
+  return Math.max(MIN_SLOTS, Math.ceil((expected * HEADROOM) / MAX_LOAD));
 }
 
 /** Two 32-bit FNV-1a hashes of the id's UTF-16 code units, with different offsets, in 53 bits. */

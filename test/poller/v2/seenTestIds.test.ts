@@ -40,6 +40,21 @@ describe('SeenTestIds', () => {
     }
   });
 
+  it('holds a table sized for the previous walk, with room for a list grown by a tenth, and grows past it', () => {
+    // The table is live for the whole walk: for 100,000 tests at most 1.3 MB, where a table sized
+    // to a power of two at most half full took 2.1 MB (docs/benchmarks.md, Page per merge queue).
+    const seen = new SeenTestIds(100_000);
+    const sized = seen.byteLength;
+    expect(sized).toBeLessThanOrEqual(1_300_000);
+    for (let n = 0; n < 110_000; n++) seen.firstTime(uuidLike(n));
+    expect(seen.byteLength).toBe(sized);
+    for (let n = 110_000; n < 160_000; n++) seen.firstTime(uuidLike(n));
+    expect(seen.byteLength).toBeGreaterThan(sized);
+    expect(seen.count).toBe(160_000);
+    expect(seen.firstTime(uuidLike(0))).toBe(false);
+    expect(seen.firstTime(uuidLike(159_999))).toBe(false);
+  });
+
   it('keeps every hash an exact integer a double holds', () => {
     for (const id of ['', 'a', uuidLike(0), 'ü'.repeat(64)]) {
       expect(Number.isSafeInteger(idHash(id))).toBe(true);
