@@ -4,6 +4,7 @@ import {
   type MergeQueueSnapshot,
   type PullRequestSnapshot,
 } from '../../snapshot/types.js';
+import { NO_ITEMS, orNoItems } from '../../snapshot/noEntries.js';
 import type { EnqueuedPullRequest, RepoRef } from '../../trunk/schemas.js';
 import { LOOKUPS_AT_A_TIME, mapAtMost } from '../lookupFanOut.js';
 import { queueNumbers } from '../queueNumbers.js';
@@ -107,8 +108,9 @@ function toPullRequestSnapshot(
   detail: PullRequestDetail | undefined,
 ): PullRequestSnapshot {
   const state = item.state ?? detail?.state ?? UNKNOWN_STATE;
-  const blockedReasons =
-    state === 'not_ready' && detail?.readiness ? failingReadinessRules(detail.readiness) : [];
+  const blockedReasons = orNoItems(
+    state === 'not_ready' && detail?.readiness ? failingReadinessRules(detail.readiness) : NO_ITEMS,
+  );
   return {
     number: item.prNumber,
     state,

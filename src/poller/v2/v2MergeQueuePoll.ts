@@ -1,4 +1,5 @@
 import type { MergeQueueSnapshot, PullRequestSnapshot } from '../../snapshot/types.js';
+import { NO_ITEMS, orNoItems } from '../../snapshot/noEntries.js';
 import { TrunkApiError } from '../../trunk/errors.js';
 import type { V2PullRequestFilter, V2QueueRef } from '../../trunk/v2Client.js';
 import type { ApiAnomalyKind } from '../../trunk/observer.js';
@@ -153,7 +154,10 @@ function toPullRequestSnapshot(row: V2PullRequest): PullRequestSnapshot {
     state,
     priorityName: priorityOf(entry.priorityName, entry.priorityValue).name,
     stateChangedAt: parseTimestampSeconds(entry.stateChangedAt),
-    blockedReasons:
-      state === 'not_ready' && entry.readiness ? failingV2ReadinessRules(entry.readiness) : [],
+    blockedReasons: orNoItems(
+      state === 'not_ready' && entry.readiness
+        ? failingV2ReadinessRules(entry.readiness)
+        : NO_ITEMS,
+    ),
   };
 }

@@ -9,6 +9,7 @@ import { pollMergeQueue } from '../../../src/poller/v1/mergeQueuePoll.js';
 import { pollMergeQueueV2 } from '../../../src/poller/v2/v2MergeQueuePoll.js';
 import { V2QueueDirectory } from '../../../src/poller/v2/v2QueueDirectory.js';
 import { Secret } from '../../../src/secrets/secret.js';
+import { NO_ITEMS } from '../../../src/snapshot/noEntries.js';
 import { FaultPlan } from '../../../src/simulator/faults.js';
 import type { MergeQueueSnapshot } from '../../../src/snapshot/types.js';
 import { TrunkV2Client } from '../../../src/trunk/v2Client.js';
@@ -135,6 +136,10 @@ describe('pollMergeQueueV2', () => {
         );
         pullRequests += fromV1.pullRequests.length;
         expect(fromV2.snapshot.notMergeableReasons?.get('conflict')).toBeGreaterThanOrEqual(0);
+        // A pull request that nothing blocks holds the one shared empty list, not one of its own.
+        for (const pr of [...fromV1.pullRequests, ...fromV2.snapshot.pullRequests]) {
+          if (pr.blockedReasons.length === 0) expect(pr.blockedReasons).toBe(NO_ITEMS);
+        }
       }
     }
     expect(pullRequests).toBeGreaterThan(5);
