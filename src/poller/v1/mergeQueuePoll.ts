@@ -108,9 +108,10 @@ function toPullRequestSnapshot(
   detail: PullRequestDetail | undefined,
 ): PullRequestSnapshot {
   const state = item.state ?? detail?.state ?? UNKNOWN_STATE;
-  const blockedReasons = orNoItems(
-    state === 'not_ready' && detail?.readiness ? failingReadinessRules(detail.readiness) : NO_ITEMS,
-  );
+  const blockedReasons =
+    state === 'not_ready' && detail?.readiness
+      ? orNoItems(failingReadinessRules(detail.readiness))
+      : NO_ITEMS;
   return {
     number: item.prNumber,
     state,

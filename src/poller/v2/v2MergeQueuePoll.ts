@@ -154,10 +154,9 @@ function toPullRequestSnapshot(row: V2PullRequest): PullRequestSnapshot {
     state,
     priorityName: priorityOf(entry.priorityName, entry.priorityValue).name,
     stateChangedAt: parseTimestampSeconds(entry.stateChangedAt),
-    blockedReasons: orNoItems(
+    blockedReasons:
       state === 'not_ready' && entry.readiness
-        ? failingV2ReadinessRules(entry.readiness)
+        ? orNoItems(failingV2ReadinessRules(entry.readiness))
         : NO_ITEMS,
-    ),
   };
 }
