@@ -4,10 +4,10 @@
 // share a hash about once in 10^6 walks of 100,000 tests (n² / 2^54), which would leave one test
 // uncounted for one read.
 //
-// The hashes sit in an open-addressed table of doubles sized for the previous walk of the same
-// list, outside V8's heap: a Set of them kept every hash as a heap number and left each outgrown
-// table behind as garbage, which is what made the heap rise during a walk. The table is live for
-// the whole walk, so it is sized to what the walk needs rather than to a power of two.
+// The hashes sit in an open-addressed table of doubles outside V8's heap, where a Set would keep
+// each hash as a heap number and each outgrown table as garbage. The table is live for the whole
+// walk, so it is sized for what the walk needs: the previous walk of the same list, and a little
+// more.
 
 /** Slots of the smallest table; a walk of a few tests never grows it. */
 const MIN_SLOTS = 1024;

@@ -41,8 +41,7 @@ describe('SeenTestIds', () => {
   });
 
   it('holds a table sized for the previous walk, with room for a list grown by a tenth, and grows past it', () => {
-    // The table is live for the whole walk: for 100,000 tests at most 1.3 MB, where a table sized
-    // to a power of two at most half full took 2.1 MB (docs/benchmarks.md, Page per merge queue).
+    // The table is live for the whole walk: for 100,000 tests it holds at most 1.3 MB.
     const seen = new SeenTestIds(100_000);
     const sized = seen.byteLength;
     expect(sized).toBeLessThanOrEqual(1_300_000);
