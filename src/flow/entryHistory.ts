@@ -10,7 +10,7 @@ import {
   UNKNOWN_REASON,
   reasonLabel,
   type AskedWindow,
-  type CountedTransition,
+  type CountedTransitions,
   type EntryHistory,
   type WitnessedFailure,
 } from '../snapshot/entryHistoryTypes.js';
@@ -19,6 +19,13 @@ import type { FlowEvent } from '../snapshot/queueFlowTypes.js';
 import type { MergeQueueSnapshot } from '../snapshot/types.js';
 import type { EntryTransition } from '../trunk/v2EntryHistorySchemas.js';
 import { v1Value } from '../trunk/v2Vocabulary.js';
+import {
+  countedLines,
+  countedSince,
+  joinedLines,
+  latestEntered,
+  transitionLine,
+} from './countedTransitions.js';
 import { forgetOldFailures, meetFailure } from './failureWitnesses.js';
 
 /** The states a restart sends an entry back to `pending` from, in v2's spelling. */
@@ -143,12 +150,12 @@ class HistoryFold {
   readonly #failed: Map<string, number>;
   readonly #cancelled: Map<string, number>;
   readonly #restarts: Map<string, number>;
-  readonly #counted: Map<string, ReadonlyMap<string, CountedTransition>>;
+  readonly #counted: Map<string, CountedTransitions>;
   readonly #failures: Map<number, readonly WitnessedFailure[]>;
   readonly #base: EntryHistory;
   readonly #eventReasons: ReadonlyMap<string, number>;
-  /** The pull requests whose counted transitions this fold copied, to add to them in place. */
-  readonly #copied = new Map<string, Map<string, CountedTransition>>();
+  /** The counted transitions of the pull requests this fold reads, as a set while it adds to them. */
+  readonly #lines = new Map<string, Set<string>>();
 
   constructor(base: EntryHistory, eventReasons: ReadonlyMap<string, number>) {
     this.#base = base;
@@ -165,9 +172,10 @@ class HistoryFold {
     const chain = windowChain(window, timeline);
     const polled = polledTransition(window, chain);
     for (const [index, { from, to }] of chain.entries()) {
-      const identity = `${String(Math.round(to.at * 1000))}/${from.state}>${to.state}`;
-      if (this.#counted.get(id)?.has(identity) === true) continue;
-      this.#ownCounted(id).set(identity, { at: to.at, to: to.state });
+      const lines = this.#linesOf(id);
+      const line = transitionLine(to.at, from.state, to.state);
+      if (lines.has(line)) continue;
+      lines.add(line);
       this.#countReason(window.prNumber, from.state, to);
       if (index !== polled) {
         this.transitions.push({
@@ -180,36 +188,39 @@ class HistoryFold {
     }
   }
 
-  /** This fold's own copy of what pull request `id` has counted: copied once, not per transition. */
-  #ownCounted(id: string): Map<string, CountedTransition> {
-    let own = this.#copied.get(id);
-    if (own === undefined) {
-      own = new Map(this.#counted.get(id));
-      this.#copied.set(id, own);
-      this.#counted.set(id, own);
+  #linesOf(id: string): Set<string> {
+    let lines = this.#lines.get(id);
+    if (lines === undefined) {
+      const counted = this.#counted.get(id);
+      lines = new Set(counted === undefined ? [] : countedLines(counted));
+      this.#lines.set(id, lines);
     }
-    return own;
+    return lines;
   }
 
   result(asked: ReadonlyMap<string, readonly AskedWindow[]>, now: number): EntryHistory {
-    const counted = new Map<string, ReadonlyMap<string, CountedTransition>>();
+    for (const [id, lines] of this.#lines) {
+      if (lines.size > 0) this.#counted.set(id, joinedLines(lines));
+    }
+    const counted = new Map<string, CountedTransitions>();
+    const sizes: number[] = [];
     let transitions = 0;
     for (const [id, ofPullRequest] of this.#counted) {
       // Asked for again only once back in the queue, for what follows its return: a stay that
       // concluded is forgotten once no window waits for it, else a queue would keep six hours of
       // its pull requests' transitions.
-      if (!asked.has(id) && concluded(ofPullRequest)) continue;
-      const recent = [...ofPullRequest].filter(
-        ([, { at }]) => now - at <= ENTRY_HISTORY_KEEP_SECONDS,
-      );
-      if (recent.length === 0) continue;
-      counted.set(id, recent.length === ofPullRequest.size ? ofPullRequest : new Map(recent));
-      transitions += recent.length;
+      if (!asked.has(id) && latestEntered(ofPullRequest, FINAL_STATES)) continue;
+      const recent = countedSince(ofPullRequest, now - ENTRY_HISTORY_KEEP_SECONDS);
+      if (recent === undefined) continue;
+      counted.set(id, recent.counted);
+      sizes.push(recent.size);
+      transitions += recent.size;
     }
-    for (const [id, ofPullRequest] of counted) {
+    let index = 0;
+    for (const id of counted.keys()) {
       if (transitions <= MAX_COUNTED_TRANSITIONS) break;
       counted.delete(id);
-      transitions -= ofPullRequest.size;
+      transitions -= sizes[index++] ?? 0;
     }
     return {
       ...this.#base,
@@ -234,15 +245,6 @@ class HistoryFold {
       increment(this.#restarts, reason);
     }
   }
-}
-
-/** Whether the latest transition counted of a pull request ended its stay. */
-function concluded(transitions: ReadonlyMap<string, CountedTransition>): boolean {
-  let latest: CountedTransition | undefined;
-  for (const transition of transitions.values()) {
-    if (latest === undefined || transition.at >= latest.at) latest = transition;
-  }
-  return latest !== undefined && FINAL_STATES.has(latest.to);
 }
 
 /** A transition with the state it left. */

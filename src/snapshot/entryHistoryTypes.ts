@@ -72,11 +72,11 @@ export interface AskedWindow {
   readonly until: number | undefined;
 }
 
-/** A transition the history counted: when, and the state it entered. */
-export interface CountedTransition {
-  readonly at: number;
-  readonly to: string;
-}
+/**
+ * The transitions the history counted of one pull request, one line each: the time it happened
+ * (unix milliseconds), the state it left and the state it entered (flow/countedTransitions.ts).
+ */
+export type CountedTransitions = string;
 
 /** The two witnesses of a failure: its `pull_request.failed` webhook event, its queue-entry history. */
 export type FailureWitness = 'event' | 'history';
@@ -99,11 +99,10 @@ export interface EntryHistory {
   /** Windows whose history is still to be read, by pull request id (lowercase). */
   readonly asked: ReadonlyMap<string, readonly AskedWindow[]>;
   /**
-   * Transitions counted, by pull request id (lowercase), then by transition (its time, from and to),
-   * with when they happened: none counts twice. A pull request's are forgotten once its stay
-   * concluded and no window waits for it.
+   * Transitions counted, by pull request id (lowercase): none counts twice. A pull request's are
+   * forgotten once its stay concluded and no window waits for it.
    */
-  readonly counted: ReadonlyMap<string, ReadonlyMap<string, CountedTransition>>;
+  readonly counted: ReadonlyMap<string, CountedTransitions>;
   /**
    * Failures one witness counted that the other has not met yet, by pull request number: a
    * failure either sees counts once, and two failures of one pull request count twice however
