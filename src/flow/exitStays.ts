@@ -7,8 +7,8 @@ import {
   MAX_REMEMBERED_EXITS,
   type ExitSource,
   type ExitStays,
-  type PrStay,
   type PullRequestQueueEvent,
+  type StoredStay,
   type StayContext,
   type WebhookExitSettings,
 } from '../snapshot/prStayTypes.js';
@@ -23,6 +23,7 @@ import type {
 import type { MergeQueueSnapshot } from '../snapshot/types.js';
 import { lastExit, latestLeave, stepStay, type StayInput, type StayStep } from './prStay.js';
 import { firstSeen, type DepartedExit } from './queueDiff.js';
+import { packStay, unpackStay } from './storedStays.js';
 
 /** No exits counted yet; both witnesses at 0 from the start, so the first one is an increase. */
 export function emptyExitStays(): ExitStays {
@@ -41,7 +42,7 @@ export function exitsKnownFromEvents(
   const stays = flow.exitStays?.stays;
   if (stays === undefined) return known;
   for (const pr of departed) {
-    const exit = lastExit(stays.get(pr.number));
+    const exit = lastExit(unpackStay(stays.get(pr.number)));
     if (exit?.witness === 'event' && exit.goneBy === undefined && exit.restartedAt === undefined) {
       known.set(pr.number, { outcome: exit.outcome, leftAt: exit.leftAt });
     }
@@ -55,7 +56,7 @@ export function exitsKnownFromEvents(
  * this may be listing that exit.
  */
 export function lastExitTime(flow: QueueFlow, prNumber: number): number | undefined {
-  const stay = flow.exitStays?.stays.get(prNumber);
+  const stay = unpackStay(flow.exitStays?.stays.get(prNumber));
   if (stay?.phase === 'held') return stay.held.goneAt;
   const exit = lastExit(stay);
   return exit === undefined ? undefined : latestLeave(exit);
@@ -177,7 +178,7 @@ export function recordPullRequestEvent(
 
 /** A copy of a queue's stays that one update changes, and the exits it counted. */
 interface StaysUpdate {
-  readonly stays: Map<number, PrStay>;
+  readonly stays: Map<number, StoredStay>;
   readonly bySource: Map<ExitSource, number>;
   readonly events: FlowEvent[];
 }
@@ -197,7 +198,7 @@ function apply(
   input: StayInput,
   settings: WebhookExitSettings,
 ): StayStep | undefined {
-  const step = stepStay(update.stays.get(prNumber), input, settings);
+  const step = stepStay(unpackStay(update.stays.get(prNumber)), input, settings);
   if (step !== undefined) record(update, prNumber, step);
   return step;
 }
@@ -215,7 +216,7 @@ function record(update: StaysUpdate, prNumber: number, step: StayStep): void {
     update.bySource.set(count.witness, (update.bySource.get(count.witness) ?? 0) + 1);
   }
   update.stays.delete(prNumber);
-  if (step.stay !== undefined) update.stays.set(prNumber, step.stay);
+  if (step.stay !== undefined) update.stays.set(prNumber, packStay(step.stay));
 }
 
 /**
@@ -225,7 +226,7 @@ function record(update: StaysUpdate, prNumber: number, step: StayStep): void {
 function settle(update: StaysUpdate, now: number, settings: StayContext): void {
   const tick = { kind: 'tick', now, readFrom: settings.readFrom } as const;
   for (const [prNumber, stay] of [...update.stays]) {
-    const step = stepStay(stay, tick, settings);
+    const step = stepStay(unpackStay(stay), tick, settings);
     if (step !== undefined) record(update, prNumber, step);
   }
   if (update.stays.size <= MAX_REMEMBERED_EXITS) return;

@@ -4,6 +4,7 @@
 import type { ExitStays } from '../snapshot/prStayTypes.js';
 import type { ExitOutcome, QueueFlow } from '../snapshot/queueFlowTypes.js';
 import { lastExit } from './prStay.js';
+import { unpackStay } from './storedStays.js';
 
 /**
  * How far after the moment the exporter learned of a merge Trunk's time of it may lie: the two
@@ -40,7 +41,7 @@ export function withMerges(flow: QueueFlow, mergedAt: Iterable<number | undefine
  * (none, or one in the future) when the exit was counted.
  */
 export function eventMergeTime(stays: ExitStays, prNumber: number): number | undefined {
-  const exit = lastExit(stays.stays.get(prNumber));
+  const exit = lastExit(unpackStay(stays.stays.get(prNumber)));
   if (exit?.outcome !== 'merged') return undefined;
   return plausibleMergeTime(exit.leftAt, exit.countedAt) ?? exit.countedAt;
 }

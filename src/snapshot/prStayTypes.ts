@@ -69,10 +69,21 @@ export type PrStay =
   | { readonly phase: 'held'; readonly held: HeldExit; readonly previous: CountedExit | undefined }
   | { readonly phase: 'counted'; readonly exit: CountedExit };
 
+/**
+ * A counted stay as a queue keeps it (flow/storedStays.ts): its exit's witness and outcome in one
+ * code, then leftAt, countedAt, goneBy and restartedAt (NaN for undefined), all doubles in one
+ * array. A queue keeps each counted exit for hours, so each costs one array rather than two
+ * objects and their boxed numbers.
+ */
+export type PackedCountedStay = readonly number[];
+
+/** A stay as a queue keeps it: counted ones packed, the rest as they are. */
+export type StoredStay = PrStay | PackedCountedStay;
+
 /** The exit-counting half of a queue's flow. */
 export interface ExitStays {
   /** By PR number, least recently changed first. */
-  readonly stays: ReadonlyMap<number, PrStay>;
+  readonly stays: ReadonlyMap<number, StoredStay>;
   /** Exits counted per witness since the exporter started watching the queue. */
   readonly bySource: ReadonlyMap<ExitSource, number>;
 }
