@@ -15,7 +15,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { ROOT } from './built.ts';
-import { format, median, megabytes, progress, table } from './stats.ts';
+import { format, median, megabytes, progress, slope, table } from './stats.ts';
 
 interface MemoryFigures {
   readonly rss: number;
@@ -46,6 +46,8 @@ interface SteadyFigures {
   readonly max: number;
   /** VmHWM: the most the process ever had resident, start-up and first render included. */
   readonly peak: number;
+  /** How fast RSS rose over the samples (bytes an hour, least squares): what keeps growing past the run. */
+  readonly risePerHour: number;
   /** The last scrape's page, as Prometheus got it (OpenMetrics), unzipped. */
   readonly lastPage: string;
 }
@@ -257,6 +259,7 @@ export async function measureSteadyState(
       const warmUpMs = Math.min(60_000, (seconds * 1000) / 3);
       const started = Date.now();
       const rss: number[] = [];
+      const sampledAt: number[] = [];
       let scrapes = 0;
       let nextScrape = started;
       let lastPage: Buffer = Buffer.alloc(0);
@@ -267,7 +270,10 @@ export async function measureSteadyState(
           nextScrape += 15_000;
         }
         await new Promise((resolve) => setTimeout(resolve, 5_000));
-        if (Date.now() - started >= warmUpMs) rss.push(kilobytes('VmRSS'));
+        if (Date.now() - started >= warmUpMs) {
+          rss.push(kilobytes('VmRSS'));
+          sampledAt.push((Date.now() - started) / 3_600_000);
+        }
       }
       return {
         seconds,
@@ -278,6 +284,7 @@ export async function measureSteadyState(
         median: median(rss),
         max: Math.max(...rss),
         peak: kilobytes('VmHWM'),
+        risePerHour: slope(sampledAt, rss),
         lastPage: gunzipSync(lastPage).toString('utf8'),
       };
     },

@@ -10,6 +10,19 @@ export function median(values: readonly number[]): number {
     : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
 }
 
+/** The least-squares slope of `ys` over `xs`: how fast a quantity rose over a run. */
+export function slope(xs: readonly number[], ys: readonly number[]): number {
+  const meanX = xs.reduce((sum, x) => sum + x, 0) / xs.length;
+  const meanY = ys.reduce((sum, y) => sum + y, 0) / ys.length;
+  let covariance = 0;
+  let variance = 0;
+  xs.forEach((x, index) => {
+    covariance += (x - meanX) * ((ys[index] ?? meanY) - meanY);
+    variance += (x - meanX) ** 2;
+  });
+  return variance === 0 ? 0 : covariance / variance;
+}
+
 /** A number with a fixed count of decimals and thousands separators. */
 export function format(value: number, decimals = 0): string {
   return value.toLocaleString('en-US', {
