@@ -1,7 +1,7 @@
 // The transitions a queue's history reads counted for one pull request (CountedTransitions): one
 // line each in one flat string. A queue keeps them for every pull request in it whose history was
-// read, tens of thousands in a large organization, so each costs a few dozen bytes rather than a
-// map entry, an object and the pieces of a built string (docs/benchmarks.md, Page per merge queue).
+// read, tens of thousands in a large organization, so each costs a line of text rather than a map
+// entry, an object and the pieces of a built string (docs/benchmarks.md, Over hours).
 import type { CountedTransitions } from '../snapshot/entryHistoryTypes.js';
 
 const LINE_END = '\n';
