@@ -112,6 +112,29 @@ describe('queue-entry history counts', () => {
     expect(folded.transitions).toHaveLength(20_000);
   });
 
+  it('remembers at most 5,000 counted transitions per queue, forgetting the oldest pull requests first', () => {
+    // Three PRs restarted between two polls: 3,000 + 3,000 + 10 transitions are more than the
+    // queue remembers, so #1's go; #2's and #3's stay, and a read answering #2 again counts nothing.
+    const at = (ids: number[], since: number) =>
+      ids.map((number): [number, string, number] => [number, 'testing', since]);
+    const before = polled(TEN, at([1, 2, 3], TEN - 60));
+    const after = polled(TEN + 20_030, at([1, 2, 3], TEN + 19_999));
+    const restarted = (times: number) => {
+      const timeline = [step('testing', TEN - 60)];
+      for (let n = 0; n < times; n++) {
+        timeline.push(step('pending', TEN + 2 * n, 'MANUAL_PUSH_TO_TARGET_BRANCH'));
+        timeline.push(step('testing', TEN + 2 * n + 1));
+      }
+      return timeline;
+    };
+    const timelines = { [ID(1)]: restarted(1500), [ID(2)]: restarted(1500), [ID(3)]: restarted(5) };
+    const folded = answered(before, after, timelines);
+    expect(folded.history.restarts).toEqual(new Map([['MANUAL_PUSH_TO_TARGET_BRANCH', 3005]]));
+    expect([...folded.history.counted.keys()]).toEqual([ID(2), ID(3)]);
+    const again = answered(before, after, { [ID(2)]: timelines[ID(2)] ?? [] }, folded.history);
+    expect(again.history.restarts).toEqual(new Map([['MANUAL_PUSH_TO_TARGET_BRANCH', 3005]]));
+  });
+
   it('counts a restart between two polls by its cause, and both of its transitions', () => {
     const before = polled(TEN, [[1, 'testing', TEN - 60]]);
     const after = polled(TEN + 30, [[1, 'testing', TEN + 20]]);
