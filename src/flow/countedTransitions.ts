@@ -38,7 +38,10 @@ function lineTime(line: string): number {
   return Number(line.slice(0, line.indexOf('/'))) / 1000;
 }
 
-/** Whether the latest transition in `counted` (the last listed of those at one time) entered one of `states`. */
+/**
+ * Whether the latest transition in `counted` (the last listed of those at one time) entered one of
+ * `states`.
+ */
 export function latestEntered(counted: CountedTransitions, states: ReadonlySet<string>): boolean {
   let latest: string | undefined;
   let latestAt = -Infinity;
@@ -55,16 +58,22 @@ export function latestEntered(counted: CountedTransitions, states: ReadonlySet<s
   return false;
 }
 
-/** The transitions of `counted` at or after `since` (unix seconds), with how many; undefined when none. */
+/** The transitions of `counted` at or after `since` (unix seconds); undefined when none. */
 export function countedSince(
   counted: CountedTransitions,
   since: number,
-): { readonly counted: CountedTransitions; readonly size: number } | undefined {
+): CountedTransitions | undefined {
   const all = countedLines(counted);
   const recent = all.filter((line) => lineTime(line) >= since);
   if (recent.length === 0) return undefined;
-  return {
-    counted: recent.length === all.length ? counted : recent.join(LINE_END),
-    size: recent.length,
-  };
+  return recent.length === all.length ? counted : recent.join(LINE_END);
+}
+
+/** How many transitions `counted` holds. */
+export function lineCount(counted: CountedTransitions): number {
+  let count = 1;
+  for (let at = counted.indexOf(LINE_END); at !== -1; at = counted.indexOf(LINE_END, at + 1)) {
+    count += 1;
+  }
+  return count;
 }

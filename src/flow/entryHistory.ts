@@ -24,6 +24,7 @@ import {
   countedSince,
   joinedLines,
   latestEntered,
+  lineCount,
   transitionLine,
 } from './countedTransitions.js';
 import { forgetOldFailures, meetFailure } from './failureWitnesses.js';
@@ -154,7 +155,7 @@ class HistoryFold {
   readonly #failures: Map<number, readonly WitnessedFailure[]>;
   readonly #base: EntryHistory;
   readonly #eventReasons: ReadonlyMap<string, number>;
-  /** The counted transitions of the pull requests this fold reads, as a set while it adds to them. */
+  /** The counted transitions of each pull request this fold reads, as a set while it adds to them. */
   readonly #lines = new Map<string, Set<string>>();
 
   constructor(base: EntryHistory, eventReasons: ReadonlyMap<string, number>) {
@@ -203,7 +204,6 @@ class HistoryFold {
       if (lines.size > 0) this.#counted.set(id, joinedLines(lines));
     }
     const counted = new Map<string, CountedTransitions>();
-    const sizes: number[] = [];
     let transitions = 0;
     for (const [id, ofPullRequest] of this.#counted) {
       // Asked for again only once back in the queue, for what follows its return: a stay that
@@ -212,15 +212,13 @@ class HistoryFold {
       if (!asked.has(id) && latestEntered(ofPullRequest, FINAL_STATES)) continue;
       const recent = countedSince(ofPullRequest, now - ENTRY_HISTORY_KEEP_SECONDS);
       if (recent === undefined) continue;
-      counted.set(id, recent.counted);
-      sizes.push(recent.size);
-      transitions += recent.size;
+      counted.set(id, recent);
+      transitions += lineCount(recent);
     }
-    let index = 0;
-    for (const id of counted.keys()) {
+    for (const [id, ofPullRequest] of counted) {
       if (transitions <= MAX_COUNTED_TRANSITIONS) break;
       counted.delete(id);
-      transitions -= sizes[index++] ?? 0;
+      transitions -= lineCount(ofPullRequest);
     }
     return {
       ...this.#base,

@@ -1,6 +1,6 @@
-// A queue keeps each counted exit for hours after its pull request left (COUNTED_EXIT_RETENTION_SECONDS),
-// thousands of them in a busy organization: a counted stay is kept packed (PackedCountedStay), and
-// unpacked when a witness or the clock steps it.
+// A queue keeps each counted exit for hours after its pull request left
+// (COUNTED_EXIT_RETENTION_SECONDS), thousands of them in a busy organization: a counted stay is kept
+// packed (PackedCountedStay), and unpacked when a witness or the clock steps it.
 import { EXIT_OUTCOMES, type ExitOutcome } from '../snapshot/exitOutcome.js';
 import {
   EXIT_SOURCES,

@@ -8,6 +8,7 @@ import {
   countedSince,
   joinedLines,
   latestEntered,
+  lineCount,
   transitionLine,
 } from '../../src/flow/countedTransitions.js';
 
@@ -55,8 +56,19 @@ describe('counted transitions', () => {
     const old = transitionLine(TEN, 'pending', 'testing');
     const recent = transitionLine(TEN + 3600, 'testing', 'pending');
     const both = joinedLines([old, recent]);
-    expect(countedSince(both, TEN)).toEqual({ counted: both, size: 2 });
-    expect(countedSince(both, TEN + 1)).toEqual({ counted: recent, size: 1 });
+    expect(countedSince(both, TEN)).toBe(both);
+    expect(countedSince(both, TEN + 1)).toBe(recent);
     expect(countedSince(both, TEN + 3601)).toBeUndefined();
+  });
+
+  it('counts the transitions it holds', () => {
+    const three = [
+      transitionLine(TEN, 'pending', 'testing'),
+      transitionLine(TEN + 60, 'testing', 'pending'),
+      transitionLine(TEN + 120, 'pending', 'testing'),
+    ];
+    expect(lineCount(joinedLines(three.slice(0, 1)))).toBe(1);
+    expect(lineCount(joinedLines(three))).toBe(3);
+    expect(lineCount(joinedLines([transitionLine(TEN, 'x', 'a\nb')]))).toBe(1);
   });
 });
