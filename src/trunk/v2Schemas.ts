@@ -22,13 +22,20 @@ export const V2_ENDPOINTS = {
 } as const;
 export type V2Endpoint = (typeof V2_ENDPOINTS)[keyof typeof V2_ENDPOINTS];
 
+/** The largest `limit` a v2 list takes, and the most rows a page holds (`maxItems` of every list). */
+export const V2_MAX_LIMIT = 100;
+
 /**
  * Every v2 list's envelope: `{ data, nextCursor, hasMore }`. Rows are read as v1's list items are:
- * a row that does not fit is UNUSABLE_ITEM, dropped and counted (responseAnomalies.ts).
+ * a row that does not fit is UNUSABLE_ITEM, dropped and counted (responseAnomalies.ts). A page of
+ * more rows than any page holds is no page of Trunk's: refused before a row is parsed.
  */
 export function v2PageSchema<T extends z.ZodType>(row: T) {
   return z.object({
-    data: tolerantList(row),
+    data: z
+      .array(z.unknown())
+      .max(V2_MAX_LIMIT, `more than ${String(V2_MAX_LIMIT)} rows, the most a page holds`)
+      .pipe(tolerantList(row)),
     nextCursor: z.string().nullish(),
     hasMore: z.boolean().optional(),
   });
@@ -178,9 +185,6 @@ export const V2_LIVE_ENTRY_STATES = [
 
 /** Final queue-entry states: how a PR left the queue. */
 export const V2_FINAL_ENTRY_STATES = ['merged', 'failed', 'cancelled'] as const;
-
-/** The largest `limit` a v2 list takes. */
-export const V2_MAX_LIMIT = 100;
 
 /** How a stretch of testing ended (`TestingOutcome`); another value counts as `other`. */
 export const V2_TESTING_OUTCOMES = ['passed', 'failed', 'interrupted', 'cancelled'] as const;

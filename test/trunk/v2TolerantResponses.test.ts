@@ -162,6 +162,20 @@ describe('API v2 pages read tolerantly', () => {
     expect(observer.mismatches).toEqual([]);
   });
 
+  it('verification-runs-page-of-101-rows.json: a page of more rows than the definition lets a page hold (maxItems 100) is refused, naming why; 100 of them are read', async () => {
+    const page = fixture('verification-runs-page-of-101-rows.json') as { data: unknown[] };
+    const oversized = await clientAnswering(page);
+    await expect(
+      oversized.v2.listVerificationRuns(QUEUE, '2025-12-31T00:00:00.000Z'),
+    ).rejects.toThrow(/v2\/merge-queues\/\{id\}\/verification-runs.*data: more than 100 rows/);
+    expect(oversized.observer.mismatches).toEqual(['v2/merge-queues/{id}/verification-runs']);
+
+    const full = await clientAnswering({ ...page, data: page.data.slice(0, 100) });
+    const rows = await full.v2.listVerificationRuns(QUEUE, '2025-12-31T00:00:00.000Z');
+    expect(rows).toHaveLength(100);
+    expect(full.observer.mismatches).toEqual([]);
+  });
+
   it('a page that is not a list is still a schema mismatch, not a page of unusable rows', async () => {
     const { v2, observer } = await clientAnswering({ data: { number: 1 }, hasMore: false });
     await expect(v2.listQueuePullRequests(QUEUE, LIVE)).rejects.toThrow(/schema/);
