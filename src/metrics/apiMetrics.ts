@@ -52,7 +52,8 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
       'timestamp that is not an RFC 3339 date-time with a zone, not exported; a code owner, ' +
       'through API v1 a state, mode, merge method or priority name, and through API v2 a reason ' +
       'or a check or collection name, over 200 characters, cut to 199 and an ellipsis; through ' +
-      'API v2 a count of a test metric that is missing or no count, which adds nothing), ' +
+      'API v2 a count of a test metric that is missing or no count, which adds nothing, and a ' +
+      'verification run updated before it was created, its duration counted as 0), ' +
       'invalid_item (a list ' +
       'item that cannot be used, such as a PR without a prNumber, or a queue-entry transition listed ' +
       'again; left out, the rest of the list is used), unknown_entry_state (API v2: a PR gone from the live queue entries that no read of ' +
@@ -78,6 +79,9 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
     V2_ENDPOINTS.listTests,
     V2_ENDPOINTS.listTestCases,
     V2_ENDPOINTS.listTestingResults,
+    V2_ENDPOINTS.listVerificationRuns,
+    V2_ENDPOINTS.listQueueEntryHistory,
+    V2_ENDPOINTS.listTestCollections,
   ];
   for (const endpoint of lists) anomalies.inc({ endpoint, kind: 'invalid_item' }, 0);
   const withTimestamps = [
@@ -86,6 +90,8 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
     V2_ENDPOINTS.listTests,
     V2_ENDPOINTS.listTestCases,
     V2_ENDPOINTS.listTestingResults,
+    V2_ENDPOINTS.listVerificationRuns,
+    V2_ENDPOINTS.listQueueEntryHistory,
   ];
   for (const endpoint of withTimestamps) {
     anomalies.inc({ endpoint, kind: 'timestamp_out_of_range' }, 0);
@@ -99,6 +105,7 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
   anomalies.inc({ endpoint: V2_ENDPOINTS.listVerificationRuns, kind: 'unknown_value' }, 0);
   anomalies.inc({ endpoint: V2_ENDPOINTS.listVerificationRuns, kind: 'future_timestamp' }, 0);
   anomalies.inc({ endpoint: V2_ENDPOINTS.listTests, kind: 'unknown_value' }, 0);
+  anomalies.inc({ endpoint: V2_ENDPOINTS.listTestCollections, kind: 'invalid_field' }, 0);
 
   return {
     requestFinished(endpoint, code, durationSeconds) {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { LabelTextCuts, cutLabelText, isOverlong } from './labelText.js';
 import { checkV2Page, type AnomalyReport } from './responseAnomalies.js';
+import { exportableSeconds } from './timestamps.js';
 import { optionalValue } from './tolerantSchemas.js';
 import { v2PageSchema, type V2Page, type V2PageResponse } from './v2Schemas.js';
 
@@ -59,7 +60,8 @@ const checkRunRows = checkV2Page<V2VerificationRun>((run) => [run.createdAt, run
  * Checks a page of verification runs as every v2 page (unusable rows, both timestamps), and reports
  * each status and check conclusion outside Trunk's documented ones as `unknown_value` (its run
  * counts as `unknown`; its check as no failure), and each check name too long for a label value as
- * `invalid_field` (cut, in `checks` and `requiredStatuses` alike, so the two still match).
+ * `invalid_field` (cut, in `checks` and `requiredStatuses` alike, so the two still match), as is
+ * each run updated before it was created (its duration counts as 0).
  */
 export function checkVerificationRunsPage(
   response: V2PageResponse<V2VerificationRun>,
@@ -67,9 +69,14 @@ export function checkVerificationRunsPage(
 ): V2Page<V2VerificationRun> {
   const page = checkRunRows(response, report);
   let unknown = 0;
+  let updatedBeforeCreated = 0;
   const cuts = new LabelTextCuts();
   const data = page.data.map((run) => {
     if (!KNOWN_STATUSES.has(run.status)) unknown += 1;
+    // "When the run last changed" cannot come before "When the run was created".
+    if ((exportableSeconds(run.updatedAt) ?? Infinity) < (exportableSeconds(run.createdAt) ?? 0)) {
+      updatedBeforeCreated += 1;
+    }
     for (const { conclusion } of run.checks) {
       if (conclusion !== undefined && !KNOWN_CONCLUSIONS.has(conclusion)) unknown += 1;
     }
@@ -82,6 +89,8 @@ export function checkVerificationRunsPage(
     };
   });
   if (unknown > 0) report('unknown_value', unknown);
-  if (cuts.count > 0) report('invalid_field', cuts.count);
+  if (cuts.count + updatedBeforeCreated > 0) {
+    report('invalid_field', cuts.count + updatedBeforeCreated);
+  }
   return { ...page, data };
 }

@@ -176,6 +176,18 @@ describe('API v2 pages read tolerantly', () => {
     expect(full.observer.mismatches).toEqual([]);
   });
 
+  it('verification-runs-page-with-a-run-updated-before-it-was-created.json: "when the run last changed" before "when the run was created" keeps its row and is counted as invalid_field; a run updated when created is not', async () => {
+    const { v2, observer } = await clientAnswering(
+      fixture('verification-runs-page-with-a-run-updated-before-it-was-created.json'),
+    );
+    const rows = await v2.listVerificationRuns(QUEUE, '2025-12-31T00:00:00.000Z');
+
+    expect(rows.map((row) => row.testedPullRequests[0]?.number)).toEqual([7, 8]);
+    expect(observer.anomalies).toEqual([
+      { endpoint: 'v2/merge-queues/{id}/verification-runs', kind: 'invalid_field', count: 1 },
+    ]);
+  });
+
   it('a page that is not a list is still a schema mismatch, not a page of unusable rows', async () => {
     const { v2, observer } = await clientAnswering({ data: { number: 1 }, hasMore: false });
     await expect(v2.listQueuePullRequests(QUEUE, LIVE)).rejects.toThrow(/schema/);
