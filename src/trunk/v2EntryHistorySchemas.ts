@@ -24,6 +24,8 @@ export const V2_ENTRY_HISTORY_CALL_SPACING_MS = 200;
  * no string reads as absent (counted as `unknown`).
  */
 export const v2EntryTransitionSchema = z.object({
+  // "Constant on a single pull request's history": a row naming another is not this timeline's.
+  pullRequestId: optionalValue(z.string()),
   state: z.string(),
   changedAt: z.string(),
   reason: optionalValue(z.string()),
@@ -57,7 +59,7 @@ type GroupResponse = z.infer<typeof v2EntryHistoryGroupSchema>;
 
 /**
  * Checks a page of timelines: drops and reports unusable groups and unusable transitions (the rest
- * of a timeline still counts) and each changedAt that is no RFC 3339 date-time in 2000-2100 (its
+ * of a timeline still counts; a transition of another pull request is unusable in this one) and each changedAt that is no RFC 3339 date-time in 2000-2100 (its
  * transition cannot be placed), cuts and reports each reason too long for a label value, and puts
  * each timeline oldest first whatever order it came in, each transition once (one listed again is
  * reported as `invalid_item`).
@@ -75,9 +77,14 @@ export function checkEntryHistoryPage(
   const cuts = new LabelTextCuts();
   let repeated = 0;
   const data = groups.map((group): V2EntryHistory => {
+    const pullRequestId = group.pullRequestId.toLowerCase();
     const transitions: EntryTransition[] = [];
     for (const transition of group.transitions) {
-      if (transition === UNUSABLE_ITEM) {
+      if (
+        transition === UNUSABLE_ITEM ||
+        (transition.pullRequestId !== undefined &&
+          transition.pullRequestId.toLowerCase() !== pullRequestId)
+      ) {
         unusable += 1;
         continue;
       }
@@ -95,7 +102,7 @@ export function checkEntryHistoryPage(
     }
     const ordered = inTimelineOrder(transitions);
     repeated += transitions.length - ordered.length;
-    return { pullRequestId: group.pullRequestId.toLowerCase(), transitions: ordered };
+    return { pullRequestId, transitions: ordered };
   });
   if (unusable + repeated > 0) report('invalid_item', unusable + repeated);
   if (untimed + cuts.count > 0) report('invalid_field', untimed + cuts.count);

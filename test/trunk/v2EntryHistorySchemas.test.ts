@@ -73,6 +73,41 @@ describe('queue-entry history pages', () => {
     expect(anomalies).toEqual({ invalid_item: 2, invalid_field: 1 });
   });
 
+  it('drops a transition that names another pull request ("what you group by"), counts it, and keeps one that names none', () => {
+    // The pullRequestId of a transition is "constant on a single pull request's history".
+    const id = '9c4a5f6e-7d82-4b93-9dae-2f3a4b5c6d7e';
+    const other = '0d5b6a7f-8e93-4ca4-8ebf-3a4b5c6d7e8f';
+    const { page, anomalies } = checked({
+      data: [
+        {
+          pullRequestId: id,
+          transitions: [
+            {
+              pullRequestId: id,
+              state: 'testing',
+              changedAt: '2026-07-28T11:10:00.000Z',
+              reason: null,
+            },
+            {
+              pullRequestId: other,
+              state: 'failed',
+              changedAt: '2026-07-28T11:15:00.000Z',
+              reason: 'MISFILED',
+            },
+            { state: 'failed', changedAt: '2026-07-28T11:20:00.000Z', reason: 'TEST_RUN_TIMEOUT' },
+          ],
+        },
+      ],
+      nextCursor: null,
+      hasMore: false,
+    });
+    expect(page.data[0]?.transitions.map(({ state, reason }) => [state, reason])).toEqual([
+      ['testing', undefined],
+      ['failed', 'TEST_RUN_TIMEOUT'],
+    ]);
+    expect(anomalies).toEqual({ invalid_item: 1 });
+  });
+
   it('keeps a transition listed twice once, and counts the copy', () => {
     // The same state, instant and reason twice is one transition ("every transition"), not two.
     const id = '8b3f4e5d-6c71-4a82-8c9d-1e2f3a4b5c6d';
