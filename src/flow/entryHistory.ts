@@ -15,7 +15,7 @@ import {
   type WitnessedFailure,
 } from '../snapshot/entryHistoryTypes.js';
 import { orShared } from '../snapshot/noEntries.js';
-import type { FlowEvent } from '../snapshot/queueFlowTypes.js';
+import type { FlowEvent, QueueFlow, Resubmission } from '../snapshot/queueFlowTypes.js';
 import type { MergeQueueSnapshot } from '../snapshot/types.js';
 import type { EntryTransition } from '../trunk/v2EntryHistorySchemas.js';
 import { v1Value } from '../trunk/v2Vocabulary.js';
@@ -28,6 +28,7 @@ import {
   transitionLine,
 } from './countedTransitions.js';
 import { forgetOldFailures, meetFailure } from './failureWitnesses.js';
+import { polledTransitionTo } from './queueDiff.js';
 
 /** The states a restart sends an entry back to `pending` from, in v2's spelling. */
 const RESTARTED_FROM: ReadonlySet<string> = new Set(['testing', 'testsPassed', 'pendingFailure']);
@@ -43,7 +44,9 @@ export interface PullRequestWindow extends AskedWindow {
 /**
  * The pull requests of `previous` whose entry `current` shows changed (another state, or the same
  * state entered again: a restart between the polls) or gone: the stretch of each timeline between
- * what the two polls saw. Pull requests without an id cannot be asked for.
+ * what the two polls saw, with the transition the polls counted as its states alone say
+ * (withPolledTransitions() says it as the poll's diff did). Pull requests without an id cannot be
+ * asked for.
  */
 export function changedWindows(
   previous: MergeQueueSnapshot,
@@ -65,9 +68,31 @@ export function changedWindows(
       after: pr.stateChangedAt ?? previous.takenAt,
       to: now?.state,
       until: now === undefined ? undefined : (now.stateChangedAt ?? current.takenAt),
+      polledTo: now === undefined || now.state === pr.state ? undefined : now.state,
     });
   }
   return windows;
+}
+
+/**
+ * The windows with the transition the poll's diff counted for each pull request still listed
+ * (polledTransitionTo(): none for one its ledger did not track, the outcome of a stay that a
+ * resubmission ended from the state the earlier poll saw, else the state this poll lists).
+ */
+export function withPolledTransitions(
+  windows: readonly PullRequestWindow[],
+  ledger: QueueFlow,
+  current: MergeQueueSnapshot,
+  resubmissions: ReadonlyMap<number, Resubmission>,
+): PullRequestWindow[] {
+  const listed = new Map(current.pullRequests.map((pr) => [pr.number, pr]));
+  return windows.map((window) => {
+    const pr = listed.get(window.prNumber);
+    if (pr === undefined) return window;
+    const seen = ledger.tracked.get(window.prNumber);
+    const polledTo = polledTransitionTo(seen, pr, resubmissions.get(window.prNumber));
+    return polledTo === window.polledTo ? window : { ...window, polledTo };
+  });
 }
 
 /** The history with `windows` waiting for their answer. */
@@ -108,9 +133,8 @@ export interface FoldedHistory {
  * The history after the answers `timelineOf` has for its waiting windows, at `now` (the exporter's
  * clock): each transition in an answered window counts once — a failure unless a webhook event
  * counted it (its label beside the reasons the events counted so far, `eventReasons`), a
- * cancellation, a restart, and the transition unless it is the one the polls counted (the stay's
- * end when it has one, else the last entry into the state the later poll saw). Windows older than
- * ENTRY_HISTORY_KEEP_SECONDS are given up.
+ * cancellation, a restart, and the transition unless it is the one the polls counted
+ * (polledTransition()). Windows older than ENTRY_HISTORY_KEEP_SECONDS are given up.
  */
 export function foldAnswers(
   history: EntryHistory,
@@ -253,34 +277,35 @@ interface Step {
 
 /**
  * The transitions of `window`: after the state the earlier poll saw began, up to the state the
- * later poll saw (or, for a pull request gone, up to the end of its stay).
+ * later poll saw, or, for a pull request gone, up to when the poll that saw it gone ended (it may
+ * have failed, been submitted again and ended again in between; what follows is another stay's).
  */
 function windowChain(window: AskedWindow, timeline: readonly EntryTransition[]): Step[] {
   const chain: Step[] = [];
+  const until = window.until ?? window.askedAt;
   for (let index = 1; index < timeline.length; index++) {
     const from = timeline[index - 1] as EntryTransition;
     const to = timeline[index] as EntryTransition;
     if (to.at <= window.after) continue;
-    if (window.until !== undefined && to.at > window.until) break;
+    if (to.at > until) break;
     chain.push({ from, to });
-    if (window.until === undefined && FINAL_STATES.has(to.state)) break;
   }
   return chain;
 }
 
 /**
- * Which step of the chain the polls counted (queueDiff.ts): from the state the earlier poll saw to
- * the outcome of the stay that ended (a departure, or a resubmission between the polls), else to
- * the state the later poll saw when it differs; -1 when they counted none of them.
+ * Which step of the chain the polls counted (queueDiff.ts): for a departure, the end of the last
+ * stay (its exit's outcome is its latest conclusion); for a pull request still listed, the last
+ * step into the state they counted (window.polledTo: the end of a stay, or the state the later
+ * poll saw; the last end of a stay when none is into that outcome); -1 when they counted none.
  */
 function polledTransition(window: AskedWindow, chain: readonly Step[]): number {
-  const end = chain.findIndex(({ to }) => FINAL_STATES.has(to.state));
-  if (end !== -1) return end;
-  if (window.to === undefined || window.to === window.from) return -1;
-  for (let index = chain.length - 1; index >= 0; index--) {
-    if (v1Value((chain[index] as Step).to.state) === window.to) return index;
-  }
-  return -1;
+  const lastEnd = chain.findLastIndex(({ to }) => FINAL_STATES.has(to.state));
+  if (window.to === undefined) return lastEnd;
+  const { polledTo } = window;
+  if (polledTo === undefined) return -1;
+  const into = chain.findLastIndex(({ to }) => v1Value(to.state) === polledTo);
+  return into === -1 && FINAL_STATES.has(polledTo) ? lastEnd : into;
 }
 
 /**

@@ -115,9 +115,8 @@ export function diffQueuePoll(
       const notBefore = resubmission.fromPolledState ? seen.lastSeenAt : seen.enteredAt;
       const leftAt = clamp(resubmission.leftAt, notBefore, now);
       exits.push({ prNumber: pr.number, outcome, enteredAt: seen.enteredAt, leftAt, goneAt: now });
-      if (resubmission.fromPolledState && outcome !== 'unknown') {
-        pushTransition(events, seen.state, outcome, leftAt - seen.stateSince);
-      }
+      const to = polledTransitionTo(seen, pr, resubmission);
+      if (to !== undefined) pushTransition(events, seen.state, to, leftAt - seen.stateSince);
       tracked.set(pr.number, firstSeen(pr, leftAt, now));
       continue;
     }
@@ -174,6 +173,28 @@ export function diffQueuePoll(
     departed: orShared(departed),
     absent: keepNewest(absent),
   };
+}
+
+/**
+ * The state the diff counts a listed PR's transition into from the state the previous poll saw
+ * (`seen`, its ledger's): the outcome of a stay that ended in between, when the resubmission says it
+ * ended from that state and how; else the state `pr` is listed in, when another; undefined when it
+ * counts none (a PR its ledger did not track, a state it cannot name).
+ */
+export function polledTransitionTo(
+  seen: TrackedPullRequest | undefined,
+  pr: PullRequestSnapshot,
+  resubmission: Resubmission | undefined,
+): string | undefined {
+  if (seen === undefined) return undefined;
+  const to =
+    resubmission === undefined
+      ? pr.state
+      : resubmission.fromPolledState && resubmission.outcome !== 'unknown'
+        ? resubmission.outcome
+        : undefined;
+  if (to === undefined || to === seen.state || to === UNKNOWN_STATE) return undefined;
+  return seen.state === UNKNOWN_STATE ? undefined : to;
 }
 
 /**

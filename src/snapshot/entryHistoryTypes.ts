@@ -70,6 +70,12 @@ export interface AskedWindow {
   readonly to: string | undefined;
   /** When that state began: the window's last transition; undefined: up to the end of the stay. */
   readonly until: number | undefined;
+  /**
+   * For a pull request the later poll still listed: the state the polls counted a transition into
+   * from `from` (the outcome of a stay that ended in between, or `to`), in their spelling;
+   * undefined when they counted none.
+   */
+  readonly polledTo: string | undefined;
 }
 
 /**

@@ -11,8 +11,14 @@ import {
   askWindows,
   changedWindows,
   foldAnswers,
+  withPolledTransitions,
   type AnsweredTimeline,
 } from '../../src/flow/entryHistory.js';
+import {
+  advanceQueueFlow,
+  startQueueFlow,
+  type QueueFlowOptions,
+} from '../../src/flow/queueFlow.js';
 import { recordEventFailure } from '../../src/flow/failureWitnesses.js';
 import {
   EMPTY_ENTRY_HISTORY,
@@ -20,9 +26,10 @@ import {
   type EntryHistory,
 } from '../../src/snapshot/entryHistoryTypes.js';
 import { NO_ENTRIES } from '../../src/snapshot/noEntries.js';
+import type { ExitLookup, Resubmission } from '../../src/snapshot/queueFlowTypes.js';
 import type { MergeQueueSnapshot } from '../../src/snapshot/types.js';
 import type { EntryTransition } from '../../src/trunk/v2EntryHistorySchemas.js';
-import { poll } from './scriptedPolls.js';
+import { poll, transitions } from './scriptedPolls.js';
 
 /** 2026-01-01T10:00:00Z. */
 const TEN = 1_767_261_600;
@@ -357,5 +364,143 @@ describe('queue-entry history counts', () => {
     expect(failureCounted(met.history, 1, TEN + 100, 'event')).toBe(true);
     const late = recordEventFailure(met.history, 1, TEN + 100, TEN + 130);
     expect(failureCounted(late, 1, TEN + 100, 'event')).toBe(false);
+  });
+});
+
+const OPTIONS: QueueFlowOptions = {
+  maxGapSeconds: 600,
+  lookupRetrySeconds: 600,
+  intervalSeconds: 30,
+  webhooks: false,
+};
+
+/**
+ * The transitions both witnesses count between two polls, as `from->to`: the poll's diff (with the
+ * exit reads' `lookups` and `resubmissions`) and the history of the windows it asked for.
+ */
+function bothWitnesses(
+  before: MergeQueueSnapshot,
+  after: MergeQueueSnapshot,
+  timelines: Record<string, readonly EntryTransition[]>,
+  exitReads: {
+    lookups?: ReadonlyMap<number, ExitLookup>;
+    resubmissions?: ReadonlyMap<number, Resubmission>;
+  } = {},
+) {
+  const resubmissions = exitReads.resubmissions ?? new Map<number, Resubmission>();
+  const ledger = startQueueFlow(before);
+  const polledFlow = advanceQueueFlow(
+    ledger,
+    after,
+    exitReads.lookups ?? new Map(),
+    OPTIONS,
+    resubmissions,
+  );
+  const windows = withPolledTransitions(
+    changedWindows(before, after),
+    ledger,
+    after,
+    resubmissions,
+  );
+  const answers = new Map(
+    Object.entries(timelines).map(([id, steps]): [string, AnsweredTimeline] => [
+      id,
+      { readStartedAt: after.takenAt + 1, transitions: steps },
+    ]),
+  );
+  const folded = foldAnswers(
+    askWindows(EMPTY_ENTRY_HISTORY, windows),
+    (id) => answers.get(id),
+    after.takenAt + 1,
+    new Map(),
+  );
+  const counts = transitions(polledFlow);
+  for (const { from, to } of folded.transitions as readonly { from: string; to: string }[]) {
+    counts[`${from}->${to}`] = (counts[`${from}->${to}`] ?? 0) + 1;
+  }
+  return { counts, history: folded.history };
+}
+
+describe('each transition between two polls once, whichever witness counts it', () => {
+  // testing → failed → notReady → pending → testing between two polls that both saw `testing`:
+  // "a failure and a resubmission", five states entered, four transitions.
+  const failedAndBack = [
+    step('testing', TEN - 60),
+    step('failed', TEN + 5, 'START_TEST_RUN_MERGE_CONFLICT'),
+    step('notReady', TEN + 8, 'USER_REQUESTED'),
+    step('pending', TEN + 10, 'MERGE_ITEM_NOW_READY'),
+    step('testing', TEN + 20),
+  ];
+  const fourSteps = {
+    'testing->failed': 1,
+    'failed->not_ready': 1,
+    'not_ready->pending': 1,
+    'pending->testing': 1,
+  };
+
+  it('a failure and a resubmission the exit reads have not found yet: the history counts all four', () => {
+    const before = polled(TEN, [[1, 'testing', TEN - 60]]);
+    const after = polled(TEN + 30, [[1, 'testing', TEN + 20]]);
+    const { counts, history } = bothWitnesses(before, after, { [ID(1)]: failedAndBack });
+    expect(counts).toEqual(fourSteps);
+    expect(history.failed).toEqual(new Map([['START_TEST_RUN_MERGE_CONFLICT', 1]]));
+  });
+
+  it.each([
+    [
+      true,
+      'ended from the state the earlier poll saw: the polls count the failure, the history the rest',
+    ],
+    [false, 'not knowing the state it ended from: the history counts all four'],
+  ])("the same found by this poll's exit read (fromPolledState %s), %s", (fromPolledState) => {
+    const before = polled(TEN, [[1, 'testing', TEN - 60]]);
+    const after = polled(TEN + 30, [[1, 'testing', TEN + 20]]);
+    const resubmissions = new Map([
+      [1, { outcome: 'failed' as const, leftAt: TEN + 5, fromPolledState }],
+    ]);
+    const { counts } = bothWitnesses(before, after, { [ID(1)]: failedAndBack }, { resubmissions });
+    expect(counts).toEqual(fourSteps);
+  });
+
+  it('a failure and a resubmission the later poll sees in `pending`: its pair stands for the last step into pending', () => {
+    const before = polled(TEN, [[1, 'testing', TEN - 60]]);
+    const after = polled(TEN + 30, [[1, 'pending', TEN + 10]]);
+    const { counts } = bothWitnesses(before, after, {
+      [ID(1)]: failedAndBack.slice(0, 4),
+    });
+    // The polls' testing->pending is no step of the timeline; it stands for not_ready->pending.
+    expect(counts).toEqual({
+      'testing->failed': 1,
+      'failed->not_ready': 1,
+      'testing->pending': 1,
+    });
+  });
+
+  it('a PR that failed, was submitted again and failed again between two polls, then gone: both failures by reason, each step once', () => {
+    const before = polled(TEN, [[1, 'testing', TEN - 60]]);
+    const after = polled(TEN + 30, []);
+    const timeline = [
+      step('testing', TEN - 60),
+      step('failed', TEN + 2, 'TEST_RUN_TIMEOUT'),
+      step('notReady', TEN + 4, 'USER_REQUESTED'),
+      step('pending', TEN + 6, 'MERGE_ITEM_NOW_READY'),
+      step('testing', TEN + 8),
+      step('failed', TEN + 20, 'TEST_RUN_REQUIRED_STATUS_FAILED'),
+    ];
+    // The exit reads: it left failed (its latest conclusion).
+    const lookups = new Map([[1, { outcome: 'failed' as const, leftAt: TEN + 20 }]]);
+    const { counts, history } = bothWitnesses(before, after, { [ID(1)]: timeline }, { lookups });
+    expect(counts).toEqual({
+      'testing->failed': 2,
+      'failed->not_ready': 1,
+      'not_ready->pending': 1,
+      'pending->testing': 1,
+    });
+    expect(history.failed).toEqual(
+      new Map([
+        ['TEST_RUN_TIMEOUT', 1],
+        ['TEST_RUN_REQUIRED_STATUS_FAILED', 1],
+      ]),
+    );
   });
 });

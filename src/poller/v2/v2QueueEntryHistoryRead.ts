@@ -7,12 +7,13 @@ import {
   askWindows,
   changedWindows,
   foldAnswers,
+  withPolledTransitions,
   type AnsweredTimeline,
 } from '../../flow/entryHistory.js';
 import { withHistoryReadOff } from '../../flow/failureWitnesses.js';
 import { applyFlowEvents } from '../../flow/flowCounts.js';
 import type { Logger } from '../../log/logger.js';
-import type { QueueFlow } from '../../snapshot/queueFlowTypes.js';
+import type { QueueFlow, Resubmission } from '../../snapshot/queueFlowTypes.js';
 import type { MergeQueueSnapshot } from '../../snapshot/types.js';
 import {
   V2_ENTRY_HISTORY_MAX_IDS,
@@ -159,12 +160,14 @@ interface EntryHistoryReadRequest {
  * How a poll's ledger takes the history: `flow` is the ledger the poll's diff made, `latest` the one
  * it was made from (the diff keeps only its own fields; events may have changed the history since
  * the poll began), `eventReasons` the failures the queue's webhook events counted by reason, as they
- * are now (the failed family's reasons are capped across both witnesses).
+ * are now (the failed family's reasons are capped across both witnesses), `resubmissions` the
+ * listed PRs whose stay the diff ended (which transition it counted for each).
  */
 export type EntryHistoryUpdate = (
   flow: QueueFlow,
   latest: QueueFlow | undefined,
   eventReasons: ReadonlyMap<string, number>,
+  resubmissions: ReadonlyMap<number, Resubmission>,
 ) => QueueFlow;
 
 /**
@@ -187,12 +190,16 @@ export function readEntryHistory(request: EntryHistoryReadRequest): EntryHistory
   reads.ask(waiting);
   reads.refresh(request.options);
   const shown = reads.shown();
-  return (flow, latest, eventReasons) => {
+  return (flow, latest, eventReasons, resubmissions) => {
     // Taken only by a poll whose ledger takes them: one that fails or is aborted leaves them to the
     // next, whose ledger still asks for them, rather than have them read again.
     const answers = reads.take(waiting);
+    const polled =
+      latest === undefined
+        ? windows
+        : withPolledTransitions(windows, latest, current, resubmissions);
     const folded = foldAnswers(
-      askWindows(latest?.entryHistory, windows),
+      askWindows(latest?.entryHistory, polled),
       (id) => answers.get(id),
       current.takenAt,
       eventReasons,

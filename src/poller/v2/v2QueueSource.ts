@@ -1,7 +1,13 @@
 // A merge queue through API v2 (the API key): its live pull requests first, then side by side the
 // reads that need them (the concluded entries, the last merge when its ledger starts, the testing
 // results, the verification runs), then its ledger takes every answer in one call (flow/queuePoll.ts).
-import { exitReadPlan, queueFlowOptions, queuePollUpdate } from '../../flow/queuePoll.js';
+import {
+  exitReadPlan,
+  queueFlowOptions,
+  queuePollUpdate,
+  type ExitAnswers,
+} from '../../flow/queuePoll.js';
+import { NO_ENTRIES } from '../../snapshot/noEntries.js';
 import { EMPTY_WEBHOOK_COUNTS } from '../../snapshot/webhookCounts.js';
 import type { MergeQueueSnapshot } from '../../snapshot/types.js';
 import { PollReads } from '../pollReads.js';
@@ -124,6 +130,7 @@ export function v2QueueSource(polled: PolledTarget, readers: V2Readers): Poll {
           }))
         : undefined,
     ]);
+    const exitAnswers: ExitAnswers = exits;
     return {
       snapshot: verificationRuns === undefined ? current : { ...current, verificationRuns },
       queueFlow: (latest) =>
@@ -135,6 +142,7 @@ export function v2QueueSource(polled: PolledTarget, readers: V2Readers): Poll {
           latest,
           // As they are now, read with `latest`: the events' reasons and the history's share one cap.
           (store.webhookCounts(target) ?? EMPTY_WEBHOOK_COUNTS).failureReasons,
+          exitAnswers.resubmissions ?? NO_ENTRIES,
         ),
       testingAttempts: testingAttempts ?? attempts,
       ...reads.recorded(),
