@@ -277,18 +277,21 @@ interface Step {
 
 /**
  * The transitions of `window`: after the state the earlier poll saw began, up to the state the
- * later poll saw, or, for a pull request gone, up to when the poll that saw it gone ended (it may
- * have failed, been submitted again and ended again in between; what follows is another stay's).
+ * later poll saw, or, for a pull request gone, to the end of its stay however Trunk's clock dates
+ * it, then on to when the poll that saw it gone ended (it may have been submitted again and ended
+ * again in between; what follows is another stay's, which the polls see begin).
  */
 function windowChain(window: AskedWindow, timeline: readonly EntryTransition[]): Step[] {
   const chain: Step[] = [];
   const until = window.until ?? window.askedAt;
+  let ended = window.until !== undefined;
   for (let index = 1; index < timeline.length; index++) {
     const from = timeline[index - 1] as EntryTransition;
     const to = timeline[index] as EntryTransition;
     if (to.at <= window.after) continue;
-    if (to.at > until) break;
+    if (ended && to.at > until) break;
     chain.push({ from, to });
+    if (FINAL_STATES.has(to.state)) ended = true;
   }
   return chain;
 }

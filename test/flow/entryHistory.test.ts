@@ -476,6 +476,18 @@ describe('each transition between two polls once, whichever witness counts it', 
     });
   });
 
+  it("a PR gone whose failure Trunk's clock dates after the poll that saw it gone: its reason still counts", () => {
+    // Trunk's clock 20 s ahead of the exporter's: the failure is dated TEN + 50, after the poll at
+    // TEN + 30 that no longer listed the PR.
+    const before = polled(TEN, [[1, 'testing', TEN - 60]]);
+    const after = polled(TEN + 30, []);
+    const lookups = new Map([[1, { outcome: 'failed' as const, leftAt: TEN + 30 }]]);
+    const timeline = [step('testing', TEN - 60), step('failed', TEN + 50, 'TEST_RUN_TIMEOUT')];
+    const { counts, history } = bothWitnesses(before, after, { [ID(1)]: timeline }, { lookups });
+    expect(counts).toEqual({ 'testing->failed': 1 });
+    expect(history.failed).toEqual(new Map([['TEST_RUN_TIMEOUT', 1]]));
+  });
+
   it('a PR that failed, was submitted again and failed again between two polls, then gone: both failures by reason, each step once', () => {
     const before = polled(TEN, [[1, 'testing', TEN - 60]]);
     const after = polled(TEN + 30, []);
