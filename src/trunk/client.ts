@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { Secret } from '../secrets/secret.js';
 import { scrubSecrets } from '../secrets/scrubSecrets.js';
 import type { Logger } from '../log/logger.js';
+import { AnomalyLog } from './anomalyLog.js';
 import { TrunkApiError, bodyExcerpt, describeSchemaIssues } from './errors.js';
 import type { TrunkApiErrorReason } from './errors.js';
 import type { ApiAnomalyKind, ApiCallObserver } from './observer.js';
@@ -94,6 +95,7 @@ export class TrunkClient {
   readonly #apiKey: Secret | undefined;
   readonly #observer: ApiCallObserver;
   readonly #logger: Logger;
+  readonly #anomalyLog: AnomalyLog;
   readonly #retry: RetrySettings;
   readonly #random: () => number;
   /** Aborted by close(), so pending waits and requests end instead of holding the process. */
@@ -116,6 +118,7 @@ export class TrunkClient {
     this.#apiKey = options.apiKey;
     this.#observer = options.observer;
     this.#logger = options.logger;
+    this.#anomalyLog = new AnomalyLog(options.logger);
     this.#retry = resolveRetrySettings(options.retry);
     this.#random = options.random ?? Math.random;
     this.#transport = new TrunkTransport({
@@ -391,6 +394,7 @@ export class TrunkClient {
     if (parsed.success) {
       return check(parsed.data, (kind, count) => {
         this.#observer.anomaly(target.endpoint, kind, count);
+        this.#anomalyLog.found(target, kind, count);
       });
     }
     this.#observer.schemaMismatch(target.endpoint);

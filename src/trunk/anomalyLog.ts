@@ -1,0 +1,54 @@
+// The log's share of odd data in Trunk's answers (responseAnomalies.ts): each is counted in
+// trunk_exporter_api_anomalies_total, and a warn line names the endpoint, the target and what was
+// odd, so an operator can find the rows. Once an hour per endpoint and kind at most: one bad row in
+// every poll of a thousand queues would otherwise be a thousand lines a cycle.
+import type { Logger } from '../log/logger.js';
+import type { ApiAnomalyKind } from './observer.js';
+import type { CallTarget } from './transport.js';
+
+/** How long after a line one endpoint's anomalies of one kind are not logged again. */
+export const ANOMALY_LOG_INTERVAL_MS = 3_600_000;
+
+/** What each kind of anomaly found in one response is, and what the exporter did with it. */
+const WHAT: Record<ApiAnomalyKind, string> = {
+  duplicate_pr: 'a pull request listed twice; the entry with the latest stateChangedAt is kept',
+  timestamp_out_of_range: 'a timestamp outside 2000-2100; not exported',
+  invalid_field: 'a field that cannot be used as it is; read as absent, or cut to 200 characters',
+  invalid_item: 'a row without what the exporter needs of it; left out, the rest is read',
+  unknown_entry_state: 'a queue-entry state the exporter does not know',
+  unnamed_repository: 'tests of a repository the exporter cannot name',
+  unknown_value: 'a value outside the documented ones; counted apart',
+  future_timestamp: "a time over a minute ahead of the exporter's clock",
+};
+
+/** Logs the anomalies of responses, at most once per ANOMALY_LOG_INTERVAL_MS per endpoint and kind. */
+export class AnomalyLog {
+  readonly #logger: Logger;
+  readonly #now: () => number;
+  /** Keyed by endpoint and kind: both are fixed vocabularies, so the maps stay small. */
+  readonly #loggedAt = new Map<string, number>();
+  readonly #unlogged = new Map<string, number>();
+
+  constructor(logger: Logger, now: () => number = Date.now) {
+    this.#logger = logger;
+    this.#now = now;
+  }
+
+  /** `count` anomalies of `kind` in one answer of `target`'s endpoint. */
+  found(target: CallTarget, kind: ApiAnomalyKind, count: number): void {
+    const key = `${target.endpoint} ${kind}`;
+    const now = this.#now();
+    const loggedAt = this.#loggedAt.get(key);
+    if (loggedAt !== undefined && now - loggedAt < ANOMALY_LOG_INTERVAL_MS) {
+      this.#unlogged.set(key, (this.#unlogged.get(key) ?? 0) + count);
+      return;
+    }
+    const unlogged = this.#unlogged.get(key) ?? 0;
+    this.#loggedAt.set(key, now);
+    this.#unlogged.delete(key);
+    this.#logger.warn(
+      { endpoint: target.endpoint, repo: target.repo, branch: target.branch, kind, count },
+      `odd data in Trunk's answer of ${target.endpoint} for ${target.repo}${target.branch === undefined ? '' : ` ${target.branch}`}: ${String(count)} × ${kind} (${WHAT[kind]}); counted in trunk_exporter_api_anomalies_total${unlogged > 0 ? `, with ${String(unlogged)} more of this endpoint and kind not logged in the last hour` : ''}; logged at most once an hour per endpoint and kind`,
+    );
+  }
+}
