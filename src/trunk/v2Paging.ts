@@ -45,8 +45,9 @@ export async function walkV2Pages<T>(
  * Each page's rows of a v2 list, given to `take` as they come, so that a walk of an organization's
  * tests never holds them all: pages fetched one after the other, each cursor taken only from the
  * previous answer; an empty page with a cursor is followed; `take` answering `'enough'` ends the
- * walk there. A cursor seen twice, more than V2_MAX_EMPTY_PAGES_IN_A_ROW empty pages in a row, or
- * more than `maxPages` pages ends the walk with an error instead of looping.
+ * walk there. A cursor seen twice, more than V2_MAX_EMPTY_PAGES_IN_A_ROW empty pages in a row, more
+ * than `maxPages` pages, or a page saying there is more without a cursor ends the walk with an
+ * error instead of looping or counting short.
  */
 export async function forEachV2Page<T>(
   fetchPage: (cursor: string | undefined) => Promise<V2Page<T>>,
@@ -64,8 +65,15 @@ export async function forEachV2Page<T>(
     const page = await fetchPage(cursor);
     if (take(page.data) === 'enough') return;
     const next = page.nextCursor ?? undefined;
-    // hasMore and nextCursor say the same; a cursor without hasMore: false is followed.
-    if (next === undefined || next === '' || page.hasMore === false) return;
+    // nextCursor is "null on the last page" and hasMore "true when another page is available": a
+    // page that says more without a cursor cannot be followed, and its walk would count short; a
+    // cursor is followed even beside hasMore: false (the next page says whether there is more).
+    if (next === undefined || next === '') {
+      if (page.hasMore !== true) return;
+      throw new V2PagingError(
+        `${what}: page ${String(pageIndex + 1)} says hasMore but gives no nextCursor; stopped`,
+      );
+    }
     emptyInARow = page.data.length === 0 ? emptyInARow + 1 : 0;
     if (emptyInARow > V2_MAX_EMPTY_PAGES_IN_A_ROW) {
       throw new V2PagingError(

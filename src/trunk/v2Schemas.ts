@@ -25,20 +25,32 @@ export type V2Endpoint = (typeof V2_ENDPOINTS)[keyof typeof V2_ENDPOINTS];
 /** The largest `limit` a v2 list takes, and the most rows a page holds (`maxItems` of every list). */
 export const V2_MAX_LIMIT = 100;
 
+/** Every v2 list's envelope: `{ data, nextCursor, hasMore }`. */
+function pageEnvelope<D extends z.ZodType>(data: D) {
+  return z.object({ data, nextCursor: z.string().nullish(), hasMore: z.boolean().optional() });
+}
+
 /**
- * Every v2 list's envelope: `{ data, nextCursor, hasMore }`. Rows are read as v1's list items are:
- * a row that does not fit is UNUSABLE_ITEM, dropped and counted (responseAnomalies.ts). A page of
- * more rows than any page holds is no page of Trunk's: refused before a row is parsed.
+ * A page of a v2 list that is walked. Rows are read as v1's list items are: a row that does not
+ * fit is UNUSABLE_ITEM, dropped and counted (responseAnomalies.ts). A page of more rows than any
+ * page holds is no page of Trunk's, and a walk cannot tell which of them the next page repeats:
+ * refused before a row is parsed.
  */
 export function v2PageSchema<T extends z.ZodType>(row: T) {
-  return z.object({
-    data: z
+  return pageEnvelope(
+    z
       .array(z.unknown())
       .max(V2_MAX_LIMIT, `more than ${String(V2_MAX_LIMIT)} rows, the most a page holds`)
       .pipe(tolerantList(row)),
-    nextCursor: z.string().nullish(),
-    hasMore: z.boolean().optional(),
-  });
+  );
+}
+
+/**
+ * The one page of a list read as one page (the test collections): a page longer than asked for is
+ * read as far as the limit by its reader, as if it had said there were more.
+ */
+export function v2OnePageSchema<T extends z.ZodType>(row: T) {
+  return pageEnvelope(tolerantList(row));
 }
 /** A v2 page as parsed: unusable rows still in place (see checkV2Page). */
 export interface V2PageResponse<T> extends Omit<V2Page<T>, 'data'> {
@@ -219,4 +231,4 @@ export const v2TestCollectionSchema = z.object({
   quarantineEnabled: z.boolean(),
 });
 export type V2TestCollection = z.infer<typeof v2TestCollectionSchema>;
-export const v2TestCollectionPageSchema = v2PageSchema(v2TestCollectionSchema);
+export const v2TestCollectionPageSchema = v2OnePageSchema(v2TestCollectionSchema);

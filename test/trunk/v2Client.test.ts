@@ -78,6 +78,31 @@ describe('TrunkV2Client', () => {
     ]);
   });
 
+  it('fails a walk whose page says hasMore without a nextCursor, rather than count it short', async () => {
+    // hasMore: "True when another page is available"; nextCursor: "null on the last page".
+    const server = await startApiServer((_req, res) => {
+      sendJson(res, 200, { data: [pullRequest(1)], nextCursor: null, hasMore: true });
+    }, '');
+    const { v2 } = v2Client(server.origin);
+    const error = await rejectionOf(v2.listQueuePullRequests(QUEUE, { states: ['pending'] }));
+    expect(error).toBeInstanceOf(V2PagingError);
+    expect(String(error)).toContain(
+      'the pull requests of github.com/acme/web main: page 1 says hasMore but gives no nextCursor',
+    );
+  });
+
+  it('follows a nextCursor given beside hasMore: false to the rows behind it', async () => {
+    const server = await startApiServer((req, res) => {
+      const cursor = new URL(req.url ?? '/', 'http://x').searchParams.get('cursor');
+      if (cursor === null)
+        sendJson(res, 200, { data: [pullRequest(1)], nextCursor: 'c2', hasMore: false });
+      else sendJson(res, 200, { data: [pullRequest(2)], nextCursor: null, hasMore: false });
+    }, '');
+    const { v2 } = v2Client(server.origin);
+    const rows = await v2.listQueuePullRequests(QUEUE, { states: ['pending'] });
+    expect(rows.map((row) => row.number)).toEqual([1, 2]);
+  });
+
   it('stops a walk whose cursor repeats instead of looping', async () => {
     const server = await startApiServer((_req, res) => {
       sendJson(res, 200, { data: [pullRequest(1)], nextCursor: 'same', hasMore: true });

@@ -2,10 +2,14 @@
 // first"); an answer longer than the limit it was asked for is none the definition allows, and
 // must not grow the families past the newest 100.
 import { Writable } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../../src/log/logger.js';
 import { readTestCollections } from '../../../src/poller/v2/v2TestCollectionsRead.js';
-import type { V2TestCollectionsPage } from '../../../src/trunk/v2Client.js';
+import { Secret } from '../../../src/secrets/secret.js';
+import { TrunkV2Client } from '../../../src/trunk/v2Client.js';
+import { cleanUp, makeClient, sendJson, startApiServer } from '../../trunk/harness.js';
+
+afterEach(cleanUp);
 
 /** A logger whose lines the test reads. */
 function capturedLogger() {
@@ -24,15 +28,27 @@ function capturedLogger() {
 
 describe('readTestCollections', () => {
   it('reads the newest 100 of a page that lists more than the limit, and says the rest are left out', async () => {
-    const collections = Array.from({ length: 150 }, (_, index) => ({
+    // 150 collections in one page answered to `limit=100`, newest first, through the real client.
+    const data = Array.from({ length: 150 }, (_, index) => ({
+      id: `c0ffee00-0000-4000-8000-${String(index).padStart(12, '0')}`,
       name: `Suite ${String(index)}`,
+      description: null,
       testCaseCount: index,
       quarantineEnabled: false,
+      autoQuarantineEnabled: false,
+      createdAt: '2026-01-01T00:00:00.000Z',
+      updatedAt: '2026-01-01T00:00:00.000Z',
     }));
-    const page: V2TestCollectionsPage = { collections, more: false };
+    const server = await startApiServer((_req, res) => {
+      sendJson(res, 200, { data, nextCursor: null, hasMore: false });
+    }, '');
+    const { client } = makeClient(server.origin, {
+      token: undefined,
+      apiKey: new Secret('trunk_v2_collections-key'),
+    });
     const { logger, lines } = capturedLogger();
     const read = await readTestCollections(
-      { listTestCollections: () => Promise.resolve(page) },
+      new TrunkV2Client(client),
       { now: () => 1_800_000_000, logger },
       {},
     );
