@@ -189,6 +189,37 @@ describe('reads of concluded entries through a real exporter', () => {
     expect(value(twice, 'trunk_merge_queue_repeated_failures_total', QUEUE)).toBe(1);
   });
 
+  it('counts none of the entries that concluded and were resubmitted before the exporter started, when a read for a departure reaches back past its start', async () => {
+    // Before the start: #2 failed 8 min ago and #3 was cancelled 5 min ago, each submitted again
+    // (waiting in `notReady` since); #1 has been pending for 10 min. The read for #1's departure
+    // reaches back to before its state began, where #2 and #3 "still match".
+    const pr1 = entryRow(1, 'pending', now() - 600);
+    const pr2 = entryRow(2, 'testing', now() - 900);
+    const pr3 = entryRow(3, 'pending', now() - 900);
+    resubmitEntry(pr2, now() - 480, now() - 470);
+    resubmitEntry(pr3, now() - 300, now() - 290);
+    const fake = await startFakeWebQueue([pr1, pr2, pr3]);
+    fake.testingResults(WEB_QUEUE).push(testingResult(2, now() - 480, 'failed', 'failed'));
+    const exporter = await webExporter(fake);
+    await exporter.waitFor((samples) => inState(samples, 'pending') === 1, 'the first poll');
+    await pollsFromNow(exporter, 3);
+    moveEntry(pr1, 'cancelled', now());
+    const after = await exporter.waitFor(
+      (samples) => exited(samples).cancelled === 1,
+      '#1 counted',
+    );
+    await pollsFromNow(exporter, 3);
+    expect(exited(await exporter.samples())).toEqual({
+      merged: 0,
+      failed: 0,
+      cancelled: 1,
+      unknown: 0,
+    });
+    expect(transitionsOf(after)).toEqual({ 'pending->cancelled': 1 });
+    // The read did reach back past the start.
+    expect(Math.min(...exitReadsFrom(fake))).toBeLessThan(now() - 600);
+  });
+
   it('counts an entry resubmitted between two polls whose ending Trunk does not tell as an unknown exit', async () => {
     const pr21 = entryRow(21, 'pending', now() - 600);
     const fake = await startFakeWebQueue([pr21]);

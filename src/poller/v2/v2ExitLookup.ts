@@ -205,6 +205,7 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
     wanted: new Set([...wanted].filter((number) => !lookups.has(number))),
     departed,
     after,
+    countFrom: reads.countFrom,
     lastConclusions,
     rows: live,
     options: request.options,

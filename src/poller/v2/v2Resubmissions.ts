@@ -21,7 +21,11 @@ import type { MergeQueueSnapshot } from '../../snapshot/types.js';
 import type { TrunkV2Client, V2QueueRef } from '../../trunk/v2Client.js';
 import type { V2PullRequest, V2TestingResult } from '../../trunk/v2Schemas.js';
 import { POLL_JITTER_RATIO } from '../scheduler.js';
-import { TIMESTAMP_RESOLUTION_SECONDS, parseTimestampSeconds } from '../timestamps.js';
+import {
+  CLOCK_SLACK_SECONDS,
+  TIMESTAMP_RESOLUTION_SECONDS,
+  parseTimestampSeconds,
+} from '../timestamps.js';
 import type { ReadOptions } from '../readOptions.js';
 
 /**
@@ -49,6 +53,11 @@ interface ResubmissionRequest {
   readonly departed: ReadonlySet<number>;
   /** The start of the read's window (`concludedAfter`, unix seconds). */
   readonly after: number;
+  /**
+   * ConcludedReads.countFrom before the read: a conclusion before it was a previous read's, or came
+   * before the queue's ledger began; a read's window reaches further back for a departure.
+   */
+  readonly countFrom: number;
   /** ConcludedReads.lastConclusions, with the read's concluded rows. */
   readonly lastConclusions: ReadonlyMap<number, number>;
   /** The read's rows whose entry is not in a final state. */
@@ -83,7 +92,9 @@ export async function resubmittedExits(request: ResubmissionRequest): Promise<Re
   const concluded: ConcludedExit[] = [];
   const endings = new Map<number, number>();
   const listedRows = request.rows.filter(
-    (row) => request.wanted.has(row.number) || !request.departed.has(row.number),
+    (row) =>
+      request.wanted.has(row.number) ||
+      (!request.departed.has(row.number) && !concludedBefore(row, request.countFrom)),
   );
   if (listedRows.length === 0) return { lookups, resubmissions, concluded, endings };
   const results = endingsByPullRequest(await testingResults(request, listedRows.length));
@@ -145,6 +156,18 @@ function isNewConclusion(
     (counted === undefined ? undefined : counted + request.intervalSeconds);
   if (known === undefined || known < request.after) return true;
   return entryEnding(results, number, known + TIMESTAMP_RESOLUTION_SECONDS, Infinity) !== undefined;
+}
+
+/**
+ * Whether a row listed resubmitted concluded before `countFrom`: its new stay's state began over the
+ * clock slack before it (countFrom is the exporter's clock until a read moves it), and the
+ * conclusion before that. Such a conclusion was a previous read's, or came before the queue's
+ * ledger began: a read's window reaches further back for a departure, and an exporter that starts
+ * counts nothing its queues did before.
+ */
+function concludedBefore(row: V2PullRequest, countFrom: number): boolean {
+  const since = parseTimestampSeconds(row.queueEntry.stateChangedAt);
+  return since !== undefined && since < countFrom - CLOCK_SLACK_SECONDS;
 }
 
 /** The earliest a conclusion can be: after `floor` and the testing that ended it, before `until`. */
