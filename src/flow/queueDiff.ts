@@ -260,9 +260,9 @@ export function seenOnFirstPoll(pr: PullRequestSnapshot, takenAt: number): Track
 }
 
 /**
- * A PR seen for the first time. The API gives no enqueue time; its stateChangedAt is when it
- * entered its current state (for a newcomer usually the queue itself), kept after `notBefore`
- * (the previous poll, which did not list it) and before this poll against clock skew.
+ * A PR seen for the first time. The API gives no enqueue time of its stay; its stateChangedAt is
+ * when it entered its current state (for a newcomer usually the queue itself), kept after
+ * `notBefore` (the previous poll, which did not list it) and before this poll against clock skew.
  */
 export function firstSeen(
   pr: PullRequestSnapshot,
