@@ -160,6 +160,8 @@ export const v2TestSchema = z.object({
   repoId: z.string().min(1),
   /** `healthy`, `flaky` or `broken` (Trunk may add more): read by the unhealthy-tests walk. */
   status: optionalValue(z.string()),
+  /** `quarantined` or `notQuarantined`: a row of the quarantine walk must be the first. */
+  quarantineState: optionalValue(z.string()),
   codeowners: optionalValue(z.array(z.string())).transform((owners) => owners ?? []),
   // Since 2026-10-26; older answers lack it, and then statusSince says since when.
   quarantinedSince: timestampValue,

@@ -20,6 +20,10 @@ import type { V2Test, V2TestMetricsPeriod } from '../../trunk/v2Schemas.js';
 import { countOwners, countWhere, earliest, quarantineAgeCounts } from '../testCounts.js';
 import { parseTimestampSeconds } from '../timestamps.js';
 
+/** The statuses (`TestStatus`, `QuarantineState`) of rows the walks' filters leave out. */
+const HEALTHY = 'healthy';
+const NOT_QUARANTINED = 'notQuarantined';
+
 /** What a summary needs besides the tests: when the list was read, and how. */
 export interface ListRead {
   /** Unix seconds when the list was read. */
@@ -68,6 +72,8 @@ function mergeTests(into: TestsTally, from: TestsTally): void {
 export const QUARANTINE_TALLY: ListTally<TestsTally, QuarantinedTests> = {
   start: startTests,
   add: (tally, test) => {
+    // A row the walk's filter (`quarantineState=quarantined`) excludes is no quarantined test.
+    if (test.quarantineState === NOT_QUARANTINED) return;
     // Older answers lack quarantinedSince: statusSince says since when the test is as it is.
     addTest(
       tally,
@@ -106,6 +112,8 @@ export const UNHEALTHY_TALLY: ListTally<UnhealthyTally, UnhealthyTests> = {
     cost: startTestCost(),
   }),
   add: (tally, test) => {
+    // A row the walk's filter (`status=flaky,broken`) excludes is no unhealthy test.
+    if (test.status === HEALTHY) return;
     let status = test.status ?? OTHER_STATUS;
     if (!KNOWN_UNHEALTHY.has(status)) {
       tally.unknown += 1;
