@@ -75,8 +75,12 @@ export async function pollMergeQueueV2(
     queue = await requireQueue(directory, key, options);
     rows = await request.reader.listQueuePullRequests(refOf(queue, key), live, options);
   }
-  return { snapshot: toSnapshot(queue, rows, key, request.now()), queue: refOf(queue, key) };
+  // A row in a state the read did not ask for (a concluded entry) is no entry of the live queue.
+  const asked = rows.filter((row) => LIVE_STATES.has(row.queueEntry.state));
+  return { snapshot: toSnapshot(queue, asked, key, request.now()), queue: refOf(queue, key) };
 }
+
+const LIVE_STATES: ReadonlySet<string> = new Set(V2_LIVE_ENTRY_STATES);
 
 async function requireQueue(
   directory: V2QueueDirectory,

@@ -84,6 +84,23 @@ async function pollAnswering(
   return snapshot;
 }
 
+/** The two pages of pull-request-listed-twice-across-pages.json. */
+function listedTwicePages() {
+  return z
+    .array(z.object({ data: z.array(z.record(z.string(), z.unknown())) }))
+    .parse(
+      JSON.parse(
+        readFileSync(
+          new URL(
+            '../../trunk/fixtures/v2/pull-request-listed-twice-across-pages.json',
+            import.meta.url,
+          ),
+          'utf8',
+        ),
+      ),
+    );
+}
+
 /** The snapshot without what only one API can say. */
 /**
  * What v1 and v2 both tell of a queue: v2 alone tells the host's not-mergeable reasons, v1 alone
@@ -233,19 +250,7 @@ describe('pollMergeQueueV2', () => {
   ])(
     'pull-request-listed-twice-across-pages.json: a PR listed on two pages counts once, as its row with the latest stateChangedAt (%s)',
     async (_name, order) => {
-      const pages = z
-        .array(z.object({ data: z.array(z.unknown()) }))
-        .parse(
-          JSON.parse(
-            readFileSync(
-              new URL(
-                '../../trunk/fixtures/v2/pull-request-listed-twice-across-pages.json',
-                import.meta.url,
-              ),
-              'utf8',
-            ),
-          ),
-        );
+      const pages = listedTwicePages();
       const [first, second] = order.map((index) => pages[index]?.data ?? []);
       const snapshot = await pollAnswering((url) =>
         url.includes('cursor=')
@@ -268,6 +273,25 @@ describe('pollMergeQueueV2', () => {
       );
     },
   );
+
+  it('leaves out a row in a state the live read did not ask for (a concluded entry, from a list that ignores its filter)', async () => {
+    // The live read asks `state=notReady,pending,testing,testsPassed,pendingFailure`: a `merged`
+    // row is none of the queue's live entries.
+    const page = listedTwicePages()[0]?.data ?? [];
+    const [first] = page;
+    const concluded = {
+      ...first,
+      number: 10,
+      queueEntry: { ...(first?.queueEntry as object), state: 'merged' },
+    };
+    const snapshot = await pollAnswering(() => ({
+      data: [...page, concluded],
+      nextCursor: null,
+      hasMore: false,
+    }));
+    expect(snapshot.pullRequests.map(({ number }) => number)).not.toContain(10);
+    expect(snapshot.pullRequests.length).toBe(page.length);
+  });
 
   it.each([
     ['read (the history on)', true, ['6f1d2c3b-4a59-4e6f-8a7b-9c0d1e2f3a4b', undefined, undefined]],
