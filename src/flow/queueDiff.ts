@@ -126,12 +126,20 @@ export function diffQueuePoll(
     }
     const since = clamp(pr.stateChangedAt ?? now, seen.lastSeenAt, now);
     pushTransition(events, seen.state, pr.state, since - seen.stateSince);
-    tracked.set(pr.number, { ...seen, state: pr.state, stateSince: since, lastSeenAt: now });
+    // Not concludedBeforeStart: out of a final state, it is a stay the exporter watches now.
+    tracked.set(pr.number, {
+      number: seen.number,
+      state: pr.state,
+      enteredAt: seen.enteredAt,
+      stateSince: since,
+      lastSeenAt: now,
+    });
   }
 
   const departed = new Map<number, DepartedPullRequest>();
   const absent = stillAbsent(flow, current);
   for (const pr of departedPullRequests(flow, current)) {
+    if (pr.concludedBeforeStart === true) continue;
     let lookup = lookups.get(pr.number) ?? 'retry';
     if (lookup === 'retry' || lookup === 'not_concluded') {
       const failedLookups = pr.failedLookups + 1;
@@ -256,8 +264,12 @@ export function isLastLookup(flow: QueueFlow, prNumber: number): boolean {
 
 /** Tracking for a PR on the first poll: it has been queued at least since its current state began. */
 export function seenOnFirstPoll(pr: PullRequestSnapshot, takenAt: number): TrackedPullRequest {
-  return firstSeen(pr, Number.NEGATIVE_INFINITY, takenAt);
+  const seen = firstSeen(pr, Number.NEGATIVE_INFINITY, takenAt);
+  return FINAL_STATES.has(pr.state) ? { ...seen, concludedBeforeStart: true } : seen;
 }
+
+/** The states a stay ends in, in the polls' spelling. */
+const FINAL_STATES: ReadonlySet<string> = new Set(['merged', 'failed', 'cancelled']);
 
 /**
  * A PR seen for the first time. The API gives no enqueue time of its stay; its stateChangedAt is

@@ -57,6 +57,11 @@ export interface TrackedPullRequest {
   readonly stateSince: number;
   /** When the last poll that saw it finished. */
   readonly lastSeenAt: number;
+  /**
+   * Listed in a final state by the ledger's first poll (API v1 may list a PR that left): it left
+   * before the exporter watched the queue, so its departure counts nothing.
+   */
+  readonly concludedBeforeStart?: true;
 }
 
 /** A pull request that left but whose final state could not be looked up yet. */

@@ -232,6 +232,37 @@ describe('queue flow edge cases', () => {
     expect(transitions(later)).toEqual({});
   });
 
+  it('counts nothing for a PR the first poll lists already merged or failed, when it goes, however its lookup answers; one back in the queue is a stay again', () => {
+    // After a restart, API v1's queue still lists #15 failed ten minutes ago and #16 merged while the
+    // exporter was down; #17 failed before the start, is submitted again and fails again after it.
+    const start = poll(T0, 'running', [
+      [15, 'failed', T0 - 600],
+      [16, 'merged', T0 - 60],
+      [17, 'failed', T0 - 300],
+    ]);
+    const second = poll(T0 + 30, 'running', [[17, 'not_ready', T0 + 10]]);
+    const third = poll(T0 + 60, 'running', []);
+    const lookups = new Map<number, ExitLookup>([
+      [15, found('failed', T0 - 600)],
+      [16, found('merged', T0 - 60)],
+    ]);
+    const flow2 = advanceQueueFlow(startQueueFlow(start), second, lookups, OPTIONS);
+    const flow3 = advanceQueueFlow(
+      flow2,
+      third,
+      new Map([[17, found('failed', T0 + 50)]]),
+      OPTIONS,
+    );
+    expect(Object.fromEntries(flow3.counts.exited)).toEqual({
+      merged: 0,
+      failed: 1,
+      cancelled: 0,
+      unknown: 0,
+    });
+    expect(transitions(flow3)).toEqual({ 'failed->not_ready': 1, 'not_ready->failed': 1 });
+    expect(flow3.lastMergeAt).toBeUndefined();
+  });
+
   it('tracks a departed PR that comes back before its lookup succeeded as a new entry', () => {
     const start = startQueueFlow(poll(T0, 'running', [[7, 'testing', T0 - 100]]));
     const gone = advanceQueueFlow(
@@ -306,8 +337,9 @@ describe('queue flow edge cases', () => {
       [7, 'testing', T0 - 50],
       [7, 'pending', T0 - 100],
     ];
-    const listed: ScriptedPullRequest[] = [...twice, [8, 'merged', T0 - 10]];
-    let flow = startQueueFlow(poll(T0, 'running', listed));
+    // PR 8 entered and merged after the first poll, and is listed `merged` from the second on.
+    const listed: ScriptedPullRequest[] = [...twice, [8, 'merged', T0 + 20]];
+    let flow = startQueueFlow(poll(T0, 'running', twice));
     for (let at = T0 + 30; at <= T0 + 150; at += 30) {
       flow = advanceQueueFlow(flow, poll(at, 'running', listed), new Map(), OPTIONS);
     }
@@ -315,7 +347,7 @@ describe('queue flow edge cases', () => {
     flow = advanceQueueFlow(
       flow,
       poll(T0 + 180, 'running', twice),
-      new Map([[8, found('merged', T0 - 10)]]),
+      new Map([[8, found('merged', T0 + 20)]]),
       OPTIONS,
     );
     expect(transitions(flow)).toEqual({});
