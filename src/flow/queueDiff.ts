@@ -160,8 +160,12 @@ export function diffQueuePoll(
       }
       lookup = { outcome: 'unknown', leftAt: undefined };
     }
-    // It left after the last poll that saw it and before the first one that did not.
-    const leftAt = clamp(lookup.leftAt ?? pr.goneAt, pr.lastSeenAt, pr.goneAt);
+    // It left after the last poll that saw it and before the first one that did not; or, listed
+    // in the final state it left in, when it entered that state.
+    const leftAt =
+      pr.state === lookup.outcome
+        ? pr.stateSince
+        : clamp(lookup.leftAt ?? pr.goneAt, pr.lastSeenAt, pr.goneAt);
     exits.push({
       prNumber: pr.number,
       outcome: lookup.outcome,

@@ -263,6 +263,28 @@ describe('queue flow edge cases', () => {
     expect(flow3.lastMergeAt).toBeUndefined();
   });
 
+  it('places the exit of a PR listed in the final state it left in when it entered that state, however many polls list it after', () => {
+    // #9 testing since T0 - 100, merged at T0 + 20; listed `merged` by the polls at T0 + 30, + 60
+    // and + 90, gone at T0 + 120. Its stay: T0 - 100 to T0 + 20, 120 s.
+    let flow = startQueueFlow(poll(T0, 'running', [[9, 'testing', T0 - 100]]));
+    for (const at of [T0 + 30, T0 + 60, T0 + 90]) {
+      flow = advanceQueueFlow(
+        flow,
+        poll(at, 'running', [[9, 'merged', T0 + 20]]),
+        new Map(),
+        OPTIONS,
+      );
+    }
+    flow = advanceQueueFlow(
+      flow,
+      poll(T0 + 120, 'running', []),
+      new Map([[9, found('merged', T0 + 20)]]),
+      OPTIONS,
+    );
+    expect(flow.lastMergeAt).toBe(T0 + 20);
+    expect(summary(flow.counts.timeInQueue.get('merged'))).toMatchObject({ count: 1, sum: 120 });
+  });
+
   it('tracks a departed PR that comes back before its lookup succeeded as a new entry', () => {
     const start = startQueueFlow(poll(T0, 'running', [[7, 'testing', T0 - 100]]));
     const gone = advanceQueueFlow(
