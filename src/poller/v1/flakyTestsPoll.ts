@@ -59,6 +59,7 @@ export async function readQuarantinedTests(
   const seenTokens = new Set<string>();
   const quarantineTimes: number[] = [];
   let totalRows: number | undefined;
+  let countChanged = false;
   let mostRowsPromised = 0;
   let pageToken = '';
 
@@ -77,7 +78,9 @@ export async function readQuarantinedTests(
       options,
     );
     const rows = page.page.total_rows;
-    if (totalRows !== undefined && rows !== totalRows) {
+    // One line a walk: the first page whose count differs from the first page's.
+    if (totalRows !== undefined && rows !== totalRows && !countChanged) {
+      countChanged = true;
       request.logger?.warn(
         { repo: request.repoName, page: pages + 1, firstTotalRows: totalRows, totalRows: rows },
         `quarantine list of ${request.repoName} changed during the walk: total_rows went from ` +
