@@ -49,7 +49,7 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
       'Odd data in Trunk API responses that matched the schema, by endpoint and kind: duplicate_pr ' +
       '(a PR number listed twice in one queue; the entry with the latest stateChangedAt is kept), ' +
       'timestamp_out_of_range (a timestamp outside 2000-2100; not exported), invalid_field (a ' +
-      'timestamp that is not an RFC 3339 date-time with a zone, not exported; a code owner, ' +
+      'timestamp that is not an ISO 8601 date-time with a zone, not exported; a code owner, ' +
       'through API v1 a state, mode, merge method or priority name, and through API v2 a reason ' +
       'or a check or collection name, over 200 characters, cut to 199 and an ellipsis; through ' +
       'API v2 a count of a test metric that is missing or no count, which adds nothing, and a ' +

@@ -1,4 +1,4 @@
-// Timestamps in API responses. Only RFC 3339 date-times with a zone are timestamps: Date.parse also
+// Timestamps in API responses. Only ISO 8601 date-times with a zone are timestamps: Date.parse also
 // takes "1", "-1", "Tue 5" and "2024-02-30", each a different instant or none at all.
 import { z } from 'zod';
 
@@ -14,7 +14,10 @@ export const AFTER_LATEST_EXPORTED_MS = Date.UTC(2101, 0, 1);
  */
 export const READ_OVERLAP_SECONDS = 120;
 
-/** Epoch milliseconds of an RFC 3339 date-time with a zone, or undefined for anything else. */
+/**
+ * Epoch milliseconds of an RFC 3339 date-time with a zone (and of ISO 8601's other spellings of
+ * one in the extended format: a zone as ±hh, a decimal comma), or undefined for anything else.
+ */
 export function parseRfc3339(text: string): number | undefined {
   // Called for every timestamp of every response (a 31,000-call cycle parses about 60,000): read
   // character by character, which allocates nothing but a fraction's digits (a regular
@@ -41,21 +44,30 @@ export function parseRfc3339(text: string): number | undefined {
   }
   let index = 19;
   let fraction = 0;
-  if (text.charCodeAt(index) === DOT) {
-    const start = index;
-    index += 1;
+  // ISO 8601 takes a decimal comma as well as a point.
+  const mark = text.charCodeAt(index);
+  if (mark === DOT || mark === COMMA) {
+    const start = index + 1;
+    index = start;
     while (index < length && isDigit(text.charCodeAt(index))) index += 1;
-    if (index === start + 1) return undefined;
-    fraction = Number(text.slice(start, index)) * 1000;
+    if (index === start) return undefined;
+    fraction = Number(`0.${text.slice(start, index)}`) * 1000;
   }
   const zone = text.charCodeAt(index);
   let offsetMinutesTotal = 0;
   if (zone === UPPER_Z || zone === LOWER_Z) {
     if (index + 1 !== length) return undefined;
   } else if (zone === PLUS || zone === MINUS) {
+    // ISO 8601's zone designators in the extended format: ±hh:mm (RFC 3339's) and ±hh (±hhmm
+    // is the basic format's, which an extended date-time may not mix in).
     const offsetHours = digits(text, index + 1, 2);
-    const offsetMinutes = digits(text, index + 4, 2);
-    if (index + 6 !== length || text.charCodeAt(index + 3) !== COLON) return undefined;
+    const after = length - (index + 3);
+    const offsetMinutes =
+      after === 0
+        ? 0
+        : after === 3 && text.charCodeAt(index + 3) === COLON
+          ? digits(text, index + 4, 2)
+          : -1;
     if (offsetHours < 0 || offsetMinutes < 0 || offsetHours > 23 || offsetMinutes > 59) {
       return undefined;
     }
@@ -78,6 +90,7 @@ export function parseRfc3339(text: string): number | undefined {
 const DASH = 0x2d;
 const COLON = 0x3a;
 const DOT = 0x2e;
+const COMMA = 0x2c;
 const PLUS = 0x2b;
 const MINUS = 0x2d;
 const UPPER_T = 0x54;

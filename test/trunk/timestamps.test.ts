@@ -1,5 +1,6 @@
-// Which strings are timestamps: RFC 3339 date-times with a zone, and only those; and which of them
-// may be exported (the years 2000 to 2100).
+// Which strings are timestamps: v1's "ISO 8601 date-time form with a time zone designator" (RFC
+// 3339's, and ISO 8601's other extended-format spellings: a zone as ±hh, a decimal comma), and only
+// those; and which of them may be exported (the years 2000 to 2100).
 import { describe, expect, it } from 'vitest';
 import { exportableSeconds, parseRfc3339 } from '../../src/trunk/timestamps.js';
 
@@ -10,6 +11,8 @@ describe('parseRfc3339', () => {
     ['2025-12-01T09:30:00.250Z', Date.UTC(2025, 11, 1, 9, 30, 0, 250)],
     ['2025-12-01T11:30:00+02:00', Date.UTC(2025, 11, 1, 9, 30)],
     ['2025-12-01T04:00:00-05:30', Date.UTC(2025, 11, 1, 9, 30)],
+    ['2025-12-01T11:30:00+02', Date.UTC(2025, 11, 1, 9, 30)],
+    ['2025-12-01T09:30:00,250Z', Date.UTC(2025, 11, 1, 9, 30, 0, 250)],
     ['2024-02-29T00:00:00Z', Date.UTC(2024, 1, 29)],
     ['2016-12-31T23:59:60Z', Date.UTC(2016, 11, 31, 23, 59, 59)],
     // Not read as 1901 (Date.UTC's two-digit years).
@@ -31,7 +34,10 @@ describe('parseRfc3339', () => {
     '2025-13-01T00:00:00Z',
     '2025-12-01T24:00:00Z',
     '2025-12-01T09:60:00Z',
+    // The basic format's zone in an extended-format date-time.
     '2025-12-01T09:30:00+0200',
+    '2025-12-01T09:30:00+2',
+    '2025-12-01T09:30:00,Z',
     'Mon, 01 Dec 2025 09:30:00 GMT',
     '',
   ])('%j is not', (text) => {
