@@ -193,12 +193,16 @@ describe('reads of concluded entries through a real exporter', () => {
     // Before the start: #2 failed 8 min ago and #3 was cancelled 5 min ago, each submitted again
     // (waiting in `notReady` since); #1 has been pending for 10 min. The read for #1's departure
     // reaches back to before its state began, where #2 and #3 "still match".
+    // #4 was cancelled 10 s before the start, within the clocks' slack, and waits as the first
+    // poll saw it: its stay began before that poll, and its conclusion before the stay.
     const pr1 = entryRow(1, 'pending', now() - 600);
     const pr2 = entryRow(2, 'testing', now() - 900);
     const pr3 = entryRow(3, 'pending', now() - 900);
+    const pr4 = entryRow(4, 'pending', now() - 900);
     resubmitEntry(pr2, now() - 480, now() - 470);
     resubmitEntry(pr3, now() - 300, now() - 290);
-    const fake = await startFakeWebQueue([pr1, pr2, pr3]);
+    resubmitEntry(pr4, now() - 10, now() - 9);
+    const fake = await startFakeWebQueue([pr1, pr2, pr3, pr4]);
     fake.testingResults(WEB_QUEUE).push(testingResult(2, now() - 480, 'failed', 'failed'));
     const exporter = await webExporter(fake);
     await exporter.waitFor((samples) => inState(samples, 'pending') === 1, 'the first poll');

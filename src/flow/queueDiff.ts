@@ -126,7 +126,7 @@ export function diffQueuePoll(
     }
     const since = clamp(pr.stateChangedAt ?? now, seen.lastSeenAt, now);
     pushTransition(events, seen.state, pr.state, since - seen.stateSince);
-    // Not concludedBeforeStart: out of a final state, it is a stay the exporter watches now.
+    // Neither concludedBeforeStart nor sinceFirstPoll: a state the exporter saw it enter.
     tracked.set(pr.number, {
       number: seen.number,
       state: pr.state,
@@ -268,7 +268,10 @@ export function isLastLookup(flow: QueueFlow, prNumber: number): boolean {
 
 /** Tracking for a PR on the first poll: it has been queued at least since its current state began. */
 export function seenOnFirstPoll(pr: PullRequestSnapshot, takenAt: number): TrackedPullRequest {
-  const seen = firstSeen(pr, Number.NEGATIVE_INFINITY, takenAt);
+  const seen: TrackedPullRequest = {
+    ...firstSeen(pr, Number.NEGATIVE_INFINITY, takenAt),
+    sinceFirstPoll: true,
+  };
   return FINAL_STATES.has(pr.state) ? { ...seen, concludedBeforeStart: true } : seen;
 }
 

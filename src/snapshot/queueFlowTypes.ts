@@ -62,6 +62,11 @@ export interface TrackedPullRequest {
    * before the exporter watched the queue, so its departure counts nothing.
    */
   readonly concludedBeforeStart?: true;
+  /**
+   * In its state since the ledger's first poll listed it: the stay it is part of began before the
+   * exporter watched the queue, and so did any conclusion before that stay.
+   */
+  readonly sinceFirstPoll?: true;
 }
 
 /** A pull request that left but whose final state could not be looked up yet. */

@@ -16,10 +16,12 @@ import {
   type ExitOutcome,
   type QueueFlow,
   type Resubmission,
+  type TrackedPullRequest,
 } from '../../snapshot/queueFlowTypes.js';
 import type { MergeQueueSnapshot } from '../../snapshot/types.js';
 import type { TrunkV2Client, V2QueueRef } from '../../trunk/v2Client.js';
 import type { V2PullRequest, V2TestingResult } from '../../trunk/v2Schemas.js';
+import { v1Value } from '../../trunk/v2Vocabulary.js';
 import { POLL_JITTER_RATIO } from '../scheduler.js';
 import {
   CLOCK_SLACK_SECONDS,
@@ -94,7 +96,9 @@ export async function resubmittedExits(request: ResubmissionRequest): Promise<Re
   const listedRows = request.rows.filter(
     (row) =>
       request.wanted.has(row.number) ||
-      (!request.departed.has(row.number) && !concludedBefore(row, request.countFrom)),
+      (!request.departed.has(row.number) &&
+        !concludedBefore(row, request.countFrom) &&
+        !inStateSinceFirstPoll(row, previous.tracked.get(row.number))),
   );
   if (listedRows.length === 0) return { lookups, resubmissions, concluded, endings };
   const results = endingsByPullRequest(await testingResults(request, listedRows.length));
@@ -168,6 +172,20 @@ function isNewConclusion(
 function concludedBefore(row: V2PullRequest, countFrom: number): boolean {
   const since = parseTimestampSeconds(row.queueEntry.stateChangedAt);
   return since !== undefined && since < countFrom - CLOCK_SLACK_SECONDS;
+}
+
+/**
+ * Whether a row listed resubmitted is in the state, since the same instant, that the ledger's first
+ * poll listed its PR in: the stay it is part of began before that poll, and its conclusion before
+ * the stay (the clocks' slack plays no part: both instants are Trunk's).
+ */
+function inStateSinceFirstPoll(
+  row: V2PullRequest,
+  tracked: TrackedPullRequest | undefined,
+): boolean {
+  if (tracked?.sinceFirstPoll !== true) return false;
+  const since = parseTimestampSeconds(row.queueEntry.stateChangedAt);
+  return v1Value(row.queueEntry.state) === tracked.state && since === tracked.stateSince;
 }
 
 /** The earliest a conclusion can be: after `floor` and the testing that ended it, before `until`. */
