@@ -14,6 +14,7 @@ import {
   type EntryHistory,
   type WitnessedFailure,
 } from '../snapshot/entryHistoryTypes.js';
+import { FINAL_PR_STATES } from '../snapshot/exitOutcome.js';
 import { orShared } from '../snapshot/noEntries.js';
 import type { FlowEvent, QueueFlow, Resubmission } from '../snapshot/queueFlowTypes.js';
 import type { MergeQueueSnapshot } from '../snapshot/types.js';
@@ -32,9 +33,6 @@ import { polledTransitionTo } from './queueDiff.js';
 
 /** The states a restart sends an entry back to `pending` from, in v2's spelling. */
 const RESTARTED_FROM: ReadonlySet<string> = new Set(['testing', 'testsPassed', 'pendingFailure']);
-
-/** The final queue-entry states: a stay ends in one. */
-const FINAL_STATES: ReadonlySet<string> = new Set(['merged', 'failed', 'cancelled']);
 
 /** One pull request's window to ask for, with its id. */
 export interface PullRequestWindow extends AskedWindow {
@@ -233,7 +231,7 @@ class HistoryFold {
       // Asked for again only once back in the queue, for what follows its return: a stay that
       // concluded is forgotten once no window waits for it, else a queue would keep six hours of
       // its pull requests' transitions.
-      if (!asked.has(id) && latestEntered(ofPullRequest, FINAL_STATES)) continue;
+      if (!asked.has(id) && latestEntered(ofPullRequest, FINAL_PR_STATES)) continue;
       const recent = countedSince(ofPullRequest, now - ENTRY_HISTORY_KEEP_SECONDS);
       if (recent === undefined) continue;
       counted.set(id, recent);
@@ -291,7 +289,7 @@ function windowChain(window: AskedWindow, timeline: readonly EntryTransition[]):
     if (to.at <= window.after) continue;
     if (ended && to.at > until) break;
     chain.push({ from, to });
-    if (FINAL_STATES.has(to.state)) ended = true;
+    if (FINAL_PR_STATES.has(to.state)) ended = true;
   }
   return chain;
 }
@@ -303,12 +301,12 @@ function windowChain(window: AskedWindow, timeline: readonly EntryTransition[]):
  * poll saw; the last end of a stay when none is into that outcome); -1 when they counted none.
  */
 function polledTransition(window: AskedWindow, chain: readonly Step[]): number {
-  const lastEnd = chain.findLastIndex(({ to }) => FINAL_STATES.has(to.state));
+  const lastEnd = chain.findLastIndex(({ to }) => FINAL_PR_STATES.has(to.state));
   if (window.to === undefined) return lastEnd;
   const { polledTo } = window;
   if (polledTo === undefined) return -1;
   const into = chain.findLastIndex(({ to }) => v1Value(to.state) === polledTo);
-  return into === -1 && FINAL_STATES.has(polledTo) ? lastEnd : into;
+  return into === -1 && FINAL_PR_STATES.has(polledTo) ? lastEnd : into;
 }
 
 /**

@@ -20,6 +20,7 @@ import {
   type Resubmission,
   type TrackedPullRequest,
 } from '../snapshot/queueFlowTypes.js';
+import { FINAL_PR_STATES } from '../snapshot/exitOutcome.js';
 import { orShared } from '../snapshot/noEntries.js';
 
 /** A pull request a poll saw gone, with what its lookup (or its event) said. */
@@ -272,11 +273,8 @@ export function seenOnFirstPoll(pr: PullRequestSnapshot, takenAt: number): Track
     ...firstSeen(pr, Number.NEGATIVE_INFINITY, takenAt),
     sinceFirstPoll: true,
   };
-  return FINAL_STATES.has(pr.state) ? { ...seen, concludedBeforeStart: true } : seen;
+  return FINAL_PR_STATES.has(pr.state) ? { ...seen, concludedBeforeStart: true } : seen;
 }
-
-/** The states a stay ends in, in the polls' spelling. */
-const FINAL_STATES: ReadonlySet<string> = new Set(['merged', 'failed', 'cancelled']);
 
 /**
  * A PR seen for the first time. The API gives no enqueue time of its stay; its stateChangedAt is

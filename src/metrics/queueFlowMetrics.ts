@@ -4,6 +4,7 @@
 import { PERIODIC_EXIT_READ_POLLS } from '../poller/v2/v2ExitLookup.js';
 import { EVICTION_LOOP_WINDOW_SECONDS } from '../flow/evictions.js';
 import { LAST_MERGE_WINDOWS_SECONDS } from '../poller/v2/v2LastMerge.js';
+import { FINAL_PR_STATES } from '../snapshot/exitOutcome.js';
 import { MAX_UNKNOWN_STATES, OTHER_STATE, type QueueFlow } from '../snapshot/queueFlowTypes.js';
 import type { TargetStatus } from '../snapshot/types.js';
 import { ENDPOINTS } from '../trunk/schemas.js';
@@ -34,12 +35,6 @@ const MISSED = 'A pull request that enters and leaves between two polls is never
 const CAPPED =
   `At most ${MAX_UNKNOWN_STATES} undocumented state values per queue are kept as labels; ` +
   `later ones count as ${OTHER_STATE}`;
-
-/**
- * The outcomes of time in queue written at 0 before the first exit (so that rate() sees it): the
- * final states a queue entry reaches. `unknown` (API v1: a lookup could not tell) from its first.
- */
-const FINAL_STATES: ReadonlySet<string> = new Set(['merged', 'failed', 'cancelled']);
 
 /** The samples of a queue's ledger, given its repo and branch; none without a ledger. */
 function ofQueueFlow(
@@ -120,7 +115,9 @@ export const QUEUE_FLOW_FAMILIES: readonly PerTargetFamily[] = [
     scope: 'target',
     samples: (status, settings) =>
       [...(status.queueFlow?.counts.timeInQueue ?? [])]
-        .filter(([outcome, histogram]) => histogram.count > 0 || FINAL_STATES.has(outcome))
+        // The final states are written at 0 before the first exit (so that rate() sees it);
+        // `unknown` (API v1: a lookup could not tell) from its first.
+        .filter(([outcome, histogram]) => histogram.count > 0 || FINAL_PR_STATES.has(outcome))
         .map(([outcome, histogram]) => ({
           labels: [status.target.repo, status.target.branch, outcome],
           histogram,

@@ -1,4 +1,5 @@
 // One getSubmittedPullRequest per pull request that left the queue, to learn how it left.
+import { FINAL_PR_STATES } from '../../snapshot/exitOutcome.js';
 import type { ExitLookup, ExitOutcome } from '../../snapshot/queueFlowTypes.js';
 import type { Logger } from '../../log/logger.js';
 import type { RepoRef, SubmittedPullRequest } from '../../trunk/schemas.js';
@@ -6,8 +7,6 @@ import { parseTimestampSeconds } from '../timestamps.js';
 import { LOOKUPS_AT_A_TIME, mapAtMost } from '../lookupFanOut.js';
 import type { ReadOptions } from '../readOptions.js';
 import type { TrunkReader } from './trunkReader.js';
-
-const FINAL_STATES: ReadonlySet<string> = new Set<ExitOutcome>(['merged', 'failed', 'cancelled']);
 
 interface ExitLookupRequest {
   readonly reader: TrunkReader;
@@ -54,7 +53,8 @@ export async function lookUpExits(request: ExitLookupRequest): Promise<Map<numbe
 
 function exitOf(answer: SubmittedPullRequest | undefined): ExitLookup {
   const state = answer?.state;
-  if (answer === undefined || state === undefined || !FINAL_STATES.has(state)) return unknownExit();
+  if (answer === undefined || state === undefined || !FINAL_PR_STATES.has(state))
+    return unknownExit();
   return {
     outcome: state as ExitOutcome,
     leftAt: parseTimestampSeconds(answer.stateChangedAt),
