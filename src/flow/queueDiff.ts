@@ -164,7 +164,7 @@ export function diffQueuePoll(
     // It left after the last poll that saw it and before the first one that did not; or, listed
     // in the final state it left in, when it entered that state.
     const leftAt =
-      pr.state === lookup.outcome
+      pr.state === lookup.outcome && FINAL_PR_STATES.has(pr.state)
         ? pr.stateSince
         : clamp(lookup.leftAt ?? pr.goneAt, pr.lastSeenAt, pr.goneAt);
     exits.push({

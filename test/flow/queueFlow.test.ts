@@ -328,6 +328,20 @@ describe('queue flow edge cases', () => {
     expect(after.counts.timeInState.get('testing')).toMatchObject({ count: 1, sum: 20 });
   });
 
+  it('places the unknown exit of a PR last seen in a state the poll could not learn between the polls around its departure', () => {
+    // #7 in a state no poll could name since T0 - 100, gone at T0 + 30, its lookup telling nothing:
+    // it left after T0 and by T0 + 30, so its stay ran from T0 - 100 to T0 + 30 at most.
+    const start = startQueueFlow(poll(T0, 'running', [[7, 'unknown', T0 - 100]]));
+    const after = advanceQueueFlow(
+      start,
+      poll(T0 + 30, 'running', []),
+      new Map([[7, notFound]]),
+      OPTIONS,
+    );
+    expect(Object.fromEntries(after.counts.exited)).toMatchObject({ unknown: 1 });
+    expect(summary(after.counts.timeInQueue.get('unknown'))).toMatchObject({ count: 1, sum: 130 });
+  });
+
   it('keeps timestamps from a skewed clock within the two polls that bound the change', () => {
     const start = startQueueFlow(poll(T0, 'running', [[7, 'pending', T0 - 100]]));
     // Trunk's clock says the change happened before the previous poll, then after this one.
