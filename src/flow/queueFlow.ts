@@ -52,6 +52,7 @@ export type QueueFlowUpdate = (latest: QueueFlow | undefined) => QueueFlow;
 export function startQueueFlow(first: MergeQueueSnapshot): QueueFlow {
   return {
     counts: emptyFlowCounts(),
+    startedAt: first.takenAt,
     lastPollAt: first.takenAt,
     lastQueueState: first.state,
     tracked: orShared(firstEntries(first)),
@@ -93,6 +94,7 @@ export function advanceQueueFlow(
     resubmissions,
   );
   const next = {
+    startedAt: flow.startedAt,
     lastPollAt: current.takenAt,
     lastQueueState: current.state,
     tracked: diff.tracked,

@@ -8,12 +8,5 @@ export function parseTimestampSeconds(value: string | null | undefined): number 
   return exportableSeconds(value);
 }
 
-/**
- * How far after the exporter's clock Trunk may date a row before it is dated in the future: the two
- * clocks may disagree by this much. A read's watermark never passes the exporter's clock plus this,
- * so one row dated ahead (skew, a bad row) cannot make later reads skip what ends before it.
- */
-export const CLOCK_SLACK_SECONDS = 60;
-
 /** One millisecond, the resolution of Trunk's timestamps: the least one time can be after another. */
 export const TIMESTAMP_RESOLUTION_SECONDS = 0.001;

@@ -103,6 +103,12 @@ export interface QueueFlowCounts {
 /** The flow ledger of one merge queue: its counts, and the last poll the next one is compared with. */
 export interface QueueFlow {
   readonly counts: QueueFlowCounts;
+  /**
+   * takenAt of the poll that started the ledger (exporter's clock): what happened before it is not
+   * counted, whichever witness tells it later (a webhook event Svix redelivers after a restart).
+   * Undefined for a ledger built without one (tests).
+   */
+  readonly startedAt?: number | undefined;
   /** takenAt of the last successful poll folded in. */
   readonly lastPollAt: number;
   /** Queue state at that poll. */

@@ -8,6 +8,13 @@ export const EARLIEST_EXPORTED_MS = Date.UTC(2000, 0, 1);
 export const AFTER_LATEST_EXPORTED_MS = Date.UTC(2101, 0, 1);
 
 /**
+ * How far Trunk's clock may be from the exporter's: a row dated more than this after the exporter's
+ * clock is dated in the future, and a read's watermark never passes the exporter's clock plus this,
+ * so one row dated ahead (skew, a bad row) cannot make later reads skip what ends before it.
+ */
+export const CLOCK_SLACK_SECONDS = 60;
+
+/**
  * How far back (Trunk's clock) a read of the rows since a time reaches before the newest row the
  * previous read saw: a row Trunk records late with an earlier timestamp is still read; one seen
  * before counts nothing.

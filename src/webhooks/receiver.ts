@@ -10,7 +10,7 @@ import {
 } from '../trunk/webhookEvents.js';
 import type { WebhookAnomalyKind } from '../trunk/webhookFields.js';
 import { nestsDeeperThan, MAX_JSON_DEPTH } from './jsonDepth.js';
-import { foldWebhookEvent } from './webhookCounting.js';
+import { foldWebhookEvent, happenedBeforeCounting } from './webhookCounting.js';
 import type { WebhookObserver, WebhookResult } from './observer.js';
 import { ReplayGuard } from './replayGuard.js';
 import { SignatureVerifier, svixHeadersOf, type SvixHeaders } from './signature.js';
@@ -50,6 +50,8 @@ interface ReceiverOptions {
 export class WebhookReceiver {
   readonly #options: ReceiverOptions;
   readonly #now: () => number;
+  /** When the exporter started: events about a queue not yet polled count from here. */
+  readonly #startedAt: number;
   #settings: WebhookSettings | undefined;
   #verifier: SignatureVerifier | undefined;
   readonly #replays = new ReplayGuard();
@@ -61,6 +63,7 @@ export class WebhookReceiver {
   constructor(options: ReceiverOptions) {
     this.#options = options;
     this.#now = options.now ?? (() => Date.now() / 1000);
+    this.#startedAt = this.#now();
   }
 
   /** Applies the running configuration's `webhooks` and targets (start-up and every reload). */
@@ -162,16 +165,21 @@ export class WebhookReceiver {
     }
     // The queue's other witness of failures, as it is now: what it counted, and its reasons' share
     // of the cap.
-    const { entryHistory } = this.#options.store.queueFlow(target) ?? {};
+    const flow = this.#options.store.queueFlow(target);
+    // A redelivered event from before the queue was watched counts only as an event received.
+    const beforeCounting =
+      event.kind !== 'flaky_tests' &&
+      happenedBeforeCounting(event, flow?.startedAt ?? this.#startedAt);
     this.#options.store.updateWebhookCounts(target, (previous) =>
-      foldWebhookEvent(previous, event, now, entryHistory),
+      foldWebhookEvent(previous, event, now, flow?.entryHistory, beforeCounting),
     );
     this.#options.logger.debug(
       { event: event.type, repo: target.repo, branch: target.branch || undefined },
       'webhook event accepted',
     );
-    if (event.kind !== 'flaky_tests') this.#options.onMergeQueueEvent(target, event, now);
-    else this.#options.onFlakyTestEvent(target, event, now);
+    if (event.kind !== 'flaky_tests') {
+      if (!beforeCounting) this.#options.onMergeQueueEvent(target, event, now);
+    } else this.#options.onFlakyTestEvent(target, event, now);
     return this.#answer(204, 'accepted');
   }
 

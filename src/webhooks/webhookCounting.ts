@@ -8,7 +8,12 @@ import {
   type WebhookCounts,
 } from '../snapshot/webhookCounts.js';
 import { failureCounted, reasonLabel, type EntryHistory } from '../snapshot/entryHistoryTypes.js';
-import { mergeQueueEventLabel, type WebhookEvent } from '../trunk/webhookEvents.js';
+import { CLOCK_SLACK_SECONDS } from '../trunk/timestamps.js';
+import {
+  mergeQueueEventLabel,
+  type MergeQueueEvent,
+  type WebhookEvent,
+} from '../trunk/webhookEvents.js';
 
 /**
  * The label value of a field an event lacks (or whose value was unusable): the `reason` of a
@@ -20,15 +25,28 @@ export const UNKNOWN_WEBHOOK_VALUE = 'unknown';
 type CappedField = 'status' | 'setting' | 'monitor_type' | 'monitor_status';
 
 /**
+ * Whether a merge-queue event tells of a transition over the clocks' slack before `countFrom` (the
+ * poll that started its queue's ledger, or the exporter's start before one): Svix redelivers for a
+ * day what a stopped exporter did not take, and what a queue did before the exporter watched it is
+ * not counted (an event without a time is taken as current).
+ */
+export function happenedBeforeCounting(event: MergeQueueEvent, countFrom: number): boolean {
+  const at = event.transitionSeconds;
+  return at !== undefined && at < countFrom - CLOCK_SLACK_SECONDS;
+}
+
+/**
  * New counts: `previous` (or empty ones) with `event`, received at `receivedAt`, counted in. A
- * `pull_request.failed` adds no reason when the queue's other witness, its queue-entry `history`,
- * counted the failure; else its reason's label is capped beside the reasons the history counted.
+ * `pull_request.failed` adds no reason when it happened before counting began (`beforeCounting`:
+ * happenedBeforeCounting()), or when the queue's other witness, its queue-entry `history`, counted
+ * the failure; else its reason's label is capped beside the reasons the history counted.
  */
 export function foldWebhookEvent(
   previous: WebhookCounts | undefined,
   event: WebhookEvent,
   receivedAt: number,
   history?: EntryHistory,
+  beforeCounting = false,
 ): WebhookCounts {
   const counts = previous ?? EMPTY_WEBHOOK_COUNTS;
   const labelValues = new Map(counts.labelValues);
@@ -56,6 +74,7 @@ export function foldWebhookEvent(
       const failureReasons =
         event.kind === 'pull_request' &&
         event.type === 'pull_request.failed' &&
+        !beforeCounting &&
         (event.prNumber === undefined ||
           !failureCounted(history, event.prNumber, event.transitionSeconds ?? receivedAt, 'event'))
           ? increment(

@@ -76,6 +76,10 @@ describe('queue flow over a scripted sequence of polls', () => {
     expect([...flow1.counts.timeInQueue.values()].map((h) => h.count)).toEqual([0, 0, 0, 0]);
   });
 
+  it('remembers when it started, at its first poll, through every later poll', () => {
+    expect([flow1, flow2, flow3, flow4].map((flow) => flow.startedAt)).toEqual([T0, T0, T0, T0]);
+  });
+
   it('counts exits by the looked-up outcome, and a failed lookup only once it succeeds', () => {
     expect(Object.fromEntries(flow2.counts.exited)).toMatchObject({ merged: 1, unknown: 0 });
     expect(Object.fromEntries(flow3.counts.exited)).toEqual({

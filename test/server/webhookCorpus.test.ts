@@ -6,12 +6,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { select, sum, type Sample } from '../support/exposition.js';
 import { WEB, startWebhookExporter, webhookResults } from '../support/webhookExporter.js';
-import { hmacSignature, signedHeaders, svixSignature } from '../support/webhooks.js';
+import { datedNow, hmacSignature, signedHeaders, svixSignature } from '../support/webhooks.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'trunk', 'fixtures', 'webhooks');
 
+/** A corpus body, its event dated now (datedNow): the corpus pins shapes, not dates. */
 function fixtureText(name: string): string {
-  return readFileSync(join(FIXTURES, `${name}.json`), 'utf8');
+  return datedNow(readFileSync(join(FIXTURES, `${name}.json`), 'utf8'));
 }
 
 const SIGNERS = [

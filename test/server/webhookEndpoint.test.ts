@@ -11,6 +11,7 @@ import { WEB, startWebhookExporter, webhookResults } from '../support/webhookExp
 import {
   OTHER_WEBHOOK_SECRET,
   WEBHOOK_SECRET,
+  datedNow,
   hmacSignature,
   postWebhook,
   signedHeaders,
@@ -24,8 +25,9 @@ const BCRYPT_HASH = '$2b$04$bCC77X2SvWaC134HlQkkQO.d5RAyugleVPV61W1BVOBhOA/1QKyf
 const GET_QUEUE = '/v1/getQueue';
 const LIST_QUARANTINED = '/v1/flaky-tests/list-quarantined-tests';
 
+/** A fixture's body, its event dated now (datedNow). */
 function fixtureText(name: string): string {
-  return JSON.stringify(JSON.parse(readFileSync(join(FIXTURES, `${name}.json`), 'utf8')));
+  return datedNow(JSON.stringify(JSON.parse(readFileSync(join(FIXTURES, `${name}.json`), 'utf8'))));
 }
 
 /** A merge-queue event for acme/web (main unless told), as Trunk sends it. */
@@ -181,16 +183,17 @@ describe('POST /webhooks/trunk', () => {
     // Trunk sending one pull request's failure twice, each time as a new message: the type, pull
     // request, queue and timestamp say it is the same transition.
     const { test, post } = await startWebhookExporter();
+    const failedAt = Date.now();
     const body = pullRequestEvent('pull_request.failed', {
       failure_reason: 'TEST_RUN_TIMEOUT',
-      timestamp: '2026-11-29T05:00:00.000Z',
+      timestamp: new Date(failedAt).toISOString(),
     });
     expect((await post(body, signedHeaders(body, { id: 'msg_first' }))).status).toBe(204);
     expect((await post(body, signedHeaders(body, { id: 'msg_second' }))).status).toBe(204);
     // A later failure of the same pull request is another transition.
     const later = pullRequestEvent('pull_request.failed', {
       failure_reason: 'TEST_RUN_TIMEOUT',
-      timestamp: '2026-11-29T05:10:00.000Z',
+      timestamp: new Date(failedAt + 1000).toISOString(),
     });
     expect((await post(later, signedHeaders(later, { id: 'msg_third' }))).status).toBe(204);
     const samples = await test.samples();
@@ -199,6 +202,45 @@ describe('POST /webhooks/trunk', () => {
       sum(samples, 'trunk_merge_queue_pull_requests_failed_total', { reason: 'TEST_RUN_TIMEOUT' }),
     ).toBe(2);
     expect(sum(samples, 'trunk_merge_queue_webhook_events_total')).toBe(2);
+  });
+
+  it('counts an event dated before the exporter started (Svix redelivering after a restart) only as received', async () => {
+    // Svix retries for about a day what a stopped exporter did not take: events of the hour before
+    // the start arrive once it polls. None of them is a failure, an exit or an eviction it watched.
+    const { test, post } = await startWebhookExporter();
+    const minutesAgo = (minutes: number) => new Date(Date.now() - minutes * 60_000).toISOString();
+    const conflict = { failure_reason: 'START_TEST_RUN_MERGE_CONFLICT' };
+    const before = [
+      pullRequestEvent('pull_request.failed', {
+        pr_number: 9001,
+        ...conflict,
+        timestamp: minutesAgo(10),
+      }),
+      pullRequestEvent('pull_request.merged', { pr_number: 9002, timestamp: minutesAgo(20) }),
+      pullRequestEvent('pull_request.canceled', { pr_number: 9003, timestamp: minutesAgo(40) }),
+    ];
+    for (const body of before) expect((await post(body)).status).toBe(204);
+    // Its failure after the start is the first the exporter sees of that pull request: no loop.
+    const after = pullRequestEvent('pull_request.failed', {
+      pr_number: 9001,
+      ...conflict,
+      timestamp: new Date().toISOString(),
+    });
+    expect((await post(after)).status).toBe(204);
+
+    const samples = await test.samples();
+    expect(await results(test)).toMatchObject({ accepted: 4 });
+    expect(sum(samples, 'trunk_merge_queue_webhook_events_total')).toBe(4);
+    expect(
+      select(samples, 'trunk_merge_queue_pull_requests_failed_total').map((s) => [
+        s.labels.reason,
+        s.value,
+      ]),
+    ).toEqual([['START_TEST_RUN_MERGE_CONFLICT', 1]]);
+    const exited = (outcome: string) =>
+      sum(samples, 'trunk_merge_queue_pull_requests_exited_total', { outcome });
+    expect([exited('failed'), exited('merged'), exited('cancelled')]).toEqual([1, 0, 0]);
+    expect(sum(samples, 'trunk_merge_queue_repeated_failures_total')).toBe(0);
   });
 
   it('accepts and ignores an event for a repository or branch that is not a target', async () => {

@@ -23,6 +23,18 @@ export function mergedEventBody(prNumber: number, at: number): string {
   });
 }
 
+/**
+ * `body` as Trunk would send it now: its event `timestamp` (a zoned date-time) moved to the present,
+ * every other byte as it was. An event dated before the exporter started (a fixture's date) counts
+ * only as an event received, so a fixture that pins what an event counts is delivered as new.
+ */
+export function datedNow(body: string, now = new Date()): string {
+  return body.replace(
+    /("timestamp"\s*:\s*")(\d{4}-\d\d-\d\dT[^"]*(?:Z|[+-]\d\d:\d\d))"/,
+    (_match, key: string) => `${key}${now.toISOString()}"`,
+  );
+}
+
 /** `v1,<base64>` by the svix library. */
 export function svixSignature(secret: string, id: string, timestamp: number, body: string): string {
   return new Webhook(secret).sign(id, new Date(timestamp * 1000), body);

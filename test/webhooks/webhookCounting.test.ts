@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { EMPTY_ENTRY_HISTORY, type EntryHistory } from '../../src/snapshot/entryHistoryTypes.js';
 import { MAX_WEBHOOK_LABEL_VALUES, type WebhookCounts } from '../../src/snapshot/webhookCounts.js';
 import type { PullRequestEvent, WebhookEvent } from '../../src/trunk/webhookEvents.js';
-import { foldWebhookEvent } from '../../src/webhooks/webhookCounting.js';
+import { foldWebhookEvent, happenedBeforeCounting } from '../../src/webhooks/webhookCounting.js';
 
 const REPO = { host: 'github.com', owner: 'acme', name: 'web' };
 
@@ -113,5 +113,26 @@ describe('foldWebhookEvent', () => {
       ['A', 1],
       ['B', 1],
     ]);
+  });
+});
+
+describe('happenedBeforeCounting', () => {
+  const START = 1_767_225_600;
+  const at = (seconds: number | undefined): PullRequestEvent => ({
+    ...failed('TEST_RUN_TIMEOUT'),
+    transitionSeconds: seconds,
+  });
+
+  it("is an event over the clocks' minute of slack before counting began; one without a time is current", () => {
+    expect(happenedBeforeCounting(at(START - 61), START)).toBe(true);
+    expect(happenedBeforeCounting(at(START - 59), START)).toBe(false);
+    expect(happenedBeforeCounting(at(START + 5), START)).toBe(false);
+    expect(happenedBeforeCounting(at(undefined), START)).toBe(false);
+  });
+
+  it('adds no failure reason for such an event, and still counts it as an event', () => {
+    const counts = foldWebhookEvent(undefined, at(START - 600), START, undefined, true);
+    expect([...counts.failureReasons]).toEqual([]);
+    expect([...counts.events]).toEqual([['pull_request.failed', 1]]);
   });
 });

@@ -16,10 +16,10 @@ import {
 } from '../../snapshot/queueFlowTypes.js';
 import type { MergeQueueSnapshot } from '../../snapshot/types.js';
 import type { TrunkV2Client, V2QueueRef } from '../../trunk/v2Client.js';
-import { READ_OVERLAP_SECONDS } from '../../trunk/timestamps.js';
+import { CLOCK_SLACK_SECONDS, READ_OVERLAP_SECONDS } from '../../trunk/timestamps.js';
 import { V2_ENDPOINTS, type V2PullRequest } from '../../trunk/v2Schemas.js';
 import { v1Value } from '../../trunk/v2Vocabulary.js';
-import { CLOCK_SLACK_SECONDS, parseTimestampSeconds } from '../timestamps.js';
+import { parseTimestampSeconds } from '../timestamps.js';
 import type { ReadOptions } from '../readOptions.js';
 import { entryKey, laterOf, recentConclusions, startConcludedReads } from './v2ConcludedReads.js';
 import type { V2PullRequestLister } from './v2MergeQueuePoll.js';

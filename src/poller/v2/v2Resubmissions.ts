@@ -23,11 +23,8 @@ import type { TrunkV2Client, V2QueueRef } from '../../trunk/v2Client.js';
 import type { V2PullRequest, V2TestingResult } from '../../trunk/v2Schemas.js';
 import { v1Value } from '../../trunk/v2Vocabulary.js';
 import { POLL_JITTER_RATIO } from '../scheduler.js';
-import {
-  CLOCK_SLACK_SECONDS,
-  TIMESTAMP_RESOLUTION_SECONDS,
-  parseTimestampSeconds,
-} from '../timestamps.js';
+import { CLOCK_SLACK_SECONDS } from '../../trunk/timestamps.js';
+import { TIMESTAMP_RESOLUTION_SECONDS, parseTimestampSeconds } from '../timestamps.js';
 import type { ReadOptions } from '../readOptions.js';
 
 /**

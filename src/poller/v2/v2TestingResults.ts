@@ -14,9 +14,9 @@ import {
   type TestingDurationSeries,
   type TestingResultReads,
 } from '../../snapshot/testingAttemptTypes.js';
-import { READ_OVERLAP_SECONDS } from '../../trunk/timestamps.js';
+import { CLOCK_SLACK_SECONDS, READ_OVERLAP_SECONDS } from '../../trunk/timestamps.js';
 import { V2_TESTING_OUTCOMES, type V2TestingResult } from '../../trunk/v2Schemas.js';
-import { CLOCK_SLACK_SECONDS, parseTimestampSeconds } from '../timestamps.js';
+import { parseTimestampSeconds } from '../timestamps.js';
 
 /**
  * A read that succeeds has seen every result that ended up to this long before it (its time on the

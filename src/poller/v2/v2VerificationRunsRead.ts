@@ -12,11 +12,10 @@ import type { Logger } from '../../log/logger.js';
 import type { MergeQueueSnapshot } from '../../snapshot/types.js';
 import type { VerificationRuns } from '../../snapshot/verificationRunTypes.js';
 import type { V2QueueRef } from '../../trunk/v2Client.js';
-import { READ_OVERLAP_SECONDS } from '../../trunk/timestamps.js';
+import { CLOCK_SLACK_SECONDS, READ_OVERLAP_SECONDS } from '../../trunk/timestamps.js';
 import { V2_ENDPOINTS } from '../../trunk/v2Schemas.js';
 import type { V2VerificationRun } from '../../trunk/v2VerificationRunSchemas.js';
 import { earliest } from '../testCounts.js';
-import { CLOCK_SLACK_SECONDS } from '../timestamps.js';
 import type { ReadOptions } from '../readOptions.js';
 import type { V2PullRequestLister } from './v2MergeQueuePoll.js';
 
