@@ -102,6 +102,18 @@ describeSets.each(valueSets)('Helm chart rendered: $name', (set) => {
     expect(server.tls !== undefined).toBe(values.tls.existingSecret !== '');
   });
 
+  it('hands the exporter every key of `config` as given, but trunk and server, which it builds', () => {
+    const file = byKind('ConfigMap')
+      .map((object) => (object.data as Record<string, string> | undefined)?.['config.yaml'])
+      .find((text) => text !== undefined);
+    const rendered = parse(file ?? '') as Record<string, unknown>;
+    const given = Object.entries(values.config).filter(
+      ([key, value]) => key !== 'trunk' && key !== 'server' && value !== null,
+    );
+    expect(given.length).toBeGreaterThan(0);
+    for (const [key, value] of given) expect(rendered[key], key).toEqual(value);
+  });
+
   it('gives the exporter the webhook settings with the signing secret as a mounted file, never in the ConfigMap', () => {
     const root = layOutPodFiles(workload.spec.template.spec, objects, {
       [values.token.existingSecret]: { [values.token.existingSecretKey]: 'token' },

@@ -82,6 +82,7 @@ export function installedValues(set: ValueSet): InstalledValues {
 }
 /** The installed values the checks read. */
 export interface InstalledValues {
+  config: Record<string, unknown>;
   workload: { kind: string };
   sharding: { shards: number; ordinalFrom: string };
   token: { value: string; existingSecret: string; existingSecretKey: string };

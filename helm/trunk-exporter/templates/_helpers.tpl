@@ -96,10 +96,10 @@ webhook signing-secret file the pod uses.
 {{- if .Values.tls.existingSecret -}}
 {{- $_ := set $server "tls" (dict "certFile" "/etc/trunk-exporter/tls/tls.crt" "keyFile" "/etc/trunk-exporter/tls/tls.key") -}}
 {{- end -}}
-{{- $config := dict "trunk" $trunk "server" $server "polling" .Values.config.polling "metrics" .Values.config.metrics "targets" .Values.config.targets -}}
-{{- if .Values.config.discovery -}}
-{{- $_ := set $config "discovery" .Values.config.discovery -}}
-{{- end -}}
+{{- /* Every key of `config` as given (discovery, reads, any later one), but trunk and server, built above. */ -}}
+{{- $config := deepCopy (omit .Values.config "trunk" "server") -}}
+{{- $_ := set $config "trunk" $trunk -}}
+{{- $_ := set $config "server" $server -}}
 {{- if .Values.webhooks.enabled -}}
 {{- if and (eq .Values.workload.kind "StatefulSet") (gt (int .Values.sharding.shards) 1) -}}
 {{- fail "webhooks.enabled: not with a sharded StatefulSet (workload.kind StatefulSet, sharding.shards > 1): Svix posts each event to one URL, which reaches one shard, and a shard ignores the other shards' targets" -}}
