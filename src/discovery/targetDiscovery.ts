@@ -97,11 +97,14 @@ export class TargetDiscovery {
     if (this.#stopping.signal.aborted || this.#settingsChanges !== settingsChanges) return;
     if (queues.status === 'fulfilled') this.#queues = queues.value;
     else this.#warn('the last list of merge queues', queues.reason);
+    /** Repositories with tests this read named that are not held: targets left out too. */
+    const notHeld = new Set<string>();
     if (testRepositories.status === 'fulfilled') {
       // Bounded as the targets are: a list naming new repositories at every read grows no further.
       for (const repo of testRepositories.value) {
-        if (this.#testRepositories.size >= settings.maxTargets) break;
-        this.#testRepositories.add(repo);
+        if (this.#testRepositories.has(repo)) continue;
+        if (this.#testRepositories.size < settings.maxTargets) this.#testRepositories.add(repo);
+        else notHeld.add(repo);
       }
     } else {
       this.#warn('the repositories with tests found so far', testRepositories.reason);
@@ -110,11 +113,13 @@ export class TargetDiscovery {
       this.options.observer.discoverySucceeded(now());
     }
     if (queues.status === 'fulfilled' || testRepositories.status === 'fulfilled') {
-      const { repositories, leftOut } = discoveredRepositories(
+      const discovered = discoveredRepositories(
         this.#queues ?? [],
         [...this.#testRepositories],
         settings,
       );
+      const { repositories } = discovered;
+      const leftOut = discovered.leftOut + notHeld.size;
       if (leftOut > 0) {
         this.options.logger.warn(
           { leftOut, maxTargets: settings.maxTargets },
