@@ -5,7 +5,7 @@ import type { Registry } from 'prom-client';
 import type { Logger } from '../log/logger.js';
 import { MetricsPage } from '../metrics/metricsPage.js';
 import type { SnapshotFamilies } from '../metrics/snapshotFamilies.js';
-import type { SnapshotStore } from '../snapshot/store.js';
+import { finishedAPoll, type SnapshotStore } from '../snapshot/store.js';
 import { requireBasicAuth, type BasicAuthVerifier } from './basicAuth.js';
 import { LANDING_PAGE_CSP, renderLandingPage } from './landingPage.js';
 import { metricsEndpoint } from './metricsEndpoint.js';
@@ -113,7 +113,7 @@ export function createHttpApp(options: HttpAppOptions): RequestListener {
         return;
       }
       const statuses = store.statuses();
-      const waiting = statuses.filter((status) => status.up === undefined).length;
+      const waiting = statuses.filter((status) => !finishedAPoll(status)).length;
       const reasons = [
         ...(store.awaitingDiscovery
           ? ["waiting for discovery's first read of the organization's lists"]

@@ -178,13 +178,13 @@ export class SnapshotStore {
 
   /**
    * Records that a poll has outrun its interval: the target counts as down (its data is late) until
-   * a poll finishes, and its snapshot goes stale on the usual clock. Before the first poll finishes
-   * there is no data to be late, so nothing changes.
+   * a poll finishes, and its snapshot goes stale on the usual clock. A first poll that runs late
+   * makes the target down too, so an alert on target_up 0 sees a target that never reports.
    */
   recordOverrun(target: Target, error: string): void {
     const key = targetKey(target);
     const previous = this.entries.get(key);
-    if (previous?.up === undefined) return;
+    if (previous === undefined) return;
     this.set(key, Object.freeze({ ...previous, up: false, lastError: error }));
     this.changeCount++;
   }
@@ -291,10 +291,18 @@ export class SnapshotStore {
   allPolledOnce(): boolean {
     if (this.#awaitingDiscovery) return false;
     for (const status of this.entries.values()) {
-      if (status.up === undefined) return false;
+      if (!finishedAPoll(status)) return false;
     }
     return true;
   }
+}
+
+/**
+ * Whether a poll of the target has ended, successfully or not: a first poll that runs late makes
+ * the target down before any has.
+ */
+export function finishedAPoll(status: TargetStatus): boolean {
+  return status.lastAttemptAt !== undefined;
 }
 
 /** How many failing parts of a target's status are stale at `now`. */

@@ -248,8 +248,12 @@ export type PartReads = Readonly<Partial<Record<SnapshotPart, PartRead>>>;
 /** What is known about one target: its last poll's outcome and its last good snapshot, if fresh. */
 export interface TargetStatus {
   readonly target: Target;
-  /** Undefined until the first poll finishes; false after a failed poll, or while one runs late. */
+  /**
+   * Undefined until the first poll finishes or runs past its interval; false after a failed poll,
+   * or while one runs late.
+   */
   readonly up: boolean | undefined;
+  /** When the last poll ended, successfully or not; undefined until one has. */
   readonly lastAttemptAt: number | undefined;
   readonly lastSuccessAt: number | undefined;
   readonly lastDurationSeconds: number | undefined;

@@ -60,9 +60,14 @@ describe('SnapshotStore', () => {
     const clock = { now: 1000 };
     const store = storeAt(clock, 60);
     store.setTargets([web, api]);
-    // Not polled yet: nothing to be late, and readiness still waits for the first poll.
+    // A first poll that is late: down (an alert must see it), but readiness still waits for it.
     store.recordOverrun(api, 'late');
-    expect(store.statuses()[1]?.up).toBeUndefined();
+    expect(store.statuses()[1]).toMatchObject({
+      up: false,
+      lastError: 'late',
+      lastAttemptAt: undefined,
+      lastSuccessAt: undefined,
+    });
     expect(store.allPolledOnce()).toBe(false);
 
     store.recordSuccess(web, snapshot(web.repo, 3), 0.1);
@@ -177,15 +182,16 @@ describe('SnapshotStore', () => {
     store.setTargets([web]);
     const webStatus = shown(web);
     expect(webStatus?.snapshot).toBeUndefined();
-    expect(pushed).toHaveLength(3);
+    expect(pushed).toHaveLength(4);
     expect(pushed[0]?.[1]).toMatchObject({ up: true, snapshot: { quarantine: { count: 3 } } });
     expect(pushed[1]?.[1]).toBe(webStatus);
-    expect(pushed[2]?.[1]).toBeUndefined();
-    expect(pushed[2]?.[0]).toContain('github.com/acme/api');
+    expect(pushed[2]?.[1]).toMatchObject({ up: false, lastError: 'late' });
+    expect(pushed[3]?.[1]).toBeUndefined();
+    expect(pushed[3]?.[0]).toContain('github.com/acme/api');
 
     unsubscribe();
     store.recordSuccess(web, snapshot(web.repo, 4), 0.1);
-    expect(pushed).toHaveLength(3);
+    expect(pushed).toHaveLength(4);
   });
 
   it("keeps a queue's testing attempts through failed polls and drops them with a poll that has none (API v1)", () => {
