@@ -4,6 +4,7 @@ import { configuredTargets } from '../config/targets.js';
 import type { ExporterConfig, RepositoryTarget } from '../config/types.js';
 import { applyMergeQueueEvent } from '../flow/queueEvents.js';
 import type { Logger } from '../log/logger.js';
+import { LateLog } from '../poller/lateLog.js';
 import { LookupMemories } from '../poller/v1/lookupMemories.js';
 import { clientSettingsChanged, diffTargets, type ConfigChanges } from '../reload/configChanges.js';
 import type { PollObserver } from '../poller/pollObserver.js';
@@ -59,6 +60,8 @@ export class PolledTargets {
   readonly #options: PolledTargetsOptions;
   readonly #scheduler: PollScheduler;
   readonly #lookupMemories = new LookupMemories();
+  /** Kept across changes of the targets, so a reload or a discovery read does not reopen its window. */
+  readonly #lateLog: LateLog;
   readonly #v2Queues: V2QueueDirectory;
   readonly #v2Tests: V2TestDirectory;
   readonly #v2History: QueueEntryHistoryReads;
@@ -83,6 +86,7 @@ export class PolledTargets {
     this.#options = options;
     this.#config = initial;
     const { clients, logger } = options;
+    this.#lateLog = new LateLog(logger);
     this.#scheduler = new PollScheduler({
       logger,
       ...(options.firstPollSpreadSeconds === undefined
@@ -241,6 +245,7 @@ export class PolledTargets {
         logger,
         lookupMemories: this.#lookupMemories,
         pollObserver,
+        lateLog: this.#lateLog,
         v2: {
           reader: v2Reader,
           directory: this.#v2Queues,

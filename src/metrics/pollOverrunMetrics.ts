@@ -16,7 +16,8 @@ export function registerPollOverrunMetrics(registry: Registry): PollObserver {
     name: POLL_OVERRUNS,
     help:
       'Polls still running when their interval had passed, by target kind: their data is late. ' +
-      'The log names the target; it shows trunk_exporter_target_up 0 until a poll finishes.',
+      'Each shows its target trunk_exporter_target_up 0 until a poll finishes; the log names late ' +
+      'targets in at most one line a minute per kind.',
     labelNames: ['kind'] as const,
     registers: [registry],
   });

@@ -6,6 +6,7 @@ import type { TestingAttempts } from '../snapshot/testingAttemptTypes.js';
 import type { PartReads, Snapshot, Target } from '../snapshot/types.js';
 import { TrunkApiError } from '../trunk/errors.js';
 import { isAuthenticationFailure, whatToCheck } from './failureHint.js';
+import type { LateLog } from './lateLog.js';
 import type { PollAdmission } from './pollAdmission.js';
 import type { PollObserver } from './pollObserver.js';
 import type { UnreadParts } from './pollReads.js';
@@ -33,6 +34,8 @@ interface PollRunContext {
   readonly logger: Logger;
   /** Told about each poll that outruns its interval (the overrun counter). */
   readonly pollObserver?: PollObserver;
+  /** Logs the polls that outrun their interval, a few lines however many targets are late. */
+  readonly lateLog: LateLog;
 }
 
 /**
@@ -133,27 +136,13 @@ function logFailure(
 
 /**
  * A poll still running after its interval: its target's data is late, and the next poll starts
- * only when this one ends. One line per overrun, so at most one per interval and target.
+ * only when this one ends. Every one is counted and shows its target down; the log keeps a few.
  */
 function reportOverrun(target: Target, intervalSeconds: number, context: PollRunContext): void {
-  const what =
-    target.kind === 'merge_queue'
-      ? `merge queue ${target.repo} ${target.branch}`
-      : `quarantine list of ${target.repo}`;
   const message = `poll still running after its interval of ${intervalSeconds}s; data is late`;
   context.pollObserver?.pollOverran(target.kind);
   context.store.recordOverrun(target, message);
-  context.logger.warn(
-    {
-      kind: target.kind,
-      repo: target.repo,
-      branch: target.branch || undefined,
-      intervalSeconds,
-    },
-    `poll of ${what} is late: still running after its interval of ${intervalSeconds}s; ` +
-      'it counts as down until a poll finishes (too many targets or requests for ' +
-      'trunk.maxRequestsPerSecond, or a slow API)',
-  );
+  context.lateLog.late(target, intervalSeconds);
 }
 
 /** What an operator needs to find a failed call in Trunk's logs (never the token). */

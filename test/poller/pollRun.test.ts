@@ -27,12 +27,12 @@ afterEach(async () => {
 });
 
 const WEB = 'github.com/acme/web';
-const WEB_REPOSITORY: RepositoryTarget = {
+const webRepository = (branches: readonly string[]): RepositoryTarget => ({
   repo: { host: 'github.com', owner: 'acme', name: 'web' },
   name: WEB,
-  branches: ['main'],
+  branches,
   flakyTests: false,
-};
+});
 const INTERVAL_SECONDS = 1;
 const START_MS = Date.UTC(2026, 0, 1, 10, 0, 0);
 
@@ -46,10 +46,10 @@ async function settle(condition: () => boolean, what: string): Promise<void> {
 }
 
 /**
- * One merge queue whose getQueue is held until `release()`, its job, and its page in a fresh
- * registry with the overrun counter, as the exporter wires them.
+ * Merge queues (one per branch) whose getQueue calls are held until `release()`, their jobs, and
+ * their page in a fresh registry with the overrun counter, as the exporter wires them.
  */
-async function startRig() {
+async function startRig(branches: readonly string[] = ['main']) {
   let release: () => void = () => undefined;
   const held = new Promise<void>((resolve) => {
     release = resolve;
@@ -59,7 +59,7 @@ async function startRig() {
     if (req.url?.endsWith('/getQueue') === true) sendJson(res, 200, queueResponse());
     else sendJson(res, 404, { message: 'not here' });
   });
-  const config = exporterConfig(server.apiUrl, [WEB_REPOSITORY], {
+  const config = exporterConfig(server.apiUrl, [webRepository(branches)], {
     polling: { mergeQueueIntervalSeconds: INTERVAL_SECONDS, pullRequestDetails: false },
   });
   const store = new SnapshotStore(600);
@@ -77,10 +77,11 @@ async function startRig() {
   const page = new MetricsPage({ registry, store, snapshotMetrics });
   const { client } = makeClient(server.apiUrl);
   const { logger, lines } = capturingLogger();
-  const [job] = buildPollJobs({ config, reader: client, store, logger, pollObserver });
+  const jobs = buildPollJobs({ config, reader: client, store, logger, pollObserver });
+  const [job] = jobs;
   if (job === undefined) throw new Error('no job');
   const samples = async () => parseExposition(await renderPage(page));
-  return { server, store, job, lines, samples, release };
+  return { server, store, job, jobs, lines, samples, release };
 }
 
 describe('a first poll that runs past its interval', () => {
@@ -123,5 +124,32 @@ describe('a first poll that runs past its interval', () => {
       expect.objectContaining({ value: START_MS / 1000 + INTERVAL_SECONDS }),
     ]);
     expect(store.allPolledOnce()).toBe(true);
+  });
+});
+
+describe('many polls that run past their interval at once', () => {
+  it('are each counted and shown down, and logged in one line', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    vi.setSystemTime(START_MS);
+    const branches = Array.from({ length: 20 }, (_, index) => `b${String(index)}`);
+    const { server, jobs, lines, samples, release } = await startRig(branches);
+    const lateLines = () => lines.filter((line) => line.includes('is late'));
+
+    const polls = jobs.map((job) => job.run(new AbortController().signal));
+    await settle(() => server.requests.length > 0, 'a held getQueue');
+    await vi.advanceTimersByTimeAsync(INTERVAL_SECONDS * 1000);
+    const late = await samples();
+    expect(select(late, 'trunk_exporter_poll_overruns_total', { kind: 'merge_queue' })).toEqual([
+      expect.objectContaining({ value: 20 }),
+    ]);
+    const up = select(late, 'trunk_exporter_target_up', { repo: WEB, kind: 'merge_queue' });
+    expect(up.map(({ value }) => value)).toEqual(branches.map(() => 0));
+    expect(lateLines()).toHaveLength(1);
+
+    expect(lateLines()[0]).toContain(
+      'every late poll is counted in trunk_exporter_poll_overruns_total',
+    );
+    release();
+    await Promise.all(polls);
   });
 });

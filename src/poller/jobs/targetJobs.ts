@@ -5,6 +5,7 @@ import type { ExporterConfig, RepositoryTarget } from '../../config/types.js';
 import type { Logger } from '../../log/logger.js';
 import type { SnapshotStore } from '../../snapshot/store.js';
 import { targetKey } from '../../snapshot/types.js';
+import { LateLog } from '../lateLog.js';
 import { lookupsAtATime } from '../lookupFanOut.js';
 import { PollAdmission, pollsAtOnce } from '../pollAdmission.js';
 import type { PollObserver } from '../pollObserver.js';
@@ -25,6 +26,8 @@ interface TargetJobsContext {
   readonly lookupMemories?: LookupMemories;
   /** Told about each poll that outruns its interval (the overrun counter). */
   readonly pollObserver?: PollObserver;
+  /** Logs late polls; kept from the jobs this set replaces, so a reload does not reopen its window. */
+  readonly lateLog?: LateLog;
   /** API v2's client and shared reads: needed when an API key is configured. */
   readonly v2?: V2Readers;
 }
@@ -44,6 +47,7 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
     lookupsAtATime: lookupsAtATime(maxConcurrentRequests),
   };
   const admission = new PollAdmission(pollsAtOnce(maxConcurrentRequests));
+  const runContext = { ...context, lateLog: context.lateLog ?? new LateLog(logger) };
   const repositories = new Map(config.targets.map((repository) => [repository.name, repository]));
   return targets.map((target) => {
     const intervalSeconds =
@@ -60,7 +64,11 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
       intervalSeconds,
       run: async (signal) => {
         const entered = failedLast ? undefined : admission;
-        failedLast = !(await runPoll({ target, intervalSeconds, poll, signal }, context, entered));
+        failedLast = !(await runPoll(
+          { target, intervalSeconds, poll, signal },
+          runContext,
+          entered,
+        ));
       },
     };
   });
