@@ -14,7 +14,8 @@ const outDir = `${root}bundle`;
 
 await rm(outDir, { recursive: true, force: true });
 await build({
-  input: `${root}dist/main.js`,
+  // The bcrypt worker is a file of its own, which a chunk starts as `./bcryptWorker.js`.
+  input: { main: `${root}dist/main.js`, bcryptWorker: `${root}dist/server/bcryptWorker.js` },
   platform: 'node',
   logLevel: 'warn',
   output: { dir: outDir, format: 'esm', comments: false },

@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import bcrypt from 'bcryptjs';
+import type { Socket } from 'node:net';
 import type { NextFunction, Request, Response } from 'express';
+import { compareInWorker } from './bcryptThread.js';
 import { BcryptQueue, QUEUE_FULL } from './bcryptQueue.js';
+import { peerAddress } from './peerConnections.js';
 
 /** Successful verifications remembered, so a scraper pays bcrypt's cost once, not per scrape. */
 const MAX_REMEMBERED = 100;
@@ -10,9 +12,9 @@ const MAX_REMEMBERED = 100;
  * client repeating one guess, pays bcrypt's cost once a minute, not once per request. */
 const MAX_REMEMBERED_FAILURES = 1_000;
 const FAILURE_MEMORY_MS = 60_000;
-/** bcrypt comparisons at once, and more waiting in line; beyond that a request gets 429 unhashed. */
-const BCRYPT_RUNNING = 2;
-const BCRYPT_WAITING = 8;
+/** Comparisons waiting their turn, from one client address and in all; beyond, 429 unhashed. */
+const BCRYPT_WAITING_PER_ADDRESS = 4;
+const BCRYPT_WAITING = 32;
 
 /** Sent with every 401 so that browsers and curl know to ask for credentials. */
 export const BASIC_AUTH_CHALLENGE = 'Basic realm="trunk-exporter", charset="UTF-8"';
@@ -24,7 +26,7 @@ export type AuthVerdict = 'valid' | 'invalid' | 'busy';
 
 /** Test seams of BasicAuthVerifier. */
 export interface BasicAuthVerifierOptions {
-  /** bcrypt's compare; tests wrap it to count or hold the comparisons. */
+  /** bcrypt's compare (in a worker thread by default); tests wrap it to count or hold the comparisons. */
   readonly compare?: (password: string, hash: string) => Promise<boolean>;
   /** Milliseconds since the epoch: how long failures are remembered, and refusals padded. */
   readonly now?: () => number;
@@ -33,12 +35,13 @@ export interface BasicAuthVerifierOptions {
 /**
  * Checks HTTP basic-auth credentials against bcrypt hashes, as Prometheus's web config does, at a
  * bounded cost: successes are remembered, failures too for a minute (each under a SHA-256 of
- * (username, hash, password), never the password itself), and at most BCRYPT_RUNNING comparisons
- * run at once, so a flood of wrong passwords cannot take the CPU from scrapes. A refusal that took
- * a check is answered no sooner than a comparison against the costliest configured hash takes
- * (timed once per set of users, then again by each comparison against that hash, so the wait
- * follows the machine's load), so its time tells neither which usernames exist nor which are
- * hashed at a lower cost; an unknown username is refused after that wait, without hashing.
+ * (username, hash, password), never the password itself), and one comparison runs at a time, in
+ * a worker thread, with the turns shared round-robin by client address (BcryptQueue), so a flood
+ * of wrong passwords neither holds up the event loop nor locks a new scraper out. A refused
+ * check's turn lasts no less than a comparison against the costliest configured hash takes (timed
+ * once per set of users, then again by each comparison against that hash, so the wait follows the
+ * machine's load), so neither its answer's time nor the turns of others tell which usernames exist
+ * or which are hashed at a lower cost; an unknown username's turn is that wait, without hashing.
  */
 export class BasicAuthVerifier {
   #users: ReadonlyMap<string, string>;
@@ -47,13 +50,16 @@ export class BasicAuthVerifier {
   readonly #remembered = new Set<string>();
   /** Key → when the failure is forgotten; in insertion order, so the first entry is the oldest. */
   readonly #failures = new Map<string, number>();
-  readonly #comparisons = new BcryptQueue(BCRYPT_RUNNING, BCRYPT_WAITING);
+  readonly #comparisons = new BcryptQueue({
+    perAddress: BCRYPT_WAITING_PER_ADDRESS,
+    total: BCRYPT_WAITING,
+  });
   readonly #compare: (password: string, hash: string) => Promise<boolean>;
   readonly #now: () => number;
 
   constructor(users: ReadonlyMap<string, string>, options: BasicAuthVerifierOptions = {}) {
     this.#users = users;
-    this.#compare = options.compare ?? bcrypt.compare;
+    this.#compare = options.compare ?? compareInWorker;
     this.#now = options.now ?? Date.now;
     this.#costliest = this.#timeCostliest(users);
   }
@@ -76,9 +82,11 @@ export class BasicAuthVerifier {
     return (await this.check(username, password)) === 'valid';
   }
 
-  /** Checks `password` against `username`'s hash, or answers `busy` without hashing. */
-  async check(username: string, password: string): Promise<AuthVerdict> {
-    const startedAt = this.#now();
+  /**
+   * Checks `password` against `username`'s hash in `address`'s turn (the client's address, whose
+   * requests wait behind each other's but not behind other addresses'), or answers `busy` unhashed.
+   */
+  async check(username: string, password: string, address = ''): Promise<AuthVerdict> {
     const users = this.#users;
     const hash = users.get(username);
     const key = createHash('sha256')
@@ -88,10 +96,14 @@ export class BasicAuthVerifier {
     // A repeated guess is answered at once, whatever the username.
     if (this.#failedRecently(key)) return 'invalid';
     if (users.size === 0) return 'invalid';
-    // An unknown username still takes its turn in line, so it meets the same `busy` as a known one.
-    const matches = await this.#comparisons.run(() =>
-      hash === undefined ? Promise.resolve(false) : this.#timedCompare(password, hash),
-    );
+    // An unknown username still takes a turn as long as a known one's, so it meets the same `busy`
+    // and delays the turns behind it as much.
+    const matches = await this.#comparisons.run(address, async () => {
+      const turnStartedAt = this.#now();
+      const right = hash !== undefined && (await this.#timedCompare(password, hash));
+      if (!right) await this.#padRefusal(turnStartedAt);
+      return right;
+    });
     if (matches === QUEUE_FULL) return 'busy';
     const valid = hash !== undefined && matches;
     // Users may have changed while bcrypt ran; remember only what is still true.
@@ -103,9 +115,7 @@ export class BasicAuthVerifier {
         this.#rememberFailure(key);
       }
     }
-    if (valid) return 'valid';
-    await this.#padRefusal(startedAt);
-    return 'invalid';
+    return valid ? 'valid' : 'invalid';
   }
 
   /** Waits (a timer, no CPU) until the costliest comparison would have ended, counted from `startedAt`. */
@@ -189,7 +199,7 @@ export function bcryptCostWarning(users: ReadonlyMap<string, string>): string | 
 /** Express middleware: 401 with a Basic challenge unless the request carries valid credentials. */
 export function requireBasicAuth(verifier: BasicAuthVerifier) {
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    const verdict = await authorize(verifier, req.headers.authorization);
+    const verdict = await authorize(verifier, req.headers.authorization, req.socket);
     if (verdict === 'valid') next();
     else sendAuthFailure(res, verdict);
   };
@@ -199,11 +209,12 @@ export function requireBasicAuth(verifier: BasicAuthVerifier) {
 async function authorize(
   verifier: BasicAuthVerifier,
   authorization: string | undefined,
+  socket: Socket,
 ): Promise<AuthVerdict> {
   if (!verifier.enabled) return 'valid';
   const credentials = parseBasicAuthorization(authorization);
   if (credentials === undefined) return 'invalid';
-  return verifier.check(credentials.username, credentials.password);
+  return verifier.check(credentials.username, credentials.password, peerAddress(socket));
 }
 
 /** Answers a failed check: 401 with the Basic challenge, or 429 with Retry-After when `busy`. */

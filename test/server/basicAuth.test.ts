@@ -1,6 +1,11 @@
+import { get as httpGet } from 'node:http';
 import bcrypt from 'bcryptjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BasicAuthVerifier, parseBasicAuthorization } from '../../src/server/basicAuth.js';
+import { startHttpServer, type RunningHttpServer } from '../../src/server/index.js';
+import { SnapshotStore } from '../../src/snapshot/store.js';
+import { createTestHttpApp } from '../support/httpApp.js';
+import { until } from '../faults/harness.js';
 
 // Cost 4, the lowest bcrypt allows, keeps the suite fast; the code path is the same at any cost.
 const PROMETHEUS_HASH = bcrypt.hashSync('right-password', 4);
@@ -17,6 +22,27 @@ function countingVerifier(users: Record<string, string>, now: () => number = Dat
     now,
   });
   return { verifier, compared };
+}
+
+/** A verifier whose comparisons (but of `passes`) wait until `release` is called, in the order they started. */
+function heldVerifier(passes?: string) {
+  const started: string[] = [];
+  let release: () => void = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const verifier = new BasicAuthVerifier(new Map([['prometheus', PROMETHEUS_HASH]]), {
+    compare: async (password, hash) => {
+      started.push(password);
+      if (password !== passes) await held;
+      return bcrypt.compare(password, hash);
+    },
+  });
+  return {
+    verifier,
+    started,
+    release: () => {
+      release();
+    },
+  };
 }
 
 describe('BasicAuthVerifier', () => {
@@ -53,29 +79,50 @@ describe('BasicAuthVerifier', () => {
     expect(compared).toHaveLength(5);
   });
 
-  it('runs two comparisons at once, lines up eight, and answers busy beyond without hashing', async () => {
-    const started: string[] = [];
-    let release: () => void = () => {};
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const verifier = new BasicAuthVerifier(new Map([['prometheus', PROMETHEUS_HASH]]), {
-      compare: async (password, hash) => {
-        started.push(password);
-        await held;
-        return bcrypt.compare(password, hash);
-      },
-    });
-    const verdicts = Array.from({ length: 12 }, (_, index) =>
-      verifier.check('prometheus', `guess ${index}`),
+  it('runs one comparison at a time, lines up four per address, and answers busy beyond without hashing', async () => {
+    const { verifier, started, release } = heldVerifier();
+    const verdicts = Array.from({ length: 7 }, (_, index) =>
+      verifier.check('prometheus', `guess ${index}`, '10.0.0.1'),
     );
-    expect(await verdicts[10]).toBe('busy');
-    expect(await verdicts[11]).toBe('busy');
+    expect(await verdicts[5]).toBe('busy');
+    expect(await verdicts[6]).toBe('busy');
     // The comparison timing the costliest hash runs outside the bcrypt queue.
-    expect(started).toEqual(['', 'guess 0', 'guess 1']);
+    expect(started).toEqual(['', 'guess 0']);
     release();
-    expect(await Promise.all(verdicts.slice(0, 10))).toEqual(Array(10).fill('invalid'));
-    expect(started).toHaveLength(11);
+    expect(await Promise.all(verdicts.slice(0, 5))).toEqual(Array(5).fill('invalid'));
+    expect(started).toHaveLength(6);
     // The bcrypt queue is empty again.
     expect(await verifier.check('prometheus', 'right-password')).toBe('valid');
+  });
+
+  it('answers remembered right credentials at once while every turn is taken', async () => {
+    const { verifier, started, release } = heldVerifier('right-password');
+    expect(await verifier.check('prometheus', 'right-password', '10.0.0.9')).toBe('valid');
+    const flood = Array.from({ length: 5 }, (_, index) =>
+      verifier.check('prometheus', `guess ${index}`, '10.0.0.1'),
+    );
+    expect(await verifier.check('prometheus', 'guess 5', '10.0.0.1')).toBe('busy');
+    expect(await verifier.check('prometheus', 'right-password', '10.0.0.9')).toBe('valid');
+    expect(started).toEqual(['', 'right-password', 'guess 0']);
+    release();
+    await Promise.all(flood);
+  });
+
+  it('keeps the event loop turning while bcrypt compares', async () => {
+    // Cost 11 takes bcryptjs long enough that its own async compare would hold the loop in
+    // slices of 100 ms, a few timers between them at most.
+    const hash = bcrypt.hashSync('right-password', 11);
+    const verifier = new BasicAuthVerifier(new Map([['prometheus', hash]]));
+    let checked = false;
+    let timers = 0;
+    const tick = (): void => {
+      timers++;
+      if (!checked) setTimeout(tick, 0);
+    };
+    const verdict = verifier.check('prometheus', 'right-password').finally(() => (checked = true));
+    setTimeout(tick, 0);
+    expect(await verdict).toBe('valid');
+    expect(timers).toBeGreaterThanOrEqual(20);
   });
 
   it('forgets remembered successes when the users change', async () => {
@@ -142,6 +189,23 @@ describe('the time a refusal takes', () => {
     expect(compared).toEqual([COSTLY, CHEAP, COSTLY, CHEAP]);
   });
 
+  it('holds the next turn as long for an unknown username as for a known one', async () => {
+    vi.useFakeTimers();
+    const { verifier, compared } = timedVerifier({ cheap: CHEAP, costly: COSTLY });
+    await vi.advanceTimersByTimeAsync(300);
+    for (const username of ['nobody', 'costly']) {
+      compared.length = 0;
+      void verifier.check(username, `wrong for ${username}`, '10.0.0.1');
+      void verifier.check('cheap', `wrong after ${username}`, '10.0.0.2');
+      await vi.advanceTimersByTimeAsync(299);
+      // The second address's comparison has not started: the first one's turn is not over.
+      expect(compared).toEqual(username === 'costly' ? [COSTLY] : []);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(compared.at(-1)).toBe(CHEAP);
+      await vi.advanceTimersByTimeAsync(300);
+    }
+  });
+
   it('follows the time the last comparison against the costliest hash took', async () => {
     vi.useFakeTimers();
     const slow = { costlyMs: 300 };
@@ -200,5 +264,82 @@ describe('parseBasicAuthorization', () => {
     expect(parseBasicAuthorization(`Bearer ${encode('user:pass')}`)).toBeUndefined();
     expect(parseBasicAuthorization(`Basic ${encode('no-colon')}`)).toBeUndefined();
     expect(parseBasicAuthorization('Basic not base64!')).toBeUndefined();
+  });
+});
+
+describe('basic auth over HTTP, per client address', () => {
+  let running: RunningHttpServer | undefined;
+  afterEach(async () => {
+    await running?.close();
+    running = undefined;
+  });
+
+  /** The status of a GET of `url` sent from the loopback address `from`. */
+  function ask(url: string, from: string, password: string): Promise<number> {
+    const credentials = Buffer.from(`prometheus:${password}`).toString('base64');
+    return new Promise((resolve, reject) => {
+      const request = httpGet(
+        url,
+        { localAddress: from, agent: false, headers: { authorization: `Basic ${credentials}` } },
+        (response) => {
+          response.resume();
+          response.on('end', () => {
+            resolve(response.statusCode ?? 0);
+          });
+        },
+      );
+      request.on('error', reject);
+    });
+  }
+
+  it("checks a second address's credentials before the first address's next ones", async () => {
+    const started: string[] = [];
+    const endings: (() => void)[] = [];
+    const arrived: string[] = [];
+    /** Notes each check once it has its place in line (check places it before it first waits). */
+    class WatchedVerifier extends BasicAuthVerifier {
+      override check(username: string, password: string, address?: string) {
+        const verdict = super.check(username, password, address);
+        arrived.push(password);
+        return verdict;
+      }
+    }
+    const auth = new WatchedVerifier(new Map([['prometheus', PROMETHEUS_HASH]]), {
+      compare: (password, hash) => {
+        started.push(password);
+        return new Promise((resolve) =>
+          endings.push(() => {
+            resolve(bcrypt.compareSync(password, hash));
+          }),
+        );
+      },
+    });
+    endings.shift()?.();
+    const store = new SnapshotStore(600);
+    running = await startHttpServer(createTestHttpApp({ store, auth }).app, '127.0.0.1', 0);
+    const url = `${running.url}/healthz`;
+    // 127.0.2.1 takes the running turn and every place its address has in line.
+    const flood = ['a0', 'a1', 'a2', 'a3', 'a4'].map((guess) => ask(url, '127.0.2.1', guess));
+    await until(() => arrived.length === 5, 'five checks from 127.0.2.1 lined up');
+    expect(await ask(url, '127.0.2.1', 'a5')).toBe(429);
+    const scraper = ask(url, '127.0.2.2', 'right-password');
+    await until(() => arrived.length === 7, 'the check from 127.0.2.2 lined up');
+    while (started.length < 7) {
+      endings.shift()?.();
+      await until(() => endings.length > 0 || started.length === 7, 'the next comparison');
+    }
+    endings.shift()?.();
+    expect(await scraper).toBe(200);
+    expect(await Promise.all(flood)).toEqual(Array(5).fill(401));
+    // The one timing the hash, the flood's first, then the scraper's, then the flood's others.
+    expect(started.map((password) => password.replace(/^a\d$/, 'a'))).toEqual([
+      '',
+      'a',
+      'right-password',
+      'a',
+      'a',
+      'a',
+      'a',
+    ]);
   });
 });
