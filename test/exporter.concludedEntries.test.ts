@@ -195,18 +195,26 @@ describe('reads of concluded entries through a real exporter', () => {
     // reaches back to before its state began, where #2 and #3 "still match".
     // #4 was cancelled 10 s before the start, within the clocks' slack, and waits as the first
     // poll saw it: its stay began before that poll, and its conclusion before the stay.
+    // #5 failed its testing 7 min before the start and was submitted again; after the start it
+    // moves on to testing, so neither its state nor its time is the first poll's any more: its
+    // testing result still dates the conclusion before the start.
     const pr1 = entryRow(1, 'pending', now() - 600);
+    const pr5 = entryRow(5, 'pending', now() - 900);
+    resubmitEntry(pr5, now() - 420, now() - 410);
     const pr2 = entryRow(2, 'testing', now() - 900);
     const pr3 = entryRow(3, 'pending', now() - 900);
     const pr4 = entryRow(4, 'pending', now() - 900);
     resubmitEntry(pr2, now() - 480, now() - 470);
     resubmitEntry(pr3, now() - 300, now() - 290);
     resubmitEntry(pr4, now() - 10, now() - 9);
-    const fake = await startFakeWebQueue([pr1, pr2, pr3, pr4]);
+    const fake = await startFakeWebQueue([pr1, pr2, pr3, pr4, pr5]);
     fake.testingResults(WEB_QUEUE).push(testingResult(2, now() - 480, 'failed', 'failed'));
+    fake.testingResults(WEB_QUEUE).push(testingResult(5, now() - 420, 'failed', 'failed'));
     const exporter = await webExporter(fake);
     await exporter.waitFor((samples) => inState(samples, 'pending') === 1, 'the first poll');
     await pollsFromNow(exporter, 3);
+    moveEntry(pr5, 'testing', now());
+    await pollsFromNow(exporter, 2);
     moveEntry(pr1, 'cancelled', now());
     const after = await exporter.waitFor(
       (samples) => exited(samples).cancelled === 1,
@@ -219,7 +227,8 @@ describe('reads of concluded entries through a real exporter', () => {
       cancelled: 1,
       unknown: 0,
     });
-    expect(transitionsOf(after)).toEqual({ 'pending->cancelled': 1 });
+    // #5's move after the start is a transition the polls saw, and the only other one.
+    expect(transitionsOf(after)).toEqual({ 'pending->cancelled': 1, 'not_ready->testing': 1 });
     // The read did reach back past the start.
     expect(Math.min(...exitReadsFrom(fake))).toBeLessThan(now() - 600);
   });

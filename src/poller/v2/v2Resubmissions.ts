@@ -99,7 +99,11 @@ export async function resubmittedExits(request: ResubmissionRequest): Promise<Re
   );
   if (listedRows.length === 0) return { lookups, resubmissions, concluded, endings };
   const results = endingsByPullRequest(await testingResults(request, listedRows.length));
-  const rows = listedRows.filter((row) => isNewConclusion(request, results, row.number));
+  const rows = listedRows.filter(
+    (row) =>
+      isNewConclusion(request, results, row.number) &&
+      (request.wanted.has(row.number) || !endedBeforeCounting(request, results, row.number)),
+  );
   const listed = new Map(current.pullRequests.map((pr) => [pr.number, pr]));
   for (const row of rows) {
     const { number } = row;
@@ -157,6 +161,22 @@ function isNewConclusion(
     (counted === undefined ? undefined : counted + request.intervalSeconds);
   if (known === undefined || known < request.after) return true;
   return entryEnding(results, number, known + TIMESTAMP_RESOLUTION_SECONDS, Infinity) !== undefined;
+}
+
+/**
+ * Whether a read that reaches back past `countFrom` (for a departure) lists a PR whose latest
+ * testing result that says how its entry ended ended over the clocks' slack before countFrom: the
+ * conclusion the row stands for is that one, from before where the reads count (before the start,
+ * say, though the entry has moved since), not a later one Trunk did not test.
+ */
+function endedBeforeCounting(
+  request: ResubmissionRequest,
+  results: EndingsByPullRequest,
+  number: number,
+): boolean {
+  if (request.after >= request.countFrom) return false;
+  const latest = entryEnding(results, number, -Infinity, Infinity);
+  return latest !== undefined && latest.endedAt < request.countFrom - CLOCK_SLACK_SECONDS;
 }
 
 /**
