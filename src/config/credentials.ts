@@ -2,14 +2,12 @@ import type { ExporterConfig } from './types.js';
 import type { ConfigProblem } from './problems.js';
 import { isRecord } from './fileValue.js';
 import { readSettingFile } from './settingFiles.js';
-import { Secret } from '../secrets/secret.js';
+import { API_KEY_PREFIX, Secret } from '../secrets/secret.js';
 
 /** The environment variable read for the v1 token when neither `token` nor `tokenFile` is set. */
 export const TOKEN_ENVIRONMENT_VARIABLE = 'TRUNK_API_TOKEN';
 /** The environment variable read for the v2 API key when neither `apiKey` nor `apiKeyFile` is set. */
 export const API_KEY_ENVIRONMENT_VARIABLE = 'TRUNK_API_KEY';
-/** How Trunk's v2 API keys begin; another prefix is accepted with a warning (a proxy may rewrite keys). */
-export const API_KEY_PREFIX = 'trunk_v2_';
 
 /** The credentials of the `trunk` section: at least one of them is set. */
 export interface TrunkCredentials {

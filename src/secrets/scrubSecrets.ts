@@ -1,3 +1,5 @@
+import { API_KEY_PREFIX } from './secret.js';
+
 /** What a scrubbed secret, or an altered echo of it, is replaced with. */
 const REDACTED = '<redacted>';
 /**
@@ -5,12 +7,19 @@ const REDACTED = '<redacted>';
  * this long or longer is replaced, so an API that cuts the token it echoes leaves nothing usable.
  */
 export const MIN_SCRUBBED_ECHO_CHARS = 8;
+/**
+ * Prefixes every credential of a kind begins with: they are published, and the exporter's own
+ * hints name them, so they are scrubbed only with the secret characters that follow them.
+ */
+const PUBLIC_SECRET_PREFIXES: readonly string[] = [API_KEY_PREFIX];
 
 /**
  * Replaces each secret, and the altered echoes of it an upstream may send back (JSON-escaped,
  * percent-encoded in any of its characters with either case of hex digits, base64 at any
  * alignment, in another letter case, or cut to a prefix of at least MIN_SCRUBBED_ECHO_CHARS
- * characters), with `<redacted>`.
+ * characters), with `<redacted>`. A secret that begins with a public prefix (`trunk_v2_`) is
+ * scrubbed wherever the prefix is followed by any of its secret characters, and its secret part
+ * wherever it appears alone; the prefix alone is left as written.
  */
 export function scrubSecrets(text: string, secrets: readonly string[]): string {
   // Every form's matches are found in the original text and merged: where two forms overlap (the
@@ -42,7 +51,17 @@ function echoForms(secret: string): readonly RegExp[] {
   if (cached !== undefined) return cached;
   const characters = Array.from(secret);
   const forms: RegExp[] = [];
-  if (characters.length < MIN_SCRUBBED_ECHO_CHARS) {
+  const publicPrefix = PUBLIC_SECRET_PREFIXES.find(
+    (prefix) => secret.length > prefix.length && secret.startsWith(prefix),
+  );
+  if (publicPrefix !== undefined) {
+    // The prefix with even one secret character after it is scrubbed, in any of its written
+    // forms; the secret part's other forms (base64 at every alignment covers the whole key's)
+    // are the secret part's own.
+    const required = Math.max(MIN_SCRUBBED_ECHO_CHARS, Array.from(publicPrefix).length + 1);
+    forms.push(prefixPattern(characters.map(writtenForms), required, 'gi'));
+    forms.push(...echoForms(secret.slice(publicPrefix.length)));
+  } else if (characters.length < MIN_SCRUBBED_ECHO_CHARS) {
     // A short secret is scrubbed as written only: its encodings and case variants are too short
     // to tell from ordinary text.
     forms.push(prefixPattern(characters.map(escapeRegExp), characters.length, 'g'));

@@ -70,6 +70,43 @@ describe('scrubSecrets', () => {
   });
 });
 
+describe('scrubSecrets with an API v2 key', () => {
+  // Trunk's v2 keys all begin with the published `trunk_v2_`; what follows it is the secret.
+  const KEY = 'trunk_v2_Q7hX2mZ9pL4kW8vN';
+  const SECRET_PART = 'Q7hX2mZ9pL4kW8vN';
+
+  it("leaves the exporter's hint that names the public prefix readable", () => {
+    const hint =
+      'check trunk.apiKey (an API v2 key starts with trunk_v2_; a v1 token does not work on v2)';
+    expect(scrubSecrets(hint, [KEY])).toBe(hint);
+  });
+
+  it.each([
+    ['as written', KEY, '<redacted>'],
+    ['upper-cased', KEY.toUpperCase(), '<redacted>'],
+    ['cut one character after the prefix', 'trunk_v2_Q…', '<redacted>…'],
+    ['cut four characters after the prefix', 'trunk_v2_Q7hX…', '<redacted>…'],
+    ['without its prefix', SECRET_PART, '<redacted>'],
+    ['without its prefix, cut to 8 characters', `${SECRET_PART.slice(0, 8)}…`, '<redacted>…'],
+    ['base64 of its secret part', base64(SECRET_PART), '<redacted>g=='],
+    ['JSON-escaped with the prefix percent-encoded', 'trunk%5Fv2%5FQ7hX2mZ9pL4kW8vN', '<redacted>'],
+  ])('removes the key %s', (_name, echo, expected) => {
+    expect(scrubSecrets(`401: invalid key "${echo}"`, [KEY])).toBe(
+      `401: invalid key "${expected}"`,
+    );
+  });
+
+  it('removes the secret part inside a base64 echo of the whole key, at any alignment', () => {
+    for (const before of ['', 'x:', 'xy:']) {
+      const scrubbed = scrubSecrets(base64(`${before}${KEY}`), [KEY]);
+      expect(scrubbed).toContain('<redacted>');
+      // At most the one base64 character mixing the prefix's last bits with the secret's is left.
+      const kept = scrubbed.split('<redacted>').join('');
+      expect(kept.length).toBeLessThanOrEqual(base64(`${before}trunk_v2_`).length + 3);
+    }
+  });
+});
+
 describe('the logger', () => {
   it('scrubs echoes of every known token and credentials from URLs in every line', async () => {
     let output = '';

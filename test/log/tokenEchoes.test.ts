@@ -77,3 +77,47 @@ describe('altered echoes of the token from the API', () => {
     }
   });
 });
+
+describe('an API v2 key refused by the API', () => {
+  // Every v2 key begins with the published `trunk_v2_`; the rest is the secret.
+  const KEY = 'trunk_v2_Echo5e1f9a7bKEYPART';
+  const SECRET_PART = KEY.slice('trunk_v2_'.length);
+
+  it("keeps the hint naming the key's public prefix readable and logs no piece of the secret part", async () => {
+    const faults = new FaultPlan().inject(
+      'v2/merge-queues/{id}/pull-requests',
+      // The whole key, the key cut a few characters after its prefix, and its secret part alone.
+      { kind: 'status', status: 401, body: `bad key ${KEY} (${KEY.slice(0, 13)}…) ${SECRET_PART}` },
+      { repo: WEB, times: Infinity },
+    );
+    const { simulator } = await startTestSimulator({
+      seed: 7,
+      token: 'v1-unused',
+      apiKey: KEY,
+      faults,
+    });
+    const run = await startTestExporter(
+      configYaml({
+        apiUrl: simulator.origin,
+        token: null,
+        apiKey: KEY,
+        targets: `  - repo: ${WEB}\n    branches: [main]`,
+        polling: '  mergeQueueIntervalSeconds: 0.3\n  staleAfterSeconds: 60',
+        timeoutSeconds: 1,
+      }),
+      'debug',
+    );
+    await run.waitFor(() => run.logs().includes('HTTP 401'), 'the refusal to be logged');
+    const landingPage = await run.scrape('/');
+    const everything = `${run.logs()}\n${landingPage}\n${await run.scrape('/metrics')}`;
+    expect(run.logs()).toContain(
+      '(an API v2 key starts with trunk_v2_; a v1 token does not work on v2)',
+    );
+    expect(run.logs()).toContain('bad key <redacted> (<redacted>…) <redacted>');
+    // No character of the secret part right after the prefix, and no 4 of its characters in a row.
+    expect(everything).not.toContain(KEY.slice(0, 'trunk_v2_'.length + 1));
+    for (let start = 0; start + 4 <= SECRET_PART.length; start++) {
+      expect(everything).not.toContain(SECRET_PART.slice(start, start + 4));
+    }
+  });
+});
