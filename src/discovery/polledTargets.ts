@@ -11,6 +11,7 @@ import type { PollObserver } from '../poller/pollObserver.js';
 import { PollScheduler } from '../poller/scheduler.js';
 import type { SharedReadTiming } from '../poller/sharedRead.js';
 import { buildPollJobs } from '../poller/jobs/targetJobs.js';
+import { logOrganizationReadFailure } from '../poller/failureHint.js';
 import { lookupsAtATime } from '../poller/lookupFanOut.js';
 import { QueueEntryHistoryReads, historyReadFailed } from '../poller/v2/v2QueueEntryHistoryRead.js';
 import { V2TestDirectory } from '../poller/v2/v2TestDirectory.js';
@@ -101,10 +102,12 @@ export class PolledTargets {
       undefined,
       {
         staleAfterSeconds: initial.polling.staleAfterSeconds,
+        // The one line per failed read: discovery and the queue polls share this read.
         onFailure: (error) => {
-          logger.warn(
-            { err: error },
-            `the organization's list of merge queues could not be read (${error.message}); queue polls go on with the last list read until it is older than polling.staleAfterSeconds`,
+          logOrganizationReadFailure(
+            logger,
+            `the organization's list of merge queues could not be read (${error.message}); queue polls and discovery go on with the last list read until it is older than polling.staleAfterSeconds`,
+            error,
           );
         },
       },

@@ -2,11 +2,15 @@ import type { DiscoverySettings, RepositoryTarget } from '../config/types.js';
 import type { Logger } from '../log/logger.js';
 import type { ReadOptions } from '../poller/readOptions.js';
 import type { V2QueueKey } from '../poller/v2/v2QueueDirectory.js';
+import { logOrganizationReadFailure } from '../poller/failureHint.js';
 import { discoveredRepositories } from './discoveredTargets.js';
 import type { DiscoveryObserver } from './observer.js';
 
 interface TargetDiscoveryOptions {
-  /** The organization's merge queues (V2QueueDirectory: a list read within its interval is reused). */
+  /**
+   * The organization's merge queues (V2QueueDirectory: a list read within its interval is reused);
+   * it logs its own failed reads.
+   */
   readonly listQueues: (options: ReadOptions) => Promise<readonly V2QueueKey[]>;
   /** The repositories with tests (V2TestDirectory: a list read within its interval is reused). */
   readonly listTestRepositories: (options: ReadOptions) => Promise<readonly string[]>;
@@ -95,8 +99,8 @@ export class TargetDiscovery {
       settings.flakyTests ? this.options.listTestRepositories(options) : Promise.resolve([]),
     ]);
     if (this.#stopping.signal.aborted || this.#settingsChanges !== settingsChanges) return;
+    // A failed read of the queues was logged by the read itself (listQueues), once.
     if (queues.status === 'fulfilled') this.#queues = queues.value;
-    else this.#warn('the last list of merge queues', queues.reason);
     /** Repositories with tests this read named that are not held: targets left out too. */
     const notHeld = new Set<string>();
     if (testRepositories.status === 'fulfilled') {
@@ -107,7 +111,12 @@ export class TargetDiscovery {
         else notHeld.add(repo);
       }
     } else {
-      this.#warn('the repositories with tests found so far', testRepositories.reason);
+      const error: unknown = testRepositories.reason;
+      logOrganizationReadFailure(
+        this.options.logger,
+        `discovery could not read the organization's test lists, keeping the repositories with tests found so far: ${error instanceof Error ? error.message : String(error)}`,
+        error,
+      );
     }
     if (queues.status === 'fulfilled' && testRepositories.status === 'fulfilled') {
       this.options.observer.discoverySucceeded(now());
@@ -130,12 +139,5 @@ export class TargetDiscovery {
       this.options.onDiscovered(repositories);
     }
     this.options.onTried();
-  }
-
-  #warn(kept: string, error: unknown): void {
-    this.options.logger.warn(
-      { err: error },
-      `discovery failed, keeping ${kept}: ${error instanceof Error ? error.message : String(error)}`,
-    );
   }
 }
