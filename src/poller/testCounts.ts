@@ -7,11 +7,26 @@ import {
   type QuarantinedTests,
 } from '../snapshot/types.js';
 
-/** Adds a test under each of its owners (once each), or under NO_CODEOWNER when it has none. */
+/**
+ * Different owners a list's counts keep at most: far above any repository's teams, it bounds a
+ * walk of a list naming a new owner on every row (a hostile or broken API) to a fixed size.
+ */
+export const MAX_CODEOWNERS_PER_LIST = 10_000;
+/** Where an owner beyond the bound is counted: the metrics sum an owner of this name into `other`. */
+const OTHER_OWNERS = 'other';
+
+/**
+ * Adds a test under each of its owners (once each), or under NO_CODEOWNER when it has none; an
+ * owner first met once MAX_CODEOWNERS_PER_LIST are counted goes under `other`.
+ */
 export function countOwners(counts: Map<string, number>, codeowners: readonly string[]): void {
   const named = codeowners.filter((owner) => owner !== '');
   const owners = named.length > 0 ? new Set(named) : [NO_CODEOWNER];
-  for (const owner of owners) counts.set(owner, (counts.get(owner) ?? 0) + 1);
+  for (const owner of owners) {
+    const counted =
+      counts.has(owner) || counts.size < MAX_CODEOWNERS_PER_LIST ? owner : OTHER_OWNERS;
+    counts.set(counted, (counts.get(counted) ?? 0) + 1);
+  }
 }
 
 /** The smallest value (a loop: a spread of 100,000 arguments can overflow the stack). */

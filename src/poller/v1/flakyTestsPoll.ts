@@ -1,6 +1,7 @@
 import type { Logger } from '../../log/logger.js';
 import type { FlakyTestsSnapshot, QuarantinedTests } from '../../snapshot/types.js';
 import { MAX_PAGE_SIZE, MIN_PAGE_SIZE, type RepoRef } from '../../trunk/schemas.js';
+import { SeenTestIds } from '../seenTestIds.js';
 import { countOwners, earliest, quarantineAgeCounts } from '../testCounts.js';
 import { parseTimestampSeconds } from '../timestamps.js';
 import type { ReadOptions } from '../readOptions.js';
@@ -13,6 +14,13 @@ import type { TrunkReader } from './trunkReader.js';
  * page is bounded by trunk.maxResponseBytes, and its calls are counted in the API metrics).
  */
 export const EXTRA_PAGES = 2;
+
+/**
+ * Pages walked at most, whatever total_rows says: twice the largest list documented as walked to
+ * its end (250,000 tests, 2,500 pages), so a total_rows of 10^15 with tokens that never end cannot
+ * walk, and hold its tests' ids and times, for ever.
+ */
+export const MAX_QUARANTINE_PAGES = 5_000;
 
 /**
  * Raised when the API's paging cannot be trusted (a repeated token, more pages than promised, an
@@ -55,8 +63,9 @@ export async function readQuarantinedTests(
   if (request.details === false) return readQuarantineTotal(request);
   const { reader, repo, orgUrlSlug, options } = request;
   const byCodeowner = new Map<string, number>();
-  const seenTests = new Set<string>();
-  const seenTokens = new Set<string>();
+  // Hashes, not strings: a walk of 500,000 tests keeps 8 bytes (a slot) per test and page token.
+  const seenTests = new SeenTestIds();
+  const seenTokens = new SeenTestIds();
   const quarantineTimes: number[] = [];
   let totalRows: number | undefined;
   let countChanged = false;
@@ -64,6 +73,13 @@ export async function readQuarantinedTests(
   let pageToken = '';
 
   for (let pages = 0; ; pages++) {
+    if (pages >= MAX_QUARANTINE_PAGES) {
+      throw new PaginationError(
+        `quarantine list of ${request.repoName} has more than ${MAX_QUARANTINE_PAGES} pages ` +
+          `(${MAX_QUARANTINE_PAGES * MAX_PAGE_SIZE} tests, the most walked; total_rows ` +
+          `${mostRowsPromised}); stopped`,
+      );
+    }
     const promisedPages = Math.ceil(mostRowsPromised / MAX_PAGE_SIZE) + EXTRA_PAGES;
     if (pages > 0 && pages >= promisedPages) {
       throw new PaginationError(
@@ -93,9 +109,7 @@ export async function readQuarantinedTests(
       // Offset paging over a list that changes can repeat a row; count each test once. A row
       // without a test_case_id cannot be told from another: it is counted as it comes.
       if (test.test_case_id !== undefined) {
-        const identity = `${test.test_case_id}\u0000${test.variant ?? ''}`;
-        if (seenTests.has(identity)) continue;
-        seenTests.add(identity);
+        if (!seenTests.firstTime(`${test.test_case_id}\u0000${test.variant ?? ''}`)) continue;
       }
       countOwners(byCodeowner, test.codeowners);
       const quarantinedAt = parseTimestampSeconds(test.quarantined_at);
@@ -108,12 +122,11 @@ export async function readQuarantinedTests(
         `quarantine list of ${request.repoName} sent an empty page ${pages + 1} with a next_page_token`,
       );
     }
-    if (seenTokens.has(next)) {
+    if (!seenTokens.firstTime(next)) {
       throw new PaginationError(
         `quarantine list of ${request.repoName} repeated a page token after ${pages + 1} pages`,
       );
     }
-    seenTokens.add(next);
     pageToken = next;
   }
 

@@ -2,7 +2,7 @@
 import { BUDGET_ASSUMPTIONS, pages } from '../readCost.js';
 import type { ReadDeclaration } from '../readDeclaration.js';
 import { ENDPOINTS } from '../../trunk/schemas.js';
-import { EXTRA_PAGES } from './flakyTestsPoll.js';
+import { EXTRA_PAGES, MAX_QUARANTINE_PAGES } from './flakyTestsPoll.js';
 
 /**
  * A merge queue's state and settings (getQueue), then a getSubmittedPullRequest for each enqueued
@@ -63,7 +63,7 @@ export const V1_QUARANTINE = {
   endpoints: [ENDPOINTS.listQuarantinedTests],
   scope: 'repository',
   cadence: { kind: 'every poll' },
-  maxCalls: `pages ≤ ⌈total_rows / 100⌉ + ${String(EXTRA_PAGES)} (1 with \`flakyTestDetails: false\`)`,
+  maxCalls: `pages ≤ min(⌈total_rows / 100⌉ + ${String(EXTRA_PAGES)}, ${String(MAX_QUARANTINE_PAGES)}) (1 with \`flakyTestDetails: false\`)`,
   part: 'quarantine',
   failure: { effect: 'part down' },
   cost: {

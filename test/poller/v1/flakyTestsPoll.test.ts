@@ -452,6 +452,51 @@ describe('pollFlakyTests over a very large list', () => {
     // Its cost: one call per page, no more (each is counted in trunk_exporter_api_requests_total).
     expect(listRequests(server)).toHaveLength(length / 100);
   }, 60_000);
+
+  it('stops a list whose total_rows (10^15) and tokens never end after 5,000 pages, naming the list and the bound', async () => {
+    // An audit's hostile upstream: total_rows 10^15 and a fresh next_page_token on every page, so
+    // the bound from total_rows (10^13 pages) never comes.
+    const length = 1e15;
+    const server = await startListFake({
+      length,
+      slice: (start = 0, end = length) =>
+        Array.from({ length: end - start }, (_unused, offset) =>
+          generatedTest(start + offset, BASE + ((start + offset) % 1000) * HOUR),
+        ),
+    });
+
+    const error = await rejectionOf(poll(server.apiUrl));
+
+    expect(error).toBeInstanceOf(PaginationError);
+    expect((error as Error).message).toBe(
+      'quarantine list of github.com/acme/web has more than 5000 pages (500000 tests, the most ' +
+        'walked; total_rows 1000000000000000); stopped',
+    );
+    // Twice the 250,000-test list above, and not one call more.
+    expect(listRequests(server)).toHaveLength(5000);
+  }, 90_000);
+
+  it('keeps at most 10,000 owners of a list naming a new owner on every row, the rest under other', async () => {
+    // The audit's hostile list names owner @o<row> on each of its rows: 15,000 tests, 15,000 owners.
+    const length = 15_000;
+    const server = await startListFake({
+      length,
+      slice: (start = 0, end = length) =>
+        Array.from({ length: Math.min(end, length) - start }, (_unused, offset) => ({
+          ...generatedTest(start + offset, BASE),
+          codeowners: [`@o${String(start + offset)}`],
+        })),
+    });
+
+    const snapshot = await poll(server.apiUrl);
+
+    expect(snapshot.count).toBe(length);
+    // The first 10,000 owners met keep their count of one test; the other 5,000 tests are `other`.
+    expect(snapshot.byCodeowner.size).toBe(10_001);
+    expect(snapshot.byCodeowner.get('@o9999')).toBe(1);
+    expect(snapshot.byCodeowner.has('@o10000')).toBe(false);
+    expect(snapshot.byCodeowner.get('other')).toBe(5_000);
+  });
 });
 
 function refOf(repository: SimulatedRepository): RepoRef {

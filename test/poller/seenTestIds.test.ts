@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SeenTestIds, idHash } from '../../../src/poller/v2/seenTestIds.js';
+import { SeenTestIds, idHash } from '../../src/poller/seenTestIds.js';
 
 /** A UUID-shaped id from a counter, as Trunk's test ids look. */
 function uuidLike(n: number): string {
