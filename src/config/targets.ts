@@ -28,3 +28,19 @@ export function configuredTargets(config: ExporterConfig): Target[] {
   }));
   return [...queues, ...flaky].filter((target) => isAssignedToShard(target, config.sharding));
 }
+
+/**
+ * Whether this instance reads and exports the organization's test collections: they belong to no
+ * repository, so only the shard of the first flaky-tests repository by name (of every shard's,
+ * configured and discovered) does, and the shards' pages together hold them once.
+ */
+export function readsTestCollections(config: ExporterConfig): boolean {
+  let first: string | undefined;
+  for (const repository of config.targets) {
+    if (repository.flakyTests && (first === undefined || repository.name < first)) {
+      first = repository.name;
+    }
+  }
+  if (first === undefined) return false;
+  return isAssignedToShard({ kind: 'flaky_tests', repo: first, branch: '' }, config.sharding);
+}

@@ -75,7 +75,7 @@ function latestCollections(statuses: readonly TargetStatus[]): TestCollections |
 function collectionFreshness(settings: FamilySettings): string {
   return (
     `API v2 only (reads.testCollections), organization-wide: the newest ${V2_MAX_TEST_COLLECTIONS} collections, each name ` +
-    'once; every instance with a flaky-tests target exports the same series. ' +
+    'once; with sharding, only the shard of the first flaky-tests repository by name exports them. ' +
     refreshedBy(REFRESHED_BY.testCollections, settings.flakyTestsIntervalSeconds)
   );
 }

@@ -7,6 +7,7 @@ import {
   type CredentialsSet,
 } from '../../config/targetApis.js';
 import type { DiscoverySettings } from '../../config/types.js';
+import { readsTestCollections } from '../../config/targets.js';
 import type { PollKind } from '../../snapshot/types.js';
 import type { ReadDeclaration } from '../readDeclaration.js';
 import { flakyTestsSource, type Poll, type PolledTarget, type TestPart } from '../source.js';
@@ -97,7 +98,9 @@ export function pollOf(polled: PolledTarget, readers: SourceReaders): Poll {
     polled,
     QUARANTINE_SOURCES[apis.quarantine].part(polled, readers),
     apis.unhealthy === undefined ? undefined : UNHEALTHY_SOURCE.part(polled, readers),
-    apis.unhealthy === undefined || !polled.config.reads.testCollections
+    apis.unhealthy === undefined ||
+      !polled.config.reads.testCollections ||
+      !readsTestCollections(polled.config)
       ? undefined
       : v2CollectionsPart(v2Of(readers)),
   );

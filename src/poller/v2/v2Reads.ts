@@ -1,4 +1,5 @@
 // The reads API v2 sources make (the API key): each declared once, as data (readDeclaration.ts).
+import { readsTestCollections } from '../../config/targets.js';
 import { V2_MAX_PAGES } from '../../trunk/v2Paging.js';
 import { V2_ENDPOINTS } from '../../trunk/v2Schemas.js';
 import { BUDGET_ASSUMPTIONS, pages } from '../readCost.js';
@@ -260,8 +261,11 @@ export const TEST_COLLECTIONS = {
   part: 'collections',
   failure: { effect: 'part late' },
   cost: {
+    // Only the shard that exports the collections reads them; the others show the endpoint at 0.
     calls: ({ config }) =>
-      config.reads.testCollections ? { [V2_ENDPOINTS.listTestCollections]: 1 } : {},
+      config.reads.testCollections
+        ? { [V2_ENDPOINTS.listTestCollections]: readsTestCollections(config) ? 1 : 0 }
+        : {},
     assumes: [],
   },
 } as const satisfies ReadDeclaration;
