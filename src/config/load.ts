@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LineCounter, parseDocument, isMap, isNode, isScalar, type Document } from 'yaml';
+import { LineCounter, parseDocument } from 'yaml';
 import { expandEnvironment } from './environment.js';
 import { ConfigError, formatPath, problemsFromZod, type ConfigProblem } from './problems.js';
 import { configFileSchema, metricNamePattern, repoName, type ConfigFile } from './schema.js';
@@ -12,7 +12,13 @@ import { readRegularFile, readServerTls } from './settingFiles.js';
 import type { ExporterConfig, RepositoryTarget, ServerTls } from './types.js';
 import { configWarnings } from './warnings.js';
 import { resolveWebhookSecret } from './webhookSecret.js';
-import { documentValue, lineOf, unclosedQuoteOffset } from './yamlDocument.js';
+import {
+  DocumentLines,
+  documentValue,
+  duplicateKeyOffsets,
+  lineOf,
+  unclosedQuoteOffset,
+} from './yamlDocument.js';
 
 export { API_KEY_ENVIRONMENT_VARIABLE, TOKEN_ENVIRONMENT_VARIABLE } from './credentials.js';
 export { MAX_YAML_ALIAS_COUNT } from './yamlDocument.js';
@@ -56,22 +62,32 @@ export async function loadConfigFile(
 /** Validates configuration text (YAML); throws ConfigError with every problem found. */
 export async function parseConfig(text: string, context: LoadContext): Promise<ExporterConfig> {
   const lineCounter = new LineCounter();
-  const document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
-  if (document.errors.length > 0) {
+  // Keys are checked for repeats below, in linear time, instead of by the package's `uniqueKeys`.
+  const document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: false });
+  const yamlErrors = [
+    ...document.errors.map((error) => ({
+      message: error.message.split('\n')[0] ?? error.message,
+      offset:
+        (error.code === 'MISSING_CHAR' && error.message.includes('quote')
+          ? unclosedQuoteOffset(text)
+          : undefined) ?? error.pos[0],
+    })),
+    ...duplicateKeyOffsets(document).map((offset) => ({
+      message: 'Map keys must be unique',
+      offset,
+    })),
+  ].sort((a, b) => a.offset - b.offset);
+  if (yamlErrors.length > 0) {
     throw new ConfigError(
       context.source,
-      document.errors.map((error) => ({
+      yamlErrors.map((error) => ({
         path: '',
-        message: `YAML: ${error.message.split('\n')[0] ?? error.message}`,
-        ...lineOf(
-          (error.code === 'MISSING_CHAR' && error.message.includes('quote')
-            ? unclosedQuoteOffset(text)
-            : undefined) ?? error.pos[0],
-          lineCounter,
-        ),
+        message: `YAML: ${error.message}`,
+        ...lineOf(error.offset, lineCounter),
       })),
     );
   }
+  const lines = new DocumentLines(document, lineCounter);
   const value = documentValue(document, lineCounter, context.source);
   const expanded = expandEnvironment(value ?? {}, context.env);
   const problems: (ConfigProblem & { readonly order: number })[] = [];
@@ -88,7 +104,7 @@ export async function parseConfig(text: string, context: LoadContext): Promise<E
     add({
       path: formatPath(missing.path),
       message: `environment variable ${missing.name} is not set`,
-      ...lineAt(document, missing.path, lineCounter),
+      ...lines.lineAt(missing.path),
     });
   }
   const parsed = configFileSchema.safeParse(expanded.value);
@@ -100,7 +116,7 @@ export async function parseConfig(text: string, context: LoadContext): Promise<E
       add({
         path: formatPath(problem.path),
         message: problem.message,
-        ...lineAt(document, problem.path, lineCounter, problem.linePath),
+        ...lines.lineAt(problem.path, problem.linePath),
       });
     }
   }
@@ -117,14 +133,14 @@ export async function parseConfig(text: string, context: LoadContext): Promise<E
     add({
       path: formatPath(problem.path),
       message: problem.message,
-      ...lineAt(document, problem.path, lineCounter, problem.linePath),
+      ...lines.lineAt(problem.path, problem.linePath),
     });
   }
   for (const problem of metricSelectionProblems(expanded.value, context.metricSelection)) {
     add({
       path: formatPath(problem.path),
       message: problem.message,
-      ...lineAt(document, problem.path, lineCounter),
+      ...lines.lineAt(problem.path),
     });
   }
   const fileProblems = [
@@ -133,7 +149,7 @@ export async function parseConfig(text: string, context: LoadContext): Promise<E
     ...('problem' in webhookSecret ? [webhookSecret.problem] : []),
   ];
   for (const problem of fileProblems) {
-    add({ ...problem, ...lineAt(document, problem.path.split('.'), lineCounter) });
+    add({ ...problem, ...lines.lineAt(problem.path.split('.')) });
   }
   if (
     problems.length > 0 ||
@@ -145,7 +161,7 @@ export async function parseConfig(text: string, context: LoadContext): Promise<E
     return fail();
   }
   const warnings = configWarnings(expanded.value, parsed.data, credentials.credentials, (path) => {
-    const { line } = lineAt(document, path, lineCounter);
+    const { line } = lines.lineAt(path);
     return line === undefined ? '' : ` (line ${line})`;
   });
   return normalize(parsed.data, credentials.credentials, tls.tls, webhookSecret.secret, warnings);
@@ -248,32 +264,4 @@ function normalize(
 function splitRepo(repo: string): { host: string; owner: string; name: string } {
   const [host = '', owner = '', name = ''] = repo.split('/');
   return { host, owner, name };
-}
-
-function lineAt(
-  document: Document,
-  path: readonly PropertyKey[],
-  lineCounter: LineCounter,
-  /** Where to point instead when `path` itself is not in the file (a required key left out). */
-  fallback?: readonly PropertyKey[],
-): { line?: number } {
-  if (fallback !== undefined && !document.hasIn(path)) {
-    const line = lineAt(document, fallback, lineCounter);
-    if (line.line !== undefined) return line;
-  }
-  // Point at the deepest part of the path that exists in the file (a missing key has no node), and
-  // at its key rather than its value, which for a nested block starts on a later line.
-  for (let length = path.length; length > 0; length--) {
-    const prefix = path.slice(0, length);
-    const parent: unknown =
-      length === 1 ? document.contents : document.getIn(prefix.slice(0, -1), true);
-    const last = prefix[length - 1];
-    if (isMap(parent)) {
-      const pair = parent.items.find((item) => isScalar(item.key) && item.key.value === last);
-      if (pair && isNode(pair.key) && pair.key.range) return lineOf(pair.key.range[0], lineCounter);
-    }
-    const node: unknown = document.getIn(prefix, true);
-    if (isNode(node) && node.range) return lineOf(node.range[0], lineCounter);
-  }
-  return {};
 }

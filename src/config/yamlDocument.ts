@@ -1,6 +1,20 @@
 // The parsed YAML document as plain data, with the `yaml` package's guard against alias bombs and
 // where to point a reader when it trips; and the line of a place in the file.
-import { CST, Parser, isAlias, visit, type Document, type LineCounter, type Node } from 'yaml';
+import {
+  CST,
+  Parser,
+  isAlias,
+  isMap,
+  isNode,
+  isScalar,
+  isSeq,
+  visit,
+  type Document,
+  type LineCounter,
+  type Node,
+  type Pair,
+  type YAMLMap,
+} from 'yaml';
 import { ConfigError } from './problems.js';
 
 /**
@@ -79,6 +93,100 @@ function excessiveAliasOffset(document: Document, limit: number): number | undef
     },
   });
   return found ?? first;
+}
+
+/**
+ * The offset of each key that repeats an earlier scalar key of its mapping, as the `yaml` package's
+ * `uniqueKeys` finds them, in one pass with a set per mapping: the package compares each new key
+ * with every earlier one, which on a mapping of 200,000 keys never ends.
+ */
+export function duplicateKeyOffsets(document: Document): number[] {
+  const offsets: number[] = [];
+  visit(document, {
+    Map(_key, map) {
+      const seen = new Set<unknown>();
+      for (const pair of map.items) {
+        // Only scalars compare by value (`===`, under which NaN equals nothing); any other key is its own.
+        if (!isScalar(pair.key) || Number.isNaN(pair.key.value)) continue;
+        if (seen.has(pair.key.value)) offsets.push(pair.key.range?.[0] ?? 0);
+        else seen.add(pair.key.value);
+      }
+    },
+  });
+  return offsets;
+}
+
+/**
+ * The line of a setting in the file, found through an index of each mapping's keys built on first
+ * use: looking each key up by scanning its mapping made N unknown keys cost N² steps.
+ */
+export class DocumentLines {
+  readonly #pairs = new WeakMap<YAMLMap, Map<unknown, Pair>>();
+
+  constructor(
+    private readonly document: Document,
+    private readonly lineCounter: LineCounter,
+  ) {}
+
+  /**
+   * The line of the key at `path` or, when the file lacks it, of the deepest part of it the file
+   * has; `fallback` is where to point instead when `path` itself is absent (a required key left out).
+   */
+  lineAt(path: readonly PropertyKey[], fallback?: readonly PropertyKey[]): { line?: number } {
+    if (fallback !== undefined && this.#nodeAt(path) === undefined) {
+      const line = this.lineAt(fallback);
+      if (line.line !== undefined) return line;
+    }
+    // Point at the key rather than its value, which for a nested block starts on a later line.
+    for (let length = path.length; length > 0; length--) {
+      const parent = this.#nodeAt(path.slice(0, length - 1));
+      const last = path[length - 1];
+      if (isMap(parent)) {
+        const pair = this.#pairOf(parent, last);
+        if (pair && isNode(pair.key) && pair.key.range) {
+          return lineOf(pair.key.range[0], this.lineCounter);
+        }
+      }
+      const node = this.#childOf(parent, last);
+      if (isNode(node) && node.range) return lineOf(node.range[0], this.lineCounter);
+    }
+    return {};
+  }
+
+  /** The node at `path` (aliases not followed), as `document.getIn(path, true)` finds it. */
+  #nodeAt(path: readonly PropertyKey[]): unknown {
+    let node: unknown = this.document.contents;
+    for (const segment of path) {
+      node = this.#childOf(node, segment);
+      if (node === undefined) return undefined;
+    }
+    return node;
+  }
+
+  #childOf(node: unknown, segment: PropertyKey | undefined): unknown {
+    if (isMap(node)) return this.#pairOf(node, segment)?.value ?? undefined;
+    if (isSeq(node)) {
+      const index = typeof segment === 'string' && segment !== '' ? Number(segment) : segment;
+      return typeof index === 'number' && Number.isInteger(index) && index >= 0
+        ? node.items[index]
+        : undefined;
+    }
+    return undefined;
+  }
+
+  /** The first pair of `map` whose scalar key is `key`. */
+  #pairOf(map: YAMLMap, key: unknown): Pair | undefined {
+    let pairs = this.#pairs.get(map);
+    if (pairs === undefined) {
+      pairs = new Map();
+      for (const pair of map.items) {
+        const value = isScalar(pair.key) ? pair.key.value : pair.key;
+        if (!pairs.has(value)) pairs.set(value, pair);
+      }
+      this.#pairs.set(map, pairs);
+    }
+    return pairs.get(key);
+  }
 }
 
 /** The 1-based line of a character offset of the file. */

@@ -364,3 +364,80 @@ describe('files named in the configuration', () => {
     expect([...fromFile, ...fromEnvironment, ...padded].join('\n')).not.toMatch(/secret/);
   });
 });
+
+describe('a file of many unknown keys', () => {
+  /** `server` holding `count` unknown keys, the last one repeated. */
+  const manyUnknownKeys = (count: number) =>
+    [
+      'trunk:',
+      '  token: t',
+      'targets:',
+      '  - repo: github.com/acme/web',
+      '    branches: [main]',
+      'server:',
+      ...Array.from({ length: count }, (_unused, index) => `  k${index}: 1`),
+      `  k${count - 1}: 2`,
+    ].join('\n');
+
+  /**
+   * How often `find`, `findIndex` and `some` call their predicate while `run` runs: the scans of a
+   * list by which looking up each key in its mapping, or comparing it with every earlier key, cost
+   * N² for N keys.
+   */
+  async function predicateCalls(run: () => Promise<unknown>): Promise<number> {
+    type Scan = (
+      this: unknown[],
+      predicate: (...args: unknown[]) => unknown,
+      thisArg?: unknown,
+    ) => unknown;
+    const prototype = Array.prototype as unknown as Record<string, Scan>;
+    const methods = ['find', 'findIndex', 'some'];
+    const originals = methods.map((method) => prototype[method] as Scan);
+    let calls = 0;
+    methods.forEach((method, index) => {
+      const original = originals[index] as Scan;
+      prototype[method] = function (predicate, thisArg) {
+        return original.call(this, (...args: unknown[]) => {
+          calls += 1;
+          return predicate.apply(thisArg, args);
+        });
+      };
+    });
+    try {
+      await run().catch(() => undefined);
+    } finally {
+      methods.forEach((method, index) => {
+        prototype[method] = originals[index] as Scan;
+      });
+    }
+    return calls;
+  }
+
+  const problems = async (text: string) => {
+    try {
+      await parseConfig(text, { source: 'keys.yaml', env: {} });
+    } catch (error) {
+      if (error instanceof ConfigError) return error.problems.map(formatProblem);
+      throw error;
+    }
+    throw new Error('accepted');
+  };
+
+  it('reports the repeated key at its line', async () => {
+    expect(await problems(manyUnknownKeys(500))).toEqual([
+      'YAML: Map keys must be unique (line 507)',
+    ]);
+  });
+
+  it('does work linear in the number of keys: eight times the keys, at most ten times the scans', async () => {
+    const small = await predicateCalls(() =>
+      problems(manyUnknownKeys(500).replace(/\n[^\n]*$/, '')),
+    );
+    const large = await predicateCalls(() =>
+      problems(manyUnknownKeys(4000).replace(/\n[^\n]*$/, '')),
+    );
+    expect(small).toBeGreaterThan(0);
+    // Quadratic work would take 64 times the scans.
+    expect(large).toBeLessThan(10 * small);
+  });
+});
