@@ -7,7 +7,7 @@ import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { loadExporterConfig } from '../../src/cli/checkConfig.js';
 import { loadConfigFile, parseConfig } from '../../src/config/load.js';
-import { ConfigError, formatProblem } from '../../src/config/problems.js';
+import { ConfigError, formatProblem, problemLines } from '../../src/config/problems.js';
 import { configuredTargets } from '../../src/config/targets.js';
 
 const invalidDirectory = join(import.meta.dirname, 'fixtures', 'invalid');
@@ -21,7 +21,7 @@ async function problemsOf(path: string, env: Record<string, string> = {}): Promi
   try {
     await loadExporterConfig(path, env);
   } catch (error) {
-    if (error instanceof ConfigError) return error.problems.map(formatProblem);
+    if (error instanceof ConfigError) return problemLines(error);
     throw error;
   }
   throw new Error(`${path} was accepted`);
@@ -417,7 +417,7 @@ describe('a file of many unknown keys', () => {
     try {
       await parseConfig(text, { source: 'keys.yaml', env: {} });
     } catch (error) {
-      if (error instanceof ConfigError) return error.problems.map(formatProblem);
+      if (error instanceof ConfigError) return problemLines(error);
       throw error;
     }
     throw new Error('accepted');

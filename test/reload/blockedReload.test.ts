@@ -73,4 +73,23 @@ describe('a reload that cannot load', () => {
     expect(failures).toHaveLength(1);
     expect(successes).toHaveLength(1);
   });
+
+  it('rejects a file of 40,000 unknown keys with the first 20 problems and a count of the rest', async () => {
+    // Generated here rather than committed: about 0.5 MB, the audit's SIGHUP case.
+    const keys = Array.from({ length: 40_000 }, (_unused, index) => `  k${index}: 1`);
+    const text = `trunk:\n  token: t\ntargets:\n${WEB}\nserver:\n${keys.join('\n')}\n`;
+    const reloader = new ConfigReloader({
+      load: () => parseConfig(text, { source: 'keys.yaml', env: {} }),
+      apply: () => ({ targetsAdded: [], targetsRemoved: [], settingsChanged: [], needRestart: [] }),
+      observer: { reloadFailed: () => {}, reloadSucceeded: () => {} },
+      logger: silentLogger(),
+    });
+    const result = await reloader.reload('SIGHUP');
+    const lines = result.message.split('\n');
+    expect(result.applied).toBe(false);
+    expect(lines).toHaveLength(22);
+    expect(lines[1]).toBe('keys.yaml: server.k0: unknown key (line 7)');
+    expect(lines[20]).toBe('keys.yaml: server.k19: unknown key (line 26)');
+    expect(lines[21]).toBe('keys.yaml: and 39980 more problems (the first 20 are listed)');
+  });
 });
