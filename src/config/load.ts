@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LineCounter, parseDocument } from 'yaml';
+import { LineCounter } from 'yaml';
 import { expandEnvironment } from './environment.js';
 import { ConfigError, formatPath, problemsFromZod, type ConfigProblem } from './problems.js';
 import { configFileSchema, metricNamePattern, repoName, type ConfigFile } from './schema.js';
@@ -17,6 +17,8 @@ import {
   documentValue,
   duplicateKeyOffsets,
   lineOf,
+  MAX_YAML_DEPTH,
+  parseYamlDocument,
   unclosedQuoteOffset,
 } from './yamlDocument.js';
 
@@ -63,7 +65,16 @@ export async function loadConfigFile(
 export async function parseConfig(text: string, context: LoadContext): Promise<ExporterConfig> {
   const lineCounter = new LineCounter();
   // Keys are checked for repeats below, in linear time, instead of by the package's `uniqueKeys`.
-  const document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: false });
+  const document = parseYamlDocument(text, { lineCounter, uniqueKeys: false });
+  if ('tooDeepAt' in document) {
+    throw new ConfigError(context.source, [
+      {
+        path: '',
+        message: `YAML: mappings and lists nested deeper than ${MAX_YAML_DEPTH} levels (the settings nest 4 deep)`,
+        ...lineOf(document.tooDeepAt, lineCounter),
+      },
+    ]);
+  }
   const yamlErrors = [
     ...document.errors.map((error) => ({
       message: error.message.split('\n')[0] ?? error.message,
@@ -89,6 +100,13 @@ export async function parseConfig(text: string, context: LoadContext): Promise<E
   }
   const lines = new DocumentLines(document, lineCounter);
   const value = documentValue(document, lineCounter, context.source);
+  if (value !== null && value !== undefined && !isRecord(value)) {
+    // Binary garbage parses as one long string; "expected object, got string" did not say so.
+    const kind = Array.isArray(value) ? 'a list' : `a ${typeof value}`;
+    throw new ConfigError(context.source, [
+      { path: '', message: `the file is not a YAML mapping of settings: it parses as ${kind}` },
+    ]);
+  }
   const expanded = expandEnvironment(value ?? {}, context.env);
   const problems: (ConfigProblem & { readonly order: number })[] = [];
   const add = (problem: ConfigProblem) => problems.push({ ...problem, order: problems.length });

@@ -2,14 +2,16 @@
 // where to point a reader when it trips; and the line of a place in the file.
 import {
   CST,
+  Composer,
+  Document,
   Parser,
+  YAMLParseError,
   isAlias,
   isMap,
   isNode,
   isScalar,
   isSeq,
   visit,
-  type Document,
   type LineCounter,
   type Node,
   type Pair,
@@ -23,6 +25,74 @@ import { ConfigError } from './problems.js';
  * list of branches can be shared by a few hundred targets.
  */
 export const MAX_YAML_ALIAS_COUNT = 1000;
+
+/**
+ * Deepest nesting of mappings and lists read. The settings nest four deep; a file nested thousands
+ * deep overflowed the stack of the package's recursive composer, which reported only that.
+ */
+export const MAX_YAML_DEPTH = 100;
+
+/**
+ * The file's first document, as `parseDocument` makes it; or, when the file nests deeper than
+ * MAX_YAML_DEPTH, the offset where it first does, found before anything recursive runs.
+ */
+export function parseYamlDocument(
+  text: string,
+  options: { readonly lineCounter: LineCounter; readonly uniqueKeys: false },
+): Document | { readonly tooDeepAt: number } {
+  // The parser keeps its own stack, so the tokens of a deep file are read without recursion.
+  const tokens = [...new Parser(options.lineCounter.addNewLine).parse(text)];
+  const tooDeepAt = tooDeepOffset(tokens, MAX_YAML_DEPTH);
+  if (tooDeepAt !== undefined) return { tooDeepAt };
+  let first: Document | undefined;
+  for (const document of new Composer({ ...options, prettyErrors: false }).compose(
+    tokens,
+    true,
+    text.length,
+  )) {
+    if (first === undefined) first = document;
+    else {
+      first.errors.push(
+        new YAMLParseError(
+          document.range.slice(0, 2) as [number, number],
+          'MULTIPLE_DOCS',
+          'Source contains multiple documents; please use YAML.parseAllDocuments()',
+        ),
+      );
+      break;
+    }
+  }
+  return first ?? new Document();
+}
+
+/** The offset of the first collection nested deeper than `limit`, walked with an explicit stack. */
+function tooDeepOffset(tokens: readonly CST.Token[], limit: number): number | undefined {
+  const pending: { token: CST.Token; depth: number }[] = tokens.map((token) => ({
+    token,
+    depth: 0,
+  }));
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { token, depth } = next;
+    if (token.type === 'document') {
+      if (token.value !== undefined) pending.push({ token: token.value, depth });
+      continue;
+    }
+    if (
+      token.type !== 'block-map' &&
+      token.type !== 'block-seq' &&
+      token.type !== 'flow-collection'
+    ) {
+      continue;
+    }
+    if (depth + 1 > limit) return token.offset;
+    for (const item of token.items) {
+      for (const inner of ['key' in item ? item.key : undefined, item.value]) {
+        if (inner !== undefined && inner !== null) pending.push({ token: inner, depth: depth + 1 });
+      }
+    }
+  }
+  return undefined;
+}
 
 /** The document as plain data; an alias bomb is a problem at the alias that set it off. */
 export function documentValue(

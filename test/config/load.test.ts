@@ -27,6 +27,17 @@ async function problemsOf(path: string, env: Record<string, string> = {}): Promi
   throw new Error(`${path} was accepted`);
 }
 
+/** The problems of configuration text, as --check-config lists them (without the file name). */
+async function problemsOfText(text: string, source: string): Promise<string[]> {
+  try {
+    await parseConfig(text, { source, env: {} });
+  } catch (error) {
+    if (error instanceof ConfigError) return problemLines(error);
+    throw error;
+  }
+  throw new Error(`${source} was accepted`);
+}
+
 describe('invalid configuration files', () => {
   const files = readdirSync(invalidDirectory).filter((name) => name.endsWith('.yaml'));
 
@@ -413,15 +424,7 @@ describe('a file of many unknown keys', () => {
     return calls;
   }
 
-  const problems = async (text: string) => {
-    try {
-      await parseConfig(text, { source: 'keys.yaml', env: {} });
-    } catch (error) {
-      if (error instanceof ConfigError) return problemLines(error);
-      throw error;
-    }
-    throw new Error('accepted');
-  };
+  const problems = (text: string) => problemsOfText(text, 'keys.yaml');
 
   it('reports the repeated key at its line', async () => {
     expect(await problems(manyUnknownKeys(500))).toEqual([
@@ -439,5 +442,27 @@ describe('a file of many unknown keys', () => {
     expect(small).toBeGreaterThan(0);
     // Quadratic work would take 64 times the scans.
     expect(large).toBeLessThan(10 * small);
+  });
+});
+
+describe('a file nested thousands deep', () => {
+  const problems = (text: string) => problemsOfText(text, 'deep.yaml');
+  const TOO_DEEP =
+    'YAML: mappings and lists nested deeper than 100 levels (the settings nest 4 deep)';
+
+  it('names the depth and the line of 100,000 nested flow lists, without overflowing the stack', async () => {
+    // Generated here rather than committed: 200 kB.
+    const text = `trunk:\n  token: t\ntargets: ${'['.repeat(100_000)}${']'.repeat(100_000)}\n`;
+    expect(await problems(text)).toEqual([`${TOO_DEEP} (line 3)`]);
+  });
+
+  it('names the depth and the line of 1,500 nested block mappings', async () => {
+    const levels = Array.from(
+      { length: 1500 },
+      (_unused, index) => `${' '.repeat(index + 1)}k${index}:`,
+    );
+    const text = `trunk:\n  token: t\nmetrics:\n${levels.join('\n')} 1\n`;
+    // The file is the 1st mapping, metrics the 2nd (line 4): the 101st starts on line 103.
+    expect(await problems(text)).toEqual([`${TOO_DEEP} (line 103)`]);
   });
 });
