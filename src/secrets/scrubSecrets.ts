@@ -60,7 +60,12 @@ function echoForms(secret: string): readonly RegExp[] {
     // are the secret part's own.
     const required = Math.max(MIN_SCRUBBED_ECHO_CHARS, Array.from(publicPrefix).length + 1);
     forms.push(prefixPattern(characters.map(writtenForms), required, 'gi'));
-    forms.push(...echoForms(secret.slice(publicPrefix.length)));
+    // A secret part too short to tell from ordinary text (a test key's) is scrubbed only after
+    // its prefix: alone it would take every such letter out of every line.
+    const secretPart = secret.slice(publicPrefix.length);
+    if (Array.from(secretPart).length >= MIN_SCRUBBED_ECHO_CHARS) {
+      forms.push(...echoForms(secretPart));
+    }
   } else if (characters.length < MIN_SCRUBBED_ECHO_CHARS) {
     // A short secret is scrubbed as written only: its encodings and case variants are too short
     // to tell from ordinary text.

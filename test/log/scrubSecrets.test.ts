@@ -65,6 +65,13 @@ describe('scrubSecrets', () => {
     expect(scrubSecrets(text, [TOKEN])).toBe(text);
   });
 
+  it("leaves a text alone that holds only a short API key's secret part, scrubbing the key itself", () => {
+    const line = 'polling.pullRequestDetails does nothing with an API key: trunk_v2_k was refused';
+    expect(scrubSecrets(line, ['trunk_v2_k'])).toBe(
+      'polling.pullRequestDetails does nothing with an API key: <redacted> was refused',
+    );
+  });
+
   it('scrubs a short token only as written', () => {
     expect(scrubSecrets('abc ABC YWJj abcd', ['abc'])).toBe('<redacted> ABC YWJj <redacted>d');
   });
