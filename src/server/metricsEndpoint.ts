@@ -5,6 +5,9 @@ import type { ExpositionFormat } from '../metrics/exposition.js';
 import type { MetricsPage, MetricsPageResponse } from '../metrics/metricsPage.js';
 import { acceptsGzip } from './contentEncoding.js';
 
+/** The page's format follows Accept and its encoding Accept-Encoding, so a cache must key on both. */
+const VARY = 'Accept, Accept-Encoding';
+
 /** The /metrics route: the page in the format and encoding the scraper asks for, or 500 if it fails. */
 export function metricsEndpoint(
   page: MetricsPage,
@@ -22,6 +25,8 @@ export function metricsEndpoint(
     }
     const format = negotiated.format;
     const acceptGzip = acceptsGzip(req.headers['accept-encoding']);
+    // Set before rendering so that the 500 of a failed render carries it too.
+    res.setHeader('Vary', VARY);
     page.render(format, { acceptGzip }).then(
       (rendered) => {
         send(res, rendered);
@@ -42,7 +47,6 @@ function send(res: Response, page: MetricsPageResponse): void {
   res.writeHead(200, {
     'Content-Type': page.contentType,
     'Content-Length': String(page.length),
-    Vary: 'Accept-Encoding',
     ...(page.contentEncoding !== undefined && { 'Content-Encoding': page.contentEncoding }),
   });
   // Corked, the headers and every chunk leave in one writev, the cached buffers as they are.

@@ -71,7 +71,7 @@ describe('/metrics content encoding', () => {
       expect(response.body.subarray(0, 2).toString()).toBe('# ');
     }
     expect(gzipped.headers['content-encoding']).toBe('gzip');
-    expect(gzipped.headers.vary).toBe('Accept-Encoding');
+    expect(gzipped.headers.vary).toBe('Accept, Accept-Encoding');
     expect(Number(gzipped.headers['content-length'])).toBe(gzipped.body.length);
     expect(gzipped.body.length).toBeLessThan(plain.body.length);
 

@@ -117,7 +117,7 @@ describe('/metrics', () => {
           expect(answer.text).toBe(trailingSlash.text);
         }
         expect(trailingSlash.headers['x-content-type-options']).toBe('nosniff');
-        expect(trailingSlash.headers.vary).toBe('Accept-Encoding');
+        expect(trailingSlash.headers.vary).toBe('Accept, Accept-Encoding');
         if (method === 'HEAD') expect(trailingSlash.text).toBe('');
         else expect(trailingSlash.text).toContain('trunk_exporter_build_info{');
       }
