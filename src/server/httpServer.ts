@@ -6,6 +6,7 @@ import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import type { ServerTls } from '../config/types.js';
 import { PeerConnectionCap } from './peerConnections.js';
+import { limitPipelinedRequests } from './pipelinedRequests.js';
 
 // Required rather than imported: an ES import reads every export of node:http, and three of them
 // (WebSocket, CloseEvent, MessageEvent) load Node.js's own copy of undici on first read, memory the
@@ -98,9 +99,10 @@ export function startHttpServer(
     requestTimeout: requestTimeoutMs,
     connectionsCheckingInterval: checkIntervalMs,
   };
+  const listener = limitPipelinedRequests(app);
   const server =
     tls === undefined
-      ? createServer(timeouts, app)
+      ? createServer(timeouts, listener)
       : // A TLS client that never finishes its handshake is not an HTTP connection yet: the
         // handshake has its own timeout (120 s by default).
         createTlsServer(
@@ -110,7 +112,7 @@ export function startHttpServer(
             cert: tls.cert,
             key: tls.key.reveal(),
           },
-          app,
+          listener,
         );
   server.maxConnections = maxConnections;
   const peers = new PeerConnectionCap(maxConnectionsPerAddress);
