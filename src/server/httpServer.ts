@@ -5,6 +5,7 @@ import type { Server as TlsServer } from 'node:https';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import type { ServerTls } from '../config/types.js';
+import { HeldConnections } from './heldConnections.js';
 import { PeerConnectionCap } from './peerConnections.js';
 import { limitPipelinedRequests } from './pipelinedRequests.js';
 
@@ -24,9 +25,10 @@ const UNSPECIFIED_ADDRESSES = new Set(['0.0.0.0', '::']);
 /**
  * How the listener sheds connections that hold a file descriptor without asking for anything: a
  * scraper sends its request headers at once, so a connection that has not within a few seconds
- * (a half-open or slowloris one) is answered 408 and closed, and one beyond `maxConnections` is
- * closed as it arrives. Node.js's own defaults (60 s, 300 s, no limit) let 1,100 idle connections
- * exhaust a 1,024-descriptor limit and fail every scrape for minutes.
+ * (a half-open or slowloris one) is answered 408 and closed, and at `maxConnections` a newcomer
+ * takes the place of the connection idle longest (HeldConnections). Node.js's own defaults (60 s,
+ * 300 s, no limit) let 1,100 idle connections exhaust a 1,024-descriptor limit and fail every
+ * scrape for minutes.
  */
 export interface ConnectionLimits {
   /** Connections held at once (`server.maxConnections`). */
@@ -114,7 +116,11 @@ export function startHttpServer(
           },
           listener,
         );
-  server.maxConnections = maxConnections;
+  // Not server.maxConnections: Node.js would close a newcomer at the cap before anyone could make
+  // room for it.
+  const held = new HeldConnections(maxConnections);
+  held.attach(server);
+  // Attached second, so it runs first: a connection beyond its address's cap takes no one's place.
   const peers = new PeerConnectionCap(maxConnectionsPerAddress);
   peers.attach(server);
   return new Promise((resolve, reject) => {
@@ -137,7 +143,7 @@ export function startHttpServer(
           return true;
         },
         setMaxConnections(next) {
-          server.maxConnections = next;
+          held.setMax(next);
         },
         setMaxConnectionsPerAddress(next) {
           peers.setMaxPerAddress(next);
