@@ -41,6 +41,12 @@ export interface ConnectionLimits {
   readonly requestTimeoutMs: number;
   /** How often the two timeouts are checked; a connection is shed at most this much later. */
   readonly checkIntervalMs: number;
+  /**
+   * How long a connection may go with nothing read from it or written to it while it holds a
+   * request: a client that never reads its page would otherwise keep its place for ever, and a
+   * connection with a request in flight is never the one a newcomer replaces.
+   */
+  readonly stalledMs: number;
 }
 
 /** The metrics listener's limits; `maxConnections` is the config's default. */
@@ -50,6 +56,7 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
   headersTimeoutMs: 5_000,
   requestTimeoutMs: 10_000,
   checkIntervalMs: 1_000,
+  stalledMs: 60_000,
 };
 
 /**
@@ -95,6 +102,7 @@ export function startHttpServer(
     headersTimeoutMs,
     requestTimeoutMs,
     checkIntervalMs,
+    stalledMs,
   } = { ...DEFAULT_CONNECTION_LIMITS, ...limits };
   const timeouts = {
     headersTimeout: headersTimeoutMs,
@@ -116,6 +124,9 @@ export function startHttpServer(
           },
           listener,
         );
+  // Node.js destroys a socket idle this long (no 'timeout' listener): a page sent into a client
+  // that stopped reading stalls once the kernel's buffers are full, and goes then.
+  server.timeout = stalledMs;
   // Not server.maxConnections: Node.js would close a newcomer at the cap before anyone could make
   // room for it.
   const held = new HeldConnections(maxConnections);

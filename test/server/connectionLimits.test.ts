@@ -42,6 +42,48 @@ describe('startHttpServer', () => {
     expect(DEFAULT_CONNECTION_LIMITS.maxConnections).toBe(512);
   });
 
+  it('closes a connection that stops reading its answer, once nothing has moved on it for stalledMs', async () => {
+    // An answer far larger than the kernel's socket buffers: writing it stalls when no one reads.
+    const page = Buffer.alloc(64 * 1024 * 1024, 'a');
+    running = await startHttpServer(
+      (_request, response) => {
+        response.end(page);
+      },
+      '127.0.0.1',
+      0,
+      undefined,
+      { stalledMs: 300 },
+    );
+    expect(DEFAULT_CONNECTION_LIMITS.stalledMs).toBe(60_000);
+    const { port } = new URL(running.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    socket.on('error', () => {});
+    socket.pause();
+    socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    const { server } = running;
+    const held = () =>
+      new Promise<number>((resolve, reject) => {
+        server.getConnections((error, count) => {
+          if (error) reject(error);
+          else resolve(count);
+        });
+      });
+    // The client reads nothing, so only the server can end it: poll its count of connections,
+    // held once the answer has begun.
+    let count = await held();
+    for (let waited = 0; count === 0 && waited < 2_000; waited += 10) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      count = await held();
+    }
+    expect(count).toBe(1);
+    for (let waited = 0; count > 0 && waited < 5_000; waited += 50) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      count = await held();
+    }
+    socket.destroy();
+    expect(count).toBe(0);
+  });
+
   it('sheds a TLS connection that never starts its handshake after headersTimeout', async () => {
     running = await startHttpServer(
       testApp(),
