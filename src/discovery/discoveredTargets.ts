@@ -5,15 +5,15 @@ import type { DiscoverySettings, ExporterConfig, RepositoryTarget } from '../con
 import type { V2QueueKey } from '../poller/v2/v2QueueDirectory.js';
 
 /**
- * A glob as a regular expression: `*` stands for any run of characters, the rest is literal; with
- * `ignoreCase`, letters match in either case.
+ * A glob as a regular expression: `*` stands for any run of characters, line breaks too (a git
+ * branch may hold U+2028), the rest is literal; with `ignoreCase`, letters match in either case.
  */
 function globRegExp(glob: string, ignoreCase: boolean): RegExp {
   const pattern = glob
     .split('*')
     .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
     .join('.*');
-  return new RegExp(`^${pattern}$`, ignoreCase ? 'i' : '');
+  return new RegExp(`^${pattern}$`, ignoreCase ? 'is' : 's');
 }
 
 /** Whether the branch `branch` matches any of `globs`, letter case and all (git's branches differ by case). */

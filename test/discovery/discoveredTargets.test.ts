@@ -19,6 +19,16 @@ describe('discoveredRepositories', () => {
     expect(web?.branches.at(-1)).toBe('release/49999');
   });
 
+  it('matches a branch holding a line break with `*` (U+2028, which git allows; a newline too)', () => {
+    const queues = [
+      { repo: 'github.com/acme/web', branch: 'rel\u2028ease' },
+      { repo: 'github.com/acme/web', branch: 'hot\nfix' },
+    ];
+    const settings = { ...EVERYTHING, branches: ['*', 'hot*'] };
+    const [web] = discoveredRepositories(queues, [], settings).repositories;
+    expect(web?.branches).toEqual(['rel\u2028ease', 'hot\nfix']);
+  });
+
   it('keeps maxTargets targets, the first by repository and branch whatever the list order, and says how many it left out', () => {
     // Three repositories: acme/api with two queues, acme/web with two, acme/docs with tests only;
     // each repository's quarantine list is a target too: 2 + 1 + 2 + 1 + 1 = 7 targets.
