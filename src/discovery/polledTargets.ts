@@ -110,6 +110,12 @@ export class PolledTargets {
             error,
           );
         },
+        onLeftOut: (count, first) => {
+          logger.warn(
+            { queues: count, firstQueueId: first },
+            `${String(count)} merge queue(s) of the organization's list are left out: their repository URL is not host/owner/name or their target branch is longer than 1,000 characters (the first: queue id ${first})`,
+          );
+        },
       },
     );
     this.#v2Tests = new V2TestDirectory(testDirectorySettings(initial, v2Reader, logger));

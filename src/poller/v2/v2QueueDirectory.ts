@@ -45,6 +45,8 @@ function keyOf(repo: string, branch: string): string {
 interface QueueList {
   readonly byKey: ReadonlyMap<string, V2MergeQueue>;
   readonly named: readonly (V2QueueKey & { readonly queue: V2MergeQueue })[];
+  /** Queues no target can be made of, and the first of them (its id). */
+  readonly leftOut: { readonly count: number; readonly first: string };
 }
 
 /**
@@ -65,15 +67,37 @@ export class V2QueueDirectory {
       readonly staleAfterSeconds?: number;
       /** Told of each failed read, once. */
       readonly onFailure?: (error: Error) => void;
+      /**
+       * Told when the number of queues a read left out (no `host/owner/name` repository, or a
+       * branch too long to be a label) differs from the previous read's, with the first of them.
+       */
+      readonly onLeftOut?: (count: number, first: string) => void;
     } = {},
   ) {
     const timing = { maxAgeSeconds, staleAfterSeconds: options.staleAfterSeconds ?? 0 };
-    this.#list = new SharedRead(readWith(lister), timing, now, options.onFailure);
+    this.#onLeftOut = options.onLeftOut;
+    this.#list = new SharedRead(this.#readWith(lister), timing, now, options.onFailure);
   }
+
+  readonly #onLeftOut: ((count: number, first: string) => void) | undefined;
+  /** How many queues the last read left out: one line when it changes, not one per read. */
+  #leftOut = 0;
 
   /** Follows a reload: a new client or timing; what was read stays until it is due. */
   configure(lister: V2QueueLister, timing: SharedReadTiming): void {
-    this.#list.configure(readWith(lister), timing);
+    this.#list.configure(this.#readWith(lister), timing);
+  }
+
+  #readWith(lister: V2QueueLister): (options: ReadOptions) => Promise<QueueList> {
+    const read = readWith(lister);
+    return async (options) => {
+      const list = await read(options);
+      if (list.leftOut.count !== this.#leftOut) {
+        this.#leftOut = list.leftOut.count;
+        if (list.leftOut.count > 0) this.#onLeftOut?.(list.leftOut.count, list.leftOut.first);
+      }
+      return list;
+    };
   }
 
   /**
@@ -113,10 +137,16 @@ function readWith(lister: V2QueueLister): (options: ReadOptions) => Promise<Queu
   return async (options) => {
     const byKey = new Map<string, V2MergeQueue>();
     const named: (V2QueueKey & { readonly queue: V2MergeQueue })[] = [];
+    let leftOut = 0;
+    let first = '';
     for (const queue of await lister.listMergeQueues(options)) {
       const repo = repoNameOfUrl(queue.repositoryUrl);
       // The branch becomes the `branch` label; git's refs are far shorter than 1,000 characters.
-      if (repo === undefined || queue.targetBranch.length > MAX_BRANCH_LENGTH) continue;
+      if (repo === undefined || queue.targetBranch.length > MAX_BRANCH_LENGTH) {
+        if (leftOut === 0) first = queue.id.slice(0, 100);
+        leftOut += 1;
+        continue;
+      }
       // Two queues for one repository and branch (Trunk keeps one): the smaller id is polled, so
       // a list whose order changes does not switch the target's polls from one to the other.
       const key = keyOf(repo, queue.targetBranch);
@@ -125,6 +155,6 @@ function readWith(lister: V2QueueLister): (options: ReadOptions) => Promise<Queu
       byKey.set(key, queue);
       named.push({ repo, branch: queue.targetBranch, queue });
     }
-    return { byKey, named };
+    return { byKey, named, leftOut: { count: leftOut, first } };
   };
 }

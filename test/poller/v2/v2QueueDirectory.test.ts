@@ -41,6 +41,35 @@ describe('V2QueueDirectory', () => {
     expect(branches.every((branch) => branch.length <= 1_000)).toBe(true);
   });
 
+  it('says how many queues a read left out, and which first, when that number changes', async () => {
+    const queues = pageAt('merge-queues-of-an-organization.json').data as V2MergeQueue[];
+    const [first] = queues;
+    if (first === undefined) throw new Error('the fixture lists no queue');
+    const long = { ...first, id: 'mq_long', targetBranch: 'b'.repeat(200_000) };
+    const unnamed = { ...first, id: 'mq_unnamed', repositoryUrl: 'https://github.com/acme' };
+    let listed = [...queues, long, unnamed];
+    const told: [number, string][] = [];
+    const directory = new V2QueueDirectory(
+      { listMergeQueues: () => Promise.resolve(listed) },
+      0,
+      undefined,
+      { onLeftOut: (count, firstId) => told.push([count, firstId]) },
+    );
+    await directory.refresh();
+    directory.invalidate();
+    await directory.refresh();
+    listed = [...queues, unnamed];
+    directory.invalidate();
+    await directory.refresh();
+    listed = queues;
+    directory.invalidate();
+    await directory.refresh();
+    expect(told).toEqual([
+      [2, 'mq_long'],
+      [1, 'mq_unnamed'],
+    ]);
+  });
+
   it('polls one queue of two listed for one repository and branch, in whichever order the list comes', async () => {
     const queues = pageAt('merge-queues-of-an-organization.json').data as V2MergeQueue[];
     const [first] = queues;
