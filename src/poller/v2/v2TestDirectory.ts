@@ -24,7 +24,11 @@ import {
   type ListRead,
   type ListTally,
 } from './v2TestSummaries.js';
-import { RepositoryNames, type V2RepositoryReader } from './v2RepositoryNames.js';
+import {
+  MAX_REPOSITORY_LOOKUPS_PER_READ,
+  RepositoryNames,
+  type V2RepositoryReader,
+} from './v2RepositoryNames.js';
 import { SharedRead, type SharedAnswer, type SharedReadTiming } from '../sharedRead.js';
 import type { ReadOptions } from '../readOptions.js';
 import { SharedTestCollections, type V2TestCollectionLister } from './v2TestCollectionsRead.js';
@@ -187,7 +191,7 @@ export class V2TestDirectory {
     if (!this.#names.hasNamed(repo)) {
       if (value.unresolved > 0) {
         throw new Error(
-          `${value.unresolved} repository id(s) of the organization's ${LISTS[list].what} could not be looked up (GET /v2/repositories/{id}), and the tests of ${repo} may be theirs; looked up again on the next read`,
+          `${value.unresolved} repository id(s) of the organization's ${LISTS[list].what} are not named yet (GET /v2/repositories/{id} failed, or waits: at most ${String(MAX_REPOSITORY_LOOKUPS_PER_READ)} are looked up a read), and the tests of ${repo} may be theirs; looked up on the next read`,
         );
       }
       await this.#requireKnown(repo, options);
