@@ -94,11 +94,27 @@ export class TargetDiscovery {
       signal: this.#stopping.signal,
       deadlineMs: Date.now() + settings.intervalSeconds * 1000,
     };
-    const [queues, testRepositories] = await Promise.allSettled([
-      this.options.listQueues(options),
-      settings.flakyTests ? this.options.listTestRepositories(options) : Promise.resolve([]),
-    ]);
-    if (this.#stopping.signal.aborted || this.#settingsChanges !== settingsChanges) return;
+    const stale = () => this.#stopping.signal.aborted || this.#settingsChanges !== settingsChanges;
+    const queuesRead = this.options.listQueues(options);
+    let testsSettled = !settings.flakyTests;
+    const testsRead = settings.flakyTests
+      ? this.options.listTestRepositories(options).finally(() => {
+          testsSettled = true;
+        })
+      : Promise.resolve([]);
+    // The queues become targets once they are read: an organization's test lists (thousands of
+    // pages, a lookup per new repository) may take far longer, and their polls need not wait.
+    queuesRead.then(
+      (value) => {
+        if (testsSettled || stale()) return;
+        this.#queues = value;
+        const early = discoveredRepositories(value, [...this.#testRepositories], settings);
+        this.options.onDiscovered(early.repositories);
+      },
+      () => undefined,
+    );
+    const [queues, testRepositories] = await Promise.allSettled([queuesRead, testsRead]);
+    if (stale()) return;
     // A failed read of the queues was logged by the read itself (listQueues), once.
     if (queues.status === 'fulfilled') this.#queues = queues.value;
     /** Repositories with tests this read named that are not held: targets left out too. */

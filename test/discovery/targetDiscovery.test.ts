@@ -54,6 +54,31 @@ describe('TargetDiscovery', () => {
     await discovery.stop();
   });
 
+  it("makes the queues targets once they are read, before the organization's test lists end", async () => {
+    let answerTests: (repositories: readonly string[]) => void = () => undefined;
+    const found: string[][] = [];
+    const discovery = new TargetDiscovery({
+      listQueues: () => Promise.resolve([{ repo: 'github.com/acme/web', branch: 'main' }]),
+      listTestRepositories: () =>
+        new Promise<readonly string[]>((resolve) => {
+          answerTests = resolve;
+        }),
+      onDiscovered: (repositories) => found.push(repositories.map(({ name }) => name)),
+      onTried: () => undefined,
+      observer: { discoveredTargets: () => undefined, discoverySucceeded: () => undefined },
+      logger: silentLogger(),
+    });
+    discovery.configure({ ...SETTINGS, flakyTests: true });
+    await vi.waitFor(() => {
+      expect(found).toEqual([['github.com/acme/web']]);
+    });
+    answerTests(['github.com/acme/docs']);
+    await vi.waitFor(() => {
+      expect(found.at(-1)).toEqual(['github.com/acme/web', 'github.com/acme/docs']);
+    });
+    await discovery.stop();
+  });
+
   it('stops adding repositories found through tests at maxTargets, however many new ones each read names', async () => {
     // Each read of the test lists names five repositories never named before.
     let reads = 0;
