@@ -1,5 +1,5 @@
 // The poll jobs: each target's poll from the source its credentials choose (sources.ts), run on
-// its interval behind the admission every target shares, its outcome recorded by runPoll.
+// its interval behind the admission of its kind (merge queues, quarantine lists), its outcome recorded by runPoll.
 import { configuredTargets } from '../../config/targets.js';
 import type { ExporterConfig, RepositoryTarget } from '../../config/types.js';
 import type { Logger } from '../../log/logger.js';
@@ -46,7 +46,12 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
     lookupMemories,
     lookupsAtATime: lookupsAtATime(maxConcurrentRequests),
   };
-  const admission = new PollAdmission(pollsAtOnce(maxConcurrentRequests));
+  // One admission per kind: a thousand quarantine lists waiting on one read of the organization's
+  // test lists (its walk and repository lookups) would otherwise hold every place a queue needs.
+  const admissions = {
+    merge_queue: new PollAdmission(pollsAtOnce(maxConcurrentRequests)),
+    flaky_tests: new PollAdmission(pollsAtOnce(maxConcurrentRequests)),
+  };
   const runContext = { ...context, lateLog: context.lateLog ?? new LateLog(logger) };
   const repositories = new Map(config.targets.map((repository) => [repository.name, repository]));
   return targets.map((target) => {
@@ -63,7 +68,7 @@ export function buildPollJobs(context: TargetJobsContext): PollJob[] {
       key: targetKey(target),
       intervalSeconds,
       run: async (signal) => {
-        const entered = failedLast ? undefined : admission;
+        const entered = failedLast ? undefined : admissions[target.kind];
         failedLast = !(await runPoll(
           { target, intervalSeconds, poll, signal },
           runContext,

@@ -1,6 +1,8 @@
 // configuredTargets and buildPollJobs: which targets a configuration yields, and that each job's
 // run() records its own outcome in the SnapshotStore over the real TrunkClient, so one broken target
 // (a repository the API does not know) fails alone and no failure carries the API token.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RepositoryTarget } from '../../../src/config/types.js';
@@ -16,11 +18,28 @@ import {
   capturingLogger,
   cleanUp,
   makeClient,
+  sendJson,
   sendText,
   startApiServer,
 } from '../../trunk/harness.js';
 
 afterEach(cleanUp);
+
+/** A queue's settings as getQueue answers them (the fixture without a state, given one below). */
+const EMPTY_QUEUE = JSON.parse(
+  readFileSync(
+    join(
+      import.meta.dirname,
+      '..',
+      '..',
+      'trunk',
+      'fixtures',
+      'polling',
+      'queue-without-state.json',
+    ),
+    'utf8',
+  ),
+) as Record<string, unknown>;
 
 const TAKEN_AT = 1_767_261_600;
 
@@ -231,6 +250,45 @@ describe('buildPollJobs failures', () => {
     expect(inspect(statuses, { depth: null })).not.toContain(TOKEN);
     expect(lines.length).toBeGreaterThan(0);
     for (const line of lines) expect(line).not.toContain(TOKEN);
+  });
+
+  it('polls a merge queue while more quarantine lists than the polls at once hang on their reads', async () => {
+    // Every quarantine list's walk hangs (the organization's test lists of a large organization);
+    // the queue's getQueue is answered at once, an empty queue.
+    const server = await startApiServer((req, res) => {
+      if (req.url?.includes('getQueue') !== true) return;
+      sendJson(res, 200, { ...EMPTY_QUEUE, state: 'RUNNING', enqueuedPullRequests: [] });
+    });
+    const lists = Array.from({ length: 40 }, (_, index) =>
+      repository(`github.com/acme/tests-${String(index)}`, [], true),
+    );
+    // Request slots to spare (64, 20 polls at once): only the places of the polls run short.
+    const config = exporterConfig(server.apiUrl, [...lists, repository(WEB, ['main'], false)], {
+      trunk: { maxConcurrentRequests: 64 },
+    });
+    const { client } = makeClient(server.apiUrl, { maxConcurrentRequests: 64 });
+    const store = new SnapshotStore(600, () => TAKEN_AT);
+    store.setTargets(configuredTargets(config));
+    const jobs = buildPollJobs({ config, reader: client, store, logger: capturingLogger().logger });
+    const controller = new AbortController();
+    const queueJob = jobs.find((job) => job.key === targetKey(queue(WEB, 'main')));
+    if (queueJob === undefined) throw new Error('expected the queue job');
+    // The lists start first, and take every place their kind has.
+    let listsEnded = 0;
+    const hanging = jobs
+      .filter((job) => job !== queueJob)
+      .map((job) =>
+        job.run(controller.signal).finally(() => {
+          listsEnded += 1;
+        }),
+      );
+    await queueJob.run(controller.signal);
+    // Polled while every list still hangs, not once their reads time out and give their places up.
+    expect(listsEnded).toBe(0);
+    const web = store.statuses().find((status) => status.target.repo === WEB);
+    controller.abort();
+    await Promise.allSettled(hanging);
+    expect({ up: web?.up, error: web?.lastError }).toEqual({ up: true, error: undefined });
   });
 
   it('records nothing for a run that was aborted (shutdown is not a failure)', async () => {
