@@ -1,7 +1,8 @@
 // The log's share of polls that outrun their interval (pollRun.ts): each is counted in
 // trunk_exporter_poll_overruns_total and shows its target's target_up 0, so the log only has to say
-// that polls are late and name one. At most one line a minute per kind: 10,000 targets late every
-// interval made 10,000 lines a minute, which buried every other line.
+// that polls are late and name one. At most one line a minute per kind: an overloaded exporter
+// would otherwise write a line per target and interval, and bury every other line.
+import { LineThrottle } from '../log/lineThrottle.js';
 import type { Logger } from '../log/logger.js';
 import type { PollKind, Target } from '../snapshot/types.js';
 import { targetKey } from '../snapshot/types.js';
@@ -12,7 +13,7 @@ export const LATE_LOG_INTERVAL_MS = 60_000;
 /** How many of the late targets not logged the next line names, beside how many there were. */
 const EXAMPLES = 3;
 
-/** The late polls of one kind since its last line. */
+/** The late polls of one kind held back since its last line. */
 interface Unlogged {
   polls: number;
   /** Keys of the targets they were of (at most every target, for one minute). */
@@ -30,34 +31,30 @@ function describe(target: Target): string {
 /** Logs polls that run late, at most once per LATE_LOG_INTERVAL_MS per kind of target. */
 export class LateLog {
   readonly #logger: Logger;
-  readonly #now: () => number;
-  readonly #loggedAt = new Map<PollKind, number>();
-  readonly #unlogged = new Map<PollKind, Unlogged>();
+  readonly #lines: LineThrottle<PollKind, Unlogged>;
 
   constructor(logger: Logger, now: () => number = Date.now) {
     this.#logger = logger;
-    this.#now = now;
+    this.#lines = new LineThrottle(
+      LATE_LOG_INTERVAL_MS,
+      () => ({ polls: 0, targets: new Set(), examples: [] }),
+      now,
+    );
   }
 
   /** A poll of `target` is still running after its interval of `intervalSeconds`. */
   late(target: Target, intervalSeconds: number): void {
     const { kind } = target;
-    const now = this.#now();
-    const loggedAt = this.#loggedAt.get(kind);
-    if (loggedAt !== undefined && now - loggedAt < LATE_LOG_INTERVAL_MS) {
-      const unlogged = this.#unlogged.get(kind) ?? { polls: 0, targets: new Set(), examples: [] };
+    const admitted = this.#lines.admit(kind, (held) => {
       const key = targetKey(target);
-      if (!unlogged.targets.has(key) && unlogged.examples.length < EXAMPLES) {
-        unlogged.examples.push(describe(target));
+      if (!held.targets.has(key) && held.examples.length < EXAMPLES) {
+        held.examples.push(describe(target));
       }
-      unlogged.targets.add(key);
-      unlogged.polls++;
-      this.#unlogged.set(kind, unlogged);
-      return;
-    }
-    const unlogged = this.#unlogged.get(kind);
-    this.#loggedAt.set(kind, now);
-    this.#unlogged.delete(kind);
+      held.targets.add(key);
+      held.polls++;
+    });
+    if (admitted === undefined) return;
+    const unlogged = admitted.held;
     const others =
       unlogged === undefined
         ? ''

@@ -2,6 +2,7 @@
 // trunk_exporter_api_anomalies_total, and a warn line names the endpoint, the target and what was
 // odd, so an operator can find the rows. Once an hour per endpoint and kind at most: one bad row in
 // every poll of a thousand queues would otherwise be a thousand lines a cycle.
+import { LineThrottle } from '../log/lineThrottle.js';
 import type { Logger } from '../log/logger.js';
 import type { ApiAnomalyKind } from './observer.js';
 import type { CallTarget } from './transport.js';
@@ -24,28 +25,21 @@ const WHAT: Record<ApiAnomalyKind, string> = {
 /** Logs the anomalies of responses, at most once per ANOMALY_LOG_INTERVAL_MS per endpoint and kind. */
 export class AnomalyLog {
   readonly #logger: Logger;
-  readonly #now: () => number;
-  /** Keyed by endpoint and kind: both are fixed vocabularies, so the maps stay small. */
-  readonly #loggedAt = new Map<string, number>();
-  readonly #unlogged = new Map<string, number>();
+  /** By endpoint and kind, the anomalies not logged since the last line. */
+  readonly #lines: LineThrottle<string, { count: number }>;
 
   constructor(logger: Logger, now: () => number = Date.now) {
     this.#logger = logger;
-    this.#now = now;
+    this.#lines = new LineThrottle(ANOMALY_LOG_INTERVAL_MS, () => ({ count: 0 }), now);
   }
 
   /** `count` anomalies of `kind` in one answer of `target`'s endpoint. */
   found(target: CallTarget, kind: ApiAnomalyKind, count: number): void {
-    const key = `${target.endpoint} ${kind}`;
-    const now = this.#now();
-    const loggedAt = this.#loggedAt.get(key);
-    if (loggedAt !== undefined && now - loggedAt < ANOMALY_LOG_INTERVAL_MS) {
-      this.#unlogged.set(key, (this.#unlogged.get(key) ?? 0) + count);
-      return;
-    }
-    const unlogged = this.#unlogged.get(key) ?? 0;
-    this.#loggedAt.set(key, now);
-    this.#unlogged.delete(key);
+    const admitted = this.#lines.admit(`${target.endpoint} ${kind}`, (held) => {
+      held.count += count;
+    });
+    if (admitted === undefined) return;
+    const unlogged = admitted.held?.count ?? 0;
     this.#logger.warn(
       { endpoint: target.endpoint, repo: target.repo, branch: target.branch, kind, count },
       `odd data in Trunk's answer of ${target.endpoint} for ${target.repo}${target.branch === undefined ? '' : ` ${target.branch}`}: ${String(count)} × ${kind} (${WHAT[kind]}); counted in trunk_exporter_api_anomalies_total${unlogged > 0 ? `, with ${String(unlogged)} more of this endpoint and kind not logged in the last hour` : ''}; logged at most once an hour per endpoint and kind`,
