@@ -10,8 +10,8 @@ export interface ConfigProblem {
 }
 
 /**
- * Problems listed at most in one report: a file of 200,000 unknown keys made a reload's log line
- * 8 MB; the first ones in file order say what is wrong, and the rest are counted.
+ * Problems listed at most in one report, so that a file of many unknown keys makes no log line of
+ * megabytes: the first ones in file order say what is wrong, and the rest are counted.
  */
 export const MAX_REPORTED_PROBLEMS = 20;
 

@@ -52,7 +52,7 @@ function bcryptWorker(): Worker {
 
 /**
  * bcrypt's compare, run in a worker thread: bcryptjs's own async compare runs on the event loop in
- * slices of up to 100 ms, so each comparison held every scrape behind it. The worker takes the
+ * slices, so each comparison would hold every scrape behind it. The worker takes the
  * requests in order, one at a time; BcryptQueue decides which runs when.
  */
 export function compareInWorker(password: string, hash: string): Promise<boolean> {

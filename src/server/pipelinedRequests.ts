@@ -49,8 +49,8 @@ interface ParsedSocket {
 /**
  * Makes the requests still to be parsed from this read end at their headers. Node.js goes on
  * parsing the read after the socket is destroyed, and each request it hands on gets a response
- * that waits for the socket, then two errors with stack traces when it closes: 1,900 per 64 KiB
- * read cost more than answering them (512 such reads kept the event loop busy for 100 s).
+ * that waits for the socket, then two errors with stack traces when it closes: for a read full of
+ * small requests that costs more than answering them would.
  */
 function ignoreRestOfRead(socket: Socket): void {
   const { parser } = socket as Socket & ParsedSocket;
