@@ -189,6 +189,36 @@ describe('reads of concluded entries through a real exporter', () => {
     expect(value(twice, 'trunk_merge_queue_repeated_failures_total', QUEUE)).toBe(1);
   });
 
+  it('counts a failed-and-resubmitted exit by its testing result when a PR that waited 60 days in notReady leaves beside it', async () => {
+    // `notReadyTimeoutMinutes`: "0 means no timeout", so #40 may have waited in `notReady` for 60
+    // days; its departure widens the read of concluded entries to then. The testing results of
+    // the same poll may still reach back at most 45 days (`since`: "At most 45 days before
+    // `until`"), which the fake refuses past with a 400.
+    const pr40 = entryRow(40, 'notReady', now() - 60 * 86_400);
+    const pr41 = entryRow(41, 'testing', now() - 600);
+    const fake = await startFakeWebQueue([pr40, pr41]);
+    const exporter = await webExporter(fake);
+    await exporter.waitFor((samples) => inState(samples, 'testing') === 1, '#41 testing');
+    // Between two polls #40 is cancelled, and #41's testing fails, its entry fails and it is
+    // submitted again.
+    const failedAt = now();
+    fake.testingResults(WEB_QUEUE).push(testingResult(41, failedAt, 'failed', 'failed'));
+    resubmitEntry(pr41, failedAt, failedAt + 0.5);
+    moveEntry(pr40, 'cancelled', failedAt);
+    const after = await exporter.waitFor(
+      (samples) => exited(samples).cancelled === 1 && inState(samples, 'not_ready') === 1,
+      '#40 counted and #41 back',
+    );
+    await pollsFromNow(exporter, 2);
+    expect(exited(await exporter.samples())).toEqual({
+      merged: 0,
+      failed: 1,
+      cancelled: 1,
+      unknown: 0,
+    });
+    expect(exited(after).unknown).toBe(0);
+  });
+
   it('counts none of the entries that concluded and were resubmitted before the exporter started, when a read for a departure reaches back past its start', async () => {
     // Before the start: #2 failed 8 min ago and #3 was cancelled 5 min ago, each submitted again
     // (waiting in `notReady` since); #1 has been pending for 10 min. The read for #1's departure

@@ -122,8 +122,8 @@ export const v2QueueEntrySchema = z.object({
   state: z.string(),
   // A timestamp that is not an RFC 3339 string is counted and not exported, never a failed poll.
   stateChangedAt: timestampValue,
-  // Either may be missing (trunk-api-v2.md); the poller fills one from the other.
-  priorityValue: optionalValue(z.number()),
+  // The label's only source: `priorityValue` is not read, as the definition says not to infer a
+  // name from it.
   priorityName: optionalValue(z.string()),
   readiness: optionalValue(v2ReadinessSchema),
 });

@@ -34,21 +34,13 @@ export const PRIORITY_NAMES: ReadonlyMap<number, string> = new Map([
   [100, 'medium'],
   [200, 'low'],
 ]);
-const PRIORITY_VALUES: ReadonlyMap<string, number> = new Map(
-  [...PRIORITY_NAMES].map(([value, name]) => [name, value]),
-);
 
 /**
- * A queue entry's priority name and value, either filled from the other when v2 left it out;
- * `unknown` (and NaN) when neither says.
+ * A queue entry's priority name as its `priorityName` says, `unknown` without one: Trunk's
+ * definition says not to infer a name from `priorityValue` ("some entries carry a value the queue
+ * never named").
  */
-export function priorityOf(
-  name: string | null | undefined,
-  value: number | null | undefined,
-): { readonly name: string; readonly value: number } {
+export function priorityNameOf(name: string | null | undefined): string {
   // A name is a label value: one past MAX_LABEL_TEXT_LENGTH is cut.
-  const knownName =
-    name == null ? (value == null ? undefined : PRIORITY_NAMES.get(value)) : cutLabelText(name);
-  const knownValue = value ?? (name == null ? undefined : PRIORITY_VALUES.get(name));
-  return { name: knownName ?? 'unknown', value: knownValue ?? Number.NaN };
+  return name == null ? 'unknown' : cutLabelText(name);
 }

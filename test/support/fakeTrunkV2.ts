@@ -186,6 +186,11 @@ export async function startFakeV2(organization: FakeV2Organization): Promise<Fak
       );
     } else if ((match = /^\/v2\/merge-queues\/([^/]+)\/testing-results$/.exec(path)) !== null) {
       const since = Date.parse(query.get('since') ?? '');
+      // `since`: "At most 45 days before `until`", which "defaults to the time of the first page".
+      if (!(since >= Date.now() - 45 * 86_400_000)) {
+        sendError(res, 400, 'VALIDATION_FAILED');
+        return;
+      }
       const rows = (testingResults[match[1] ?? ''] ?? [])
         .filter(({ endedAt }) => Date.parse(endedAt) >= since)
         .sort((a, b) => Date.parse(b.endedAt) - Date.parse(a.endedAt));

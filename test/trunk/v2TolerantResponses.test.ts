@@ -70,7 +70,7 @@ describe('API v2 pages read tolerantly', () => {
     expect(rows.map((row) => row.number)).toEqual([1, 2]);
     const [first, second] = rows;
     expect(first?.queueEntry).toMatchObject({ state: 'notReady', id: undefined });
-    expect(first?.queueEntry.priorityValue).toBeUndefined();
+    expect(first?.queueEntry.priorityName).toBeUndefined();
     expect(first?.queueEntry.readiness).toEqual({
       doesBaseBranchMatch: false,
       mergeability: undefined,

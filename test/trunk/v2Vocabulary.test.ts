@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { priorityOf, v1Mode, v1Value } from '../../src/trunk/v2Vocabulary.js';
+import { priorityNameOf, v1Mode, v1Value } from '../../src/trunk/v2Vocabulary.js';
 
 describe('v1 label values from v2 enum values', () => {
   it.each([
@@ -26,11 +26,12 @@ describe('v1 label values from v2 enum values', () => {
     ]);
   });
 
-  it('fills a missing priority name or value from the other, else unknown', () => {
-    expect(priorityOf('high', undefined)).toEqual({ name: 'high', value: 10 });
-    expect(priorityOf(undefined, 0)).toEqual({ name: 'urgent', value: 0 });
-    expect(priorityOf(null, 42)).toEqual({ name: 'unknown', value: 42 });
-    expect(priorityOf(undefined, undefined)).toEqual({ name: 'unknown', value: Number.NaN });
+  it('names a priority only from its priorityName: the definition says not to infer one', () => {
+    // QueueEntry.priorityName: "Either may still be absent on its own — do not infer one from the
+    // presence of the other"; priorityValue: "some entries carry a value the queue never named".
+    expect(priorityNameOf('high')).toBe('high');
+    expect(priorityNameOf(undefined)).toBe('unknown');
+    expect(priorityNameOf(null)).toBe('unknown');
   });
 
   it('cuts a value past 200 characters before respelling it: it is a label value', () => {

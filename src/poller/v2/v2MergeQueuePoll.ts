@@ -9,7 +9,7 @@ import {
   type V2MergeQueue,
   type V2PullRequest,
 } from '../../trunk/v2Schemas.js';
-import { priorityOf, v1Mode, v1Value } from '../../trunk/v2Vocabulary.js';
+import { priorityNameOf, v1Mode, v1Value } from '../../trunk/v2Vocabulary.js';
 import { withOpenLabelsCapped } from '../openLabelValues.js';
 import { parseTimestampSeconds } from '../timestamps.js';
 import { queueNumbers } from '../queueNumbers.js';
@@ -156,7 +156,7 @@ function toPullRequestSnapshot(row: V2PullRequest): PullRequestSnapshot {
     number: row.number,
     pullRequestId: row.id !== undefined && row.id !== '' ? row.id.toLowerCase() : undefined,
     state,
-    priorityName: priorityOf(entry.priorityName, entry.priorityValue).name,
+    priorityName: priorityNameOf(entry.priorityName),
     stateChangedAt: parseTimestampSeconds(entry.stateChangedAt),
     blockedReasons:
       state === 'not_ready' && entry.readiness

@@ -13,6 +13,7 @@ import {
 import { withHistoryReadOff } from '../../flow/failureWitnesses.js';
 import { applyFlowEvents } from '../../flow/flowCounts.js';
 import type { Logger } from '../../log/logger.js';
+import { TrunkApiError } from '../../trunk/errors.js';
 import type { QueueFlow, Resubmission } from '../../snapshot/queueFlowTypes.js';
 import type { MergeQueueSnapshot } from '../../snapshot/types.js';
 import {
@@ -35,6 +36,12 @@ export const MAX_HISTORY_CALLS_PER_READ = 20;
 
 /** Pull requests waiting for a read at most (the longest waiting are read first). */
 const MAX_WAITING_PULL_REQUESTS = 10_000;
+
+/**
+ * `pullRequestIds`: "A member that is not a uuid is a 400 naming it". A pull request's `id` is any
+ * string in the definition; one that is not a uuid is never asked for, so it cannot fail a batch.
+ */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Answers kept for their queue's next poll at most, and for how many merge-queue intervals. */
 const MAX_ANSWERS = 10_000;
@@ -76,7 +83,7 @@ export class QueueEntryHistoryReads {
   /** Asks for the timelines of `ids` at the next read; those asked or answered already wait as they are. */
   ask(ids: Iterable<string>): void {
     for (const id of ids) {
-      if (this.#answers.has(id) || this.#waiting.has(id)) continue;
+      if (this.#answers.has(id) || this.#waiting.has(id) || !UUID.test(id)) continue;
       this.#waiting.add(id);
     }
     for (const id of this.#waiting) {
@@ -121,18 +128,33 @@ export class QueueEntryHistoryReads {
       else break;
     }
     const readStartedAt = this.now();
+    let refused: TrunkApiError | undefined;
+    let answered = false;
     // One call at a time; the client spaces them for Trunk's limit on history reads.
     for (const batch of batches) {
-      // A failure ends the read: the batches read keep their answers, the rest wait for the next.
-      const groups = await this.#lister.listQueueEntryHistory(batch, options);
+      let groups: V2EntryHistory[];
+      try {
+        groups = await this.#lister.listQueueEntryHistory(batch, options);
+      } catch (error) {
+        // A 400 is Trunk refusing this batch, and would refuse it again: its pull requests leave
+        // the queue of the read (their polls ask for them again, at its end) and the other batches
+        // are read. Any other failure ends the read: the rest wait for the next.
+        if (!(error instanceof TrunkApiError && error.status === 400)) throw error;
+        for (const id of batch) this.#waiting.delete(id);
+        refused = error;
+        continue;
+      }
       const byId = new Map(groups.map((group) => [group.pullRequestId, group.transitions]));
       for (const id of batch) {
         this.#waiting.delete(id);
         // "An id naming a pull request … that was never enqueued, comes back as an empty group".
         this.#answers.set(id, { readStartedAt, transitions: byId.get(id) ?? [] });
       }
+      answered = true;
     }
-    this.#lastGoodAt = this.now();
+    if (answered || refused === undefined) this.#lastGoodAt = this.now();
+    // Told as a failed read (logged); the batches answered keep their answers.
+    if (refused !== undefined) throw refused;
   }
 
   #forgetOldAnswers(): void {

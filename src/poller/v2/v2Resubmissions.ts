@@ -26,6 +26,7 @@ import { POLL_JITTER_RATIO } from '../scheduler.js';
 import { CLOCK_SLACK_SECONDS } from '../../trunk/timestamps.js';
 import { TIMESTAMP_RESOLUTION_SECONDS, parseTimestampSeconds } from '../timestamps.js';
 import type { ReadOptions } from '../readOptions.js';
+import { earliestTestingSince } from './v2TestingResults.js';
 
 /**
  * How long before a read's window its resubmitted entries' last testing may have ended: the
@@ -230,7 +231,11 @@ async function testingResults(
   entries: number,
 ): Promise<readonly V2TestingResult[]> {
   const { queue } = request;
-  const since = request.after - RESUBMISSION_TESTING_LOOKBACK_SECONDS;
+  // Never past the 45 days Trunk allows: a PR that waited longer may have widened the window.
+  const since = Math.max(
+    request.after - RESUBMISSION_TESTING_LOOKBACK_SECONDS,
+    earliestTestingSince(request.current.takenAt),
+  );
   try {
     return await request.reader.listTestingResults(
       queue,

@@ -25,6 +25,17 @@ import { parseTimestampSeconds } from '../timestamps.js';
  */
 export const TESTING_READ_HORIZON_SECONDS = 3600;
 
+/** The longest range a read may ask for: `since` "at most 45 days before `until`". */
+export const TESTING_RESULTS_MAX_RANGE_SECONDS = 45 * 86_400;
+
+/**
+ * The earliest `since` a read at `readAt` (the exporter's clock) may send: Trunk refuses a range
+ * over 45 days, and its clock may run ahead of the exporter's by less than the horizon.
+ */
+export function earliestTestingSince(readAt: number): number {
+  return readAt - TESTING_RESULTS_MAX_RANGE_SECONDS + TESTING_READ_HORIZON_SECONDS;
+}
+
 /** The testing attempts of a queue's first poll at `startAt`: none counted, counting from then. */
 export function startTestingAttempts(startAt: number, batching: boolean): TestingAttempts {
   return {

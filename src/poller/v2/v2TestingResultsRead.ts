@@ -13,7 +13,7 @@ import type { ReadOptions } from '../readOptions.js';
 import { PERIODIC_EXIT_READ_POLLS } from './v2ExitLookup.js';
 import type { V2PullRequestLister } from './v2MergeQueuePoll.js';
 import {
-  TESTING_READ_HORIZON_SECONDS,
+  earliestTestingSince,
   countTestingResults,
   startTestingAttempts,
   withKnownSeries,
@@ -27,9 +27,6 @@ export interface V2TestingResultLister extends Pick<V2PullRequestLister, 'report
     options?: ReadOptions,
   ): Promise<V2TestingResult[]>;
 }
-
-/** The longest range a read may ask for (`since` at most 45 days before `until`). */
-export const TESTING_RESULTS_MAX_RANGE_SECONDS = 45 * 86_400;
 
 interface TestingResultsReadRequest {
   readonly reader: V2TestingResultLister;
@@ -74,10 +71,7 @@ export async function readTestingResults(
     };
   }
   const readAt = current.takenAt;
-  const since = Math.max(
-    reads.countFrom,
-    readAt - TESTING_RESULTS_MAX_RANGE_SECONDS + TESTING_READ_HORIZON_SECONDS,
-  );
+  const since = Math.max(reads.countFrom, earliestTestingSince(readAt));
   if (since > reads.countFrom) {
     request.logger.warn(
       { repo: queue.repo, branch: queue.branch, uncountedSeconds: since - reads.countFrom },

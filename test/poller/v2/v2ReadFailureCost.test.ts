@@ -141,6 +141,36 @@ describe("the queue-entry histories and Trunk's limit per key", () => {
     for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(200);
   });
 
+  it('reads the other batches when Trunk refuses one with a 400, and never asks for an id that is not a uuid', async () => {
+    // `pullRequestIds`: "A member that is not a uuid is a 400 naming it"; a pull request's `id` is
+    // any string. The fake refuses every batch naming #3 as well (a 400 is not retried).
+    const fake = await startFakeV2({});
+    fake.fail(HISTORY, 400, pullRequestIdOf(3));
+    const { client } = makeClient(fake.origin, { apiKey: API_KEY });
+    const failures: Error[] = [];
+    const reads = new QueueEntryHistoryReads(
+      new TrunkV2Client(client),
+      { maxAgeSeconds: INTERVAL, staleAfterSeconds: 600 },
+      () => START,
+      (error) => failures.push(error),
+    );
+    const ids = Array.from({ length: 120 }, (_, index) => pullRequestIdOf(index + 1));
+    reads.ask(['pr-4901', ...ids]);
+    reads.refresh({});
+    await vi.waitFor(
+      () => {
+        expect(failures).toHaveLength(1);
+      },
+      { timeout: 10_000 },
+    );
+    expect(reads.take(ids.slice(50)).size).toBe(70);
+    expect(reads.take(ids.slice(0, 50)).size).toBe(0);
+    const asked = historyIdsAsked(fake).map((list) => list?.split(',') ?? []);
+    expect(asked.map((list) => list.length)).toEqual([50, 50, 20]);
+    expect(asked.flat()).not.toContain('pr-4901');
+    expect(reads.shown()).toBe(true);
+  });
+
   it('asks for each pull request once while its read is in flight, however many polls list it as asked', async () => {
     const [pr1, pr2] = [entryRow(1, 'pending', START - 300), entryRow(2, 'pending', START - 300)];
     const { fake, clock, pollNow, historyAnswers } = await watchedQueue([pr1, pr2], {

@@ -11,13 +11,11 @@ import { V2TestDirectory } from '../../../src/poller/v2/v2TestDirectory.js';
 import { V2QueueDirectory } from '../../../src/poller/v2/v2QueueDirectory.js';
 import {
   TESTING_READ_HORIZON_SECONDS,
+  TESTING_RESULTS_MAX_RANGE_SECONDS,
   countTestingResults,
   startTestingAttempts,
 } from '../../../src/poller/v2/v2TestingResults.js';
-import {
-  TESTING_RESULTS_MAX_RANGE_SECONDS,
-  readTestingResults,
-} from '../../../src/poller/v2/v2TestingResultsRead.js';
+import { readTestingResults } from '../../../src/poller/v2/v2TestingResultsRead.js';
 import { Secret } from '../../../src/secrets/secret.js';
 import { NO_ENTRIES } from '../../../src/snapshot/noEntries.js';
 import { SnapshotStore } from '../../../src/snapshot/store.js';
