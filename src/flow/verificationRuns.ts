@@ -187,6 +187,35 @@ export function verificationRunReadFailed(
 }
 
 /**
+ * The runs after a read at `readAt` whose paging could not be trusted (more than V2_MAX_RUN_PAGES
+ * pages since createdAfter, a cursor repeated): asked again from there it would fail the same way
+ * at the same cost on every poll, so the next read starts at `from` instead. The runs created
+ * before are not counted, and those in progress then are no longer followed.
+ */
+export function verificationRunReadAbandoned(
+  runs: VerificationRuns,
+  readAt: number,
+  staleAfterSeconds: number,
+  from: number,
+): VerificationRuns {
+  const failed = verificationRunReadFailed(runs, readAt, staleAfterSeconds);
+  const createdAfter = Math.max(runs.reads.createdAfter, from);
+  const seen = new Map([...runs.reads.seen].filter(([, createdAt]) => createdAt > createdAfter));
+  const inProgress = new Map(
+    [...runs.reads.inProgress].filter(([, run]) => run.createdAt > createdAfter),
+  );
+  return {
+    ...failed,
+    reads: {
+      ...failed.reads,
+      createdAfter,
+      seen: orShared(seen),
+      inProgress: orShared(inProgress),
+    },
+  };
+}
+
+/**
  * The createdAt of the newest run past MAX_SEEN_RUNS, newest first (-Infinity when they all fit):
  * the runs created then and before are forgotten, and a read after it lists none of them.
  */

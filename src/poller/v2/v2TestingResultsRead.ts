@@ -10,6 +10,7 @@ import { CLOCK_SLACK_SECONDS } from '../../trunk/timestamps.js';
 import { V2_ENDPOINTS, type V2TestingResult } from '../../trunk/v2Schemas.js';
 import type { ReadAnswer } from '../pollReads.js';
 import type { ReadOptions } from '../readOptions.js';
+import { isoTime } from '../timestamps.js';
 import { PERIODIC_EXIT_READ_POLLS } from './v2ExitLookup.js';
 import type { V2PullRequestLister } from './v2MergeQueuePoll.js';
 import {
@@ -115,8 +116,4 @@ export async function readTestingResults(
     );
   }
   return { value: attempts };
-}
-
-function isoTime(unixSeconds: number): string {
-  return new Date(unixSeconds * 1000).toISOString();
 }

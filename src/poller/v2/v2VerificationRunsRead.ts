@@ -4,6 +4,7 @@
 import {
   countVerificationRuns,
   startVerificationRuns,
+  verificationRunReadAbandoned,
   verificationRunReadFailed,
   withKnownRunSeries,
 } from '../../flow/verificationRuns.js';
@@ -13,10 +14,12 @@ import type { MergeQueueSnapshot } from '../../snapshot/types.js';
 import type { VerificationRuns } from '../../snapshot/verificationRunTypes.js';
 import type { V2QueueRef } from '../../trunk/v2Client.js';
 import { CLOCK_SLACK_SECONDS, READ_OVERLAP_SECONDS } from '../../trunk/timestamps.js';
+import { V2PagingError } from '../../trunk/v2Paging.js';
 import { V2_ENDPOINTS } from '../../trunk/v2Schemas.js';
 import type { V2VerificationRun } from '../../trunk/v2VerificationRunSchemas.js';
 import { earliest } from '../testCounts.js';
 import type { ReadOptions } from '../readOptions.js';
+import { isoTime } from '../timestamps.js';
 import type { V2PullRequestLister } from './v2MergeQueuePoll.js';
 
 /** The v2 read of verification runs, and what it reports of them (implemented by TrunkV2Client). */
@@ -78,6 +81,14 @@ export async function readVerificationRuns(
     );
   } catch (error) {
     if (request.options.signal?.aborted === true) throw error;
+    if (error instanceof V2PagingError) {
+      const from = readAt - CLOCK_SLACK_SECONDS;
+      request.logger.warn(
+        { repo: queue.repo, branch: queue.branch },
+        `verification runs read failed (${error.message}): the runs created from ${isoTime(runs.reads.createdAfter)} to ${isoTime(from)} are not counted, and the next read starts at ${isoTime(from)}`,
+      );
+      return verificationRunReadAbandoned(runs, readAt, request.staleAfterSeconds, from);
+    }
     request.logger.warn(
       { repo: queue.repo, branch: queue.branch },
       `verification runs read failed, tried again at the next poll: ${error instanceof Error ? error.message : String(error)}`,

@@ -13,6 +13,7 @@ import { TrunkV2Client } from '../../../src/trunk/v2Client.js';
 import { startFakeV2, type FakeV2 } from '../../support/fakeTrunkV2.js';
 import { WEB_QUEUE, entryRow, moveEntry, pullRequestIdOf } from '../../support/queueEntryRows.js';
 import { INTERVAL, START, watchedQueue } from '../../support/v2QueuePolls.js';
+import { run } from '../../support/verificationRunRows.js';
 import { cleanUp, makeClient } from '../../trunk/harness.js';
 
 afterEach(cleanUp);
@@ -44,6 +45,30 @@ describe('a read of issue 39 that fails', () => {
     // Five polls failing: one read each (the first for #1, the others as the last failed), four
     // attempts; the sixth reads once; the seventh sees nothing move and reads nothing.
     expect(calls).toEqual([4, 4, 4, 4, 4, 1, 0]);
+  });
+
+  it('verification runs: a read whose paging cannot be trusted costs its 50 pages once, and the next read starts from its poll', async () => {
+    // A busy queue: 5,100 runs in the two hours before, while #1 has been testing. The read of the
+    // first poll reaches back to #1's testing, 51 pages of 100 (V2_MAX_RUN_PAGES is 50).
+    const pr1 = entryRow(1, 'testing', START - 7200);
+    const { fake, clock, poll } = await watchedQueue([pr1]);
+    fake.verificationRuns(WEB_QUEUE).push(
+      ...Array.from({ length: 5100 }, (_, index) =>
+        run({
+          id: `run-${String(index)}`,
+          status: 'succeeded',
+          createdAt: START - 7000 + index,
+          updatedAt: START - 6900 + index,
+          tested: [2],
+        }),
+      ),
+    );
+    const runCalls = async () =>
+      (await poll()).filter((read) => read === 'verification runs').length;
+    const first = await runCalls();
+    // #1 passes: a read is due, and none of the 5,100 runs is asked for again.
+    moveEntry(pr1, 'testsPassed', clock.now - 5);
+    expect([first, await runCalls()]).toEqual([50, 1]);
   });
 
   it('queue-entry histories: one read a merge-queue interval while they answer 500, however many polls ask in it', async () => {
