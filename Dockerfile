@@ -29,8 +29,11 @@ FROM node:24-bookworm-slim
 ENV NODE_ENV=production
 # glibc's malloc otherwise raises its mmap threshold once the first large buffer is freed, then keeps
 # every later page-sized buffer (one per render of a large /metrics page) in its heap, and gives busy
-# threads arenas of their own: together about 25 MB of RSS at 1,000 targets (docs/benchmarks.md).
-ENV MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072
+# threads arenas of their own, each keeping what its thread freed (docs/benchmarks.md, Memory).
+ENV MALLOC_ARENA_MAX=1 MALLOC_MMAP_THRESHOLD_=131072
+# V8's young generation kept to two semi-spaces of 1 MB: it otherwise grows several times larger
+# while a poll cycle parses its answers, and stays (docs/benchmarks.md, Page per merge queue).
+ENV NODE_OPTIONS=--max-semi-space-size=1
 WORKDIR /app
 # Everything stays owned by root and read-only to the process: the exporter writes nothing to disk
 # (logs go to stdout), so the root filesystem can be mounted read-only.

@@ -65,14 +65,20 @@ const MEMORY_ON_SIGUSR2 = `data:text/javascript,${encodeURIComponent(
 )}`;
 
 /**
- * The malloc settings the container image sets (its Dockerfile's `ENV MALLOC_…`), read from the
- * Dockerfile so that the figures measured "as in the image" cannot drift from what it ships.
+ * The memory settings the container image sets (its Dockerfile's `ENV MALLOC_…` and
+ * `ENV NODE_OPTIONS=…`), read from the Dockerfile so that the figures measured "as in the image"
+ * cannot drift from what it ships.
  */
-export function imageMallocEnvironment(): Record<string, string> {
+export function imageEnvironment(): Record<string, string> {
   const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
-  const line = /^ENV (MALLOC_.*)$/m.exec(dockerfile)?.[1];
-  if (line === undefined) throw new Error('Dockerfile sets no MALLOC_ environment');
-  return Object.fromEntries(line.split(/\s+/).map((pair) => pair.split('=') as [string, string]));
+  const malloc = /^ENV (MALLOC_.*)$/m.exec(dockerfile)?.[1];
+  if (malloc === undefined) throw new Error('Dockerfile sets no MALLOC_ environment');
+  const nodeOptions = /^ENV NODE_OPTIONS=(\S+)$/m.exec(dockerfile)?.[1];
+  if (nodeOptions === undefined) throw new Error('Dockerfile sets no NODE_OPTIONS');
+  return {
+    ...Object.fromEntries(malloc.split(/\s+/).map((pair) => pair.split('=') as [string, string])),
+    NODE_OPTIONS: nodeOptions,
+  };
 }
 
 /** Runs the benchmark; see the module comment. */
@@ -98,19 +104,19 @@ export async function run(options: {
     flakyRepositories,
     quarantinedTests: 2000,
   }));
-  const imageEnvironment = imageMallocEnvironment();
-  const imageEnvironmentText = Object.entries(imageEnvironment)
+  const image = imageEnvironment();
+  const imageEnvironmentText = Object.entries(image)
     .map(([name, value]) => `\`${name}=${value}\``)
     .join(' ');
   const rows: string[][] = [];
   const measured: { scale: Scale; figures: MemoryFigures }[] = [];
   const runs = [
-    ...sizes.map((scale) => ({ scale, environment: imageEnvironment })),
+    ...sizes.map((scale) => ({ scale, environment: image })),
     // The largest size once more as a plain command line on a glibc host, without those settings.
     ...sizes.slice(-1).map((scale) => ({ scale, environment: {} })),
   ];
   for (const { scale, environment } of runs) {
-    const asImage = environment === imageEnvironment;
+    const asImage = environment === image;
     progress(
       `memory: ${scale.queues} queues, ${scale.flakyRepositories} quarantine lists${asImage ? '' : ', no malloc settings'}`,
     );
@@ -135,7 +141,7 @@ export async function run(options: {
   progress(
     `memory: ${steadyScale.queues} queues polled every 30 s and scraped every 15 s for ${steadySeconds} s`,
   );
-  const steady = await measureSteadyState(steadyScale, steadySeconds, imageEnvironment);
+  const steady = await measureSteadyState(steadyScale, steadySeconds, image);
   progress('memory: the same without the malloc settings');
   const steadyWithout = await measureSteadyState(steadyScale, steadySeconds, {});
   const smallest = measured[0];

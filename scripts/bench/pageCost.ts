@@ -6,7 +6,7 @@
 // queues on the page. A run of minutes holds few exemplars and not every combination a queue
 // reaches, so what they come to over hours is taken from the simulator's model.
 import { exemplarCost } from './exemplarCost.ts';
-import { imageMallocEnvironment, measureSteadyState } from './memory.ts';
+import { imageEnvironment, measureSteadyState } from './memory.ts';
 import { modelHours } from './modelHours.ts';
 import { pageCosts } from './pageFamilies.ts';
 import type { Scale } from './scale.ts';
@@ -27,7 +27,7 @@ export async function run(options: {
     : { queues: 1000, pullRequestsPerQueue: 30, flakyRepositories: 50, quarantinedTests: 2000 };
   const seconds = options.quick ? 30 : 600;
   progress(`pageCost: ${scale.queues} queues through API v2, scraped every 15 s for ${seconds} s`);
-  const steady = await measureSteadyState(scale, seconds, imageMallocEnvironment(), {
+  const steady = await measureSteadyState(scale, seconds, imageEnvironment(), {
     api: 'v2',
     wallClock: true,
   });
