@@ -55,6 +55,63 @@ function shared(samples: readonly Sample[]): string[] {
     .sort();
 }
 
+/**
+ * The v1 page as API v2 tells it where their answers differ by design: a queue entry v2 lists
+ * without a `priorityName` counts as `priority="unknown"` (the definition: "some entries carry a
+ * value the queue never named … do not infer one from the presence of the other"), where v1, which
+ * requires the name, names it. The entries are read from the simulator's v2 answers themselves.
+ */
+async function asV2Tells(v1Samples: readonly Sample[], origin: string): Promise<Sample[]> {
+  const get = async (path: string): Promise<{ data: Record<string, unknown>[] }> => {
+    const response = await fetch(`${origin}/v2/${path}`, {
+      headers: { Authorization: `Bearer ${API_KEY}` },
+    });
+    return (await response.json()) as { data: Record<string, unknown>[] };
+  };
+  const samples = v1Samples.map((sample) => ({ ...sample, labels: { ...sample.labels } }));
+  const queues = await get('merge-queues?limit=100');
+  for (const queue of queues.data) {
+    const repo = String(queue.repositoryUrl).replace(/^https:\/\//, '');
+    const branch = String(queue.targetBranch);
+    const rows = await get(
+      `merge-queues/${String(queue.id)}/pull-requests?limit=100&state=notReady,pending,testing,testsPassed,pendingFailure`,
+    );
+    for (const row of rows.data) {
+      const entry = row.queueEntry as { state: string; priorityName?: string };
+      if (entry.priorityName !== undefined) continue;
+      const state = entry.state.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+      const labels = { repo, branch, state };
+      const named = samples.find(
+        (sample) =>
+          sample.name === 'trunk_merge_queue_pull_requests' &&
+          Object.entries(labels).every(([key, value]) => sample.labels[key] === value) &&
+          sample.labels.priority !== 'unknown' &&
+          sample.value > 0,
+      );
+      if (named === undefined) throw new Error(`no v1 series for ${JSON.stringify(labels)}`);
+      named.value -= 1;
+      const unknown = samples.find(
+        (sample) =>
+          sample.name === 'trunk_merge_queue_pull_requests' &&
+          Object.entries(labels).every(([key, value]) => sample.labels[key] === value) &&
+          sample.labels.priority === 'unknown',
+      );
+      if (unknown === undefined) {
+        samples.push({ ...named, labels: { ...labels, priority: 'unknown' }, value: 1 });
+      } else {
+        unknown.value += 1;
+      }
+    }
+  }
+  // A priority other than the default is written only while a PR has it.
+  return samples.filter(
+    (sample) =>
+      sample.name !== 'trunk_merge_queue_pull_requests' ||
+      sample.value > 0 ||
+      sample.labels.priority === 'medium',
+  );
+}
+
 async function firstPollsDone(exporter: ExporterUnderTest, targets: number): Promise<Sample[]> {
   return exporter.waitFor(
     (samples) =>
@@ -84,7 +141,7 @@ describe('an exporter with only an API key (API v2)', () => {
     const v2Samples = await firstPollsDone(v2, 6);
 
     expect(shared(v1Samples).length).toBeGreaterThan(50);
-    expect(shared(v2Samples)).toEqual(shared(v1Samples));
+    expect(shared(v2Samples)).toEqual(shared(await asV2Tells(v1Samples, simulator.origin)));
     expect(v2Samples.filter((sample) => sample.name === V2_ONLY_FAMILY).length).toBeGreaterThan(0);
     expect(v1Samples.filter(v1Only).length).toBeGreaterThan(0);
     expect(v2Samples.filter(v1Only)).toEqual([]);
