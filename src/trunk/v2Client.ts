@@ -19,7 +19,7 @@ import {
   type V2EntryHistory,
 } from './v2EntryHistorySchemas.js';
 import { CallSpacing } from './callSpacing.js';
-import { forEachV2Page, walkV2Pages } from './v2Paging.js';
+import { V2_MAX_LIVE_ENTRY_PAGES, forEachV2Page, walkV2Pages } from './v2Paging.js';
 import {
   V2_ENDPOINTS,
   V2_MAX_LIMIT,
@@ -188,7 +188,17 @@ export class TrunkV2Client {
     const schema =
       filter.pullRequestIds === true ? v2PullRequestPageSchema : v2PullRequestWithoutIdPageSchema;
     const page = { schema, check: checkPullRequestPage };
-    return this.#walkQueueList(V2_ENDPOINTS.listQueuePullRequests, queue, query, page, options);
+    // The live entries (no window): a queue of thousands is none Trunk has, and an answer that
+    // never ends would otherwise hold up to V2_MAX_PAGES pages of rows per poll in memory.
+    const maxPages = filter.concludedAfter === undefined ? V2_MAX_LIVE_ENTRY_PAGES : undefined;
+    return this.#walkQueueList(
+      V2_ENDPOINTS.listQueuePullRequests,
+      queue,
+      query,
+      page,
+      options,
+      maxPages,
+    );
   }
 
   /**

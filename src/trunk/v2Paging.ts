@@ -7,6 +7,9 @@ import type { V2Page } from './v2Schemas.js';
  */
 export const V2_MAX_PAGES = 1000;
 
+/** Pages of a queue's live entries at most (5,000 entries): the list is read on every poll. */
+export const V2_MAX_LIVE_ENTRY_PAGES = 50;
+
 /**
  * Empty pages in a row a walk follows: a filtered list may answer a page with no row that still
  * has a cursor (the rows it scanned matched nothing); a run longer than this is a broken cursor.

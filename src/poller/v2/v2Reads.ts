@@ -1,6 +1,6 @@
 // The reads API v2 sources make (the API key): each declared once, as data (readDeclaration.ts).
 import { readsTestCollections } from '../../config/targets.js';
-import { V2_MAX_PAGES } from '../../trunk/v2Paging.js';
+import { V2_MAX_LIVE_ENTRY_PAGES, V2_MAX_PAGES } from '../../trunk/v2Paging.js';
 import { V2_ENDPOINTS } from '../../trunk/v2Schemas.js';
 import { BUDGET_ASSUMPTIONS, pages } from '../readCost.js';
 import type { ReadDeclaration } from '../readDeclaration.js';
@@ -46,7 +46,7 @@ export const LIVE_PULL_REQUESTS = {
   endpoints: [V2_ENDPOINTS.listQueuePullRequests],
   scope: 'queue',
   cadence: { kind: 'every poll' },
-  maxCalls: PAGED,
+  maxCalls: `pages ≤ ${String(V2_MAX_LIVE_ENTRY_PAGES)}`,
   part: 'queue',
   failure: { effect: 'poll fails' },
   // Fewer than 100 PRs a queue: one page.

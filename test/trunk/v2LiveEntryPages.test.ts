@@ -1,0 +1,40 @@
+// `GET /v2/merge-queues/{id}/pull-requests` answered by a real local server whose cursor never
+// ends, 100 live entries a page. The live entries are read on every poll of every queue, and each
+// walk keeps its rows until it ends: a queue of thousands of entries is none Trunk has, so the
+// walk stops at 50 pages (5,000 entries) rather than holding up to 100,000 rows per poll.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Secret } from '../../src/secrets/secret.js';
+import { TrunkV2Client } from '../../src/trunk/v2Client.js';
+import { V2PagingError } from '../../src/trunk/v2Paging.js';
+import { entryRow } from '../support/queueEntryRows.js';
+import { cleanUp, makeClient, sendJson, startApiServer } from './harness.js';
+
+afterEach(cleanUp);
+
+const QUEUE = { id: 'mq_7f3a', repo: 'github.com/acme/web', branch: 'main' };
+const LIVE = { states: ['notReady', 'pending', 'testing', 'testsPassed', 'pendingFailure'] };
+
+async function endlessEntries(): Promise<{ v2: TrunkV2Client; calls: () => number }> {
+  let calls = 0;
+  const server = await startApiServer((_req: IncomingMessage, res: ServerResponse) => {
+    calls += 1;
+    const data = Array.from({ length: 100 }, (_, index) =>
+      entryRow(calls * 100 + index, 'pending', 1_767_261_600),
+    );
+    sendJson(res, 200, { data, nextCursor: `cursor-${String(calls)}`, hasMore: true });
+  }, '');
+  const { client } = makeClient(server.origin, {
+    token: undefined,
+    apiKey: new Secret('trunk_v2_live-pages-key'),
+  });
+  return { v2: new TrunkV2Client(client), calls: () => calls };
+}
+
+describe('live entry pages', () => {
+  it('stops a walk of the live entries whose cursor never ends after 50 pages', async () => {
+    const { v2, calls } = await endlessEntries();
+    await expect(v2.listQueuePullRequests(QUEUE, LIVE)).rejects.toThrow(V2PagingError);
+    expect(calls()).toBe(50);
+  });
+});
