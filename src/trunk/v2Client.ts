@@ -19,7 +19,12 @@ import {
   type V2EntryHistory,
 } from './v2EntryHistorySchemas.js';
 import { CallSpacing } from './callSpacing.js';
-import { V2_MAX_LIVE_ENTRY_PAGES, forEachV2Page, walkV2Pages } from './v2Paging.js';
+import {
+  V2_MAX_LIVE_ENTRY_PAGES,
+  V2_MAX_WINDOW_PAGES,
+  forEachV2Page,
+  walkV2Pages,
+} from './v2Paging.js';
 import {
   V2_ENDPOINTS,
   V2_MAX_LIMIT,
@@ -190,7 +195,8 @@ export class TrunkV2Client {
     const page = { schema, check: checkPullRequestPage };
     // The live entries (no window): a queue of thousands is none Trunk has, and an answer that
     // never ends would otherwise hold up to V2_MAX_PAGES pages of rows per poll in memory.
-    const maxPages = filter.concludedAfter === undefined ? V2_MAX_LIVE_ENTRY_PAGES : undefined;
+    const maxPages =
+      filter.concludedAfter === undefined ? V2_MAX_LIVE_ENTRY_PAGES : V2_MAX_WINDOW_PAGES;
     return this.#walkQueueList(
       V2_ENDPOINTS.listQueuePullRequests,
       queue,
@@ -211,7 +217,14 @@ export class TrunkV2Client {
     options: CallOptions = {},
   ): Promise<V2TestingResult[]> {
     const page = { schema: v2TestingResultPageSchema, check: checkTestingResultsPage };
-    return this.#walkQueueList(V2_ENDPOINTS.listTestingResults, queue, { since }, page, options);
+    return this.#walkQueueList(
+      V2_ENDPOINTS.listTestingResults,
+      queue,
+      { since },
+      page,
+      options,
+      V2_MAX_WINDOW_PAGES,
+    );
   }
 
   /**

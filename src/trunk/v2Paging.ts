@@ -11,6 +11,12 @@ export const V2_MAX_PAGES = 1000;
 export const V2_MAX_LIVE_ENTRY_PAGES = 50;
 
 /**
+ * Pages of a queue's list over a window at most (concluded entries, testing results: 10,000 rows),
+ * each walk keeping its rows until it ends: a window that long is weeks of a busy queue.
+ */
+export const V2_MAX_WINDOW_PAGES = 100;
+
+/**
  * Empty pages in a row a walk follows: a filtered list may answer a page with no row that still
  * has a cursor (the rows it scanned matched nothing); a run longer than this is a broken cursor.
  */

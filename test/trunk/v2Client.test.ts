@@ -144,22 +144,22 @@ describe('TrunkV2Client', () => {
     expect(server.requests).toHaveLength(V2_MAX_EMPTY_PAGES_IN_A_ROW + 1);
   });
 
-  it('stops a walk after 1,000 pages of rows, however consistent its cursors', async () => {
+  it('stops a walk over a window after 100 pages of rows, however consistent its cursors', async () => {
     let page = 0;
     const server = await startApiServer((_req, res) => {
       page += 1;
       sendJson(res, 200, { data: [pullRequest(page)], nextCursor: `page-${page}`, hasMore: true });
     }, '');
     const { v2 } = v2Client(server.origin);
-    // A read of concluded entries (a window): the live entries stop at 50 (v2LiveEntryPages.test.ts).
+    // A read of concluded entries (a window); the live entries stop at 50 (v2QueueListPages.test.ts).
     const error = await rejectionOf(
       v2.listQueuePullRequests(QUEUE, { concludedAfter: '2026-01-01T00:00:00.000Z' }),
     );
     expect(error).toBeInstanceOf(V2PagingError);
     expect(String(error)).toContain(
-      'the pull requests of github.com/acme/web main: more than 1000 pages; stopped',
+      'the pull requests of github.com/acme/web main: more than 100 pages; stopped',
     );
-    expect(server.requests).toHaveLength(1000);
+    expect(server.requests).toHaveLength(100);
   });
 
   it('puts the error code of the envelope into the error, keeps the HTTP status, and never the key', async () => {

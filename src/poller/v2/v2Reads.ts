@@ -1,7 +1,12 @@
 // The reads API v2 sources make (the API key): each declared once, as data (readDeclaration.ts).
 import { readsTestCollections } from '../../config/targets.js';
-import { V2_MAX_LIVE_ENTRY_PAGES, V2_MAX_PAGES } from '../../trunk/v2Paging.js';
+import {
+  V2_MAX_LIVE_ENTRY_PAGES,
+  V2_MAX_PAGES,
+  V2_MAX_WINDOW_PAGES,
+} from '../../trunk/v2Paging.js';
 import { V2_ENDPOINTS } from '../../trunk/v2Schemas.js';
+import { V2_MAX_RUN_PAGES } from '../../trunk/v2VerificationRunSchemas.js';
 import { BUDGET_ASSUMPTIONS, pages } from '../readCost.js';
 import type { ReadDeclaration } from '../readDeclaration.js';
 import { PERIODIC_EXIT_READ_POLLS } from './v2ExitLookup.js';
@@ -20,6 +25,9 @@ function withCommas(value: number): string {
 
 /** Every v2 list is walked a page of 100 rows at a time, and at most this many pages. */
 const PAGED = `pages ≤ ${withCommas(V2_MAX_PAGES)}`;
+
+/** A queue's list over a window (concluded entries, testing results). */
+const WINDOW_PAGED = `pages ≤ ${String(V2_MAX_WINDOW_PAGES)}`;
 
 const ELSE_PERIODIC = `else every ${String(PERIODIC_EXIT_READ_POLLS)}th poll`;
 
@@ -66,7 +74,7 @@ export const CONCLUDED_ENTRIES = {
     kind: 'some polls',
     when: `a PR left or is back in \`not_ready\`; ${ELSE_PERIODIC}`,
   },
-  maxCalls: PAGED,
+  maxCalls: WINDOW_PAGED,
   part: 'flow',
   failure: {
     effect: 'taken by the read',
@@ -90,7 +98,7 @@ export const RESUBMITTED_ENTRIES = {
     kind: 'on an event',
     event: 'a read of concluded entries that lists one in a live state',
   },
-  maxCalls: PAGED,
+  maxCalls: WINDOW_PAGED,
   part: 'flow',
   failure: { effect: 'taken by the read', then: 'the exits it is for count `unknown`' },
   cost: { calls: () => ({}), assumes: [] },
@@ -103,7 +111,7 @@ export const LAST_MERGE = {
   endpoints: [V2_ENDPOINTS.listQueuePullRequests],
   scope: 'queue',
   cadence: { kind: 'on an event', event: "the queue's first poll (its ledger starts)" },
-  maxCalls: `${String(LAST_MERGE_WINDOWS_SECONDS.length)} windows, ${PAGED} each`,
+  maxCalls: `${String(LAST_MERGE_WINDOWS_SECONDS.length)} windows, ${WINDOW_PAGED} each`,
   part: 'flow',
   failure: {
     effect: 'taken by the read',
@@ -122,7 +130,7 @@ export const TESTING_RESULTS = {
     kind: 'some polls',
     when: `a PR left \`testing\` or the queue, or reached \`testsPassed\`; ${ELSE_PERIODIC}`,
   },
-  maxCalls: PAGED,
+  maxCalls: WINDOW_PAGED,
   part: 'testing',
   failure: { effect: 'part late' },
   // Fewer than 100 attempts end between two reads: one page.
@@ -148,7 +156,7 @@ export const VERIFICATION_RUNS = {
     kind: 'some polls',
     when: 'a PR entered or left `testing`, reached `testsPassed` or left the queue, a run in progress has no PR in `testing` on it (it lists none, none is left, or they test on a newer run), or the last read failed',
   },
-  maxCalls: PAGED,
+  maxCalls: `pages ≤ ${String(V2_MAX_RUN_PAGES)}`,
   part: 'queue',
   failure: {
     effect: 'taken by the read',
