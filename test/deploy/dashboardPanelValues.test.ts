@@ -1,9 +1,9 @@
-// The dashboard's Trunk API panels as Prometheus computes them: promtool evaluates each panel's own
+// The dashboard's panels as Prometheus computes them: promtool evaluates each panel's own
 // query (its variables filled in as Grafana fills them) over series written by hand. Two shards
 // whose medians differ must give the median of all their requests (21 per 30 s: 20 in
 // 0.05-0.1 s, 1 in 2.5-5 s, so rank 10.5 of 21 lies in the first bucket: about 0.076 s, where the
-// slowest shard's median is 3.75 s), and an endpoint read every 300 s must never read 0 requests
-// a second between its reads.
+// slowest shard's median is 3.75 s), an endpoint read every 300 s must never read 0 requests
+// a second between its reads, and a queue two pods export counts once.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,7 +16,7 @@ import {
   readDashboard,
   substituteVariables,
 } from './dashboardQueries.js';
-import { ROOT } from './ruleFiles.js';
+import { ROOT, RULE_FILES } from './ruleFiles.js';
 
 const promtool = findSystemBinary('promtool');
 const VARIABLES = {
@@ -43,6 +43,7 @@ function panelQuery(title: string, refId: string): string {
 function promtoolTest(
   seriesFixture: string,
   checks: readonly { readonly expr: string; readonly at: string }[],
+  ruleFiles: readonly string[] = [],
 ): { status: number | null; output: string } {
   directory = mkdtempSync(join(tmpdir(), 'dashboard-api-panels-'));
   const series = readFileSync(join(ROOT, 'test', 'deploy', 'fixtures', seriesFixture), 'utf8');
@@ -55,13 +56,13 @@ function promtoolTest(
   const file = join(directory, 'panels.yaml');
   writeFileSync(
     file,
-    `evaluation_interval: 10s\ntests:\n  - interval: 30s\n    input_series:\n${series}    promql_expr_test:\n${tests}`,
+    `rule_files: ${JSON.stringify(ruleFiles)}\nevaluation_interval: 10s\ntests:\n  - interval: 30s\n    input_series:\n${series}    promql_expr_test:\n${tests}`,
   );
   const result = spawnSync(promtool ?? 'promtool', ['test', 'rules', file], { encoding: 'utf8' });
   return { status: result.status, output: `${result.stdout}${result.stderr}` };
 }
 
-describe('the Trunk API panels of the dashboard', () => {
+describe('panels of the dashboard over series written by hand', () => {
   it.skipIf(promtool === undefined)(
     'give the median and 95th percentile of all shards’ requests, not the slowest shard’s',
     () => {
@@ -84,6 +85,28 @@ describe('the Trunk API panels of the dashboard', () => {
         { expr: `(${requests}) > 0.002`, at: '29m40s' },
         { expr: `(${requests}) > 0.002`, at: '30m10s' },
       ]);
+      expect(result.status, result.output).toBe(0);
+    },
+  );
+
+  it.skipIf(promtool === undefined)(
+    'count a queue that two pods export once in the per-queue pull request panels',
+    () => {
+      // acme/web main: 2 blocked, 3 pending, 1 testing, once; acme/api main: 1 blocked, 4 pending.
+      // Each filter keeps one sample only when the queue on two pods counts once (4, 10, 2, 12 else).
+      const blocked = panelQuery('Pull requests blocked by readiness', 'A');
+      const byState = panelQuery('Pull requests by state', 'A');
+      const byPriority = panelQuery('Pull requests by priority', 'A');
+      const result = promtoolTest(
+        'queue-on-two-pods.series.yaml',
+        [
+          { expr: `(${blocked}) == 2`, at: '5m' },
+          { expr: `(${byState}) == 7`, at: '5m' },
+          { expr: `(${byState}) == 1`, at: '5m' },
+          { expr: `(${byPriority}) == 8`, at: '5m' },
+        ],
+        RULE_FILES,
+      );
       expect(result.status, result.output).toBe(0);
     },
   );
