@@ -44,6 +44,7 @@ function promtoolTest(
   seriesFixture: string,
   checks: readonly { readonly expr: string; readonly at: string }[],
   ruleFiles: readonly string[] = [],
+  interval = '30s',
 ): { status: number | null; output: string } {
   directory = mkdtempSync(join(tmpdir(), 'dashboard-api-panels-'));
   const series = readFileSync(join(ROOT, 'test', 'deploy', 'fixtures', seriesFixture), 'utf8');
@@ -56,7 +57,7 @@ function promtoolTest(
   const file = join(directory, 'panels.yaml');
   writeFileSync(
     file,
-    `rule_files: ${JSON.stringify(ruleFiles)}\nevaluation_interval: 10s\ntests:\n  - interval: 30s\n    input_series:\n${series}    promql_expr_test:\n${tests}`,
+    `rule_files: ${JSON.stringify(ruleFiles)}\nevaluation_interval: 10s\ntests:\n  - interval: ${interval}\n    input_series:\n${series}    promql_expr_test:\n${tests}`,
   );
   const result = spawnSync(promtool ?? 'promtool', ['test', 'rules', file], { encoding: 'utf8' });
   return { status: result.status, output: `${result.stdout}${result.stderr}` };
@@ -106,6 +107,25 @@ describe('panels of the dashboard over series written by hand', () => {
           { expr: `(${byPriority}) == 8`, at: '5m' },
         ],
         RULE_FILES,
+      );
+      expect(result.status, result.output).toBe(0);
+    },
+  );
+
+  it.skipIf(promtool === undefined)(
+    "count the restarts that create a cause's series, as the restart-storm alert does",
+    () => {
+      // At 2h30m the last hour held 12 MANUAL_PUSH_TO_TARGET_BRANCH restarts (increase() alone
+      // sees the 2 after the first sample) and 60 SKIP_THE_LINE_INTERRUPTED.
+      const causes = panelQuery('Restart causes per hour', 'A');
+      const result = promtoolTest(
+        'restart-cause-appears-as-a-burst.series.yaml',
+        [
+          { expr: `(${causes}) == 12`, at: '150m' },
+          { expr: `(${causes}) == 60`, at: '150m' },
+        ],
+        [],
+        '1m',
       );
       expect(result.status, result.output).toBe(0);
     },
