@@ -11,10 +11,9 @@ interface HeldConnection {
  * Caps the connections the server holds at once (`server.maxConnections`). At the cap a newcomer
  * takes the place of the connection that has waited longest without a request in flight (one that
  * has not sent its request headers yet, or an idle keep-alive one); only when every held
- * connection has a request in flight is the newcomer closed. Refusing newcomers instead let
- * slowloris clients from 8 addresses hold every place and fail 59 of 60 scrapes, each reopened as
- * soon as it was shed; a scraper sends its headers at once, so it is never the one that waited
- * longest.
+ * connection has a request in flight is the newcomer closed. Refusing newcomers would let
+ * slowloris clients hold every place, each reopened as soon as it is shed; a scraper sends its
+ * headers at once, so it is never the one that waited longest.
  */
 export class HeldConnections {
   #max: number;

@@ -4,8 +4,8 @@ import type { Socket } from 'node:net';
 /**
  * Requests one connection may send in one burst, before it could have read any answer; a
  * connection that sends more is closed. Scrapers, probes, browsers and Svix wait for each answer
- * (none pipelines), so this only meets a client that sends requests it never reads: 2,000 of them
- * on each of 512 connections made the exporter render 1,000,000 answers and hold 4 GB.
+ * (none pipelines), so this only meets a client that sends requests it never reads, each of which
+ * would otherwise be rendered and held until the client reads it.
  */
 export const MAX_PIPELINED_REQUESTS = 16;
 
