@@ -11,7 +11,7 @@ export function parseTimestampSeconds(value: string | null | undefined): number 
 /** One millisecond, the resolution of Trunk's timestamps: the least one time can be after another. */
 export const TIMESTAMP_RESOLUTION_SECONDS = 0.001;
 
-/** Unix seconds as an ISO 8601 instant, for log lines. */
+/** Unix seconds as an ISO 8601 instant (UTC), as request filters and log lines give times. */
 export function isoTime(unixSeconds: number): string {
   return new Date(unixSeconds * 1000).toISOString();
 }

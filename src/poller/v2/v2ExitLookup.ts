@@ -19,7 +19,7 @@ import type { TrunkV2Client, V2QueueRef } from '../../trunk/v2Client.js';
 import { CLOCK_SLACK_SECONDS, READ_OVERLAP_SECONDS } from '../../trunk/timestamps.js';
 import { V2_ENDPOINTS, type V2PullRequest } from '../../trunk/v2Schemas.js';
 import { v1Value } from '../../trunk/v2Vocabulary.js';
-import { parseTimestampSeconds } from '../timestamps.js';
+import { isoTime, parseTimestampSeconds } from '../timestamps.js';
 import type { ReadOptions } from '../readOptions.js';
 import { entryKey, laterOf, recentConclusions, startConcludedReads } from './v2ConcludedReads.js';
 import type { V2PullRequestLister } from './v2MergeQueuePoll.js';
@@ -107,7 +107,7 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
   try {
     rows = await request.reader.listQueuePullRequests(
       queue,
-      { concludedAfter: new Date(after * 1000).toISOString() },
+      { concludedAfter: isoTime(after) },
       request.options,
     );
   } catch (error) {

@@ -3,7 +3,7 @@
 import { latestMerge, plausibleMergeTime } from '../../flow/lastMerge.js';
 import type { Logger } from '../../log/logger.js';
 import type { V2QueueRef } from '../../trunk/v2Client.js';
-import { parseTimestampSeconds } from '../timestamps.js';
+import { isoTime, parseTimestampSeconds } from '../timestamps.js';
 import type { ReadOptions } from '../readOptions.js';
 import type { V2PullRequestLister } from './v2MergeQueuePoll.js';
 
@@ -35,7 +35,7 @@ export async function readLastMergeV2(request: LastMergeReadRequest): Promise<nu
     for (const window of LAST_MERGE_WINDOWS_SECONDS) {
       const rows = await request.reader.listQueuePullRequests(
         queue,
-        { states: ['merged'], concludedAfter: new Date((now - window) * 1000).toISOString() },
+        { states: ['merged'], concludedAfter: isoTime(now - window) },
         options,
       );
       const latest = latestMerge(

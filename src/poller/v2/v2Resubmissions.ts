@@ -24,7 +24,7 @@ import type { V2PullRequest, V2TestingResult } from '../../trunk/v2Schemas.js';
 import { v1Value } from '../../trunk/v2Vocabulary.js';
 import { POLL_JITTER_RATIO } from '../scheduler.js';
 import { CLOCK_SLACK_SECONDS } from '../../trunk/timestamps.js';
-import { TIMESTAMP_RESOLUTION_SECONDS, parseTimestampSeconds } from '../timestamps.js';
+import { TIMESTAMP_RESOLUTION_SECONDS, isoTime, parseTimestampSeconds } from '../timestamps.js';
 import type { ReadOptions } from '../readOptions.js';
 import { earliestTestingSince } from './v2TestingResults.js';
 
@@ -237,11 +237,7 @@ async function testingResults(
     earliestTestingSince(request.current.takenAt),
   );
   try {
-    return await request.reader.listTestingResults(
-      queue,
-      new Date(since * 1000).toISOString(),
-      request.options,
-    );
+    return await request.reader.listTestingResults(queue, isoTime(since), request.options);
   } catch (error) {
     if (request.options.signal?.aborted === true) throw error;
     request.logger.warn(

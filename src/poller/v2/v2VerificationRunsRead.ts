@@ -76,7 +76,7 @@ export async function readVerificationRuns(
   try {
     rows = await request.reader.listVerificationRuns(
       queue,
-      new Date(runs.reads.createdAfter * 1000).toISOString(),
+      isoTime(runs.reads.createdAfter),
       request.options,
     );
   } catch (error) {
