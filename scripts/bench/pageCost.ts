@@ -35,7 +35,7 @@ export async function run(options: {
   const model = await modelHours(options.quick ? 10 : 100, options.quick ? 1 : 6);
   const exemplars = await exemplarCost(model);
   const combinations = steadyCombinations(model);
-  const { queues, up, families } = pageCosts(steady.lastPage);
+  const { queues, up, flakyTargets, flakyUp, families } = pageCosts(steady.lastPage);
   const perQueue = (value: number, decimals = 1): string => format(value / queues, decimals);
   const kilobytes = (bytes: number): string => format(bytes / queues / 1000, 2);
   const total = families.reduce(
@@ -77,7 +77,7 @@ export async function run(options: {
         ],
       ),
       '',
-      `The page: ${format(total.series)} series, ${megabytes(total.bytes)}; ${format(up)} of the ${format(queues)} merge queues up at the last scrape (a poll running past its interval makes its target down: a machine too busy to poll every queue each 30 s holds more in flight). RSS over the run, read every 5 s after a warm-up of ${format(steady.warmUpSeconds)} s (${format(steady.samples)} samples, ${format(steady.scrapes)} scrapes): min ${megabytes(steady.min)}, median **${megabytes(steady.median)}**, max **${megabytes(steady.max)}**, peak (VmHWM, start-up included) ${megabytes(steady.peak)}; over the samples RSS rose by ${megabytes(steady.risePerHour)} an hour (least squares): the run ends before the process levels off (see “Over hours”).`,
+      `The page: ${format(total.series)} series, ${megabytes(total.bytes)}; ${format(up)} of the ${format(queues)} merge queues and ${format(flakyUp)} of the ${format(flakyTargets)} flaky-tests targets up at the last scrape (a poll running past its interval makes its target down: a machine too busy to poll every queue each 30 s holds more in flight). RSS over the run, read every 5 s after a warm-up of ${format(steady.warmUpSeconds)} s (${format(steady.samples)} samples, ${format(steady.scrapes)} scrapes): min ${megabytes(steady.min)}, median **${megabytes(steady.median)}**, max **${megabytes(steady.max)}**, peak (VmHWM, start-up included) ${megabytes(steady.peak)}; over the samples RSS rose by ${megabytes(steady.risePerHour)} an hour (least squares): the run ends before the process levels off (see “Over hours”).`,
       '',
       `**Combinations over hours.** What ${format(model.hours)} h of the simulator's model (${format(model.queues)} queues) give each queue on average, the count of each histogram's and reason family's label combinations in its steady state (docs/metrics.md#what-a-queue-costs turns them into series): ${Object.entries(
         combinations,

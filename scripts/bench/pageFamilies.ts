@@ -10,11 +10,22 @@ export interface FamilyCost {
   exemplarBytes: number;
 }
 
-/** A page's families with what each costs, and how many merge queues it shows (and how many up). */
-export function pageCosts(page: string): { queues: number; up: number; families: FamilyCost[] } {
+/**
+ * A page's families with what each costs, how many merge queues it shows (and how many up), and how
+ * many flaky-tests targets (and how many up).
+ */
+export function pageCosts(page: string): {
+  queues: number;
+  up: number;
+  flakyTargets: number;
+  flakyUp: number;
+  families: FamilyCost[];
+} {
   const families = new Map<string, FamilyCost>();
   const queues = new Set<string>();
   let up = 0;
+  let flakyTargets = 0;
+  let flakyUp = 0;
   let family: FamilyCost | undefined;
   for (const line of page.split('\n')) {
     if (line === '' || line === '# EOF') continue;
@@ -48,6 +59,10 @@ export function pageCosts(page: string): { queues: number; up: number; families:
       queues.add(/^[^{]*\{([^}]*),kind=/.exec(line)?.[1] ?? line);
       if (line.endsWith(' 1')) up += 1;
     }
+    if (line.startsWith('trunk_exporter_target_up{') && line.includes('kind="flaky_tests"')) {
+      flakyTargets += 1;
+      if (line.endsWith(' 1')) flakyUp += 1;
+    }
   }
-  return { queues: queues.size, up, families: [...families.values()] };
+  return { queues: queues.size, up, flakyTargets, flakyUp, families: [...families.values()] };
 }

@@ -21,6 +21,7 @@ import {
 import { CallSpacing } from './callSpacing.js';
 import {
   V2_MAX_LIVE_ENTRY_PAGES,
+  V2_MAX_TEST_LIST_PAGES,
   V2_MAX_WINDOW_PAGES,
   forEachV2Page,
   walkV2Pages,
@@ -380,6 +381,7 @@ export class TrunkV2Client {
           walked.anyPage = true;
           take(tests);
         },
+        V2_MAX_TEST_LIST_PAGES,
       );
     const first = this.testListPaths.current;
     try {

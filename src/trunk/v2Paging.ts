@@ -7,6 +7,14 @@ import type { V2Page } from './v2Schemas.js';
  */
 export const V2_MAX_PAGES = 1000;
 
+/**
+ * Pages of an organization-wide test list at most (500,000 tests): the lists grow with the
+ * organization, and a walk keeps only its tallies and the ids it met (SeenTestIds, 8 bytes a slot),
+ * never its rows. The organization of the project's 1,000-queue benchmark already lists more than
+ * V2_MAX_PAGES pages of quarantined tests.
+ */
+export const V2_MAX_TEST_LIST_PAGES = 5000;
+
 /** Pages of a queue's live entries at most (5,000 entries): the list is read on every poll. */
 export const V2_MAX_LIVE_ENTRY_PAGES = 50;
 

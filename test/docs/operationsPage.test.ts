@@ -7,7 +7,7 @@ import { RESERVED_HTTP_PATHS } from '../../src/config/schema.js';
 import { LOOKUPS_AT_A_TIME, lookupsAtATime } from '../../src/poller/lookupFanOut.js';
 import { MAX_RETRY_AFTER_MS } from '../../src/trunk/retryPolicy.js';
 import { V2_MAX_LIMIT } from '../../src/trunk/v2Schemas.js';
-import { V2_MAX_PAGES } from '../../src/trunk/v2Paging.js';
+import { V2_MAX_PAGES, V2_MAX_TEST_LIST_PAGES } from '../../src/trunk/v2Paging.js';
 import { pageSection, readPage } from './pages.js';
 
 describe('docs/operations.md', () => {
@@ -66,5 +66,14 @@ describe('docs/operations.md', () => {
     const row = faults.split('\n').find((line) => line.startsWith('| API v2: a list of more than'));
     expect(row).toContain(`"more than ${String(V2_MAX_PAGES)} pages; stopped"`);
     expect(count(/more than ([\d,]+) pages \(/.exec(row ?? '')?.[1])).toBe(V2_MAX_PAGES);
+    const tests =
+      /test lists \(quarantined; flaky and broken\) are walked ([\d,]+) pages at most \(([\d,]+) tests\)/.exec(
+        v2,
+      );
+    expect(count(tests?.[1])).toBe(V2_MAX_TEST_LIST_PAGES);
+    expect(count(tests?.[2])).toBe(V2_MAX_TEST_LIST_PAGES * V2_MAX_LIMIT);
+    expect(count(/an organization-wide test list over ([\d,]+) \(/.exec(row ?? '')?.[1])).toBe(
+      V2_MAX_TEST_LIST_PAGES,
+    );
   });
 });

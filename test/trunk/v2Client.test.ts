@@ -162,6 +162,39 @@ describe('TrunkV2Client', () => {
     expect(server.requests).toHaveLength(100);
   });
 
+  it('walks an organization-wide test list past 1,000 pages, and stops an endless one after 5,000', async () => {
+    // 1,002 pages of one quarantined test each, then the end; then a list whose cursor never ends.
+    let page = 0;
+    const endless = { on: false };
+    const server = await startApiServer((_req, res) => {
+      page += 1;
+      const row = {
+        id: `t-${page}`,
+        repoId: 'repo-1',
+        quarantineState: 'quarantined',
+        codeowners: [],
+      };
+      const last = !endless.on && page === 1002;
+      sendJson(res, 200, { data: [row], nextCursor: last ? null : `page-${page}`, hasMore: !last });
+    }, '');
+    const { v2 } = v2Client(server.origin, { maxRequestsPerSecond: 1_000_000 });
+    let rows = 0;
+    await v2.listTests({ quarantineState: 'quarantined' }, 'quarantined tests', (tests) => {
+      rows += tests.length;
+    });
+    expect(rows).toBe(1002);
+    expect(server.requests).toHaveLength(1002);
+
+    page = 0;
+    endless.on = true;
+    const error = await rejectionOf(
+      v2.listTests({ quarantineState: 'quarantined' }, 'quarantined tests', () => undefined),
+    );
+    expect(error).toBeInstanceOf(V2PagingError);
+    expect(String(error)).toContain('quarantined tests (/v2/tests): more than 5000 pages; stopped');
+    expect(server.requests).toHaveLength(1002 + 5000);
+  }, 60_000);
+
   it('puts the error code of the envelope into the error, keeps the HTTP status, and never the key', async () => {
     const server = await startApiServer((_req, res) => {
       sendJson(res, 404, {

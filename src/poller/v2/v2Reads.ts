@@ -3,6 +3,7 @@ import { readsTestCollections } from '../../config/targets.js';
 import {
   V2_MAX_LIVE_ENTRY_PAGES,
   V2_MAX_PAGES,
+  V2_MAX_TEST_LIST_PAGES,
   V2_MAX_WINDOW_PAGES,
 } from '../../trunk/v2Paging.js';
 import { V2_ENDPOINTS } from '../../trunk/v2Schemas.js';
@@ -211,7 +212,7 @@ export const QUEUE_ENTRY_HISTORY = {
 } as const satisfies ReadDeclaration;
 
 /** Besides its pages, what each organization-wide test list may call (v2TestDirectory.ts). */
-const NAMING = `${PAGED}, + ≤ ${withCommas(MAX_REPOSITORY_LOOKUPS_PER_READ)} repository lookups (ids not named yet), + 1 per target whose repository no list names`;
+const NAMING = `pages ≤ ${withCommas(V2_MAX_TEST_LIST_PAGES)}, + ≤ ${withCommas(MAX_REPOSITORY_LOOKUPS_PER_READ)} repository lookups (ids not named yet), + 1 per target whose repository no list names`;
 
 /**
  * One of the organization's test lists, by repository (V2TestDirectory): `tests` of them per
