@@ -122,19 +122,13 @@ export function diffQueuePoll(
       continue;
     }
     if (seen.state === pr.state) {
-      tracked.set(pr.number, { ...seen, lastSeenAt: now });
+      tracked.set(pr.number, seenAgain(seen, now));
       continue;
     }
     const since = clamp(pr.stateChangedAt ?? now, seen.lastSeenAt, now);
     pushTransition(events, seen.state, pr.state, since - seen.stateSince);
     // Neither concludedBeforeStart nor sinceFirstPoll: a state the exporter saw it enter.
-    tracked.set(pr.number, {
-      number: seen.number,
-      state: pr.state,
-      enteredAt: seen.enteredAt,
-      stateSince: since,
-      lastSeenAt: now,
-    });
+    tracked.set(pr.number, trackedPullRequest(seen.number, pr.state, seen.enteredAt, since, now));
   }
 
   const departed = new Map<number, DepartedPullRequest>();
@@ -226,13 +220,13 @@ function resume(
   takenAt: number,
 ): TrackedPullRequest {
   const since = clamp(pr.stateChangedAt ?? takenAt, stay.lastSeenAt, takenAt);
-  return {
-    number: pr.number,
-    state: pr.state,
-    enteredAt: stay.enteredAt,
-    stateSince: pr.state === stay.state ? stay.stateSince : since,
-    lastSeenAt: takenAt,
-  };
+  return trackedPullRequest(
+    pr.number,
+    pr.state,
+    stay.enteredAt,
+    pr.state === stay.state ? stay.stateSince : since,
+    takenAt,
+  );
 }
 
 /** The absent PRs still remembered at `current`: not back, and gone less than the keep time. */
@@ -269,11 +263,9 @@ export function isLastLookup(flow: QueueFlow, prNumber: number): boolean {
 
 /** Tracking for a PR on the first poll: it has been queued at least since its current state began. */
 export function seenOnFirstPoll(pr: PullRequestSnapshot, takenAt: number): TrackedPullRequest {
-  const seen: TrackedPullRequest = {
-    ...firstSeen(pr, Number.NEGATIVE_INFINITY, takenAt),
-    sinceFirstPoll: true,
-  };
-  return FINAL_PR_STATES.has(pr.state) ? { ...seen, concludedBeforeStart: true } : seen;
+  const since = clamp(pr.stateChangedAt ?? takenAt, Number.NEGATIVE_INFINITY, takenAt);
+  const concluded = FINAL_PR_STATES.has(pr.state) ? true : undefined;
+  return trackedPullRequest(pr.number, pr.state, since, since, takenAt, true, concluded);
 }
 
 /**
@@ -287,13 +279,7 @@ export function firstSeen(
   takenAt: number,
 ): TrackedPullRequest {
   const since = clamp(pr.stateChangedAt ?? takenAt, notBefore, takenAt);
-  return {
-    number: pr.number,
-    state: pr.state,
-    enteredAt: since,
-    stateSince: since,
-    lastSeenAt: takenAt,
-  };
+  return trackedPullRequest(pr.number, pr.state, since, since, takenAt);
 }
 
 /**
@@ -312,4 +298,34 @@ function pushTransition(
 
 function clamp(value: number, low: number, high: number): number {
   return Math.min(Math.max(value, low), high);
+}
+
+/**
+ * A tracked PR, every field written in one order whether set or not: V8 then gives every tracked
+ * PR one shape with its fields inside the object, where a spread or an added optional field gives
+ * it a property store of its own.
+ */
+function trackedPullRequest(
+  number: number,
+  state: string,
+  enteredAt: number,
+  stateSince: number,
+  lastSeenAt: number,
+  sinceFirstPoll?: true,
+  concludedBeforeStart?: true,
+): TrackedPullRequest {
+  return { number, state, enteredAt, stateSince, lastSeenAt, sinceFirstPoll, concludedBeforeStart };
+}
+
+/** `seen` as the poll that finished at `now` saw it again in the same state. */
+function seenAgain(seen: TrackedPullRequest, now: number): TrackedPullRequest {
+  return trackedPullRequest(
+    seen.number,
+    seen.state,
+    seen.enteredAt,
+    seen.stateSince,
+    now,
+    seen.sinceFirstPoll,
+    seen.concludedBeforeStart,
+  );
 }

@@ -61,12 +61,12 @@ export interface TrackedPullRequest {
    * Listed in a final state by the ledger's first poll (API v1 may list a PR that left): it left
    * before the exporter watched the queue, so its departure counts nothing.
    */
-  readonly concludedBeforeStart?: true;
+  readonly concludedBeforeStart?: true | undefined;
   /**
    * In its state since the ledger's first poll listed it: the stay it is part of began before the
    * exporter watched the queue, and so did any conclusion before that stay.
    */
-  readonly sinceFirstPoll?: true;
+  readonly sinceFirstPoll?: true | undefined;
 }
 
 /** A pull request that left but whose final state could not be looked up yet. */
