@@ -104,6 +104,40 @@ describe('queue-entry histories through a real exporter', () => {
     expect(new Set(asked)).toEqual(new Set([50, 51, 52, 53].map(pullRequestIdOf)));
   });
 
+  it('counts what a pull request went through between the polls before the first one that lists it', async () => {
+    const start = now() - 600;
+    const rows = [entryRow(60, 'testing', start)];
+    const fake = await startFakeWebQueue(rows);
+    recordTesting(fake, 60, start);
+    const { exporter } = await webExporter(fake, false);
+    await exporter.waitFor((samples) => live(samples) === 1, 'one entry polled');
+    await pollsFromNow(exporter, 1);
+    // After a poll that did not list it, #61 is submitted, becomes ready, is tested, is sent back
+    // to pending by a push to main and is tested again; the first poll to list it sees it testing.
+    // Dated a little ahead, so that no poll that missed it ends after its first transition.
+    const at = now() + 0.5;
+    record(fake, 61, 'notReady', at, 'USER_REQUESTED');
+    record(fake, 61, 'pending', at + 0.1, 'MERGE_ITEM_NOW_READY');
+    record(fake, 61, 'testing', at + 0.2, null);
+    record(fake, 61, 'pending', at + 0.3, 'MANUAL_PUSH_TO_TARGET_BRANCH');
+    record(fake, 61, 'testing', at + 0.4, null);
+    rows.push(entryRow(61, 'testing', at + 0.4));
+    const counted = await exporter.waitFor(
+      (samples) => sum(samples, 'trunk_merge_queue_restarts_total', QUEUE) === 1,
+      'the history of the pull request listed first',
+    );
+    await pollsFromNow(exporter, 3);
+    const later = await exporter.samples();
+    for (const samples of [counted, later]) {
+      expect(restarts(samples)).toEqual({ MANUAL_PUSH_TO_TARGET_BRANCH: 1 });
+    }
+    expect(transitionsOf(later)).toEqual({
+      'not_ready->pending': 1,
+      'pending->testing': 2,
+      'testing->pending': 1,
+    });
+  });
+
   it('counts an empty reason as unknown and cuts one too long for a label value, reporting it', async () => {
     // The definition types `reason` as `string | null`: "" is allowed and tells no reason, as null
     // does (`unknown`). Trunk's reasons are short identifiers; 5,000 characters is no reason a page

@@ -43,7 +43,9 @@ export interface PullRequestWindow extends AskedWindow {
  * The pull requests of `previous` whose entry `current` shows changed (another state, or the same
  * state entered again: a restart between the polls) or gone: the stretch of each timeline between
  * what the two polls saw, with the transition the polls counted as its states alone say
- * (withPolledTransitions() says it as the poll's diff did). Pull requests without an id cannot be
+ * (withPolledTransitions() says it as the poll's diff did). And the pull requests `current` lists
+ * first: what each went through after `previous` up to the state `current` sees (a restart before
+ * any poll listed it), of which the polls counted nothing. Pull requests without an id cannot be
  * asked for.
  */
 export function changedWindows(
@@ -67,6 +69,22 @@ export function changedWindows(
       to: now?.state,
       until: now === undefined ? undefined : (now.stateChangedAt ?? current.takenAt),
       polledTo: now === undefined || now.state === pr.state ? undefined : now.state,
+    });
+  }
+  const before = new Set(previous.pullRequests.map((pr) => pr.number));
+  for (const pr of current.pullRequests) {
+    if (pr.pullRequestId === undefined || before.has(pr.number)) continue;
+    before.add(pr.number);
+    windows.push({
+      pullRequestId: pr.pullRequestId,
+      prNumber: pr.number,
+      askedAt: current.takenAt,
+      // No poll saw it in an earlier state: the window is what followed the poll before.
+      from: pr.state,
+      after: previous.takenAt,
+      to: pr.state,
+      until: pr.stateChangedAt ?? current.takenAt,
+      polledTo: undefined,
     });
   }
   return windows;
