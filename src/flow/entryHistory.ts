@@ -85,6 +85,7 @@ export function changedWindows(
       to: pr.state,
       until: pr.stateChangedAt ?? current.takenAt,
       polledTo: undefined,
+      firstListing: true,
     });
   }
   return windows;
@@ -301,7 +302,7 @@ function windowChain(window: AskedWindow, timeline: readonly EntryTransition[]):
   const chain: Step[] = [];
   const until = window.until ?? window.askedAt;
   let ended = window.until !== undefined;
-  for (let index = 1; index < timeline.length; index++) {
+  for (let index = stayStart(window, timeline, until); index < timeline.length; index++) {
     const from = timeline[index - 1] as EntryTransition;
     const to = timeline[index] as EntryTransition;
     if (to.at <= window.after) continue;
@@ -310,6 +311,26 @@ function windowChain(window: AskedWindow, timeline: readonly EntryTransition[]):
     if (FINAL_PR_STATES.has(to.state)) ended = true;
   }
   return chain;
+}
+
+/**
+ * The first step of `window` the chain may hold: for a pull request listed for the first time, the
+ * step after the one that began its current stay (a resubmission after its last conclusion up to
+ * `until`, as a new entry's creation begins it), so that neither an earlier stay nor a stay in
+ * another queue counts in this one; else the timeline's second entry.
+ */
+function stayStart(
+  window: AskedWindow,
+  timeline: readonly EntryTransition[],
+  until: number,
+): number {
+  if (window.firstListing !== true) return 1;
+  for (let index = timeline.length - 1; index >= 1; index--) {
+    const entered = timeline[index] as EntryTransition;
+    const left = timeline[index - 1] as EntryTransition;
+    if (entered.at <= until && FINAL_PR_STATES.has(left.state)) return index + 1;
+  }
+  return 1;
 }
 
 /**

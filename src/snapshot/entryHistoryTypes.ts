@@ -76,6 +76,11 @@ export interface AskedWindow {
    * undefined when they counted none.
    */
   readonly polledTo: string | undefined;
+  /**
+   * A pull request no earlier poll listed: only its current stay counts (what followed its last
+   * conclusion, which an earlier stay, or another queue, owns).
+   */
+  readonly firstListing?: true | undefined;
 }
 
 /**

@@ -101,6 +101,65 @@ describe('queue-entry history counts', () => {
     });
   });
 
+  it('counts of a pull request listed for the first time only its stay since the poll before', () => {
+    // Hand-written from the definition (a transition's changedAt: "When the entry entered this
+    // state"; a restart: sent back to pending). #7 failed an hour before and was submitted again
+    // after the first poll: listed in notReady, it went through nothing this queue has to count.
+    // #8 entered after the first poll and was restarted by a push to main before it was listed.
+    // #9 failed just before the exporter's first poll, which Trunk's clock (5 s ahead) dates after
+    // it; submitted again, it is first listed in notReady: the failure was before the exporter
+    // watched. #11 was cancelled in another queue as its base branch changed, then submitted to
+    // this one: the cancellation and what led to it are the other queue's.
+    const first = polled(TEN, []);
+    const second = polled(TEN + 30, [
+      [7, 'not_ready', TEN + 10],
+      [8, 'testing', TEN + 20],
+      [9, 'not_ready', TEN + 25],
+      [11, 'pending', TEN + 14],
+    ]);
+    const folded = answered(first, second, {
+      [ID(7)]: [
+        step('notReady', TEN - 3600, 'USER_REQUESTED'),
+        step('pending', TEN - 3590, 'MERGE_ITEM_NOW_READY'),
+        step('testing', TEN - 3580),
+        step('failed', TEN - 3500, 'TEST_RUN_TIMEOUT'),
+        step('notReady', TEN + 10, 'USER_REQUESTED'),
+      ],
+      [ID(8)]: [
+        step('notReady', TEN + 5, 'USER_REQUESTED'),
+        step('pending', TEN + 6, 'MERGE_ITEM_NOW_READY'),
+        step('testing', TEN + 7),
+        step('pending', TEN + 8, 'MANUAL_PUSH_TO_TARGET_BRANCH'),
+        step('testing', TEN + 20),
+      ],
+      [ID(9)]: [
+        step('pending', TEN - 200, 'MERGE_ITEM_NOW_READY'),
+        step('testing', TEN - 100),
+        step('failed', TEN + 2, 'TEST_RUN_TIMEOUT'),
+        step('notReady', TEN + 25, 'USER_REQUESTED'),
+      ],
+      [ID(11)]: [
+        step('pending', TEN - 120, 'MERGE_ITEM_NOW_READY'),
+        step('testing', TEN - 60),
+        step('cancelled', TEN + 10, 'PR_BASE_BRANCH_CHANGED'),
+        step('notReady', TEN + 12, 'USER_REQUESTED'),
+        step('pending', TEN + 14, 'MERGE_ITEM_NOW_READY'),
+      ],
+    });
+    expect(folded.history.failed).toEqual(new Map());
+    expect(folded.history.cancelled).toEqual(new Map());
+    expect(folded.history.restarts).toEqual(new Map([['MANUAL_PUSH_TO_TARGET_BRANCH', 1]]));
+    expect(pairs(folded.transitions as readonly { from: string; to: string }[]).sort()).toEqual(
+      [
+        'not_ready->pending',
+        'pending->testing',
+        'testing->pending',
+        'pending->testing',
+        'not_ready->pending',
+      ].sort(),
+    );
+  });
+
   it('counts each of 10,000 restarts between two polls once, in one pass over the timeline', () => {
     // 10,000 times sent back to pending by a push to main and tested again between two polls: each
     // restart counts once. A fold that copied the PR's counted transitions at each transition took
