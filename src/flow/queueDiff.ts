@@ -263,9 +263,17 @@ export function isLastLookup(flow: QueueFlow, prNumber: number): boolean {
 
 /** Tracking for a PR on the first poll: it has been queued at least since its current state began. */
 export function seenOnFirstPoll(pr: PullRequestSnapshot, takenAt: number): TrackedPullRequest {
-  const since = clamp(pr.stateChangedAt ?? takenAt, Number.NEGATIVE_INFINITY, takenAt);
+  const seen = firstSeen(pr, Number.NEGATIVE_INFINITY, takenAt);
   const concluded = FINAL_PR_STATES.has(pr.state) ? true : undefined;
-  return trackedPullRequest(pr.number, pr.state, since, since, takenAt, true, concluded);
+  return trackedPullRequest(
+    seen.number,
+    seen.state,
+    seen.enteredAt,
+    seen.stateSince,
+    seen.lastSeenAt,
+    true,
+    concluded,
+  );
 }
 
 /**

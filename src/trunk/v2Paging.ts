@@ -10,8 +10,8 @@ export const V2_MAX_PAGES = 1000;
 /**
  * Pages of an organization-wide test list at most (500,000 tests): the lists grow with the
  * organization, and a walk keeps only its tallies and the ids it met (SeenTestIds, 8 bytes a slot),
- * never its rows. The organization of the project's 1,000-queue benchmark already lists more than
- * V2_MAX_PAGES pages of quarantined tests.
+ * never its rows. An organization of a thousand queues may well list more than V2_MAX_PAGES pages
+ * of quarantined tests.
  */
 export const V2_MAX_TEST_LIST_PAGES = 5000;
 
