@@ -69,17 +69,23 @@ function exitReadsFrom(fake: FakeV2): number[] {
     .map((query) => Date.parse(query.get('concludedAfter') ?? '') / 1000);
 }
 
+/** PRs #7 and #8 in `testing` for ten minutes, and an exporter that has polled them once. */
+async function twoInTestingPolled() {
+  const pr7 = entryRow(7, 'testing', now() - 600);
+  const pr8 = entryRow(8, 'testing', now() - 600);
+  const fake = await startFakeWebQueue([pr7, pr8]);
+  const exporter = await webExporter(fake);
+  await exporter.waitFor(
+    (samples) =>
+      value(samples, 'trunk_exporter_target_up', { ...QUEUE, kind: 'merge_queue' }) === 1,
+    'the first poll',
+  );
+  return { pr7, pr8, fake, exporter };
+}
+
 describe('reads of concluded entries through a real exporter', () => {
   it('counts an entry concluded a day ahead of the clock once, as an anomaly, and still counts the exits after it', async () => {
-    const pr7 = entryRow(7, 'testing', now() - 600);
-    const pr8 = entryRow(8, 'testing', now() - 600);
-    const fake = await startFakeWebQueue([pr7, pr8]);
-    const exporter = await webExporter(fake);
-    await exporter.waitFor(
-      (samples) =>
-        value(samples, 'trunk_exporter_target_up', { ...QUEUE, kind: 'merge_queue' }) === 1,
-      'the first poll',
-    );
+    const { pr7, pr8, fake, exporter } = await twoInTestingPolled();
     // #7 leaves, its conclusion dated a day ahead (Trunk's clock, or a bad row).
     moveEntry(pr7, 'merged', now() + 86_400);
     await exporter.waitFor((samples) => exited(samples).merged === 1, '#7 counted');
@@ -273,5 +279,25 @@ describe('reads of concluded entries through a real exporter', () => {
     const after = await exporter.waitFor((samples) => exited(samples).unknown === 1, '#21 counted');
     expect(exited(after)).toEqual({ merged: 0, failed: 0, cancelled: 0, unknown: 1 });
     expect(transitionsOf(after)).toEqual({});
+  });
+  it('counts an entry once when two reads write its conclusion time with and without milliseconds', async () => {
+    // `stateChangedAt` is a `date-time` (RFC 3339): `…:02Z` and `…:02.000Z` are one instant.
+    const { pr7, pr8, fake, exporter } = await twoInTestingPolled();
+    // #9 comes and goes between two polls, concluded on a whole second since the exporter
+    // started; then #7 leaves.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const pr9 = entryRow(9, 'failed', Math.floor(now()));
+    fake.entries(WEB_QUEUE).push(pr9);
+    moveEntry(pr7, 'merged', now());
+    await exporter.waitFor((samples) => exited(samples).merged === 1, '#7 counted');
+    // The next read for #8 lists #9 again, its time written without milliseconds.
+    pr9.queueEntry.stateChangedAt = pr9.queueEntry.stateChangedAt.replace('.000Z', 'Z');
+    moveEntry(pr8, 'cancelled', now());
+    const after = await exporter.waitFor(
+      (samples) => exited(samples).cancelled === 1,
+      '#8 counted',
+    );
+    expect(exitReadsFrom(fake)).toHaveLength(2);
+    expect(exited(after)).toEqual({ merged: 1, failed: 1, cancelled: 1, unknown: 0 });
   });
 });

@@ -41,8 +41,11 @@ export function recentConclusions(
   return latestSince(conclusions, countFrom - COUNTED_EXIT_RETENTION_SECONDS, MAX_REMEMBERED_EXITS);
 }
 
-/** One conclusion of one queue entry: an entry is reused when its PR is submitted again. */
-export function entryKey(row: V2PullRequest): string {
-  const entry = row.queueEntry;
-  return `${entry.id ?? `#${String(row.number)}`}@${entry.stateChangedAt ?? ''}`;
+/**
+ * One conclusion of one queue entry, concluded at `concludedAt` (its `stateChangedAt` parsed): an
+ * entry is reused when its PR is submitted again. By instant, not by text: `…:02Z` and `…:02.000Z`
+ * are one `date-time`.
+ */
+export function entryKey(row: V2PullRequest, concludedAt: number): string {
+  return `${row.queueEntry.id ?? `#${String(row.number)}`}@${String(concludedAt)}`;
 }

@@ -156,7 +156,7 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
     }
     // Without a conclusion time an entry cannot be placed in the windows: its departure counts it.
     if (concludedAt === undefined || leftAt === undefined) continue;
-    const key = entryKey(row);
+    const key = entryKey(row, concludedAt);
     const unseen = concludedAt >= reads.countFrom && !seen.has(key);
     // The poll's live read came first: a stay it listed that concluded after its last change there
     // ended after that read. The next poll sees it gone (its departure counts it) or back (its
