@@ -13,7 +13,11 @@ import type { SharedReadTiming } from '../poller/sharedRead.js';
 import { buildPollJobs } from '../poller/jobs/targetJobs.js';
 import { logOrganizationReadFailure } from '../poller/failureHint.js';
 import { lookupsAtATime } from '../poller/lookupFanOut.js';
-import { QueueEntryHistoryReads, historyReadFailed } from '../poller/v2/v2QueueEntryHistoryRead.js';
+import {
+  QueueEntryHistoryReads,
+  historyReadFailed,
+  historySetAside,
+} from '../poller/v2/v2QueueEntryHistoryRead.js';
 import { V2TestDirectory } from '../poller/v2/v2TestDirectory.js';
 import { V2QueueDirectory } from '../poller/v2/v2QueueDirectory.js';
 import type { SnapshotStore } from '../snapshot/store.js';
@@ -124,6 +128,7 @@ export class PolledTargets {
       queueListTiming(initial),
       undefined,
       historyReadFailed(logger),
+      historySetAside(logger),
     );
     // Event-triggered polls run as the target's own scheduled job: the same client limits,
     // fairness and deadline as every other poll, and never two polls of one target at once.

@@ -37,6 +37,9 @@ export const MAX_HISTORY_CALLS_PER_READ = 20;
 /** Pull requests waiting for a read at most (the longest waiting are read first). */
 const MAX_WAITING_PULL_REQUESTS = 10_000;
 
+/** Pull requests set aside for a timeline too large to read, remembered at most (the oldest go). */
+const MAX_SET_ASIDE_PULL_REQUESTS = 10_000;
+
 /**
  * `pullRequestIds`: "A member that is not a uuid is a 400 naming it". A pull request's `id` is any
  * string in the definition; one that is not a uuid is never asked for, so it cannot fail a batch.
@@ -55,6 +58,8 @@ const ANSWER_KEEP_INTERVALS = 10;
 export class QueueEntryHistoryReads {
   readonly #waiting = new Set<string>();
   readonly #answers = new Map<string, AnsweredTimeline>();
+  /** Pull requests whose timeline alone was larger than trunk.maxResponseBytes: never asked again. */
+  readonly #setAside = new Set<string>();
   readonly #read: SharedRead<void>;
   #lister: QueueEntryHistoryLister;
   #timing: SharedReadTiming;
@@ -66,6 +71,7 @@ export class QueueEntryHistoryReads {
     timing: SharedReadTiming,
     private readonly now: () => number = () => Date.now() / 1000,
     onFailure?: (error: Error) => void,
+    private readonly onSetAside: (pullRequestId: string, error: Error) => void = () => undefined,
   ) {
     this.#lister = lister;
     this.#timing = timing;
@@ -80,10 +86,14 @@ export class QueueEntryHistoryReads {
     this.#read.configure((options) => this.#readWaiting(options), timing);
   }
 
-  /** Asks for the timelines of `ids` at the next read; those asked or answered already wait as they are. */
+  /**
+   * Asks for the timelines of `ids` at the next read; those asked or answered already wait as they
+   * are, and those set aside (too large to read) are not asked for.
+   */
   ask(ids: Iterable<string>): void {
     for (const id of ids) {
-      if (this.#answers.has(id) || this.#waiting.has(id) || !UUID.test(id)) continue;
+      if (this.#answers.has(id) || this.#waiting.has(id) || this.#setAside.has(id)) continue;
+      if (!UUID.test(id)) continue;
       this.#waiting.add(id);
     }
     for (const id of this.#waiting) {
@@ -131,11 +141,26 @@ export class QueueEntryHistoryReads {
     let refused: TrunkApiError | undefined;
     let answered = false;
     // One call at a time; the client spaces them for Trunk's limit on history reads.
-    for (const batch of batches) {
+    for (let calls = 0; calls < MAX_HISTORY_CALLS_PER_READ; calls++) {
+      const batch = batches.shift();
+      if (batch === undefined) break;
       let groups: V2EntryHistory[];
       try {
         groups = await this.#lister.listQueueEntryHistory(batch, options);
       } catch (error) {
+        // "for a pull request with an exceptionally long timeline, page within it using the
+        // single-pull-request endpoint instead": an answer over trunk.maxResponseBytes is asked
+        // again in halves, next (the calls past this read's wait for the next), and a pull request
+        // whose timeline alone is too large is set aside, so that it costs only its own history.
+        if (error instanceof TrunkApiError && error.reason === 'response_too_large') {
+          const [only] = batch;
+          if (batch.length === 1 && only !== undefined) this.#putAside(only, error);
+          else {
+            const half = Math.ceil(batch.length / 2);
+            batches.unshift(batch.slice(0, half), batch.slice(half));
+          }
+          continue;
+        }
         // A 400 is Trunk refusing this batch, and would refuse it again: its pull requests leave
         // the queue of the read (their polls ask for them again, at its end) and the other batches
         // are read. Any other failure ends the read: the rest wait for the next.
@@ -155,6 +180,20 @@ export class QueueEntryHistoryReads {
     if (answered || refused === undefined) this.#lastGoodAt = this.now();
     // Told as a failed read (logged); the batches answered keep their answers.
     if (refused !== undefined) throw refused;
+  }
+
+  /**
+   * Never asked for again: its answer would be as large (a timeline only grows). Its windows wait
+   * unanswered until they are given up, as those of a pull request whose reads keep failing.
+   */
+  #putAside(id: string, error: Error): void {
+    this.#waiting.delete(id);
+    this.#setAside.add(id);
+    for (const old of this.#setAside) {
+      if (this.#setAside.size <= MAX_SET_ASIDE_PULL_REQUESTS) break;
+      this.#setAside.delete(old);
+    }
+    this.onSetAside(id, error);
   }
 
   #forgetOldAnswers(): void {
@@ -231,6 +270,16 @@ export function readEntryHistory(request: EntryHistoryReadRequest): EntryHistory
       counts: applyFlowEvents(flow.counts, folded.transitions),
       entryHistory: { ...folded.history, shown },
     };
+  };
+}
+
+/** The logger's line for a pull request set aside, once. */
+export function historySetAside(logger: Logger): (pullRequestId: string, error: Error) => void {
+  return (pullRequestId, error) => {
+    logger.warn(
+      { err: error, pullRequestId },
+      `the queue-entry history of pull request ${pullRequestId} alone is larger than trunk.maxResponseBytes (${error.message}); it is not asked for again, and the reasons, restarts and transitions no poll saw of its windows are not counted`,
+    );
   };
 }
 

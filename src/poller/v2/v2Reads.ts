@@ -193,7 +193,7 @@ export const QUEUE_ENTRY_HISTORY = {
   part: 'flow',
   failure: {
     effect: 'taken by the read',
-    then: 'read again at the next interval; its families hidden once its last good read is older than `staleAfterSeconds`',
+    then: 'read again at the next interval (an answer over `trunk.maxResponseBytes` is asked in halves instead, and a pull request whose timeline alone is over it is not asked again); its families hidden once its last good read is older than `staleAfterSeconds`',
   },
   // The PRs that change state in an interval in the queues whose polls ask (a shard asks for its
   // own), 50 a call.

@@ -6,7 +6,10 @@
 // backoff", so one failed read is the client's attempts (4 in these tests' client: makeClient);
 // and "`GET /v2/pull-requests…` (single-PR reads, history, estimate): 5 per second per key".
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { QueueEntryHistoryReads } from '../../../src/poller/v2/v2QueueEntryHistoryRead.js';
+import {
+  QueueEntryHistoryReads,
+  historySetAside,
+} from '../../../src/poller/v2/v2QueueEntryHistoryRead.js';
 import { SharedTestCollections } from '../../../src/poller/v2/v2TestCollectionsRead.js';
 import { Secret } from '../../../src/secrets/secret.js';
 import { TrunkV2Client } from '../../../src/trunk/v2Client.js';
@@ -14,7 +17,7 @@ import { startFakeV2, type FakeV2 } from '../../support/fakeTrunkV2.js';
 import { WEB_QUEUE, entryRow, moveEntry, pullRequestIdOf } from '../../support/queueEntryRows.js';
 import { INTERVAL, START, watchedQueue } from '../../support/v2QueuePolls.js';
 import { run } from '../../support/verificationRunRows.js';
-import { cleanUp, makeClient } from '../../trunk/harness.js';
+import { capturingLogger, cleanUp, makeClient } from '../../trunk/harness.js';
 
 afterEach(cleanUp);
 
@@ -194,6 +197,68 @@ describe("the queue-entry histories and Trunk's limit per key", () => {
     expect(asked.map((list) => list.length)).toEqual([50, 50, 20]);
     expect(asked.flat()).not.toContain('pr-4901');
     expect(reads.shown()).toBe(true);
+  });
+
+  it("reads the others when one pull request's timeline alone is over trunk.maxResponseBytes, halving the batches that are, and sets that one aside", async () => {
+    // The definition of `GET /v2/queue-entry-history`: "A page's byte size therefore follows the
+    // data rather than a fixed row count: for a pull request with an exceptionally long timeline,
+    // page within it using the single-pull-request endpoint instead"; `transitions` may hold up to
+    // 10,000 items. #1's 2,000 (some 250 KB) are over the 64 KiB this client reads.
+    const longTimeline = Array.from({ length: 2000 }, (_, index) => ({
+      state: index % 2 === 0 ? 'pending' : 'testing',
+      changedAt: new Date((START - 86_400 + index) * 1000).toISOString(),
+      reason: index % 2 === 0 ? 'PREREQUISITE_MERGE_ITEM_FAILED' : null,
+    }));
+    const long = pullRequestIdOf(1);
+    const fake = await startFakeV2({ histories: { [long]: longTimeline } });
+    const { client } = makeClient(fake.origin, { apiKey: API_KEY, maxResponseBytes: 64 * 1024 });
+    const { logger, lines } = capturingLogger();
+    const failures: Error[] = [];
+    let now = START;
+    const reads = new QueueEntryHistoryReads(
+      new TrunkV2Client(client),
+      { maxAgeSeconds: INTERVAL, staleAfterSeconds: 600 },
+      () => now,
+      (error) => failures.push(error),
+      historySetAside(logger),
+    );
+    const ids = Array.from({ length: 120 }, (_, index) => pullRequestIdOf(index + 1));
+    const others = ids.slice(1);
+    reads.ask(ids);
+    reads.refresh({});
+    const taken = new Set<string>();
+    await vi.waitFor(
+      () => {
+        for (const id of reads.take(others).keys()) taken.add(id);
+        expect(taken.size).toBe(119);
+      },
+      { timeout: 10_000 },
+    );
+    // The first batch halved down to #1 alone, each half that holds it asked first; then the
+    // other halves and the other batches, 15 calls of the read's 20.
+    expect(historyIdsAsked(fake).map((list) => list?.split(',').length)).toEqual([
+      50, 25, 13, 7, 4, 2, 1, 1, 2, 3, 6, 12, 25, 50, 20,
+    ]);
+    expect(historyIdsAsked(fake)[6]).toBe(long);
+    // Not a failed read: the histories stay shown. #1 has no answer, as a pull request whose
+    // reads fail: its windows wait until they are given up.
+    expect({ failures, shown: reads.shown(), long: reads.take([long]).size }).toEqual({
+      failures: [],
+      shown: true,
+      long: 0,
+    });
+    const warned = lines.filter((line) => line.includes(long));
+    expect(warned).toHaveLength(1);
+    expect(warned[0]).toContain('trunk.maxResponseBytes (65536 bytes)');
+    expect(lines.join('')).not.toContain(API_KEY.reveal());
+    // The polls keep asking for #1 (its windows wait): the next read asks only for #121.
+    now += INTERVAL;
+    reads.ask([long, pullRequestIdOf(121)]);
+    reads.refresh({});
+    await vi.waitFor(() => {
+      expect(reads.take([pullRequestIdOf(121)]).size).toBe(1);
+    });
+    expect(historyIdsAsked(fake).slice(15)).toEqual([pullRequestIdOf(121)]);
   });
 
   it('asks for each pull request once while its read is in flight, however many polls list it as asked', async () => {
