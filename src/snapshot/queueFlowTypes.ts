@@ -161,6 +161,12 @@ export interface ConcludedReads {
   readonly lastConclusions: ReadonlyMap<number, number>;
   /** Successful polls since the last successful read. */
   readonly pollsSinceRead: number;
+  /**
+   * Unix seconds (the exporter's clock): the latest read that gave its window up, its walk past
+   * its page bound. No later read reaches back before it (less the window's slack), and a departed
+   * PR last seen before it that a read does not list may have concluded in that window: `retry`.
+   */
+  readonly abandonedAt?: number;
 }
 
 /**

@@ -3,7 +3,7 @@
 // the test moves, on a clock the test moves; what each poll read besides the live list.
 import { configuredTargets } from '../../src/config/targets.js';
 import type { RepositoryTarget } from '../../src/config/types.js';
-import { silentLogger } from '../../src/log/logger.js';
+import { silentLogger, type Logger } from '../../src/log/logger.js';
 import { buildPollJobs } from '../../src/poller/jobs/targetJobs.js';
 import { QueueEntryHistoryReads } from '../../src/poller/v2/v2QueueEntryHistoryRead.js';
 import { V2QueueDirectory } from '../../src/poller/v2/v2QueueDirectory.js';
@@ -43,7 +43,10 @@ function readsSince(fake: FakeV2, from: number): Read[] {
 }
 
 /** One queue polled through API v2 against the fake, its reads recorded poll by poll. */
-export async function watchedQueue(rows: EntryRow[], options: { history?: boolean } = {}) {
+export async function watchedQueue(
+  rows: EntryRow[],
+  options: { history?: boolean; logger?: Logger } = {},
+) {
   const clock = { now: START };
   const now = () => clock.now;
   const fake = await startFakeWebQueue(rows);
@@ -64,7 +67,7 @@ export async function watchedQueue(rows: EntryRow[], options: { history?: boolea
     config,
     reader: client,
     store,
-    logger: silentLogger(),
+    logger: options.logger ?? silentLogger(),
     now,
     v2: {
       reader: v2,
@@ -108,6 +111,7 @@ export async function watchedQueue(rows: EntryRow[], options: { history?: boolea
   return {
     fake,
     clock,
+    store,
     poll,
     pollNow,
     historyCalls: () => historyCalls,

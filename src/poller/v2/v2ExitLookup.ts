@@ -17,6 +17,7 @@ import {
 import type { MergeQueueSnapshot } from '../../snapshot/types.js';
 import type { TrunkV2Client, V2QueueRef } from '../../trunk/v2Client.js';
 import { CLOCK_SLACK_SECONDS, READ_OVERLAP_SECONDS } from '../../trunk/timestamps.js';
+import { V2PagingError } from '../../trunk/v2Paging.js';
 import { V2_ENDPOINTS, type V2PullRequest } from '../../trunk/v2Schemas.js';
 import { v1Value } from '../../trunk/v2Vocabulary.js';
 import { isoTime, parseTimestampSeconds } from '../timestamps.js';
@@ -77,7 +78,8 @@ const OUTCOMES: ReadonlySet<string> = new Set(EXIT_OUTCOMES);
  * MAX_EXIT_LOOKUP_ATTEMPTS keeps it as absent (a queue-entry state Trunk added, which the live read
  * does not ask for), not as an exit; that is reported as an `unknown_entry_state` anomaly. A read
  * that fails makes every departed PR `retry` (`unknown` once it has been gone
- * polling.staleAfterSeconds). Rejects only when the poll is being aborted.
+ * polling.staleAfterSeconds); one whose paging cannot be trusted also gives its window up
+ * (abandoned()). Rejects only when the poll is being aborted.
  */
 export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRead> {
   const { queue, prNumbers, previous } = request;
@@ -99,10 +101,12 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
   ) {
     return unread;
   }
-  const after =
+  const after = Math.max(
     prNumbers.length === 0
       ? reads.countFrom
-      : Math.min(reads.countFrom, request.since - CONCLUDED_WINDOW_SLACK_SECONDS);
+      : Math.min(reads.countFrom, request.since - CONCLUDED_WINDOW_SLACK_SECONDS),
+    (reads.abandonedAt ?? -Infinity) - CONCLUDED_WINDOW_SLACK_SECONDS,
+  );
   let rows: V2PullRequest[];
   try {
     rows = await request.reader.listQueuePullRequests(
@@ -112,6 +116,9 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
     );
   } catch (error) {
     if (request.options.signal?.aborted === true) throw error;
+    if (error instanceof V2PagingError) {
+      return { ...unread, reads: abandoned(request, skipped, after, error) };
+    }
     request.logger.warn(
       { repo: queue.repo, branch: queue.branch, prs: prNumbers.length },
       `exit read failed, retried on the next poll: ${error instanceof Error ? error.message : String(error)}`,
@@ -216,6 +223,10 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
   let absent = 0;
   for (const number of prNumbers) {
     if (lookups.has(number)) continue;
+    if (concludedInWindowGivenUp(previous, number, reads.abandonedAt)) {
+      lookups.set(number, 'retry');
+      continue;
+    }
     lookups.set(number, 'not_concluded');
     if (isLastLookup(previous, number)) absent += 1;
   }
@@ -232,8 +243,53 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
       lastConclusions: recentConclusions(lastConclusions, countFrom),
       // A conclusion left to the next poll is read again there, whatever that poll sees.
       pollsSinceRead: deferredFrom === Infinity ? 0 : PERIODIC_EXIT_READ_POLLS - 1,
+      ...(reads.abandonedAt === undefined ? {} : { abandonedAt: reads.abandonedAt }),
     },
   };
+}
+
+/**
+ * The reads after the read of `request`'s poll from `after` failed with `error`, its paging past
+ * its bound (or its cursors repeating): asked again from there it would fail the same way at the
+ * same cost on every poll, so the next read starts at the poll, less the window's slack. The exits
+ * concluded before are not counted but as the polls see PRs leave: the departed PRs stay `retry`,
+ * and count `unknown` once gone polling.staleAfterSeconds.
+ */
+function abandoned(
+  request: V2ExitReadRequest,
+  reads: ConcludedReads,
+  after: number,
+  error: V2PagingError,
+): ConcludedReads {
+  const { queue, current } = request;
+  const countFrom = Math.max(reads.countFrom, current.takenAt - CONCLUDED_WINDOW_SLACK_SECONDS);
+  request.logger.warn(
+    {
+      repo: queue.repo,
+      branch: queue.branch,
+      prs: request.prNumbers.length,
+      uncountedSeconds: countFrom - after,
+    },
+    `concluded entries from ${isoTime(after)} to ${isoTime(countFrom)} are not counted (a PR ` +
+      'the polls saw leave is looked up until gone polling.staleAfterSeconds, then counts ' +
+      `\`unknown\`): their exit read failed (${error.message}), and the next read starts at ` +
+      isoTime(countFrom),
+  );
+  return { ...reads, countFrom, abandonedAt: current.takenAt };
+}
+
+/**
+ * Whether PR `number`, which a read did not list, may have concluded in a window a read gave up
+ * (abandonedAt): the polls last saw it before that read, and no read reaches back that far.
+ */
+function concludedInWindowGivenUp(
+  previous: QueueFlow,
+  number: number,
+  abandonedAt: number | undefined,
+): boolean {
+  if (abandonedAt === undefined) return false;
+  const seen = previous.tracked.get(number) ?? previous.departed.get(number);
+  return seen !== undefined && seen.lastSeenAt < abandonedAt;
 }
 
 /** Whether a PR the previous poll saw in another state is in `not_ready`, where a stay begins. */

@@ -7,6 +7,7 @@ import type { TestingAttempts } from '../../snapshot/testingAttemptTypes.js';
 import type { MergeQueueSnapshot } from '../../snapshot/types.js';
 import type { V2QueueRef } from '../../trunk/v2Client.js';
 import { CLOCK_SLACK_SECONDS } from '../../trunk/timestamps.js';
+import { V2PagingError } from '../../trunk/v2Paging.js';
 import { V2_ENDPOINTS, type V2TestingResult } from '../../trunk/v2Schemas.js';
 import type { ReadAnswer } from '../pollReads.js';
 import type { ReadOptions } from '../readOptions.js';
@@ -48,8 +49,10 @@ interface TestingResultsReadRequest {
  * for testing that began and ended between two polls with nothing the polls saw; the queue's
  * first poll only starts counting (both `skipped`). A failed read is logged and tried again at the
  * next read's turn, from where the last good one got to: its answer is the attempts as they were,
- * with the failure beside them; it never fails the poll. Rejects only when the poll is being
- * aborted.
+ * with the failure beside them; it never fails the poll. A read whose paging cannot be trusted
+ * (past V2_MAX_WINDOW_PAGES pages, a cursor repeated) gives its window up instead: the results
+ * ended before this read, less CLOCK_SLACK_SECONDS, are not counted (a warn line names the span).
+ * Rejects only when the poll is being aborted.
  */
 export async function readTestingResults(
   request: TestingResultsReadRequest,
@@ -85,17 +88,31 @@ export async function readTestingResults(
     rows = await request.reader.listTestingResults(queue, isoTime(since), request.options);
   } catch (error) {
     if (request.options.signal?.aborted === true) throw error;
-    request.logger.warn(
-      { repo: queue.repo, branch: queue.branch },
-      `testing results read failed, tried again at the next read: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    const failure = error instanceof Error ? error : new Error(String(error));
+    // A window past its page bound (or whose cursors repeat) would fail the same way at the same
+    // cost on every read, each asking a longer one: it is given up, and the next read asks only
+    // for what ends from this read on (less the clocks' slack).
+    const from =
+      error instanceof V2PagingError ? Math.max(since, readAt - CLOCK_SLACK_SECONDS) : since;
+    if (from > since) {
+      request.logger.warn(
+        { repo: queue.repo, branch: queue.branch, uncountedSeconds: from - since },
+        `testing results from ${isoTime(since)} to ${isoTime(from)} are not counted: their read ` +
+          `failed (${failure.message}), and the next read starts at ${isoTime(from)}`,
+      );
+    } else {
+      request.logger.warn(
+        { repo: queue.repo, branch: queue.branch },
+        `testing results read failed, tried again at the next read: ${failure.message}`,
+      );
+    }
     return {
       value: {
         ...request.previous,
         counts,
-        reads: { ...reads, countFrom: since, pollsSinceRead: 0 },
+        reads: { ...reads, countFrom: from, pollsSinceRead: 0 },
       },
-      failure: error instanceof Error ? error : new Error(String(error)),
+      failure,
     };
   }
   const { attempts, futureResults } = countTestingResults(

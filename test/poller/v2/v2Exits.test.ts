@@ -7,7 +7,10 @@ import type { ExporterConfig, RepositoryTarget } from '../../../src/config/types
 import { applyMergeQueueEvent } from '../../../src/flow/queueEvents.js';
 import { buildPollJobs } from '../../../src/poller/jobs/targetJobs.js';
 import type { V2Readers } from '../../../src/poller/v2/v2Readers.js';
-import { PERIODIC_EXIT_READ_POLLS } from '../../../src/poller/v2/v2ExitLookup.js';
+import {
+  CONCLUDED_WINDOW_SLACK_SECONDS,
+  PERIODIC_EXIT_READ_POLLS,
+} from '../../../src/poller/v2/v2ExitLookup.js';
 import { V2TestDirectory } from '../../../src/poller/v2/v2TestDirectory.js';
 import { V2QueueDirectory } from '../../../src/poller/v2/v2QueueDirectory.js';
 import { Secret } from '../../../src/secrets/secret.js';
@@ -21,7 +24,9 @@ import type { Target } from '../../../src/snapshot/types.js';
 import { TrunkV2Client } from '../../../src/trunk/v2Client.js';
 import { parseWebhookEvent } from '../../../src/trunk/webhookEvents.js';
 import { exporterConfig } from '../../support/exporterConfig.js';
+import { WEB_QUEUE, entryRow, moveEntry } from '../../support/queueEntryRows.js';
 import { startTestSimulator } from '../../support/simulator.js';
+import { START, watchedQueue } from '../../support/v2QueuePolls.js';
 import { TOKEN, capturingLogger, cleanUp, makeClient } from '../../trunk/harness.js';
 
 afterEach(cleanUp);
@@ -379,4 +384,73 @@ describe('exits through API v2 in a busy world', () => {
     const { counted, made } = await busyWorld(true);
     expect(counted).toEqual(made);
   });
+});
+
+describe('exits through API v2 after a window of more than 100 pages', () => {
+  it('walks that window once, asks only from its poll on, counts the exits after it, and the PR it was for `unknown` once gone staleAfterSeconds', async () => {
+    const [pr1, pr2, pr3] = [1, 2, 3].map((n) => entryRow(n, 'pending', START - 300));
+    if (pr1 === undefined || pr2 === undefined || pr3 === undefined) throw new Error('no rows');
+    const { logger, lines } = capturingLogger();
+    const { fake, clock, store, poll } = await watchedQueue([pr1, pr2, pr3], { logger });
+    await poll(); // START: the ledger starts
+    // Twelve hours without a poll of a busy queue: 10,100 entries concluded (101 pages), #1 too.
+    fake
+      .entries(WEB_QUEUE)
+      .push(
+        ...Array.from({ length: 10_100 }, (_, index) =>
+          entryRow(10_000 + index, 'merged', START + 1 + index * 4),
+        ),
+      );
+    moveEntry(pr1, 'merged', START + 6 * 3600);
+    const givenUpAt = START + 12 * 3600;
+    clock.now = givenUpAt;
+    const concludedAfter = () =>
+      fake.requests
+        .map((request) => new URL(request.url, 'http://fake').searchParams)
+        // The exit reads' first pages (the read of the last merge at start asks for `state` too).
+        .filter((q) => q.has('concludedAfter') && !q.has('state') && !q.has('cursor'))
+        .map((q) => q.get('concludedAfter'));
+    const calls: number[] = [];
+    const pollCounting = async () => {
+      calls.push((await poll()).filter((read) => read === 'concluded entries').length);
+    };
+    await pollCounting(); // #1 is gone: its window is walked to its bound, and given up
+    moveEntry(pr2, 'merged', clock.now - 5); // #2 merges, seen gone by the next poll
+    await pollCounting();
+    // Entered and failed between two polls, which no poll lists.
+    fake.entries(WEB_QUEUE).push(entryRow(99, 'failed', clock.now - 5));
+    const target: Target = { kind: 'merge_queue', repo: 'github.com/acme/web', branch: 'main' };
+    const exited = () => Object.fromEntries(store.queueFlow(target)?.counts.exited ?? []);
+    // Still looked up while gone less than staleAfterSeconds.
+    while (clock.now < givenUpAt + 600) await pollCounting();
+    expect(exited()).toEqual({ merged: 1, failed: 1, cancelled: 0, unknown: 0 });
+    expect(store.queueFlow(target)?.departed.get(1)?.failedLookups).toBe(20);
+    while (clock.now <= givenUpAt + 700) await pollCounting();
+
+    const flow = store.queueFlow(target);
+    // The window once, V2_MAX_WINDOW_PAGES pages; then one page a poll while #1 is looked up.
+    expect(calls.slice(0, 3)).toEqual([100, 1, 1]);
+    const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
+    const asked = concludedAfter();
+    expect(asked[0]).toBe(iso(START - 300 - CONCLUDED_WINDOW_SLACK_SECONDS));
+    expect(asked[1]).toBe(iso(givenUpAt - CONCLUDED_WINDOW_SLACK_SECONDS));
+    for (const after of asked.slice(1)) {
+      expect(Date.parse(after ?? '') / 1000).toBeGreaterThanOrEqual(
+        givenUpAt - CONCLUDED_WINDOW_SLACK_SECONDS,
+      );
+    }
+    // #2 and #99 count as they left; #1, whose conclusion was in the window given up, `unknown`
+    // once gone staleAfterSeconds (600 s), not kept as absent; none of the 10,100 counts.
+    expect(exited()).toEqual({ merged: 1, failed: 1, cancelled: 0, unknown: 1 });
+    expect(flow?.departed.size).toBe(0);
+    expect(flow?.absent?.size ?? 0).toBe(0);
+    const warning = lines.find((line) => line.includes('not counted'));
+    expect(warning).toContain('"repo":"github.com/acme/web"');
+    expect(warning).toContain('"branch":"main"');
+    expect(warning).toContain('more than 100 pages');
+    expect(warning).toContain(
+      `concluded entries from ${iso(START - 300 - CONCLUDED_WINDOW_SLACK_SECONDS)} to ${iso(givenUpAt - CONCLUDED_WINDOW_SLACK_SECONDS)} are not counted`,
+    );
+    expect(warning).not.toContain('trunk_v2_queue-polls-key');
+  }, 60_000);
 });

@@ -21,6 +21,7 @@ import { NO_ENTRIES } from '../../../src/snapshot/noEntries.js';
 import { SnapshotStore } from '../../../src/snapshot/store.js';
 import type { TestingAttempts } from '../../../src/snapshot/testingAttemptTypes.js';
 import type { MergeQueueSnapshot, Target } from '../../../src/snapshot/types.js';
+import { CLOCK_SLACK_SECONDS } from '../../../src/trunk/timestamps.js';
 import { TrunkV2Client } from '../../../src/trunk/v2Client.js';
 import type { V2TestingResult } from '../../../src/trunk/v2Schemas.js';
 import { poll as scriptedPoll } from '../../flow/scriptedPolls.js';
@@ -298,6 +299,43 @@ describe('testing attempts through API v2 poll jobs', () => {
       bisectionsStarted: 0,
     });
   });
+
+  it('walks a window of more than 100 pages once, logs what it could not count, and the next read asks from its poll on', async () => {
+    const watcher = await testingWatcher();
+    const { fake, store, clock } = watcher;
+    await watcher.poll();
+    // Twelve hours of a busy batched queue without a read: 10,100 results, one every 4 s.
+    for (let index = 0; index < 10_100; index++) {
+      watcher.record(result(1000 + (index % 500), START + 1 + index * 4, 'passed', 600));
+    }
+    const givenUpAt = START + 12 * 3600;
+    clock.now = givenUpAt;
+    watcher.prLeaves();
+    await watcher.poll();
+    const firstCalls = watcher.testingCalls();
+    watcher.record(result(7, clock.now - 5, 'failed', 120));
+    watcher.prLeaves();
+    await watcher.poll();
+
+    // V2_MAX_WINDOW_PAGES pages once; then one page, from the poll that gave the window up.
+    expect([firstCalls, watcher.testingCalls() - firstCalls]).toEqual([100, 1]);
+    const firstPages = fake.testingReads.filter((read) => read.cursor === null);
+    const from = givenUpAt - CLOCK_SLACK_SECONDS;
+    expect(firstPages.map((read) => read.since)).toEqual([iso(START), iso(from)]);
+    // Only the result after it counts; none of the 10,100.
+    expect(watcher.tally()).toEqual({
+      series: { 'failed/false': { count: 1, sum: 120 } },
+      bisectionsStarted: 0,
+    });
+    const warning = watcher.lines.find((line) => line.includes('are not counted'));
+    expect(warning).toContain('"repo":"github.com/acme/web"');
+    expect(warning).toContain('"branch":"main"');
+    expect(warning).toContain(`"uncountedSeconds":${String(from - START)}`);
+    expect(warning).toContain('more than 100 pages');
+    expect(warning).toContain(`testing results from ${iso(START)} to ${iso(from)} are not counted`);
+    expect(warning).not.toContain(API_KEY);
+    expect(store.statuses().find((entry) => entry.target.branch === 'main')?.up).toBe(true);
+  }, 60_000);
 
   it('counts a result dated a day ahead once and reports it, and later reads still count what ends before it', async () => {
     const watcher = await testingWatcher();
