@@ -255,6 +255,27 @@ describe('flaky-test cost and test collections through a real exporter', () => {
     ).toBe(3);
   });
 
+  it('reports a row without the metrics it was asked for, and leaves its status out of the sums rather than show them smaller', async () => {
+    // "Returned only when `include=metrics` is set": asked, a row without it (or with something
+    // that is not `TestCaseMetrics`) is not what the definition says; its status's sums are unknown.
+    const tests = structuredClone(TESTS) as { metrics?: unknown }[];
+    const [checkout, , , payment] = tests;
+    if (checkout === undefined || payment === undefined)
+      throw new Error('TESTS lists checkout, cart, coupon and payment');
+    delete checkout.metrics;
+    payment.metrics = 'none';
+    const fake = await webOrganization(tests);
+    const exporter = await webExporter(fake);
+    const samples = await exporter.waitFor((current) => up(current) === 1, 'acme/web read');
+    expect(cost(samples, 'trunk_flaky_tests_runs')).toEqual({});
+    expect(
+      select(samples, 'trunk_exporter_api_anomalies_total', {
+        endpoint: 'v2/tests',
+        kind: 'invalid_field',
+      })[0]?.value,
+    ).toBe(2);
+  });
+
   it("counts a test the walk lists twice once: a list that moves while it is paged may list a row again, and a row's `id` names its test", async () => {
     // checkout listed a second time, as a cursor over a moving list may: one test all the same.
     const [checkout] = structuredClone(TESTS);

@@ -232,16 +232,20 @@ const checkTestRows = checkV2Page<V2Test>((test) => [test.quarantinedSince ?? te
 /**
  * Checks a page of an organization's tests as every v2 page (unusable rows, each quarantinedSince,
  * else statusSince), reports (`invalid_field`) each count of a test's metrics that is missing or
- * no whole number ≥ 0 (the definition requires them; it adds nothing), and cuts and reports each
+ * no whole number ≥ 0 (the definition requires them; it adds nothing) and, when they were asked
+ * for (`metricsAsked`), each row without metrics (its status's sums are then unknown), and cuts and reports each
  * code owner too long for a label value.
  */
 export function checkTestsPage(
   response: V2PageResponse<V2Test>,
   report: AnomalyReport,
+  metricsAsked = false,
 ): V2Page<V2Test> {
   const page = checkTestRows(response, report);
   let unusableCounts = 0;
   for (const { metrics } of page.data) {
+    // Asked (`include=metrics`), a row's metrics are "Returned": absent, or not metrics, is odd.
+    if (metrics === undefined && metricsAsked) unusableCounts += 1;
     if (metrics == null) continue;
     for (const count of [metrics.failureCount, metrics.runCount, metrics.prsImpacted])
       if (count === undefined) unusableCounts += 1;

@@ -373,7 +373,8 @@ export class TrunkV2Client {
             },
             `${path}?${pageQuery(filters, cursor)}`,
             v2TestPageSchema,
-            checkTestsPage,
+            (response, report) =>
+              checkTestsPage(response, report, filter.metricsPeriod !== undefined),
             options,
           ),
         `the list of ${what} (/v2/${path})`,
