@@ -15,19 +15,20 @@ export const UNKNOWN_REASON = 'unknown';
 
 /**
  * The label `reason` counts under in one of a queue's families whose counts are `counts`, beside
- * `alsoCounted` (the other witness's counts of the same family, for failures): its own while
- * either names it or the two together name fewer than MAX_REASONS_PER_FAMILY, else OTHER_REASON.
- * The reasons named only grow, so a reason once named stays named and one sent to OTHER_REASON
- * stays there.
+ * `alsoCounted` (the other witness's counts of the same family, for failures): UNKNOWN_REASON
+ * always (no reason is not one of the reasons named), else its own while either names it or the
+ * two together name fewer than MAX_REASONS_PER_FAMILY, else OTHER_REASON. The reasons named only
+ * grow, so a reason once named stays named and one sent to OTHER_REASON stays there.
  */
 export function reasonLabel(
   reason: string,
   counts: ReadonlyMap<string, number>,
   alsoCounted: ReadonlyMap<string, number> = NO_ENTRIES,
 ): string {
-  if (counts.has(reason) || alsoCounted.has(reason)) return reason;
+  if (reason === UNKNOWN_REASON || counts.has(reason) || alsoCounted.has(reason)) return reason;
   const named = new Set([...counts.keys(), ...alsoCounted.keys()]);
   named.delete(OTHER_REASON);
+  named.delete(UNKNOWN_REASON);
   return named.size < MAX_REASONS_PER_FAMILY ? reason : OTHER_REASON;
 }
 

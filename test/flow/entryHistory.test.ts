@@ -341,6 +341,28 @@ describe('queue-entry history counts', () => {
     expect(cancelled.get('other')).toBe(2);
   });
 
+  it('counts a reason Trunk did not give as unknown, however many reasons are named', () => {
+    // "a null or unknown reason counts as `unknown`": 20 named cancellation reasons, then one
+    // without a reason, and one without a reason before any.
+    const before = polled(
+      TEN,
+      Array.from({ length: 22 }, (_, index) => [index + 1, 'pending', TEN - 60] as const),
+    );
+    const after = polled(TEN + 30, []);
+    const reasonOf = (number: number) =>
+      number === 1 || number === 22 ? null : `REASON_${String(number)}`;
+    const timelines = Object.fromEntries(
+      Array.from({ length: 22 }, (_, index) => [
+        ID(index + 1),
+        [step('pending', TEN - 60), step('cancelled', TEN + 10, reasonOf(index + 1))],
+      ]),
+    );
+    const { cancelled } = answered(before, after, timelines).history;
+    expect(cancelled.get('unknown')).toBe(2);
+    expect(cancelled.get('other')).toBeUndefined();
+    expect(cancelled.size).toBe(21);
+  });
+
   it('caps failure reasons at 20 together with the reasons the webhook events counted', () => {
     // The events counted 15 reasons (and some `other`); 8 PRs then fail in their histories, in
     // the order the earlier poll listed them.

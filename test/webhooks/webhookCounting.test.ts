@@ -44,11 +44,13 @@ describe('foldWebhookEvent', () => {
   it('keeps 20 failure reasons per target and counts the rest as other', () => {
     const reasons = Array.from({ length: MAX_WEBHOOK_LABEL_VALUES + 5 }, (_, i) => `REASON_${i}`);
     const counts = fold([...reasons, 'REASON_0', undefined].map(failed));
-    expect(counts.failureReasons.size).toBe(MAX_WEBHOOK_LABEL_VALUES + 1);
+    expect(counts.failureReasons.size).toBe(MAX_WEBHOOK_LABEL_VALUES + 2);
     expect(counts.failureReasons.get('REASON_0')).toBe(2);
-    // REASON_0 to REASON_19 keep their own series; later reasons and `unknown` are other.
+    // REASON_0 to REASON_19 keep their own series; later reasons are other; no reason is
+    // `unknown` ("a null or unknown reason counts as unknown"), never other.
     expect(counts.failureReasons.get('REASON_19')).toBe(1);
-    expect(counts.failureReasons.get('other')).toBe(6);
+    expect(counts.failureReasons.get('other')).toBe(5);
+    expect(counts.failureReasons.get('unknown')).toBe(1);
     expect(counts.events.get('pull_request.failed')).toBe(MAX_WEBHOOK_LABEL_VALUES + 7);
     expect(counts.lastEvent).toEqual({
       type: 'pull_request.failed',
@@ -67,8 +69,8 @@ describe('foldWebhookEvent', () => {
     for (const [index, reason] of reasons.entries()) {
       counts = foldWebhookEvent(counts, failed(reason), 1000 + index, history);
     }
-    // E_1 to E_5 make 20 named; E_6 and `unknown` are other; HISTORY_2, named by the history,
-    // keeps its own; E_1 stays named.
+    // E_1 to E_5 make 20 named; E_6 is other; no reason is `unknown`, never other; HISTORY_2,
+    // named by the history, keeps its own; E_1 stays named.
     expect(counts?.failureReasons).toEqual(
       new Map([
         ['E_1', 2],
@@ -76,8 +78,9 @@ describe('foldWebhookEvent', () => {
         ['E_3', 1],
         ['E_4', 1],
         ['E_5', 1],
-        ['other', 2],
+        ['other', 1],
         ['HISTORY_2', 1],
+        ['unknown', 1],
       ]),
     );
   });
