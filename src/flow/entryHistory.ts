@@ -315,9 +315,11 @@ function windowChain(window: AskedWindow, timeline: readonly EntryTransition[]):
 
 /**
  * The first step of `window` the chain may hold: for a pull request listed for the first time, the
- * step after the one that began its current stay (a resubmission after its last conclusion up to
- * `until`, as a new entry's creation begins it), so that neither an earlier stay nor a stay in
- * another queue counts in this one; else the timeline's second entry.
+ * step after the one that began the earliest of its stays (a new entry's creation, or a
+ * resubmission after a conclusion, up to `until`) that began after the poll before, else after the
+ * one that began its current stay, so that neither a stay under way before that poll nor its
+ * conclusion counts in this queue (it began before the exporter watched it here, or in another
+ * queue); else the timeline's second entry.
  */
 function stayStart(
   window: AskedWindow,
@@ -325,12 +327,16 @@ function stayStart(
   until: number,
 ): number {
   if (window.firstListing !== true) return 1;
-  for (let index = timeline.length - 1; index >= 1; index--) {
+  let start: number | undefined;
+  for (let index = timeline.length - 1; index >= 0; index--) {
     const entered = timeline[index] as EntryTransition;
-    const left = timeline[index - 1] as EntryTransition;
-    if (entered.at <= until && FINAL_PR_STATES.has(left.state)) return index + 1;
+    const began =
+      index === 0 || FINAL_PR_STATES.has((timeline[index - 1] as EntryTransition).state);
+    if (!began || entered.at > until) continue;
+    if (start !== undefined && entered.at <= window.after) break;
+    start = index + 1;
   }
-  return 1;
+  return start ?? 1;
 }
 
 /**

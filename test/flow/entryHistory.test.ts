@@ -160,6 +160,28 @@ describe('queue-entry history counts', () => {
     );
   });
 
+  it('counts of a pull request listed for the first time the stays that began after the poll before', () => {
+    // Hand-written from the definition. #12 was submitted after the first poll, tested, failed
+    // (a timeout) and submitted again, all before the second poll, which lists it in notReady for
+    // the first time: the failure, with its reason, and every step of that stay happened in this
+    // queue between the two polls ("each failure once, whichever witness sees it first").
+    const first = polled(TEN, []);
+    const second = polled(TEN + 30, [[12, 'not_ready', TEN + 12]]);
+    const folded = answered(first, second, {
+      [ID(12)]: [
+        step('notReady', TEN + 3, 'USER_REQUESTED'),
+        step('pending', TEN + 4, 'MERGE_ITEM_NOW_READY'),
+        step('testing', TEN + 5),
+        step('failed', TEN + 8, 'TEST_RUN_TIMEOUT'),
+        step('notReady', TEN + 12, 'USER_REQUESTED'),
+      ],
+    });
+    expect(folded.history.failed).toEqual(new Map([['TEST_RUN_TIMEOUT', 1]]));
+    expect(pairs(folded.transitions as readonly { from: string; to: string }[]).sort()).toEqual(
+      ['not_ready->pending', 'pending->testing', 'testing->failed', 'failed->not_ready'].sort(),
+    );
+  });
+
   it('counts each of 10,000 restarts between two polls once, in one pass over the timeline', () => {
     // 10,000 times sent back to pending by a push to main and tested again between two polls: each
     // restart counts once. A fold that copied the PR's counted transitions at each transition took
