@@ -8,6 +8,9 @@
 // `GET /v2/test-collections`: "Lists the test collections in your organization, newest first";
 // `testCaseCount`: "Distinct test cases seen in this collection"; `quarantineEnabled`: "Whether
 // quarantining is turned on for this collection."
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { select, type Sample } from './support/exposition.js';
 import { configYaml, startTestExporter } from './support/exporterHarness.js';
@@ -320,6 +323,34 @@ describe('flaky-test cost and test collections through a real exporter', () => {
     expect(select(plain, 'trunk_test_collection_test_cases')).toEqual([]);
     expect(unhealthyWalks(quiet).map((query) => query.has('include'))).toEqual([false]);
     expect(quiet.requestsTo(/^\/v2\/test-collections$/)).toEqual([]);
+  });
+
+  it('reads the flaky and broken tests again at once when a reload changes reads.testMetricsPeriod, and with it off shows no cost', async () => {
+    // The families' HELP: "off: no series". The flaky-tests interval is 600 s: the reload must not
+    // wait for the next scheduled poll, nor show a window no longer asked for until then.
+    const fake = await webOrganization();
+    const file = join(await mkdtemp(join(tmpdir(), 'trunk-exporter-cost-')), 'config.yaml');
+    const yaml = (period: string) =>
+      configYaml({
+        apiUrl: fake.origin,
+        token: null,
+        apiKey: 'trunk_v2_test-cost-key',
+        targets: `  - repo: ${WEB}\n    flakyTests: true`,
+        polling: '  mergeQueueIntervalSeconds: 30\n  flakyTestsIntervalSeconds: 600',
+        reads: `  testMetricsPeriod: ${period}`,
+      });
+    await writeFile(file, yaml('7d'));
+    const exporter = await startTestExporter(yaml('7d'), 'info', file);
+    await exporter.waitFor((current) => up(current) === 1, 'acme/web read');
+    await writeFile(file, yaml('"off"'));
+    expect((await exporter.exporter.reload('HTTP')).applied).toBe(true);
+    const samples = await exporter.waitFor(
+      (current) => cost(current, 'trunk_flaky_tests_runs')['flaky/7d'] === undefined,
+      'the cost gone',
+    );
+    expect(cost(samples, 'trunk_flaky_tests_failed_runs')).toEqual({});
+    expect(up(samples)).toBe(1);
+    expect(unhealthyWalks(fake).map((query) => query.get('include'))).toEqual(['metrics', null]);
   });
 
   it('keeps the target up and its other families fresh while the collections fail, and drops the collections once their last read is older than staleAfterSeconds', async () => {

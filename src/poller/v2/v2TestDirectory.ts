@@ -112,12 +112,20 @@ export class V2TestDirectory {
     );
   }
 
-  /** Follows a reload: a new client, interval or bound; what was read stays until it is due. */
+  /**
+   * Follows a reload: a new client, interval or bound; what was read stays until it is due, but
+   * the flaky and broken tests read with another metrics period than reads.testMetricsPeriod now
+   * names are read again at the next poll, so that no cost shows a window no longer asked for.
+   */
   configure(settings: TestDirectorySettings): void {
+    const periodChanged =
+      (this.#settings.reads?.testMetricsPeriod ?? 'off') !==
+      (settings.reads?.testMetricsPeriod ?? 'off');
     this.#settings = settings;
     const readers = this.#readers();
     this.#lists.quarantined.configure(readers.quarantined, timingOf(settings));
     this.#lists.unhealthy.configure(readers.unhealthy, timingOf(settings));
+    if (periodChanged) this.#lists.unhealthy.invalidate();
     this.#collections.configure(settings.lister, timingOf(settings), settings.logger);
   }
 
