@@ -135,8 +135,10 @@ describe('reads of concluded entries through a real exporter', () => {
     const failedAt = now();
     fake.testingResults(WEB_QUEUE).push(testingResult(20, failedAt, 'failed', 'failed'));
     resubmitEntry(pr20, failedAt, failedAt + 0.5);
+    // Its transition waits for its queue-entry history (none written here: an empty answer), then
+    // counts as the polls saw it.
     const once = await exporter.waitFor(
-      (samples) => exited(samples).failed === 1,
+      (samples) => exited(samples).failed === 1 && transitionsOf(samples)['testing->failed'] === 1,
       '#20 counted failed',
     );
     expect(exited(once)).toEqual({ merged: 0, failed: 1, cancelled: 0, unknown: 0 });
@@ -149,7 +151,7 @@ describe('reads of concluded entries through a real exporter', () => {
     fake.testingResults(WEB_QUEUE).push(testingResult(20, failedAgainAt, 'failed', 'failed'));
     resubmitEntry(pr20, failedAgainAt, failedAgainAt + 0.5, 'entry-20-resubmitted');
     const twice = await exporter.waitFor(
-      (samples) => exited(samples).failed === 2,
+      (samples) => exited(samples).failed === 2 && transitionsOf(samples)['testing->failed'] === 2,
       '#20 counted failed again',
     );
     expect(exited(twice)).toEqual({ merged: 0, failed: 2, cancelled: 0, unknown: 0 });
@@ -252,8 +254,12 @@ describe('reads of concluded entries through a real exporter', () => {
     moveEntry(pr5, 'testing', now());
     await pollsFromNow(exporter, 2);
     moveEntry(pr1, 'cancelled', now());
+    // The transitions wait for their queue-entry histories (none written here: empty answers).
     const after = await exporter.waitFor(
-      (samples) => exited(samples).cancelled === 1,
+      (samples) =>
+        exited(samples).cancelled === 1 &&
+        transitionsOf(samples)['pending->cancelled'] === 1 &&
+        transitionsOf(samples)['not_ready->testing'] === 1,
       '#1 counted',
     );
     await pollsFromNow(exporter, 3);

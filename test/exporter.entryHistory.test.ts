@@ -267,3 +267,136 @@ describe('queue-entry histories through a real exporter', () => {
     expect(restarts(back)).toEqual({ MANUAL_PUSH_TO_TARGET_BRANCH: 2 });
   });
 });
+
+/** Starts a fake with PRs `numbers` in `state` since ten minutes ago and an exporter that has polled them. */
+async function setUp(numbers: number[], state = 'testing') {
+  const start = now() - 600;
+  const rows = numbers.map((n) => entryRow(n, state, start));
+  const fake = await startFakeWebQueue(rows);
+  for (const n of numbers) if (state === 'testing') recordTesting(fake, n, start);
+  const { exporter, reload } = await webExporter(fake, false);
+  await exporter.waitFor((s) => live(s) === numbers.length, 'entries polled');
+  await pollsFromNow(exporter, 1);
+  const row = (n: number) => rows[numbers.indexOf(n)] as EntryRow;
+  return { fake, exporter, reload, row };
+}
+
+/** Lets reads and polls run long enough for every answer to be taken. */
+async function settle(exporter: Awaited<ReturnType<typeof setUp>>['exporter']) {
+  await pollsFromNow(exporter, 8);
+  return exporter.samples();
+}
+
+// Trunk's transition is an entry of the timeline ("When the entry entered this state"): when more
+// than one happened between two polls, the pair of states the polls saw is none of them.
+describe('the transitions between two polls as the timeline has them, not as the polls paired them', () => {
+  it('R2 restart from testsPassed, the poll seeing pending', async () => {
+    const { fake, exporter, row } = await setUp([11]);
+    const at = now();
+    record(fake, 11, 'testsPassed', at - 3, 'TEST_RUN_PASSED');
+    record(fake, 11, 'pending', at - 2, 'PREREQUISITE_MERGE_ITEM_MANUALLY_MERGED');
+    moveEntry(row(11), 'pending', at - 2);
+    const s = await settle(exporter);
+    expect(restarts(s)).toEqual({ PREREQUISITE_MERGE_ITEM_MANUALLY_MERGED: 1 });
+    expect(transitionsOf(s)).toEqual({ 'testing->tests_passed': 1, 'tests_passed->pending': 1 });
+  });
+
+  it('R2b pending -> testing -> testsPassed between polls, the poll seeing testsPassed', async () => {
+    const { fake, exporter, row } = await setUp([17], 'pending');
+    const at = now();
+    record(fake, 17, 'pending', at - 600, 'MERGE_ITEM_NOW_READY');
+    record(fake, 17, 'testing', at - 3, null);
+    record(fake, 17, 'testsPassed', at - 2, 'TEST_RUN_PASSED');
+    moveEntry(row(17), 'testsPassed', at - 2);
+    const s = await settle(exporter);
+    expect(transitionsOf(s)).toEqual({ 'pending->testing': 1, 'testing->tests_passed': 1 });
+  });
+
+  it('R2c testing -> pendingFailure -> failed between polls (gone)', async () => {
+    const { fake, exporter, row } = await setUp([18]);
+    const at = now();
+    record(fake, 18, 'pendingFailure', at - 3, null);
+    record(fake, 18, 'failed', at - 2, 'TEST_RUN_REQUIRED_STATUS_FAILED');
+    moveEntry(row(18), 'failed', at - 2);
+    const s = await settle(exporter);
+    expect(failed(s)).toEqual({ TEST_RUN_REQUIRED_STATUS_FAILED: 1 });
+    expect(transitionsOf(s)).toEqual({
+      'testing->pending_failure': 1,
+      'pending_failure->failed': 1,
+    });
+  });
+
+  it.each([
+    [
+      'R6 testing -> failed -> notReady (resubmitted) -> pending is no restart, no testing->pending',
+      16,
+      false,
+    ],
+    ['R6b as R6 with the failed testing result the poll can see', 19, true],
+  ] as const)('%s', async (_, number, withTestingResult) => {
+    const { fake, exporter, row } = await setUp([number]);
+    const at = now();
+    record(fake, number, 'failed', at - 4, 'TEST_RUN_TIMEOUT');
+    record(fake, number, 'notReady', at - 3, 'USER_REQUESTED');
+    record(fake, number, 'pending', at - 2, 'MERGE_ITEM_NOW_READY');
+    if (withTestingResult) {
+      fake.testingResults(WEB_QUEUE).push(testingResult(number, at - 4, 'failed', 'failed'));
+    }
+    resubmitEntry(row(number), at - 4, at - 3);
+    moveEntry(row(number), 'pending', at - 2);
+    const s = await settle(exporter);
+    expect(restarts(s)).toEqual({});
+    expect(failed(s)).toEqual({ TEST_RUN_TIMEOUT: 1 });
+    expect(transitionsOf(s)).toEqual({
+      'testing->failed': 1,
+      'failed->not_ready': 1,
+      'not_ready->pending': 1,
+    });
+  });
+
+  it('counts the pair the polls saw once, as they saw it, when its history never answers and a reload turns the read off', async () => {
+    const { fake, exporter, reload, row } = await setUp([20]);
+    fake.fail(/^\/v2\/queue-entry-history$/, 400);
+    const at = now();
+    record(fake, 20, 'testsPassed', at - 3, 'TEST_RUN_PASSED');
+    record(fake, 20, 'pending', at - 2, 'PREREQUISITE_MERGE_ITEM_MANUALLY_MERGED');
+    moveEntry(row(20), 'pending', at - 2);
+    // Held for its history, which does not answer.
+    expect(transitionsOf(await settle(exporter))).toEqual({});
+    await reload(false, false);
+    await exporter.waitFor(
+      (s) => transitionsOf(s)['testing->pending'] === 1,
+      'the pair counted once the read is off',
+    );
+    expect(transitionsOf(await settle(exporter))).toEqual({ 'testing->pending': 1 });
+  });
+
+  it('counts the pair the polls saw once, as they saw it, once the reads have failed past staleAfterSeconds; their answer after counts the other step', async () => {
+    const start = now() - 600;
+    const pr21 = entryRow(21, 'testing', start);
+    const fake = await startFakeWebQueue([pr21]);
+    recordTesting(fake, 21, start);
+    const { exporter } = await webExporter(fake, false, { staleAfterSeconds: 1 });
+    await exporter.waitFor((s) => live(s) === 1, '#21 polled');
+    await pollsFromNow(exporter, 1);
+    fake.fail(/^\/v2\/queue-entry-history$/, 400);
+    const at = now();
+    record(fake, 21, 'testsPassed', at - 3, 'TEST_RUN_PASSED');
+    record(fake, 21, 'pending', at - 2, 'PREREQUISITE_MERGE_ITEM_MANUALLY_MERGED');
+    moveEntry(pr21, 'pending', at - 2);
+    await exporter.waitFor(
+      (s) => transitionsOf(s)['testing->pending'] === 1,
+      'the pair counted once the reads are stale',
+    );
+    fake.recover();
+    await exporter.waitFor(
+      (s) => restarts(s).PREREQUISITE_MERGE_ITEM_MANUALLY_MERGED === 1,
+      'the history read',
+    );
+    // The pair counted stands for the last step into pending; the answer adds the step before.
+    expect(transitionsOf(await settle(exporter))).toEqual({
+      'testing->pending': 1,
+      'testing->tests_passed': 1,
+    });
+  });
+});

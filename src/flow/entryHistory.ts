@@ -16,7 +16,12 @@ import {
 } from '../snapshot/entryHistoryTypes.js';
 import { FINAL_PR_STATES } from '../snapshot/exitOutcome.js';
 import { orShared } from '../snapshot/noEntries.js';
-import type { FlowEvent, QueueFlow, Resubmission } from '../snapshot/queueFlowTypes.js';
+import type {
+  FlowEvent,
+  HeldTransition,
+  QueueFlow,
+  Resubmission,
+} from '../snapshot/queueFlowTypes.js';
 import type { MergeQueueSnapshot } from '../snapshot/types.js';
 import type { EntryTransition } from '../trunk/v2EntryHistorySchemas.js';
 import { v1Value } from '../trunk/v2Vocabulary.js';
@@ -112,24 +117,104 @@ export function withPolledTransitions(
   });
 }
 
-/** The history with `windows` waiting for their answer. */
+/**
+ * The history with `windows` waiting for their answer, and the held transitions of the windows it
+ * drops (those of the pull requests past MAX_ASKED_PULL_REQUESTS), counted as the polls saw them.
+ */
 export function askWindows(
   history: EntryHistory | undefined,
   windows: readonly PullRequestWindow[],
-): EntryHistory {
+): FoldedHistory {
   const base = history ?? EMPTY_ENTRY_HISTORY;
-  if (windows.length === 0) return base;
+  if (windows.length === 0) return { history: base, transitions: [] };
+  const transitions: FlowEvent[] = [];
   const asked = new Map(base.asked);
   for (const { pullRequestId, ...window } of windows) {
     const waiting = asked.get(pullRequestId) ?? [];
     asked.delete(pullRequestId);
     asked.set(pullRequestId, [...waiting, window]);
   }
-  for (const id of asked.keys()) {
+  for (const [id, dropped] of asked) {
     if (asked.size <= MAX_ASKED_PULL_REQUESTS) break;
     asked.delete(id);
+    transitions.push(...heldTransitions(dropped));
   }
-  return { ...base, asked };
+  return { history: { ...base, asked }, transitions };
+}
+
+/**
+ * The history with the transitions the poll's diff held (QueueFlow.heldTransitions), asked at
+ * `askedAt`: each goes to its pull request's window as its `held` — for a pull request still
+ * listed, the window this poll asked (its `polledTo` the state the diff saw); for one gone, its
+ * latest window of a departure — and one without such a window counts now, as the poll saw it.
+ */
+export function holdTransitions(
+  history: EntryHistory,
+  held: readonly HeldTransition[],
+  askedAt: number,
+): FoldedHistory {
+  if (held.length === 0) return { history, transitions: [] };
+  const transitions: FlowEvent[] = [];
+  const idOf = new Map<number, string>();
+  for (const [id, windows] of history.asked) {
+    for (const window of windows) idOf.set(window.prNumber, id);
+  }
+  const asked = new Map(history.asked);
+  for (const { prNumber, from, to } of held) {
+    const id = idOf.get(prNumber);
+    const windows = id === undefined ? [] : (asked.get(id) ?? []);
+    const index = windows.findLastIndex(
+      (window) =>
+        window.prNumber === prNumber &&
+        window.held === undefined &&
+        (window.to === undefined || (window.askedAt === askedAt && window.firstListing !== true)),
+    );
+    const window = windows[index];
+    if (id === undefined || window === undefined) {
+      transitions.push(heldTransition({ from, to }));
+      continue;
+    }
+    const holding = window.to === undefined ? window : { ...window, polledTo: to };
+    asked.set(id, windows.with(index, { ...holding, held: { from, to } }));
+  }
+  return { history: { ...history, asked }, transitions };
+}
+
+/**
+ * The history with the held transitions of its windows counted, as the polls saw them, for a read
+ * that does not answer (stale, or turned off): the windows wait on as windows whose transition the
+ * polls counted.
+ */
+export function countHeldTransitions(history: EntryHistory | undefined): FoldedHistory {
+  const base = history ?? EMPTY_ENTRY_HISTORY;
+  const transitions: FlowEvent[] = [];
+  const asked = new Map(base.asked);
+  for (const [id, windows] of base.asked) {
+    const held = heldTransitions(windows);
+    if (held.length === 0) continue;
+    transitions.push(...held);
+    asked.set(
+      id,
+      windows.map(({ held: _, ...window }) => window),
+    );
+  }
+  if (transitions.length === 0) return { history: base, transitions };
+  return { history: { ...base, asked }, transitions };
+}
+
+/** The held transitions of `windows`, as the polls saw them. */
+function heldTransitions(windows: readonly AskedWindow[]): FlowEvent[] {
+  return windows.flatMap(({ held }) => (held === undefined ? [] : [heldTransition(held)]));
+}
+
+/** Transitions a poll held, counted as it saw them (with the history read off, none is held). */
+export function asPolled(held: readonly HeldTransition[]): FlowEvent[] {
+  return held.map(heldTransition);
+}
+
+/** A held transition counted as the poll saw it; its time in state was observed then. */
+function heldTransition({ from, to }: { readonly from: string; readonly to: string }): FlowEvent {
+  return { kind: 'transition', from, to, secondsInFrom: undefined };
 }
 
 /** An answer of the organization's history reads: a pull request's timeline and when its read began. */
@@ -151,7 +236,9 @@ export interface FoldedHistory {
  * clock): each transition in an answered window counts once — a failure unless a webhook event
  * counted it (its label beside the reasons the events counted so far, `eventReasons`), a
  * cancellation, a restart, and the transition unless it is the one the polls counted
- * (polledTransition()). Windows older than ENTRY_HISTORY_KEEP_SECONDS are given up.
+ * (polledTransition()); every step of a window whose transition the poll held (the poll's pair
+ * too when none is into its state). Windows older than ENTRY_HISTORY_KEEP_SECONDS are given up,
+ * their held transitions counted as the polls saw them.
  */
 export function foldAnswers(
   history: EntryHistory,
@@ -175,9 +262,12 @@ export function foldAnswers(
         (timeline === undefined || window.askedAt > timeline.readStartedAt) &&
         now - window.askedAt <= ENTRY_HISTORY_KEEP_SECONDS,
     );
-    if (timeline !== undefined) {
-      for (const window of windows) {
-        if (window.askedAt <= timeline.readStartedAt) fold.window(id, window, timeline.transitions);
+    for (const window of windows) {
+      if (timeline !== undefined && window.askedAt <= timeline.readStartedAt) {
+        fold.window(id, window, timeline.transitions);
+      } else if (now - window.askedAt > ENTRY_HISTORY_KEEP_SECONDS) {
+        // Given up: its held transition counts as the poll saw it.
+        fold.transitions.push(...heldTransitions([window]));
       }
     }
     if (waiting.length === 0) asked.delete(id);
@@ -213,13 +303,18 @@ class HistoryFold {
   window(id: string, window: AskedWindow, timeline: readonly EntryTransition[]): void {
     const chain = windowChain(window, timeline);
     const polled = polledTransition(window, chain);
+    // A transition the poll held is told by the chain's steps, the step into its state among them.
+    const skipped = window.held === undefined ? polled : -1;
+    if (window.held !== undefined && polled === -1) {
+      this.transitions.push(heldTransition(window.held));
+    }
     for (const [index, { from, to }] of chain.entries()) {
       const lines = this.#linesOf(id);
       const line = transitionLine(to.at, from.state, to.state);
       if (lines.has(line)) continue;
       lines.add(line);
       this.#countReason(window.prNumber, from.state, to);
-      if (index !== polled) {
+      if (index !== skipped) {
         this.transitions.push({
           kind: 'transition',
           from: v1Value(from.state),

@@ -1,5 +1,5 @@
 // Folding flow events into cumulative counts. Counts only grow; every fold returns new maps.
-import { emptyHistogram, observe } from '../snapshot/histogram.js';
+import { emptyHistogram, observe, type HistogramCounts } from '../snapshot/histogram.js';
 import { NO_ENTRIES, orShared } from '../snapshot/noEntries.js';
 import {
   EXIT_OUTCOMES,
@@ -79,17 +79,16 @@ export function applyFlowEvents(
         );
         break;
       case 'transition': {
+        if (event.heldFor !== undefined) {
+          observeTimeInState(timeInState, timeInStateLabel, event.from, event.secondsInFrom);
+          break;
+        }
         const from = transitionLabel(event.from);
         const to = transitionLabel(event.to);
         const key = transitionKey(from, to);
         const previous: TransitionCount = transitions.get(key) ?? { from, to, count: 0 };
         transitions.set(key, { ...previous, count: previous.count + 1 });
-        if (event.secondsInFrom === undefined) break;
-        const left = timeInStateLabel(event.from);
-        timeInState.set(
-          left,
-          observe(timeInState.get(left) ?? emptyHistogram(), event.secondsInFrom),
-        );
+        observeTimeInState(timeInState, timeInStateLabel, event.from, event.secondsInFrom);
         break;
       }
       case 'queue_state': {
@@ -107,4 +106,16 @@ export function applyFlowEvents(
     queueStateSeconds,
     repeatedFailures: counts.repeatedFailures,
   };
+}
+
+/** Observes `seconds` in `from` (its label) when the transition has them. */
+function observeTimeInState(
+  timeInState: Map<string, HistogramCounts>,
+  label: (state: string) => string,
+  from: string,
+  seconds: number | undefined,
+): void {
+  if (seconds === undefined) return;
+  const left = label(from);
+  timeInState.set(left, observe(timeInState.get(left) ?? emptyHistogram(), seconds));
 }

@@ -53,6 +53,12 @@ export interface QueueDiffOptions {
    * poll for this long after the poll that saw it gone, and counted as `unknown` then.
    */
   readonly lookupRetrySeconds: number;
+  /**
+   * API v2 with `reads.queueEntryHistory`: the transition of a listed PR with an id between the
+   * states two polls saw, and a departed PR's into its outcome, are held for its history
+   * (FlowEvent.heldFor), which tells the steps in between; counted at once otherwise.
+   */
+  readonly holdForHistory?: boolean | undefined;
 }
 
 /** Pull requests of the previous poll (or still awaiting a lookup) that the current poll no longer lists. */
@@ -117,7 +123,9 @@ export function diffQueuePoll(
       const leftAt = clamp(resubmission.leftAt, notBefore, now);
       exits.push({ prNumber: pr.number, outcome, enteredAt: seen.enteredAt, leftAt, goneAt: now });
       const to = polledTransitionTo(seen, pr, resubmission);
-      if (to !== undefined) pushTransition(events, seen.state, to, leftAt - seen.stateSince);
+      if (to !== undefined) {
+        pushTransition(events, seen.state, to, leftAt - seen.stateSince, heldFor(pr, options));
+      }
       tracked.set(pr.number, firstSeen(pr, leftAt, now));
       continue;
     }
@@ -126,7 +134,7 @@ export function diffQueuePoll(
       continue;
     }
     const since = clamp(pr.stateChangedAt ?? now, seen.lastSeenAt, now);
-    pushTransition(events, seen.state, pr.state, since - seen.stateSince);
+    pushTransition(events, seen.state, pr.state, since - seen.stateSince, heldFor(pr, options));
     // Neither concludedBeforeStart nor sinceFirstPoll: a state the exporter saw it enter.
     tracked.set(pr.number, trackedPullRequest(seen.number, pr.state, seen.enteredAt, since, now));
   }
@@ -169,7 +177,8 @@ export function diffQueuePoll(
       goneAt: pr.goneAt,
     });
     if (lookup.outcome !== 'unknown') {
-      pushTransition(events, pr.state, lookup.outcome, leftAt - pr.stateSince);
+      const held = options.holdForHistory === true ? pr.number : undefined;
+      pushTransition(events, pr.state, lookup.outcome, leftAt - pr.stateSince, held);
     }
   }
 
@@ -299,9 +308,20 @@ function pushTransition(
   from: string,
   to: string,
   secondsInFrom: number,
+  held?: number,
 ): void {
   if (from === UNKNOWN_STATE || to === UNKNOWN_STATE || from === to) return;
-  events.push({ kind: 'transition', from, to, secondsInFrom: Math.max(0, secondsInFrom) });
+  const seconds = Math.max(0, secondsInFrom);
+  events.push(
+    held === undefined
+      ? { kind: 'transition', from, to, secondsInFrom: seconds }
+      : { kind: 'transition', from, to, secondsInFrom: seconds, heldFor: held },
+  );
+}
+
+/** The PR number a listed PR's transition is held for (QueueDiffOptions.holdForHistory), if it is. */
+function heldFor(pr: PullRequestSnapshot, options: QueueDiffOptions): number | undefined {
+  return options.holdForHistory === true && pr.pullRequestId !== undefined ? pr.number : undefined;
 }
 
 function clamp(value: number, low: number, high: number): number {

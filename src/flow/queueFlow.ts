@@ -14,6 +14,7 @@ import type {
   ConcludedExit,
   ExitLookup,
   FlowEvent,
+  HeldTransition,
   QueueFlow,
   Resubmission,
   TrackedPullRequest,
@@ -114,10 +115,12 @@ export function advanceQueueFlow(
   // them off) counts now.
   const counted = options.webhooks ? settled : countHeldExits(settled.exitStays, current.takenAt);
   const events = options.webhooks ? settled.events : [...settled.events, ...counted.events];
+  const held = heldTransitions(diff.events);
   return {
     ...next,
     ...withEvents(flow, [...diff.events, ...events], current.takenAt),
     exitStays: counted.exitStays,
+    ...(held.length === 0 ? {} : { heldTransitions: held }),
   };
 }
 
@@ -212,6 +215,17 @@ function withEvents(
         : { ...counts, repeatedFailures: counts.repeatedFailures + evictions.repeated },
     ...(evictions.failedExits === undefined ? {} : { failedExits: evictions.failedExits }),
   };
+}
+
+/** The transitions of `events` held for the queue-entry history (FlowEvent.heldFor). */
+function heldTransitions(events: readonly FlowEvent[]): HeldTransition[] {
+  const held: HeldTransition[] = [];
+  for (const event of events) {
+    if (event.kind === 'transition' && event.heldFor !== undefined) {
+      held.push({ prNumber: event.heldFor, from: event.from, to: event.to });
+    }
+  }
+  return held;
 }
 
 /** Every PR tracked from its first entry, as diffQueuePoll keeps it (a repeated number counts once). */

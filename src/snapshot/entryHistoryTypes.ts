@@ -82,6 +82,13 @@ export interface AskedWindow {
    * conclusion, which an earlier stay, or another queue, owns).
    */
   readonly firstListing?: true | undefined;
+  /**
+   * The transition the poll's diff saw (from the state the earlier poll saw to `polledTo`) and held
+   * for this window, not counted yet: the window's answer counts the steps of its chain instead,
+   * each with its own states, and it counts as the poll saw it when its chain has no step into
+   * `polledTo`, or when the window is never answered (given up, dropped, the read off or stale).
+   */
+  readonly held?: { readonly from: string; readonly to: string } | undefined;
 }
 
 /**

@@ -139,6 +139,18 @@ export interface QueueFlow {
   readonly failedExits?: ReadonlyMap<number, number> | undefined;
   /** API v2 with `reads.queueEntryHistory`: what the queue-entry histories counted (flow/entryHistory.ts). */
   readonly entryHistory?: EntryHistory | undefined;
+  /**
+   * The transitions this poll's diff held for the queue-entry history (FlowEvent.heldFor), until
+   * the poll's history update gives each to its window or counts it.
+   */
+  readonly heldTransitions?: readonly HeldTransition[] | undefined;
+}
+
+/** A transition the polls saw that waits for its pull request's queue-entry history. */
+export interface HeldTransition {
+  readonly prNumber: number;
+  readonly from: string;
+  readonly to: string;
 }
 
 /**
@@ -212,6 +224,12 @@ export type FlowEvent =
        * from a queue-entry history, which counts in the transitions alone.
        */
       readonly secondsInFrom: number | undefined;
+      /**
+       * The pull request whose queue-entry history will tell this transition (API v2 with
+       * `reads.queueEntryHistory`): observed in the time-in-state histogram now, counted in the
+       * transitions by its window of the history (QueueFlow.heldTransitions).
+       */
+      readonly heldFor?: number | undefined;
     }
   | { readonly kind: 'queue_state'; readonly state: string; readonly seconds: number };
 

@@ -10,7 +10,9 @@ import { describe, expect, it } from 'vitest';
 import {
   askWindows,
   changedWindows,
+  countHeldTransitions,
   foldAnswers,
+  holdTransitions,
   withPolledTransitions,
   type AnsweredTimeline,
 } from '../../src/flow/entryHistory.js';
@@ -22,6 +24,7 @@ import {
 import { recordEventFailure } from '../../src/flow/failureWitnesses.js';
 import {
   EMPTY_ENTRY_HISTORY,
+  ENTRY_HISTORY_KEEP_SECONDS,
   failureCounted,
   type EntryHistory,
 } from '../../src/snapshot/entryHistoryTypes.js';
@@ -62,7 +65,7 @@ function answered(
   readAt = after.takenAt + 1,
   eventReasons: ReadonlyMap<string, number> = new Map(),
 ) {
-  const asked = askWindows(history, changedWindows(before, after));
+  const { history: asked } = askWindows(history, changedWindows(before, after));
   const answers = new Map(
     Object.entries(timelines).map(([id, transitions]): [string, AnsweredTimeline] => [
       id,
@@ -512,7 +515,7 @@ function bothWitnesses(
     ]),
   );
   const folded = foldAnswers(
-    askWindows(EMPTY_ENTRY_HISTORY, windows),
+    askWindows(EMPTY_ENTRY_HISTORY, windows).history,
     (id) => answers.get(id),
     after.takenAt + 1,
     new Map(),
@@ -617,5 +620,117 @@ describe('each transition between two polls once, whichever witness counts it', 
         ['TEST_RUN_REQUIRED_STATUS_FAILED', 1],
       ]),
     );
+  });
+});
+
+/**
+ * Two polls through API v2 with the history read on: the transition the diff saw between them is
+ * held for its window (holdForHistory), which the read answers with `timelines` at `now` (none
+ * answered when empty). Returns the ledger's transitions, the ones the fold counted, and the history.
+ */
+function heldForHistory(
+  before: MergeQueueSnapshot,
+  after: MergeQueueSnapshot,
+  timelines: Record<string, readonly EntryTransition[]>,
+  now: number,
+  lookups: ReadonlyMap<number, ExitLookup> = new Map(),
+) {
+  const ledger = startQueueFlow(before);
+  const { heldTransitions, ...polledFlow } = advanceQueueFlow(ledger, after, lookups, {
+    ...OPTIONS,
+    holdForHistory: true,
+  });
+  const windows = withPolledTransitions(changedWindows(before, after), ledger, after, new Map());
+  const asked = askWindows(EMPTY_ENTRY_HISTORY, windows);
+  const held = holdTransitions(asked.history, heldTransitions ?? [], after.takenAt);
+  const answers = new Map(
+    Object.entries(timelines).map(([id, steps]): [string, AnsweredTimeline] => [
+      id,
+      { readStartedAt: after.takenAt + 1, transitions: steps },
+    ]),
+  );
+  const folded = foldAnswers(held.history, (id) => answers.get(id), now, new Map());
+  const counts = transitions(polledFlow);
+  for (const { from, to } of [...held.transitions, ...folded.transitions] as readonly {
+    from: string;
+    to: string;
+  }[]) {
+    counts[`${from}->${to}`] = (counts[`${from}->${to}`] ?? 0) + 1;
+  }
+  return { polledFlow, polled: transitions(polledFlow), counts, history: folded.history };
+}
+
+describe('the transition a poll saw, held for its history', () => {
+  // testing → testsPassed → pending between two polls that saw testing, then pending: the polls'
+  // testing->pending is no transition of the timeline ("When the entry entered this state").
+  const before = polled(TEN, [[1, 'testing', TEN - 60]]);
+  const after = polled(TEN + 30, [[1, 'pending', TEN + 10]]);
+  const timeline = [
+    step('testing', TEN - 60),
+    step('testsPassed', TEN + 5, 'TEST_RUN_PASSED'),
+    step('pending', TEN + 10, 'PREREQUISITE_MERGE_ITEM_MANUALLY_MERGED'),
+  ];
+
+  it('counts the steps of its answered window with their own states, the time in testing observed at once', () => {
+    const {
+      polled: atOnce,
+      counts,
+      polledFlow,
+    } = heldForHistory(before, after, { [ID(1)]: timeline }, TEN + 31);
+    expect(atOnce).toEqual({});
+    expect(polledFlow.counts.timeInState.get('testing')?.count).toBe(1);
+    expect(counts).toEqual({ 'testing->tests_passed': 1, 'tests_passed->pending': 1 });
+  });
+
+  it('counts a departure from the steps of its window: no testing->failed that never happened', () => {
+    const gone = polled(TEN + 30, []);
+    const lookups = new Map([[1, { outcome: 'failed' as const, leftAt: TEN + 10 }]]);
+    const failing = [
+      step('testing', TEN - 60),
+      step('pendingFailure', TEN + 5),
+      step('failed', TEN + 10, 'TEST_RUN_REQUIRED_STATUS_FAILED'),
+    ];
+    const { counts } = heldForHistory(before, gone, { [ID(1)]: failing }, TEN + 31, lookups);
+    expect(counts).toEqual({ 'testing->pending_failure': 1, 'pending_failure->failed': 1 });
+  });
+
+  it('counts it once, as the poll saw it, when its window is given up unanswered', () => {
+    const waiting = heldForHistory(before, after, {}, TEN + 30 + ENTRY_HISTORY_KEEP_SECONDS);
+    expect(waiting.counts).toEqual({});
+    const givenUp = foldAnswers(
+      waiting.history,
+      () => undefined,
+      TEN + 31 + ENTRY_HISTORY_KEEP_SECONDS,
+      new Map(),
+    );
+    expect(pairs(givenUp.transitions as readonly { from: string; to: string }[])).toEqual([
+      'testing->pending',
+    ]);
+    expect(givenUp.history.asked.size).toBe(0);
+    const later = foldAnswers(
+      givenUp.history,
+      () => undefined,
+      TEN + 2 * ENTRY_HISTORY_KEEP_SECONDS,
+      new Map(),
+    );
+    expect(later.transitions).toEqual([]);
+  });
+
+  it('counts it once, as the poll saw it, when the read stops answering (off or stale); an answer after counts the rest', () => {
+    const { history } = heldForHistory(before, after, {}, TEN + 31);
+    const unanswered = countHeldTransitions(history);
+    expect(pairs(unanswered.transitions as readonly { from: string; to: string }[])).toEqual([
+      'testing->pending',
+    ]);
+    expect(countHeldTransitions(unanswered.history).transitions).toEqual([]);
+    const answered = foldAnswers(
+      unanswered.history,
+      () => ({ readStartedAt: TEN + 40, transitions: timeline }),
+      TEN + 41,
+      new Map(),
+    );
+    expect(pairs(answered.transitions as readonly { from: string; to: string }[])).toEqual([
+      'testing->tests_passed',
+    ]);
   });
 });

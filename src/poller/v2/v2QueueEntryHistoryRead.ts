@@ -4,9 +4,12 @@
 // the queues; a failed read costs one read per interval and hides only the history's families. No
 // poll waits for a read: each takes what the reads before it answered.
 import {
+  asPolled,
   askWindows,
   changedWindows,
+  countHeldTransitions,
   foldAnswers,
+  holdTransitions,
   withPolledTransitions,
   type AnsweredTimeline,
 } from '../../flow/entryHistory.js';
@@ -241,7 +244,19 @@ export function readEntryHistory(request: EntryHistoryReadRequest): EntryHistory
   const { reads, current } = request;
   // Off: nothing is read, and what was counted leaves the page but for the failures.
   if (reads === undefined) {
-    return (flow, latest) => ({ ...flow, entryHistory: withHistoryReadOff(latest?.entryHistory) });
+    return (flow, latest) => {
+      // The transitions its windows held count as the polls saw them.
+      const { heldTransitions, ...ledger } = flow;
+      const held = countHeldTransitions(latest?.entryHistory);
+      return {
+        ...ledger,
+        counts: applyFlowEvents(ledger.counts, [
+          ...asPolled(heldTransitions ?? []),
+          ...held.transitions,
+        ]),
+        entryHistory: withHistoryReadOff(held.history),
+      };
+    };
   }
   const windows = request.previous === undefined ? [] : changedWindows(request.previous, current);
   const waiting = [
@@ -259,15 +274,27 @@ export function readEntryHistory(request: EntryHistoryReadRequest): EntryHistory
       latest === undefined
         ? windows
         : withPolledTransitions(windows, latest, current, resubmissions);
+    // The transitions the poll's diff held wait for their window's answer.
+    const { heldTransitions, ...ledger } = flow;
+    const asked = askWindows(latest?.entryHistory, polled);
+    const held = holdTransitions(asked.history, heldTransitions ?? [], current.takenAt);
+    // A read failing for longer than staleAfterSeconds: what the windows held counts now.
+    const unanswered = shown ? held : countHeldTransitions(held.history);
     const folded = foldAnswers(
-      askWindows(latest?.entryHistory, polled),
+      unanswered.history,
       (id) => answers.get(id),
       current.takenAt,
       eventReasons,
     );
+    const transitions = [
+      ...held.transitions,
+      ...asked.transitions,
+      ...(shown ? [] : unanswered.transitions),
+      ...folded.transitions,
+    ];
     return {
-      ...flow,
-      counts: applyFlowEvents(flow.counts, folded.transitions),
+      ...ledger,
+      counts: applyFlowEvents(ledger.counts, transitions),
       entryHistory: { ...folded.history, shown },
     };
   };

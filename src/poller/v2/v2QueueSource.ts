@@ -137,7 +137,10 @@ export function v2QueueSource(polled: PolledTarget, readers: V2Readers): Poll {
         withHistory(
           queuePollUpdate(
             { current, starts: ledger === undefined, exits, lastMergeAt },
-            flowOptions,
+            {
+              ...flowOptions,
+              holdForHistory: polled.config.reads.queueEntryHistory,
+            },
           )(latest),
           latest,
           // As they are now, read with `latest`: the events' reasons and the history's share one cap.
