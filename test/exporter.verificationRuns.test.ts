@@ -5,7 +5,7 @@
 // after this instant"; a run's `requiredStatuses`: "A check in `checks` is required iff its `name`
 // is in this list"; `updatedAt`: "For a finished run this approximates when it concluded";
 // `testedPullRequests`: "More than one means the entries were batched".
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { select } from './support/exposition.js';
 import { WEB_QUEUE, entryRow, moveEntry, startFakeWebQueue } from './support/queueEntryRows.js';
 import {
@@ -19,13 +19,36 @@ import {
   series,
   webRunsExporter,
 } from './support/verificationRunExporter.js';
-import { run } from './support/verificationRunRows.js';
+import { checkRow, run } from './support/verificationRunRows.js';
 import { WEB_MAIN as QUEUE } from './support/webQueueSamples.js';
 import { cleanUp } from './trunk/harness.js';
 
-afterEach(cleanUp);
+afterEach(async () => {
+  vi.useRealTimers();
+  await cleanUp();
+});
 
 const now = () => Date.now() / 1000;
+
+/**
+ * The web queue with #7 testing on run `id`, in progress since `ago` seconds before the start, and
+ * an exporter whose page shows the run in progress.
+ */
+async function testingOnRun(id: string, ago: number) {
+  const start = Math.floor(now());
+  const pr7 = entryRow(7, 'testing', start - ago);
+  const fake = await startFakeWebQueue([pr7]);
+  const shape = { id, createdAt: start - ago, tested: [7] };
+  fake
+    .verificationRuns(WEB_QUEUE)
+    .push(run({ ...shape, status: 'inProgress', updatedAt: start - ago }));
+  const exporter = await webRunsExporter(fake);
+  await exporter.waitFor(
+    (samples) => series(samples, IN_PROGRESS, 'bisection').false === 1,
+    'the run in progress',
+  );
+  return { start, pr7, fake, shape, exporter };
+}
 
 describe('verification runs through a real exporter', () => {
   it('counts each concluded run once, its CI time, batch and failing required checks, and the runs in progress', async () => {
@@ -177,34 +200,14 @@ describe('verification runs through a real exporter', () => {
     // is "failure" or "timeout", so a conclusion Trunk adds is no failure, and an anomaly. A
     // check's name is the provider's; 300 characters would be carried by every page, so the label
     // keeps 199 and an ellipsis (the required list is cut alike, so the check stays required).
-    const start = Math.floor(now());
-    const pr7 = entryRow(7, 'testing', start - 900);
-    const fake = await startFakeWebQueue([pr7]);
-    const batch = { id: 'run-a', createdAt: start - 900, tested: [7] };
-    fake
-      .verificationRuns(WEB_QUEUE)
-      .push(run({ ...batch, status: 'inProgress', updatedAt: start }));
-    const exporter = await webRunsExporter(fake);
-    await exporter.waitFor(
-      (samples) => series(samples, IN_PROGRESS, 'bisection').false === 1,
-      'the run in progress',
-    );
+    const { start, pr7, fake, shape: batch, exporter } = await testingOnRun('run-a', 900);
     const long = `e2e-${'y'.repeat(296)}`;
-    const check = (name: string, conclusion: string) => ({
-      id: `check-${name.length}`,
-      name,
-      kind: 'checkRun',
-      status: 'completed',
-      conclusion,
-      url: null,
-      provider: 'github',
-    });
     conclude(fake, {
       ...batch,
       status: 'failed',
       updatedAt: start + 60,
       requiredStatuses: [long, 'build'],
-      checks: [check(long, 'failure'), check('build', 'erroredOnTheRunner')],
+      checks: [checkRow(long, 'failure'), checkRow('build', 'erroredOnTheRunner')],
     });
     moveEntry(pr7, 'failed', now());
     const samples = await exporter.waitFor(
@@ -271,6 +274,103 @@ describe('verification runs through a real exporter', () => {
       'the run counted once the read succeeds',
     );
     expect(series(back, IN_PROGRESS, 'bisection')).toEqual({ false: 0, true: 0 });
+  });
+
+  // `GET /v2/merge-queue-verification-runs/{id}`: "Returns one merge-queue verification run"
+  // (a `VerificationRun`), 404 `VERIFICATION_RUN_NOT_FOUND`. The clock (Date alone) is moved two
+  // days on while the run is in progress: past the day a read of the list reaches back.
+  const BY_ID = /^\/v2\/merge-queue-verification-runs\/[^/]+$/;
+  const TWO_DAYS = 2 * 86_400;
+  const PULL_REQUESTS = 'trunk_merge_queue_pull_requests';
+
+  /**
+   * The web queue with #7 testing on run `stuck` since the start, read once in progress; then the
+   * clock two days on and #8 entering testing (a read due): the run was created two days ago and
+   * is still in progress, #7 still testing on it.
+   */
+  async function runStuckForTwoDays() {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const { start, pr7, fake, shape: stuck, exporter } = await testingOnRun('run-stuck', 60);
+    vi.setSystemTime((start + TWO_DAYS) * 1000);
+    fake.entries(WEB_QUEUE).push(entryRow(8, 'testing', now()));
+    // The poll that sees #8 enter testing reads the runs: its page shows that read.
+    const later = await exporter.waitFor(
+      (samples) => select(samples, PULL_REQUESTS, { ...QUEUE, state: 'testing' })[0]?.value === 2,
+      '#8 testing, two days on',
+    );
+    return { start, pr7, fake, stuck, exporter, later };
+  }
+
+  it('keeps a run in progress for two days in the gauge, read by id, and counts it once when it concludes', async () => {
+    const { start, pr7, fake, stuck, exporter, later } = await runStuckForTwoDays();
+    expect(series(later, IN_PROGRESS, 'bisection')).toEqual({ false: 1, true: 0 });
+    // No call by id before the run fell past the day.
+    expect(fake.requestsTo(BY_ID)).toEqual([]);
+
+    // It fails on e2e, required; #7 fails out.
+    conclude(fake, {
+      ...stuck,
+      status: 'failed',
+      updatedAt: start + TWO_DAYS + 5,
+      requiredStatuses: ['e2e', 'build'],
+      checks: [checkRow('e2e', 'failure'), checkRow('build', 'success')],
+    });
+    moveEntry(pr7, 'failed', now());
+    const concluded = await exporter.waitFor(
+      (samples) => series(samples, RUNS, 'status,bisection')['failed/false'] === 1,
+      'the stuck run counted',
+    );
+    expect(series(concluded, CHECKS, 'check')).toEqual({ e2e: 1 });
+    expect(series(concluded, IN_PROGRESS, 'bisection')).toEqual({ false: 0, true: 0 });
+    expect(series(concluded, DURATION + '_sum', 'status')).toMatchObject({
+      failed: TWO_DAYS + 65,
+    });
+    expect(fake.requestsTo(BY_ID).map((request) => request.url)).toEqual([
+      '/v2/merge-queue-verification-runs/run-stuck',
+    ]);
+    // Once: #8 leaving testing reads again, and the run is neither asked for nor counted again.
+    const pr8 = fake.entries(WEB_QUEUE).find((row) => row.number === 8);
+    if (pr8 !== undefined) moveEntry(pr8, 'testsPassed', now());
+    const after = await exporter.waitFor(
+      (samples) =>
+        select(samples, PULL_REQUESTS, { ...QUEUE, state: 'tests_passed' })[0]?.value === 1,
+      '#8 passed',
+    );
+    expect(series(after, RUNS, 'status,bisection')['failed/false']).toBe(1);
+    expect(series(after, CHECKS, 'check')).toEqual({ e2e: 1 });
+    expect(fake.requestsTo(BY_ID)).toHaveLength(1);
+  });
+
+  it('keeps a run followed by id while its read fails, and drops it once it answers 404', async () => {
+    const { fake, exporter } = await runStuckForTwoDays();
+    // A read is due at each poll while no PR testing vouches for the run: #7 goes back to pending.
+    fake.fail(BY_ID, 500);
+    const pr7 = fake.entries(WEB_QUEUE).find((row) => row.number === 7);
+    if (pr7 !== undefined) moveEntry(pr7, 'pending', now());
+    await exporter.waitFor(() => fake.requestsTo(BY_ID).length >= 2, 'two failed reads by id');
+    const failing = await exporter.waitFor(
+      (samples) => select(samples, PULL_REQUESTS, { ...QUEUE, state: 'pending' })[0]?.value === 1,
+      '#7 pending',
+    );
+    expect(series(failing, IN_PROGRESS, 'bisection')).toEqual({ false: 1, true: 0 });
+    expect(
+      select(failing, 'trunk_exporter_target_up', { ...QUEUE, kind: 'merge_queue' })[0]?.value,
+    ).toBe(1);
+    // Trunk no longer has the run: 404, and it is no longer followed.
+    fake.recover();
+    fake.verificationRuns(WEB_QUEUE).splice(0);
+    const gone = await exporter.waitFor(
+      (samples) => series(samples, IN_PROGRESS, 'bisection').false === 0,
+      'the run dropped',
+    );
+    expect(series(gone, RUNS, 'status,bisection')['failed/false']).toBe(0);
+    const asked = fake.requestsTo(BY_ID).length;
+    const polls = fake.requestsTo(/pull-requests$/).length;
+    await exporter.waitFor(
+      () => fake.requestsTo(/pull-requests$/).length >= polls + 5,
+      'five polls more',
+    );
+    expect(fake.requestsTo(BY_ID)).toHaveLength(asked);
   });
 
   it('with reads.verificationRuns: false makes no such call and has no such series', async () => {

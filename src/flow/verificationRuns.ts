@@ -15,6 +15,7 @@ import {
   type ConcludedRunSeries,
   type RunInProgress,
   type VerificationRunCounts,
+  type VerificationRunReads,
   type VerificationRuns,
 } from '../snapshot/verificationRunTypes.js';
 import { READ_OVERLAP_SECONDS, exportableSeconds } from '../trunk/timestamps.js';
@@ -28,7 +29,8 @@ import { countTopLabel } from './topLabels.js';
 /**
  * How long a run may stay in progress and still hold reads back: with `testingTimeoutMinutes` 0
  * "a stuck run will hold its slot indefinitely", and every read would page through all the runs
- * created since. Past a day the run is no longer followed (not in the gauge, not counted).
+ * created since. Past a day the list no longer reaches the run: it is followed by id instead
+ * (runsFollowedById), still in the gauge, and counted when it concludes.
  */
 export const RUN_READ_HORIZON_SECONDS = 86_400;
 
@@ -36,9 +38,18 @@ export const RUN_READ_HORIZON_SECONDS = 86_400;
  * Concluded runs one queue remembers as seen at most: a run held in progress for the day of the
  * horizon keeps every run created since in `seen`, a few thousand for a busy queue. Past it the
  * oldest go, and the next read starts after them, so none of them is listed and counted again (a
- * run in progress created before them is no longer followed, as past the horizon).
+ * run in progress created before them is followed by id, as past the horizon).
  */
 export const MAX_SEEN_RUNS = 5000;
+
+/**
+ * Runs in progress one queue follows by id at most (those the list no longer reaches): each costs
+ * a call per read. Past it the oldest are no longer followed (not in the gauge, not counted).
+ */
+export const MAX_FOLLOWED_RUNS = 20;
+
+/** What a read by id answered of a run followed: its row, or `gone` (404: Trunk has no such run). */
+export type FollowedRunRead = V2VerificationRun | 'gone';
 
 /** The concluded statuses the definition names; another counts as UNKNOWN_RUN_STATUS. */
 const CONCLUDED_STATUSES = V2_RUN_STATUSES.filter((status) => status !== V2_RUN_IN_PROGRESS);
@@ -85,35 +96,78 @@ export function withKnownRunSeries(
   return concluded === counts.concluded ? counts : { ...counts, concluded };
 }
 
-/** What one read of verification runs counted. */
-export interface CountedRuns {
+/** The runs after a read, and the ids of the runs in progress it stopped following. */
+export interface RunsAfterRead {
   readonly runs: VerificationRuns;
+  /** Runs in progress past MAX_FOLLOWED_RUNS, oldest first: no longer in the gauge nor counted. */
+  readonly unfollowed: readonly string[];
+}
+
+/** What one read of verification runs counted. */
+export interface CountedRuns extends RunsAfterRead {
   /** Runs created over the clock slack after the read (a future_timestamp anomaly). */
   readonly futureRuns: number;
 }
 
 /**
- * The runs after a read made at `readAt` (the exporter's clock) returned `rows`, newest first: each
- * concluded run no read counted is counted once, if it concluded after the ledger started or was
- * seen in progress; rows without usable timestamps (counted by the client), or created at or before
- * the read's createdAfter (not asked for), are left out. The next
- * read starts 120 s before the oldest run in progress, else the newest run seen, but never after
- * `latestPlausible` (the exporter's clock plus the slack) nor more than a day back, and after the
- * runs past MAX_SEEN_RUNS. A run created or updated after `latestPlausible` is a future run
- * (concludedAt() says how a concluded one counts).
+ * The runs in progress a read's list no longer reaches (created at or before its createdAfter:
+ * past the horizon, or before runs forgotten past MAX_SEEN_RUNS), which it reads by id.
+ */
+export function runsFollowedById(reads: VerificationRunReads): string[] {
+  const ids: string[] = [];
+  for (const [id, run] of reads.inProgress) if (run.createdAt <= reads.createdAfter) ids.push(id);
+  return ids;
+}
+
+/**
+ * The runs after a read made at `readAt` (the exporter's clock) returned `rows`, newest first, and
+ * the runs followed by id (runsFollowedById) answered `followed` (a run absent: its read failed,
+ * it stays as it was): each concluded run no read counted is counted once, if it concluded after
+ * the ledger started or was seen in progress; rows without usable timestamps (counted by the
+ * client), or created at or before the read's createdAfter (not asked for), are left out. The next
+ * read starts 120 s before the oldest run in progress the list showed, else the newest run seen,
+ * but never after `latestPlausible` (the exporter's clock plus the slack) nor more than a day back,
+ * and after the runs past MAX_SEEN_RUNS; a run in progress created at or before it is followed by
+ * id from then on. A run created or updated after `latestPlausible` is a future run (concludedAt()
+ * says how a concluded one counts).
  */
 export function countVerificationRuns(
   runs: VerificationRuns,
   rows: readonly V2VerificationRun[],
   readAt: number,
   latestPlausible: number,
+  followed: ReadonlyMap<string, FollowedRunRead> = NO_ENTRIES,
 ): CountedRuns {
   const { reads } = runs;
   const seen = new Map(reads.seen);
+  // The runs followed by id that are still in progress, then those the list shows.
+  const stillFollowed = new Map<string, RunInProgress>();
   const inProgress = new Map<string, RunInProgress>();
   let counts = runs.counts;
   let newest: number | undefined;
   let futureRuns = 0;
+  for (const id of runsFollowedById(reads)) {
+    const kept = reads.inProgress.get(id);
+    const row = followed.get(id);
+    if (kept === undefined || row === 'gone') continue;
+    const createdAt = row === undefined ? undefined : exportableSeconds(row.createdAt);
+    const updatedAt = row === undefined ? undefined : exportableSeconds(row.updatedAt);
+    if (row === undefined || createdAt === undefined || updatedAt === undefined) {
+      stillFollowed.set(id, kept);
+      continue;
+    }
+    if (createdAt > latestPlausible || updatedAt > latestPlausible) futureRuns += 1;
+    if (row.status === V2_RUN_IN_PROGRESS) {
+      stillFollowed.set(id, {
+        createdAt: kept.createdAt,
+        bisection: row.isBisection,
+        pullRequests: row.testedPullRequests.map((pr) => pr.number),
+      });
+    } else {
+      // Seen in progress, and never listed again: counted here, once.
+      counts = countRun(counts, row, createdAt, concludedAt(updatedAt, latestPlausible));
+    }
+  }
   for (const row of latestRows(rows)) {
     const createdAt = exportableSeconds(row.createdAt);
     const updatedAt = exportableSeconds(row.updatedAt);
@@ -153,9 +207,11 @@ export function countVerificationRuns(
     ),
     forgottenUpTo(seen),
   );
-  // What is created at or before createdAfter is never listed again.
+  // What is created at or before createdAfter is never listed again: a run in progress is read by
+  // id from now on.
   for (const [id, createdAt] of seen) if (createdAt <= createdAfter) seen.delete(id);
-  for (const [id, run] of inProgress) if (run.createdAt <= createdAfter) inProgress.delete(id);
+  for (const [id, run] of stillFollowed) inProgress.set(id, run);
+  const unfollowed = unfollowPastLimit(inProgress, createdAfter);
   return {
     runs: {
       counts,
@@ -169,8 +225,26 @@ export function countVerificationRuns(
         hidden: false,
       },
     },
+    unfollowed,
     futureRuns,
   };
+}
+
+/**
+ * Of the runs in `inProgress` created at or before `createdAfter` (followed by id), deletes all but
+ * the newest MAX_FOLLOWED_RUNS; their ids, oldest first.
+ */
+function unfollowPastLimit(inProgress: Map<string, RunInProgress>, createdAfter: number): string[] {
+  const past: [string, number][] = [];
+  for (const [id, run] of inProgress)
+    if (run.createdAt <= createdAfter) past.push([id, run.createdAt]);
+  if (past.length <= MAX_FOLLOWED_RUNS) return [];
+  const dropped = past
+    .sort((a, b) => a[1] - b[1])
+    .slice(0, past.length - MAX_FOLLOWED_RUNS)
+    .map(([id]) => id);
+  for (const id of dropped) inProgress.delete(id);
+  return dropped;
 }
 
 /**
@@ -190,28 +264,31 @@ export function verificationRunReadFailed(
  * The runs after a read at `readAt` whose paging could not be trusted (more than V2_MAX_RUN_PAGES
  * pages since createdAfter, a cursor repeated): asked again from there it would fail the same way
  * at the same cost on every poll, so the next read starts at `from` instead. The runs created
- * before are not counted, and those in progress then are no longer followed.
+ * before are not counted, save those seen in progress, which are followed by id from then on (up
+ * to MAX_FOLLOWED_RUNS).
  */
 export function verificationRunReadAbandoned(
   runs: VerificationRuns,
   readAt: number,
   staleAfterSeconds: number,
   from: number,
-): VerificationRuns {
+): RunsAfterRead {
   const failed = verificationRunReadFailed(runs, readAt, staleAfterSeconds);
   const createdAfter = Math.max(runs.reads.createdAfter, from);
   const seen = new Map([...runs.reads.seen].filter(([, createdAt]) => createdAt > createdAfter));
-  const inProgress = new Map(
-    [...runs.reads.inProgress].filter(([, run]) => run.createdAt > createdAfter),
-  );
+  const inProgress = new Map(runs.reads.inProgress);
+  const unfollowed = unfollowPastLimit(inProgress, createdAfter);
   return {
-    ...failed,
-    reads: {
-      ...failed.reads,
-      createdAfter,
-      seen: orShared(seen),
-      inProgress: orShared(inProgress),
+    runs: {
+      ...failed,
+      reads: {
+        ...failed.reads,
+        createdAfter,
+        seen: orShared(seen),
+        inProgress: orShared(inProgress),
+      },
     },
+    unfollowed,
   };
 }
 

@@ -74,7 +74,7 @@ export const VERIFICATION_RUN_FAMILIES: readonly PerTargetFamily[] = [
     help: () =>
       'Verification runs in progress as of the last read: the testing slots in use, to set beside ' +
       'trunk_merge_queue_concurrency (bisection="false") and trunk_merge_queue_bisection_concurrency ' +
-      `(bisection="true"). A run in progress for over a day is no longer followed. ${READ_FROM}.`,
+      `(bisection="true"). A run in progress for over a day is read by id (at most 20 a queue). ${READ_FROM}.`,
     type: 'gauge',
     labelNames: ['repo', 'branch', 'bisection'],
     scope: 'target',

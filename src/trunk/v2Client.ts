@@ -50,8 +50,10 @@ import {
 } from './v2Schemas.js';
 import {
   V2_MAX_RUN_PAGES,
+  checkVerificationRun,
   checkVerificationRunsPage,
   v2VerificationRunPageSchema,
+  v2VerificationRunSchema,
   type V2VerificationRun,
 } from './v2VerificationRunSchemas.js';
 
@@ -245,6 +247,25 @@ export class TrunkV2Client {
       page,
       options,
       V2_MAX_RUN_PAGES,
+    );
+  }
+
+  /**
+   * One verification run of `queue` by id (`GET /v2/merge-queue-verification-runs/{id}`);
+   * undefined when Trunk answers 404 (`VERIFICATION_RUN_NOT_FOUND`: the run is gone).
+   */
+  async getVerificationRun(
+    queue: V2QueueRef,
+    id: string,
+    options: CallOptions = {},
+  ): Promise<V2VerificationRun | undefined> {
+    return this.client.readV2(
+      queueTarget(V2_ENDPOINTS.getVerificationRun, queue),
+      `merge-queue-verification-runs/${encodeURIComponent(id)}`,
+      v2VerificationRunSchema,
+      checkVerificationRun,
+      options,
+      () => undefined,
     );
   }
 

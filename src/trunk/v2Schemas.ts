@@ -18,6 +18,7 @@ export const V2_ENDPOINTS = {
   listTestingResults: 'v2/merge-queues/{id}/testing-results',
   listTestCollections: 'v2/test-collections',
   listVerificationRuns: 'v2/merge-queues/{id}/verification-runs',
+  getVerificationRun: 'v2/merge-queue-verification-runs/{id}',
   listQueueEntryHistory: 'v2/queue-entry-history',
 } as const;
 export type V2Endpoint = (typeof V2_ENDPOINTS)[keyof typeof V2_ENDPOINTS];

@@ -94,3 +94,14 @@ export function checkVerificationRunsPage(
   }
   return { ...page, data };
 }
+
+/**
+ * Checks one run read by id (`GET /v2/merge-queue-verification-runs/{id}`, a bare
+ * `VerificationRun`) as a row of a page of runs: the same anomalies reported, the same names cut.
+ */
+export function checkVerificationRun(
+  run: V2VerificationRun,
+  report: AnomalyReport,
+): V2VerificationRun {
+  return checkVerificationRunsPage({ data: [run] }, report).data[0] ?? run;
+}

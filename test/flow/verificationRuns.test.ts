@@ -6,7 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   countVerificationRuns,
+  runsFollowedById,
   startVerificationRuns,
+  type FollowedRunRead,
   verificationRunReadFailed,
 } from '../../src/flow/verificationRuns.js';
 import { runsReadDue } from '../../src/flow/verificationRunReadsDue.js';
@@ -121,10 +123,46 @@ describe('verification-run reads', () => {
     );
     expect(ahead.futureRuns).toBe(1);
     expect(ahead.runs.reads.createdAfter).toBe(T + 90);
-    // A run in progress for two days no longer holds reads back.
-    const stuck = read(start, [run('s', 'inProgress', T - 120, T - 120)], T + 2 * 86_400);
+    // A run in progress for two days no longer holds reads back: it is followed by id.
+    const stuck = read(start, [run('s', 'inProgress', T - 60, T - 60)], T + 2 * 86_400);
     expect(stuck.reads.createdAfter).toBe(T + 86_400);
-    expect(stuck.reads.inProgress.size).toBe(0);
+    expect(runsFollowedById(stuck.reads)).toEqual(['s']);
+  });
+
+  it('follows by id the runs in progress past the horizon, at most 20, counts one once when it concludes, and drops one answered 404', () => {
+    const start = startVerificationRuns(T, T - 120, false);
+    // 22 runs in progress created T − 21 … T (s0 the oldest), read two days on: past the horizon.
+    const stuck = Array.from({ length: 22 }, (_unused, index) =>
+      run(`s${String(index)}`, 'inProgress', T - 21 + index, T - 21 + index),
+    );
+    const counted = countVerificationRuns(start, stuck, T + 2 * 86_400, T + 2 * 86_400 + 60);
+    // The two oldest go, oldest first; the 20 newest stay in progress, the next read asking each.
+    expect(counted.unfollowed).toEqual(['s0', 's1']);
+    const first = counted.runs;
+    expect(first.reads.inProgress.size).toBe(20);
+    expect(runsFollowedById(first.reads)).toHaveLength(20);
+    // Read by id: s2 concluded failed, s3 answered 404, s4 still in progress, the others' reads
+    // failed (kept as they were); the list lists nothing new.
+    const followed = new Map<string, FollowedRunRead>([
+      ['s2', run('s2', 'failed', T - 19, T + 2 * 86_400 + 10)],
+      ['s3', 'gone'],
+      ['s4', run('s4', 'inProgress', T - 17, T - 17, { isBisection: true })],
+    ]);
+    const second = countVerificationRuns(
+      first,
+      [],
+      T + 2 * 86_400 + 30,
+      T + 2 * 86_400 + 90,
+      followed,
+    );
+    expect(runsOf(second.runs)['failed/false']).toBe(1);
+    expect(second.runs.reads.inProgress.size).toBe(18);
+    expect(second.runs.reads.inProgress.has('s3')).toBe(false);
+    expect(second.runs.reads.inProgress.get('s4')?.bisection).toBe(true);
+    // A read whose calls by id all failed: each run kept as it was, s2 not counted again.
+    const third = read(second.runs, [], T + 2 * 86_400 + 60);
+    expect(runsOf(third)['failed/false']).toBe(1);
+    expect(third.reads.inProgress.size).toBe(18);
   });
 
   it('remembers at most 5,000 concluded runs while one in progress holds reads back, and never counts a forgotten one again', () => {
@@ -137,11 +175,13 @@ describe('verification-run reads', () => {
     const first = read(start, [run('s', 'inProgress', T - 60, T - 60), ...concluded], T + 6000);
     expect(runsOf(first)['succeeded/false']).toBe(5001);
     // The newest 5,000 (created T + 1 … T + 5000) stay; r0, created at T, goes, and the next read
-    // starts there: "Only runs created strictly after this instant". s, created before, goes too.
+    // starts there: "Only runs created strictly after this instant". s, created before, is no
+    // longer listed: it is read by id from now on.
     expect(first.reads.seen.size).toBe(5000);
     expect(first.reads.seen.has('r0')).toBe(false);
     expect(first.reads.createdAfter).toBe(T);
-    expect(first.reads.inProgress.size).toBe(0);
+    expect([...first.reads.inProgress.keys()]).toEqual(['s']);
+    expect(runsFollowedById(first.reads)).toEqual(['s']);
     // The same rows again (a list that lags): nothing counts twice.
     const second = read(first, [run('s', 'inProgress', T - 60, T - 60), ...concluded], T + 6030);
     expect(runsOf(second)['succeeded/false']).toBe(5001);

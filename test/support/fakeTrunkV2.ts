@@ -60,7 +60,10 @@ interface FakeV2Organization {
   readonly entries?: Record<string, EntryRow[]>;
   /** Each queue's testing results, filtered by `since`, newest first. */
   readonly testingResults?: Record<string, { endedAt: string }[]>;
-  /** Each queue's verification runs, filtered by `createdAfter` (strictly after), newest first. */
+  /**
+   * Each queue's verification runs, filtered by `createdAfter` (strictly after), newest first; each
+   * also by its `id` at `GET /v2/merge-queue-verification-runs/{id}` (else 404).
+   */
   readonly verificationRuns?: Record<string, { createdAt: string }[]>;
   /** Pages every pull-request list read walks instead, in cursor order. */
   readonly pullRequestPages?: readonly FixturePage[];
@@ -202,6 +205,14 @@ export async function startFakeV2(organization: FakeV2Organization): Promise<Fak
         .filter(({ createdAt }) => Date.parse(createdAt) > after)
         .sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt));
       sendPage(res, rows, query);
+    } else if ((match = /^\/v2\/merge-queue-verification-runs\/([^/]+)$/.exec(path)) !== null) {
+      // "Returns one merge-queue verification run"; 404 `VERIFICATION_RUN_NOT_FOUND`.
+      const id = decodeURIComponent(match[1] ?? '');
+      const found = Object.values(verificationRuns)
+        .flat()
+        .find((row) => (row as { id?: unknown }).id === id);
+      if (found === undefined) sendError(res, 404, 'VERIFICATION_RUN_NOT_FOUND');
+      else sendJson(res, 200, found);
     } else if (path === '/v2/queue-entry-history') {
       // "Comma-separated pull request ids, at most 50 … A member that is not a uuid is a 400 naming
       // it; a repeated id is read once. Ids are normalized to lowercase in the response".

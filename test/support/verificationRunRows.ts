@@ -37,3 +37,16 @@ export function run(shape: RunShape): { createdAt: string } & Record<string, unk
     ...(shape.requiredStatuses === undefined ? {} : { requiredStatuses: shape.requiredStatuses }),
   };
 }
+
+/** A completed check of a run (`VerificationRunCheck`) named `name` that concluded `conclusion`. */
+export function checkRow(name: string, conclusion: string): Record<string, unknown> {
+  return {
+    id: `check-${name}`,
+    name,
+    kind: 'checkRun',
+    status: 'completed',
+    conclusion,
+    url: null,
+    provider: 'github',
+  };
+}

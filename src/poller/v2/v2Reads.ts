@@ -8,6 +8,7 @@ import {
 } from '../../trunk/v2Paging.js';
 import { V2_ENDPOINTS } from '../../trunk/v2Schemas.js';
 import { V2_MAX_RUN_PAGES } from '../../trunk/v2VerificationRunSchemas.js';
+import { MAX_FOLLOWED_RUNS } from '../../flow/verificationRuns.js';
 import { BUDGET_ASSUMPTIONS, pages } from '../readCost.js';
 import type { ReadDeclaration } from '../readDeclaration.js';
 import { PERIODIC_EXIT_READ_POLLS } from './v2ExitLookup.js';
@@ -145,25 +146,27 @@ export const TESTING_RESULTS = {
 
 /**
  * A queue's verification runs since the oldest still in progress (v2VerificationRunsRead.ts), when
- * `reads.verificationRuns` is on. Its failure is logged and the read made again at the next poll;
- * its families go once its last good read is older than staleAfterSeconds.
+ * `reads.verificationRuns` is on, and each run in progress the list no longer reaches (over a day)
+ * by id. Its failure is logged and the read made again at the next poll; its families go once its
+ * last good read is older than staleAfterSeconds.
  */
 export const VERIFICATION_RUNS = {
   name: 'verification runs',
   api: 'v2',
-  endpoints: [V2_ENDPOINTS.listVerificationRuns],
+  endpoints: [V2_ENDPOINTS.listVerificationRuns, V2_ENDPOINTS.getVerificationRun],
   scope: 'queue',
   cadence: {
     kind: 'some polls',
     when: 'a PR entered or left `testing`, reached `testsPassed` or left the queue, a run in progress has no PR in `testing` on it (it lists none, none is left, or they test on a newer run), or the last read failed',
   },
-  maxCalls: `pages ≤ ${String(V2_MAX_RUN_PAGES)}`,
+  maxCalls: `pages ≤ ${String(V2_MAX_RUN_PAGES)}, + 1 per run in progress for over a day (≤ ${String(MAX_FOLLOWED_RUNS)})`,
   part: 'queue',
   failure: {
     effect: 'taken by the read',
     then: 'read again at the next poll; its families hidden once its last good read is older than `staleAfterSeconds`',
   },
-  // Fewer than 100 runs begin between two reads: one page.
+  // Fewer than 100 runs begin between two reads: one page; and no run is stuck in progress for
+  // over a day, so none is read by id.
   cost: {
     calls: ({ config }) =>
       config.reads.verificationRuns

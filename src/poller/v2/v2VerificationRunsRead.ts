@@ -1,12 +1,17 @@
 // When a merge queue's verification runs are read through API v2, and from where: on the polls that
 // see the testing set change, each read from the oldest run still in progress (else the newest
-// seen), so every run counts once by id and the runs in progress are the slots in use.
+// seen), so every run counts once by id and the runs in progress are the slots in use; a run in
+// progress the list no longer reaches (over a day) is read by id.
 import {
+  MAX_FOLLOWED_RUNS,
   countVerificationRuns,
+  runsFollowedById,
   startVerificationRuns,
   verificationRunReadAbandoned,
   verificationRunReadFailed,
   withKnownRunSeries,
+  type FollowedRunRead,
+  type RunsAfterRead,
 } from '../../flow/verificationRuns.js';
 import { runsReadDue, testingSince } from '../../flow/verificationRunReadsDue.js';
 import type { Logger } from '../../log/logger.js';
@@ -22,13 +27,19 @@ import type { ReadOptions } from '../readOptions.js';
 import { isoTime } from '../timestamps.js';
 import type { V2PullRequestLister } from './v2MergeQueuePoll.js';
 
-/** The v2 read of verification runs, and what it reports of them (implemented by TrunkV2Client). */
+/** The v2 reads of verification runs, and what it reports of them (implemented by TrunkV2Client). */
 export interface V2VerificationRunLister extends Pick<V2PullRequestLister, 'reportAnomaly'> {
   listVerificationRuns(
     queue: V2QueueRef,
     createdAfter: string,
     options?: ReadOptions,
   ): Promise<V2VerificationRun[]>;
+  /** One run by id; undefined when Trunk answers 404. */
+  getVerificationRun(
+    queue: V2QueueRef,
+    id: string,
+    options?: ReadOptions,
+  ): Promise<V2VerificationRun | undefined>;
 }
 
 interface VerificationRunsReadRequest {
@@ -45,8 +56,9 @@ interface VerificationRunsReadRequest {
 /**
  * The queue's verification runs after this poll. The first poll reads only when PRs are testing
  * (to know the runs in progress), from just before the earliest entered testing; later polls when
- * runsReadDue() says so. A failed read is logged and made again at the next poll; it never fails
- * the poll. Rejects only when the poll is being aborted.
+ * runsReadDue() says so, each run in progress the list no longer reaches then read by id too. A
+ * failed read is logged and made again at the next poll; it never fails the poll. Rejects only
+ * when the poll is being aborted.
  */
 export async function readVerificationRuns(
   request: VerificationRunsReadRequest,
@@ -87,7 +99,10 @@ export async function readVerificationRuns(
         { repo: queue.repo, branch: queue.branch },
         `verification runs read failed (${error.message}): the runs created from ${isoTime(runs.reads.createdAfter)} to ${isoTime(from)} are not counted, and the next read starts at ${isoTime(from)}`,
       );
-      return verificationRunReadAbandoned(runs, readAt, request.staleAfterSeconds, from);
+      return unfollowedLogged(
+        request,
+        verificationRunReadAbandoned(runs, readAt, request.staleAfterSeconds, from),
+      );
     }
     request.logger.warn(
       { repo: queue.repo, branch: queue.branch },
@@ -95,7 +110,8 @@ export async function readVerificationRuns(
     );
     return verificationRunReadFailed(runs, readAt, request.staleAfterSeconds);
   }
-  const counted = countVerificationRuns(runs, rows, readAt, readAt + CLOCK_SLACK_SECONDS);
+  const followed = await readFollowedRuns(request, runs);
+  const counted = countVerificationRuns(runs, rows, readAt, readAt + CLOCK_SLACK_SECONDS, followed);
   if (counted.futureRuns > 0) {
     request.reader.reportAnomaly(
       V2_ENDPOINTS.listVerificationRuns,
@@ -103,5 +119,51 @@ export async function readVerificationRuns(
       counted.futureRuns,
     );
   }
-  return counted.runs;
+  return unfollowedLogged(request, counted);
+}
+
+/**
+ * Each run in progress the list no longer reaches (runsFollowedById), read by id: its row, or
+ * `gone` on a 404. A failed read is logged and leaves the run out (kept as it was, read again at
+ * the next read); it fails neither the read nor the poll. Rejects only when the poll is aborted.
+ */
+async function readFollowedRuns(
+  request: VerificationRunsReadRequest,
+  runs: VerificationRuns,
+): Promise<Map<string, FollowedRunRead>> {
+  const { queue } = request;
+  const answers = new Map<string, FollowedRunRead>();
+  for (const id of runsFollowedById(runs.reads)) {
+    try {
+      const row = await request.reader.getVerificationRun(queue, id, request.options);
+      answers.set(id, row ?? 'gone');
+      if (row === undefined) {
+        request.logger.info(
+          { repo: queue.repo, branch: queue.branch },
+          `verification run ${id} in progress answers 404: no longer followed`,
+        );
+      }
+    } catch (error) {
+      if (request.options.signal?.aborted === true) throw error;
+      request.logger.warn(
+        { repo: queue.repo, branch: queue.branch },
+        `verification run ${id} in progress could not be read, tried again at the next read: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+  }
+  return answers;
+}
+
+/** The runs after a read, with a warn line for the runs in progress past MAX_FOLLOWED_RUNS. */
+function unfollowedLogged(
+  request: VerificationRunsReadRequest,
+  { runs, unfollowed }: RunsAfterRead,
+): VerificationRuns {
+  if (unfollowed.length > 0) {
+    request.logger.warn(
+      { repo: request.queue.repo, branch: request.queue.branch },
+      `${String(unfollowed.length)} verification runs in progress that the list no longer reaches, past the ${String(MAX_FOLLOWED_RUNS)} newest followed by id, are no longer in the gauge nor counted (oldest first: ${unfollowed.slice(0, 5).join(', ')}${unfollowed.length > 5 ? ', …' : ''})`,
+    );
+  }
+  return runs;
 }

@@ -105,6 +105,7 @@ async function v2Watcher(options: { webhooks: boolean }) {
       v2.listTestingResults(queue, since, readOptions),
     listVerificationRuns: (queue, createdAfter, readOptions) =>
       v2.listVerificationRuns(queue, createdAfter, readOptions),
+    getVerificationRun: (queue, id, readOptions) => v2.getVerificationRun(queue, id, readOptions),
     listQueuePullRequests(queue, filter, readOptions) {
       // The read of the last merge at start (state=merged alone) is not an exit read.
       if (filter.concludedAfter !== undefined && filter.states === undefined) {

@@ -38,6 +38,7 @@ async function v2Queue() {
     listTestingResults: (queue, since, options) => v2.listTestingResults(queue, since, options),
     listVerificationRuns: (queue, createdAfter, options) =>
       v2.listVerificationRuns(queue, createdAfter, options),
+    getVerificationRun: (queue, id, options) => v2.getVerificationRun(queue, id, options),
     reportAnomaly: (endpoint, kind, count) => {
       v2.reportAnomaly(endpoint, kind, count);
     },
