@@ -269,16 +269,39 @@ describe('queue-entry histories through a real exporter', () => {
 });
 
 /** Starts a fake with PRs `numbers` in `state` since ten minutes ago and an exporter that has polled them. */
-async function setUp(numbers: number[], state = 'testing') {
+async function setUp(numbers: number[], state = 'testing', webhooks = false) {
   const start = now() - 600;
   const rows = numbers.map((n) => entryRow(n, state, start));
   const fake = await startFakeWebQueue(rows);
   for (const n of numbers) if (state === 'testing') recordTesting(fake, n, start);
-  const { exporter, reload } = await webExporter(fake, false);
+  const { exporter, reload } = await webExporter(fake, webhooks);
   await exporter.waitFor((s) => live(s) === numbers.length, 'entries polled');
   await pollsFromNow(exporter, 1);
   const row = (n: number) => rows[numbers.indexOf(n)] as EntryRow;
   return { fake, exporter, reload, row };
+}
+
+/**
+ * The read of concluded entries is made on a poll that sees a PR leave (else every
+ * PERIODIC_EXIT_READ_POLLS-th poll): PR `number`, listed testing, merges, at `at`.
+ */
+function merge(fake: Awaited<ReturnType<typeof setUp>>['fake'], row: EntryRow, at: number) {
+  record(fake, row.number, 'merged', at, null);
+  moveEntry(row, 'merged', at);
+}
+
+/**
+ * PR `number`'s timeline: submitted, ready, tested and failed at once on a merge conflict, dated a
+ * little ahead (so that no poll that missed it ends after its first transition); returns when it
+ * was submitted.
+ */
+function failsOnMergeConflict(fake: Awaited<ReturnType<typeof setUp>>['fake'], number: number) {
+  const at = now() + 0.3;
+  record(fake, number, 'notReady', at, 'USER_REQUESTED');
+  record(fake, number, 'pending', at + 0.05, 'MERGE_ITEM_NOW_READY');
+  record(fake, number, 'testing', at + 0.1, null);
+  record(fake, number, 'failed', at + 0.15, 'START_TEST_RUN_MERGE_CONFLICT');
+  return at;
 }
 
 /** Lets reads and polls run long enough for every answer to be taken. */
@@ -398,5 +421,67 @@ describe('the transitions between two polls as the timeline has them, not as the
       'testing->pending': 1,
       'testing->tests_passed': 1,
     });
+  });
+});
+
+// A pull request submitted and concluded between two polls is in no poll's listing: the read of
+// the queue's concluded entries counts its exit, and its queue-entry history ("the PRs whose entry
+// changed or left since the last read") tells why, each failure once whichever witness sees it first.
+describe('a pull request that entered and concluded between two polls, never listed', () => {
+  it('F7 submitted and failed on a merge conflict between two polls: its failure counts, by reason, with its transitions', async () => {
+    const { fake, exporter, row } = await setUp([27]);
+    const at = failsOnMergeConflict(fake, 28);
+    const pr28 = entryRow(28, 'failed', at + 0.15);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    fake.entries(WEB_QUEUE).push(pr28);
+    merge(fake, row(27), now());
+    const s = await settle(exporter);
+    expect(failed(s)).toEqual({ START_TEST_RUN_MERGE_CONFLICT: 1 });
+    expect(sum(s, 'trunk_merge_queue_pull_requests_exited_total', QUEUE)).toBe(2);
+    expect(transitionsOf(s)).toEqual({
+      'not_ready->pending': 1,
+      'pending->testing': 1,
+      'testing->failed': 1,
+      'testing->merged': 1,
+    });
+  });
+
+  it('submitted and cancelled as its PR closed while not ready, between two polls: its cancellation counts', async () => {
+    const { fake, exporter, row } = await setUp([29]);
+    const at = now() + 0.3;
+    record(fake, 30, 'notReady', at, 'USER_REQUESTED');
+    record(fake, 30, 'cancelled', at + 0.1, 'PR_CLOSED');
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    fake.entries(WEB_QUEUE).push(entryRow(30, 'cancelled', at + 0.1));
+    merge(fake, row(29), now());
+    const s = await settle(exporter);
+    expect(cancelled(s)).toEqual({ PR_CLOSED: 1 });
+    expect(failed(s)).toEqual({});
+    expect(transitionsOf(s)).toEqual({ 'not_ready->cancelled': 1, 'testing->merged': 1 });
+  });
+
+  it('counts a failure once when its webhook event counted it first, never listed or seen leaving with no read', async () => {
+    const { fake, exporter, row } = await setUp([31, 33], 'testing', true);
+    // #31, listed: its event first, then the poll sees it gone; its exit known from the event, no
+    // read of concluded entries is made, and its history (the poll's window of a departure) meets
+    // the event. A later read lists its conclusion as no poll's: not read, nor counted, again.
+    const failedAt31 = now();
+    await failedEvent(exporter, 31, failedAt31, 'TEST_RUN_REQUIRED_STATUS_FAILED');
+    record(fake, 31, 'failed', failedAt31, 'TEST_RUN_REQUIRED_STATUS_FAILED');
+    moveEntry(row(31), 'failed', failedAt31);
+    await exporter.waitFor((samples) => live(samples) === 1, '#31 seen gone');
+    await pollsFromNow(exporter, 3);
+    // #32, never listed: submitted and failed between two polls, its event first.
+    const at = failsOnMergeConflict(fake, 32);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    await failedEvent(exporter, 32, at + 0.15, 'START_TEST_RUN_MERGE_CONFLICT');
+    fake.entries(WEB_QUEUE).push(entryRow(32, 'failed', at + 0.15));
+    merge(fake, row(33), now());
+    const s = await settle(exporter);
+    expect(failed(s)).toEqual({
+      TEST_RUN_REQUIRED_STATUS_FAILED: 1,
+      START_TEST_RUN_MERGE_CONFLICT: 1,
+    });
+    expect(sum(s, 'trunk_merge_queue_pull_requests_exited_total', QUEUE)).toBe(3);
   });
 });

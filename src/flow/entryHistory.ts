@@ -97,6 +97,44 @@ export function changedWindows(
 }
 
 /**
+ * A conclusion that a read of concluded entries counted as an exit of a pull request that neither
+ * of the poll's two listings showed (it entered and left between polls): its history is asked
+ * from `after` (no earlier than the read's window, nor than a conclusion of it known before) to
+ * its conclusion.
+ */
+export interface UnlistedConclusion {
+  readonly pullRequestId: string;
+  readonly prNumber: number;
+  /** How it concluded, in the polls' spelling (`failed`). */
+  readonly outcome: string;
+  /** Where its stay can have begun at the earliest (Trunk's clock). */
+  readonly after: number;
+  /** When it concluded (Trunk's clock). */
+  readonly concludedAt: number;
+}
+
+/**
+ * The windows of `conclusions`, asked at `askedAt`, each like a first listing's: no poll counted
+ * a transition of its stay, whose every step counts, the stays under way at its `after` excepted.
+ */
+export function unlistedWindows(
+  conclusions: readonly UnlistedConclusion[],
+  askedAt: number,
+): PullRequestWindow[] {
+  return conclusions.map(({ pullRequestId, prNumber, outcome, after, concludedAt }) => ({
+    pullRequestId,
+    prNumber,
+    askedAt,
+    from: outcome,
+    after,
+    to: outcome,
+    until: concludedAt,
+    polledTo: undefined,
+    firstListing: true,
+  }));
+}
+
+/**
  * The windows with the transition the poll's diff counted for each pull request still listed
  * (polledTransitionTo(): none for one its ledger did not track, the outcome of a stay that a
  * resubmission ended from the state the earlier poll saw, else the state this poll lists).

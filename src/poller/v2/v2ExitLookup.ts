@@ -1,9 +1,13 @@
 // How the pull requests that left a merge queue left, from API v2: one paged read of the queue's
 // concluded entries, instead of a lookup per departed PR. Each read continues from the previous
 // one, so an entry that came and went between two polls is counted too, and once.
+import type { UnlistedConclusion } from '../../flow/entryHistory.js';
+import { lastExit } from '../../flow/prStay.js';
 import { departedPullRequests, isLastLookup } from '../../flow/queueDiff.js';
 import { forgetFarAhead } from '../../flow/recentTimes.js';
+import { unpackStay } from '../../flow/storedStays.js';
 import type { Logger } from '../../log/logger.js';
+import { SAME_FAILURE_SECONDS } from '../../snapshot/entryHistoryTypes.js';
 import { orShared } from '../../snapshot/noEntries.js';
 import {
   EXIT_OUTCOMES,
@@ -53,6 +57,11 @@ interface V2ExitReadRequest {
   readonly since: number;
   readonly options: ReadOptions;
   readonly logger: Logger;
+  /**
+   * `reads.queueEntryHistory`: the rows' pull request ids are read, and the exits of pull requests
+   * no poll listed are told (`unlisted`), for their histories.
+   */
+  readonly pullRequestIds?: boolean;
 }
 
 /** What one poll learned of the queue's exits through API v2. */
@@ -65,6 +74,11 @@ export interface V2ExitRead {
   readonly resubmissions: ReadonlyMap<number, Resubmission>;
   /** Where the reads have got to after this poll. */
   readonly reads: ConcludedReads;
+  /**
+   * With `pullRequestIds`: the exits of `concluded` (not the resubmissions) of pull requests
+   * neither this poll nor the previous one listed, whose histories no window of theirs asks for.
+   */
+  readonly unlisted?: readonly UnlistedConclusion[];
 }
 
 const OUTCOMES: ReadonlySet<string> = new Set(EXIT_OUTCOMES);
@@ -111,7 +125,10 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
   try {
     rows = await request.reader.listQueuePullRequests(
       queue,
-      { concludedAfter: isoTime(after) },
+      {
+        concludedAfter: isoTime(after),
+        ...(request.pullRequestIds === true ? { pullRequestIds: true } : {}),
+      },
       request.options,
     );
   } catch (error) {
@@ -132,6 +149,7 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
   const lookupAt = new Map<number, number>();
   const wanted = new Set(prNumbers);
   const concluded: ConcludedExit[] = [];
+  const unlisted: { row: V2PullRequest; outcome: string; concludedAt: number }[] = [];
   const seen = new Map(reads.seen);
   const lastConclusions = new Map(reads.lastConclusions);
   // The latest conclusion time a read can stand on: the exporter's clock plus the slack.
@@ -187,6 +205,9 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
       enteredAt: entryTime(createdAt, leftAt, previous.lastPollAt, request.intervalSeconds),
       leftAt,
     });
+    if (!listedSince.has(row.number) && !previous.tracked.has(row.number)) {
+      unlisted.push({ row, outcome, concludedAt });
+    }
   }
   if (future > 0) {
     request.reader.reportAnomaly(V2_ENDPOINTS.listQueuePullRequests, 'future_timestamp', future);
@@ -237,6 +258,9 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
     lookups,
     concluded: [...concluded, ...resubmitted.concluded],
     resubmissions: resubmitted.resubmissions,
+    ...(request.pullRequestIds === true
+      ? { unlisted: unlistedConclusions(unlisted, rows, previous, after) }
+      : {}),
     reads: {
       countFrom,
       seen: orShared(seen),
@@ -246,6 +270,58 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
       ...(reads.abandonedAt === undefined ? {} : { abandonedAt: reads.abandonedAt }),
     },
   };
+}
+
+/**
+ * The conclusions `unlisted` with a pull request id, each with where its stay can have begun: not
+ * before the read's window (`after`), nor before the latest conclusion of its pull request before
+ * it that this read lists or an earlier read knew, nor before the exit of it the ledger counted
+ * last (an event's, or one the polls saw leave, whose exit read may come polls later): what led
+ * there is another window's. None when that exit is this conclusion (within SAME_FAILURE_SECONDS):
+ * its event counted it, and the polls may have listed its stay and read its history already, whose
+ * counted transitions are forgotten once it concluded; so the history of a stay no poll listed is
+ * read only when its exit is the read's to count.
+ */
+function unlistedConclusions(
+  unlisted: readonly { row: V2PullRequest; outcome: string; concludedAt: number }[],
+  rows: readonly V2PullRequest[],
+  previous: QueueFlow,
+  after: number,
+): UnlistedConclusion[] {
+  const conclusions: UnlistedConclusion[] = [];
+  if (unlisted.length === 0) return conclusions;
+  const numbers = new Set(unlisted.map(({ row }) => row.number));
+  const listedConclusions = new Map<number, number[]>();
+  for (const other of rows) {
+    if (!numbers.has(other.number) || !OUTCOMES.has(v1Value(other.queueEntry.state))) continue;
+    const at = parseTimestampSeconds(other.queueEntry.stateChangedAt);
+    if (at === undefined) continue;
+    listedConclusions.set(other.number, [...(listedConclusions.get(other.number) ?? []), at]);
+  }
+  for (const { row, outcome, concludedAt } of unlisted) {
+    if (row.id === undefined || row.id === '') continue;
+    let start = after;
+    for (const at of [
+      previous.concludedReads?.lastConclusions.get(row.number) ?? -Infinity,
+      ...(listedConclusions.get(row.number) ?? []),
+    ]) {
+      if (at < concludedAt) start = Math.max(start, at);
+    }
+    const counted = lastExit(unpackStay(previous.exitStays?.stays.get(row.number)))?.leftAt;
+    if (counted !== undefined) {
+      // This conclusion, as its event (or a poll) placed it: its history may have been read.
+      if (Math.abs(counted - concludedAt) <= SAME_FAILURE_SECONDS) continue;
+      if (counted < concludedAt) start = Math.max(start, counted);
+    }
+    conclusions.push({
+      pullRequestId: row.id.toLowerCase(),
+      prNumber: row.number,
+      outcome,
+      after: start,
+      concludedAt,
+    });
+  }
+  return conclusions;
 }
 
 /**

@@ -10,8 +10,10 @@ import {
   countHeldTransitions,
   foldAnswers,
   holdTransitions,
+  unlistedWindows,
   withPolledTransitions,
   type AnsweredTimeline,
+  type UnlistedConclusion,
 } from '../../flow/entryHistory.js';
 import { withHistoryReadOff } from '../../flow/failureWitnesses.js';
 import { applyFlowEvents } from '../../flow/flowCounts.js';
@@ -225,13 +227,15 @@ interface EntryHistoryReadRequest {
  * it was made from (the diff keeps only its own fields; events may have changed the history since
  * the poll began), `eventReasons` the failures the queue's webhook events counted by reason, as they
  * are now (the failed family's reasons are capped across both witnesses), `resubmissions` the
- * listed PRs whose stay the diff ended (which transition it counted for each).
+ * listed PRs whose stay the diff ended (which transition it counted for each), `unlisted` the exits
+ * the read of concluded entries counted of PRs no poll listed (asked for from the next read on).
  */
 export type EntryHistoryUpdate = (
   flow: QueueFlow,
   latest: QueueFlow | undefined,
   eventReasons: ReadonlyMap<string, number>,
   resubmissions: ReadonlyMap<number, Resubmission>,
+  unlisted?: readonly UnlistedConclusion[],
 ) => QueueFlow;
 
 /**
@@ -266,14 +270,17 @@ export function readEntryHistory(request: EntryHistoryReadRequest): EntryHistory
   reads.ask(waiting);
   reads.refresh(request.options);
   const shown = reads.shown();
-  return (flow, latest, eventReasons, resubmissions) => {
+  return (flow, latest, eventReasons, resubmissions, unlisted = []) => {
     // Taken only by a poll whose ledger takes them: one that fails or is aborted leaves them to the
     // next, whose ledger still asks for them, rather than have them read again.
     const answers = reads.take(waiting);
-    const polled =
+    const listed =
       latest === undefined
         ? windows
         : withPolledTransitions(windows, latest, current, resubmissions);
+    // Asked for at the next read: this poll's was started before its exits were read.
+    const polled = [...listed, ...unlistedWindows(unlisted, current.takenAt)];
+    reads.ask(polled.slice(listed.length).map((window) => window.pullRequestId));
     // The transitions the poll's diff held wait for their window's answer.
     const { heldTransitions, ...ledger } = flow;
     const asked = askWindows(latest?.entryHistory, polled);

@@ -14,7 +14,7 @@ import { PollReads } from '../pollReads.js';
 import { earliest } from '../testCounts.js';
 import type { Poll, PolledTarget } from '../source.js';
 import { startConcludedReads } from './v2ConcludedReads.js';
-import { readExitsV2 } from './v2ExitLookup.js';
+import { readExitsV2, type V2ExitRead } from './v2ExitLookup.js';
 import { readLastMergeV2 } from './v2LastMerge.js';
 import { pollMergeQueueV2 } from './v2MergeQueuePoll.js';
 import type { V2Readers } from './v2Readers.js';
@@ -97,6 +97,7 @@ export function v2QueueSource(polled: PolledTarget, readers: V2Readers): Poll {
           since,
           options,
           logger,
+          pullRequestIds: polled.config.reads.queueEntryHistory,
         });
         return { value };
       }),
@@ -130,7 +131,7 @@ export function v2QueueSource(polled: PolledTarget, readers: V2Readers): Poll {
           }))
         : undefined,
     ]);
-    const exitAnswers: ExitAnswers = exits;
+    const exitAnswers: ExitAnswers & Pick<V2ExitRead, 'unlisted'> = exits;
     return {
       snapshot: verificationRuns === undefined ? current : { ...current, verificationRuns },
       queueFlow: (latest) =>
@@ -146,6 +147,7 @@ export function v2QueueSource(polled: PolledTarget, readers: V2Readers): Poll {
           // As they are now, read with `latest`: the events' reasons and the history's share one cap.
           (store.webhookCounts(target) ?? EMPTY_WEBHOOK_COUNTS).failureReasons,
           exitAnswers.resubmissions ?? NO_ENTRIES,
+          exitAnswers.unlisted,
         ),
       testingAttempts: testingAttempts ?? attempts,
       ...reads.recorded(),
