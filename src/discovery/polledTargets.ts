@@ -186,9 +186,10 @@ export class PolledTargets {
       this.#v2Tests.expire();
       this.#discovery.readNow();
     }
-    // Another metrics period (or none): the flaky and broken tests are read again with it now
-    // (V2TestDirectory.configure), so that no cost shows a window no longer asked for.
+    // Another metrics period (or none): the flaky and broken tests are read again with it now,
+    // so that no cost shows a window no longer asked for.
     if (next.reads.testMetricsPeriod !== previous.reads.testMetricsPeriod) {
+      this.#v2Tests.expire('unhealthy');
       for (const key of this.#v2FlakyTargets.keys()) this.#scheduler.runNow(key);
     }
   };

@@ -72,7 +72,7 @@ interface ListSummaries {
   readonly quarantined: QuarantinedTests;
   readonly unhealthy: UnhealthyTests;
 }
-type ListName = keyof ListSummaries;
+export type ListName = keyof ListSummaries;
 
 /** The organization-wide test lists the directory reads, each once per interval. */
 const LISTS: {
@@ -112,20 +112,12 @@ export class V2TestDirectory {
     );
   }
 
-  /**
-   * Follows a reload: a new client, interval or bound; what was read stays until it is due, but
-   * the flaky and broken tests read with another metrics period than reads.testMetricsPeriod now
-   * names are read again at the next poll, so that no cost shows a window no longer asked for.
-   */
+  /** Follows a reload: a new client, interval or bound; what was read stays until it is due. */
   configure(settings: TestDirectorySettings): void {
-    const periodChanged =
-      (this.#settings.reads?.testMetricsPeriod ?? 'off') !==
-      (settings.reads?.testMetricsPeriod ?? 'off');
     this.#settings = settings;
     const readers = this.#readers();
     this.#lists.quarantined.configure(readers.quarantined, timingOf(settings));
     this.#lists.unhealthy.configure(readers.unhealthy, timingOf(settings));
-    if (periodChanged) this.#lists.unhealthy.invalidate();
     this.#collections.configure(settings.lister, timingOf(settings), settings.logger);
   }
 
@@ -162,11 +154,14 @@ export class V2TestDirectory {
   }
 
   /**
-   * The lists are out of date (an event says they changed, or the credentials changed): the next
-   * read of each reads again (once, however many ask).
+   * The lists are out of date (an event says they changed, or the credentials changed), or `only`
+   * that one (the flaky and broken tests, asked with another metrics period): the next read of
+   * each reads again (once, however many ask).
    */
-  expire(): void {
-    for (const list of Object.values(this.#lists)) list.invalidate();
+  expire(only?: ListName): void {
+    for (const [name, list] of Object.entries(this.#lists)) {
+      if (only === undefined || name === only) list.invalidate();
+    }
   }
 
   /**
