@@ -197,6 +197,26 @@ describe('reads of concluded entries through a real exporter', () => {
     expect(value(twice, 'trunk_merge_queue_repeated_failures_total', QUEUE)).toBe(1);
   });
 
+  it("counts a failed exit when Trunk's clock runs behind the exporter's and the entry is resubmitted just after the first poll", async () => {
+    // Trunk dates everything half a minute before the exporter's clock (within the minute the
+    // reads allow). The first poll lists #40 testing; Trunk then says its entry failed and was
+    // submitted again: dated before that poll on the exporter's clock, after it on Trunk's.
+    const trunkNow = () => now() - 30;
+    const pr40 = entryRow(40, 'testing', trunkNow() - 600);
+    const fake = await startFakeWebQueue([pr40]);
+    const exporter = await webExporter(fake);
+    await exporter.waitFor((samples) => inState(samples, 'testing') === 1, '#40 testing');
+    const failedAt = trunkNow();
+    fake.testingResults(WEB_QUEUE).push(testingResult(40, failedAt, 'failed', 'failed'));
+    resubmitEntry(pr40, failedAt, failedAt + 0.5);
+    const after = await exporter.waitFor(
+      (samples) => exited(samples).failed === 1,
+      '#40 counted failed',
+    );
+    expect(exited(after)).toEqual({ merged: 0, failed: 1, cancelled: 0, unknown: 0 });
+    expect(inState(after, 'not_ready')).toBe(1);
+  });
+
   it('counts a failed-and-resubmitted exit by its testing result when a PR that waited 60 days in notReady leaves beside it', async () => {
     // `notReadyTimeoutMinutes`: "0 means no timeout", so #40 may have waited in `notReady` for 60
     // days; its departure widens the read of concluded entries to then. The testing results of

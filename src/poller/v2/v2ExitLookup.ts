@@ -108,17 +108,22 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
     resubmissions: new Map(),
     reads: skipped,
   };
+  const againInNotReady = beganStayAgain(previous, request.current);
   if (
     prNumbers.length === 0 &&
-    !beganStayAgain(previous, request.current) &&
+    !againInNotReady &&
     skipped.pollsSinceRead < PERIODIC_EXIT_READ_POLLS
   ) {
     return unread;
   }
+  // A PR back in `not_ready` concluded after the previous poll saw it, as Trunk's clock dates it:
+  // before countFrom when that is still the exporter's clock (the first poll) and Trunk's is behind.
+  const reachBack = Math.min(
+    prNumbers.length > 0 ? request.since : Infinity,
+    againInNotReady ? reads.countFrom : Infinity,
+  );
   const after = Math.max(
-    prNumbers.length === 0
-      ? reads.countFrom
-      : Math.min(reads.countFrom, request.since - CONCLUDED_WINDOW_SLACK_SECONDS),
+    Math.min(reads.countFrom, reachBack - CONCLUDED_WINDOW_SLACK_SECONDS),
     (reads.abandonedAt ?? -Infinity) - CONCLUDED_WINDOW_SLACK_SECONDS,
   );
   let rows: V2PullRequest[];
