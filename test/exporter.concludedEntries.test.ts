@@ -217,6 +217,26 @@ describe('reads of concluded entries through a real exporter', () => {
     expect(inState(after, 'not_ready')).toBe(1);
   });
 
+  it("counts a failed exit when Trunk's clock runs behind the exporter's and the entry, resubmitted just after the first poll, is past notReady at the next", async () => {
+    // As above, but the entry is placed `pending` again before the next poll: no poll sees it
+    // back in `not_ready`, so the periodic read (every 30 polls) is the one to list it.
+    const trunkNow = () => now() - 30;
+    const pr41 = entryRow(41, 'testing', trunkNow() - 600);
+    const fake = await startFakeWebQueue([pr41]);
+    const exporter = await webExporter(fake);
+    await exporter.waitFor((samples) => inState(samples, 'testing') === 1, '#41 testing');
+    const failedAt = trunkNow();
+    fake.testingResults(WEB_QUEUE).push(testingResult(41, failedAt, 'failed', 'failed'));
+    resubmitEntry(pr41, failedAt, failedAt + 0.2);
+    moveEntry(pr41, 'pending', failedAt + 0.4);
+    const after = await exporter.waitFor(
+      (samples) => exited(samples).failed === 1,
+      '#41 counted failed',
+    );
+    expect(exited(after)).toEqual({ merged: 0, failed: 1, cancelled: 0, unknown: 0 });
+    expect(inState(after, 'pending')).toBe(1);
+  });
+
   it('counts a failed-and-resubmitted exit by its testing result when a PR that waited 60 days in notReady leaves beside it', async () => {
     // `notReadyTimeoutMinutes`: "0 means no timeout", so #40 may have waited in `notReady` for 60
     // days; its departure widens the read of concluded entries to then. The testing results of

@@ -118,9 +118,11 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
   }
   // A PR back in `not_ready` concluded after the previous poll saw it, as Trunk's clock dates it:
   // before countFrom when that is still the exporter's clock (the first poll) and Trunk's is behind.
+  // So may one the periodic read finds, until a read has seen an entry (ConcludedReads.countFrom).
+  const fromExporterClock = reads.seen.size === 0;
   const reachBack = Math.min(
     prNumbers.length > 0 ? request.since : Infinity,
-    againInNotReady ? reads.countFrom : Infinity,
+    againInNotReady || fromExporterClock ? reads.countFrom : Infinity,
   );
   const after = Math.max(
     Math.min(reads.countFrom, reachBack - CONCLUDED_WINDOW_SLACK_SECONDS),
