@@ -111,7 +111,7 @@ export const MERGE_QUEUE_FAMILIES: readonly PerTargetFamily[] = [
   queueNumber(
     'testing_timeout',
     'seconds',
-    'Time a pull request may spend testing in the merge queue before it fails, in seconds.',
+    'Time a pull request may spend testing in the merge queue before it fails, in seconds; 0 means no timeout.',
     (snapshot) => snapshot.testingTimeoutSeconds,
   ),
   queueNumber(
