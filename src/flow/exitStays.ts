@@ -1,6 +1,7 @@
 // A merge queue's PR stays (prStay.ts) fed by its polls and events: which witness each poll or
 // event is to which PR, the clock's ticks, and the cap on how many stays a queue remembers. Every
 // function returns new values.
+import { FINAL_PR_STATES } from '../snapshot/exitOutcome.js';
 import { NO_ENTRIES, orShared } from '../snapshot/noEntries.js';
 import {
   EXIT_SOURCES,
@@ -75,7 +76,13 @@ export function beginNewStays(
   let changed = false;
   for (const pr of current.pullRequests) {
     if (!state.stays.has(pr.number)) continue;
-    const step = apply(update, pr.number, { kind: 'listed', takenAt: current.takenAt }, settings);
+    const listed: StayInput = {
+      kind: 'listed',
+      takenAt: current.takenAt,
+      stateChangedAt: pr.stateChangedAt,
+      final: FINAL_PR_STATES.has(pr.state),
+    };
+    const step = apply(update, pr.number, listed, settings);
     changed ||= step !== undefined;
     if (step?.relistedSince !== undefined && flow.tracked.has(pr.number)) {
       tracked ??= new Map(flow.tracked);

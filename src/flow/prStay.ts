@@ -32,8 +32,16 @@ export type StayInput =
       readonly at: number;
       readonly listed: boolean;
     }
-  /** A poll taken at `takenAt` lists it. */
-  | { readonly kind: 'listed'; readonly takenAt: number }
+  /**
+   * A poll taken at `takenAt` lists it, in a state it entered at `stateChangedAt` (when known);
+   * `final`: a final state (API v1 may still list a PR that left).
+   */
+  | {
+      readonly kind: 'listed';
+      readonly takenAt: number;
+      readonly stateChangedAt: number | undefined;
+      readonly final: boolean;
+    }
   /** A poll taken at `takenAt` saw it gone, as `departure`. */
   | { readonly kind: 'gone'; readonly departure: DepartedExit; readonly takenAt: number }
   /**
@@ -132,6 +140,14 @@ export function stepStay(
       }
       // A listing within an interval of the event may be a poll that read the queue before it.
       if (input.takenAt - settings.intervalSeconds <= exit.countedAt) return undefined;
+      // Still the stay the event ended, listed late: in its final state, or in a state it entered
+      // before it left. A stay that began after the exit entered its state after it.
+      if (
+        input.final ||
+        (input.stateChangedAt !== undefined && input.stateChangedAt <= latestLeave(exit))
+      ) {
+        return undefined;
+      }
       // The polls never saw the old stay end (it left and came back between two of them).
       return {
         stay: withExit(stay, { ...exit, goneBy: exit.countedAt, restartedAt: exit.leftAt }),
