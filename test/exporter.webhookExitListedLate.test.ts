@@ -5,126 +5,20 @@
 // `trunk_merge_queue_pull_requests`). A listing of the stay the event ended is not the PR coming
 // back: that stay left once, so it counts once.
 import { afterEach, describe, expect, it } from 'vitest';
-import { select, type Sample } from './support/exposition.js';
-import { configYaml, startTestExporter } from './support/exporterHarness.js';
-import { WEBHOOK_SECRET, mergedEventBody, postWebhook, signedHeaders } from './support/webhooks.js';
-import { cleanUp, sendJson, sendText, startApiServer } from './trunk/harness.js';
+import {
+  afterPolls,
+  bySource,
+  exited,
+  fakeQueue,
+  now,
+  queueItem,
+  submitted,
+  webhookExporter,
+} from './support/fakeTrunkV1Queue.js';
+import { mergedEventBody, postWebhook, signedHeaders } from './support/webhooks.js';
+import { cleanUp } from './trunk/harness.js';
 
 afterEach(cleanUp);
-
-const QUEUE = { repo: 'github.com/acme/web', branch: 'main' };
-const INTERVAL_SECONDS = 0.5;
-const now = () => Math.floor(Date.now() / 1000);
-const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
-
-function queueItem(prNumber: number, state: string, stateChangedAt: number) {
-  return {
-    stateChangedAt: iso(stateChangedAt),
-    priorityValue: 100,
-    priorityName: 'medium',
-    skipTheLine: false,
-    noBatch: false,
-    prNumber,
-    prTitle: `PR ${String(prNumber)}`,
-    prSha: `sha-${String(prNumber)}`,
-    prBaseBranch: 'main',
-    prAuthor: 'alice',
-    id: `entry-${String(prNumber)}`,
-    usedDefaultPriorityName: 'medium',
-    state,
-  };
-}
-
-function submitted(prNumber: number, state: string, stateChangedAt: number) {
-  return {
-    ...queueItem(prNumber, state, stateChangedAt),
-    forceEnqueued: false,
-    isCurrentlySubmittedToQueue: !['merged', 'failed', 'cancelled'].includes(state),
-  };
-}
-
-/** A fake v1 API serving `queue.items` from getQueue and `lookups` from getSubmittedPullRequest. */
-async function fakeQueue() {
-  const world = {
-    items: [] as ReturnType<typeof queueItem>[],
-    lookups: new Map<number, ReturnType<typeof submitted>>(),
-  };
-  const server = await startApiServer((_req, res, _index, recorded) => {
-    if (recorded.url.endsWith('/getQueue')) {
-      sendJson(res, 200, {
-        state: 'running',
-        branch: 'main',
-        concurrency: 2,
-        testingTimeoutMinutes: 60,
-        mode: 'single',
-        canOptimisticallyMerge: false,
-        pendingFailureDepth: 1,
-        batch: false,
-        batchingMaxWaitTimeMinutes: 0,
-        batchingMinSize: 1,
-        createPrsForTestingBranches: true,
-        commentsEnabled: true,
-        commandsEnabled: true,
-        statusCheckEnabled: true,
-        bisectionConcurrency: 1,
-        requiredStatuses: ['ci'],
-        directMergeMode: 'off',
-        optimizationMode: 'off',
-        mergeMethod: 'squash',
-        enqueuedPullRequests: world.items,
-      });
-      return;
-    }
-    const body = JSON.parse(recorded.body) as { pr?: { number?: number } };
-    const answer = world.lookups.get(body.pr?.number ?? -1);
-    if (answer === undefined) sendText(res, 404, 'not found');
-    else sendJson(res, 200, answer);
-  });
-  const polls = () => server.requests.filter((request) => request.url.endsWith('/getQueue')).length;
-  return { server, world, polls };
-}
-
-async function webhookExporter(apiUrl: string) {
-  const exporter = await startTestExporter(
-    [
-      configYaml({
-        apiUrl,
-        targets: `  - repo: ${QUEUE.repo}\n    branches: [main]`,
-        polling: `  mergeQueueIntervalSeconds: ${String(INTERVAL_SECONDS)}\n  flakyTestsIntervalSeconds: 600`,
-      }),
-      'webhooks:',
-      '  enabled: true',
-      `  signingSecret: ${WEBHOOK_SECRET}`,
-      '  toleranceSeconds: 60',
-    ].join('\n'),
-  );
-  await exporter.waitUntilReady();
-  return exporter;
-}
-
-const exited = (samples: readonly Sample[]): Record<string, number> =>
-  Object.fromEntries(
-    select(samples, 'trunk_merge_queue_pull_requests_exited_total', QUEUE).map(
-      (sample): [string, number] => [sample.labels.outcome ?? '', sample.value],
-    ),
-  );
-const bySource = (samples: readonly Sample[]): Record<string, number> =>
-  Object.fromEntries(
-    select(samples, 'trunk_merge_queue_pull_request_exits_by_source_total', QUEUE).map(
-      (sample): [string, number] => [sample.labels.source ?? '', sample.value],
-    ),
-  );
-
-/** Resolves once `count` more polls have read the queue (and the last one has been folded in). */
-async function afterPolls(polls: () => number, count: number): Promise<void> {
-  const target = polls() + count;
-  const deadline = Date.now() + 20_000;
-  while (polls() < target) {
-    if (Date.now() > deadline) throw new Error(`fewer than ${String(count)} polls came`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  await new Promise((resolve) => setTimeout(resolve, 200));
-}
 
 describe('an exit its event counted, while getQueue still lists the pull request', () => {
   it.each([

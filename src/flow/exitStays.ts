@@ -2,6 +2,7 @@
 // event is to which PR, the clock's ticks, and the cap on how many stays a queue remembers. Every
 // function returns new values.
 import { FINAL_PR_STATES } from '../snapshot/exitOutcome.js';
+import { CLOCK_SLACK_SECONDS } from '../trunk/timestamps.js';
 import { NO_ENTRIES, orShared } from '../snapshot/noEntries.js';
 import {
   EXIT_SOURCES,
@@ -167,17 +168,21 @@ export function recordPullRequestEvent(
   // First what fell due before it came: an exit held past its wait is the poll's to count.
   settle(update, receivedAt, settings);
   const { prNumber } = event;
+  // A time past the clocks' slack after the event came is no time it can have happened at (Trunk's
+  // clock ahead): the receipt stands in, as for an event without one.
+  const at =
+    event.at !== undefined && event.at <= receivedAt + CLOCK_SLACK_SECONDS ? event.at : undefined;
   if (event.kind === 'exit') {
     const polled = flow.tracked.get(prNumber) ?? flow.departed.get(prNumber);
     // Never listed by a poll: it entered after the last one (an upper bound without its event).
     const enteredAt = polled?.enteredAt ?? flow.lastPollAt;
-    const { outcome, at } = event;
+    const { outcome } = event;
     apply(update, prNumber, { kind: 'exit_event', outcome, at, receivedAt, enteredAt }, settings);
   } else {
-    const at = event.at ?? receivedAt;
+    const enteredAt = at ?? receivedAt;
     const submitted = event.kind === 'submitted';
     const listed = flow.tracked.has(prNumber);
-    apply(update, prNumber, { kind: 'entry_event', submitted, at, listed }, settings);
+    apply(update, prNumber, { kind: 'entry_event', submitted, at: enteredAt, listed }, settings);
   }
   settle(update, receivedAt, settings);
   return { exitStays: settled(update), events: update.events };
