@@ -76,4 +76,33 @@ describe('an exit its event counted, while getQueue still lists the pull request
     expect(exited(samples)).toEqual({ merged: 1, failed: 1, cancelled: 0, unknown: 0 });
     expect(bySource(samples)).toEqual({ event: 1, poll: 1 });
   });
+
+  it('still counts a quick resubmission after an exit whose event has no timestamp', async () => {
+    const fake = await fakeQueue();
+    fake.world.items = [queueItem(3, 'testing', now() - 600)];
+    const exporter = await webhookExporter(fake.server.apiUrl);
+    await afterPolls(fake.polls, 2);
+
+    // #3 fails and is submitted again a second later; its event, without a timestamp (null: an
+    // absent field), comes seconds after both, so its exit is placed at its arrival.
+    const resubmittedAt = now() - 4;
+    fake.world.items = [queueItem(3, 'pending', resubmittedAt)];
+    const body = JSON.stringify({
+      ...(JSON.parse(mergedEventBody(3, resubmittedAt)) as object),
+      action: 'failed',
+      status: 'failed',
+      type: 'pull_request.failed',
+      timestamp: null,
+    });
+    const url = `${exporter.exporter.url}/webhooks/trunk`;
+    expect((await postWebhook(url, body, signedHeaders(body))).status).toBe(204);
+    await afterPolls(fake.polls, 4);
+    fake.world.lookups.set(3, submitted(3, 'merged', now()));
+    fake.world.items = [];
+    await afterPolls(fake.polls, 4);
+
+    const samples = await exporter.samples();
+    expect(exited(samples)).toEqual({ merged: 1, failed: 1, cancelled: 0, unknown: 0 });
+    expect(bySource(samples)).toEqual({ event: 1, poll: 1 });
+  });
 });

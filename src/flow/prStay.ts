@@ -141,10 +141,13 @@ export function stepStay(
       // A listing within an interval of the event may be a poll that read the queue before it.
       if (input.takenAt - settings.intervalSeconds <= exit.countedAt) return undefined;
       // Still the stay the event ended, listed late: in its final state, or in a state it entered
-      // before it left. A stay that began after the exit entered its state after it.
+      // before it left. A stay that began after the exit entered its state after it. Only Trunk's
+      // time of the exit compares with Trunk's stateChangedAt: an event without one (its exit
+      // placed at its arrival) cannot tell a late listing from a quick resubmission.
+      const leftAtByTrunk = exit.leftAt !== exit.countedAt;
       if (
         input.final ||
-        (input.stateChangedAt !== undefined && input.stateChangedAt <= latestLeave(exit))
+        (leftAtByTrunk && input.stateChangedAt !== undefined && input.stateChangedAt <= exit.leftAt)
       ) {
         return undefined;
       }
