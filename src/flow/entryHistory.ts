@@ -33,7 +33,8 @@ import {
   lineCount,
   transitionLine,
 } from './countedTransitions.js';
-import { forgetOldFailures, meetFailure } from './failureWitnesses.js';
+import { forgetOldFailures, meetFailure, withHistoryReadOff } from './failureWitnesses.js';
+import { applyFlowEvents } from './flowCounts.js';
 import { polledTransitionTo } from './queueDiff.js';
 
 /** The states a restart sends an entry back to `pending` from, in v2's spelling. */
@@ -238,6 +239,22 @@ export function countHeldTransitions(history: EntryHistory | undefined): FoldedH
   }
   if (transitions.length === 0) return { history: base, transitions };
   return { history: { ...base, asked }, transitions };
+}
+
+/**
+ * A poll's ledger `flow` (made from `latest`) where no history is read: `reads.queueEntryHistory`
+ * off, or the queue polled through API v1 after a reload removed the API key. What the windows
+ * held counts as the polls saw it, and the failures the histories counted stay, since
+ * `…_pull_requests_failed_total` must not go down; the rest of what they counted leaves the page.
+ */
+export function withoutHistoryReads(flow: QueueFlow, latest: QueueFlow | undefined): QueueFlow {
+  const { heldTransitions: pollHeld, ...ledger } = flow;
+  const held = countHeldTransitions(latest?.entryHistory);
+  return {
+    ...ledger,
+    counts: applyFlowEvents(ledger.counts, [...asPolled(pollHeld ?? []), ...held.transitions]),
+    entryHistory: withHistoryReadOff(held.history),
+  };
 }
 
 /** The held transitions of `windows`, as the polls saw them. */

@@ -1,5 +1,6 @@
 // The sources API v1 reads a target from (the token): a merge queue, and a repository's quarantine
 // list as one part of its flaky-tests target.
+import { withoutHistoryReads } from '../../flow/entryHistory.js';
 import { exitReadPlan, queueFlowOptions, queuePollUpdate } from '../../flow/queuePoll.js';
 import type { QuarantinedTests } from '../../snapshot/types.js';
 import { PollReads } from '../pollReads.js';
@@ -68,7 +69,13 @@ export function v1QueueSource(polled: PolledTarget, readers: V1QueueReaders): Po
     }));
     return {
       snapshot: current,
-      queueFlow: queuePollUpdate({ current, starts: ledger === undefined, exits }, flowOptions),
+      // API v1 reads no queue-entry history: what a reload that removed the API key left of one
+      // is kept as with reads.queueEntryHistory off, its failures by reason among it.
+      queueFlow: (latest) =>
+        withoutHistoryReads(
+          queuePollUpdate({ current, starts: ledger === undefined, exits }, flowOptions)(latest),
+          latest,
+        ),
       ...reads.recorded(),
     };
   };

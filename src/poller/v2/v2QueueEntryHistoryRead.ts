@@ -4,7 +4,6 @@
 // the queues; a failed read costs one read per interval and hides only the history's families. No
 // poll waits for a read: each takes what the reads before it answered.
 import {
-  asPolled,
   askWindows,
   changedWindows,
   countHeldTransitions,
@@ -12,10 +11,10 @@ import {
   holdTransitions,
   unlistedWindows,
   withPolledTransitions,
+  withoutHistoryReads,
   type AnsweredTimeline,
   type UnlistedConclusion,
 } from '../../flow/entryHistory.js';
-import { withHistoryReadOff } from '../../flow/failureWitnesses.js';
 import { applyFlowEvents } from '../../flow/flowCounts.js';
 import type { Logger } from '../../log/logger.js';
 import { TrunkApiError } from '../../trunk/errors.js';
@@ -247,21 +246,7 @@ export type EntryHistoryUpdate = (
 export function readEntryHistory(request: EntryHistoryReadRequest): EntryHistoryUpdate {
   const { reads, current } = request;
   // Off: nothing is read, and what was counted leaves the page but for the failures.
-  if (reads === undefined) {
-    return (flow, latest) => {
-      // The transitions its windows held count as the polls saw them.
-      const { heldTransitions, ...ledger } = flow;
-      const held = countHeldTransitions(latest?.entryHistory);
-      return {
-        ...ledger,
-        counts: applyFlowEvents(ledger.counts, [
-          ...asPolled(heldTransitions ?? []),
-          ...held.transitions,
-        ]),
-        entryHistory: withHistoryReadOff(held.history),
-      };
-    };
-  }
+  if (reads === undefined) return withoutHistoryReads;
   const windows = request.previous === undefined ? [] : changedWindows(request.previous, current);
   const waiting = [
     ...(request.previousFlow?.entryHistory?.asked.keys() ?? []),
