@@ -30,6 +30,14 @@ export const V2_MAX_WINDOW_PAGES = 100;
  */
 export const V2_MAX_EMPTY_PAGES_IN_A_ROW = 20;
 
+/**
+ * The longest cursor a walk follows, in characters. Trunk's are short opaque tokens, and a cursor
+ * is sent back in the URL, which few servers take past 8 KiB; a walk keeps every cursor it met (to
+ * tell a cycle), so a list answering a cursor of megabytes a page would hold gigabytes by its last
+ * page.
+ */
+export const V2_MAX_CURSOR_LENGTH = 8192;
+
 /** Raised when a v2 list's paging cannot be trusted: a repeated cursor, too many pages, too many empty pages in a row. */
 export class V2PagingError extends Error {
   constructor(message: string) {
@@ -63,7 +71,7 @@ export async function walkV2Pages<T>(
  * tests never holds them all: pages fetched one after the other, each cursor taken only from the
  * previous answer; an empty page with a cursor is followed; `take` answering `'enough'` ends the
  * walk there. A cursor seen twice, more than V2_MAX_EMPTY_PAGES_IN_A_ROW empty pages in a row, more
- * than `maxPages` pages, or a page saying there is more without a cursor ends the walk with an
+ * than `maxPages` pages, a cursor longer than V2_MAX_CURSOR_LENGTH, or a page saying there is more without a cursor ends the walk with an
  * error instead of looping or counting short.
  */
 export async function forEachV2Page<T>(
@@ -89,6 +97,11 @@ export async function forEachV2Page<T>(
       if (page.hasMore !== true) return;
       throw new V2PagingError(
         `${what}: page ${String(pageIndex + 1)} says hasMore but gives no nextCursor; stopped`,
+      );
+    }
+    if (next.length > V2_MAX_CURSOR_LENGTH) {
+      throw new V2PagingError(
+        `${what}: page ${String(pageIndex + 1)} gives a nextCursor of ${String(next.length)} characters, longer than ${String(V2_MAX_CURSOR_LENGTH)}; stopped`,
       );
     }
     emptyInARow = page.data.length === 0 ? emptyInARow + 1 : 0;

@@ -4,7 +4,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Secret } from '../../src/secrets/secret.js';
 import { TrunkApiError } from '../../src/trunk/errors.js';
 import { TrunkV2Client } from '../../src/trunk/v2Client.js';
-import { V2_MAX_EMPTY_PAGES_IN_A_ROW, V2PagingError } from '../../src/trunk/v2Paging.js';
+import {
+  V2_MAX_CURSOR_LENGTH,
+  V2_MAX_EMPTY_PAGES_IN_A_ROW,
+  V2PagingError,
+} from '../../src/trunk/v2Paging.js';
 import {
   TOKEN,
   cleanUp,
@@ -114,6 +118,22 @@ describe('TrunkV2Client', () => {
       'the pull requests of github.com/acme/web main: a cursor repeated after 2 pages',
     );
     expect(server.requests).toHaveLength(2);
+  });
+
+  it('stops a walk at a cursor longer than any cursor, instead of keeping one per page', async () => {
+    // A walk keeps every cursor it met to tell a cycle: a list answering a cursor of megabytes a
+    // page would hold gigabytes by its last page.
+    const server = await startApiServer((_req, res) => {
+      const cursor = `${String(server.requests.length)}-`.padEnd(V2_MAX_CURSOR_LENGTH + 1, 'z');
+      sendJson(res, 200, { data: [pullRequest(1)], nextCursor: cursor, hasMore: true });
+    }, '');
+    const { v2 } = v2Client(server.origin);
+    const error = await rejectionOf(v2.listQueuePullRequests(QUEUE, { states: ['pending'] }));
+    expect(error).toBeInstanceOf(V2PagingError);
+    expect(String(error)).toContain(
+      `the pull requests of github.com/acme/web main: page 1 gives a nextCursor of ${String(V2_MAX_CURSOR_LENGTH + 1)} characters`,
+    );
+    expect(server.requests).toHaveLength(1);
   });
 
   it('follows empty pages that still have a next cursor to the rows behind them', async () => {
