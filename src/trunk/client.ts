@@ -334,9 +334,11 @@ export class TrunkClient {
         // answered; the code is what to branch on and what to search Trunk's docs for.
         const envelope = request.api === 'v2' ? parseErrorEnvelope(outcome.text) : undefined;
         const excerpt = bodyExcerpt(envelope?.message ?? outcome.text, this.#secrets());
-        const code = envelope === undefined ? '' : ` ${bodyExcerpt(envelope.code, [])}`;
-        const detail = `HTTP ${outcome.status}${code}${excerpt === '' ? '' : `: "${excerpt}"`}`;
-        error = failed('http_status', outcome.status, detail, undefined, envelope?.code);
+        // Scrubbed and cut as the message is: the code is kept apart from it, in error.code.
+        const code =
+          envelope === undefined ? undefined : bodyExcerpt(envelope.code, this.#secrets());
+        const detail = `HTTP ${outcome.status}${code === undefined ? '' : ` ${code}`}${excerpt === '' ? '' : `: "${excerpt}"`}`;
+        error = failed('http_status', outcome.status, detail, undefined, code);
         if (!RETRYABLE_STATUSES.has(outcome.status)) throw error;
         // A 429's Retry-After has already paused every call of the transport (see send()).
         retryAfterMs = parseRetryAfter(outcome.headers['retry-after'], Date.now());

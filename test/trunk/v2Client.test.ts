@@ -234,6 +234,22 @@ describe('TrunkV2Client', () => {
     ]);
   });
 
+  it("keeps neither the key nor more than a label's length of an envelope's code in the error's code", async () => {
+    // An edge that echoes the request into the envelope: error.code is a field of the error, apart
+    // from its scrubbed message, and whatever reports the error may show it.
+    const server = await startApiServer((req, res) => {
+      const code = `BAD_AUTH ${req.headers.authorization ?? ''} ${'X'.repeat(10_000)}`;
+      sendJson(res, 401, { error: { code, message: 'no' } });
+    }, '');
+    const { v2 } = v2Client(server.origin);
+    const error = await rejectionOf(v2.listQueuePullRequests(QUEUE, { states: ['pending'] }));
+    expect(error).toBeInstanceOf(TrunkApiError);
+    const { code } = error as TrunkApiError;
+    expect(code).toMatch(/^BAD_AUTH Bearer <redacted> X+…$/);
+    expect(code?.length).toBe(200);
+    expect(String(error)).not.toContain(API_KEY);
+  });
+
   it('reads a 429 without a body by its status, and retries it', async () => {
     const server = await startApiServer((_req, res, index) => {
       if (index === 0) sendText(res, 429, '');
