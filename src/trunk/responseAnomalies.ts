@@ -15,8 +15,10 @@ import { isExportableMs, parseRfc3339 } from './timestamps.js';
 import { UNUSABLE_ITEM } from './tolerantSchemas.js';
 import {
   V2_TESTING_OUTCOMES,
+  type V2MergeQueue,
   type V2Page,
   type V2PageResponse,
+  type V2PullRequest,
   type V2Test,
   type V2TestCollection,
   type V2TestingResult,
@@ -146,6 +148,67 @@ export function checkV2Page<T>(
     reportTimestamps(data.flatMap(timestampsOf), report);
     return { ...response, data };
   };
+}
+
+/**
+ * Reports (`invalid_field`) each of `texts` too long for a label value. API v2's enum values and
+ * names are cut where they become one (v2Vocabulary.ts); counted here, as v1's are (checkQueue).
+ */
+function reportOverlong(texts: readonly (string | undefined)[], report: AnomalyReport): void {
+  let overlong = 0;
+  for (const text of texts) if (text !== undefined && isOverlong(text)) overlong += 1;
+  if (overlong > 0) report('invalid_field', overlong);
+}
+
+/** The values of a v2 merge queue that `trunk_merge_queue_info` and its state show as labels. */
+function queueLabelTexts({ state, mode, config }: V2MergeQueue): (string | undefined)[] {
+  return [state, mode, config.mergeMethod, config.directMergeMode, config.optimizationMode];
+}
+
+/** Checks one v2 merge queue: reports each label value too long (see reportOverlong). */
+export function checkV2MergeQueue(queue: V2MergeQueue, report: AnomalyReport): V2MergeQueue {
+  reportOverlong(queueLabelTexts(queue), report);
+  return queue;
+}
+
+const checkMergeQueueRows = checkV2Page<V2MergeQueue>();
+
+/** Checks a page of v2 merge queues as every v2 page, and reports each label value too long. */
+export function checkV2MergeQueuesPage(
+  response: V2PageResponse<V2MergeQueue>,
+  report: AnomalyReport,
+): V2Page<V2MergeQueue> {
+  const page = checkMergeQueueRows(response, report);
+  reportOverlong(page.data.flatMap(queueLabelTexts), report);
+  return page;
+}
+
+const checkPullRequestRows = checkV2Page<V2PullRequest>(({ queueEntry }) => [
+  queueEntry.stateChangedAt,
+  queueEntry.createdAt,
+]);
+
+/**
+ * Checks a page of a queue's pull requests as every v2 page (unusable rows, stateChangedAt and
+ * createdAt), and reports each label value too long: an entry's state and priority name, and
+ * the codes of its mergeability reasons.
+ */
+export function checkV2PullRequestsPage(
+  response: V2PageResponse<V2PullRequest>,
+  report: AnomalyReport,
+): V2Page<V2PullRequest> {
+  const page = checkPullRequestRows(response, report);
+  // Counted in place: the live entries of every queue are read on every poll.
+  let overlong = 0;
+  for (const { queueEntry } of page.data) {
+    if (isOverlong(queueEntry.state)) overlong += 1;
+    if (queueEntry.priorityName != null && isOverlong(queueEntry.priorityName)) overlong += 1;
+    for (const { code } of queueEntry.readiness?.mergeabilityDetails?.reasons ?? []) {
+      if (isOverlong(code)) overlong += 1;
+    }
+  }
+  if (overlong > 0) report('invalid_field', overlong);
+  return page;
 }
 
 const TESTING_OUTCOMES: ReadonlySet<string> = new Set(V2_TESTING_OUTCOMES);

@@ -6,7 +6,10 @@ import {
   checkTestCollectionsPage,
   checkTestingResultsPage,
   checkTestsPage,
+  checkV2MergeQueue,
+  checkV2MergeQueuesPage,
   checkV2Page,
+  checkV2PullRequestsPage,
   type AnomalyReport,
 } from './responseAnomalies.js';
 import type { CallTarget } from './transport.js';
@@ -99,11 +102,8 @@ interface PageReading<R, T> {
   readonly check: (response: R, report: AnomalyReport) => V2Page<T>;
 }
 
-/** A queue's live or concluded entries, their timestamps checked. */
-const checkPullRequestPage = checkV2Page<V2PullRequest>(({ queueEntry }) => [
-  queueEntry.stateChangedAt,
-  queueEntry.createdAt,
-]);
+/** A queue's live or concluded entries, their timestamps and label values checked. */
+const checkPullRequestPage = checkV2PullRequestsPage;
 
 /** The `repo` of calls about the whole organization, for logs and the request queue. */
 const ORGANIZATION = '(organization)';
@@ -161,7 +161,7 @@ export class TrunkV2Client {
           target,
           `merge-queues?${pageQuery({}, cursor)}`,
           v2MergeQueuePageSchema,
-          checkV2Page<V2MergeQueue>(),
+          checkV2MergeQueuesPage,
           options,
         ),
       'the list of merge queues',
@@ -178,7 +178,7 @@ export class TrunkV2Client {
       target,
       `merge-queues/${encodeURIComponent(queue.id)}`,
       v2MergeQueueSchema,
-      asParsed,
+      checkV2MergeQueue,
       options,
       () => undefined,
     );

@@ -120,6 +120,38 @@ describe('TrunkV2Client', () => {
     expect(server.requests).toHaveLength(2);
   });
 
+  it("counts as invalid_field each queue and queue-entry label value over 200 characters, as API v1's are", async () => {
+    // Cut where each becomes a label (v2Vocabulary.ts), as through API v1, where each is counted too.
+    const long = 'x'.repeat(201);
+    const queue = queueFixture as { mode: string; config: { mergeMethod: string } };
+    const overlongQueue = { ...queue, mode: long, config: { ...queue.config, mergeMethod: long } };
+    const row = {
+      number: 1,
+      queueEntry: {
+        state: long,
+        stateChangedAt: '2026-11-24T10:00:00Z',
+        priorityName: long,
+        readiness: { mergeabilityDetails: { reasons: [{ code: long }, { code: 'fine' }] } },
+      },
+    };
+    const server = await startApiServer((req, res) => {
+      if (req.url?.startsWith('/v2/merge-queues?') === true)
+        sendJson(res, 200, { data: [overlongQueue], nextCursor: null, hasMore: false });
+      else if (req.url?.includes('/pull-requests') === true)
+        sendJson(res, 200, { data: [row, pullRequest(2)], nextCursor: null, hasMore: false });
+      else sendJson(res, 200, overlongQueue);
+    }, '');
+    const { v2, observer } = v2Client(server.origin);
+    await v2.listMergeQueues();
+    await v2.getMergeQueue(QUEUE);
+    await v2.listQueuePullRequests(QUEUE, { states: ['pending'] });
+    expect(observer.anomalies).toEqual([
+      { endpoint: 'v2/merge-queues', kind: 'invalid_field', count: 2 },
+      { endpoint: 'v2/merge-queues/{id}', kind: 'invalid_field', count: 2 },
+      { endpoint: 'v2/merge-queues/{id}/pull-requests', kind: 'invalid_field', count: 3 },
+    ]);
+  });
+
   it('stops a walk at a cursor longer than any cursor, instead of keeping one per page', async () => {
     // A walk keeps every cursor it met to tell a cycle: a list answering a cursor of megabytes a
     // page would hold gigabytes by its last page.
