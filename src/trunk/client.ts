@@ -326,7 +326,8 @@ export class TrunkClient {
         // The same oversized answer would come again: the next poll may find it smaller.
         if (outcome.reason === 'response_too_large') throw error;
       } else if (outcome.status >= 200 && outcome.status < 300) {
-        return this.#parse(target, schema, check, outcome.status, outcome.text, failed);
+        const encoding = outcome.headers['content-encoding'];
+        return this.#parse(target, schema, check, outcome.status, outcome.text, failed, encoding);
       } else if (outcome.status === 404 && onNotFound !== undefined) {
         return onNotFound();
       } else {
@@ -382,6 +383,8 @@ export class TrunkClient {
     status: number,
     text: string,
     failed: ErrorFactory,
+    /** The answer's Content-Encoding: none is asked for, and none is decoded. */
+    encoding: string | undefined,
   ): T {
     let json: unknown;
     try {
@@ -389,8 +392,13 @@ export class TrunkClient {
     } catch {
       // Not JSON.parse's message: it quotes the raw input, which the excerpt scrubs first.
       this.#observer.schemaMismatch(target.endpoint);
+      // A compressed body read as text is noise: what is wrong is the encoding, so it is named.
+      const encoded =
+        encoding === undefined || /^\s*(identity)?\s*$/i.test(encoding)
+          ? ''
+          : ` (its Content-Encoding is ${bodyExcerpt(encoding, [])}, which the exporter does not ask for and does not decode)`;
       const excerpt = bodyExcerpt(text, this.#secrets());
-      throw failed('schema_mismatch', status, `response is not JSON: "${excerpt}"`);
+      throw failed('schema_mismatch', status, `response is not JSON${encoded}: "${excerpt}"`);
     }
     const parsed = schema.safeParse(json);
     if (parsed.success) {

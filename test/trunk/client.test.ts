@@ -1,4 +1,5 @@
 import { inspect } from 'node:util';
+import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TrunkApiError } from '../../src/trunk/errors.js';
 import { queueResponse, pullRequestResponse, quarantinePageResponse } from './fixtures.js';
@@ -210,6 +211,24 @@ describe('TrunkClient responses', () => {
     expect(observer.mismatches).toEqual(['getQueue']);
     expect(observer.codes()).toEqual(['200']);
     expect(server.requests).toHaveLength(1);
+  });
+
+  it('names a Content-Encoding it did not ask for when the body is not JSON', async () => {
+    // An edge that compresses whatever the client asked: the body read as text is only noise.
+    const server = await startApiServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      res.end(gzipSync(JSON.stringify(queueResponse())));
+    });
+    const { client, observer } = makeClient(server.apiUrl);
+
+    const error = await rejectionOf(client.getQueue(REPO, 'main'));
+
+    expect(error).toMatchObject({ reason: 'schema_mismatch', status: 200, attempts: 1 });
+    expect((error as Error).message).toContain(
+      'response is not JSON (its Content-Encoding is gzip, which the exporter does not ask for and does not decode): "',
+    );
+    expect(observer.mismatches).toEqual(['getQueue']);
+    expect(server.requests[0]?.headers['accept-encoding']).toBeUndefined();
   });
 
   it('names the first failing paths when a field has the wrong type', async () => {
