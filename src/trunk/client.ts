@@ -4,7 +4,7 @@ import type { Secret } from '../secrets/secret.js';
 import { scrubSecrets } from '../secrets/scrubSecrets.js';
 import type { Logger } from '../log/logger.js';
 import { AnomalyLog } from './anomalyLog.js';
-import { TrunkApiError, bodyExcerpt, describeSchemaIssues } from './errors.js';
+import { TrunkApiError, bodyExcerpt, describeSchemaIssues, requestIdText } from './errors.js';
 import type { TrunkApiErrorReason } from './errors.js';
 import type { ApiAnomalyKind, ApiCallObserver } from './observer.js';
 import {
@@ -312,7 +312,10 @@ export class TrunkClient {
           ...target,
           reason,
           status,
-          requestId: outcome.requestId,
+          requestId:
+            outcome.requestId === undefined
+              ? undefined
+              : requestIdText(outcome.requestId, this.#secrets()),
           attempts: attempt,
           detail: scrubSecrets(detail, this.#secrets()),
           ...(cause === undefined ? {} : { cause }),

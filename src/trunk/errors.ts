@@ -119,6 +119,21 @@ export function bodyExcerpt(text: string, secrets: readonly string[]): string {
   return `${readable.slice(0, MAX_EXCERPT_CHARS - 1)}…`;
 }
 
+/** Longest request id put in an error message (the landing page shows one of up to 128). */
+export const MAX_REQUEST_ID_CHARS = 128;
+
+/**
+ * The `x-request-id` an answer gave, as an error names it: the server sets it, so it is scrubbed of
+ * every secret (an edge may echo the request into it), made one line and cut to
+ * MAX_REQUEST_ID_CHARS, as a body excerpt is.
+ */
+export function requestIdText(requestId: string, secrets: readonly string[]): string {
+  // eslint-disable-next-line no-control-regex
+  const oneLine = scrubSecrets(requestId.replace(/[\s\u0000-\u001f\u007f]+/g, ' ').trim(), secrets);
+  if (oneLine.length <= MAX_REQUEST_ID_CHARS) return oneLine;
+  return `${oneLine.slice(0, MAX_REQUEST_ID_CHARS - 1)}…`;
+}
+
 /** How many zod issues a schema-mismatch message lists before `and N more`. */
 const MAX_LISTED_ISSUES = 3;
 

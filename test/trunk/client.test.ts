@@ -213,6 +213,25 @@ describe('TrunkClient responses', () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it('keeps neither the token nor more than 128 characters of a request id in the error', async () => {
+    // The server sets x-request-id: an edge echoing the request puts the token in it, and the
+    // error's message is what the landing page shows.
+    const server = await startApiServer((req, res) => {
+      const id = `req-${String(req.headers['x-api-token'])}-${'r'.repeat(10_000)}`;
+      sendText(res, 503, 'down', { 'x-request-id': id });
+    });
+    const { client } = makeClient(server.apiUrl, { retry: { maxAttempts: 1 } });
+
+    const error = await rejectionOf(client.getQueue(REPO, 'main'));
+
+    expect(error).toBeInstanceOf(TrunkApiError);
+    const { requestId, message } = error as TrunkApiError;
+    expect(requestId).toMatch(/^req-<redacted>-r+…$/);
+    expect(requestId).toHaveLength(128);
+    expect(message).toContain(`(request id ${String(requestId)}, 1 attempt)`);
+    expect(message).not.toContain(TOKEN);
+  });
+
   it('names a Content-Encoding it did not ask for when the body is not JSON', async () => {
     // An edge that compresses whatever the client asked: the body read as text is only noise.
     const server = await startApiServer((_req, res) => {
