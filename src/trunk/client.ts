@@ -399,7 +399,7 @@ export class TrunkClient {
       const encoded =
         encoding === undefined || /^\s*(identity)?\s*$/i.test(encoding)
           ? ''
-          : ` (its Content-Encoding is ${bodyExcerpt(encoding, [])}, which the exporter does not ask for and does not decode)`;
+          : ` (its Content-Encoding is ${bodyExcerpt(encoding, this.#secrets())}, which the exporter does not ask for and does not decode)`;
       const excerpt = bodyExcerpt(text, this.#secrets());
       throw failed('schema_mismatch', status, `response is not JSON${encoded}: "${excerpt}"`);
     }
