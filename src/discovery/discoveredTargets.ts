@@ -1,24 +1,13 @@
 // Which of the organization's merge queues and repositories with tests become targets, and how they
 // merge with the configured ones: one target per (repo, branch), a configured one kept as configured.
+import { globMatches } from '../config/glob.js';
 import { repositoryKey } from '../config/repositoryKey.js';
 import type { DiscoverySettings, ExporterConfig, RepositoryTarget } from '../config/types.js';
 import type { V2QueueKey } from '../poller/v2/v2QueueDirectory.js';
 
-/**
- * A glob as a regular expression: `*` stands for any run of characters, line breaks too (a git
- * branch may hold U+2028), the rest is literal; with `ignoreCase`, letters match in either case.
- */
-function globRegExp(glob: string, ignoreCase: boolean): RegExp {
-  const pattern = glob
-    .split('*')
-    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
-    .join('.*');
-  return new RegExp(`^${pattern}$`, ignoreCase ? 'is' : 's');
-}
-
 /** Whether the branch `branch` matches any of `globs`, letter case and all (git's branches differ by case). */
 function branchMatchesAny(branch: string, globs: readonly string[]): boolean {
-  return globs.some((glob) => globRegExp(glob, false).test(branch));
+  return globs.some((glob) => globMatches(glob, branch));
 }
 
 /**
@@ -26,7 +15,8 @@ function branchMatchesAny(branch: string, globs: readonly string[]): boolean {
  * letter case, as repositories are compared everywhere (repositoryKey).
  */
 function repositoryMatchesAny(repo: string, globs: readonly string[]): boolean {
-  return globs.some((glob) => globRegExp(glob, true).test(repo));
+  const key = repositoryKey(repo);
+  return globs.some((glob) => globMatches(repositoryKey(glob), key));
 }
 
 /** What discovery selected, and how many targets past `discovery.maxTargets` it left out. */

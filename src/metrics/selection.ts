@@ -1,6 +1,7 @@
 // `metrics.include` / `metrics.exclude`, as kube-state-metrics' allow and deny lists: families are
 // picked by name or `*` glob before anything is rendered, so an excluded family costs nothing.
 import { editDistance } from '../config/editDistance.js';
+import { globMatches } from '../config/glob.js';
 import type { FamilyDefinition } from './family.js';
 
 /** The configured selection; `include` unset keeps every family. */
@@ -19,14 +20,9 @@ export interface SelectionProblem {
 /** How many near names an unknown one is told about. */
 const NEAR_NAMES = 3;
 
-/** `*` matches any run of characters (none included); everything else is literal. */
-function globPattern(glob: string): RegExp {
-  const literal = glob.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'));
-  return new RegExp(`^${literal.join('.*')}$`);
-}
-
-function matchesAny(name: string, patterns: readonly RegExp[]): boolean {
-  return patterns.some((pattern) => pattern.test(name));
+/** Whether `name` matches one of `globs` (`*` any run of characters, none included). */
+function matchesAny(name: string, globs: readonly string[]): boolean {
+  return globs.some((glob) => globMatches(glob, name));
 }
 
 /**
@@ -38,8 +34,8 @@ export function selectFamilies<F extends FamilyDefinition>(
   selection: MetricSelection,
   alwaysKept: ReadonlySet<string>,
 ): F[] {
-  const include = selection.include?.map(globPattern);
-  const exclude = (selection.exclude ?? []).map(globPattern);
+  const include = selection.include;
+  const exclude = selection.exclude ?? [];
   return families.filter(
     ({ name }) =>
       alwaysKept.has(name) ||
@@ -74,8 +70,7 @@ export function selectionEntryProblem(
   entry: string,
   alwaysKept: ReadonlySet<string>,
 ): string | undefined {
-  const pattern = globPattern(entry);
-  const matched = names.filter((name) => pattern.test(name));
+  const matched = names.filter((name) => globMatches(entry, name));
   if (matched.length === 0) {
     const near = nearestNames(entry, names);
     return (

@@ -29,6 +29,22 @@ describe('discoveredRepositories', () => {
     expect(web?.branches).toEqual(['rel\u2028ease', 'hot\nfix']);
   });
 
+  it('matches a glob of many stars against a long branch at once (as a regular expression it backtracked for minutes)', () => {
+    // Branch names come from Trunk's list, so anyone who can open a merge queue on a branch names one.
+    const queues = [
+      { repo: 'github.com/acme/web', branch: 'a'.repeat(200) },
+      { repo: 'github.com/acme/web', branch: `${'a'.repeat(200)}b` },
+      { repo: 'github.com/ACME/web', branch: 'main' },
+    ];
+    const settings = {
+      ...EVERYTHING,
+      repos: ['GITHUB.COM/acme/**********'],
+      branches: [`${'*a'.repeat(30)}*b`, 'ma************n', '************Q'],
+    };
+    const [web] = discoveredRepositories(queues, [], settings).repositories;
+    expect(web?.branches).toEqual([`${'a'.repeat(200)}b`, 'main']);
+  });
+
   it('keeps maxTargets targets, the first by repository and branch whatever the list order, and says how many it left out', () => {
     // Three repositories: acme/api with two queues, acme/web with two, acme/docs with tests only;
     // each repository's quarantine list is a target too: 2 + 1 + 2 + 1 + 1 = 7 targets.
