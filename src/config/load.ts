@@ -2,7 +2,13 @@ import { z } from 'zod';
 import { LineCounter } from 'yaml';
 import { expandEnvironment } from './environment.js';
 import { ConfigError, formatPath, problemsFromZod, type ConfigProblem } from './problems.js';
-import { configFileSchema, metricNamePattern, repoName, type ConfigFile } from './schema.js';
+import {
+  configFileSchema,
+  MAX_METRIC_SELECTION_ENTRIES,
+  metricNamePattern,
+  repoName,
+  type ConfigFile,
+} from './schema.js';
 import type { Secret } from '../secrets/secret.js';
 import { apiHostUrl } from '../trunk/apiUrl.js';
 import { credentialRuleProblems } from './credentialRules.js';
@@ -197,7 +203,8 @@ function metricSelectionProblems(
   if (check === undefined || !isRecord(metrics)) return [];
   return (['include', 'exclude'] as const).flatMap((list) => {
     const entries = metrics[list];
-    if (!Array.isArray(entries)) return [];
+    // A list over the limit is the schema's problem; its entries are not checked one by one.
+    if (!Array.isArray(entries) || entries.length > MAX_METRIC_SELECTION_ENTRIES) return [];
     return entries.flatMap((entry: unknown, index) => {
       if (!metricNamePattern.safeParse(entry).success) return [];
       const message = check(list, entry as string);

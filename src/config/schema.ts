@@ -13,6 +13,20 @@ export const metricNamePattern = z
   .string()
   .regex(/^[a-zA-Z_:*][a-zA-Z0-9_:*]*$/, 'expected a metric family name or a `*` glob of one');
 
+/**
+ * Entries of `metrics.include` or `metrics.exclude` at most: there are some 60 families, and each
+ * entry that names none is compared with every family name for the nearest, so a file of 100,000
+ * entries held the loader (and, on a reload, every scrape) for most of a minute.
+ */
+export const MAX_METRIC_SELECTION_ENTRIES = 1000;
+
+const metricSelectionList = z
+  .array(metricNamePattern)
+  .max(
+    MAX_METRIC_SELECTION_ENTRIES,
+    `expected at most ${MAX_METRIC_SELECTION_ENTRIES} entries (names or \`*\` globs of the metric families)`,
+  );
+
 // What htpasswd -B and Prometheus's web config produce: $2a$/$2b$/$2y$, a two-digit cost, 53 characters.
 const bcryptHash = z
   .string({ error: 'expected a bcrypt hash string' })
@@ -188,8 +202,8 @@ export const configFileSchema = z
       .strictObject({
         topCodeowners: positiveInt.default(20),
         // Family names or `*` globs; checked against the families by the loader's MetricSelectionCheck.
-        include: z.array(metricNamePattern).min(1, 'expected a non-empty list').optional(),
-        exclude: z.array(metricNamePattern).optional(),
+        include: metricSelectionList.min(1, 'expected a non-empty list').optional(),
+        exclude: metricSelectionList.optional(),
       })
       .prefault({}),
     // The optional API v2 reads (issue 39): each adds families and calls, and can be turned off.

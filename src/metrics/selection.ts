@@ -87,10 +87,16 @@ export function selectionEntryProblem(
 /** The names closest to `entry` by edit distance (globs compared without their `*`). */
 function nearestNames(entry: string, names: readonly string[]): string[] {
   const bare = entry.replaceAll('*', '');
-  return names
-    .map((name) => ({ name, distance: editDistance(bare, name) }))
-    .sort((a, b) => a.distance - b.distance || (a.name < b.name ? -1 : 1))
-    .slice(0, NEAR_NAMES)
-    .filter(({ distance }) => distance <= Math.max(3, Math.floor(bare.length / 3)))
-    .map(({ name }) => name);
+  const farthest = Math.max(3, Math.floor(bare.length / 3));
+  return (
+    names
+      // The distance is at least the difference in length: a name that far off is not computed,
+      // so a long entry costs nothing more than a short one.
+      .filter((name) => Math.abs(name.length - bare.length) <= farthest)
+      .map((name) => ({ name, distance: editDistance(bare, name) }))
+      .sort((a, b) => a.distance - b.distance || (a.name < b.name ? -1 : 1))
+      .slice(0, NEAR_NAMES)
+      .filter(({ distance }) => distance <= farthest)
+      .map(({ name }) => name)
+  );
 }

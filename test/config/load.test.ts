@@ -445,6 +445,45 @@ describe('a file of many unknown keys', () => {
   });
 });
 
+describe('a metric selection of many or long entries', () => {
+  /** A file whose `metrics.exclude` (line 7) holds `entries`. */
+  async function fileExcluding(entries: readonly string[]): Promise<string> {
+    const directory = await mkdtemp(join(tmpdir(), 'selection-'));
+    const path = join(directory, 'config.yaml');
+    const lines = [
+      'trunk:',
+      '  token: t',
+      'targets:',
+      '  - repo: github.com/acme/web',
+      '    branches: [main]',
+      'metrics:',
+      '  exclude:',
+      ...entries.map((entry) => `    - ${entry}`),
+    ];
+    await writeFile(path, lines.join('\n'));
+    return path;
+  }
+
+  it('refuses a list of 20,000 entries as a whole, without comparing each with every family', async () => {
+    // Each entry that names no family was compared with every family's name for the nearest:
+    // 100,000 of them (a 4 MiB file) held the loader, and a reload every scrape, for 40 s.
+    const entries = Array.from({ length: 20_000 }, (_unused, index) => `no_such_family_${index}`);
+    expect(await problemsOf(await fileExcluding(entries))).toEqual([
+      'metrics.exclude: expected at most 1000 entries (names or `*` globs of the metric families) (line 7)',
+    ]);
+  });
+
+  it('compares no family name with an entry far longer than any', async () => {
+    // 1,000 entries of 4,000 characters: by edit distance with each family, minutes of CPU.
+    const entries = Array.from({ length: 1000 }, (_unused, index) => `${'y'.repeat(4000)}${index}`);
+    const problems = await problemsOf(await fileExcluding(entries));
+    expect(problems.at(-1)).toBe('and 980 more problems (the first 20 are listed)');
+    expect(problems[0]).toBe(
+      `metrics.exclude[0]: "${'y'.repeat(4000)}0" matches no metric family (line 8)`,
+    );
+  });
+});
+
 describe('a file nested thousands deep', () => {
   const problems = (text: string) => problemsOfText(text, 'deep.yaml');
   const TOO_DEEP =
