@@ -34,19 +34,38 @@ export const RELOAD_LOAD_TIMEOUT_MS = 2 * FILE_READ_TIMEOUT_MS + 1000;
 
 /**
  * Reloads the configuration on request, one reload at a time: a valid file is applied, an invalid
- * one is rejected with `--check-config`'s messages and the running configuration stays. Each
- * reload logs one line and sets the `config_last_reload_*` gauges.
+ * one is rejected with `--check-config`'s messages and the running configuration stays; requests
+ * made while one runs share the next. Each reload logs one line and sets the
+ * `config_last_reload_*` gauges.
  */
 export class ConfigReloader {
-  #queue: Promise<unknown> = Promise.resolve();
+  /** The reload running, if any. */
+  #running: Promise<ReloadResult> | undefined;
+  /**
+   * The one reload waiting for it, which every request made meanwhile shares: it reads the file
+   * after all of them, and a flood of `POST /-/reload` (or SIGHUP) queues one reload, not one each.
+   */
+  #waiting: Promise<ReloadResult> | undefined;
 
   constructor(private readonly options: ReloaderOptions) {}
 
-  /** Reloads after any reload already running; never rejects. */
+  /** Reloads after any reload already running, joining one already waiting; never rejects. */
   reload(trigger: ReloadTrigger): Promise<ReloadResult> {
-    const result = this.#queue.then(() => this.#reload(trigger));
-    this.#queue = result;
-    return result;
+    if (this.#running === undefined && this.#waiting === undefined) return this.#start(trigger);
+    this.#waiting ??= (this.#running ?? Promise.resolve()).then(() => {
+      this.#waiting = undefined;
+      return this.#start(trigger);
+    });
+    return this.#waiting;
+  }
+
+  #start(trigger: ReloadTrigger): Promise<ReloadResult> {
+    const run = this.#reload(trigger);
+    this.#running = run;
+    void run.then(() => {
+      if (this.#running === run) this.#running = undefined;
+    });
+    return run;
   }
 
   async #reload(trigger: ReloadTrigger): Promise<ReloadResult> {

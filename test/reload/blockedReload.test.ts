@@ -74,6 +74,40 @@ describe('a reload that cannot load', () => {
     expect(successes).toHaveLength(1);
   });
 
+  it('runs the 1,000 reloads asked for while one loads as one, and answers each', async () => {
+    // Each POST /-/reload queued a reload of its own, kept after its client went away: a flood
+    // read and parsed the file once per request, one after the other, without bound.
+    const config: ExporterConfig = await parseConfig(`trunk:\n  token: t\ntargets:\n${WEB}\n`, {
+      source: 'inline',
+      env: {},
+    });
+    let release = (): void => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let loads = 0;
+    const reloader = new ConfigReloader({
+      load: async () => {
+        loads++;
+        await held;
+        return config;
+      },
+      apply: () => ({ targetsAdded: [], targetsRemoved: [], settingsChanged: [], needRestart: [] }),
+      observer: { reloadFailed: () => {}, reloadSucceeded: () => {} },
+      logger: silentLogger(),
+    });
+    const first = reloader.reload('SIGHUP');
+    const flood = Array.from({ length: 1000 }, () => reloader.reload('HTTP'));
+    release();
+    const answers = await Promise.all([first, ...flood]);
+    expect(answers.every((answer) => answer.applied)).toBe(true);
+    // The one running, and one after it for every request made meanwhile.
+    expect(loads).toBe(2);
+    // A request after both have ended reloads again.
+    expect((await reloader.reload('HTTP')).applied).toBe(true);
+    expect(loads).toBe(3);
+  });
+
   it('rejects a file of 40,000 unknown keys with the first 20 problems and a count of the rest', async () => {
     // Generated here rather than committed: about 0.5 MB, the audit's SIGHUP case.
     const keys = Array.from({ length: 40_000 }, (_unused, index) => `  k${index}: 1`);
