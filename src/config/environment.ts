@@ -9,18 +9,37 @@ export interface MissingVariable {
   readonly name: string;
 }
 
-/** Returns a copy of `value` with `${VAR}` replaced in every string, and the variables that were unset. */
+/**
+ * Characters that `${VAR}` references may add to the settings in all, as much as the file itself
+ * may hold: each reference is a copy of the value, so a 100 KB variable named 30,000 times (a
+ * 400 KB file) took 3 GB, and a reload that size ended the process out of memory.
+ */
+export const MAX_EXPANDED_CHARACTERS = 4 * 1024 * 1024;
+
+/**
+ * Returns a copy of `value` with `${VAR}` replaced in every string, the variables that were unset,
+ * and the first reference past MAX_EXPANDED_CHARACTERS (it and every later one are replaced by
+ * nothing).
+ */
 export function expandEnvironment(
   value: unknown,
   env: Readonly<Record<string, string | undefined>>,
-): { value: unknown; missing: MissingVariable[] } {
+): { value: unknown; missing: MissingVariable[]; overLimit?: MissingVariable } {
   const missing: MissingVariable[] = [];
+  let overLimit: MissingVariable | undefined;
+  let expandedCharacters = 0;
   const walk = (node: unknown, path: (string | number)[]): unknown => {
     if (typeof node === 'string') {
       return node.replace(VARIABLE, (_match, name: string) => {
         const replacement = env[name];
         if (replacement === undefined) {
           missing.push({ path, name });
+          return '';
+        }
+        if (overLimit !== undefined) return '';
+        expandedCharacters += replacement.length;
+        if (expandedCharacters > MAX_EXPANDED_CHARACTERS) {
+          overLimit = { path, name };
           return '';
         }
         return replacement;
@@ -34,5 +53,6 @@ export function expandEnvironment(
     }
     return node;
   };
-  return { value: walk(value, []), missing };
+  const expanded = walk(value, []);
+  return { value: expanded, missing, ...(overLimit && { overLimit }) };
 }

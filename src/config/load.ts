@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { LineCounter } from 'yaml';
-import { expandEnvironment } from './environment.js';
+import { expandEnvironment, MAX_EXPANDED_CHARACTERS } from './environment.js';
 import { ConfigError, formatPath, problemsFromZod, type ConfigProblem } from './problems.js';
 import {
   configFileSchema,
@@ -130,6 +130,17 @@ export async function parseConfig(text: string, context: LoadContext): Promise<E
       message: `environment variable ${missing.name} is not set`,
       ...lines.lineAt(missing.path),
     });
+  }
+  if (expanded.overLimit !== undefined) {
+    // The values past the limit were left out, so the settings are not what the file says.
+    add({
+      path: formatPath(expanded.overLimit.path),
+      message:
+        `environment variable ${expanded.overLimit.name}: the \${…} references up to here expand ` +
+        `to more than ${MAX_EXPANDED_CHARACTERS / (1024 * 1024)} MiB, more than the file may hold`,
+      ...lines.lineAt(expanded.overLimit.path),
+    });
+    fail();
   }
   const parsed = configFileSchema.safeParse(expanded.value);
   if (!parsed.success) {

@@ -484,6 +484,26 @@ describe('a metric selection of many or long entries', () => {
   });
 });
 
+describe('${VAR} references that expand to more than the file may hold', () => {
+  it('are refused at the reference that passes 4 MiB, without making the copies', async () => {
+    // Each reference was a copy of the value: a 100 KB variable named 30,000 times (a 400 KB
+    // file) took 3 GB, and a reload of it ended the process out of memory.
+    const references = Array.from({ length: 50 }, () => "    - '${BIG}'");
+    const text = `trunk:\n  token: t\ntargets:\n  - repo: github.com/acme/web\nserver:\n  junk:\n${references.join('\n')}\n`;
+    let problems: string[] = [];
+    try {
+      await parseConfig(text, { source: 'big.yaml', env: { BIG: 'a'.repeat(100_000) } });
+    } catch (error) {
+      if (error instanceof ConfigError) problems = problemLines(error);
+      else throw error;
+    }
+    // 41 values are 4,100,000 characters; the 42nd passes 4 MiB (4,194,304).
+    expect(problems).toEqual([
+      'server.junk[41]: environment variable BIG: the ${…} references up to here expand to more than 4 MiB, more than the file may hold (line 48)',
+    ]);
+  });
+});
+
 describe('a file nested thousands deep', () => {
   const problems = (text: string) => problemsOfText(text, 'deep.yaml');
   const TOO_DEEP =
