@@ -11,8 +11,8 @@ export interface MissingVariable {
 
 /**
  * Characters that `${VAR}` references may add to the settings in all, as much as the file itself
- * may hold: each reference is a copy of the value, so a 100 KB variable named 30,000 times (a
- * 400 KB file) took 3 GB, and a reload that size ended the process out of memory.
+ * may hold: each reference is a copy of the value, so a small file naming a long variable many
+ * times would otherwise expand past any memory, on a reload too.
  */
 export const MAX_EXPANDED_CHARACTERS = 4 * 1024 * 1024;
 

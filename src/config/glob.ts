@@ -1,9 +1,8 @@
 /**
  * Whether `text` matches `glob`, where `*` stands for any run of characters (line breaks too) and
  * every other character for itself. Matched without a regular expression: `^.*.*.*…x$`, from a run
- * of `*` in a setting, backtracks exponentially in V8 (a dozen stars held the event loop for
- * minutes), and `*a*a*a*…` over a name of many a's polynomially; this greedy walk takes at most
- * glob × text steps.
+ * of `*` in a setting, backtracks exponentially in V8, and `*a*a*a*…` over a name of many a's
+ * polynomially; this greedy walk takes at most glob × text steps.
  */
 export function globMatches(glob: string, text: string): boolean {
   let g = 0;

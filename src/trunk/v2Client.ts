@@ -102,9 +102,6 @@ interface PageReading<R, T> {
   readonly check: (response: R, report: AnomalyReport) => V2Page<T>;
 }
 
-/** A queue's live or concluded entries, their timestamps and label values checked. */
-const checkPullRequestPage = checkV2PullRequestsPage;
-
 /** The `repo` of calls about the whole organization, for logs and the request queue. */
 const ORGANIZATION = '(organization)';
 
@@ -195,7 +192,7 @@ export class TrunkV2Client {
     if (filter.concludedAfter !== undefined) query.concludedAfter = filter.concludedAfter;
     const schema =
       filter.pullRequestIds === true ? v2PullRequestPageSchema : v2PullRequestWithoutIdPageSchema;
-    const page = { schema, check: checkPullRequestPage };
+    const page = { schema, check: checkV2PullRequestsPage };
     // The live entries (no window): a queue of thousands is none Trunk has, and an answer that
     // never ends would otherwise hold up to V2_MAX_PAGES pages of rows per poll in memory.
     const maxPages =

@@ -4,6 +4,7 @@ import { select, type Sample } from './exposition.js';
 import { configYaml, startTestExporter } from './exporterHarness.js';
 import { WEBHOOK_SECRET } from './webhooks.js';
 import { sendJson, sendText, startApiServer } from '../trunk/harness.js';
+import { queueResponse } from '../trunk/fixtures.js';
 
 /** The queue the exporter polls, as its labels name it. */
 export const QUEUE = { repo: 'github.com/acme/web', branch: 'main' };
@@ -48,28 +49,7 @@ export async function fakeQueue() {
   };
   const server = await startApiServer((_req, res, _index, recorded) => {
     if (recorded.url.endsWith('/getQueue')) {
-      sendJson(res, 200, {
-        state: 'running',
-        branch: 'main',
-        concurrency: 2,
-        testingTimeoutMinutes: 60,
-        mode: 'single',
-        canOptimisticallyMerge: false,
-        pendingFailureDepth: 1,
-        batch: false,
-        batchingMaxWaitTimeMinutes: 0,
-        batchingMinSize: 1,
-        createPrsForTestingBranches: true,
-        commentsEnabled: true,
-        commandsEnabled: true,
-        statusCheckEnabled: true,
-        bisectionConcurrency: 1,
-        requiredStatuses: ['ci'],
-        directMergeMode: 'off',
-        optimizationMode: 'off',
-        mergeMethod: 'squash',
-        enqueuedPullRequests: world.items,
-      });
+      sendJson(res, 200, { ...queueResponse(), enqueuedPullRequests: world.items });
       return;
     }
     const body = JSON.parse(recorded.body) as { pr?: { number?: number } };
@@ -81,8 +61,8 @@ export async function fakeQueue() {
   return { server, world, polls };
 }
 
-export /** An exporter with webhooks on polling acme/web main at `apiUrl` every INTERVAL_SECONDS. */
-async function webhookExporter(apiUrl: string) {
+/** An exporter with webhooks on polling acme/web main at `apiUrl` every INTERVAL_SECONDS. */
+export async function webhookExporter(apiUrl: string) {
   const exporter = await startTestExporter(
     [
       configYaml({
