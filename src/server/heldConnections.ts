@@ -45,7 +45,7 @@ export class HeldConnections {
   #admit(socket: Socket): void {
     // Already refused by a listener that ran first, such as the per-address cap.
     if (socket.destroyed) return;
-    if (this.#held.size >= this.#max && !this.#evictLongestIdle()) {
+    if (this.#held.size >= this.#max && !this.#evictLongestIdle() && !this.#evictUnread()) {
       socket.destroy();
       return;
     }
@@ -60,6 +60,17 @@ export class HeldConnections {
   #evictLongestIdle(): boolean {
     for (const [key, connection] of this.#held) {
       if (connection.requestsInFlight > 0) continue;
+      this.#held.delete(key);
+      connection.socket.destroy();
+      return true;
+    }
+    return false;
+  }
+
+  /** Closes the connection held longest whose answer waits on its client to read; false when none. */
+  #evictUnread(): boolean {
+    for (const [key, connection] of this.#held) {
+      if (!connection.socket.writableNeedDrain) continue;
       this.#held.delete(key);
       connection.socket.destroy();
       return true;

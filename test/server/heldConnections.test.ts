@@ -141,3 +141,50 @@ describe('at server.maxConnections', () => {
     expect(newcomerClosed).toBe(true);
   });
 });
+
+describe('at server.maxConnections, with clients that stop reading', () => {
+  /** Larger than what the kernel's socket buffers take on loopback, so a response that is not read stays unsent. */
+  const PAGE = Buffer.alloc(32 * 1024 * 1024, 'x');
+
+  /**
+   * `perAddress` connections from each of `addresses` that send a whole request and never read a
+   * byte of the answer: each holds a request in flight until the 60 s stall limit.
+   */
+  function nonReaders(url: string, addresses: readonly string[], perAddress: number): Socket[] {
+    const { port } = new URL(url);
+    const sockets: Socket[] = [];
+    for (const localAddress of addresses)
+      for (let index = 0; index < perAddress; index++) {
+        const socket = connect({ host: '127.0.0.1', port: Number(port), localAddress });
+        socket.on('error', () => undefined);
+        socket.on('connect', () => {
+          socket.write('GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n');
+          socket.pause();
+        });
+        sockets.push(socket);
+      }
+    cleanups.push(() => {
+      for (const socket of sockets) socket.destroy();
+    });
+    return sockets;
+  }
+
+  it('serves a genuine scrape while connections from several addresses hold every place without reading their pages', async () => {
+    let answering = 0;
+    const running = await start((_req, res) => {
+      answering++;
+      res.end(PAGE);
+    });
+    // Three addresses at their cap of 8 would hold 24 places, more than the 20 there are.
+    nonReaders(running.url, ['127.0.0.2', '127.0.0.3', '127.0.0.4'], 8);
+    await until(
+      () => answering >= 20,
+      'twenty pages being sent into clients that do not read them',
+    );
+
+    const status = await get(running.url, '/metrics');
+
+    // Without the fix the newcomer is closed as it arrives (0) for the 60 s the non-readers may stall.
+    expect(status).toBe(200);
+  });
+});
