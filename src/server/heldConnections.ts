@@ -1,23 +1,33 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server, Socket } from 'node:net';
 
-/** One held connection and the requests on it not yet answered. */
+/** One held connection, the requests on it not yet answered, and since when it has waited. */
 interface HeldConnection {
   readonly socket: Socket;
   requestsInFlight: number;
+  /**
+   * Since when (ms) it has waited on its client: without a request in flight, since it came or
+   * its last answer went; with one, since the request came or its unsent bytes last fell.
+   */
+  waitingSince: number;
+  /** The socket's unsent bytes when last looked at. */
+  unsentBytes: number;
 }
 
 /**
  * Caps the connections the server holds at once (`server.maxConnections`). At the cap a newcomer
- * takes the place of the connection that has waited longest without a request in flight (one that
- * has not sent its request headers yet, or an idle keep-alive one); only when every held
- * connection has a request in flight is the newcomer closed. Refusing newcomers would let
- * slowloris clients hold every place, each reopened as soon as it is shed; a scraper sends its
- * headers at once, so it is never the one that waited longest.
+ * takes the place of the connection that has waited longest on its client: one without a request
+ * in flight (that has not sent its request headers yet, or an idle keep-alive one), or one whose
+ * answer its client leaves unread (the socket's buffer full); only when every held connection has
+ * a request being worked on or read is the newcomer closed. Refusing newcomers would let slowloris
+ * clients hold every place, each reopened as soon as it is shed, and clients that send a request
+ * and never read the page (larger than the kernel's socket buffers) hold theirs until the stall
+ * limit; a scraper sends its headers at once and reads its answer, so it is never the one that
+ * waited longest.
  */
 export class HeldConnections {
   #max: number;
-  /** By peer address and port (a TLS socket's are its TCP connection's), longest idle first. */
+  /** By peer address and port (a TLS socket's are its TCP connection's). */
   readonly #held = new Map<string, HeldConnection>();
 
   constructor(max: number) {
@@ -45,37 +55,40 @@ export class HeldConnections {
   #admit(socket: Socket): void {
     // Already refused by a listener that ran first, such as the per-address cap.
     if (socket.destroyed) return;
-    if (this.#held.size >= this.#max && !this.#evictLongestIdle() && !this.#evictUnread()) {
+    if (this.#held.size >= this.#max && !this.#evictLongestWaiting()) {
       socket.destroy();
       return;
     }
     const key = connectionKey(socket);
-    this.#held.set(key, { socket, requestsInFlight: 0 });
+    this.#held.set(key, { socket, requestsInFlight: 0, waitingSince: Date.now(), unsentBytes: 0 });
     socket.once('close', () => {
       if (this.#held.get(key)?.socket === socket) this.#held.delete(key);
     });
   }
 
-  /** Closes the held connection longest without a request in flight; false when there is none. */
-  #evictLongestIdle(): boolean {
-    for (const [key, connection] of this.#held) {
-      if (connection.requestsInFlight > 0) continue;
-      this.#held.delete(key);
-      connection.socket.destroy();
-      return true;
+  /**
+   * Closes the held connection that has waited longest on its client; false when every one has a
+   * request being worked on or read. A single write's unsent bytes fall only once it is all sent,
+   * so a page being read counts from its request, and the newest request is the last to go.
+   */
+  #evictLongestWaiting(): boolean {
+    const now = Date.now();
+    let longest: [string, HeldConnection] | undefined;
+    for (const entry of this.#held) {
+      const connection = entry[1];
+      if (connection.requestsInFlight > 0) {
+        const unsentBytes = connection.socket.writableLength;
+        if (unsentBytes < connection.unsentBytes) connection.waitingSince = now;
+        connection.unsentBytes = unsentBytes;
+        if (!connection.socket.writableNeedDrain) continue;
+      }
+      if (longest === undefined || connection.waitingSince < longest[1].waitingSince)
+        longest = entry;
     }
-    return false;
-  }
-
-  /** Closes the connection held longest whose answer waits on its client to read; false when none. */
-  #evictUnread(): boolean {
-    for (const [key, connection] of this.#held) {
-      if (!connection.socket.writableNeedDrain) continue;
-      this.#held.delete(key);
-      connection.socket.destroy();
-      return true;
-    }
-    return false;
+    if (longest === undefined) return false;
+    this.#held.delete(longest[0]);
+    longest[1].socket.destroy();
+    return true;
   }
 
   #track(req: IncomingMessage, res: ServerResponse): void {
@@ -83,10 +96,11 @@ export class HeldConnections {
     const connection = this.#held.get(key);
     if (connection === undefined) return;
     connection.requestsInFlight++;
+    connection.waitingSince = Date.now();
+    connection.unsentBytes = req.socket.writableLength;
     res.once('close', () => {
       connection.requestsInFlight--;
-      // Idle from now: moved behind the connections that have been idle longer.
-      if (this.#held.delete(key)) this.#held.set(key, connection);
+      connection.waitingSince = Date.now();
     });
   }
 }

@@ -150,23 +150,39 @@ describe('at server.maxConnections, with clients that stop reading', () => {
    * `perAddress` connections from each of `addresses` that send a whole request and never read a
    * byte of the answer: each holds a request in flight until the 60 s stall limit.
    */
-  function nonReaders(url: string, addresses: readonly string[], perAddress: number): Socket[] {
+  /**
+   * `perAddress` connections from each of `addresses` that send a whole request and never read a
+   * byte of the answer (so never learn that the server closed them), and with `everyMs` one more
+   * from each address every `everyMs`, for as long as the test runs.
+   */
+  function nonReaders(
+    url: string,
+    addresses: readonly string[],
+    perAddress: number,
+    everyMs?: number,
+  ): void {
     const { port } = new URL(url);
     const sockets: Socket[] = [];
-    for (const localAddress of addresses)
-      for (let index = 0; index < perAddress; index++) {
-        const socket = connect({ host: '127.0.0.1', port: Number(port), localAddress });
-        socket.on('error', () => undefined);
-        socket.on('connect', () => {
-          socket.write('GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n');
-          socket.pause();
-        });
-        sockets.push(socket);
-      }
+    const open = (localAddress: string): void => {
+      const socket = connect({ host: '127.0.0.1', port: Number(port), localAddress });
+      socket.on('error', () => undefined);
+      socket.on('connect', () => {
+        socket.write('GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n');
+        socket.pause();
+      });
+      sockets.push(socket);
+    };
+    for (const address of addresses) for (let index = 0; index < perAddress; index++) open(address);
+    const more =
+      everyMs === undefined
+        ? undefined
+        : setInterval(() => {
+            for (const address of addresses) open(address);
+          }, everyMs);
     cleanups.push(() => {
+      clearInterval(more);
       for (const socket of sockets) socket.destroy();
     });
-    return sockets;
   }
 
   it('serves a genuine scrape while connections from several addresses hold every place without reading their pages', async () => {
@@ -186,5 +202,27 @@ describe('at server.maxConnections, with clients that stop reading', () => {
 
     // Without the fix the newcomer is closed as it arrives (0) for the 60 s the non-readers may stall.
     expect(status).toBe(200);
+  });
+
+  it('serves genuine scrapes one after another while non-readers keep arriving', async () => {
+    let answering = 0;
+    const running = await start((_req, res) => {
+      answering++;
+      res.end(PAGE);
+    });
+    nonReaders(running.url, ['127.0.0.2', '127.0.0.3', '127.0.0.4'], 8);
+    await until(
+      () => answering >= 20,
+      'twenty pages being sent into clients that do not read them',
+    );
+    // One more non-reader from each address every 100 ms: each is a newcomer at the cap, and takes
+    // the place of the connection whose page has waited unread longest.
+    nonReaders(running.url, ['127.0.0.2', '127.0.0.3', '127.0.0.4'], 0, 100);
+
+    const statuses: number[] = [];
+    for (let scrape = 0; scrape < 10; scrape++) statuses.push(await get(running.url, '/metrics'));
+
+    // A scrape reads its page at once, so it is never the one whose page has waited longest.
+    expect(statuses).toEqual(Array<number>(10).fill(200));
   });
 });
