@@ -145,6 +145,7 @@ describe('at server.maxConnections', () => {
 describe('at server.maxConnections, with clients that stop reading', () => {
   /** Larger than what the kernel's socket buffers take on loopback, so a response that is not read stays unsent. */
   const PAGE = Buffer.alloc(32 * 1024 * 1024, 'x');
+  const ADDRESSES = ['127.0.0.2', '127.0.0.3', '127.0.0.4'];
 
   /**
    * `perAddress` connections from each of `addresses` that send a whole request and never read a
@@ -185,18 +186,24 @@ describe('at server.maxConnections, with clients that stop reading', () => {
     });
   }
 
-  it('serves a genuine scrape while connections from several addresses hold every place without reading their pages', async () => {
+  /** A server answering PAGE, every place of it held by a non-reader from one of `ADDRESSES`. */
+  async function startFullOfNonReaders(): Promise<RunningHttpServer> {
     let answering = 0;
     const running = await start((_req, res) => {
       answering++;
       res.end(PAGE);
     });
     // Three addresses at their cap of 8 would hold 24 places, more than the 20 there are.
-    nonReaders(running.url, ['127.0.0.2', '127.0.0.3', '127.0.0.4'], 8);
+    nonReaders(running.url, ADDRESSES, 8);
     await until(
       () => answering >= 20,
       'twenty pages being sent into clients that do not read them',
     );
+    return running;
+  }
+
+  it('serves a genuine scrape while connections from several addresses hold every place without reading their pages', async () => {
+    const running = await startFullOfNonReaders();
 
     const status = await get(running.url, '/metrics');
 
@@ -205,19 +212,10 @@ describe('at server.maxConnections, with clients that stop reading', () => {
   });
 
   it('serves genuine scrapes one after another while non-readers keep arriving', async () => {
-    let answering = 0;
-    const running = await start((_req, res) => {
-      answering++;
-      res.end(PAGE);
-    });
-    nonReaders(running.url, ['127.0.0.2', '127.0.0.3', '127.0.0.4'], 8);
-    await until(
-      () => answering >= 20,
-      'twenty pages being sent into clients that do not read them',
-    );
+    const running = await startFullOfNonReaders();
     // One more non-reader from each address every 100 ms: each is a newcomer at the cap, and takes
     // the place of the connection whose page has waited unread longest.
-    nonReaders(running.url, ['127.0.0.2', '127.0.0.3', '127.0.0.4'], 0, 100);
+    nonReaders(running.url, ADDRESSES, 0, 100);
 
     const statuses: number[] = [];
     for (let scrape = 0; scrape < 10; scrape++) statuses.push(await get(running.url, '/metrics'));
