@@ -314,6 +314,64 @@ describe('API v2 answers through a real exporter', () => {
     ]);
   });
 
+  it('merge-queues-with-settings-outside-their-documented-ranges.json: a setting outside the range Trunk lets it be set to is counted as invalid_field and not exported; its queue is read, and another queue at the edges of the ranges is exported whole', async () => {
+    // UpdateMergeQueueConfigRequest: concurrency "minimum": 1, "maximum": 1000; bisectionConcurrency
+    // and pendingFailureDepth 0..1000; batchingMaxWaitTimeMinutes and testingTimeoutMinutes
+    // 0..10080; batchingMinSize 1..1000 ("At least 1"); each an "integer". web/main: concurrency 0,
+    // bisectionConcurrency 1001, pendingFailureDepth 1.5, batchingMaxWaitTimeMinutes -1,
+    // batchingMinSize 1e308 (five out), testingTimeoutMinutes 60 (in). api/main: every setting at an
+    // edge, testingTimeoutMinutes 0 ("`0` means no timeout").
+    const fake = await startFakeV2({
+      queues: pageAt('merge-queues-with-settings-outside-their-documented-ranges.json'),
+      entries: {
+        [WEB_QUEUE]: rowsAt('pull-requests-not-ready-without-the-impacted-targets-signal.json'),
+      },
+    });
+    const exporter = await keyOnlyExporter(
+      fake,
+      [
+        '  - repo: github.com/acme/web',
+        '    branches: [main]',
+        '  - repo: github.com/acme/api',
+        '    branches: [main]',
+      ].join('\n'),
+    );
+    const samples = await exporter.waitFor(
+      (current) => sum(current, 'trunk_exporter_target_up', { kind: 'merge_queue' }) === 2,
+      'both queues up',
+    );
+    const web = { repo: 'github.com/acme/web', branch: 'main' };
+    const api = { repo: 'github.com/acme/api', branch: 'main' };
+    const setting = (name: string, labels: Record<string, string>) =>
+      value(samples, `trunk_merge_queue_${name}`, labels);
+    // Five per read of the list of queues, however many reads were counted.
+    const outOfRange = sum(samples, 'trunk_exporter_api_anomalies_total', {
+      endpoint: 'v2/merge-queues',
+      kind: 'invalid_field',
+    });
+    expect(outOfRange).toBeGreaterThan(0);
+    expect(outOfRange % 5).toBe(0);
+    expect(sum(samples, 'trunk_exporter_api_anomalies_total', { kind: 'invalid_item' })).toBe(0);
+    for (const name of [
+      'concurrency',
+      'bisection_concurrency',
+      'pending_failure_depth',
+      'batching_max_wait_seconds',
+      'batching_min_size',
+    ]) {
+      expect(select(samples, `trunk_merge_queue_${name}`, web), name).toEqual([]);
+    }
+    expect(setting('testing_timeout_seconds', web)).toBe(3600);
+    expect(setting('required_statuses', web)).toBe(1);
+    expect(sum(samples, 'trunk_merge_queue_pull_requests', web)).toBe(3);
+    expect(setting('concurrency', api)).toBe(1000);
+    expect(setting('bisection_concurrency', api)).toBe(0);
+    expect(setting('pending_failure_depth', api)).toBe(1000);
+    expect(setting('batching_max_wait_seconds', api)).toBe(604_800);
+    expect(setting('batching_min_size', api)).toBe(1);
+    expect(setting('testing_timeout_seconds', api)).toBe(0);
+  });
+
   it('follows empty pages that still have a next cursor, and calls /v2 under an apiUrl that ends in /v2', async () => {
     const fake = await startFakeV2({
       queues: pageAt('merge-queues-of-an-organization.json'),

@@ -28,12 +28,15 @@ function pullRequestFreshness(settings: FamilySettings): string {
   return refreshedBy(REFRESHED_BY.pullRequests, settings.mergeQueueIntervalSeconds);
 }
 
-/** One `{repo,branch}` gauge per numeric queue setting, read from the snapshot. */
+/**
+ * One `{repo,branch}` gauge per numeric queue setting, read from the snapshot; absent while the
+ * setting is (Trunk sent it out of its range).
+ */
 function queueNumber(
   name: string,
   unit: string,
   help: string,
-  value: (snapshot: MergeQueueSnapshot) => number,
+  value: (snapshot: MergeQueueSnapshot) => number | undefined,
 ): PerTargetFamily {
   return {
     name: fqName(NAMESPACE, SUBSYSTEM, name, unit),
@@ -41,9 +44,12 @@ function queueNumber(
     type: 'gauge',
     labelNames: TARGET_LABELS,
     scope: 'target',
-    samples: ofMergeQueue((snapshot) => [
-      { labels: [snapshot.repo, snapshot.branch], value: value(snapshot) },
-    ]),
+    samples: ofMergeQueue((snapshot) => {
+      const current = value(snapshot);
+      return current === undefined
+        ? []
+        : [{ labels: [snapshot.repo, snapshot.branch], value: current }];
+    }),
   };
 }
 

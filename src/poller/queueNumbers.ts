@@ -12,15 +12,22 @@ type QueueNumberSettings = Pick<
   | 'requiredStatuses'
 >;
 
-/** A queue's numeric settings as its snapshot holds them: durations in seconds, checks counted. */
+/**
+ * A queue's numeric settings as its snapshot holds them: durations in seconds, checks counted; a
+ * setting the client read as absent (out of its range) stays absent.
+ */
 export function queueNumbers(settings: QueueNumberSettings) {
   return {
     concurrency: settings.concurrency,
-    testingTimeoutSeconds: settings.testingTimeoutMinutes * 60,
+    testingTimeoutSeconds: inSeconds(settings.testingTimeoutMinutes),
     pendingFailureDepth: settings.pendingFailureDepth,
     bisectionConcurrency: settings.bisectionConcurrency,
-    batchingMaxWaitSeconds: settings.batchingMaxWaitTimeMinutes * 60,
+    batchingMaxWaitSeconds: inSeconds(settings.batchingMaxWaitTimeMinutes),
     batchingMinSize: settings.batchingMinSize,
     requiredStatuses: settings.requiredStatuses.length,
   };
+}
+
+function inSeconds(minutes: number | undefined): number | undefined {
+  return minutes === undefined ? undefined : minutes * 60;
 }

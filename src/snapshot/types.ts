@@ -116,12 +116,14 @@ export interface MergeQueueSnapshot {
   readonly mergeMethod: string;
   readonly directMergeMode: string;
   readonly optimizationMode: string;
-  readonly concurrency: number;
-  readonly testingTimeoutSeconds: number;
-  readonly pendingFailureDepth: number;
-  readonly bisectionConcurrency: number;
-  readonly batchingMaxWaitSeconds: number;
-  readonly batchingMinSize: number;
+  // Each numeric setting undefined when Trunk sent one outside the range its definition gives
+  // (trunk/queueSettings.ts): its series is then absent.
+  readonly concurrency: number | undefined;
+  readonly testingTimeoutSeconds: number | undefined;
+  readonly pendingFailureDepth: number | undefined;
+  readonly bisectionConcurrency: number | undefined;
+  readonly batchingMaxWaitSeconds: number | undefined;
+  readonly batchingMinSize: number | undefined;
   readonly requiredStatuses: number;
   readonly settings: Readonly<Record<QueueSetting, boolean>>;
   readonly pullRequests: readonly PullRequestSnapshot[];

@@ -11,6 +11,7 @@ import {
   type SubmittedPullRequest,
 } from './schemas.js';
 import { LabelTextCuts, cutLabelText, isOverlong } from './labelText.js';
+import { countSettingsOutOfRange, type QueueSettingValues } from './queueSettings.js';
 import { isExportableMs, parseRfc3339 } from './timestamps.js';
 import { UNUSABLE_ITEM } from './tolerantSchemas.js';
 import {
@@ -31,8 +32,10 @@ export type AnomalyReport = (kind: ApiAnomalyKind, count: number) => void;
  * The queue with each PR number once: of entries sharing a number, the one with the latest
  * stateChangedAt (the first of equals) stays, in its place. Counting both would double the PR in
  * every count and look it up twice; keeping one by list order would flip its state poll by poll.
+ * Reports (`invalid_field`) each numeric setting out of its range, which the schema read as absent.
  */
 export function checkQueue(response: MergeQueueResponse, report: AnomalyReport): MergeQueue {
+  reportSettingsOutOfRange([response], report);
   const queue = withQueueLabelsCut(
     { ...response, enqueuedPullRequests: usableItems(response.enqueuedPullRequests, report) },
     report,
@@ -165,21 +168,42 @@ function queueLabelTexts({ state, mode, config }: V2MergeQueue): (string | undef
   return [state, mode, config.mergeMethod, config.directMergeMode, config.optimizationMode];
 }
 
-/** Checks one v2 merge queue: reports each label value too long (see reportOverlong). */
+/** Reports (`invalid_field`) each numeric setting of `queues` that the schema read as absent. */
+function reportSettingsOutOfRange(
+  queues: readonly QueueSettingValues[],
+  report: AnomalyReport,
+): void {
+  let outOfRange = 0;
+  for (const settings of queues) outOfRange += countSettingsOutOfRange(settings);
+  if (outOfRange > 0) report('invalid_field', outOfRange);
+}
+
+/**
+ * Checks one v2 merge queue: reports each label value too long (see reportOverlong) and each
+ * numeric setting out of its range.
+ */
 export function checkV2MergeQueue(queue: V2MergeQueue, report: AnomalyReport): V2MergeQueue {
   reportOverlong(queueLabelTexts(queue), report);
+  reportSettingsOutOfRange([queue.config], report);
   return queue;
 }
 
 const checkMergeQueueRows = checkV2Page<V2MergeQueue>();
 
-/** Checks a page of v2 merge queues as every v2 page, and reports each label value too long. */
+/**
+ * Checks a page of v2 merge queues as every v2 page, and reports each label value too long and
+ * each numeric setting out of its range.
+ */
 export function checkV2MergeQueuesPage(
   response: V2PageResponse<V2MergeQueue>,
   report: AnomalyReport,
 ): V2Page<V2MergeQueue> {
   const page = checkMergeQueueRows(response, report);
   reportOverlong(page.data.flatMap(queueLabelTexts), report);
+  reportSettingsOutOfRange(
+    page.data.map(({ config }) => config),
+    report,
+  );
   return page;
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { queueSetting } from './queueSettings.js';
 import { optionalValue, tolerantList } from './tolerantSchemas.js';
 import type { V2Endpoint } from './v2Schemas.js';
 
@@ -37,22 +38,25 @@ export const enqueuedPullRequestSchema = z.object({
 });
 export type EnqueuedPullRequest = z.infer<typeof enqueuedPullRequestSchema>;
 
-/** The queue's state and each setting below are exported (mergeQueueMetrics.ts): all required. */
+/**
+ * The queue's state and each setting below are exported (mergeQueueMetrics.ts): all required. A
+ * numeric setting out of the range Trunk's definition gives it reads as absent (queueSettings.ts).
+ */
 export const mergeQueueSchema = z.object({
   state: z.string(),
-  concurrency: z.number(),
-  testingTimeoutMinutes: z.number(),
+  concurrency: queueSetting('concurrency'),
+  testingTimeoutMinutes: queueSetting('testingTimeoutMinutes'),
   mode: z.string(),
   canOptimisticallyMerge: z.boolean(),
-  pendingFailureDepth: z.number(),
+  pendingFailureDepth: queueSetting('pendingFailureDepth'),
   batch: z.boolean(),
-  batchingMaxWaitTimeMinutes: z.number(),
-  batchingMinSize: z.number(),
+  batchingMaxWaitTimeMinutes: queueSetting('batchingMaxWaitTimeMinutes'),
+  batchingMinSize: queueSetting('batchingMinSize'),
   createPrsForTestingBranches: z.boolean(),
   commentsEnabled: z.boolean(),
   commandsEnabled: z.boolean(),
   statusCheckEnabled: z.boolean(),
-  bisectionConcurrency: z.number(),
+  bisectionConcurrency: queueSetting('bisectionConcurrency'),
   requiredStatuses: z.array(z.unknown()),
   directMergeMode: z.string(),
   optimizationMode: z.string(),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { queueSetting } from './queueSettings.js';
 import { optionalValue, tolerantList, type UNUSABLE_ITEM } from './tolerantSchemas.js';
 
 // Response schemas of the API v2 reads (trunk-api-v2.md). Tolerant like the v1 ones: only what a
@@ -70,15 +71,16 @@ export interface V2Page<T> {
  */
 const timestampValue = z.string().nullish().catch('');
 
+// A numeric setting out of the range Trunk's definition gives it reads as absent (queueSettings.ts).
 export const v2QueueConfigSchema = z.object({
-  concurrency: z.number(),
-  bisectionConcurrency: z.number(),
-  pendingFailureDepth: z.number(),
+  concurrency: queueSetting('concurrency'),
+  bisectionConcurrency: queueSetting('bisectionConcurrency'),
+  pendingFailureDepth: queueSetting('pendingFailureDepth'),
   canOptimisticallyMerge: z.boolean(),
   allowBatching: z.boolean(),
-  batchingMaxWaitTimeMinutes: z.number(),
-  batchingMinSize: z.number(),
-  testingTimeoutMinutes: z.number(),
+  batchingMaxWaitTimeMinutes: queueSetting('batchingMaxWaitTimeMinutes'),
+  batchingMinSize: queueSetting('batchingMinSize'),
+  testingTimeoutMinutes: queueSetting('testingTimeoutMinutes'),
   createsPrsForTestingBranches: z.boolean(),
   areCommentsEnabled: z.boolean(),
   areCommandsEnabled: z.boolean(),

@@ -15,12 +15,17 @@ const REPO = 'github.com/acme/web';
 const QUEUE = { repo: REPO, branch: 'main' };
 const LIST = 'flaky-tests/list-quarantined-tests';
 
+function fixtureText(name: string): string {
+  return readFileSync(new URL(`fixtures/polling/${name}`, import.meta.url), 'utf8');
+}
+
 function fixture(name: string): unknown {
-  return JSON.parse(readFileSync(new URL(`fixtures/polling/${name}`, import.meta.url), 'utf8'));
+  return JSON.parse(fixtureText(name));
 }
 
 /** What the fake API answers; each endpoint not given answers its healthy shape. */
 interface Answers {
+  /** A string is sent as it is: JSON.stringify would write a number too large for a double as null. */
   readonly queue?: unknown;
   readonly pullRequest?: unknown;
   readonly page?: unknown;
@@ -32,7 +37,10 @@ interface Answers {
  */
 async function pageAfterOnePoll(answers: Answers): Promise<Sample[]> {
   const server = await startApiServer((req, res) => {
-    if (req.url === '/v1/getQueue') sendJson(res, 200, answers.queue ?? queueResponse());
+    if (req.url === '/v1/getQueue' && typeof answers.queue === 'string') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(answers.queue);
+    } else if (req.url === '/v1/getQueue') sendJson(res, 200, answers.queue ?? queueResponse());
     else if (req.url === '/v1/getSubmittedPullRequest') {
       sendJson(res, 200, answers.pullRequest ?? pullRequestResponse());
     } else sendJson(res, 200, answers.page ?? quarantinePageResponse());
@@ -116,6 +124,39 @@ describe('getQueue answers read tolerantly', () => {
     // A null and a number where a timestamp belongs.
     expect(anomalies(samples, 'getQueue', 'invalid_field')).toBe(2);
     expect(anomalies(samples, 'getQueue', 'invalid_item')).toBe(0);
+  });
+
+  it('queue-settings-outside-their-documented-ranges.json: each numeric setting outside the range Trunk lets it be set to is counted as invalid_field and not exported; the rest of the queue is read', async () => {
+    // The same settings as API v2's queue `config` (trunk-api-v2.md, "v1 → v2 mapping"), whose
+    // definition bounds them where they are set (UpdateMergeQueueConfigRequest): concurrency
+    // "minimum": 1, "maximum": 1000 (here 1e308); testingTimeoutMinutes 0..10080 (here -5);
+    // pendingFailureDepth an "integer" 0..1000 (here 2.5); bisectionConcurrency 0..1000 (here
+    // 1e400, past the largest double); batchingMinSize "At least 1" (here 0);
+    // batchingMaxWaitTimeMinutes 0..10080 (here 10080, its largest: kept).
+    const samples = await pageAfterOnePoll({
+      queue: fixtureText('queue-settings-outside-their-documented-ranges.json'),
+    });
+
+    expect(targetUp(samples, 'merge_queue')).toBe(1);
+    expect(mismatches(samples, 'getQueue')).toBe(0);
+    expect(anomalies(samples, 'getQueue', 'invalid_field')).toBe(5);
+    for (const name of [
+      'trunk_merge_queue_concurrency',
+      'trunk_merge_queue_testing_timeout_seconds',
+      'trunk_merge_queue_pending_failure_depth',
+      'trunk_merge_queue_bisection_concurrency',
+      'trunk_merge_queue_batching_min_size',
+    ]) {
+      expect(select(samples, name, QUEUE), name).toEqual([]);
+    }
+    // 10080 minutes is 604800 seconds.
+    expect(sum(samples, 'trunk_merge_queue_batching_max_wait_seconds', QUEUE)).toBe(604_800);
+    expect(sum(samples, 'trunk_merge_queue_required_statuses', QUEUE)).toBe(1);
+    expect(sum(samples, 'trunk_merge_queue_setting_enabled', { ...QUEUE, setting: 'batch' })).toBe(
+      1,
+    );
+    expect(pullRequests(samples, { state: 'testing', priority: 'medium' })).toBe(2);
+    expect(pullRequests(samples, { state: 'pending', priority: 'medium' })).toBe(1);
   });
 
   it.each(['queue-without-state.json', 'queue-without-pull-request-list.json'])(

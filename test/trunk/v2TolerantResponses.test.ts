@@ -15,14 +15,25 @@ const LIVE = { states: ['pending', 'testing'] };
 const SINCE = '2026-11-24T09:00:00.000Z';
 const TESTING_RESULTS = 'v2/merge-queues/{id}/testing-results';
 
-function fixture(name: string): unknown {
-  return JSON.parse(readFileSync(new URL(`fixtures/v2/${name}`, import.meta.url), 'utf8'));
+function fixtureText(name: string): string {
+  return readFileSync(new URL(`fixtures/v2/${name}`, import.meta.url), 'utf8');
 }
 
-/** A v2 client of a server that answers every GET with `body`. */
+function fixture(name: string): unknown {
+  return JSON.parse(fixtureText(name));
+}
+
+/**
+ * A v2 client of a server that answers every GET with `body`; a string is sent as it is
+ * (JSON.stringify would write a number too large for a double as null).
+ */
 async function clientAnswering(body: unknown) {
   const server = await startApiServer((_req, res) => {
-    sendJson(res, 200, body);
+    if (typeof body !== 'string') sendJson(res, 200, body);
+    else {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(body);
+    }
   }, '');
   const { client, observer } = makeClient(server.origin, {
     token: undefined,
@@ -111,6 +122,35 @@ describe('API v2 pages read tolerantly', () => {
       { endpoint: 'v2/merge-queues', kind: 'invalid_item', count: 1 },
     ]);
     expect(observer.mismatches).toEqual([]);
+  });
+
+  it('merge-queues-page-with-a-setting-past-the-largest-double.json: a concurrency of 1e400 (JSON.parse reads Infinity) costs only the setting, counted as invalid_field; both queues are read', async () => {
+    // The definition: concurrency is an "integer", set "minimum": 1, "maximum": 1000.
+    const body = fixtureText('merge-queues-page-with-a-setting-past-the-largest-double.json');
+    const { v2, observer } = await clientAnswering(body);
+    const queues = await v2.listMergeQueues();
+
+    expect(queues.map((queue) => [queue.id, queue.config.concurrency])).toEqual([
+      ['xK9mP2nQ', undefined],
+      ['aB3xY9kQ', 3],
+    ]);
+    expect(observer.anomalies).toEqual([
+      { endpoint: 'v2/merge-queues', kind: 'invalid_field', count: 1 },
+    ]);
+    expect(observer.mismatches).toEqual([]);
+
+    // The same queue read by id (`GET /v2/merge-queues/{id}`, a bare MergeQueue).
+    const one = (JSON.parse(body) as { data: unknown[] }).data[0];
+    const single = await clientAnswering(
+      JSON.stringify(one).replace('"concurrency":null', '"concurrency":1e400'),
+    );
+    const queue = await single.v2.getMergeQueue(QUEUE);
+    expect(queue?.config.concurrency).toBeUndefined();
+    expect(queue?.config.testingTimeoutMinutes).toBe(60);
+    expect(single.observer.anomalies).toEqual([
+      { endpoint: 'v2/merge-queues/{id}', kind: 'invalid_field', count: 1 },
+    ]);
+    expect(single.observer.mismatches).toEqual([]);
   });
 
   it('testing-results-page-with-unknown-outcome.json: an outcome Trunk added later keeps its row and is counted as unknown_value', async () => {
