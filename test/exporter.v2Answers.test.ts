@@ -17,6 +17,7 @@ import {
   pageAt,
   rowsAt,
   startFakeV2,
+  type EntryRow,
   type FakeV2,
   type FixturePage,
 } from './support/fakeTrunkV2.js';
@@ -70,6 +71,19 @@ function value(samples: readonly Sample[], name: string, labels: Record<string, 
 
 const up = (samples: readonly Sample[], labels: Record<string, string>) =>
   value(samples, 'trunk_exporter_target_up', labels) === 1;
+
+/** The page of an exporter polling only github.com/acme/web's main queue, whose entries are `entries`, once it is up. */
+async function pageOfWebQueue(entries: EntryRow[]): Promise<Sample[]> {
+  const fake = await startFakeV2({
+    queues: pageAt('merge-queues-of-an-organization.json'),
+    entries: { [WEB_QUEUE]: entries },
+  });
+  const exporter = await keyOnlyExporter(
+    fake,
+    '  - repo: github.com/acme/web\n    branches: [main]',
+  );
+  return exporter.waitFor((current) => up(current, { kind: 'merge_queue' }), 'the queue up');
+}
 
 describe('API v2 answers through a real exporter', () => {
   it('names repositories as the providers do: a null host is the default host, a self-hosted one its own, else the host of the url; letter case aside; tests of no nameable repository are counted', async () => {
@@ -289,19 +303,8 @@ describe('API v2 answers through a real exporter', () => {
   });
 
   it('exports no impacted_targets_missing for a queue read through v2, whose list rows cannot tell it', async () => {
-    const fake = await startFakeV2({
-      queues: pageAt('merge-queues-of-an-organization.json'),
-      entries: {
-        [WEB_QUEUE]: rowsAt('pull-requests-not-ready-without-the-impacted-targets-signal.json'),
-      },
-    });
-    const exporter = await keyOnlyExporter(
-      fake,
-      '  - repo: github.com/acme/web\n    branches: [main]',
-    );
-    const samples = await exporter.waitFor(
-      (current) => up(current, { kind: 'merge_queue' }),
-      'the queue up',
+    const samples = await pageOfWebQueue(
+      rowsAt('pull-requests-not-ready-without-the-impacted-targets-signal.json'),
     );
     expect(
       select(samples, 'trunk_merge_queue_pull_requests_blocked').map((sample) => [
@@ -312,6 +315,24 @@ describe('API v2 answers through a real exporter', () => {
       ['base_branch_mismatch', 1],
       ['not_mergeable', 1],
     ]);
+  });
+
+  it('pull-requests-numbered-zero-and-below.json: a pull request numbered 0 or -7 is left out of the counts and counted as invalid_item; the queue and its other pull requests are read', async () => {
+    // A pull request is submitted with a "number" of "exclusiveMinimum": 0 (SubmitPullRequestRequest),
+    // and a testing result names it by a pullRequestNumber of "exclusiveMinimum": 0.
+    const samples = await pageOfWebQueue(rowsAt('pull-requests-numbered-zero-and-below.json'));
+    const web = { repo: 'github.com/acme/web', branch: 'main' };
+    // 41 (testing) and 42 (pending) stay; 0 (testing) and -7 (pending) are out.
+    expect(sum(samples, 'trunk_merge_queue_pull_requests', web)).toBe(2);
+    expect(sum(samples, 'trunk_merge_queue_pull_requests', { ...web, state: 'testing' })).toBe(1);
+    expect(sum(samples, 'trunk_merge_queue_pull_requests', { ...web, state: 'pending' })).toBe(1);
+    // Two per read of the live entries, however many reads were counted.
+    const unusable = sum(samples, 'trunk_exporter_api_anomalies_total', {
+      endpoint: 'v2/merge-queues/{id}/pull-requests',
+      kind: 'invalid_item',
+    });
+    expect(unusable).toBeGreaterThan(0);
+    expect(unusable % 2).toBe(0);
   });
 
   it('merge-queues-with-settings-outside-their-documented-ranges.json: a setting outside the range Trunk lets it be set to is counted as invalid_field and not exported; its queue is read, and another queue at the edges of the ranges is exported whole', async () => {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { queueSetting } from './queueSettings.js';
-import { optionalValue, tolerantList } from './tolerantSchemas.js';
+import { optionalValue, pullRequestNumber, tolerantList } from './tolerantSchemas.js';
 import type { V2Endpoint } from './v2Schemas.js';
 
 // Response schemas for the three read operations of trunk-api-v1.md, widened where the live
@@ -28,7 +28,7 @@ const timestampValue = z.string().optional().catch('');
 
 export const enqueuedPullRequestSchema = z.object({
   /** The PR's identity in the queue: an item without it is unusable. */
-  prNumber: z.number().int(),
+  prNumber: pullRequestNumber,
   stateChangedAt: timestampValue,
   priorityName: optionalValue(z.string()),
   /** Read by the lookup plan: a new commit is worth a lookup. */

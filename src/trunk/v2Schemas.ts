@@ -1,6 +1,11 @@
 import { z } from 'zod';
 import { queueSetting } from './queueSettings.js';
-import { optionalValue, tolerantList, type UNUSABLE_ITEM } from './tolerantSchemas.js';
+import {
+  optionalValue,
+  pullRequestNumber,
+  tolerantList,
+  type UNUSABLE_ITEM,
+} from './tolerantSchemas.js';
 
 // Response schemas of the API v2 reads (trunk-api-v2.md). Tolerant like the v1 ones: only what a
 // metric or the paging needs is required, unknown fields are dropped, and enums are plain strings
@@ -131,7 +136,7 @@ export const v2QueueEntrySchema = z.object({
   readiness: optionalValue(v2ReadinessSchema),
 });
 
-const v2PullRequestFields = { number: z.number().int(), queueEntry: v2QueueEntrySchema };
+const v2PullRequestFields = { number: pullRequestNumber, queueEntry: v2QueueEntrySchema };
 export const v2PullRequestSchema = z.object({
   // The pull request's id, what its queue-entry history is read by; a row without one (or with an
   // empty one: v2MergeQueuePoll.ts) is not read. No length check here: zod's checks allocate per row.
@@ -213,7 +218,7 @@ export const V2_TESTING_OUTCOMES = ['passed', 'failed', 'interrupted', 'cancelle
  * an entry ended that concluded and was submitted again between two polls (v2Resubmissions.ts).
  */
 export const v2TestingResultSchema = z.object({
-  pullRequestNumber: z.number().int(),
+  pullRequestNumber,
   // Not optional: the incremental read places each row by it (an unparseable one is counted).
   endedAt: z.string(),
   testingDurationMs: z.number().nonnegative(),

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { LabelTextCuts, cutLabelText, isOverlong } from './labelText.js';
 import { checkV2Page, type AnomalyReport } from './responseAnomalies.js';
 import { exportableSeconds } from './timestamps.js';
-import { optionalValue } from './tolerantSchemas.js';
+import { optionalValue, pullRequestNumber } from './tolerantSchemas.js';
 import { v2PageSchema, type V2Page, type V2PageResponse } from './v2Schemas.js';
 
 // `GET /v2/merge-queues/{id}/verification-runs` (`VerificationRun`): only what the run families
@@ -47,7 +47,7 @@ export const v2VerificationRunSchema = z.object({
   status: z.string(),
   requiredStatuses: z.array(z.string()),
   checks: z.array(v2CheckSchema),
-  testedPullRequests: z.array(z.object({ number: z.number().int() })),
+  testedPullRequests: z.array(z.object({ number: pullRequestNumber })),
 });
 export type V2VerificationRun = z.infer<typeof v2VerificationRunSchema>;
 export const v2VerificationRunPageSchema = v2PageSchema(v2VerificationRunSchema);

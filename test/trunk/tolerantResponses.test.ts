@@ -97,6 +97,22 @@ describe('getQueue answers read tolerantly', () => {
     expect(mismatches(samples, 'getQueue')).toBe(0);
   });
 
+  it('queue-item-with-pr-number-zero-or-negative.json: a PR numbered 0 or below is left out and counted, as one without a whole-number prNumber is', async () => {
+    // A pull request's number is above 0 in Trunk's definition ("exclusiveMinimum": 0 for the
+    // number a pull request is submitted with, and for a testing result's pullRequestNumber).
+    const samples = await pageAfterOnePoll({
+      queue: fixture('queue-item-with-pr-number-zero-or-negative.json'),
+    });
+
+    expect(targetUp(samples, 'merge_queue')).toBe(1);
+    // 0 (testing) and -7 (pending) out; 301 (testing) and 302 (pending) stay.
+    expect(anomalies(samples, 'getQueue', 'invalid_item')).toBe(2);
+    expect(pullRequests(samples)).toBe(2);
+    expect(pullRequests(samples, { state: 'testing', priority: 'medium' })).toBe(1);
+    expect(pullRequests(samples, { state: 'pending', priority: 'medium' })).toBe(1);
+    expect(mismatches(samples, 'getQueue')).toBe(0);
+  });
+
   it('queue-item-not-an-object.json: null, a string and an array among the items are left out and counted', async () => {
     const samples = await pageAfterOnePoll({ queue: fixture('queue-item-not-an-object.json') });
 

@@ -124,6 +124,37 @@ describe('API v2 pages read tolerantly', () => {
     expect(observer.mismatches).toEqual([]);
   });
 
+  it('testing-results-page-with-pull-request-numbers-zero-and-below.json: a result for pull request 0 or -3 is left out and counted as invalid_item; the others are read', async () => {
+    // `pullRequestNumber`: "type": "integer", "exclusiveMinimum": 0.
+    const { v2, observer } = await clientAnswering(
+      fixture('testing-results-page-with-pull-request-numbers-zero-and-below.json'),
+    );
+    const rows = await v2.listTestingResults(QUEUE, SINCE);
+
+    expect(rows.map((row) => row.pullRequestNumber)).toEqual([51, 52]);
+    expect(observer.anomalies).toEqual([
+      { endpoint: TESTING_RESULTS, kind: 'invalid_item', count: 2 },
+    ]);
+    expect(observer.mismatches).toEqual([]);
+  });
+
+  it('verification-runs-page-with-tested-pull-requests-numbered-zero-and-below.json: a run that tested pull request 0 or -2 is left out and counted as invalid_item, as one whose number is no whole number is', async () => {
+    // A tested pull request is one a queue listed: submitted with a number "exclusiveMinimum": 0.
+    const { v2, observer } = await clientAnswering(
+      fixture('verification-runs-page-with-tested-pull-requests-numbered-zero-and-below.json'),
+    );
+    const rows = await v2.listVerificationRuns(QUEUE, '2025-12-31T00:00:00.000Z');
+
+    expect(rows.map((row) => row.testedPullRequests.map(({ number }) => number))).toEqual([
+      [61],
+      [63, 64],
+    ]);
+    expect(observer.anomalies).toEqual([
+      { endpoint: 'v2/merge-queues/{id}/verification-runs', kind: 'invalid_item', count: 2 },
+    ]);
+    expect(observer.mismatches).toEqual([]);
+  });
+
   it('merge-queues-page-with-a-setting-past-the-largest-double.json: a concurrency of 1e400 (JSON.parse reads Infinity) costs only the setting, counted as invalid_field; both queues are read', async () => {
     // The definition: concurrency is an "integer", set "minimum": 1, "maximum": 1000.
     const body = fixtureText('merge-queues-page-with-a-setting-past-the-largest-double.json');
