@@ -221,7 +221,10 @@ export const v2TestingResultSchema = z.object({
   pullRequestNumber,
   // Not optional: the incremental read places each row by it (an unparseable one is counted).
   endedAt: z.string(),
-  testingDurationMs: z.number().nonnegative(),
+  // "type": "integer", "minimum": 0: a fraction leaves the row out, as a negative duration does.
+  // Not zod's int(), which refuses integers past 2^53: 10^308 ms is one, and is observed as the
+  // histogram's largest value (snapshot/histogram.ts, MAX_OBSERVATION).
+  testingDurationMs: z.number().nonnegative().refine(Number.isInteger, 'expected a whole number'),
   outcome: optionalValue(z.string()),
   entryConclusion: optionalValue(z.string()),
   isBisection: z.boolean(),

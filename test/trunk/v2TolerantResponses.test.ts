@@ -233,6 +233,24 @@ describe('API v2 pages read tolerantly', () => {
     expect(observer.mismatches).toEqual([]);
   });
 
+  it('testing-results-page-with-a-duration-that-is-no-whole-number.json: a testingDurationMs of 754000.5 leaves its row out, counted as invalid_item; 0 and 1e308, whole numbers from 0, are read', async () => {
+    // `testingDurationMs`: "type": "integer", "minimum": 0.
+    const { v2, observer } = await clientAnswering(
+      fixture('testing-results-page-with-a-duration-that-is-no-whole-number.json'),
+    );
+    const rows = await v2.listTestingResults(QUEUE, SINCE);
+
+    expect(rows.map((row) => [row.pullRequestNumber, row.testingDurationMs])).toEqual([
+      [71, 754_000],
+      [73, 1e308],
+      [74, 0],
+    ]);
+    expect(observer.anomalies).toEqual([
+      { endpoint: TESTING_RESULTS, kind: 'invalid_item', count: 1 },
+    ]);
+    expect(observer.mismatches).toEqual([]);
+  });
+
   it('verification-runs-page-of-101-rows.json: a page of more rows than the definition lets a page hold (maxItems 100) is refused, naming why; 100 of them are read', async () => {
     const page = fixture('verification-runs-page-of-101-rows.json') as { data: unknown[] };
     const oversized = await clientAnswering(page);
