@@ -107,6 +107,8 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
   anomalies.inc({ endpoint: V2_ENDPOINTS.listVerificationRuns, kind: 'future_timestamp' }, 0);
   anomalies.inc({ endpoint: V2_ENDPOINTS.listTests, kind: 'unknown_value' }, 0);
   anomalies.inc({ endpoint: V2_ENDPOINTS.listTestCollections, kind: 'invalid_field' }, 0);
+  // A queue's label value cut, or a setting out of its range (trunk/queueSettings.ts).
+  anomalies.inc({ endpoint: V2_ENDPOINTS.listMergeQueues, kind: 'invalid_field' }, 0);
 
   return {
     requestFinished(endpoint, code, durationSeconds) {
