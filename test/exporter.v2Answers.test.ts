@@ -335,13 +335,13 @@ describe('API v2 answers through a real exporter', () => {
     expect(unusable % 2).toBe(0);
   });
 
-  it('merge-queues-with-settings-outside-their-documented-ranges.json: a setting outside the range Trunk lets it be set to is counted as invalid_field and not exported; its queue is read, and another queue at the edges of the ranges is exported whole', async () => {
-    // UpdateMergeQueueConfigRequest: concurrency "minimum": 1, "maximum": 1000; bisectionConcurrency
-    // and pendingFailureDepth 0..1000; batchingMaxWaitTimeMinutes and testingTimeoutMinutes
-    // 0..10080; batchingMinSize 1..1000 ("At least 1"); each an "integer". web/main: concurrency 0,
-    // bisectionConcurrency 1001, pendingFailureDepth 1.5, batchingMaxWaitTimeMinutes -1,
-    // batchingMinSize 1e308 (five out), testingTimeoutMinutes 60 (in). api/main: every setting at an
-    // edge, testingTimeoutMinutes 0 ("`0` means no timeout").
+  it('merge-queues-with-settings-outside-their-documented-ranges.json: a setting that is a fraction or below its documented floor is counted as invalid_field and not exported; its queue is read, and another queue at the floors and above the bounds a setting is written with is exported whole', async () => {
+    // MergeQueueConfig: each setting an "integer", its floor in its description ("`0` means
+    // bisection gets no dedicated capacity", "`0` disables this", "At least 1", "`0` means never
+    // wait", "`0` means no timeout"). web/main: concurrency -3, bisectionConcurrency -1,
+    // pendingFailureDepth 1.5, batchingMaxWaitTimeMinutes -1, batchingMinSize 0 (five out),
+    // testingTimeoutMinutes 60 (in). api/main: every setting at its floor or above, concurrency
+    // 5000 (UpdateMergeQueueConfigRequest writes at most 1000; the answer allows any integer).
     const fake = await startFakeV2({
       queues: pageAt('merge-queues-with-settings-outside-their-documented-ranges.json'),
       entries: {
@@ -385,7 +385,7 @@ describe('API v2 answers through a real exporter', () => {
     expect(setting('testing_timeout_seconds', web)).toBe(3600);
     expect(setting('required_statuses', web)).toBe(1);
     expect(sum(samples, 'trunk_merge_queue_pull_requests', web)).toBe(3);
-    expect(setting('concurrency', api)).toBe(1000);
+    expect(setting('concurrency', api)).toBe(5000);
     expect(setting('bisection_concurrency', api)).toBe(0);
     expect(setting('pending_failure_depth', api)).toBe(1000);
     expect(setting('batching_max_wait_seconds', api)).toBe(604_800);

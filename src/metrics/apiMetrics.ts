@@ -54,7 +54,7 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
       'or a check or collection name, over 200 characters, cut to 199 and an ellipsis; through ' +
       'API v2 a count of a test metric that is missing or no count, which adds nothing, and a ' +
       'verification run updated before it was created, its duration counted as 0; a merge ' +
-      "queue's numeric setting outside the range Trunk lets it be set to, not exported), " +
+      "queue's numeric setting that is a fraction or below its documented floor, not exported), " +
       'invalid_item (a list ' +
       'item that cannot be used, such as a PR without a prNumber, or a queue-entry transition listed ' +
       'again; left out, the rest of the list is used), unknown_entry_state (API v2: a PR gone from the live queue entries that no read of ' +
@@ -107,7 +107,7 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
   anomalies.inc({ endpoint: V2_ENDPOINTS.listVerificationRuns, kind: 'future_timestamp' }, 0);
   anomalies.inc({ endpoint: V2_ENDPOINTS.listTests, kind: 'unknown_value' }, 0);
   anomalies.inc({ endpoint: V2_ENDPOINTS.listTestCollections, kind: 'invalid_field' }, 0);
-  // A queue's label value cut, or a setting out of its range (trunk/queueSettings.ts).
+  // A queue's label value cut, or a setting read as absent (trunk/queueSettings.ts).
   anomalies.inc({ endpoint: V2_ENDPOINTS.listMergeQueues, kind: 'invalid_field' }, 0);
 
   return {

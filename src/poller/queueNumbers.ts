@@ -14,7 +14,7 @@ type QueueNumberSettings = Pick<
 
 /**
  * A queue's numeric settings as its snapshot holds them: durations in seconds, checks counted; a
- * setting the client read as absent (out of its range) stays absent.
+ * setting the client read as absent (a fraction, or below its floor) stays absent.
  */
 export function queueNumbers(settings: QueueNumberSettings) {
   return {

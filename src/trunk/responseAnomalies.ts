@@ -32,7 +32,7 @@ export type AnomalyReport = (kind: ApiAnomalyKind, count: number) => void;
  * The queue with each PR number once: of entries sharing a number, the one with the latest
  * stateChangedAt (the first of equals) stays, in its place. Counting both would double the PR in
  * every count and look it up twice; keeping one by list order would flip its state poll by poll.
- * Reports (`invalid_field`) each numeric setting out of its range, which the schema read as absent.
+ * Reports (`invalid_field`) each numeric setting that is a fraction or below its floor, which the schema read as absent.
  */
 export function checkQueue(response: MergeQueueResponse, report: AnomalyReport): MergeQueue {
   reportSettingsOutOfRange([response], report);
@@ -180,7 +180,7 @@ function reportSettingsOutOfRange(
 
 /**
  * Checks one v2 merge queue: reports each label value too long (see reportOverlong) and each
- * numeric setting out of its range.
+ * numeric setting that is a fraction or below its floor.
  */
 export function checkV2MergeQueue(queue: V2MergeQueue, report: AnomalyReport): V2MergeQueue {
   reportOverlong(queueLabelTexts(queue), report);
@@ -192,7 +192,7 @@ const checkMergeQueueRows = checkV2Page<V2MergeQueue>();
 
 /**
  * Checks a page of v2 merge queues as every v2 page, and reports each label value too long and
- * each numeric setting out of its range.
+ * each numeric setting that is a fraction or below its floor.
  */
 export function checkV2MergeQueuesPage(
   response: V2PageResponse<V2MergeQueue>,

@@ -142,13 +142,12 @@ describe('getQueue answers read tolerantly', () => {
     expect(anomalies(samples, 'getQueue', 'invalid_item')).toBe(0);
   });
 
-  it('queue-settings-outside-their-documented-ranges.json: each numeric setting outside the range Trunk lets it be set to is counted as invalid_field and not exported; the rest of the queue is read', async () => {
-    // The same settings as API v2's queue `config` (trunk-api-v2.md, "v1 → v2 mapping"), whose
-    // definition bounds them where they are set (UpdateMergeQueueConfigRequest): concurrency
-    // "minimum": 1, "maximum": 1000 (here 1e308); testingTimeoutMinutes 0..10080 (here -5);
-    // pendingFailureDepth an "integer" 0..1000 (here 2.5); bisectionConcurrency 0..1000 (here
-    // 1e400, past the largest double); batchingMinSize "At least 1" (here 0);
-    // batchingMaxWaitTimeMinutes 0..10080 (here 10080, its largest: kept).
+  it('queue-settings-outside-their-documented-ranges.json: each numeric setting that is a fraction or below its documented floor is counted as invalid_field and not exported; the rest of the queue is read', async () => {
+    // The same settings as API v2's queue `config` (trunk-api-v2.md, "v1 → v2 mapping"): each an
+    // "integer", its floor in its description. concurrency -1; testingTimeoutMinutes -5 ("`0`
+    // means no timeout"); pendingFailureDepth 2.5; bisectionConcurrency 1e400 (past the largest
+    // double); batchingMinSize 0 ("At least 1"); batchingMaxWaitTimeMinutes 20160, above the 10080
+    // a setting may be written with, yet an integer the answer allows: kept.
     const samples = await pageAfterOnePoll({
       queue: fixtureText('queue-settings-outside-their-documented-ranges.json'),
     });
@@ -165,8 +164,8 @@ describe('getQueue answers read tolerantly', () => {
     ]) {
       expect(select(samples, name, QUEUE), name).toEqual([]);
     }
-    // 10080 minutes is 604800 seconds.
-    expect(sum(samples, 'trunk_merge_queue_batching_max_wait_seconds', QUEUE)).toBe(604_800);
+    // 20160 minutes is 1209600 seconds.
+    expect(sum(samples, 'trunk_merge_queue_batching_max_wait_seconds', QUEUE)).toBe(1_209_600);
     expect(sum(samples, 'trunk_merge_queue_required_statuses', QUEUE)).toBe(1);
     expect(sum(samples, 'trunk_merge_queue_setting_enabled', { ...QUEUE, setting: 'batch' })).toBe(
       1,

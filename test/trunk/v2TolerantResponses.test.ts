@@ -156,7 +156,7 @@ describe('API v2 pages read tolerantly', () => {
   });
 
   it('merge-queues-page-with-a-setting-past-the-largest-double.json: a concurrency of 1e400 (JSON.parse reads Infinity) costs only the setting, counted as invalid_field; both queues are read', async () => {
-    // The definition: concurrency is an "integer", set "minimum": 1, "maximum": 1000.
+    // The definition: concurrency is an "integer"; 1e400 is past the largest double.
     const body = fixtureText('merge-queues-page-with-a-setting-past-the-largest-double.json');
     const { v2, observer } = await clientAnswering(body);
     const queues = await v2.listMergeQueues();
