@@ -64,7 +64,10 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
       'unhealthy test, the exporter does not know; counted as other; a status of a verification run, ' +
       'counted as unknown; a check conclusion, counted as no failure), future_timestamp (API v2: a testing result that ended, a verification run ' +
       "created or updated, or a queue entry that concluded, over a minute after the exporter's " +
-      'clock: skew or a bad row; counted once, and the next read does not start after it); under ' +
+      'clock: skew or a bad row; counted once, and the next read does not start after it), ' +
+      'paging_stopped (API v2: a walk of a list stopped before its last page, its paging not to be ' +
+      'trusted or past its bound: a cursor repeated, over 8192 characters or missing beside hasMore, ' +
+      'too many pages or empty pages in a row; the read fails); under ' +
       'endpoint="webhook", odd fields of signed webhook ' +
       'events, also missing_field (a field a count needs is absent).',
     labelNames: ['endpoint', 'kind'] as const,
@@ -109,6 +112,11 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
   anomalies.inc({ endpoint: V2_ENDPOINTS.listTestCollections, kind: 'invalid_field' }, 0);
   // A queue's label value cut, or a setting read as absent (trunk/queueSettings.ts).
   anomalies.inc({ endpoint: V2_ENDPOINTS.listMergeQueues, kind: 'invalid_field' }, 0);
+  // Every v2 list walked page by page (the test collections are read one page, never walked).
+  const walked = lists.filter(
+    (endpoint) => endpoint.startsWith('v2/') && endpoint !== V2_ENDPOINTS.listTestCollections,
+  );
+  for (const endpoint of walked) anomalies.inc({ endpoint, kind: 'paging_stopped' }, 0);
 
   return {
     requestFinished(endpoint, code, durationSeconds) {

@@ -20,6 +20,7 @@ const WHAT: Record<ApiAnomalyKind, string> = {
   unnamed_repository: 'tests of a repository the exporter cannot name',
   unknown_value: 'a value outside the documented ones; counted apart',
   future_timestamp: "a time over a minute ahead of the exporter's clock",
+  paging_stopped: 'pages that cannot be followed to the end of the list; the read failed',
 };
 
 /** Logs the anomalies of responses, at most once per ANOMALY_LOG_INTERVAL_MS per endpoint and kind. */

@@ -13,7 +13,8 @@ import type { Endpoint } from './schemas.js';
  * `unknown_value`, an enum value outside a closed label set (a testing result's outcome, a flaky or
  * broken test's status), counted under `other`; `future_timestamp`, a row dated more than a minute
  * after the exporter's clock (skew, a bad row), counted once without moving the read on past that
- * minute.
+ * minute; `paging_stopped`, a walk of a v2 list stopped before its last page (a cursor repeated,
+ * too long or missing beside `hasMore`, too many pages or empty pages in a row), its read failed.
  */
 export type ApiAnomalyKind =
   | 'duplicate_pr'
@@ -23,7 +24,8 @@ export type ApiAnomalyKind =
   | 'unknown_entry_state'
   | 'unnamed_repository'
   | 'unknown_value'
-  | 'future_timestamp';
+  | 'future_timestamp'
+  | 'paging_stopped';
 
 /**
  * What the client reports about each HTTP exchange. Implemented by the metrics layer, so the client

@@ -26,8 +26,9 @@ import {
   V2_MAX_LIVE_ENTRY_PAGES,
   V2_MAX_TEST_LIST_PAGES,
   V2_MAX_WINDOW_PAGES,
+  V2PagingError,
   forEachV2Page,
-  walkV2Pages,
+  type V2List,
 } from './v2Paging.js';
 import {
   V2_ENDPOINTS,
@@ -145,6 +146,35 @@ export class TrunkV2Client {
     this.client.reportAnomaly(endpoint, kind, count);
   }
 
+  /**
+   * forEachV2Page, each walk it stops (its paging not to be trusted or past its bound) counted as a
+   * `paging_stopped` anomaly of the list's endpoint: the error fails a read, and the count says
+   * which list's answers did it.
+   */
+  async #forEachPage<T>(...walk: Parameters<typeof forEachV2Page<T>>): Promise<void> {
+    try {
+      await forEachV2Page(...walk);
+    } catch (error) {
+      if (error instanceof V2PagingError) this.reportAnomaly(error.endpoint, 'paging_stopped', 1);
+      throw error;
+    }
+  }
+
+  /** Every row of a v2 list, as #forEachPage walks it. */
+  async #allRows<T>(
+    fetchPage: (cursor: string | undefined) => Promise<V2Page<T>>,
+    list: V2List,
+    maxPages?: number,
+  ): Promise<T[]> {
+    const rows: T[] = [];
+    const take = (page: readonly T[]): undefined => {
+      for (const row of page) rows.push(row);
+      return undefined;
+    };
+    await this.#forEachPage(fetchPage, list, take, maxPages);
+    return rows;
+  }
+
   /** Every merge queue of the organization (`GET /v2/merge-queues`, all pages). */
   async listMergeQueues(options: CallOptions = {}): Promise<V2MergeQueue[]> {
     const target = {
@@ -152,7 +182,7 @@ export class TrunkV2Client {
       repo: ORGANIZATION,
       branch: undefined,
     };
-    return walkV2Pages(
+    return this.#allRows(
       (cursor) =>
         this.client.readV2(
           target,
@@ -161,7 +191,7 @@ export class TrunkV2Client {
           checkV2MergeQueuesPage,
           options,
         ),
-      'the list of merge queues',
+      { what: 'the list of merge queues', endpoint: target.endpoint },
     );
   }
 
@@ -282,7 +312,7 @@ export class TrunkV2Client {
     const path = endpoint.slice('v2/'.length).replace('{id}', encodeURIComponent(queue.id));
     // `testing-results`: the testing results of github.com/acme/web main.
     const list = endpoint.slice(endpoint.lastIndexOf('/') + 1).replace('-', ' ');
-    return walkV2Pages(
+    return this.#allRows(
       (cursor) =>
         this.client.readV2(
           target,
@@ -291,7 +321,7 @@ export class TrunkV2Client {
           page.check,
           options,
         ),
-      `the ${list} of ${queue.repo} ${queue.branch}`,
+      { what: `the ${list} of ${queue.repo} ${queue.branch}`, endpoint },
       maxPages,
     );
   }
@@ -323,7 +353,7 @@ export class TrunkV2Client {
     });
     const asked = new Set(pullRequestIds.map((id) => id.toLowerCase()));
     const groups = new Map<string, V2EntryHistory>();
-    await forEachV2Page(
+    await this.#forEachPage(
       (cursor) => {
         if (cursor !== undefined) query.set('cursor', cursor);
         const path = `queue-entry-history?${query.toString()}`;
@@ -337,7 +367,10 @@ export class TrunkV2Client {
           ),
         );
       },
-      `the queue-entry history of ${String(pullRequestIds.length)} pull requests`,
+      {
+        what: `the queue-entry history of ${String(pullRequestIds.length)} pull requests`,
+        endpoint: target.endpoint,
+      },
       (page) => {
         for (const group of page) {
           if (!asked.has(group.pullRequestId)) continue;
@@ -380,28 +413,26 @@ export class TrunkV2Client {
       filters.period = filter.metricsPeriod;
     }
     const walked = { anyPage: false };
-    const walk = (path: TestListPath) =>
-      forEachV2Page(
+    const walk = (path: TestListPath) => {
+      const endpoint = path === 'tests' ? V2_ENDPOINTS.listTests : V2_ENDPOINTS.listTestCases;
+      return this.#forEachPage(
         (cursor) =>
           this.client.readV2(
-            {
-              endpoint: path === 'tests' ? V2_ENDPOINTS.listTests : V2_ENDPOINTS.listTestCases,
-              repo: ORGANIZATION,
-              branch: undefined,
-            },
+            { endpoint, repo: ORGANIZATION, branch: undefined },
             `${path}?${pageQuery(filters, cursor)}`,
             v2TestPageSchema,
             (response, report) =>
               checkTestsPage(response, report, filter.metricsPeriod !== undefined),
             options,
           ),
-        `the list of ${what} (/v2/${path})`,
+        { what: `the list of ${what}`, endpoint },
         (tests) => {
           walked.anyPage = true;
           take(tests);
         },
         V2_MAX_TEST_LIST_PAGES,
       );
+    };
     const first = this.testListPaths.current;
     try {
       await walk(first);

@@ -1,4 +1,4 @@
-import type { V2Page } from './v2Schemas.js';
+import type { V2Endpoint, V2Page } from './v2Schemas.js';
 
 /**
  * Pages a v2 walk may take: 1,000 pages of 100 rows. v2 lists say no total unless asked (which
@@ -38,32 +38,27 @@ export const V2_MAX_EMPTY_PAGES_IN_A_ROW = 20;
  */
 export const V2_MAX_CURSOR_LENGTH = 8192;
 
-/** Raised when a v2 list's paging cannot be trusted: a repeated cursor, too many pages, too many empty pages in a row. */
-export class V2PagingError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'V2PagingError';
-  }
+/** A v2 list as its walk names it: in messages, and in the count of walks that stopped. */
+export interface V2List {
+  /** What is walked: `the merge queues`, `the pull requests of github.com/acme/web main`. */
+  readonly what: string;
+  /** Its endpoint, as `trunk_exporter_api_anomalies_total{endpoint}` and API errors name it. */
+  readonly endpoint: V2Endpoint;
 }
 
-/** Every row of a v2 list, as forEachV2Page walks it. */
-export async function walkV2Pages<T>(
-  fetchPage: (cursor: string | undefined) => Promise<V2Page<T>>,
-  /** What is walked, for messages: `the merge queues`, `pull requests of github.com/acme/web main`. */
-  what: string,
-  maxPages = V2_MAX_PAGES,
-): Promise<T[]> {
-  const rows: T[] = [];
-  await forEachV2Page(
-    fetchPage,
-    what,
-    (page) => {
-      for (const row of page) rows.push(row);
-      return undefined;
-    },
-    maxPages,
-  );
-  return rows;
+/**
+ * Raised when a v2 list's paging cannot be trusted or followed: a repeated cursor, too many pages,
+ * too many empty pages in a row, `hasMore` without a cursor, a cursor over V2_MAX_CURSOR_LENGTH.
+ * Its message names the list and its endpoint, never a cursor (upstream data, of any length).
+ */
+export class V2PagingError extends Error {
+  readonly endpoint: V2Endpoint;
+
+  constructor(list: V2List, detail: string) {
+    super(`${list.what} (GET /${list.endpoint}): ${detail}`);
+    this.name = 'V2PagingError';
+    this.endpoint = list.endpoint;
+  }
 }
 
 /**
@@ -76,7 +71,7 @@ export async function walkV2Pages<T>(
  */
 export async function forEachV2Page<T>(
   fetchPage: (cursor: string | undefined) => Promise<V2Page<T>>,
-  what: string,
+  list: V2List,
   take: (rows: readonly T[]) => 'enough' | undefined,
   maxPages = V2_MAX_PAGES,
 ): Promise<void> {
@@ -85,7 +80,7 @@ export async function forEachV2Page<T>(
   let emptyInARow = 0;
   for (let pageIndex = 0; ; pageIndex++) {
     if (pageIndex >= maxPages) {
-      throw new V2PagingError(`${what}: more than ${maxPages} pages; stopped`);
+      throw new V2PagingError(list, `more than ${String(maxPages)} pages; stopped`);
     }
     const page = await fetchPage(cursor);
     if (take(page.data) === 'enough') return;
@@ -96,22 +91,25 @@ export async function forEachV2Page<T>(
     if (next === undefined || next === '') {
       if (page.hasMore !== true) return;
       throw new V2PagingError(
-        `${what}: page ${String(pageIndex + 1)} says hasMore but gives no nextCursor; stopped`,
+        list,
+        `page ${String(pageIndex + 1)} says hasMore but gives no nextCursor; stopped`,
       );
     }
     if (next.length > V2_MAX_CURSOR_LENGTH) {
       throw new V2PagingError(
-        `${what}: page ${String(pageIndex + 1)} gives a nextCursor of ${String(next.length)} characters, longer than ${String(V2_MAX_CURSOR_LENGTH)}; stopped`,
+        list,
+        `page ${String(pageIndex + 1)} gives a nextCursor of ${String(next.length)} characters, longer than ${String(V2_MAX_CURSOR_LENGTH)}; stopped`,
       );
     }
     emptyInARow = page.data.length === 0 ? emptyInARow + 1 : 0;
     if (emptyInARow > V2_MAX_EMPTY_PAGES_IN_A_ROW) {
       throw new V2PagingError(
-        `${what}: ${emptyInARow} empty pages in a row, each with a next cursor; stopped`,
+        list,
+        `${String(emptyInARow)} empty pages in a row, each with a next cursor; stopped`,
       );
     }
     if (seenCursors.has(next)) {
-      throw new V2PagingError(`${what}: a cursor repeated after ${pageIndex + 1} pages`);
+      throw new V2PagingError(list, `a cursor repeated after ${String(pageIndex + 1)} pages`);
     }
     seenCursors.add(next);
     cursor = next;

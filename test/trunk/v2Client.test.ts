@@ -33,6 +33,13 @@ function v2Client(apiUrl: string, overrides: Parameters<typeof makeClient>[1] = 
   return { v2: new TrunkV2Client(client), client, observer };
 }
 
+/** A walk of a queue's pull requests stopped, as the exporter counts it. */
+const PAGING_STOPPED_PULL_REQUESTS = {
+  endpoint: 'v2/merge-queues/{id}/pull-requests',
+  kind: 'paging_stopped',
+  count: 1,
+};
+
 function pullRequest(number: number): unknown {
   return {
     number,
@@ -87,11 +94,12 @@ describe('TrunkV2Client', () => {
     const server = await startApiServer((_req, res) => {
       sendJson(res, 200, { data: [pullRequest(1)], nextCursor: null, hasMore: true });
     }, '');
-    const { v2 } = v2Client(server.origin);
+    const { v2, observer } = v2Client(server.origin);
     const error = await rejectionOf(v2.listQueuePullRequests(QUEUE, { states: ['pending'] }));
     expect(error).toBeInstanceOf(V2PagingError);
+    expect(observer.anomalies).toEqual([PAGING_STOPPED_PULL_REQUESTS]);
     expect(String(error)).toContain(
-      'the pull requests of github.com/acme/web main: page 1 says hasMore but gives no nextCursor',
+      'the pull requests of github.com/acme/web main (GET /v2/merge-queues/{id}/pull-requests): page 1 says hasMore but gives no nextCursor',
     );
   });
 
@@ -111,13 +119,61 @@ describe('TrunkV2Client', () => {
     const server = await startApiServer((_req, res) => {
       sendJson(res, 200, { data: [pullRequest(1)], nextCursor: 'same', hasMore: true });
     }, '');
-    const { v2 } = v2Client(server.origin);
+    const { v2, observer } = v2Client(server.origin);
     const error = await rejectionOf(v2.listQueuePullRequests(QUEUE, { states: ['pending'] }));
     expect(error).toBeInstanceOf(V2PagingError);
+    expect(observer.anomalies).toEqual([PAGING_STOPPED_PULL_REQUESTS]);
     expect(String(error)).toContain(
-      'the pull requests of github.com/acme/web main: a cursor repeated after 2 pages',
+      'the pull requests of github.com/acme/web main (GET /v2/merge-queues/{id}/pull-requests): a cursor repeated after 2 pages',
     );
     expect(server.requests).toHaveLength(2);
+  });
+
+  it('counts each walk stopped in paging_stopped under its own endpoint, the endpoint named in the message', async () => {
+    // Every list walked page by page, each answering empty pages that repeat one cursor.
+    const server = await startApiServer((_req, res) => {
+      sendJson(res, 200, { data: [], nextCursor: 'same', hasMore: true });
+    }, '');
+    const { v2, observer } = v2Client(server.origin);
+    const since = '2026-11-24T10:00:00.000Z';
+    const walks: [() => Promise<unknown>, string][] = [
+      [() => v2.listMergeQueues(), 'the list of merge queues (GET /v2/merge-queues)'],
+      [
+        () => v2.listQueuePullRequests(QUEUE, { states: ['pending'] }),
+        'the pull requests of github.com/acme/web main (GET /v2/merge-queues/{id}/pull-requests)',
+      ],
+      [
+        () => v2.listTestingResults(QUEUE, since),
+        'the testing results of github.com/acme/web main (GET /v2/merge-queues/{id}/testing-results)',
+      ],
+      [
+        () => v2.listVerificationRuns(QUEUE, since),
+        'the verification runs of github.com/acme/web main (GET /v2/merge-queues/{id}/verification-runs)',
+      ],
+      [
+        () => v2.listQueueEntryHistory(['pr-1', 'pr-2']),
+        'the queue-entry history of 2 pull requests (GET /v2/queue-entry-history)',
+      ],
+      [
+        () => v2.listTests({ statuses: ['flaky'] }, 'flaky tests', () => undefined),
+        'the list of flaky tests (GET /v2/tests)',
+      ],
+    ];
+    for (const [walk, named] of walks) {
+      const error = await rejectionOf(walk());
+      expect(error).toBeInstanceOf(V2PagingError);
+      expect(String(error)).toContain(`${named}: a cursor repeated after 2 pages`);
+    }
+    expect(observer.anomalies).toEqual(
+      [
+        'v2/merge-queues',
+        'v2/merge-queues/{id}/pull-requests',
+        'v2/merge-queues/{id}/testing-results',
+        'v2/merge-queues/{id}/verification-runs',
+        'v2/queue-entry-history',
+        'v2/tests',
+      ].map((endpoint) => ({ endpoint, kind: 'paging_stopped', count: 1 })),
+    );
   });
 
   it("counts as invalid_field each queue and queue-entry label value over 200 characters, as API v1's are", async () => {
@@ -159,12 +215,15 @@ describe('TrunkV2Client', () => {
       const cursor = `${String(server.requests.length)}-`.padEnd(V2_MAX_CURSOR_LENGTH + 1, 'z');
       sendJson(res, 200, { data: [pullRequest(1)], nextCursor: cursor, hasMore: true });
     }, '');
-    const { v2 } = v2Client(server.origin);
+    const { v2, observer } = v2Client(server.origin);
     const error = await rejectionOf(v2.listQueuePullRequests(QUEUE, { states: ['pending'] }));
     expect(error).toBeInstanceOf(V2PagingError);
+    expect(observer.anomalies).toEqual([PAGING_STOPPED_PULL_REQUESTS]);
     expect(String(error)).toContain(
-      `the pull requests of github.com/acme/web main: page 1 gives a nextCursor of ${String(V2_MAX_CURSOR_LENGTH + 1)} characters`,
+      `the pull requests of github.com/acme/web main (GET /v2/merge-queues/{id}/pull-requests): page 1 gives a nextCursor of ${String(V2_MAX_CURSOR_LENGTH + 1)} characters`,
     );
+    // The cursor is Trunk's data, of any length: the message says how long, never what.
+    expect(String(error)).not.toContain('zzzz');
     expect(server.requests).toHaveLength(1);
   });
 
@@ -187,11 +246,12 @@ describe('TrunkV2Client', () => {
       page += 1;
       sendJson(res, 200, { data: [], nextCursor: `empty-${page}`, hasMore: true });
     }, '');
-    const { v2 } = v2Client(server.origin);
+    const { v2, observer } = v2Client(server.origin);
     const error = await rejectionOf(v2.listQueuePullRequests(QUEUE, { states: ['pending'] }));
     expect(error).toBeInstanceOf(V2PagingError);
+    expect(observer.anomalies).toEqual([PAGING_STOPPED_PULL_REQUESTS]);
     expect(String(error)).toContain(
-      `the pull requests of github.com/acme/web main: ${V2_MAX_EMPTY_PAGES_IN_A_ROW + 1} empty pages in a row`,
+      `the pull requests of github.com/acme/web main (GET /v2/merge-queues/{id}/pull-requests): ${V2_MAX_EMPTY_PAGES_IN_A_ROW + 1} empty pages in a row`,
     );
     expect(server.requests).toHaveLength(V2_MAX_EMPTY_PAGES_IN_A_ROW + 1);
   });
@@ -202,14 +262,15 @@ describe('TrunkV2Client', () => {
       page += 1;
       sendJson(res, 200, { data: [pullRequest(page)], nextCursor: `page-${page}`, hasMore: true });
     }, '');
-    const { v2 } = v2Client(server.origin);
+    const { v2, observer } = v2Client(server.origin);
     // A read of concluded entries (a window); the live entries stop at 50 (v2QueueListPages.test.ts).
     const error = await rejectionOf(
       v2.listQueuePullRequests(QUEUE, { concludedAfter: '2026-01-01T00:00:00.000Z' }),
     );
     expect(error).toBeInstanceOf(V2PagingError);
+    expect(observer.anomalies).toEqual([PAGING_STOPPED_PULL_REQUESTS]);
     expect(String(error)).toContain(
-      'the pull requests of github.com/acme/web main: more than 100 pages; stopped',
+      'the pull requests of github.com/acme/web main (GET /v2/merge-queues/{id}/pull-requests): more than 100 pages; stopped',
     );
     expect(server.requests).toHaveLength(100);
   });
@@ -229,13 +290,15 @@ describe('TrunkV2Client', () => {
       const last = !endless.on && page === 1002;
       sendJson(res, 200, { data: [row], nextCursor: last ? null : `page-${page}`, hasMore: !last });
     }, '');
-    const { v2 } = v2Client(server.origin, { maxRequestsPerSecond: 1_000_000 });
+    const { v2, observer } = v2Client(server.origin, { maxRequestsPerSecond: 1_000_000 });
     let rows = 0;
     await v2.listTests({ quarantineState: 'quarantined' }, 'quarantined tests', (tests) => {
       rows += tests.length;
     });
     expect(rows).toBe(1002);
     expect(server.requests).toHaveLength(1002);
+    // A walk to its end stops nothing.
+    expect(observer.anomalies).toEqual([]);
 
     page = 0;
     endless.on = true;
@@ -243,8 +306,13 @@ describe('TrunkV2Client', () => {
       v2.listTests({ quarantineState: 'quarantined' }, 'quarantined tests', () => undefined),
     );
     expect(error).toBeInstanceOf(V2PagingError);
-    expect(String(error)).toContain('quarantined tests (/v2/tests): more than 5000 pages; stopped');
+    expect(String(error)).toContain(
+      'the list of quarantined tests (GET /v2/tests): more than 5000 pages; stopped',
+    );
     expect(server.requests).toHaveLength(1002 + 5000);
+    expect(observer.anomalies).toEqual([
+      { endpoint: 'v2/tests', kind: 'paging_stopped', count: 1 },
+    ]);
   }, 60_000);
 
   it('puts the error code of the envelope into the error, keeps the HTTP status, and never the key', async () => {
