@@ -19,7 +19,7 @@ import {
   historySetAside,
 } from '../poller/v2/v2QueueEntryHistoryRead.js';
 import { V2TestDirectory } from '../poller/v2/v2TestDirectory.js';
-import { V2QueueDirectory } from '../poller/v2/v2QueueDirectory.js';
+import { V2QueueDirectory, queueListPageBound } from '../poller/v2/v2QueueDirectory.js';
 import type { SnapshotStore } from '../snapshot/store.js';
 import { targetKey, type Target } from '../snapshot/types.js';
 import type { TrunkClient } from '../trunk/client.js';
@@ -106,6 +106,7 @@ export class PolledTargets {
       undefined,
       {
         staleAfterSeconds: initial.polling.staleAfterSeconds,
+        bound: queueListBound(initial),
         // The one line per failed read: discovery and the queue polls share this read.
         onFailure: (error) => {
           logOrganizationReadFailure(
@@ -254,7 +255,7 @@ export class PolledTargets {
         .map((target) => [targetKey(target), target]),
     );
     const v2Reader = new TrunkV2Client(clients.current, this.#testListPaths);
-    this.#v2Queues.configure(v2Reader, queueListTiming(config));
+    this.#v2Queues.configure(v2Reader, queueListTiming(config), queueListBound(config));
     this.#v2Tests.configure(testDirectorySettings(config, v2Reader, this.#options.logger));
     this.#v2History.configure(v2Reader, queueListTiming(config));
     this.#scheduler.setJobs(
@@ -288,6 +289,17 @@ function queueListTiming(config: ExporterConfig): SharedReadTiming {
     maxAgeSeconds: config.polling.mergeQueueIntervalSeconds,
     staleAfterSeconds: config.polling.staleAfterSeconds,
   };
+}
+
+/**
+ * The most pages a read of the organization's list of merge queues takes under `config`: with
+ * discovery on, what discovery.maxTargets can keep (queueListPageBound); else V2_MAX_PAGES, since
+ * a configured queue may be anywhere in the list.
+ */
+function queueListBound(config: ExporterConfig) {
+  return config.discovery?.enabled === true
+    ? queueListPageBound(config.discovery.maxTargets)
+    : undefined;
 }
 
 /** What the organization's test lists are read with under `config`. */

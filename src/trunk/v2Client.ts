@@ -97,6 +97,13 @@ export interface V2TestCollectionsPage {
   readonly more: boolean;
 }
 
+/** The most pages a walk takes when a setting bounds it, and why, for the error past it. */
+export interface V2PageBound {
+  readonly pages: number;
+  /** `with discovery on the list is read to 11000 queues at most: …`. */
+  readonly why: string;
+}
+
 /** How the pages of one v2 list are parsed, then checked (their rows' anomalies counted). */
 interface PageReading<R, T> {
   readonly schema: z.ZodType<R>;
@@ -175,8 +182,11 @@ export class TrunkV2Client {
     return rows;
   }
 
-  /** Every merge queue of the organization (`GET /v2/merge-queues`, all pages). */
-  async listMergeQueues(options: CallOptions = {}): Promise<V2MergeQueue[]> {
+  /**
+   * Every merge queue of the organization (`GET /v2/merge-queues`, all pages): at most
+   * V2_MAX_PAGES, or the pages of `bound` (with why, said when the list is longer).
+   */
+  async listMergeQueues(options: CallOptions = {}, bound?: V2PageBound): Promise<V2MergeQueue[]> {
     const target = {
       endpoint: V2_ENDPOINTS.listMergeQueues,
       repo: ORGANIZATION,
@@ -191,7 +201,12 @@ export class TrunkV2Client {
           checkV2MergeQueuesPage,
           options,
         ),
-      { what: 'the list of merge queues', endpoint: target.endpoint },
+      {
+        what: 'the list of merge queues',
+        endpoint: target.endpoint,
+        ...(bound === undefined ? {} : { bound: bound.why }),
+      },
+      bound?.pages,
     );
   }
 

@@ -44,6 +44,8 @@ export interface V2List {
   readonly what: string;
   /** Its endpoint, as `trunk_exporter_api_anomalies_total{endpoint}` and API errors name it. */
   readonly endpoint: V2Endpoint;
+  /** Why its bound of pages is what it is, when a setting makes it: said when a walk passes it. */
+  readonly bound?: string;
 }
 
 /**
@@ -80,7 +82,8 @@ export async function forEachV2Page<T>(
   let emptyInARow = 0;
   for (let pageIndex = 0; ; pageIndex++) {
     if (pageIndex >= maxPages) {
-      throw new V2PagingError(list, `more than ${String(maxPages)} pages; stopped`);
+      const why = list.bound === undefined ? '' : `: ${list.bound}`;
+      throw new V2PagingError(list, `more than ${String(maxPages)} pages; stopped${why}`);
     }
     const page = await fetchPage(cursor);
     if (take(page.data) === 'enough') return;

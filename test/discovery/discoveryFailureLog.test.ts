@@ -5,7 +5,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { configYaml, startTestExporter } from '../support/exporterHarness.js';
 import { pageAt, startFakeV2 } from '../support/fakeTrunkV2.js';
-import { cleanUp } from '../trunk/harness.js';
+import type { V2MergeQueue } from '../../src/trunk/v2Schemas.js';
+import { cleanUp, sendJson, startApiServer } from '../trunk/harness.js';
 
 afterEach(cleanUp);
 
@@ -99,5 +100,59 @@ describe("a failed read of the organization's merge queues with discovery on", (
       expect(line.check).toBeUndefined();
       expect(line.err).toBeUndefined();
     }
+  });
+});
+
+describe("an endless list of the organization's merge queues with discovery on", () => {
+  it('is read to the pages discovery.maxTargets can keep, then fails with a warn line naming the bound, counted as paging_stopped', async () => {
+    // Each page 100 queues of their own branches and a new cursor, for ever.
+    const [queue] = pageAt('merge-queues-of-an-organization.json').data as V2MergeQueue[];
+    if (queue === undefined) throw new Error('the fixture lists no queue');
+    const server = await startApiServer((req, res) => {
+      const page = server.requests.length;
+      const data = Array.from({ length: 100 }, (_, row) => ({
+        ...queue,
+        id: `mq_${String(page)}_${String(row)}`,
+        targetBranch: `release/${String(page)}.${String(row)}`,
+      }));
+      if (req.url?.startsWith('/v2/merge-queues?') === true)
+        sendJson(res, 200, { data, nextCursor: `p${String(page)}`, hasMore: true });
+      else sendJson(res, 404, { error: { code: 'NOT_FOUND' } });
+    }, '');
+    // One read (the next is 600 s away), with discovery.maxTargets of 30,000.
+    const yaml = configYaml({
+      apiUrl: server.origin,
+      token: null,
+      apiKey: 'trunk_v2_Dl7xQ2fa9KzR',
+      targets: '  []',
+    }).replace(
+      'targets:\n',
+      'discovery:\n  enabled: true\n  intervalSeconds: 600\n  flakyTests: false\n' +
+        '  maxTargets: 30000\ntargets:\n',
+    );
+    const exporter = await startTestExporter(yaml);
+    const samples = await exporter.waitFor(
+      (current) =>
+        current.some(
+          (sample) =>
+            sample.name === 'trunk_exporter_api_anomalies_total' &&
+            sample.labels.endpoint === 'v2/merge-queues' &&
+            sample.labels.kind === 'paging_stopped' &&
+            sample.value === 1,
+        ),
+      'the walk of the queue list stopped',
+    );
+    expect(samples.some((s) => s.name === 'trunk_exporter_discovered_targets' && s.value > 0)).toBe(
+      false,
+    );
+    // docs/configuration.md: 30,000 queues at 100 a page, and a tenth more: 300 + 30.
+    expect(server.requests).toHaveLength(330);
+    const lines = failureLines(exporter.logs());
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ level: 40 });
+    expect(lines[0]?.msg).toContain(
+      'the list of merge queues (GET /v2/merge-queues): more than 330 pages; stopped: with ' +
+        'discovery on the list is read to 33000 queues at most: discovery.maxTargets (30000)',
+    );
   });
 });

@@ -1,12 +1,43 @@
 import { repositoryKey } from '../../config/repositoryKey.js';
-import type { V2MergeQueue } from '../../trunk/v2Schemas.js';
+import { DEFAULT_DISCOVERY_MAX_TARGETS } from '../../config/schema.js';
+import type { V2PageBound } from '../../trunk/v2Client.js';
+import { V2_MAX_PAGES } from '../../trunk/v2Paging.js';
+import { V2_MAX_LIMIT, type V2MergeQueue } from '../../trunk/v2Schemas.js';
 import { isOverlong } from '../../trunk/labelText.js';
 import { SharedRead, type SharedReadTiming } from '../sharedRead.js';
 import type { ReadOptions } from '../readOptions.js';
 
 /** The v2 reads the directory makes. */
 export interface V2QueueLister {
-  listMergeQueues(options?: ReadOptions): Promise<V2MergeQueue[]>;
+  listMergeQueues(options?: ReadOptions, bound?: V2PageBound): Promise<V2MergeQueue[]>;
+}
+
+/**
+ * The pages of the organization's list of merge queues a read takes at most with discovery on:
+ * those of `maxTargets` queues (of 10,000 at least) at 100 a page, and a tenth more, at most
+ * V2_MAX_PAGES. A walk holds every queue until it ends, and discovery keeps
+ * `maxTargets` of them: an endless list is not read to 1,000 pages for 10,000 targets. The tenth
+ * more is for queues no discovered target is made of (configured ones, another repository's or
+ * branch's, no `host/owner/name`); never fewer than 10,000 queues' pages, since discovery's globs
+ * choose after the walk, and a small `maxTargets` does not make the organization's list short.
+ */
+export function queueListPageBound(maxTargets: number): V2PageBound {
+  const pages = Math.ceil(Math.max(maxTargets, DEFAULT_DISCOVERY_MAX_TARGETS) / V2_MAX_LIMIT);
+  const wanted = pages + Math.ceil(pages / 10);
+  if (wanted >= V2_MAX_PAGES) {
+    return {
+      pages: V2_MAX_PAGES,
+      why: `the list is read to ${String(V2_MAX_PAGES * V2_MAX_LIMIT)} queues at most, as every v2 list`,
+    };
+  }
+  return {
+    pages: wanted,
+    why:
+      `with discovery on the list is read to ${String(wanted * V2_MAX_LIMIT)} queues at most: ` +
+      `discovery.maxTargets (${String(maxTargets)}), at least ` +
+      `${String(DEFAULT_DISCOVERY_MAX_TARGETS)}, and a tenth more; ` +
+      'raise discovery.maxTargets to read a longer list',
+  };
 }
 
 /** `host/owner/name` and branch of a v2 queue, the same key a configured target has. */
@@ -67,6 +98,8 @@ export class V2QueueDirectory {
       readonly staleAfterSeconds?: number;
       /** Told of each failed read, once. */
       readonly onFailure?: (error: Error) => void;
+      /** The most pages a read of the list takes (queueListPageBound); V2_MAX_PAGES when absent. */
+      readonly bound?: V2PageBound | undefined;
       /**
        * Told when the number of queues a read left out (no `host/owner/name` repository, or a
        * branch too long to be a label) differs from the previous read's, with the first of them.
@@ -76,20 +109,30 @@ export class V2QueueDirectory {
   ) {
     const timing = { maxAgeSeconds, staleAfterSeconds: options.staleAfterSeconds ?? 0 };
     this.#onLeftOut = options.onLeftOut;
-    this.#list = new SharedRead(this.#readWith(lister), timing, now, options.onFailure);
+    this.#list = new SharedRead(
+      this.#readWith(lister, options.bound),
+      timing,
+      now,
+      options.onFailure,
+    );
   }
 
   readonly #onLeftOut: ((count: number, first: string) => void) | undefined;
   /** How many queues the last read left out: one line when it changes, not one per read. */
   #leftOut = 0;
 
-  /** Follows a reload: a new client or timing; what was read stays until it is due. */
-  configure(lister: V2QueueLister, timing: SharedReadTiming): void {
-    this.#list.configure(this.#readWith(lister), timing);
+  /**
+   * Follows a reload: a new client, timing or bound of pages; what was read stays until it is due.
+   */
+  configure(lister: V2QueueLister, timing: SharedReadTiming, bound?: V2PageBound): void {
+    this.#list.configure(this.#readWith(lister, bound), timing);
   }
 
-  #readWith(lister: V2QueueLister): (options: ReadOptions) => Promise<QueueList> {
-    const read = readWith(lister);
+  #readWith(
+    lister: V2QueueLister,
+    bound: V2PageBound | undefined,
+  ): (options: ReadOptions) => Promise<QueueList> {
+    const read = readWith(lister, bound);
     return async (options) => {
       const list = await read(options);
       if (list.leftOut.count !== this.#leftOut) {
@@ -133,13 +176,16 @@ export class V2QueueDirectory {
   }
 }
 
-function readWith(lister: V2QueueLister): (options: ReadOptions) => Promise<QueueList> {
+function readWith(
+  lister: V2QueueLister,
+  bound: V2PageBound | undefined,
+): (options: ReadOptions) => Promise<QueueList> {
   return async (options) => {
     const byKey = new Map<string, V2MergeQueue>();
     const named: (V2QueueKey & { readonly queue: V2MergeQueue })[] = [];
     let leftOut = 0;
     let first = '';
-    for (const queue of await lister.listMergeQueues(options)) {
+    for (const queue of await lister.listMergeQueues(options, bound)) {
       const repo = repoNameOfUrl(queue.repositoryUrl);
       // The branch becomes the `branch` label; git's refs are far shorter than 1,000 characters.
       if (repo === undefined || queue.targetBranch.length > MAX_BRANCH_LENGTH) {

@@ -1,4 +1,5 @@
 // The reads API v2 sources make (the API key): each declared once, as data (readDeclaration.ts).
+import { DEFAULT_DISCOVERY_MAX_TARGETS } from '../../config/schema.js';
 import { readsTestCollections } from '../../config/targets.js';
 import {
   V2_MAX_LIVE_ENTRY_PAGES,
@@ -15,6 +16,7 @@ import { PERIODIC_EXIT_READ_POLLS } from './v2ExitLookup.js';
 import { LAST_MERGE_WINDOWS_SECONDS } from './v2LastMerge.js';
 import { MAX_REPOSITORY_LOOKUPS_PER_READ } from './v2RepositoryNames.js';
 import { MAX_HISTORY_CALLS_PER_READ } from './v2QueueEntryHistoryRead.js';
+import { queueListPageBound } from './v2QueueDirectory.js';
 import { V2_ENTRY_HISTORY_MAX_IDS } from '../../trunk/v2EntryHistorySchemas.js';
 
 /**
@@ -25,8 +27,14 @@ function withCommas(value: number): string {
   return String(value).replace(/\B(?=(\d{3})+$)/g, ',');
 }
 
-/** Every v2 list is walked a page of 100 rows at a time, and at most this many pages. */
-const PAGED = `pages ≤ ${withCommas(V2_MAX_PAGES)}`;
+/**
+ * The organization's list of merge queues: walked 100 rows a page, at most V2_MAX_PAGES pages, and
+ * with discovery on at most what discovery.maxTargets can keep (queueListPageBound).
+ */
+const QUEUE_LIST_PAGED =
+  `pages ≤ ${withCommas(V2_MAX_PAGES)}; with discovery, ≤ ` +
+  `${String(queueListPageBound(DEFAULT_DISCOVERY_MAX_TARGETS).pages)} ` +
+  `(more for a maxTargets over ${withCommas(DEFAULT_DISCOVERY_MAX_TARGETS)})`;
 
 /** A queue's list over a window (concluded entries, testing results). */
 const WINDOW_PAGED = `pages ≤ ${String(V2_MAX_WINDOW_PAGES)}`;
@@ -40,7 +48,7 @@ export const QUEUE_LIST = {
   endpoints: [V2_ENDPOINTS.listMergeQueues],
   scope: 'organization',
   cadence: { kind: 'shared', interval: 'mergeQueue', refreshedByEvents: false },
-  maxCalls: PAGED,
+  maxCalls: QUEUE_LIST_PAGED,
   part: 'queue',
   failure: { effect: 'poll fails' },
   cost: {
