@@ -16,6 +16,14 @@ export const NO_REPOSITORY_ID = '00000000-0000-0000-0000-000000000000';
  */
 export const MAX_REPOSITORY_LOOKUPS_PER_READ = 1000;
 
+/**
+ * Ids answered 400 remembered at most, and the longest remembered (a uuid has 36 characters): an
+ * upstream naming new malformed ids at every read, or ids of megabytes, grows the memory no further;
+ * an id past either is looked up again at each read, as before it was remembered.
+ */
+export const MAX_MALFORMED_IDS = 10_000;
+export const MAX_MALFORMED_ID_LENGTH = 100;
+
 /** The repository reads the names need (implemented by TrunkV2Client). */
 export interface V2RepositoryReader {
   getRepository(id: string, options?: ReadOptions): Promise<V2Repository | undefined>;
@@ -31,11 +39,16 @@ export interface UnnamedRepositories {
 }
 
 /**
- * repoId → `host/owner/name`: each id named once and kept (ids never change); an id that could not
- * be named is looked up again by the next read that lists it, never remembered as unknown.
+ * repoId → `host/owner/name`: each id named once and kept (ids never change). An id Trunk answered
+ * 400 is malformed ("a malformed id is 400": ids are uuids), so it is asked once and remembered as
+ * unnamed for the life of the process (whatever the credentials: the form of an id is no
+ * organization's); any other id that could not be named (404, an error) is looked up again by the
+ * next read that lists it.
  */
 export class RepositoryNames {
   readonly #names = new Map<string, string>();
+  /** Ids Trunk answered 400: never looked up again (MAX_MALFORMED_IDS at most). */
+  readonly #malformed = new Set<string>();
   /** Every repository known to Trunk so far, by repositoryKey: as a list named it, else as configured. */
   readonly #known = new Map<string, string>();
   /** Lookups in flight, so that two lists naming one id share its lookup. */
@@ -92,7 +105,7 @@ export class RepositoryNames {
     const toLookUp: string[] = [];
     for (const id of new Set(ids)) {
       if (this.#names.has(id)) continue;
-      if (id === NO_REPOSITORY_ID) unnamed.add(id);
+      if (id === NO_REPOSITORY_ID || this.#malformed.has(id)) unnamed.add(id);
       else if (toLookUp.length < MAX_REPOSITORY_LOOKUPS_PER_READ) toLookUp.push(id);
       else unresolved.add(id);
     }
@@ -119,8 +132,13 @@ export class RepositoryNames {
       repository = await reader.getRepository(id, options);
     } catch (error) {
       if (options.signal?.aborted === true) throw error;
-      // A malformed id is an answer (400, as a 404 is); any other failure says nothing of the id.
-      return error instanceof TrunkApiError && error.status === 400 ? 'unnamed' : 'unresolved';
+      // A malformed id is an answer (400, as a 404 is), and one that stays true: it is not asked
+      // again. Any other failure (5xx, a timeout, the network) says nothing of the id.
+      if (!(error instanceof TrunkApiError) || error.status !== 400) return 'unresolved';
+      if (this.#malformed.size < MAX_MALFORMED_IDS && id.length <= MAX_MALFORMED_ID_LENGTH) {
+        this.#malformed.add(id);
+      }
+      return 'unnamed';
     }
     const name = repository === undefined ? undefined : repositoryNameOf(repository);
     if (name === undefined) return 'unnamed';
