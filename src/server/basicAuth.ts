@@ -12,6 +12,12 @@ const MAX_REMEMBERED = 100;
  * client repeating one guess, pays bcrypt's cost once a minute, not once per request. */
 const MAX_REMEMBERED_FAILURES = 1_000;
 const FAILURE_MEMORY_MS = 60_000;
+/**
+ * Client addresses whose failed checks are counted (for a minute after the last), the oldest
+ * forgotten first: a waiter from an address that failed lately gives its place to one from an
+ * address that did not (BcryptQueue).
+ */
+const MAX_FAILING_ADDRESSES = 1_000;
 /** Comparisons waiting their turn, from one client address and in all; beyond, 429 unhashed. */
 const BCRYPT_WAITING_PER_ADDRESS = 4;
 const BCRYPT_WAITING = 32;
@@ -50,10 +56,12 @@ export class BasicAuthVerifier {
   readonly #remembered = new Set<string>();
   /** Key → when the failure is forgotten; in insertion order, so the first entry is the oldest. */
   readonly #failures = new Map<string, number>();
-  readonly #comparisons = new BcryptQueue({
-    perAddress: BCRYPT_WAITING_PER_ADDRESS,
-    total: BCRYPT_WAITING,
-  });
+  /** Address → its failed checks since it last went a minute without one, and when they are forgotten. */
+  readonly #failingAddresses = new Map<string, { count: number; forgetAt: number }>();
+  readonly #comparisons = new BcryptQueue(
+    { perAddress: BCRYPT_WAITING_PER_ADDRESS, total: BCRYPT_WAITING },
+    (address) => this.#recentFailuresFrom(address),
+  );
   readonly #compare: (password: string, hash: string) => Promise<boolean>;
   readonly #now: () => number;
 
@@ -75,6 +83,7 @@ export class BasicAuthVerifier {
     this.#costliest = this.#timeCostliest(users);
     this.#remembered.clear();
     this.#failures.clear();
+    this.#failingAddresses.clear();
   }
 
   /** Whether `password` is the password of `username`; false also when it could not be checked. */
@@ -94,7 +103,10 @@ export class BasicAuthVerifier {
       .digest('hex');
     if (hash !== undefined && this.#remembered.has(key)) return 'valid';
     // A repeated guess is answered at once, whatever the username.
-    if (this.#failedRecently(key)) return 'invalid';
+    if (this.#failedRecently(key)) {
+      this.#countFailureFrom(address);
+      return 'invalid';
+    }
     if (users.size === 0) return 'invalid';
     // An unknown username still takes a turn as long as a known one's, so it meets the same `busy`
     // and delays the turns behind it as much.
@@ -113,6 +125,7 @@ export class BasicAuthVerifier {
         this.#remembered.add(key);
       } else {
         this.#rememberFailure(key);
+        this.#countFailureFrom(address);
       }
     }
     return valid ? 'valid' : 'invalid';
@@ -154,6 +167,21 @@ export class BasicAuthVerifier {
     if (forgetAt > this.#now()) return true;
     this.#failures.delete(key);
     return false;
+  }
+
+  #recentFailuresFrom(address: string): number {
+    const failing = this.#failingAddresses.get(address);
+    return failing !== undefined && failing.forgetAt > this.#now() ? failing.count : 0;
+  }
+
+  #countFailureFrom(address: string): void {
+    const count = this.#recentFailuresFrom(address) + 1;
+    this.#failingAddresses.delete(address);
+    if (this.#failingAddresses.size >= MAX_FAILING_ADDRESSES) {
+      const [oldest] = this.#failingAddresses.keys();
+      if (oldest !== undefined) this.#failingAddresses.delete(oldest);
+    }
+    this.#failingAddresses.set(address, { count, forgetAt: this.#now() + FAILURE_MEMORY_MS });
   }
 
   #rememberFailure(key: string): void {

@@ -8,7 +8,7 @@ type Waiter = (turn: boolean) => void;
 export interface BcryptQueueLimits {
   /** Waiting from one client address; beyond, that address's next request is refused. */
   readonly perAddress: number;
-  /** Waiting in all; beyond, a newcomer takes the place of the newest waiter of a longer line. */
+  /** Waiting in all; beyond, a newcomer takes the place of the newest waiter of a line before it. */
   readonly total: number;
 }
 
@@ -17,11 +17,16 @@ export interface BcryptQueueLimits {
  * round-robin across client addresses, so that a flood from a few addresses delays another
  * address's check by one turn per flooding address instead of locking it out. Both lines are
  * bounded: a request beyond its address's limit is refused at once, unhashed, and one arriving when
- * every place is taken takes the newest waiter's place in the longest line, if that line is longer
- * than its own address's.
+ * every place is taken takes the newest waiter's place in the line that comes first by its
+ * address's recent failures, then by its length, if that line comes before its own address's. By
+ * failures first because a flood from more addresses than there are places keeps one waiter per
+ * address, every line as long as a new scraper's would be: its addresses' wrong passwords are what
+ * tells them apart from the scraper, whose check they would otherwise push out each time.
  */
 export class BcryptQueue {
   readonly #limits: BcryptQueueLimits;
+  /** Recent failed checks from an address (0 for none). */
+  readonly #failuresOf: (address: string) => number;
   #busy = false;
   /** The address whose task runs, which waits behind every other address for its next turn. */
   #turnAddress = '';
@@ -29,8 +34,9 @@ export class BcryptQueue {
   /** Each address's waiters, oldest first; a Map keeps insertion order, so it is also the ring. */
   readonly #lines = new Map<string, Waiter[]>();
 
-  constructor(limits: BcryptQueueLimits) {
+  constructor(limits: BcryptQueueLimits, failuresOf: (address: string) => number = () => 0) {
     this.#limits = limits;
+    this.#failuresOf = failuresOf;
   }
 
   /** Runs `task` in `address`'s turn; QUEUE_FULL, without running it, when refused a place. */
@@ -51,7 +57,7 @@ export class BcryptQueue {
   #waitTurn(address: string): Promise<boolean> {
     const line = this.#lines.get(address) ?? [];
     if (line.length >= this.#limits.perAddress) return Promise.resolve(false);
-    if (this.#waiting >= this.#limits.total && !this.#evictLongerThan(line.length)) {
+    if (this.#waiting >= this.#limits.total && !this.#evictBefore(address, line.length)) {
       return Promise.resolve(false);
     }
     return new Promise<boolean>((resolve) => {
@@ -84,15 +90,23 @@ export class BcryptQueue {
     waiter?.(true);
   }
 
-  /** Refuses the newest waiter of the longest line, if longer than `length`; whether one was. */
-  #evictLongerThan(length: number): boolean {
-    let longest: { address: string; line: Waiter[] } | undefined;
-    for (const [address, line] of this.#lines) {
-      if (line.length > (longest?.line.length ?? length)) longest = { address, line };
+  /**
+   * Refuses the newest waiter of the line that comes first (most recent failures, then longest),
+   * if it comes before `address`'s own line of `length`; whether one was.
+   */
+  #evictBefore(address: string, length: number): boolean {
+    let first: { address: string; line: Waiter[]; failures: number } | undefined;
+    let bar = { failures: this.#failuresOf(address), length };
+    for (const [candidate, line] of this.#lines) {
+      const failures = this.#failuresOf(candidate);
+      if (failures > bar.failures || (failures === bar.failures && line.length > bar.length)) {
+        first = { address: candidate, line, failures };
+        bar = { failures, length: line.length };
+      }
     }
-    if (longest === undefined) return false;
-    const evicted = longest.line.pop();
-    if (longest.line.length === 0) this.#lines.delete(longest.address);
+    if (first === undefined) return false;
+    const evicted = first.line.pop();
+    if (first.line.length === 0) this.#lines.delete(first.address);
     this.#waiting--;
     evicted?.(false);
     return true;

@@ -2,6 +2,7 @@
 // a flood of them took the CPU from the scraper. Now a repeated wrong password is hashed once, one
 // comparison runs at a time (in a worker thread) with four more from the address in line, and the
 // rest get 429 unhashed, while a scraper whose credentials were checked before keeps getting its page.
+import { get as httpGet } from 'node:http';
 import bcrypt from 'bcryptjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BasicAuthVerifier, startHttpServer } from '../../src/server/index.js';
@@ -21,8 +22,11 @@ afterEach(async () => {
   running = undefined;
 });
 
-/** A real server whose verifier counts the bcrypt comparisons it starts, and can hold them. */
-async function startServer() {
+/**
+ * A real server whose verifier counts the bcrypt comparisons it starts, and can hold them; each
+ * takes `comparisonMs` more, as a costlier hash would.
+ */
+async function startServer(comparisonMs = 0) {
   const store = new SnapshotStore(600);
   store.setTargets([{ kind: 'merge_queue', repo: 'github.com/acme/web', branch: 'main' }]);
   const compared: string[] = [];
@@ -31,6 +35,7 @@ async function startServer() {
     compare: async (password, hash) => {
       compared.push(password);
       await held;
+      if (comparisonMs > 0) await new Promise((resolve) => setTimeout(resolve, comparisonMs));
       return bcrypt.compare(password, hash);
     },
   });
@@ -109,5 +114,47 @@ describe('a flood of wrong passwords', () => {
     // With the flood over, every slot is free again: a new wrong password is checked, not refused.
     expect((await get(`${url}/healthz`, 'one more guess')).status).toBe(401);
     expect(compared).toHaveLength(8);
+  });
+
+  it('checks a new scraper while wrong passwords come from more addresses than there are places in line', async () => {
+    // 50 ms a comparison, as a cost-10 hash takes about.
+    const { url, compared } = await startServer(50);
+    /** The status of a GET of /healthz from the loopback address `from`. */
+    const ask = (from: string, password: string): Promise<number> =>
+      new Promise((resolve) => {
+        const credentials = Buffer.from(`${USER}:${password}`).toString('base64');
+        const request = httpGet(
+          `${url}/healthz`,
+          { localAddress: from, agent: false, headers: { authorization: `Basic ${credentials}` } },
+          (response) => {
+            response.resume();
+            response.on('end', () => {
+              resolve(response.statusCode ?? 0);
+            });
+          },
+        );
+        request.on('error', () => {
+          resolve(0);
+        });
+      });
+    // 40 addresses, more than the 32 places, each sending a new wrong password as soon as the
+    // last is answered: every place is taken, each by a line of one, as a new scraper's would be.
+    let flooding = true;
+    let guesses = 0;
+    const flood = Array.from({ length: 40 }, async (_, index) => {
+      while (flooding) await ask(`127.0.3.${String(index + 1)}`, `guess ${String(guesses++)}`);
+    });
+    await until(() => compared.length > 45, 'every flooding address checked and refused');
+
+    const scrapes: number[] = [];
+    while (scrapes.length < 10 && !scrapes.includes(200)) {
+      scrapes.push(await ask('127.0.4.1', PASSWORD));
+    }
+    flooding = false;
+    await Promise.all(flood);
+
+    // Without telling the addresses apart, each flooding newcomer took the place of the waiter
+    // first in the ring, which the scraper's check became in its turn: 429 every time.
+    expect(scrapes).toContain(200);
   });
 });

@@ -2,8 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { BcryptQueue, QUEUE_FULL } from '../../src/server/bcryptQueue.js';
 
 /** A queue whose tasks each wait until the test ends them, in the order they started. */
-function heldQueue(limits = { perAddress: 4, total: 32 }) {
-  const queue = new BcryptQueue(limits);
+function heldQueue(
+  limits = { perAddress: 4, total: 32 },
+  failuresOf: (address: string) => number = () => 0,
+) {
+  const queue = new BcryptQueue(limits, failuresOf);
   const started: string[] = [];
   const endings: (() => void)[] = [];
   const run = (address: string, name: string) =>
@@ -68,6 +71,34 @@ describe('BcryptQueue', () => {
     for (let turn = 0; turn < 5; turn++) await endRunning();
     expect(started).toEqual(['a0', 'b0', 'c0', 'a1', 'a2']);
     expect(await Promise.all([...a.slice(0, 3), b, c])).toEqual(['a0', 'a1', 'a2', 'b0', 'c0']);
+  });
+
+  it('gives a newcomer from an address without recent failures the place of a waiter from one with them, however long the lines', async () => {
+    // 10.0.0.1 and 10.0.0.2 failed lately, as a flood's addresses do; 10.0.0.3 (a new scraper) did not.
+    const failures = new Map([
+      ['10.0.0.1', 1],
+      ['10.0.0.2', 1],
+      ['10.0.0.4', 1],
+      ['10.0.0.5', 5],
+    ]);
+    const { run, started, endRunning } = heldQueue(
+      { perAddress: 4, total: 2 },
+      (address) => failures.get(address) ?? 0,
+    );
+    const running = run('10.0.0.9', 'x0');
+    const a = run('10.0.0.1', 'a0');
+    const b = run('10.0.0.2', 'b0');
+    // Every place is taken by a line as long as the scraper's would be: the failures decide.
+    const scraper = run('10.0.0.3', 's0');
+    expect(await a).toBe(QUEUE_FULL);
+    // A newcomer from a failing address takes the place of a failing waiter, never the scraper's.
+    const c = run('10.0.0.4', 'c0');
+    expect(await b).toBe(QUEUE_FULL);
+    // One whose address failed more than any waiter's is refused.
+    expect(await run('10.0.0.5', 'd0')).toBe(QUEUE_FULL);
+    for (let turn = 0; turn < 3; turn++) await endRunning();
+    expect(started).toEqual(['x0', 's0', 'c0']);
+    expect(await Promise.all([running, scraper, c])).toEqual(['x0', 's0', 'c0']);
   });
 
   it('runs at once again when the line is empty', async () => {
