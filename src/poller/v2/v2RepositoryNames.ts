@@ -24,6 +24,14 @@ export const MAX_REPOSITORY_LOOKUPS_PER_READ = 1000;
 export const MAX_MALFORMED_IDS = 10_000;
 export const MAX_MALFORMED_ID_LENGTH = 100;
 
+/**
+ * Repository names kept at most, the first named forgotten first (and asked again by the next read
+ * that lists its id): an upstream naming new repositories at every read grows the memory no
+ * further. An id longer than MAX_MALFORMED_ID_LENGTH (no uuid) is not kept: its tests count as
+ * `unnamed_repository`.
+ */
+export const MAX_NAMED_REPOSITORIES = 100_000;
+
 /** The repository reads the names need (implemented by TrunkV2Client). */
 export interface V2RepositoryReader {
   getRepository(id: string, options?: ReadOptions): Promise<V2Repository | undefined>;
@@ -46,6 +54,8 @@ export interface UnnamedRepositories {
  * next read that lists it.
  */
 export class RepositoryNames {
+  readonly #maxNamed: number;
+  /** In the order they were named, so the first is the one to forget. */
   readonly #names = new Map<string, string>();
   /** Ids Trunk answered 400: never looked up again (MAX_MALFORMED_IDS at most). */
   readonly #malformed = new Set<string>();
@@ -55,6 +65,10 @@ export class RepositoryNames {
   readonly #pending = new Map<string, Promise<'named' | 'unnamed' | 'unresolved'>>();
   /** Provider-URL lookups in flight, by repositoryKey, so that two parts of a poll share one. */
   readonly #confirming = new Map<string, Promise<boolean>>();
+
+  constructor(maxNamed = MAX_NAMED_REPOSITORIES) {
+    this.#maxNamed = maxNamed;
+  }
 
   /** The name of `id` as Trunk spells it; undefined until a lookup named it. */
   nameOf(id: string): string | undefined {
@@ -142,8 +156,19 @@ export class RepositoryNames {
     }
     const name = repository === undefined ? undefined : repositoryNameOf(repository);
     if (name === undefined) return 'unnamed';
-    this.#names.set(id, name);
-    if (!this.#known.has(repositoryKey(name))) this.#known.set(repositoryKey(name), name);
+    remember(this.#names, id, name, id.length <= MAX_MALFORMED_ID_LENGTH ? this.#maxNamed : 0);
+    const key = repositoryKey(name);
+    if (!this.#known.has(key)) remember(this.#known, key, name, this.#maxNamed);
     return 'named';
   }
+}
+
+/** Sets `key` in `map`, first forgetting its oldest entries so that it keeps at most `max`. */
+function remember(map: Map<string, string>, key: string, value: string, max: number): void {
+  map.delete(key);
+  for (const oldest of map.keys()) {
+    if (map.size < max) break;
+    map.delete(oldest);
+  }
+  if (max > 0) map.set(key, value);
 }

@@ -76,4 +76,26 @@ describe('RepositoryNames', () => {
     }
     expect({ long: callsFor(long), short: callsFor(MALFORMED) }).toEqual({ long: 2, short: 1 });
   });
+
+  it('keeps at most the names it may, forgetting the first named, which the next read lists asks again', async () => {
+    // An upstream naming new repositories at every read would otherwise grow the names without end.
+    const { reader, callsFor } = await repositories();
+    const names = new RepositoryNames(2);
+    const [first, second, third] = [
+      'aaaaaaaa-0000-4000-8000-000000000001',
+      'aaaaaaaa-0000-4000-8000-000000000002',
+      'aaaaaaaa-0000-4000-8000-000000000003',
+    ] as const;
+    await names.resolve([first, second, third], reader, 1, {});
+    await names.resolve([second, third], reader, 1, {});
+    expect(names.nameOf(first)).toBeUndefined();
+    await names.resolve([first], reader, 1, {});
+
+    expect(names.nameOf(first)).toBe('github.com/acme/web');
+    expect({ first: callsFor(first), second: callsFor(second), third: callsFor(third) }).toEqual({
+      first: 2,
+      second: 1,
+      third: 1,
+    });
+  });
 });
