@@ -1,7 +1,11 @@
-import type { CallOptions, TrunkClient } from './client.js';
+// The API v2 client that the poller and discovery hold: every v2 read the exporter makes, one
+// method each, on one object made anew for each configuration (what the test list's path taught
+// is handed on: TestListPaths).
+import type { z } from 'zod';
+import { CallSpacing } from './callSpacing.js';
+import type { CallOptions } from './client.js';
 import { TrunkApiError } from './errors.js';
 import type { ApiAnomalyKind } from './observer.js';
-import type { z } from 'zod';
 import {
   checkTestCollectionsPage,
   checkTestingResultsPage,
@@ -12,7 +16,6 @@ import {
   checkV2PullRequestsPage,
   type AnomalyReport,
 } from './responseAnomalies.js';
-import type { CallTarget } from './transport.js';
 import {
   V2_ENTRY_HISTORY_MAX_IDS,
   V2_ENTRY_HISTORY_CALL_SPACING_MS,
@@ -21,18 +24,15 @@ import {
   v2EntryHistoryPageSchema,
   type V2EntryHistory,
 } from './v2EntryHistorySchemas.js';
-import { CallSpacing } from './callSpacing.js';
+import { allV2ListRows, walkV2List, type V2Reader } from './v2ListWalk.js';
 import {
   V2_MAX_LIVE_ENTRY_PAGES,
   V2_MAX_TEST_LIST_PAGES,
   V2_MAX_WINDOW_PAGES,
-  V2PagingError,
-  forEachV2Page,
-  type V2List,
 } from './v2Paging.js';
+import { organizationTarget, pageQuery, queueTarget, type V2QueueRef } from './v2Requests.js';
 import {
   V2_ENDPOINTS,
-  V2_MAX_LIMIT,
   v2MergeQueuePageSchema,
   v2MergeQueueSchema,
   v2PullRequestPageSchema,
@@ -60,14 +60,6 @@ import {
   v2VerificationRunSchema,
   type V2VerificationRun,
 } from './v2VerificationRunSchemas.js';
-
-/** A merge queue as the poller knows it: its v2 id and the labels its calls are logged with. */
-export interface V2QueueRef {
-  readonly id: string;
-  /** `host/owner/name`. */
-  readonly repo: string;
-  readonly branch: string;
-}
 
 /** Which of a queue's pull requests to list. */
 export interface V2PullRequestFilter {
@@ -110,9 +102,6 @@ interface PageReading<R, T> {
   readonly check: (response: R, report: AnomalyReport) => V2Page<T>;
 }
 
-/** The `repo` of calls about the whole organization, for logs and the request queue. */
-const ORGANIZATION = '(organization)';
-
 /** The test list's paths: the live service's, and the one Trunk's definition names (before 2026-10-06). */
 type TestListPath = 'tests' | 'test-cases';
 
@@ -138,13 +127,13 @@ export class TestListPaths {
 
 /**
  * The API v2 reads the exporter makes, every one a GET through the TrunkClient's single request
- * queue, limits and retries (TrunkClient.readV2); lists are walked to their end (v2Paging.ts).
+ * queue, limits and retries (TrunkClient.readV2); lists are walked to their end (v2ListWalk.ts).
  */
 export class TrunkV2Client {
   readonly #historySpacing = new CallSpacing(V2_ENTRY_HISTORY_CALL_SPACING_MS);
 
   constructor(
-    private readonly client: Pick<TrunkClient, 'readV2' | 'reportAnomaly'>,
+    private readonly client: V2Reader,
     private readonly testListPaths = new TestListPaths(),
   ) {}
 
@@ -154,45 +143,14 @@ export class TrunkV2Client {
   }
 
   /**
-   * forEachV2Page, each walk it stops (its paging not to be trusted or past its bound) counted as a
-   * `paging_stopped` anomaly of the list's endpoint: the error fails a read, and the count says
-   * which list's answers did it.
-   */
-  async #forEachPage<T>(...walk: Parameters<typeof forEachV2Page<T>>): Promise<void> {
-    try {
-      await forEachV2Page(...walk);
-    } catch (error) {
-      if (error instanceof V2PagingError) this.reportAnomaly(error.endpoint, 'paging_stopped', 1);
-      throw error;
-    }
-  }
-
-  /** Every row of a v2 list, as #forEachPage walks it. */
-  async #allRows<T>(
-    fetchPage: (cursor: string | undefined) => Promise<V2Page<T>>,
-    list: V2List,
-    maxPages?: number,
-  ): Promise<T[]> {
-    const rows: T[] = [];
-    const take = (page: readonly T[]): undefined => {
-      for (const row of page) rows.push(row);
-      return undefined;
-    };
-    await this.#forEachPage(fetchPage, list, take, maxPages);
-    return rows;
-  }
-
-  /**
    * Every merge queue of the organization (`GET /v2/merge-queues`, all pages): at most
    * V2_MAX_PAGES, or the pages of `bound` (with why, said when the list is longer).
    */
   async listMergeQueues(options: CallOptions = {}, bound?: V2PageBound): Promise<V2MergeQueue[]> {
-    const target = {
-      endpoint: V2_ENDPOINTS.listMergeQueues,
-      repo: ORGANIZATION,
-      branch: undefined,
-    };
-    return this.#allRows(
+    const endpoint = V2_ENDPOINTS.listMergeQueues;
+    const target = organizationTarget(endpoint);
+    return allV2ListRows(
+      this.client,
       (cursor) =>
         this.client.readV2(
           target,
@@ -203,7 +161,7 @@ export class TrunkV2Client {
         ),
       {
         what: 'the list of merge queues',
-        endpoint: target.endpoint,
+        endpoint,
         ...(bound === undefined ? {} : { bound: bound.why }),
       },
       bound?.pages,
@@ -327,7 +285,8 @@ export class TrunkV2Client {
     const path = endpoint.slice('v2/'.length).replace('{id}', encodeURIComponent(queue.id));
     // `testing-results`: the testing results of github.com/acme/web main.
     const list = endpoint.slice(endpoint.lastIndexOf('/') + 1).replace('-', ' ');
-    return this.#allRows(
+    return allV2ListRows(
+      this.client,
       (cursor) =>
         this.client.readV2(
           target,
@@ -356,11 +315,8 @@ export class TrunkV2Client {
         `at most ${String(V2_ENTRY_HISTORY_MAX_IDS)} pull request ids per queue-entry history read, not ${String(pullRequestIds.length)}`,
       );
     }
-    const target = {
-      endpoint: V2_ENDPOINTS.listQueueEntryHistory,
-      repo: ORGANIZATION,
-      branch: undefined,
-    };
+    const endpoint = V2_ENDPOINTS.listQueueEntryHistory;
+    const target = organizationTarget(endpoint);
     // "`limit` counts pull requests, not transitions": one page answers for every id asked.
     const query = new URLSearchParams({
       pullRequestIds: pullRequestIds.join(','),
@@ -368,7 +324,8 @@ export class TrunkV2Client {
     });
     const asked = new Set(pullRequestIds.map((id) => id.toLowerCase()));
     const groups = new Map<string, V2EntryHistory>();
-    await this.#forEachPage(
+    await walkV2List(
+      this.client,
       (cursor) => {
         if (cursor !== undefined) query.set('cursor', cursor);
         const path = `queue-entry-history?${query.toString()}`;
@@ -384,7 +341,7 @@ export class TrunkV2Client {
       },
       {
         what: `the queue-entry history of ${String(pullRequestIds.length)} pull requests`,
-        endpoint: target.endpoint,
+        endpoint,
       },
       (page) => {
         for (const group of page) {
@@ -430,10 +387,11 @@ export class TrunkV2Client {
     const walked = { anyPage: false };
     const walk = (path: TestListPath) => {
       const endpoint = path === 'tests' ? V2_ENDPOINTS.listTests : V2_ENDPOINTS.listTestCases;
-      return this.#forEachPage(
+      return walkV2List(
+        this.client,
         (cursor) =>
           this.client.readV2(
-            { endpoint, repo: ORGANIZATION, branch: undefined },
+            organizationTarget(endpoint),
             `${path}?${pageQuery(filters, cursor)}`,
             v2TestPageSchema,
             (response, report) =>
@@ -463,13 +421,8 @@ export class TrunkV2Client {
    * the largest limit, never walked, so the read is one call whatever the organization's size.
    */
   async listTestCollections(options: CallOptions = {}): Promise<V2TestCollectionsPage> {
-    const target = {
-      endpoint: V2_ENDPOINTS.listTestCollections,
-      repo: ORGANIZATION,
-      branch: undefined,
-    };
     const page = await this.client.readV2(
-      target,
+      organizationTarget(V2_ENDPOINTS.listTestCollections),
       `test-collections?${pageQuery({}, undefined)}`,
       v2TestCollectionPageSchema,
       checkTestCollectionsPage,
@@ -481,9 +434,8 @@ export class TrunkV2Client {
 
   /** A repository by id; undefined when Trunk answers 404. */
   async getRepository(id: string, options: CallOptions = {}): Promise<V2Repository | undefined> {
-    const target = { endpoint: V2_ENDPOINTS.getRepository, repo: ORGANIZATION, branch: undefined };
     return this.client.readV2(
-      target,
+      organizationTarget(V2_ENDPOINTS.getRepository),
       `repositories/${encodeURIComponent(id)}`,
       v2RepositorySchema,
       asParsed,
@@ -498,15 +450,10 @@ export class TrunkV2Client {
    * it does not know ("a genuine empty result").
    */
   async hasRepository(providerUrl: string, options: CallOptions = {}): Promise<boolean> {
-    const target = {
-      endpoint: V2_ENDPOINTS.findRepositories,
-      repo: ORGANIZATION,
-      branch: undefined,
-    };
     const query = new URLSearchParams({ providerUrl, limit: '1' });
     try {
       const page = await this.client.readV2(
-        target,
+        organizationTarget(V2_ENDPOINTS.findRepositories),
         `repositories?${query.toString()}`,
         v2RepositoryMatchPageSchema,
         checkV2Page<object>(),
@@ -524,15 +471,4 @@ export class TrunkV2Client {
 /** A single object's answer: nothing in it is counted as odd. */
 function asParsed<T>(value: T): T {
   return value;
-}
-
-function queueTarget(endpoint: CallTarget['endpoint'], queue: V2QueueRef): CallTarget {
-  return { endpoint, repo: queue.repo, branch: queue.branch };
-}
-
-function pageQuery(filters: Readonly<Record<string, string>>, cursor: string | undefined): string {
-  const query = new URLSearchParams(filters);
-  query.set('limit', String(V2_MAX_LIMIT));
-  if (cursor !== undefined) query.set('cursor', cursor);
-  return query.toString();
 }

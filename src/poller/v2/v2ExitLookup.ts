@@ -19,7 +19,8 @@ import {
   type Resubmission,
 } from '../../snapshot/queueFlowTypes.js';
 import type { MergeQueueSnapshot } from '../../snapshot/types.js';
-import type { TrunkV2Client, V2QueueRef } from '../../trunk/v2Client.js';
+import type { TrunkV2Client } from '../../trunk/v2Client.js';
+import type { V2QueueRef } from '../../trunk/v2Requests.js';
 import { CLOCK_SLACK_SECONDS, READ_OVERLAP_SECONDS } from '../../trunk/timestamps.js';
 import { V2PagingError } from '../../trunk/v2Paging.js';
 import { V2_ENDPOINTS, type V2PullRequest } from '../../trunk/v2Schemas.js';

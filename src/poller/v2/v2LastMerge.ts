@@ -2,7 +2,7 @@
 // queue's ledger starts, so that trunk_merge_queue_last_merge_timestamp_seconds is known at start.
 import { latestMerge, plausibleMergeTime } from '../../flow/lastMerge.js';
 import type { Logger } from '../../log/logger.js';
-import type { V2QueueRef } from '../../trunk/v2Client.js';
+import type { V2QueueRef } from '../../trunk/v2Requests.js';
 import { isoTime, parseTimestampSeconds } from '../timestamps.js';
 import type { ReadOptions } from '../readOptions.js';
 import type { V2PullRequestLister } from './v2MergeQueuePoll.js';

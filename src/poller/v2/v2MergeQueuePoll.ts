@@ -1,7 +1,8 @@
 import type { MergeQueueSnapshot, PullRequestSnapshot } from '../../snapshot/types.js';
 import { NO_ITEMS, orNoItems } from '../../snapshot/noEntries.js';
 import { TrunkApiError } from '../../trunk/errors.js';
-import type { V2PullRequestFilter, V2QueueRef } from '../../trunk/v2Client.js';
+import type { V2PullRequestFilter } from '../../trunk/v2Client.js';
+import type { V2QueueRef } from '../../trunk/v2Requests.js';
 import type { ApiAnomalyKind } from '../../trunk/observer.js';
 import {
   V2_LIVE_ENTRY_STATES,

@@ -19,7 +19,8 @@ import {
   type TrackedPullRequest,
 } from '../../snapshot/queueFlowTypes.js';
 import type { MergeQueueSnapshot } from '../../snapshot/types.js';
-import type { TrunkV2Client, V2QueueRef } from '../../trunk/v2Client.js';
+import type { TrunkV2Client } from '../../trunk/v2Client.js';
+import type { V2QueueRef } from '../../trunk/v2Requests.js';
 import type { V2PullRequest, V2TestingResult } from '../../trunk/v2Schemas.js';
 import { v1Value } from '../../trunk/v2Vocabulary.js';
 import { POLL_JITTER_RATIO } from '../scheduler.js';

@@ -5,7 +5,7 @@ import { testingMayHaveEndedBetween } from '../../flow/testingSeen.js';
 import type { Logger } from '../../log/logger.js';
 import type { TestingAttempts } from '../../snapshot/testingAttemptTypes.js';
 import type { MergeQueueSnapshot } from '../../snapshot/types.js';
-import type { V2QueueRef } from '../../trunk/v2Client.js';
+import type { V2QueueRef } from '../../trunk/v2Requests.js';
 import { CLOCK_SLACK_SECONDS } from '../../trunk/timestamps.js';
 import { V2PagingError } from '../../trunk/v2Paging.js';
 import { V2_ENDPOINTS, type V2TestingResult } from '../../trunk/v2Schemas.js';

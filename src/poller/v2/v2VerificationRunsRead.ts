@@ -17,7 +17,7 @@ import { runsReadDue, testingSince } from '../../flow/verificationRunReadsDue.js
 import type { Logger } from '../../log/logger.js';
 import type { MergeQueueSnapshot } from '../../snapshot/types.js';
 import type { VerificationRuns } from '../../snapshot/verificationRunTypes.js';
-import type { V2QueueRef } from '../../trunk/v2Client.js';
+import type { V2QueueRef } from '../../trunk/v2Requests.js';
 import { CLOCK_SLACK_SECONDS, READ_OVERLAP_SECONDS } from '../../trunk/timestamps.js';
 import { V2PagingError } from '../../trunk/v2Paging.js';
 import { V2_ENDPOINTS } from '../../trunk/v2Schemas.js';
