@@ -1,20 +1,16 @@
 // The API v2 client that the poller and discovery hold: every v2 read the exporter makes, one
 // method each, on one object made anew for each configuration (what the test list's path taught
-// is handed on: TestListPaths).
-import type { z } from 'zod';
+// is handed on: TestListPaths). How a queue's lists page lives in v2QueueListPages.ts.
 import { CallSpacing } from './callSpacing.js';
 import type { CallOptions } from './client.js';
 import { TrunkApiError } from './errors.js';
 import type { ApiAnomalyKind } from './observer.js';
 import {
   checkTestCollectionsPage,
-  checkTestingResultsPage,
   checkTestsPage,
   checkV2MergeQueue,
   checkV2MergeQueuesPage,
   checkV2Page,
-  checkV2PullRequestsPage,
-  type AnomalyReport,
 } from './responseAnomalies.js';
 import {
   V2_ENTRY_HISTORY_MAX_IDS,
@@ -25,54 +21,36 @@ import {
   type V2EntryHistory,
 } from './v2EntryHistorySchemas.js';
 import { allV2ListRows, walkV2List, type V2Reader } from './v2ListWalk.js';
+import { V2_MAX_TEST_LIST_PAGES } from './v2Paging.js';
 import {
-  V2_MAX_LIVE_ENTRY_PAGES,
-  V2_MAX_TEST_LIST_PAGES,
-  V2_MAX_WINDOW_PAGES,
-} from './v2Paging.js';
+  listQueuePullRequests,
+  listTestingResults,
+  listVerificationRuns,
+  type V2PullRequestFilter,
+} from './v2QueueListPages.js';
 import { organizationTarget, pageQuery, queueTarget, type V2QueueRef } from './v2Requests.js';
 import {
   V2_ENDPOINTS,
   v2MergeQueuePageSchema,
   v2MergeQueueSchema,
-  v2PullRequestPageSchema,
-  v2PullRequestWithoutIdPageSchema,
   v2RepositoryMatchPageSchema,
   v2RepositorySchema,
   v2TestCollectionPageSchema,
   v2TestPageSchema,
-  v2TestingResultPageSchema,
   type V2MergeQueue,
   type V2TestCollection,
   type V2TestMetricsPeriod,
   type V2PullRequest,
   type V2Repository,
   type V2Endpoint,
-  type V2Page,
   type V2Test,
   type V2TestingResult,
 } from './v2Schemas.js';
 import {
-  V2_MAX_RUN_PAGES,
   checkVerificationRun,
-  checkVerificationRunsPage,
-  v2VerificationRunPageSchema,
   v2VerificationRunSchema,
   type V2VerificationRun,
 } from './v2VerificationRunSchemas.js';
-
-/** Which of a queue's pull requests to list. */
-export interface V2PullRequestFilter {
-  /** Queue-entry states, in v2's spelling; every state when absent. */
-  readonly states?: readonly string[];
-  /**
-   * ISO 8601: only entries that concluded at or after it, whatever their state now ("an entry that
-   * failed in the window and was later resubmitted still matches").
-   */
-  readonly concludedAfter?: string;
-  /** Whether the rows keep the pull request's id (what its queue-entry history is read by). */
-  readonly pullRequestIds?: boolean;
-}
 
 /** Which tests of the organization to list (`GET /v2/tests` filters, in v2's spelling). */
 export interface V2TestFilter {
@@ -94,12 +72,6 @@ export interface V2PageBound {
   readonly pages: number;
   /** `with discovery on the list is read to 11000 queues at most: …`. */
   readonly why: string;
-}
-
-/** How the pages of one v2 list are parsed, then checked (their rows' anomalies counted). */
-interface PageReading<R, T> {
-  readonly schema: z.ZodType<R>;
-  readonly check: (response: R, report: AnomalyReport) => V2Page<T>;
 }
 
 /** The test list's paths: the live service's, and the one Trunk's definition names (before 2026-10-06). */
@@ -190,24 +162,7 @@ export class TrunkV2Client {
     filter: V2PullRequestFilter,
     options: CallOptions = {},
   ): Promise<V2PullRequest[]> {
-    const query: Record<string, string> = {};
-    if (filter.states !== undefined) query.state = filter.states.join(',');
-    if (filter.concludedAfter !== undefined) query.concludedAfter = filter.concludedAfter;
-    const schema =
-      filter.pullRequestIds === true ? v2PullRequestPageSchema : v2PullRequestWithoutIdPageSchema;
-    const page = { schema, check: checkV2PullRequestsPage };
-    // The live entries (no window): a queue of thousands is none Trunk has, and an answer that
-    // never ends would otherwise hold up to V2_MAX_PAGES pages of rows per poll in memory.
-    const maxPages =
-      filter.concludedAfter === undefined ? V2_MAX_LIVE_ENTRY_PAGES : V2_MAX_WINDOW_PAGES;
-    return this.#walkQueueList(
-      V2_ENDPOINTS.listQueuePullRequests,
-      queue,
-      query,
-      page,
-      options,
-      maxPages,
-    );
+    return listQueuePullRequests(this.client, queue, filter, options);
   }
 
   /**
@@ -219,15 +174,7 @@ export class TrunkV2Client {
     since: string,
     options: CallOptions = {},
   ): Promise<V2TestingResult[]> {
-    const page = { schema: v2TestingResultPageSchema, check: checkTestingResultsPage };
-    return this.#walkQueueList(
-      V2_ENDPOINTS.listTestingResults,
-      queue,
-      { since },
-      page,
-      options,
-      V2_MAX_WINDOW_PAGES,
-    );
+    return listTestingResults(this.client, queue, since, options);
   }
 
   /**
@@ -239,15 +186,7 @@ export class TrunkV2Client {
     createdAfter: string,
     options: CallOptions = {},
   ): Promise<V2VerificationRun[]> {
-    const page = { schema: v2VerificationRunPageSchema, check: checkVerificationRunsPage };
-    return this.#walkQueueList(
-      V2_ENDPOINTS.listVerificationRuns,
-      queue,
-      { createdAfter },
-      page,
-      options,
-      V2_MAX_RUN_PAGES,
-    );
+    return listVerificationRuns(this.client, queue, createdAfter, options);
   }
 
   /**
@@ -266,37 +205,6 @@ export class TrunkV2Client {
       checkVerificationRun,
       options,
       () => undefined,
-    );
-  }
-
-  /**
-   * Every page of one of `queue`'s lists (`endpoint`, under `v2/merge-queues/{id}/`) with
-   * `filters`, at the largest limit.
-   */
-  #walkQueueList<R, T>(
-    endpoint: V2Endpoint,
-    queue: V2QueueRef,
-    filters: Readonly<Record<string, string>>,
-    page: PageReading<R, T>,
-    options: CallOptions,
-    maxPages?: number,
-  ): Promise<T[]> {
-    const target = queueTarget(endpoint, queue);
-    const path = endpoint.slice('v2/'.length).replace('{id}', encodeURIComponent(queue.id));
-    // `testing-results`: the testing results of github.com/acme/web main.
-    const list = endpoint.slice(endpoint.lastIndexOf('/') + 1).replace('-', ' ');
-    return allV2ListRows(
-      this.client,
-      (cursor) =>
-        this.client.readV2(
-          target,
-          `${path}?${pageQuery(filters, cursor)}`,
-          page.schema,
-          page.check,
-          options,
-        ),
-      { what: `the ${list} of ${queue.repo} ${queue.branch}`, endpoint },
-      maxPages,
     );
   }
 

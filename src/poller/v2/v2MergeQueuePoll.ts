@@ -1,7 +1,7 @@
 import type { MergeQueueSnapshot, PullRequestSnapshot } from '../../snapshot/types.js';
 import { NO_ITEMS, orNoItems } from '../../snapshot/noEntries.js';
 import { TrunkApiError } from '../../trunk/errors.js';
-import type { V2PullRequestFilter } from '../../trunk/v2Client.js';
+import type { V2PullRequestFilter } from '../../trunk/v2QueueListPages.js';
 import type { V2QueueRef } from '../../trunk/v2Requests.js';
 import type { ApiAnomalyKind } from '../../trunk/observer.js';
 import {
