@@ -1,6 +1,7 @@
 // The API v2 client that the poller and discovery hold: every v2 read the exporter makes, one
 // method each, on one object made anew for each configuration (what the test list's path taught
-// is handed on: TestListPaths). How a queue's lists page lives in v2QueueListPages.ts.
+// is handed on: TestListPaths). How the longer reads page lives in modules of their own beside it
+// (v2QueueListPages.ts, v2EntryHistoryPages.ts), so that this file says what is read.
 import { CallSpacing } from './callSpacing.js';
 import type { CallOptions } from './client.js';
 import { TrunkApiError } from './errors.js';
@@ -12,14 +13,8 @@ import {
   checkV2MergeQueuesPage,
   checkV2Page,
 } from './responseAnomalies.js';
-import {
-  V2_ENTRY_HISTORY_MAX_IDS,
-  V2_ENTRY_HISTORY_CALL_SPACING_MS,
-  checkEntryHistoryPage,
-  inTimelineOrder,
-  v2EntryHistoryPageSchema,
-  type V2EntryHistory,
-} from './v2EntryHistorySchemas.js';
+import { V2_ENTRY_HISTORY_CALL_SPACING_MS, type V2EntryHistory } from './v2EntryHistorySchemas.js';
+import { listQueueEntryHistory } from './v2EntryHistoryPages.js';
 import { allV2ListRows, walkV2List, type V2Reader } from './v2ListWalk.js';
 import { V2_MAX_TEST_LIST_PAGES } from './v2Paging.js';
 import {
@@ -218,59 +213,7 @@ export class TrunkV2Client {
     pullRequestIds: readonly string[],
     options: CallOptions = {},
   ): Promise<V2EntryHistory[]> {
-    if (pullRequestIds.length > V2_ENTRY_HISTORY_MAX_IDS) {
-      throw new RangeError(
-        `at most ${String(V2_ENTRY_HISTORY_MAX_IDS)} pull request ids per queue-entry history read, not ${String(pullRequestIds.length)}`,
-      );
-    }
-    const endpoint = V2_ENDPOINTS.listQueueEntryHistory;
-    const target = organizationTarget(endpoint);
-    // "`limit` counts pull requests, not transitions": one page answers for every id asked.
-    const query = new URLSearchParams({
-      pullRequestIds: pullRequestIds.join(','),
-      limit: String(V2_ENTRY_HISTORY_MAX_IDS),
-    });
-    const asked = new Set(pullRequestIds.map((id) => id.toLowerCase()));
-    const groups = new Map<string, V2EntryHistory>();
-    await walkV2List(
-      this.client,
-      (cursor) => {
-        if (cursor !== undefined) query.set('cursor', cursor);
-        const path = `queue-entry-history?${query.toString()}`;
-        return this.#historySpacing.run(() =>
-          this.client.readV2(
-            target,
-            path,
-            v2EntryHistoryPageSchema,
-            checkEntryHistoryPage,
-            options,
-          ),
-        );
-      },
-      {
-        what: `the queue-entry history of ${String(pullRequestIds.length)} pull requests`,
-        endpoint,
-      },
-      (page) => {
-        for (const group of page) {
-          if (!asked.has(group.pullRequestId)) continue;
-          const kept = groups.get(group.pullRequestId);
-          groups.set(
-            group.pullRequestId,
-            kept === undefined
-              ? group
-              : {
-                  ...kept,
-                  transitions: inTimelineOrder([...kept.transitions, ...group.transitions]),
-                },
-          );
-        }
-        return groups.size === asked.size ? 'enough' : undefined;
-      },
-      // Each page answers for at least one id when Trunk pages as its definition says.
-      Math.max(1, asked.size),
-    );
-    return [...groups.values()];
+    return listQueueEntryHistory(this.client, this.#historySpacing, pullRequestIds, options);
   }
 
   /**
