@@ -23,7 +23,8 @@ import { V2QueueDirectory, queueListPageBound } from '../poller/v2/v2QueueDirect
 import type { SnapshotStore } from '../snapshot/store.js';
 import { targetKey, type Target } from '../snapshot/types.js';
 import type { TrunkClient } from '../trunk/client.js';
-import { TestListPaths, TrunkV2Client } from '../trunk/v2Client.js';
+import { TrunkV2Client } from '../trunk/v2Client.js';
+import { TestListPaths } from '../trunk/v2TestList.js';
 import type { FlakyTestEvent, MergeQueueEvent } from '../trunk/webhookEvents.js';
 import { TriggeredPolls, type TriggerSpacing } from '../webhooks/pollTriggers.js';
 import { withDiscovered } from './discoveredTargets.js';

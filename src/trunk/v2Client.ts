@@ -1,22 +1,20 @@
 // The API v2 client that the poller and discovery hold: every v2 read the exporter makes, one
 // method each, on one object made anew for each configuration (what the test list's path taught
 // is handed on: TestListPaths). How the longer reads page lives in modules of their own beside it
-// (v2QueueListPages.ts, v2EntryHistoryPages.ts), so that this file says what is read.
+// (v2QueueListPages.ts, v2TestList.ts, v2EntryHistoryPages.ts), so that this file says what is read.
 import { CallSpacing } from './callSpacing.js';
 import type { CallOptions } from './client.js';
 import { TrunkApiError } from './errors.js';
 import type { ApiAnomalyKind } from './observer.js';
 import {
   checkTestCollectionsPage,
-  checkTestsPage,
   checkV2MergeQueue,
   checkV2MergeQueuesPage,
   checkV2Page,
 } from './responseAnomalies.js';
 import { V2_ENTRY_HISTORY_CALL_SPACING_MS, type V2EntryHistory } from './v2EntryHistorySchemas.js';
 import { listQueueEntryHistory } from './v2EntryHistoryPages.js';
-import { allV2ListRows, walkV2List, type V2Reader } from './v2ListWalk.js';
-import { V2_MAX_TEST_LIST_PAGES } from './v2Paging.js';
+import { allV2ListRows, type V2Reader } from './v2ListWalk.js';
 import {
   listQueuePullRequests,
   listTestingResults,
@@ -31,30 +29,20 @@ import {
   v2RepositoryMatchPageSchema,
   v2RepositorySchema,
   v2TestCollectionPageSchema,
-  v2TestPageSchema,
   type V2MergeQueue,
   type V2TestCollection,
-  type V2TestMetricsPeriod,
   type V2PullRequest,
   type V2Repository,
   type V2Endpoint,
   type V2Test,
   type V2TestingResult,
 } from './v2Schemas.js';
+import { TestListPaths, listTests, type V2TestFilter } from './v2TestList.js';
 import {
   checkVerificationRun,
   v2VerificationRunSchema,
   type V2VerificationRun,
 } from './v2VerificationRunSchemas.js';
-
-/** Which tests of the organization to list (`GET /v2/tests` filters, in v2's spelling). */
-export interface V2TestFilter {
-  readonly quarantineState?: 'quarantined' | 'notQuarantined';
-  /** Test statuses: `healthy`, `flaky`, `broken`. */
-  readonly statuses?: readonly string[];
-  /** Each test's metrics over this window (`include=metrics&period=`); none when absent. */
-  readonly metricsPeriod?: V2TestMetricsPeriod;
-}
 
 /** The first page of the organization's test collections, and whether Trunk has more. */
 export interface V2TestCollectionsPage {
@@ -67,29 +55,6 @@ export interface V2PageBound {
   readonly pages: number;
   /** `with discovery on the list is read to 11000 queues at most: …`. */
   readonly why: string;
-}
-
-/** The test list's paths: the live service's, and the one Trunk's definition names (before 2026-10-06). */
-type TestListPath = 'tests' | 'test-cases';
-
-/**
- * Which path the organization's test list answers at: `/v2/tests`, and `/v2/test-cases` for an
- * organization still answered on the old path; the one that answered is kept until it answers 404
- * in turn. Outlives the clients of reloads, as what it learned stays true.
- */
-export class TestListPaths {
-  #current: TestListPath = 'tests';
-
-  /** The path to ask first. */
-  get current(): TestListPath {
-    return this.#current;
-  }
-
-  /** The path that answers 404 is not the organization's: the other is asked from now on. */
-  notFound(path: TestListPath): TestListPath {
-    this.#current = path === 'tests' ? 'test-cases' : 'tests';
-    return this.#current;
-  }
 }
 
 /**
@@ -228,43 +193,7 @@ export class TrunkV2Client {
     take: (tests: readonly V2Test[]) => void,
     options: CallOptions = {},
   ): Promise<void> {
-    const filters: Record<string, string> = {};
-    if (filter.quarantineState !== undefined) filters.quarantineState = filter.quarantineState;
-    if (filter.statuses !== undefined) filters.status = filter.statuses.join(',');
-    if (filter.metricsPeriod !== undefined) {
-      filters.include = 'metrics';
-      filters.period = filter.metricsPeriod;
-    }
-    const walked = { anyPage: false };
-    const walk = (path: TestListPath) => {
-      const endpoint = path === 'tests' ? V2_ENDPOINTS.listTests : V2_ENDPOINTS.listTestCases;
-      return walkV2List(
-        this.client,
-        (cursor) =>
-          this.client.readV2(
-            organizationTarget(endpoint),
-            `${path}?${pageQuery(filters, cursor)}`,
-            v2TestPageSchema,
-            (response, report) =>
-              checkTestsPage(response, report, filter.metricsPeriod !== undefined),
-            options,
-          ),
-        { what: `the list of ${what}`, endpoint },
-        (tests) => {
-          walked.anyPage = true;
-          take(tests);
-        },
-        V2_MAX_TEST_LIST_PAGES,
-      );
-    };
-    const first = this.testListPaths.current;
-    try {
-      await walk(first);
-    } catch (error) {
-      // A 404 after pages were taken is not the former path: walking again would count them twice.
-      if (!(error instanceof TrunkApiError) || error.status !== 404 || walked.anyPage) throw error;
-      await walk(this.testListPaths.notFound(first));
-    }
+    return listTests(this.client, this.testListPaths, filter, what, take, options);
   }
 
   /**

@@ -8,7 +8,7 @@ import type { Logger } from '../../log/logger.js';
 import type { TestCollections } from '../../snapshot/testCostTypes.js';
 import type { QuarantinedTests, UnhealthyTests } from '../../snapshot/types.js';
 import type { ApiAnomalyKind } from '../../trunk/observer.js';
-import type { V2TestFilter } from '../../trunk/v2Client.js';
+import type { V2TestFilter } from '../../trunk/v2TestList.js';
 import { V2_ENDPOINTS, type V2Endpoint, type V2Test } from '../../trunk/v2Schemas.js';
 import { SeenTestIds } from '../seenTestIds.js';
 import { nearestNames } from './nearestNames.js';
