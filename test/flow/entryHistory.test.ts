@@ -7,15 +7,14 @@
 // - `changedAt`: "When the entry entered this state."
 // A restart is an entry sent back to `pending` from `testing`, `testsPassed` or `pendingFailure`.
 import { describe, expect, it } from 'vitest';
+import { foldAnswers, type AnsweredTimeline } from '../../src/flow/entryHistory.js';
 import {
   askWindows,
   changedWindows,
   countHeldTransitions,
-  foldAnswers,
   holdTransitions,
   withPolledTransitions,
-  type AnsweredTimeline,
-} from '../../src/flow/entryHistory.js';
+} from '../../src/flow/entryHistoryWindows.js';
 import {
   advanceQueueFlow,
   startQueueFlow,

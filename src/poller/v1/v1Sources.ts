@@ -1,6 +1,6 @@
 // The sources API v1 reads a target from (the token): a merge queue, and a repository's quarantine
 // list as one part of its flaky-tests target.
-import { withoutHistoryReads } from '../../flow/entryHistory.js';
+import { withoutHistoryReads } from '../../flow/entryHistoryWindows.js';
 import { exitReadPlan, queueFlowOptions, queuePollUpdate } from '../../flow/queuePoll.js';
 import type { QuarantinedTests } from '../../snapshot/types.js';
 import { PollReads } from '../pollReads.js';

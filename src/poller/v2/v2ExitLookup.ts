@@ -1,7 +1,7 @@
 // How the pull requests that left a merge queue left, from API v2: one paged read of the queue's
 // concluded entries, instead of a lookup per departed PR. Each read continues from the previous
 // one, so an entry that came and went between two polls is counted too, and once.
-import type { UnlistedConclusion } from '../../flow/entryHistory.js';
+import type { UnlistedConclusion } from '../../flow/entryHistoryWindows.js';
 import { lastExit } from '../../flow/prStay.js';
 import { departedPullRequests, isLastLookup } from '../../flow/queueDiff.js';
 import { forgetFarAhead } from '../../flow/recentTimes.js';

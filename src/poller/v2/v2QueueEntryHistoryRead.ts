@@ -3,18 +3,17 @@
 // queue, each queue's poll then taking the timelines of its own. Its calls follow the changes, not
 // the queues; a failed read costs one read per interval and hides only the history's families. No
 // poll waits for a read: each takes what the reads before it answered.
+import { foldAnswers, type AnsweredTimeline } from '../../flow/entryHistory.js';
 import {
   askWindows,
   changedWindows,
   countHeldTransitions,
-  foldAnswers,
   holdTransitions,
   unlistedWindows,
   withPolledTransitions,
   withoutHistoryReads,
-  type AnsweredTimeline,
   type UnlistedConclusion,
-} from '../../flow/entryHistory.js';
+} from '../../flow/entryHistoryWindows.js';
 import { applyFlowEvents } from '../../flow/flowCounts.js';
 import type { Logger } from '../../log/logger.js';
 import { TrunkApiError } from '../../trunk/errors.js';
