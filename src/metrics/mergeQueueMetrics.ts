@@ -157,11 +157,14 @@ export const MERGE_QUEUE_FAMILIES: readonly PerTargetFamily[] = [
     type: 'gauge',
     labelNames: ['repo', 'branch', 'setting'],
     scope: 'target',
+    // A setting Trunk sent as another type than a boolean is unknown: its series is left out.
     samples: ofMergeQueue((snapshot) =>
-      QUEUE_SETTINGS.map((setting) => ({
-        labels: [snapshot.repo, snapshot.branch, setting],
-        value: snapshot.settings[setting] ? 1 : 0,
-      })),
+      QUEUE_SETTINGS.flatMap((setting) => {
+        const enabled = snapshot.settings[setting];
+        return enabled === undefined
+          ? []
+          : [{ labels: [snapshot.repo, snapshot.branch, setting], value: enabled ? 1 : 0 }];
+      }),
     ),
   },
   {

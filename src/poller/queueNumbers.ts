@@ -14,7 +14,8 @@ type QueueNumberSettings = Pick<
 
 /**
  * A queue's numeric settings as its snapshot holds them: durations in seconds, checks counted; a
- * setting the client read as absent (a fraction, or below its floor) stays absent.
+ * setting the client read as absent (of another type, or a number that is a fraction or below its
+ * floor) stays absent.
  */
 export function queueNumbers(settings: QueueNumberSettings) {
   return {
@@ -24,7 +25,7 @@ export function queueNumbers(settings: QueueNumberSettings) {
     bisectionConcurrency: settings.bisectionConcurrency,
     batchingMaxWaitSeconds: inSeconds(settings.batchingMaxWaitTimeMinutes),
     batchingMinSize: settings.batchingMinSize,
-    requiredStatuses: settings.requiredStatuses.length,
+    requiredStatuses: settings.requiredStatuses?.length,
   };
 }
 

@@ -52,6 +52,12 @@ export const UNKNOWN_STATE = 'unknown';
 /** The priority name used when the queue item has none. */
 export const UNKNOWN_PRIORITY = 'unknown';
 
+/**
+ * A queue's mode or method in `trunk_merge_queue_info` when Trunk sent it as another type than a
+ * string (trunk/queueSettings.ts): no value Trunk documents for any of them.
+ */
+export const UNKNOWN_QUEUE_VALUE = 'unknown';
+
 /** Readiness rules of trunk-api-v1.md 2.7 that can keep a `not_ready` PR from testing. */
 export const BLOCKED_REASONS = [
   'base_branch_mismatch',
@@ -112,20 +118,21 @@ export interface MergeQueueSnapshot {
   /** Unix seconds when the poll that produced this snapshot finished. */
   readonly takenAt: number;
   readonly state: string;
+  /** Each of the four `unknown` (UNKNOWN_QUEUE_VALUE) when Trunk sent it as another type. */
   readonly mode: string;
   readonly mergeMethod: string;
   readonly directMergeMode: string;
   readonly optimizationMode: string;
-  // Each numeric setting undefined when Trunk sent one outside the range its definition gives
-  // (trunk/queueSettings.ts): its series is then absent.
+  // Each setting undefined when Trunk sent it as another type, or a number that is a fraction or
+  // below its floor (trunk/queueSettings.ts): its series is then absent.
   readonly concurrency: number | undefined;
   readonly testingTimeoutSeconds: number | undefined;
   readonly pendingFailureDepth: number | undefined;
   readonly bisectionConcurrency: number | undefined;
   readonly batchingMaxWaitSeconds: number | undefined;
   readonly batchingMinSize: number | undefined;
-  readonly requiredStatuses: number;
-  readonly settings: Readonly<Record<QueueSetting, boolean>>;
+  readonly requiredStatuses: number | undefined;
+  readonly settings: Readonly<Record<QueueSetting, boolean | undefined>>;
   readonly pullRequests: readonly PullRequestSnapshot[];
   /** False when readiness was not looked up (pullRequestDetails off): blocked counts are unknown. */
   readonly readinessKnown: boolean;

@@ -1,15 +1,22 @@
 import { z } from 'zod';
 
-// The numeric settings of a merge queue that the exporter exports, read alike from v1's getQueue
-// and v2's queue `config` ("`getQueue` state and settings" are the queue's `config`,
-// trunk-api-v2.md). Trunk's v2 definition answers each as an `integer` with no bounds, and its
-// description gives the floor ("`0` means no timeout", "`0` disables this", "At least 1"): a
-// fraction or a value below the floor is Trunk's error, read as absent and counted
-// (`invalid_field`), never exported as a setting. The bounds where a setting is written
-// (`UpdateMergeQueueConfigRequest`: at most 1000 or 10080) are not applied to what is read: the
-// answer's definition allows more, and an older queue may hold it.
+// The settings of a merge queue that the exporter reads for a gauge or a label only (its numeric
+// settings, the flags of `trunk_merge_queue_setting_enabled`, the mode and methods of
+// `trunk_merge_queue_info`, its required statuses), read alike from v1's getQueue and v2's queue
+// `config` ("`getQueue` state and settings" are the queue's `config`, trunk-api-v2.md). Both
+// definitions require each of them and allow no null: one present but of another type, or a
+// number that is a fraction or below the floor its description gives, is Trunk's error. It costs
+// that setting alone: read as absent and counted (`invalid_field`), its series left out, the rest
+// of the queue read. One absent fails the answer as before: neither definition lets Trunk leave
+// it out. What identifies or counts the queue (its id, repository, branch, state, the PR list) is
+// not read this way.
+//
+// Trunk's v2 definition answers each numeric setting as an `integer` with no bounds, and its
+// description gives the floor ("`0` means no timeout", "`0` disables this", "At least 1"). The
+// bounds where a setting is written (`UpdateMergeQueueConfigRequest`: at most 1000 or 10080) are
+// not applied to what is read: the answer's definition allows more, and an older queue may hold it.
 
-/** Each setting's least value, from its description in `MergeQueueConfig`. */
+/** Each numeric setting's least value, from its description in `MergeQueueConfig`. */
 export const QUEUE_SETTING_FLOORS = {
   concurrency: 0,
   // "`0` means bisection gets no dedicated capacity and shares `concurrency`."
@@ -26,30 +33,54 @@ export const QUEUE_SETTING_FLOORS = {
 
 export type QueueSettingName = keyof typeof QUEUE_SETTING_FLOORS;
 
-/** A queue's numeric settings as parsed: each undefined that was a fraction or below its floor. */
-export type QueueSettingValues = Readonly<Record<QueueSettingName, number | undefined>>;
-
-const QUEUE_SETTING_NAMES = Object.keys(QUEUE_SETTING_FLOORS) as QueueSettingName[];
+/**
+ * A setting read only when present: absent fails the answer (zod's own words, `expected number,
+ * received undefined`, name it and its path); present, it is `read(value)`, undefined when the
+ * value cannot be used, for the queue's check to count (settingsReadAsAbsent).
+ */
+function presentSetting<T>(expected: string, read: (value: unknown) => T | undefined) {
+  return z
+    .unknown()
+    .refine((value) => value !== undefined, {
+      message: `expected ${expected}, received undefined`,
+      abort: true,
+    })
+    .transform(read);
+}
 
 /**
- * A required numeric setting: any other type (or none) is no number, as before. A whole number at
- * or above the setting's floor is read as it is; a fraction, one below the floor, or one past the
- * largest double (JSON.parse reads it as ±Infinity, which zod would refuse as no number, costing
- * the whole answer) reads as undefined, for the queue's check to count (countSettingsOutOfRange).
+ * A numeric setting: a whole number at or above its floor is read as it is; anything else
+ * present (a fraction, one below the floor, ±Infinity that JSON.parse makes of one past the
+ * largest double, a string, null, an object) reads as undefined.
  */
 export function queueSetting(name: QueueSettingName) {
   const floor = QUEUE_SETTING_FLOORS[name];
-  return (
-    z
-      // ±Infinity becomes -1, below every floor: read as absent, like any other value below it.
-      .preprocess((value) => (value === Infinity || value === -Infinity ? -1 : value), z.number())
-      .transform((value) => (Number.isInteger(value) && value >= floor ? value : undefined))
+  return presentSetting('number', (value) =>
+    typeof value === 'number' && Number.isInteger(value) && value >= floor ? value : undefined,
   );
 }
 
-/** How many of a parsed queue's settings were read as absent by queueSetting. */
-export function countSettingsOutOfRange(settings: QueueSettingValues): number {
-  let outOfRange = 0;
-  for (const name of QUEUE_SETTING_NAMES) if (settings[name] === undefined) outOfRange += 1;
-  return outOfRange;
+/** A flag (`trunk_merge_queue_setting_enabled`): a boolean, else undefined. */
+export const queueFlag = presentSetting('boolean', (value) =>
+  typeof value === 'boolean' ? value : undefined,
+);
+
+/** A mode or method (`trunk_merge_queue_info`): a string, any, else undefined. */
+export const queueLabelValue = presentSetting('string', (value) =>
+  typeof value === 'string' ? value : undefined,
+);
+
+/** `requiredStatuses` (counted by `trunk_merge_queue_required_statuses`): a list of names, else undefined. */
+export const queueCheckNames = presentSetting('array', (value) =>
+  Array.isArray(value) && value.every((name) => typeof name === 'string')
+    ? (value as readonly string[])
+    : undefined,
+);
+
+/** The names among `names` of the settings a parsed queue holds as undefined: read as absent. */
+export function settingsReadAsAbsent<N extends string>(
+  settings: Readonly<Record<N, unknown>>,
+  names: readonly N[],
+): N[] {
+  return names.filter((name) => settings[name] === undefined);
 }

@@ -3,6 +3,7 @@
 // poll, lookup or flow counter ever sees it.
 import type { ApiAnomalyKind } from './observer.js';
 import {
+  QUEUE_SETTING_FIELDS,
   type EnqueuedPullRequest,
   type MergeQueue,
   type MergeQueueResponse,
@@ -11,7 +12,12 @@ import {
   type SubmittedPullRequest,
 } from './schemas.js';
 import { LabelTextCuts, cutLabelText, isOverlong } from './labelText.js';
-import { countSettingsOutOfRange, type QueueSettingValues } from './queueSettings.js';
+import {
+  QUEUE_SETTING_FLOORS,
+  settingsReadAsAbsent,
+  type QueueSettingName,
+} from './queueSettings.js';
+const NUMERIC_SETTINGS = Object.keys(QUEUE_SETTING_FLOORS) as QueueSettingName[];
 import { isExportableMs, parseRfc3339 } from './timestamps.js';
 import { UNUSABLE_ITEM } from './tolerantSchemas.js';
 import {
@@ -32,10 +38,11 @@ export type AnomalyReport = (kind: ApiAnomalyKind, count: number) => void;
  * The queue with each PR number once: of entries sharing a number, the one with the latest
  * stateChangedAt (the first of equals) stays, in its place. Counting both would double the PR in
  * every count and look it up twice; keeping one by list order would flip its state poll by poll.
- * Reports (`invalid_field`) each numeric setting that is a fraction or below its floor, which the schema read as absent.
+ * Reports (`invalid_field`) each setting the schema read as absent: of another type, or a number
+ * that is a fraction or below its floor (queueSettings.ts).
  */
 export function checkQueue(response: MergeQueueResponse, report: AnomalyReport): MergeQueue {
-  reportSettingsOutOfRange([response], report);
+  reportSettingsReadAsAbsent(settingsReadAsAbsent(response, QUEUE_SETTING_FIELDS).length, report);
   const queue = withQueueLabelsCut(
     { ...response, enqueuedPullRequests: usableItems(response.enqueuedPullRequests, report) },
     report,
@@ -75,10 +82,10 @@ function withQueueLabelsCut(queue: MergeQueue, report: AnomalyReport): MergeQueu
   );
   const named = {
     state: cuts.cut(queue.state),
-    mode: cuts.cut(queue.mode),
-    mergeMethod: cuts.cut(queue.mergeMethod),
-    directMergeMode: cuts.cut(queue.directMergeMode),
-    optimizationMode: cuts.cut(queue.optimizationMode),
+    mode: optional(queue.mode),
+    mergeMethod: optional(queue.mergeMethod),
+    directMergeMode: optional(queue.directMergeMode),
+    optimizationMode: optional(queue.optimizationMode),
   };
   if (cuts.count === 0) return queue;
   report('invalid_field', cuts.count);
@@ -168,14 +175,9 @@ function queueLabelTexts({ state, mode, config }: V2MergeQueue): (string | undef
   return [state, mode, config.mergeMethod, config.directMergeMode, config.optimizationMode];
 }
 
-/** Reports (`invalid_field`) each numeric setting of `queues` that the schema read as absent. */
-function reportSettingsOutOfRange(
-  queues: readonly QueueSettingValues[],
-  report: AnomalyReport,
-): void {
-  let outOfRange = 0;
-  for (const settings of queues) outOfRange += countSettingsOutOfRange(settings);
-  if (outOfRange > 0) report('invalid_field', outOfRange);
+/** Reports (`invalid_field`) `readAsAbsent` settings, which the schema read as absent. */
+function reportSettingsReadAsAbsent(readAsAbsent: number, report: AnomalyReport): void {
+  if (readAsAbsent > 0) report('invalid_field', readAsAbsent);
 }
 
 /**
@@ -184,7 +186,7 @@ function reportSettingsOutOfRange(
  */
 export function checkV2MergeQueue(queue: V2MergeQueue, report: AnomalyReport): V2MergeQueue {
   reportOverlong(queueLabelTexts(queue), report);
-  reportSettingsOutOfRange([queue.config], report);
+  reportSettingsReadAsAbsent(settingsReadAsAbsent(queue.config, NUMERIC_SETTINGS).length, report);
   return queue;
 }
 
@@ -200,8 +202,11 @@ export function checkV2MergeQueuesPage(
 ): V2Page<V2MergeQueue> {
   const page = checkMergeQueueRows(response, report);
   reportOverlong(page.data.flatMap(queueLabelTexts), report);
-  reportSettingsOutOfRange(
-    page.data.map(({ config }) => config),
+  reportSettingsReadAsAbsent(
+    page.data.reduce(
+      (sum, { config }) => sum + settingsReadAsAbsent(config, NUMERIC_SETTINGS).length,
+      0,
+    ),
     report,
   );
   return page;

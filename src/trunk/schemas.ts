@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { queueSetting } from './queueSettings.js';
+import { queueCheckNames, queueFlag, queueLabelValue, queueSetting } from './queueSettings.js';
 import { optionalValue, pullRequestNumber, tolerantList } from './tolerantSchemas.js';
 import type { V2Endpoint } from './v2Schemas.js';
 
@@ -39,28 +39,41 @@ export const enqueuedPullRequestSchema = z.object({
 export type EnqueuedPullRequest = z.infer<typeof enqueuedPullRequestSchema>;
 
 /**
- * The queue's state and each setting below are exported (mergeQueueMetrics.ts): all required. A
- * numeric setting out of the range Trunk's definition gives it reads as absent (queueSettings.ts).
+ * What getQueue says of the queue's settings, each read only for a gauge or a label
+ * (mergeQueueMetrics.ts): required, yet one of another type (or a number out of its range) reads
+ * as absent and is counted, costing that setting alone (queueSettings.ts).
+ */
+const queueSettingsShape = {
+  concurrency: queueSetting('concurrency'),
+  testingTimeoutMinutes: queueSetting('testingTimeoutMinutes'),
+  mode: queueLabelValue,
+  canOptimisticallyMerge: queueFlag,
+  pendingFailureDepth: queueSetting('pendingFailureDepth'),
+  batch: queueFlag,
+  batchingMaxWaitTimeMinutes: queueSetting('batchingMaxWaitTimeMinutes'),
+  batchingMinSize: queueSetting('batchingMinSize'),
+  createPrsForTestingBranches: queueFlag,
+  commentsEnabled: queueFlag,
+  commandsEnabled: queueFlag,
+  statusCheckEnabled: queueFlag,
+  bisectionConcurrency: queueSetting('bisectionConcurrency'),
+  requiredStatuses: queueCheckNames,
+  directMergeMode: queueLabelValue,
+  optimizationMode: queueLabelValue,
+  mergeMethod: queueLabelValue,
+};
+/** The getQueue fields read as absent when of another type: each counts once as `invalid_field`. */
+export const QUEUE_SETTING_FIELDS = Object.keys(
+  queueSettingsShape,
+) as (keyof typeof queueSettingsShape)[];
+
+/**
+ * A getQueue answer: the queue's state and its PR list are what the queue is counted by, required
+ * as they are (a queue without them is a schema mismatch); its settings each cost only themselves.
  */
 export const mergeQueueSchema = z.object({
   state: z.string(),
-  concurrency: queueSetting('concurrency'),
-  testingTimeoutMinutes: queueSetting('testingTimeoutMinutes'),
-  mode: z.string(),
-  canOptimisticallyMerge: z.boolean(),
-  pendingFailureDepth: queueSetting('pendingFailureDepth'),
-  batch: z.boolean(),
-  batchingMaxWaitTimeMinutes: queueSetting('batchingMaxWaitTimeMinutes'),
-  batchingMinSize: queueSetting('batchingMinSize'),
-  createPrsForTestingBranches: z.boolean(),
-  commentsEnabled: z.boolean(),
-  commandsEnabled: z.boolean(),
-  statusCheckEnabled: z.boolean(),
-  bisectionConcurrency: queueSetting('bisectionConcurrency'),
-  requiredStatuses: z.array(z.unknown()),
-  directMergeMode: z.string(),
-  optimizationMode: z.string(),
-  mergeMethod: z.string(),
+  ...queueSettingsShape,
   enqueuedPullRequests: tolerantList(enqueuedPullRequestSchema),
 });
 /** A getQueue answer as parsed: unusable items still in place (see checkQueue). */

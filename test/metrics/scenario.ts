@@ -333,7 +333,8 @@ function recordPoll(store: SnapshotStore, poll: Poll): void {
   let attempts: TestingAttempts | undefined;
   if (rows !== undefined || observed !== undefined) {
     attempts =
-      store.testingAttempts(target) ?? startTestingAttempts(poll.at, snapshot.settings.batch);
+      store.testingAttempts(target) ??
+      startTestingAttempts(poll.at, snapshot.settings.batch === true);
     if (rows !== undefined) attempts = countTestingResults(attempts, rows, poll.at).attempts;
     if (observed !== undefined) attempts = withAttempts(attempts, observed);
   }
@@ -391,7 +392,7 @@ function withVerificationRuns(
   const last = store.lastSnapshot(poll.target);
   const runs =
     (last?.kind === 'merge_queue' ? last.verificationRuns : undefined) ??
-    startVerificationRuns(poll.at, poll.at - 86_400, snapshot.settings.batch);
+    startVerificationRuns(poll.at, poll.at - 86_400, snapshot.settings.batch === true);
   const verificationRuns = countVerificationRuns(
     runs,
     poll.verificationRuns,

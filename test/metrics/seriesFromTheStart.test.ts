@@ -38,7 +38,7 @@ async function page(
     ...FLOW_OPTIONS,
     webhooks: false,
   });
-  const started = startTestingAttempts(first.takenAt, second.settings.batch);
+  const started = startTestingAttempts(first.takenAt, second.settings.batch === true);
   const { attempts } = countTestingResults(started, testingResults, second.takenAt);
   store.recordSuccess(target, second, 0.1, flow, attempts);
   const samples = parseExposition(await renderPage(storePage(store)));

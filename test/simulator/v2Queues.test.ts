@@ -62,7 +62,7 @@ describe('GET /v2/merge-queues', () => {
         directMergeMode: v1.directMergeMode,
         optimizationMode: v1.optimizationMode === 'off' ? 'off' : 'bisectionSkipRedundantTests',
         mergeMethod: { merge_commit: 'mergeCommit', squash: 'squash', rebase: 'rebase' }[
-          v1.mergeMethod
+          String(v1.mergeMethod)
         ],
       });
       expect(Date.parse(String(row.updatedAt))).toBeGreaterThanOrEqual(

@@ -251,18 +251,37 @@ describe('TrunkClient responses', () => {
   });
 
   it('names the first failing paths when a field has the wrong type', async () => {
+    // The queue's state is what it is counted by: of another type, the answer is not the queue's.
+    // (A setting of another type costs only itself: tolerantResponses.test.ts.)
     const server = await startApiServer((_req, res) => {
       const queue = queueResponse();
-      sendJson(res, 200, { ...queue, concurrency: '3' });
+      sendJson(res, 200, { ...queue, state: 3 });
     });
     const { client, observer } = makeClient(server.apiUrl);
 
     const error = await rejectionOf(client.getQueue(REPO, 'main'));
 
     expect(error).toMatchObject({ reason: 'schema_mismatch', attempts: 1 });
-    expect((error as Error).message).toContain('concurrency: expected number');
+    expect((error as Error).message).toContain('state: expected string, received number');
     expect(observer.mismatches).toEqual(['getQueue']);
     expect(server.requests).toHaveLength(1);
+  });
+
+  it('names a required setting that is absent', async () => {
+    // trunk-api-v1.md 2.5: "All fields below are required in the response".
+    const server = await startApiServer((_req, res) => {
+      const queue = Object.entries(queueResponse()).filter(([name]) => name !== 'concurrency');
+      sendJson(res, 200, Object.fromEntries(queue));
+    });
+    const { client, observer } = makeClient(server.apiUrl);
+
+    const error = await rejectionOf(client.getQueue(REPO, 'main'));
+
+    expect(error).toMatchObject({ reason: 'schema_mismatch', attempts: 1 });
+    expect((error as Error).message).toContain(
+      'response does not match the schema: concurrency: expected number, received undefined',
+    );
+    expect(observer.mismatches).toEqual(['getQueue']);
   });
 
   it('never puts the token in an error message, stack or log line', async () => {

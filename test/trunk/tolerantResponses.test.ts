@@ -73,6 +73,23 @@ function mismatches(samples: readonly Sample[], endpoint: string): number {
   return sum(samples, 'trunk_exporter_api_schema_mismatches_total', { endpoint });
 }
 
+/**
+ * The queue's poll succeeded, `invalidFields` fields counted as invalid_field and each of the
+ * `absent` families left out, and the queue's three PRs (11 and 13 testing, 12 pending) read.
+ */
+function expectQueueReadWithout(
+  samples: readonly Sample[],
+  invalidFields: number,
+  absent: readonly string[],
+): void {
+  expect(targetUp(samples, 'merge_queue')).toBe(1);
+  expect(mismatches(samples, 'getQueue')).toBe(0);
+  expect(anomalies(samples, 'getQueue', 'invalid_field')).toBe(invalidFields);
+  for (const name of absent) expect(select(samples, name, QUEUE), name).toEqual([]);
+  expect(pullRequests(samples, { state: 'testing', priority: 'medium' })).toBe(2);
+  expect(pullRequests(samples, { state: 'pending', priority: 'medium' })).toBe(1);
+}
+
 describe('getQueue answers read tolerantly', () => {
   it('queue-item-null-title.json: nulls in fields no metric reads cost nothing', async () => {
     const samples = await pageAfterOnePoll({ queue: fixture('queue-item-null-title.json') });
@@ -152,40 +169,83 @@ describe('getQueue answers read tolerantly', () => {
       queue: fixtureText('queue-settings-outside-their-documented-ranges.json'),
     });
 
-    expect(targetUp(samples, 'merge_queue')).toBe(1);
-    expect(mismatches(samples, 'getQueue')).toBe(0);
-    expect(anomalies(samples, 'getQueue', 'invalid_field')).toBe(5);
-    for (const name of [
+    expectQueueReadWithout(samples, 5, [
       'trunk_merge_queue_concurrency',
       'trunk_merge_queue_testing_timeout_seconds',
       'trunk_merge_queue_pending_failure_depth',
       'trunk_merge_queue_bisection_concurrency',
       'trunk_merge_queue_batching_min_size',
-    ]) {
-      expect(select(samples, name, QUEUE), name).toEqual([]);
-    }
+    ]);
     // 20160 minutes is 1209600 seconds.
     expect(sum(samples, 'trunk_merge_queue_batching_max_wait_seconds', QUEUE)).toBe(1_209_600);
     expect(sum(samples, 'trunk_merge_queue_required_statuses', QUEUE)).toBe(1);
     expect(sum(samples, 'trunk_merge_queue_setting_enabled', { ...QUEUE, setting: 'batch' })).toBe(
       1,
     );
-    expect(pullRequests(samples, { state: 'testing', priority: 'medium' })).toBe(2);
-    expect(pullRequests(samples, { state: 'pending', priority: 'medium' })).toBe(1);
   });
 
-  it.each(['queue-without-state.json', 'queue-without-pull-request-list.json'])(
-    '%s: a queue that cannot be used is a schema mismatch, the target down',
-    async (name) => {
-      const samples = await pageAfterOnePoll({ queue: fixture(name) });
+  it('queue-settings-of-the-wrong-type.json: each setting of another type than its definition gives is counted as invalid_field and its series left out; the rest of the queue is read', async () => {
+    // trunk-api-v1.md 2.5: "All fields below are required in the response", each with its type:
+    // concurrency, testingTimeoutMinutes, pendingFailureDepth, batchingMinSize "number"; mode,
+    // optimizationMode "string enum"; canOptimisticallyMerge, createPrsForTestingBranches,
+    // commandsEnabled "boolean"; requiredStatuses "string[]". The fixture sends concurrency
+    // "eight", testingTimeoutMinutes null, mode 2, canOptimisticallyMerge "yes",
+    // pendingFailureDepth {"value": 1}, batchingMinSize [2], createPrsForTestingBranches null,
+    // commandsEnabled 1, requiredStatuses "ci/build", optimizationMode null: ten fields. The
+    // others are of their type: batch true, batchingMaxWaitTimeMinutes 10, commentsEnabled true,
+    // statusCheckEnabled false, bisectionConcurrency 2, directMergeMode "off", mergeMethod
+    // "squash", and the queue's three PRs (11 and 13 testing, 12 pending).
+    const samples = await pageAfterOnePoll({
+      queue: fixture('queue-settings-of-the-wrong-type.json'),
+    });
 
-      expect(targetUp(samples, 'merge_queue')).toBe(0);
-      expect(mismatches(samples, 'getQueue')).toBe(1);
-      expect(select(samples, 'trunk_merge_queue_pull_requests', QUEUE)).toEqual([]);
-      // The other target of the same repository does not notice.
-      expect(targetUp(samples, 'flaky_tests')).toBe(1);
-    },
-  );
+    expectQueueReadWithout(samples, 10, [
+      'trunk_merge_queue_concurrency',
+      'trunk_merge_queue_testing_timeout_seconds',
+      'trunk_merge_queue_pending_failure_depth',
+      'trunk_merge_queue_batching_min_size',
+      'trunk_merge_queue_required_statuses',
+    ]);
+    // 10 minutes is 600 seconds.
+    expect(sum(samples, 'trunk_merge_queue_batching_max_wait_seconds', QUEUE)).toBe(600);
+    expect(sum(samples, 'trunk_merge_queue_bisection_concurrency', QUEUE)).toBe(2);
+    expect(
+      Object.fromEntries(
+        select(samples, 'trunk_merge_queue_setting_enabled', QUEUE).map((sample) => [
+          sample.labels['setting'],
+          sample.value,
+        ]),
+      ),
+    ).toEqual({ batch: 1, comments: 1, status_check: 0 });
+    expect(select(samples, 'trunk_merge_queue_info', QUEUE).map((sample) => sample.labels)).toEqual(
+      [
+        {
+          ...QUEUE,
+          mode: 'unknown',
+          merge_method: 'squash',
+          direct_merge_mode: 'off',
+          optimization_mode: 'unknown',
+        },
+      ],
+    );
+    expect(sum(samples, 'trunk_merge_queue_state', { ...QUEUE, state: 'running' })).toBe(1);
+  });
+
+  it.each([
+    'queue-without-state.json',
+    'queue-without-pull-request-list.json',
+    // trunk-api-v1.md 2.5: "All fields below are required in the response"; nothing in Trunk's
+    // words lets a setting be left out, so an answer without one is not the queue's.
+    'queue-without-its-concurrency.json',
+  ])('%s: a queue that cannot be used is a schema mismatch, the target down', async (name) => {
+    const samples = await pageAfterOnePoll({ queue: fixture(name) });
+
+    expect(targetUp(samples, 'merge_queue')).toBe(0);
+    expect(mismatches(samples, 'getQueue')).toBe(1);
+    expect(select(samples, 'trunk_merge_queue_pull_requests', QUEUE)).toEqual([]);
+    // The other target of the same repository does not notice.
+    expect(targetUp(samples, 'flaky_tests')).toBe(1);
+  });
 });
 
 describe('getSubmittedPullRequest answers read tolerantly', () => {

@@ -1,5 +1,6 @@
 import {
   UNKNOWN_PRIORITY,
+  UNKNOWN_QUEUE_VALUE,
   UNKNOWN_STATE,
   type MergeQueueSnapshot,
   type PullRequestSnapshot,
@@ -85,10 +86,10 @@ export async function pollMergeQueue(request: MergeQueuePollRequest): Promise<Me
     branch,
     takenAt: request.now(),
     state: queue.state,
-    mode: queue.mode,
-    mergeMethod: queue.mergeMethod,
-    directMergeMode: queue.directMergeMode,
-    optimizationMode: queue.optimizationMode,
+    mode: queue.mode ?? UNKNOWN_QUEUE_VALUE,
+    mergeMethod: queue.mergeMethod ?? UNKNOWN_QUEUE_VALUE,
+    directMergeMode: queue.directMergeMode ?? UNKNOWN_QUEUE_VALUE,
+    optimizationMode: queue.optimizationMode ?? UNKNOWN_QUEUE_VALUE,
     ...queueNumbers(queue),
     settings: {
       batch: queue.batch,

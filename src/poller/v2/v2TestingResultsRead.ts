@@ -58,7 +58,8 @@ export async function readTestingResults(
   request: TestingResultsReadRequest,
 ): Promise<ReadAnswer<TestingAttempts>> {
   const { current, queue } = request;
-  const batching = current.settings.batch;
+  // A queue whose batching setting is unknown (another type) is read as one that does not batch.
+  const batching = current.settings.batch === true;
   if (request.previous === undefined) {
     return { value: startTestingAttempts(current.takenAt, batching), skipped: true };
   }

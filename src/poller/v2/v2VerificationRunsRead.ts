@@ -64,7 +64,8 @@ export async function readVerificationRuns(
   request: VerificationRunsReadRequest,
 ): Promise<VerificationRuns> {
   const { current, queue } = request;
-  const batching = current.settings.batch;
+  // A queue whose batching setting is unknown (another type) is read as one that does not batch.
+  const batching = current.settings.batch === true;
   const previous = request.previousSnapshot?.verificationRuns;
   let runs: VerificationRuns;
   if (previous === undefined) {
