@@ -72,6 +72,30 @@ function value(samples: readonly Sample[], name: string, labels: Record<string, 
 const up = (samples: readonly Sample[], labels: Record<string, string>) =>
   value(samples, 'trunk_exporter_target_up', labels) === 1;
 
+const WEB_MAIN = { repo: 'github.com/acme/web', branch: 'main' };
+const API_MAIN = { repo: 'github.com/acme/api', branch: 'main' };
+
+/**
+ * The page of an exporter polling the main queues of github.com/acme/web (its entries three PRs)
+ * and github.com/acme/api, listed in the fixture `queues`, once both are up.
+ */
+async function pageOfWebAndApiQueues(queues: string): Promise<Sample[]> {
+  const fake = await startFakeV2({
+    queues: pageAt(queues),
+    entries: {
+      [WEB_QUEUE]: rowsAt('pull-requests-not-ready-without-the-impacted-targets-signal.json'),
+    },
+  });
+  const exporter = await keyOnlyExporter(
+    fake,
+    '  - repo: github.com/acme/web\n    branches: [main]\n  - repo: github.com/acme/api\n    branches: [main]',
+  );
+  return exporter.waitFor(
+    (current) => sum(current, 'trunk_exporter_target_up', { kind: 'merge_queue' }) === 2,
+    'both queues up',
+  );
+}
+
 /** The page of an exporter polling only github.com/acme/web's main queue, whose entries are `entries`, once it is up. */
 async function pageOfWebQueue(entries: EntryRow[]): Promise<Sample[]> {
   const fake = await startFakeV2({
@@ -342,27 +366,9 @@ describe('API v2 answers through a real exporter', () => {
     // pendingFailureDepth 1.5, batchingMaxWaitTimeMinutes -1, batchingMinSize 0 (five out),
     // testingTimeoutMinutes 60 (in). api/main: every setting at its floor or above, concurrency
     // 5000 (UpdateMergeQueueConfigRequest writes at most 1000; the answer allows any integer).
-    const fake = await startFakeV2({
-      queues: pageAt('merge-queues-with-settings-outside-their-documented-ranges.json'),
-      entries: {
-        [WEB_QUEUE]: rowsAt('pull-requests-not-ready-without-the-impacted-targets-signal.json'),
-      },
-    });
-    const exporter = await keyOnlyExporter(
-      fake,
-      [
-        '  - repo: github.com/acme/web',
-        '    branches: [main]',
-        '  - repo: github.com/acme/api',
-        '    branches: [main]',
-      ].join('\n'),
+    const samples = await pageOfWebAndApiQueues(
+      'merge-queues-with-settings-outside-their-documented-ranges.json',
     );
-    const samples = await exporter.waitFor(
-      (current) => sum(current, 'trunk_exporter_target_up', { kind: 'merge_queue' }) === 2,
-      'both queues up',
-    );
-    const web = { repo: 'github.com/acme/web', branch: 'main' };
-    const api = { repo: 'github.com/acme/api', branch: 'main' };
     const setting = (name: string, labels: Record<string, string>) =>
       value(samples, `trunk_merge_queue_${name}`, labels);
     // Five per read of the list of queues, however many reads were counted.
@@ -380,17 +386,75 @@ describe('API v2 answers through a real exporter', () => {
       'batching_max_wait_seconds',
       'batching_min_size',
     ]) {
-      expect(select(samples, `trunk_merge_queue_${name}`, web), name).toEqual([]);
+      expect(select(samples, `trunk_merge_queue_${name}`, WEB_MAIN), name).toEqual([]);
     }
-    expect(setting('testing_timeout_seconds', web)).toBe(3600);
-    expect(setting('required_statuses', web)).toBe(1);
-    expect(sum(samples, 'trunk_merge_queue_pull_requests', web)).toBe(3);
-    expect(setting('concurrency', api)).toBe(5000);
-    expect(setting('bisection_concurrency', api)).toBe(0);
-    expect(setting('pending_failure_depth', api)).toBe(1000);
-    expect(setting('batching_max_wait_seconds', api)).toBe(604_800);
-    expect(setting('batching_min_size', api)).toBe(1);
-    expect(setting('testing_timeout_seconds', api)).toBe(0);
+    expect(setting('testing_timeout_seconds', WEB_MAIN)).toBe(3600);
+    expect(setting('required_statuses', WEB_MAIN)).toBe(1);
+    expect(sum(samples, 'trunk_merge_queue_pull_requests', WEB_MAIN)).toBe(3);
+    expect(setting('concurrency', API_MAIN)).toBe(5000);
+    expect(setting('bisection_concurrency', API_MAIN)).toBe(0);
+    expect(setting('pending_failure_depth', API_MAIN)).toBe(1000);
+    expect(setting('batching_max_wait_seconds', API_MAIN)).toBe(604_800);
+    expect(setting('batching_min_size', API_MAIN)).toBe(1);
+    expect(setting('testing_timeout_seconds', API_MAIN)).toBe(0);
+  });
+
+  it('merge-queues-with-settings-of-the-wrong-type.json: a setting of another type than MergeQueueConfig gives is counted as invalid_field and its series left out; its queue is still listed and read', async () => {
+    // MergeQueue requires `mode` (MergeQueueMode, a string enum); MergeQueueConfig requires each
+    // setting, none nullable: concurrency, bisectionConcurrency, batchingMinSize,
+    // testingTimeoutMinutes "integer"; canOptimisticallyMerge, allowBatching, areCommentsEnabled
+    // "boolean"; requiredStatuses an "array" of "string"; optimizationMode a string enum.
+    // web/main sends mode null, concurrency "eight", bisectionConcurrency null,
+    // canOptimisticallyMerge "false", allowBatching null, batchingMinSize {"min": 2},
+    // testingTimeoutMinutes "60", areCommentsEnabled 1, requiredStatuses ["ci/build", 7],
+    // optimizationMode 0: ten fields. Of their type: pendingFailureDepth 2,
+    // batchingMaxWaitTimeMinutes 10, createsPrsForTestingBranches false, areCommandsEnabled and
+    // isStatusCheckEnabled true, directMergeMode "always", mergeMethod "squash". api/main is whole.
+    const samples = await pageOfWebAndApiQueues(
+      'merge-queues-with-settings-of-the-wrong-type.json',
+    );
+    // Ten per read of the list of queues, however many reads were counted; no queue left out.
+    const wrongType = sum(samples, 'trunk_exporter_api_anomalies_total', {
+      endpoint: 'v2/merge-queues',
+      kind: 'invalid_field',
+    });
+    expect(wrongType).toBeGreaterThan(0);
+    expect(wrongType % 10).toBe(0);
+    expect(sum(samples, 'trunk_exporter_api_anomalies_total', { kind: 'invalid_item' })).toBe(0);
+    expect(select(samples, 'trunk_merge_queue_info', WEB_MAIN).map(({ labels }) => labels)).toEqual(
+      [
+        {
+          ...WEB_MAIN,
+          mode: 'unknown',
+          merge_method: 'squash',
+          direct_merge_mode: 'always',
+          optimization_mode: 'unknown',
+        },
+      ],
+    );
+    expect(value(samples, 'trunk_merge_queue_pending_failure_depth', WEB_MAIN)).toBe(2);
+    expect(value(samples, 'trunk_merge_queue_batching_max_wait_seconds', WEB_MAIN)).toBe(600);
+    for (const absent of [
+      'trunk_merge_queue_concurrency',
+      'trunk_merge_queue_bisection_concurrency',
+      'trunk_merge_queue_batching_min_size',
+      'trunk_merge_queue_testing_timeout_seconds',
+      'trunk_merge_queue_required_statuses',
+    ]) {
+      expect(select(samples, absent, WEB_MAIN), absent).toEqual([]);
+    }
+    expect(
+      select(samples, 'trunk_merge_queue_setting_enabled', WEB_MAIN).map(
+        ({ labels, value: on }) => [labels['setting'], on],
+      ),
+    ).toEqual([
+      ['create_prs_for_testing_branches', 0],
+      ['commands', 1],
+      ['status_check', 1],
+    ]);
+    expect(sum(samples, 'trunk_merge_queue_pull_requests', WEB_MAIN)).toBe(3);
+    expect(value(samples, 'trunk_merge_queue_concurrency', API_MAIN)).toBe(5000);
+    expect(select(samples, 'trunk_merge_queue_setting_enabled', API_MAIN)).toHaveLength(6);
   });
 
   it('follows empty pages that still have a next cursor, and calls /v2 under an apiUrl that ends in /v2', async () => {

@@ -12,15 +12,11 @@ import {
   type SubmittedPullRequest,
 } from './schemas.js';
 import { LabelTextCuts, cutLabelText, isOverlong } from './labelText.js';
-import {
-  QUEUE_SETTING_FLOORS,
-  settingsReadAsAbsent,
-  type QueueSettingName,
-} from './queueSettings.js';
-const NUMERIC_SETTINGS = Object.keys(QUEUE_SETTING_FLOORS) as QueueSettingName[];
+import { settingsReadAsAbsent } from './queueSettings.js';
 import { isExportableMs, parseRfc3339 } from './timestamps.js';
 import { UNUSABLE_ITEM } from './tolerantSchemas.js';
 import {
+  V2_QUEUE_CONFIG_FIELDS,
   V2_TESTING_OUTCOMES,
   type V2MergeQueue,
   type V2Page,
@@ -180,13 +176,18 @@ function reportSettingsReadAsAbsent(readAsAbsent: number, report: AnomalyReport)
   if (readAsAbsent > 0) report('invalid_field', readAsAbsent);
 }
 
+/** How many of a v2 queue's settings (its `mode`, those of its `config`) the schema read as absent. */
+function v2SettingsReadAsAbsent({ mode, config }: V2MergeQueue): number {
+  return (mode === undefined ? 1 : 0) + settingsReadAsAbsent(config, V2_QUEUE_CONFIG_FIELDS).length;
+}
+
 /**
  * Checks one v2 merge queue: reports each label value too long (see reportOverlong) and each
- * numeric setting that is a fraction or below its floor.
+ * setting the schema read as absent (of another type, or a number out of its range).
  */
 export function checkV2MergeQueue(queue: V2MergeQueue, report: AnomalyReport): V2MergeQueue {
   reportOverlong(queueLabelTexts(queue), report);
-  reportSettingsReadAsAbsent(settingsReadAsAbsent(queue.config, NUMERIC_SETTINGS).length, report);
+  reportSettingsReadAsAbsent(v2SettingsReadAsAbsent(queue), report);
   return queue;
 }
 
@@ -194,7 +195,7 @@ const checkMergeQueueRows = checkV2Page<V2MergeQueue>();
 
 /**
  * Checks a page of v2 merge queues as every v2 page, and reports each label value too long and
- * each numeric setting that is a fraction or below its floor.
+ * each setting the schema read as absent (of another type, or a number out of its range).
  */
 export function checkV2MergeQueuesPage(
   response: V2PageResponse<V2MergeQueue>,
@@ -203,10 +204,7 @@ export function checkV2MergeQueuesPage(
   const page = checkMergeQueueRows(response, report);
   reportOverlong(page.data.flatMap(queueLabelTexts), report);
   reportSettingsReadAsAbsent(
-    page.data.reduce(
-      (sum, { config }) => sum + settingsReadAsAbsent(config, NUMERIC_SETTINGS).length,
-      0,
-    ),
+    page.data.reduce((sum, queue) => sum + v2SettingsReadAsAbsent(queue), 0),
     report,
   );
   return page;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { queueSetting } from './queueSettings.js';
+import { queueCheckNames, queueFlag, queueLabelValue, queueSetting } from './queueSettings.js';
 import {
   optionalValue,
   pullRequestNumber,
@@ -76,26 +76,40 @@ export interface V2Page<T> {
  */
 const timestampValue = z.string().nullish().catch('');
 
-// A numeric setting out of the range Trunk's definition gives it reads as absent (queueSettings.ts).
-export const v2QueueConfigSchema = z.object({
+/**
+ * A queue's `config` (`MergeQueueConfig`): each setting read is read only for a gauge or a label
+ * and required by the definition, yet one of another type (or a number out of its range) reads as
+ * absent and is counted, costing that setting alone (queueSettings.ts).
+ */
+const v2QueueConfigShape = {
   concurrency: queueSetting('concurrency'),
   bisectionConcurrency: queueSetting('bisectionConcurrency'),
   pendingFailureDepth: queueSetting('pendingFailureDepth'),
-  canOptimisticallyMerge: z.boolean(),
-  allowBatching: z.boolean(),
+  canOptimisticallyMerge: queueFlag,
+  allowBatching: queueFlag,
   batchingMaxWaitTimeMinutes: queueSetting('batchingMaxWaitTimeMinutes'),
   batchingMinSize: queueSetting('batchingMinSize'),
   testingTimeoutMinutes: queueSetting('testingTimeoutMinutes'),
-  createsPrsForTestingBranches: z.boolean(),
-  areCommentsEnabled: z.boolean(),
-  areCommandsEnabled: z.boolean(),
-  isStatusCheckEnabled: z.boolean(),
-  requiredStatuses: z.array(z.string()),
-  directMergeMode: z.string(),
-  optimizationMode: z.string(),
-  mergeMethod: z.string(),
-});
+  createsPrsForTestingBranches: queueFlag,
+  areCommentsEnabled: queueFlag,
+  areCommandsEnabled: queueFlag,
+  isStatusCheckEnabled: queueFlag,
+  requiredStatuses: queueCheckNames,
+  directMergeMode: queueLabelValue,
+  optimizationMode: queueLabelValue,
+  mergeMethod: queueLabelValue,
+};
+/** The `config` fields read as absent when of another type: each counts once as `invalid_field`. */
+export const V2_QUEUE_CONFIG_FIELDS = Object.keys(
+  v2QueueConfigShape,
+) as (keyof typeof v2QueueConfigShape)[];
+export const v2QueueConfigSchema = z.object(v2QueueConfigShape);
 
+/**
+ * A merge queue: its id, repository, branch and state are what it is found and counted by,
+ * required as they are (a row without them is left out); its `mode` and `config` cost only
+ * themselves, but a row without its `config` is not the queue's.
+ */
 export const v2MergeQueueSchema = z.object({
   id: z.string().min(1),
   repositoryId: z.string().optional(),
@@ -103,7 +117,7 @@ export const v2MergeQueueSchema = z.object({
   repositoryUrl: z.string().min(1),
   targetBranch: z.string().min(1),
   state: z.string(),
-  mode: z.string(),
+  mode: queueLabelValue,
   config: v2QueueConfigSchema,
 });
 export type V2MergeQueue = z.infer<typeof v2MergeQueueSchema>;

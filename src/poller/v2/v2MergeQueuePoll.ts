@@ -1,4 +1,8 @@
-import type { MergeQueueSnapshot, PullRequestSnapshot } from '../../snapshot/types.js';
+import {
+  UNKNOWN_QUEUE_VALUE,
+  type MergeQueueSnapshot,
+  type PullRequestSnapshot,
+} from '../../snapshot/types.js';
 import { NO_ITEMS, orNoItems } from '../../snapshot/noEntries.js';
 import { TrunkApiError } from '../../trunk/errors.js';
 import type { V2PullRequestFilter } from '../../trunk/v2QueueListPages.js';
@@ -115,10 +119,10 @@ function toSnapshot(
     branch: key.branch,
     takenAt,
     state: v1Value(queue.state),
-    mode: v1Mode(queue.mode),
-    mergeMethod: v1Value(config.mergeMethod),
-    directMergeMode: v1Value(config.directMergeMode),
-    optimizationMode: v1Value(config.optimizationMode),
+    mode: queue.mode === undefined ? UNKNOWN_QUEUE_VALUE : v1Mode(queue.mode),
+    mergeMethod: v1LabelValue(config.mergeMethod),
+    directMergeMode: v1LabelValue(config.directMergeMode),
+    optimizationMode: v1LabelValue(config.optimizationMode),
     ...queueNumbers(config),
     settings: {
       batch: config.allowBatching,
@@ -133,6 +137,11 @@ function toSnapshot(
     unknownBlockedReasons: V2_UNKNOWN_BLOCKED_REASONS,
     notMergeableReasons: notMergeableReasonCounts(unique),
   };
+}
+
+/** A queue's method in v1's vocabulary; `unknown` when Trunk sent it as another type. */
+function v1LabelValue(value: string | undefined): string {
+  return value === undefined ? UNKNOWN_QUEUE_VALUE : v1Value(value);
 }
 
 /**
