@@ -34,16 +34,16 @@ export class AnomalyLog {
     this.#lines = new LineThrottle(ANOMALY_LOG_INTERVAL_MS, () => ({ count: 0 }), now);
   }
 
-  /** `count` anomalies of `kind` in one answer of `target`'s endpoint. */
-  found(target: CallTarget, kind: ApiAnomalyKind, count: number): void {
+  /** `count` anomalies of `kind` in one answer of `target`'s endpoint, at `fields` where named. */
+  found(target: CallTarget, kind: ApiAnomalyKind, count: number, fields?: readonly string[]): void {
     const admitted = this.#lines.admit(`${target.endpoint} ${kind}`, (held) => {
       held.count += count;
     });
     if (admitted === undefined) return;
     const unlogged = admitted.held?.count ?? 0;
     this.#logger.warn(
-      { endpoint: target.endpoint, repo: target.repo, branch: target.branch, kind, count },
-      `odd data in Trunk's answer of ${target.endpoint} for ${target.repo}${target.branch === undefined ? '' : ` ${target.branch}`}: ${String(count)} × ${kind} (${WHAT[kind]}); counted in trunk_exporter_api_anomalies_total${unlogged > 0 ? `, with ${String(unlogged)} more of this endpoint and kind not logged in the last hour` : ''}; logged at most once an hour per endpoint and kind`,
+      { endpoint: target.endpoint, repo: target.repo, branch: target.branch, kind, count, fields },
+      `odd data in Trunk's answer of ${target.endpoint} for ${target.repo}${target.branch === undefined ? '' : ` ${target.branch}`}: ${String(count)} × ${kind} (${WHAT[kind]})${fields === undefined ? '' : `, at ${fields.join(', ')}`}; counted in trunk_exporter_api_anomalies_total${unlogged > 0 ? `, with ${String(unlogged)} more of this endpoint and kind not logged in the last hour` : ''}; logged at most once an hour per endpoint and kind`,
     );
   }
 }

@@ -405,9 +405,9 @@ export class TrunkClient {
     }
     const parsed = schema.safeParse(json);
     if (parsed.success) {
-      return check(parsed.data, (kind, count) => {
+      return check(parsed.data, (kind, count, fields) => {
         this.#observer.anomaly(target.endpoint, kind, count);
-        this.#anomalyLog.found(target, kind, count);
+        this.#anomalyLog.found(target, kind, count, fields);
       });
     }
     this.#observer.schemaMismatch(target.endpoint);

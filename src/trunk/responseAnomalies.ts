@@ -27,8 +27,15 @@ import {
   type V2TestingResult,
 } from './v2Schemas.js';
 
-/** Reports `count` anomalies of `kind` in the response at hand. */
-export type AnomalyReport = (kind: ApiAnomalyKind, count: number) => void;
+/**
+ * Reports `count` anomalies of `kind` in the response at hand; `fields`, where given, names where
+ * they are (`concurrency`, `xK9mP2nQ.config.mergeMethod`), for the log line.
+ */
+export type AnomalyReport = (
+  kind: ApiAnomalyKind,
+  count: number,
+  fields?: readonly string[],
+) => void;
 
 /**
  * The queue with each PR number once: of entries sharing a number, the one with the latest
@@ -38,7 +45,7 @@ export type AnomalyReport = (kind: ApiAnomalyKind, count: number) => void;
  * that is a fraction or below its floor (queueSettings.ts).
  */
 export function checkQueue(response: MergeQueueResponse, report: AnomalyReport): MergeQueue {
-  reportSettingsReadAsAbsent(settingsReadAsAbsent(response, QUEUE_SETTING_FIELDS).length, report);
+  reportSettingsReadAsAbsent(settingsReadAsAbsent(response, QUEUE_SETTING_FIELDS), report);
   const queue = withQueueLabelsCut(
     { ...response, enqueuedPullRequests: usableItems(response.enqueuedPullRequests, report) },
     report,
@@ -171,14 +178,17 @@ function queueLabelTexts({ state, mode, config }: V2MergeQueue): (string | undef
   return [state, mode, config.mergeMethod, config.directMergeMode, config.optimizationMode];
 }
 
-/** Reports (`invalid_field`) `readAsAbsent` settings, which the schema read as absent. */
-function reportSettingsReadAsAbsent(readAsAbsent: number, report: AnomalyReport): void {
-  if (readAsAbsent > 0) report('invalid_field', readAsAbsent);
+/** Reports (`invalid_field`) the settings the schema read as absent, by name. */
+function reportSettingsReadAsAbsent(names: readonly string[], report: AnomalyReport): void {
+  if (names.length > 0) report('invalid_field', names.length, names);
 }
 
-/** How many of a v2 queue's settings (its `mode`, those of its `config`) the schema read as absent. */
-function v2SettingsReadAsAbsent({ mode, config }: V2MergeQueue): number {
-  return (mode === undefined ? 1 : 0) + settingsReadAsAbsent(config, V2_QUEUE_CONFIG_FIELDS).length;
+/** The settings of a v2 queue (its `mode`, those of its `config`) the schema read as absent. */
+function v2SettingsReadAsAbsent({ mode, config }: V2MergeQueue): string[] {
+  const names = settingsReadAsAbsent(config, V2_QUEUE_CONFIG_FIELDS).map(
+    (name) => `config.${name}`,
+  );
+  return mode === undefined ? ['mode', ...names] : names;
 }
 
 /**
@@ -203,8 +213,11 @@ export function checkV2MergeQueuesPage(
 ): V2Page<V2MergeQueue> {
   const page = checkMergeQueueRows(response, report);
   reportOverlong(page.data.flatMap(queueLabelTexts), report);
+  // Named with the queue's id (cut as a label value would be): a page lists many queues.
   reportSettingsReadAsAbsent(
-    page.data.reduce((sum, queue) => sum + v2SettingsReadAsAbsent(queue), 0),
+    page.data.flatMap((queue) =>
+      v2SettingsReadAsAbsent(queue).map((name) => `${cutLabelText(queue.id)}.${name}`),
+    ),
     report,
   );
   return page;

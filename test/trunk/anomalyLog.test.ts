@@ -67,6 +67,67 @@ describe('the log of odd data in answers', () => {
     expect(warned[0]?.msg).toContain('left out');
   });
 
+  it('names each queue setting of another type than its definition gives, through API v1 and v2', async () => {
+    // The fixtures of tolerantResponses.test.ts and exporter.v2Answers.test.ts: ten fields each,
+    // counted as invalid_field and read as absent.
+    const fixture = (path: string): unknown =>
+      JSON.parse(readFileSync(new URL(`fixtures/${path}`, import.meta.url), 'utf8'));
+    const server = await startApiServer((req, res) => {
+      if (req.url === '/v1/getQueue') {
+        sendJson(res, 200, fixture('polling/queue-settings-of-the-wrong-type.json'));
+      } else sendJson(res, 200, fixture('v2/merge-queues-with-settings-of-the-wrong-type.json'));
+    }, '');
+    const { logger, lines } = capturedLogger();
+    const { client } = makeClient(server.origin, {
+      apiKey: new Secret('trunk_v2_anomaly-log-key'),
+      logger,
+    });
+    await client.getQueue({ host: 'github.com', owner: 'acme', name: 'web' }, 'main');
+    await new TrunkV2Client(client).listMergeQueues();
+    await flushed();
+
+    const named = (endpoint: string) => {
+      const line = lines.find((found) => found.endpoint === endpoint);
+      return {
+        count: line?.count,
+        fields: [...((line?.fields as string[] | undefined) ?? [])].sort(),
+      };
+    };
+    expect(named('getQueue')).toEqual({
+      count: 10,
+      fields: [
+        'batchingMinSize',
+        'canOptimisticallyMerge',
+        'commandsEnabled',
+        'concurrency',
+        'createPrsForTestingBranches',
+        'mode',
+        'optimizationMode',
+        'pendingFailureDepth',
+        'requiredStatuses',
+        'testingTimeoutMinutes',
+      ],
+    });
+    expect(named('v2/merge-queues')).toEqual({
+      count: 10,
+      fields: [
+        'xK9mP2nQ.config.allowBatching',
+        'xK9mP2nQ.config.areCommentsEnabled',
+        'xK9mP2nQ.config.batchingMinSize',
+        'xK9mP2nQ.config.bisectionConcurrency',
+        'xK9mP2nQ.config.canOptimisticallyMerge',
+        'xK9mP2nQ.config.concurrency',
+        'xK9mP2nQ.config.optimizationMode',
+        'xK9mP2nQ.config.requiredStatuses',
+        'xK9mP2nQ.config.testingTimeoutMinutes',
+        'xK9mP2nQ.mode',
+      ],
+    });
+    expect(lines.find((line) => line.endpoint === 'getQueue')?.msg).toContain(
+      '10 × invalid_field (a field that cannot be used as it is; read as absent, or cut to 200 characters), at concurrency, ',
+    );
+  });
+
   it('logs an endpoint and kind again an hour later, with how many it did not log meanwhile; another kind at once', async () => {
     const { logger, lines } = capturedLogger();
     let now = 0;
