@@ -54,7 +54,8 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
       'or a check or collection name, over 200 characters, cut to 199 and an ellipsis; through ' +
       'API v2 a count of a test metric that is missing or no count, which adds nothing, and a ' +
       'verification run updated before it was created, its duration counted as 0; a merge ' +
-      "queue's numeric setting that is a fraction or below its documented floor, not exported), " +
+      "queue's numeric setting that is a fraction or below its documented floor, or a setting a " +
+      'queue family shows of another type than Trunk defines, not exported), ' +
       'invalid_item (a list ' +
       'item that cannot be used, such as a PR without a prNumber, or a queue-entry transition listed ' +
       'again; left out, the rest of the list is used), unknown_entry_state (API v2: a PR gone from the live queue entries that no read of ' +
