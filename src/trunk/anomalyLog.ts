@@ -42,8 +42,25 @@ export class AnomalyLog {
     if (admitted === undefined) return;
     const unlogged = admitted.held?.count ?? 0;
     this.#logger.warn(
-      { endpoint: target.endpoint, repo: target.repo, branch: target.branch, kind, count, fields },
-      `odd data in Trunk's answer of ${target.endpoint} for ${target.repo}${target.branch === undefined ? '' : ` ${target.branch}`}: ${String(count)} × ${kind} (${WHAT[kind]})${fields === undefined ? '' : `, at ${fields.join(', ')}`}; counted in trunk_exporter_api_anomalies_total${unlogged > 0 ? `, with ${String(unlogged)} more of this endpoint and kind not logged in the last hour` : ''}; logged at most once an hour per endpoint and kind`,
+      {
+        endpoint: target.endpoint,
+        repo: target.repo,
+        branch: target.branch,
+        kind,
+        count,
+        fields: fields?.slice(0, MAX_FIELDS_NAMED),
+      },
+      `odd data in Trunk's answer of ${target.endpoint} for ${target.repo}${target.branch === undefined ? '' : ` ${target.branch}`}: ${String(count)} × ${kind} (${WHAT[kind]})${fields === undefined ? '' : `, at ${fieldList(fields)}`}; counted in trunk_exporter_api_anomalies_total${unlogged > 0 ? `, with ${String(unlogged)} more of this endpoint and kind not logged in the last hour` : ''}; logged at most once an hour per endpoint and kind`,
     );
   }
+}
+
+/** Fields a line names at most: a page of 100 queues may have ten settings each read as absent. */
+const MAX_FIELDS_NAMED = 10;
+
+/** The first MAX_FIELDS_NAMED of `fields`, and how many more there are. */
+function fieldList(fields: readonly string[]): string {
+  const more = fields.length - MAX_FIELDS_NAMED;
+  const named = fields.slice(0, MAX_FIELDS_NAMED).join(', ');
+  return more > 0 ? `${named} and ${String(more)} more` : named;
 }

@@ -148,4 +148,24 @@ describe('the log of odd data in answers', () => {
     ]);
     expect(lines[2]?.msg).toContain('with 3 more of this endpoint and kind not logged');
   });
+
+  it('names at most ten fields in a line, and how many more there are', async () => {
+    // A page of 100 queues may have ten settings each read as absent: a thousand names.
+    const { logger, lines } = capturedLogger();
+    const log = new AnomalyLog(logger, () => 0);
+    const target = {
+      endpoint: 'v2/merge-queues',
+      repo: '(organization)',
+      branch: undefined,
+    } as const;
+    const fields = Array.from(
+      { length: 25 },
+      (_, index) => `queue${String(index)}.config.concurrency`,
+    );
+    log.found(target, 'invalid_field', 25, fields);
+    await flushed();
+
+    expect(lines[0]?.fields).toEqual(fields.slice(0, 10));
+    expect(lines[0]?.msg).toContain('queue9.config.concurrency and 15 more;');
+  });
 });
