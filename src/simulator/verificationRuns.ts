@@ -180,6 +180,18 @@ export function createVerificationRuns(queue: RunsQueue): VerificationRuns {
       }
       if (run.testing > 0) return;
       run.status = run.failed ? 'failed' : run.passed.length > 0 ? 'succeeded' : 'cancelled';
+      // A check a scripted incident fails fails every run that concludes meanwhile, also one that
+      // another check failed before the incident began (a long bisection run): the incident's
+      // "fails every run the queue concludes", which its alert counts on.
+      const scripted = queue.failingCheck(now);
+      if (
+        run.failed &&
+        scripted !== undefined &&
+        run.requiredStatuses.includes(scripted) &&
+        !run.failing.some((check) => check.name === scripted)
+      ) {
+        run.failing = [...run.failing, { name: scripted, conclusion: 'failure' }];
+      }
     },
   };
 }
