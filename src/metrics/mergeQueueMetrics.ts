@@ -30,7 +30,7 @@ function pullRequestFreshness(settings: FamilySettings): string {
 
 /**
  * One `{repo,branch}` gauge per numeric queue setting, read from the snapshot; absent while the
- * setting is (Trunk sent a fraction, or a value below its floor).
+ * setting is (Trunk sent another type, a fraction, or a value below its floor).
  */
 function queueNumber(
   name: string,

@@ -111,12 +111,16 @@ export function bodyExcerpt(text: string, secrets: readonly string[]): string {
       .replace(/&gt;/g, '>');
   }
   // Scrubbed after the markup is gone (the marker looks like a tag) and before any cut.
-  readable = scrubSecrets(readable, secrets);
+  return oneLineExcerpt(scrubSecrets(readable, secrets), secrets, MAX_EXCERPT_CHARS);
+}
+
+/** `text` made one line, scrubbed of every secret, and cut to `maxChars` characters. */
+function oneLineExcerpt(text: string, secrets: readonly string[], maxChars: number): string {
   // Control characters as well as line breaks: an excerpt must not forge log lines.
   // eslint-disable-next-line no-control-regex
-  readable = scrubSecrets(readable.replace(/[\s\u0000-\u001f\u007f]+/g, ' ').trim(), secrets);
-  if (readable.length <= MAX_EXCERPT_CHARS) return readable;
-  return `${readable.slice(0, MAX_EXCERPT_CHARS - 1)}…`;
+  const oneLine = scrubSecrets(text.replace(/[\s\u0000-\u001f\u007f]+/g, ' ').trim(), secrets);
+  if (oneLine.length <= maxChars) return oneLine;
+  return `${oneLine.slice(0, maxChars - 1)}…`;
 }
 
 /** Longest request id put in an error message (the landing page shows one of up to 128). */
@@ -128,10 +132,7 @@ export const MAX_REQUEST_ID_CHARS = 128;
  * MAX_REQUEST_ID_CHARS, as a body excerpt is.
  */
 export function requestIdText(requestId: string, secrets: readonly string[]): string {
-  // eslint-disable-next-line no-control-regex
-  const oneLine = scrubSecrets(requestId.replace(/[\s\u0000-\u001f\u007f]+/g, ' ').trim(), secrets);
-  if (oneLine.length <= MAX_REQUEST_ID_CHARS) return oneLine;
-  return `${oneLine.slice(0, MAX_REQUEST_ID_CHARS - 1)}…`;
+  return oneLineExcerpt(requestId, secrets, MAX_REQUEST_ID_CHARS);
 }
 
 /** How many zod issues a schema-mismatch message lists before `and N more`. */

@@ -4,8 +4,8 @@ import type { Endpoint } from './schemas.js';
  * Odd data in 2xx responses that matched their schemas: `duplicate_pr`, a PR number listed twice in
  * one queue (the copies are dropped); `timestamp_out_of_range`, a timestamp outside 2000-2100
  * (not exported); `invalid_field`, a timestamp that is not an RFC 3339 date-time with a
- * zone (not exported), a number outside the range Trunk documents or a queue setting of another
- * type than it defines (read as absent);
+ * zone (not exported), a queue setting that is a fraction or below its floor, or one of another
+ * type than Trunk defines (read as absent);
  * `invalid_item`, a list item that cannot be used (a PR without a whole-number `prNumber` above 0,
  * a quarantine row that is not an object), left out while the rest of the list is used;
  * `unknown_entry_state`, a PR gone from a queue's live entries (API v2) that no read of concluded

@@ -193,7 +193,7 @@ function v2SettingsReadAsAbsent({ mode, config }: V2MergeQueue): string[] {
 
 /**
  * Checks one v2 merge queue: reports each label value too long (see reportOverlong) and each
- * setting the schema read as absent (of another type, or a number out of its range).
+ * setting the schema read as absent (of another type, or a number that is a fraction or below its floor).
  */
 export function checkV2MergeQueue(queue: V2MergeQueue, report: AnomalyReport): V2MergeQueue {
   reportOverlong(queueLabelTexts(queue), report);
@@ -205,7 +205,7 @@ const checkMergeQueueRows = checkV2Page<V2MergeQueue>();
 
 /**
  * Checks a page of v2 merge queues as every v2 page, and reports each label value too long and
- * each setting the schema read as absent (of another type, or a number out of its range).
+ * each setting the schema read as absent (of another type, or a number that is a fraction or below its floor).
  */
 export function checkV2MergeQueuesPage(
   response: V2PageResponse<V2MergeQueue>,

@@ -40,7 +40,7 @@ export type EnqueuedPullRequest = z.infer<typeof enqueuedPullRequestSchema>;
 
 /**
  * What getQueue says of the queue's settings, each read only for a gauge or a label
- * (mergeQueueMetrics.ts): required, yet one of another type (or a number out of its range) reads
+ * (mergeQueueMetrics.ts): required, yet one of another type (or a number that is a fraction or below its floor) reads
  * as absent and is counted, costing that setting alone (queueSettings.ts).
  */
 const queueSettingsShape = {

@@ -78,7 +78,7 @@ const timestampValue = z.string().nullish().catch('');
 
 /**
  * A queue's `config` (`MergeQueueConfig`): each setting read is read only for a gauge or a label
- * and required by the definition, yet one of another type (or a number out of its range) reads as
+ * and required by the definition, yet one of another type (or a number that is a fraction or below its floor) reads as
  * absent and is counted, costing that setting alone (queueSettings.ts).
  */
 const v2QueueConfigShape = {
