@@ -68,8 +68,8 @@ export class V2PagingError extends Error {
  * tests never holds them all: pages fetched one after the other, each cursor taken only from the
  * previous answer; an empty page with a cursor is followed; `take` answering `'enough'` ends the
  * walk there. A cursor seen twice, more than V2_MAX_EMPTY_PAGES_IN_A_ROW empty pages in a row, more
- * than `maxPages` pages, a cursor longer than V2_MAX_CURSOR_LENGTH, or a page saying there is more without a cursor ends the walk with an
- * error instead of looping or counting short.
+ * than `maxPages` pages, a cursor longer than V2_MAX_CURSOR_LENGTH, or a page saying there is
+ * more without a cursor ends the walk with an error instead of looping or counting short.
  */
 export async function forEachV2Page<T>(
   fetchPage: (cursor: string | undefined) => Promise<V2Page<T>>,
