@@ -18,6 +18,7 @@ import {
   sendText,
   startApiServer,
 } from './harness.js';
+import { everyV2ListWalk } from './v2ListWalks.js';
 
 const API_KEY = 'trunk_v2_k3y_SECRET_9a8b7c';
 const QUEUE = { id: 'mq_7f3a', repo: 'github.com/acme/web', branch: 'main' };
@@ -135,44 +136,14 @@ describe('TrunkV2Client', () => {
       sendJson(res, 200, { data: [], nextCursor: 'same', hasMore: true });
     }, '');
     const { v2, observer } = v2Client(server.origin);
-    const since = '2026-11-24T10:00:00.000Z';
-    const walks: [() => Promise<unknown>, string][] = [
-      [() => v2.listMergeQueues(), 'the list of merge queues (GET /v2/merge-queues)'],
-      [
-        () => v2.listQueuePullRequests(QUEUE, { states: ['pending'] }),
-        'the pull requests of github.com/acme/web main (GET /v2/merge-queues/{id}/pull-requests)',
-      ],
-      [
-        () => v2.listTestingResults(QUEUE, since),
-        'the testing results of github.com/acme/web main (GET /v2/merge-queues/{id}/testing-results)',
-      ],
-      [
-        () => v2.listVerificationRuns(QUEUE, since),
-        'the verification runs of github.com/acme/web main (GET /v2/merge-queues/{id}/verification-runs)',
-      ],
-      [
-        () => v2.listQueueEntryHistory(['pr-1', 'pr-2']),
-        'the queue-entry history of 2 pull requests (GET /v2/queue-entry-history)',
-      ],
-      [
-        () => v2.listTests({ statuses: ['flaky'] }, 'flaky tests', () => undefined),
-        'the list of flaky tests (GET /v2/tests)',
-      ],
-    ];
-    for (const [walk, named] of walks) {
+    const walks = everyV2ListWalk(v2);
+    for (const { walk, named } of walks) {
       const error = await rejectionOf(walk());
       expect(error).toBeInstanceOf(V2PagingError);
       expect(String(error)).toContain(`${named}: a cursor repeated after 2 pages`);
     }
     expect(observer.anomalies).toEqual(
-      [
-        'v2/merge-queues',
-        'v2/merge-queues/{id}/pull-requests',
-        'v2/merge-queues/{id}/testing-results',
-        'v2/merge-queues/{id}/verification-runs',
-        'v2/queue-entry-history',
-        'v2/tests',
-      ].map((endpoint) => ({ endpoint, kind: 'paging_stopped', count: 1 })),
+      walks.map(({ endpoint }) => ({ endpoint, kind: 'paging_stopped', count: 1 })),
     );
   });
 
