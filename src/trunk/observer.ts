@@ -15,7 +15,8 @@ import type { Endpoint } from './schemas.js';
  * broken test's status), counted under `other`; `future_timestamp`, a row dated more than a minute
  * after the exporter's clock (skew, a bad row), counted once without moving the read on past that
  * minute; `paging_stopped`, a walk of a v2 list stopped before its last page (a cursor repeated,
- * too long or missing beside `hasMore`, too many pages or empty pages in a row), its read failed.
+ * too long or missing beside `hasMore`, too many pages or empty pages in a row, a later page
+ * answered `400 INVALID_CURSOR`), its read failed.
  */
 export type ApiAnomalyKind =
   | 'duplicate_pr'
