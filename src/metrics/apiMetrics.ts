@@ -68,7 +68,8 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
       'clock: skew or a bad row; counted once, and the next read does not start after it), ' +
       'paging_stopped (API v2: a walk of a list stopped before its last page, its paging not to be ' +
       'trusted or past its bound: a cursor repeated, over 8192 characters or missing beside hasMore, ' +
-      'too many pages or empty pages in a row; the read fails); under ' +
+      'too many pages or empty pages in a row, or a page after the first answered 400 ' +
+      'INVALID_CURSOR; the read fails); under ' +
       'endpoint="webhook", odd fields of signed webhook ' +
       'events, also missing_field (a field a count needs is absent).',
     labelNames: ['endpoint', 'kind'] as const,
