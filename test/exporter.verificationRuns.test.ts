@@ -6,7 +6,8 @@
 // is in this list"; `updatedAt`: "For a finished run this approximates when it concluded";
 // `testedPullRequests`: "More than one means the entries were batched".
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { select } from './support/exposition.js';
+import { select, sum } from './support/exposition.js';
+import { pageAt } from './support/fakeTrunkV2.js';
 import { WEB_QUEUE, entryRow, moveEntry, startFakeWebQueue } from './support/queueEntryRows.js';
 import {
   BATCH,
@@ -223,6 +224,80 @@ describe('verification runs through a real exporter', () => {
         })[0]?.value,
       ).toBeGreaterThanOrEqual(1);
     }
+  });
+
+  it('verification-runs-page-with-unusable-tested-pull-requests.json: counts a run with a tested pull request of no usable number, that PR in its batch; each such entry is one invalid_field and never an exemplar', async () => {
+    // `TestedPullRequest`: "A pull request included in a verification run", its `number` an
+    // "integer"; a pull request is submitted with a number of "exclusiveMinimum": 0. The fixture's
+    // runs, each updated at its anchor: 61 succeeded, testing [61], 1,200 s; 62 failed on its
+    // required check build, testing [0], 900 s; 63 succeeded, testing [-2, 62, 62.5], 600 s; 64
+    // succeeded, testing [63, 64], 300 s; 65 cancelled, testing ["65", null, none, an entry that is
+    // no object], 60 s. Entries without a usable number: 1 + 2 + 4 = 7.
+    const start = Math.floor(now());
+    const rows = [61, 62, 63, 64].map((number) => entryRow(number, 'testing', start - 1500));
+    const fake = await startFakeWebQueue(rows);
+    const exporter = await webRunsExporter(fake);
+    // The first poll reads the runs (PRs are testing): none yet.
+    await exporter.waitFor(
+      (samples) => select(samples, IN_PROGRESS, QUEUE).length > 0,
+      'the first read',
+    );
+    // Between two polls the runs conclude, dated on a whole second after that read, and the PRs
+    // leave testing: the next poll reads the runs, and no poll after it does.
+    const anchor = Math.ceil(now()) * 1000;
+    const page = pageAt('verification-runs-page-with-unusable-tested-pull-requests.json', anchor);
+    fake.verificationRuns(WEB_QUEUE).push(...(page.data as { createdAt: string }[]));
+    for (const row of rows) moveEntry(row, 'testsPassed', now());
+    const samples = await exporter.waitFor(
+      (current) => sum(current, RUNS, QUEUE) > 0,
+      'the runs counted',
+    );
+    expect(fake.requestsTo(/verification-runs$/)).toHaveLength(2);
+    expect(series(samples, RUNS, 'status,bisection')).toEqual({
+      'succeeded/false': 3,
+      'failed/false': 1,
+      'cancelled/false': 1,
+    });
+    expect(series(samples, DURATION + '_sum', 'status')).toEqual({
+      succeeded: 2100,
+      failed: 900,
+      cancelled: 60,
+    });
+    // Tested PRs: 1, 1, 3, 2 and 4, a PR listed without a usable number one of them.
+    expect(series(samples, BATCH + '_count', 'bisection')).toEqual({ false: 5 });
+    expect(series(samples, BATCH + '_sum', 'bisection')).toEqual({ false: 11 });
+    expect(series(samples, BATCH + '_bucket', 'le')).toEqual({
+      1: 2,
+      2: 3,
+      4: 5,
+      8: 5,
+      16: 5,
+      32: 5,
+      '+Inf': 5,
+    });
+    expect(series(samples, CHECKS, 'check')).toEqual({ build: 1 });
+    const anomalies = (kind: string) =>
+      select(samples, 'trunk_exporter_api_anomalies_total', {
+        endpoint: 'v2/merge-queues/{id}/verification-runs',
+        kind,
+      })[0]?.value;
+    expect(anomalies('invalid_field')).toBe(7);
+    expect(anomalies('invalid_item')).toBe(0);
+    // Each run's exemplar is its first tested PR of a usable number: 61, 62 (after -2) and 63;
+    // runs 62 and 65 have none to name.
+    const openMetrics = await exporter.scrape('/metrics', {
+      Accept: 'application/openmetrics-text; version=1.0.0',
+    });
+    const exemplars = openMetrics
+      .split('\n')
+      .flatMap(
+        (line) =>
+          /^trunk_merge_queue_verification_run_duration_seconds_bucket\{.*status="(\w+)".*le="([^"]+)"\} \S+ # \{pr="([^"]*)"\}/
+            .exec(line)
+            ?.slice(1)
+            .join(' ') ?? [],
+      );
+    expect(exemplars).toEqual(['succeeded 300.0 63', 'succeeded 600.0 62', 'succeeded 1200.0 61']);
   });
 
   it('reads again at each poll while its read fails, hides only its families after staleAfterSeconds, and shows its counts again once a read succeeds', async () => {

@@ -35,7 +35,7 @@ export function runsReadDue(
 /**
  * The runs in progress a PR in `testing` vouches for: of the runs that test it, the newest (one
  * "in flight for this entry"; an older one it was tested on before a restart has no witness). A run
- * whose `testedPullRequests` is empty has none either.
+ * whose `testedPullRequests` is empty (or lists none with a usable number) has none either.
  */
 function runsVouchedFor(
   inProgress: Iterable<RunInProgress>,

@@ -339,7 +339,7 @@ function concludedAt(updatedAt: number, latestPlausible: number): Conclusion {
 /**
  * The counts with one more concluded run, created at `createdAt` and concluded as `conclusion`
  * says (Unix seconds): it took conclusion.end − createdAt, and its exemplar is its first
- * tested pull request.
+ * tested pull request with a usable number (none when it lists none).
  */
 function countRun(
   counts: VerificationRunCounts,
@@ -367,8 +367,10 @@ function countRun(
   const batchSizes = new Map(counts.batchSizes);
   const sizes: HistogramCounts =
     batchSizes.get(row.isBisection) ?? emptyHistogram(BATCH_SIZE_BUCKETS);
-  // Each pull request once, however often the row lists it.
-  const tested = new Set(row.testedPullRequests.map((pr) => pr.number)).size;
+  // Each pull request once, however often the row lists it; one listed without a usable number is
+  // still one of "the pull requests included in this run", though it cannot be told from the rest.
+  const tested =
+    new Set(row.testedPullRequests.map((pr) => pr.number)).size + row.unnumberedPullRequests;
   batchSizes.set(row.isBisection, observe(sizes, tested));
   return {
     concluded,

@@ -24,6 +24,7 @@ export function optionalValue<T extends z.ZodType>(schema: T) {
  * A pull request's number, what a row is told apart by: a whole number above 0, as Trunk's
  * definition gives it ("exclusiveMinimum": 0 for `pullRequestNumber` of a testing result and for
  * every number a pull request is submitted with, so for every pull request a queue lists). A row
- * whose number is not one is unusable, whether 0, negative, a fraction or a string.
+ * whose number is not one is unusable, whether 0, negative, a fraction or a string (of a
+ * verification run's tested pull requests, only that entry is).
  */
 export const pullRequestNumber = z.number().int().positive();

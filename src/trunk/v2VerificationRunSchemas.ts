@@ -2,7 +2,12 @@ import { z } from 'zod';
 import { LabelTextCuts, cutLabelText, isOverlong } from './labelText.js';
 import { checkV2Page, type AnomalyReport } from './responseAnomalies.js';
 import { exportableSeconds } from './timestamps.js';
-import { optionalValue, pullRequestNumber } from './tolerantSchemas.js';
+import {
+  UNUSABLE_ITEM,
+  optionalValue,
+  pullRequestNumber,
+  tolerantList,
+} from './tolerantSchemas.js';
 import { v2PageSchema, type V2Page, type V2PageResponse } from './v2Schemas.js';
 
 // `GET /v2/merge-queues/{id}/verification-runs` (`VerificationRun`): only what the run families
@@ -47,31 +52,51 @@ export const v2VerificationRunSchema = z.object({
   status: z.string(),
   requiredStatuses: z.array(z.string()),
   checks: z.array(v2CheckSchema),
-  testedPullRequests: z.array(z.object({ number: pullRequestNumber })),
+  // Each entry parsed alone: one without a usable number is Trunk's error in that entry, and the
+  // run's other facts still hold.
+  testedPullRequests: tolerantList(z.object({ number: pullRequestNumber })),
 });
-export type V2VerificationRun = z.infer<typeof v2VerificationRunSchema>;
+/** A run as parsed: its unusable tested pull requests still in place (checkVerificationRunsPage). */
+export type V2VerificationRunResponse = z.infer<typeof v2VerificationRunSchema>;
 export const v2VerificationRunPageSchema = v2PageSchema(v2VerificationRunSchema);
+
+/** A run as the exporter reads it. */
+export interface V2VerificationRun extends Omit<V2VerificationRunResponse, 'testedPullRequests'> {
+  /** The tested pull requests with a usable number, in Trunk's order. */
+  readonly testedPullRequests: readonly { readonly number: number }[];
+  /** The tested pull requests Trunk listed without a usable number: left out above, still tested. */
+  readonly unnumberedPullRequests: number;
+}
 
 const KNOWN_STATUSES: ReadonlySet<string> = new Set(V2_RUN_STATUSES);
 const KNOWN_CONCLUSIONS: ReadonlySet<string> = new Set(V2_CHECK_CONCLUSIONS);
-const checkRunRows = checkV2Page<V2VerificationRun>((run) => [run.createdAt, run.updatedAt]);
+const checkRunRows = checkV2Page<V2VerificationRunResponse>((run) => [
+  run.createdAt,
+  run.updatedAt,
+]);
 
 /**
  * Checks a page of verification runs as every v2 page (unusable rows, both timestamps), and reports
  * each status and check conclusion outside Trunk's documented ones as `unknown_value` (its run
  * counts as `unknown`; its check as no failure), and each check name too long for a label value as
  * `invalid_field` (cut, in `checks` and `requiredStatuses` alike, so the two still match), as is
- * each run updated before it was created (its duration counts as 0).
+ * each run updated before it was created (its duration counts as 0) and each tested pull request
+ * without a usable number (left out of the run's, which is kept).
  */
 export function checkVerificationRunsPage(
-  response: V2PageResponse<V2VerificationRun>,
+  response: V2PageResponse<V2VerificationRunResponse>,
   report: AnomalyReport,
 ): V2Page<V2VerificationRun> {
   const page = checkRunRows(response, report);
   let unknown = 0;
   let updatedBeforeCreated = 0;
+  let unnumbered = 0;
   const cuts = new LabelTextCuts();
-  const data = page.data.map((run) => {
+  const data = page.data.map((row): V2VerificationRun => {
+    const testedPullRequests = row.testedPullRequests.filter((pr) => pr !== UNUSABLE_ITEM);
+    const unnumberedPullRequests = row.testedPullRequests.length - testedPullRequests.length;
+    unnumbered += unnumberedPullRequests;
+    const run = { ...row, testedPullRequests, unnumberedPullRequests };
     if (!KNOWN_STATUSES.has(run.status)) unknown += 1;
     // "When the run last changed" cannot come before "When the run was created".
     if ((exportableSeconds(run.updatedAt) ?? Infinity) < (exportableSeconds(run.createdAt) ?? 0)) {
@@ -89,8 +114,8 @@ export function checkVerificationRunsPage(
     };
   });
   if (unknown > 0) report('unknown_value', unknown);
-  if (cuts.count + updatedBeforeCreated > 0) {
-    report('invalid_field', cuts.count + updatedBeforeCreated);
+  if (cuts.count + updatedBeforeCreated + unnumbered > 0) {
+    report('invalid_field', cuts.count + updatedBeforeCreated + unnumbered);
   }
   return { ...page, data };
 }
@@ -100,8 +125,11 @@ export function checkVerificationRunsPage(
  * `VerificationRun`) as a row of a page of runs: the same anomalies reported, the same names cut.
  */
 export function checkVerificationRun(
-  run: V2VerificationRun,
+  run: V2VerificationRunResponse,
   report: AnomalyReport,
 ): V2VerificationRun {
-  return checkVerificationRunsPage({ data: [run] }, report).data[0] ?? run;
+  const [checked] = checkVerificationRunsPage({ data: [run] }, report).data;
+  // Unreachable: a run the schema parsed is never an unusable row of its page of one.
+  if (checked === undefined) throw new TypeError('a parsed verification run was left out');
+  return checked;
 }

@@ -36,6 +36,7 @@ function run(
     requiredStatuses: [],
     checks: [],
     testedPullRequests: [{ number: 1 }],
+    unnumberedPullRequests: 0,
     ...extra,
   };
 }

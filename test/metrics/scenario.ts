@@ -25,7 +25,10 @@ import { EXIT_OUTCOMES, type QueueFlow } from '../../src/snapshot/queueFlowTypes
 import { durationSeriesKey, type TestingAttempts } from '../../src/snapshot/testingAttemptTypes.js';
 import { ENDPOINTS } from '../../src/trunk/schemas.js';
 import { v2TestingResultSchema } from '../../src/trunk/v2Schemas.js';
-import { v2VerificationRunSchema } from '../../src/trunk/v2VerificationRunSchemas.js';
+import {
+  checkVerificationRun,
+  v2VerificationRunSchema,
+} from '../../src/trunk/v2VerificationRunSchemas.js';
 import { countVerificationRuns, startVerificationRuns } from '../../src/flow/verificationRuns.js';
 import { renderPage } from './page.js';
 
@@ -157,8 +160,13 @@ const pollSchema = z.union([
      * first poll that has the field starts counting the queue's testing attempts.
      */
     testingResults: z.array(v2TestingResultSchema).optional(),
-    /** API v2 only: the rows the poll's read of verification runs returned (as Trunk sends them). */
-    verificationRuns: z.array(v2VerificationRunSchema).optional(),
+    /**
+     * API v2 only: the rows the poll's read of verification runs returned (as Trunk sends them),
+     * read as the client reads them.
+     */
+    verificationRuns: z
+      .array(v2VerificationRunSchema.transform((run) => checkVerificationRun(run, () => undefined)))
+      .optional(),
     /** API v2 only: what the queue-entry histories counted by then, by family and reason. */
     entryHistory: z
       .strictObject({

@@ -138,21 +138,45 @@ describe('API v2 pages read tolerantly', () => {
     expect(observer.mismatches).toEqual([]);
   });
 
-  it('verification-runs-page-with-tested-pull-requests-numbered-zero-and-below.json: a run that tested pull request 0 or -2 is left out and counted as invalid_item, as one whose number is no whole number is', async () => {
-    // A tested pull request is one a queue listed: submitted with a number "exclusiveMinimum": 0.
-    const { v2, observer } = await clientAnswering(
-      fixture('verification-runs-page-with-tested-pull-requests-numbered-zero-and-below.json'),
-    );
+  it('verification-runs-page-with-unusable-tested-pull-requests.json: a tested pull request numbered 0, -2 or 62.5, "65", null or none, or no object, is left out of its run and counted as invalid_field; every run is kept, read by id too', async () => {
+    // `TestedPullRequest`: "A pull request included in a verification run", its `number` an
+    // "integer"; a pull request is submitted with a number of "exclusiveMinimum": 0.
+    const body = fixture('verification-runs-page-with-unusable-tested-pull-requests.json') as {
+      data: unknown[];
+    };
+    const { v2, observer } = await clientAnswering(body);
     const rows = await v2.listVerificationRuns(QUEUE, '2025-12-31T00:00:00.000Z');
 
-    expect(rows.map((row) => row.testedPullRequests.map(({ number }) => number))).toEqual([
-      [61],
-      [63, 64],
+    expect(
+      rows.map((row) => [
+        row.id.slice(-2),
+        row.testedPullRequests.map(({ number }) => number),
+        row.unnumberedPullRequests,
+      ]),
+    ).toEqual([
+      ['61', [61], 0],
+      ['62', [], 1],
+      ['63', [62], 2],
+      ['64', [63, 64], 0],
+      ['65', [], 4],
     ]);
+    // The rest of a run is read as ever: run 62 failed on its required check.
+    expect(rows[1]).toMatchObject({ status: 'failed', requiredStatuses: ['build'] });
+    expect(rows[1]?.checks).toEqual([{ name: 'build', conclusion: 'failure' }]);
     expect(observer.anomalies).toEqual([
-      { endpoint: 'v2/merge-queues/{id}/verification-runs', kind: 'invalid_item', count: 2 },
+      { endpoint: 'v2/merge-queues/{id}/verification-runs', kind: 'invalid_field', count: 7 },
     ]);
     expect(observer.mismatches).toEqual([]);
+
+    // The last run read by id (`GET /v2/merge-queue-verification-runs/{id}`, a bare VerificationRun).
+    const single = await clientAnswering(body.data[4]);
+    const run = await single.v2.getVerificationRun(QUEUE, '7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e65');
+    expect(run?.testedPullRequests).toEqual([]);
+    expect(run?.unnumberedPullRequests).toBe(4);
+    expect(single.observer.anomalies).toEqual([
+      { endpoint: 'v2/merge-queue-verification-runs/{id}', kind: 'invalid_field', count: 4 },
+    ]);
+    expect(single.observer.mismatches).toEqual([]);
   });
 
   it('merge-queues-page-with-a-setting-past-the-largest-double.json: a concurrency of 1e400 (JSON.parse reads Infinity) costs only the setting, counted as invalid_field; both queues are read', async () => {
