@@ -53,7 +53,8 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
       'through API v1 a state, mode, merge method or priority name, and through API v2 a reason ' +
       'or a check or collection name, over 200 characters, cut to 199 and an ellipsis; through ' +
       'API v2 a count of a test metric that is missing or no count, which adds nothing, and a ' +
-      'verification run updated before it was created, its duration counted as 0; a merge ' +
+      'verification run updated before it was created, its duration counted as 0, and a tested ' +
+      'PR of a run without a usable number, left out of the run, which is still counted; a merge ' +
       "queue's numeric setting that is a fraction or below its documented floor, or a setting a " +
       'queue family shows of another type than Trunk defines, not exported), ' +
       'invalid_item (a list ' +
