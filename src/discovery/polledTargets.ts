@@ -185,7 +185,7 @@ export class PolledTargets {
     this.#discovery.configure(next.discovery);
     if (next !== previous && clientSettingsChanged(previous, next)) {
       this.#v2Queues.invalidate();
-      this.#v2Tests.expire();
+      this.#v2Tests.clientChanged();
       this.#discovery.readNow();
     }
     // Another metrics period (or none): the flaky and broken tests are read again with it now,

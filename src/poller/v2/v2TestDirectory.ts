@@ -88,7 +88,7 @@ const LISTS: {
  * each failing alone. A repository is compared without regard to letter case.
  */
 export class V2TestDirectory {
-  readonly #names = new RepositoryNames();
+  readonly #names: RepositoryNames;
   #settings: TestDirectorySettings;
   readonly #lists: { readonly [L in ListName]: SharedRead<TestsByRepository<ListSummaries[L]>> };
   readonly #collections: SharedTestCollections;
@@ -99,6 +99,7 @@ export class V2TestDirectory {
   constructor(settings: TestDirectorySettings, now: () => number = () => Date.now() / 1000) {
     this.#settings = settings;
     this.#now = now;
+    this.#names = new RepositoryNames(now);
     const readers = this.#readers();
     this.#lists = {
       quarantined: new SharedRead(readers.quarantined, timingOf(settings), now),
@@ -162,6 +163,15 @@ export class V2TestDirectory {
     for (const [name, list] of Object.entries(this.#lists)) {
       if (only === undefined || name === only) list.invalidate();
     }
+  }
+
+  /**
+   * New Trunk settings (URL, key): every list is read again when next asked, and every repository
+   * id the old settings' answers left unnamed is looked up again then, not after its wait.
+   */
+  clientChanged(): void {
+    this.#names.forgetUnnamed();
+    this.expire();
   }
 
   /**
@@ -252,7 +262,7 @@ export class V2TestDirectory {
     list: ListTally<T, S>,
     options: ReadOptions,
   ): Promise<TestsByRepository<S>> {
-    const { lister, lookupsAtATime } = this.#settings;
+    const { lister, lookupsAtATime, maxAgeSeconds } = this.#settings;
     const { what } = LISTS[name];
     const byRepoId = new Map<string, RepositoryIdTally<T>>();
     // Cursors page over a list that moves while it is walked: a test may come twice.
@@ -277,7 +287,7 @@ export class V2TestDirectory {
     const { unresolved } = await this.#names.resolve(
       [...byRepoId.keys()],
       lister,
-      lookupsAtATime,
+      { atATime: lookupsAtATime, intervalSeconds: maxAgeSeconds },
       options,
     );
     const { byRepo, names, withoutName } = groupByRepository(
