@@ -246,12 +246,16 @@ function unnamedWaitSeconds(count: number, intervalSeconds: number): number {
   return Math.min(intervalSeconds * 2 ** (count - 1), MAX_UNNAMED_WAIT_SECONDS);
 }
 
-/** Sets `key` in `map`, first forgetting its oldest entries so that it keeps at most `max`. */
+/**
+ * Sets `key` in `map`, first forgetting its oldest entries so that it keeps at most `max`; with a
+ * `max` of 0 (an id too long to keep) only forgets `key`, the others staying.
+ */
 function remember<V>(map: Map<string, V>, key: string, value: V, max: number): void {
   map.delete(key);
+  if (max <= 0) return;
   for (const oldest of map.keys()) {
     if (map.size < max) break;
     map.delete(oldest);
   }
-  if (max > 0) map.set(key, value);
+  map.set(key, value);
 }

@@ -227,6 +227,20 @@ describe('RepositoryNames', () => {
     expect({ long: callsFor(long), short: callsFor(MALFORMED) }).toEqual({ long: 2, short: 1 });
   });
 
+  it('keeps every other name when it names an id too long to keep', async () => {
+    // An id past 100 characters (a uuid has 36) is not kept: neither is it a reason to forget the
+    // names kept.
+    const { reader, callsFor } = await repositories();
+    const { names } = clocked();
+    const long = `${NAMED}-${'x'.repeat(100)}`;
+    const round = { atATime: 1, intervalSeconds: 300 };
+    await names.resolve([NAMED], reader, round, {});
+    await names.resolve([long], reader, round, {});
+    await names.resolve([NAMED, long], reader, round, {});
+    expect(names.nameOf(NAMED)).toBe('github.com/acme/web');
+    expect({ named: callsFor(NAMED), long: callsFor(long) }).toEqual({ named: 1, long: 2 });
+  });
+
   it('keeps at most the names it may, forgetting the first named, which the next read lists asks again', async () => {
     // An upstream naming new repositories at every read would otherwise grow the names without end.
     const { reader, callsFor } = await repositories();
