@@ -65,6 +65,7 @@ export function createHttpApp(options: HttpAppOptions): RequestListener {
   });
   // Before basic auth: Svix cannot send credentials, and the signature authenticates each event.
   if (options.webhooks) app.use(webhookEndpoint(options.webhooks));
+  app.use(closeAfterUnreadBody);
   // Every other endpoint, /healthz included, as Prometheus's web config does: a probe can send
   // the header.
   if (options.auth) app.use(requireBasicAuth(options.auth));
@@ -162,6 +163,22 @@ export function createHttpApp(options: HttpAppOptions): RequestListener {
   });
 
   return app;
+}
+
+/**
+ * Marks the connection of a request that carries a body to close once answered: past the webhook
+ * endpoint nothing reads a body, and to keep the connection Node.js would read and drop one at the
+ * client's line rate until the request timeout (11 s, more with a longer webhook body timeout).
+ */
+function closeAfterUnreadBody(req: Request, res: Response, next: NextFunction): void {
+  const length = req.headers['content-length'];
+  if (
+    req.headers['transfer-encoding'] !== undefined ||
+    (length !== undefined && Number(length) > 0)
+  ) {
+    res.set('Connection', 'close');
+  }
+  next();
 }
 
 function methodNotAllowed(_req: Request, res: Response): void {

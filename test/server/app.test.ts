@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import { Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
@@ -6,7 +7,7 @@ import { createLogger } from '../../src/log/logger.js';
 import type { Logger } from '../../src/log/logger.js';
 import { createRegistry } from '../../src/metrics/registry.js';
 import { startHttpServer } from '../../src/server/index.js';
-import type { RunningHttpServer } from '../../src/server/index.js';
+import type { ConnectionLimits, RunningHttpServer } from '../../src/server/index.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
 import type { FlakyTestsSnapshot, Target } from '../../src/snapshot/types.js';
 import { createTestHttpApp } from '../support/httpApp.js';
@@ -31,7 +32,9 @@ interface Fixture {
   readonly setClock: (seconds: number) => void;
 }
 
-async function startApp(options: { logger?: Logger; registry?: Registry } = {}): Promise<Fixture> {
+async function startApp(
+  options: { logger?: Logger; registry?: Registry; limits?: Partial<ConnectionLimits> } = {},
+): Promise<Fixture> {
   let clock = NOW;
   const store = new SnapshotStore(600, () => clock);
   store.setTargets([QUEUE, FLAKY]);
@@ -41,7 +44,7 @@ async function startApp(options: { logger?: Logger; registry?: Registry } = {}):
     ...(options.logger && { logger: options.logger }),
     now: () => clock,
   });
-  running = await startHttpServer(app, '127.0.0.1', 0);
+  running = await startHttpServer(app, '127.0.0.1', 0, undefined, options.limits);
   return {
     url: running.url,
     store,
@@ -261,4 +264,79 @@ describe('routing', () => {
       }
     },
   );
+});
+
+/**
+ * Sends `head` and then body bytes for as long as the connection stays open; resolves with what was
+ * answered once the server closes it, or once it answers that it keeps the connection.
+ */
+function sendEndlessBody(url: string, head: string, chunk: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    let answer = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (data: string) => {
+      answer += data;
+      // An answer that keeps the connection means the body would be read on: stop sending it.
+      const head = answer.split('\r\n\r\n');
+      if (head.length > 1 && !/^Connection: close$/im.test(head[0] ?? '')) socket.destroy();
+    });
+    socket.on('error', () => {
+      // A reset while writing is the server closing on the body: the answer came before it.
+    });
+    // The harnesses' 20 s for a condition: a server reading the body on never closes.
+    const giveUp = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`the server kept reading the body; it answered ${answer.slice(0, 200)}`));
+    }, 20_000);
+    socket.on('close', () => {
+      clearTimeout(giveUp);
+      resolve(answer);
+    });
+    const pump = (): void => {
+      while (!socket.destroyed && socket.write(chunk));
+    };
+    socket.on('drain', pump);
+    socket.once('connect', () => {
+      socket.write(head);
+      pump();
+    });
+  });
+}
+
+describe('request bodies', () => {
+  // Node.js reads and drops a body nobody reads to keep the connection, at the client's line rate
+  // until the request timeout: gigabytes from one anonymous request.
+  it.each([
+    [
+      'POST /metrics',
+      'Content-Length: 1099511627776',
+      'x'.repeat(65_536),
+      '405 Method Not Allowed',
+    ],
+    ['POST /nope', 'Content-Length: 1099511627776', 'x'.repeat(65_536), '404 Not Found'],
+    ['GET /healthz', 'Transfer-Encoding: chunked', `10000\r\n${'x'.repeat(65_536)}\r\n`, '200 OK'],
+  ])(
+    'answers %s with %s and closes the connection instead of reading the body',
+    async (requestLine, framing, chunk, status) => {
+      // A request timeout beyond the test's: only closing on the body ends the connection in time.
+      const { url } = await startApp({ limits: { requestTimeoutMs: 120_000 } });
+      const answer = await sendEndlessBody(
+        url,
+        `${requestLine} HTTP/1.1\r\nHost: x\r\n${framing}\r\n\r\n`,
+        chunk,
+      );
+      const head = answer.split('\r\n\r\n')[0] ?? '';
+      expect(head.split('\r\n')[0]).toBe(`HTTP/1.1 ${status}`);
+      expect(head).toMatch(/^Connection: close$/im);
+    },
+  );
+
+  it('keeps the connection of a request without a body', async () => {
+    const { url } = await startApp();
+    const response = await fetch(`${url}/healthz`, { method: 'GET' });
+    expect(response.headers.get('connection')).toBe('keep-alive');
+    await response.text();
+  });
 });
