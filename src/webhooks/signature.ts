@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Webhook } from 'svix';
+import { MAX_WEBHOOK_TOLERANCE_SECONDS } from '../config/schema.js';
 import type { Secret } from '../secrets/secret.js';
 
 /**
@@ -60,6 +61,9 @@ export function svixHeadersOf(
   return { headers: { id, timestamp, signature } };
 }
 
+/** SignatureVerifier's verdict on a request's body (see its verify). */
+export type SignatureVerdict = 'valid' | 'invalid' | 'stale';
+
 /** What SignatureVerifier asks of the svix library: its `Webhook#verify`, which throws when invalid. */
 export interface SvixVerify {
   verify(payload: Buffer, headers: Record<string, string>): unknown;
@@ -91,20 +95,24 @@ export class SignatureVerifier {
 
   /**
    * Whether one of the signatures in the header is valid for `body` (any one: during a rotation
-   * Svix signs with the old and the new secret). The library also checks the timestamp against
-   * its own 5-minute window.
+   * Svix signs with the old and the new secret): `valid`, `invalid`, or `stale` for a message
+   * signed with the secret whose timestamp, by the time its body arrived, is outside the library's
+   * own 5-minute window (a request that passed the header check while its timestamp was inside it).
    */
-  verify(body: Buffer, headers: SvixHeaders): boolean {
-    if (!this.#mayBeSigned(body, headers)) return false;
+  verify(body: Buffer, headers: SvixHeaders): SignatureVerdict {
+    if (!this.#mayBeSigned(body, headers)) return 'invalid';
     try {
       this.#library.verify(body, {
         'svix-id': headers.id,
         'svix-timestamp': headers.timestamp,
         'svix-signature': headers.signature,
       });
-      return true;
+      return 'valid';
     } catch {
-      return false;
+      // The library decides, and says only that it refused: the signature matched, so a timestamp
+      // now outside its window is why, the verdict the header check gives such a timestamp.
+      const age = Math.abs(Date.now() / 1000 - Number(headers.timestamp));
+      return age > MAX_WEBHOOK_TOLERANCE_SECONDS ? 'stale' : 'invalid';
     }
   }
 

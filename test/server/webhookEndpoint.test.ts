@@ -142,6 +142,19 @@ describe('POST /webhooks/trunk', () => {
     expect(select(await test.samples(), 'trunk_merge_queue_webhook_events_total')).toEqual([]);
   });
 
+  it('counts a signed message whose timestamp passes 5 minutes while its body arrives as unsigned, not as a forgery', async () => {
+    // Svix's library refuses a timestamp more than five minutes from its clock, and verifies after
+    // the body: 298 s old when its headers come, 301 s or more once its 30 bytes have trickled in.
+    const { test, url } = await startWebhookExporter({ toleranceSeconds: 300 });
+    const body = ' '.repeat(30);
+    const headers = signedHeaders(body, { timestamp: Math.floor(Date.now() / 1000) - 298 });
+    const answer = await slowPost(url, headers, { announcedBytes: 30, chunkBytes: 1 });
+    expect(answer.status).toBe(401);
+    // Answered once the whole body was read: the header check had let it in.
+    expect(answer.sentBytes).toBeGreaterThanOrEqual(30);
+    expect(await results(test)).toMatchObject({ unsigned: 1, invalid_signature: 0 });
+  });
+
   it('answers 400 to a signed body that is not JSON, and 204 to any JSON it cannot use', async () => {
     const { test, post } = await startWebhookExporter();
     expect(await post('not json')).toEqual({ status: 400, text: 'body is not JSON\n' });

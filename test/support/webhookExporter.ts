@@ -18,7 +18,13 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * and `webhooks` as further lines of the `webhooks:` section; resolves once it is ready.
  */
 export async function startWebhookExporter(
-  options: { server?: string; auth?: Record<string, string>; webhooks?: string } = {},
+  options: {
+    server?: string;
+    auth?: Record<string, string>;
+    webhooks?: string;
+    /** `webhooks.toleranceSeconds`; 60 unless told. */
+    toleranceSeconds?: number;
+  } = {},
 ) {
   const { simulator } = await startFrozenSimulator();
   const yaml = [
@@ -30,7 +36,7 @@ export async function startWebhookExporter(
     'webhooks:',
     '  enabled: true',
     `  signingSecret: ${WEBHOOK_SECRET}`,
-    '  toleranceSeconds: 60',
+    `  toleranceSeconds: ${String(options.toleranceSeconds ?? 60)}`,
     ...(options.webhooks === undefined ? [] : [options.webhooks]),
   ].join('\n');
   const test = await startTestExporter(yaml);

@@ -1,5 +1,6 @@
 // The verifier hands a request to the svix library only when a native HMAC says one of its
 // signatures may be valid: the library's HMAC is JavaScript and costs real CPU on a large body.
+import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { Webhook } from 'svix';
 import { Secret } from '../../src/secrets/secret.js';
@@ -41,7 +42,7 @@ describe('SignatureVerifier', () => {
     const body = '{"type":"pull_request.merged"}';
     for (const sign of [svixSignature, hmacSignature]) {
       const signature = sign(WEBHOOK_SECRET, ID, now, body);
-      expect(verifier.verify(Buffer.from(body), headersFor(signature, now))).toBe(true);
+      expect(verifier.verify(Buffer.from(body), headersFor(signature, now))).toBe('valid');
     }
     expect(calls()).toBe(2);
   });
@@ -59,7 +60,7 @@ describe('SignatureVerifier', () => {
       foreign,
       `${foreign} ${foreign}`,
     ]) {
-      expect(verifier.verify(body, headersFor(signature, now))).toBe(false);
+      expect(verifier.verify(body, headersFor(signature, now))).toBe('invalid');
     }
     expect(calls()).toBe(0);
   });
@@ -69,17 +70,42 @@ describe('SignatureVerifier', () => {
     const now = Math.floor(Date.now() / 1000);
     const body = '{"type":"pull_request.queued"}';
     const header = `${svixSignature(OTHER_WEBHOOK_SECRET, ID, now, body)} ${svixSignature(WEBHOOK_SECRET, ID, now, body)}`;
-    expect(verifier.verify(Buffer.from(body), headersFor(header, now))).toBe(true);
+    expect(verifier.verify(Buffer.from(body), headersFor(header, now))).toBe('valid');
   });
 
   it('leaves the verdict to the library when the native HMAC matches', () => {
-    // Correctly signed, but ten minutes old: svix's own 5-minute window refuses it.
+    // Signed over bytes that are no UTF-8 text: the native HMAC matches, the library (which reads
+    // the payload as text) refuses, and the timestamp is fresh, so the refusal is no staleness.
     const { library, calls } = countingLibrary(WEBHOOK_SECRET);
     const verifier = new SignatureVerifier(new Secret(WEBHOOK_SECRET), library);
-    const old = Math.floor(Date.now() / 1000) - 600;
-    const body = '{"type":"pull_request.failed"}';
-    const signature = svixSignature(WEBHOOK_SECRET, ID, old, body);
-    expect(verifier.verify(Buffer.from(body), headersFor(signature, old))).toBe(false);
+    const now = Math.floor(Date.now() / 1000);
+    const body = Buffer.from([0x7b, 0xff, 0xfe, 0x7d]);
+    const signature = `v1,${createHmac(
+      'sha256',
+      Buffer.from(WEBHOOK_SECRET.slice('whsec_'.length), 'base64'),
+    )
+      .update(`${ID}.${String(now)}.`)
+      .update(body)
+      .digest('base64')}`;
+    expect(verifier.verify(body, headersFor(signature, now))).toBe('invalid');
     expect(calls()).toBe(1);
+  });
+
+  it("calls a correctly signed message stale once its timestamp is outside svix's 5-minute window", () => {
+    // Svix: "the timestamp is within … five minutes" of the verifier's clock. Ten minutes old by
+    // the time its body is verified: the header check let it in while it was younger.
+    const { library, calls } = countingLibrary(WEBHOOK_SECRET);
+    const verifier = new SignatureVerifier(new Secret(WEBHOOK_SECRET), library);
+    const body = '{"type":"pull_request.failed"}';
+    const now = Math.floor(Date.now() / 1000);
+    for (const [age, verdict] of [
+      [600, 'stale'],
+      [-600, 'stale'],
+      [240, 'valid'],
+    ] as const) {
+      const signature = svixSignature(WEBHOOK_SECRET, ID, now - age, body);
+      expect(verifier.verify(Buffer.from(body), headersFor(signature, now - age))).toBe(verdict);
+    }
+    expect(calls()).toBe(3);
   });
 });
