@@ -14,7 +14,7 @@ WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
-COPY scripts/bundle.ts ./scripts/
+COPY scripts/bundle.ts scripts/check-node-version.mjs ./scripts/
 COPY src ./src
 RUN npm run build
 

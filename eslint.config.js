@@ -192,7 +192,17 @@ const noImportCycle = {
 };
 
 export default defineConfig(
-  { ignores: ['dist/', 'bundle/', 'node_modules/', 'coverage/', 'bin/'] },
+  // bin/ and the build's version check are plain JavaScript for any Node.js, outside the typed project.
+  {
+    ignores: [
+      'dist/',
+      'bundle/',
+      'node_modules/',
+      'coverage/',
+      'bin/',
+      'scripts/check-node-version.mjs',
+    ],
+  },
   js.configs.recommended,
   tseslint.configs.strictTypeChecked,
   {

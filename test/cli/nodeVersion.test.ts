@@ -52,6 +52,45 @@ describe('the start-up check of the Node.js version', () => {
   });
 });
 
+describe("the build's check of the Node.js version", () => {
+  // `npm run build` (run first by `npm run demo` and `npm test`) runs scripts/bundle.ts, which a
+  // Node.js without type stripping cannot load: the build checks the version before it.
+  it("stops the build with the exporter's own line and exit 1 below the floor", async () => {
+    for (const found of ['20.11.1', '22.12.0', '22.18.9']) {
+      const result = await runNode([
+        '--import',
+        fakeNodeVersion(found),
+        'scripts/check-node-version.mjs',
+      ]);
+      expect(result).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `trunk-exporter: ${nodeVersionProblem(found)}\n`,
+      });
+    }
+  });
+
+  it('lets the floor and anything newer through, silently', async () => {
+    for (const found of [REQUIRED_NODE_VERSION, '24.21.0']) {
+      const result = await runNode([
+        '--import',
+        fakeNodeVersion(found),
+        'scripts/check-node-version.mjs',
+      ]);
+      expect(result).toEqual({ code: 0, stdout: '', stderr: '' });
+    }
+  });
+
+  it("runs first in the build, and goes into the image's build", () => {
+    const { scripts } = JSON.parse(read('package.json')) as { scripts: Record<string, string> };
+    expect(scripts.build).toMatch(/^node scripts\/check-node-version\.mjs && /);
+    expect(read('.dockerignore')).toContain('\n!scripts/check-node-version.mjs\n');
+    expect(read('Dockerfile')).toContain(
+      'COPY scripts/bundle.ts scripts/check-node-version.mjs ./scripts/',
+    );
+  });
+});
+
 /** Whether `version` satisfies an npm `engines` range of the forms dependencies use. */
 function satisfies(version: string, range: string): boolean {
   return range.split('||').some((alternative) => {
