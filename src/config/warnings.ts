@@ -1,8 +1,14 @@
 // What a valid configuration asks for that works but should change: each is one `warn` line at
 // start and on every reload, and a `warning:` line of --check-config.
 import { apiHostUrl, versionSegmentOf } from '../trunk/apiUrl.js';
-import { apiKeyWarning, type TrunkCredentials } from './credentials.js';
+import {
+  API_KEY_ENVIRONMENT_VARIABLE,
+  apiKeyWarning,
+  TOKEN_ENVIRONMENT_VARIABLE,
+  type TrunkCredentials,
+} from './credentials.js';
 import { isRecord } from './fileValue.js';
+import { API_KEY_PREFIX } from '../secrets/secret.js';
 import { targetApis } from './targetApis.js';
 import type { ConfigFile } from './schema.js';
 
@@ -31,6 +37,8 @@ export function configWarnings(
   if (urlWarning !== undefined) warnings.push(urlWarning);
   const keyWarning = apiKeyWarning(credentials.apiKey);
   if (keyWarning !== undefined) warnings.push(keyWarning);
+  const tokenWarning = tokenLooksLikeApiKeyWarning(value, credentials, lineOf);
+  if (tokenWarning !== undefined) warnings.push(tokenWarning);
   const set = {
     apiKey: credentials.apiKey !== undefined,
     token: credentials.token !== undefined,
@@ -66,6 +74,25 @@ export function configWarnings(
     );
   }
   return warnings;
+}
+
+/**
+ * A v1 token that starts as Trunk's API v2 keys do: a key pasted where the token goes (or into
+ * TRUNK_API_TOKEN), which API v1 answers 401. Names where it was set, by the order the token is read
+ * in (the setting, its file, the environment variable), never the value.
+ */
+function tokenLooksLikeApiKeyWarning(
+  value: unknown,
+  credentials: TrunkCredentials,
+  lineOf: LineOfSetting,
+): string | undefined {
+  if (credentials.token?.reveal().startsWith(API_KEY_PREFIX) !== true) return undefined;
+  const advice = `the Trunk API token starts with ${API_KEY_PREFIX}, as Trunk's API v2 keys do, and API v1 refuses a key: a key belongs in trunk.apiKey, trunk.apiKeyFile or ${API_KEY_ENVIRONMENT_VARIABLE}; using it as the token anyway`;
+  for (const key of ['token', 'tokenFile']) {
+    const path = ['trunk', key];
+    if (isSet(value, path)) return `trunk.${key}: ${advice}${lineOf(path)}`;
+  }
+  return `${TOKEN_ENVIRONMENT_VARIABLE}: ${advice}`;
 }
 
 /** Whether the file itself sets the key at `path` (a default does not count). */

@@ -234,6 +234,38 @@ describe('valid configuration files', () => {
     ]);
   });
 
+  it('warns, where it was set and never showing it, of an API v2 key given as the v1 token', async () => {
+    const targets = 'targets:\n  - repo: github.com/acme/web\n    branches: [main]\n';
+    const advice =
+      "the Trunk API token starts with trunk_v2_, as Trunk's API v2 keys do, and API v1 refuses a key: a key belongs in trunk.apiKey, trunk.apiKeyFile or TRUNK_API_KEY; using it as the token anyway";
+    const inline = await parseConfig(`trunk:\n  token: trunk_v2_pasted\n${targets}`, {
+      source: 'inline',
+      env: {},
+    });
+    expect(inline.trunk.token?.reveal()).toBe('trunk_v2_pasted');
+    expect(inline.warnings).toEqual([`trunk.token: ${advice} (line 2)`]);
+    const keyFile = join(await mkdtemp(join(tmpdir(), 'trunk-token-')), 'token');
+    await writeFile(keyFile, 'trunk_v2_in_file\n');
+    const fromFile = await parseConfig(`trunk:\n  tokenFile: ${keyFile}\n${targets}`, {
+      source: 'inline',
+      env: {},
+    });
+    expect(fromFile.warnings).toEqual([`trunk.tokenFile: ${advice} (line 2)`]);
+    const fromEnvironment = await parseConfig(targets, {
+      source: 'inline',
+      env: { TRUNK_API_TOKEN: 'trunk_v2_env' },
+    });
+    expect(fromEnvironment.warnings).toEqual([`TRUNK_API_TOKEN: ${advice}`]);
+    expect(JSON.stringify([inline, fromFile, fromEnvironment])).not.toMatch(
+      /trunk_v2_(pasted|in_file|env)/,
+    );
+    const token = await parseConfig(targets, {
+      source: 'inline',
+      env: { TRUNK_API_TOKEN: 'v1-token' },
+    });
+    expect(token.warnings).toBeUndefined();
+  });
+
   it('needs no orgUrlSlug for flakyTests targets when an API key is set', async () => {
     const config = await parseConfig(
       'trunk:\n  apiKey: trunk_v2_k\ntargets:\n  - repo: github.com/acme/web\n    branches: [main]\n    flakyTests: true\n',
