@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { LineCounter } from 'yaml';
 import { expandEnvironment, MAX_EXPANDED_CHARACTERS } from './environment.js';
 import { ConfigError, formatPath, problemsFromZod, type ConfigProblem } from './problems.js';
+import { unknownKeyMessages } from './unknownKeys.js';
 import {
   configFileSchema,
   MAX_METRIC_SELECTION_ENTRIES,
@@ -145,7 +146,7 @@ export async function parseConfig(text: string, context: LoadContext): Promise<E
   const parsed = configFileSchema.safeParse(expanded.value);
   if (!parsed.success) {
     const unsetPaths = new Set(expanded.missing.map((missing) => formatPath(missing.path)));
-    for (const problem of problemsFromZod(parsed.error.issues)) {
+    for (const problem of problemsFromZod(parsed.error.issues, unknownKeyMessages())) {
       // A value emptied by an unset variable fails validation too; its first message says why.
       if (unsetPaths.has(formatPath(problem.path))) continue;
       add({

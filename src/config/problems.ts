@@ -72,15 +72,20 @@ export function formatPath(path: readonly PropertyKey[]): string {
   return result;
 }
 
-/** Turns zod issues into problems with paths as written in the file and messages a person can act on. */
+/**
+ * Turns zod issues into problems with paths as written in the file and messages a person can act
+ * on; `unknownKeyMessage` words an unknown key (unknownKeys.ts names the key likely meant).
+ */
 export function problemsFromZod(
   issues: readonly z.core.$ZodIssue[],
+  unknownKeyMessage: (parentPath: readonly PropertyKey[], key: string) => string = () =>
+    'unknown key',
 ): { path: PropertyKey[]; message: string; linePath?: PropertyKey[] }[] {
   const problems: { path: PropertyKey[]; message: string; linePath?: PropertyKey[] }[] = [];
   for (const issue of issues) {
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys)
-        problems.push({ path: [...issue.path, key], message: 'unknown key' });
+        problems.push({ path: [...issue.path, key], message: unknownKeyMessage(issue.path, key) });
     } else if (issue.code === 'invalid_type') {
       problems.push({
         path: issue.path,
