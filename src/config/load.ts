@@ -63,7 +63,12 @@ export async function loadConfigFile(
 ): Promise<ExporterConfig> {
   const file = await readRegularFile(path, MAX_CONFIG_FILE_BYTES);
   if ('reason' in file) {
-    throw new ConfigError(path, [{ path: '', message: `cannot read file: ${file.reason}` }]);
+    // The likeliest first run: no config written yet, or `--config` left out (./config.yaml).
+    const hint =
+      file.reason === 'ENOENT'
+        ? ', no such file (write one from config.example.yaml, or name another with --config FILE)'
+        : '';
+    throw new ConfigError(path, [{ path: '', message: `cannot read file: ${file.reason}${hint}` }]);
   }
   return parseConfig(file.text, { ...checks, env, source: path });
 }

@@ -343,7 +343,9 @@ describe('valid configuration files', () => {
   });
 
   it('reports a missing file by path', async () => {
-    expect(await problemsOf('/nonexistent/config.yaml')).toEqual(['cannot read file: ENOENT']);
+    expect(await problemsOf('/nonexistent/config.yaml')).toEqual([
+      'cannot read file: ENOENT, no such file (write one from config.example.yaml, or name another with --config FILE)',
+    ]);
   });
 });
 
