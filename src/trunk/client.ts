@@ -329,7 +329,9 @@ export class TrunkClient {
         // The same oversized answer would come again: the next poll may find it smaller.
         if (outcome.reason === 'response_too_large') throw error;
       } else if (outcome.status >= 200 && outcome.status < 300) {
-        const encoding = outcome.headers['content-encoding'];
+        // A list when sent on several lines (an edge adding its own): one value, as RFC 9110 joins them.
+        const sent = outcome.headers['content-encoding'];
+        const encoding = typeof sent === 'string' ? sent : sent?.join(', ');
         return this.#parse(target, schema, check, outcome.status, outcome.text, failed, encoding);
       } else if (outcome.status === 404 && onNotFound !== undefined) {
         return onNotFound();

@@ -1,5 +1,11 @@
-import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
+
+/**
+ * A response's headers as undici gives them: a header sent on several lines arrives as a list,
+ * whatever its name (node:http's type says a string for the ones it knows, such as
+ * Content-Encoding, which an edge may send twice).
+ */
+export type IncomingHttpHeaders = Readonly<Record<string, string | readonly string[] | undefined>>;
 
 /** One response as read off the wire. */
 export interface CollectedResponse {

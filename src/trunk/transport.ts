@@ -1,4 +1,3 @@
-import type { IncomingHttpHeaders } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { apiHostUrl } from './apiUrl.js';
 import { Pool } from './undiciPool.js';
@@ -6,7 +5,11 @@ import type { Secret } from '../secrets/secret.js';
 import { notSentWhilePaused, TrunkApiError } from './errors.js';
 import type { ApiCallObserver } from './observer.js';
 import { PausedPastStartBy, RequestLimiter, type ReleaseSlot } from './requestLimiter.js';
-import { ResponseCollector, ResponseTooLargeError } from './responseCollector.js';
+import {
+  ResponseCollector,
+  ResponseTooLargeError,
+  type IncomingHttpHeaders,
+} from './responseCollector.js';
 import { parseRetryAfter } from './retryPolicy.js';
 import type { Endpoint } from './schemas.js';
 
@@ -244,8 +247,8 @@ function asError(reason: unknown): Error {
   return reason instanceof Error ? reason : new Error(String(reason));
 }
 
-function firstHeader(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
+function firstHeader(value: string | readonly string[] | undefined): string | undefined {
+  return typeof value === 'string' ? value : value?.[0];
 }
 
 function errorCode(error: unknown): string | undefined {

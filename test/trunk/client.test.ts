@@ -250,6 +250,29 @@ describe('TrunkClient responses', () => {
     expect(server.requests[0]?.headers['accept-encoding']).toBeUndefined();
   });
 
+  it('names every Content-Encoding when the answer sends the header more than once', async () => {
+    // RFC 9110 lets a list header come as several lines (an edge adding its own encoding): the
+    // answer then holds them as a list, and the message must still be the schema mismatch.
+    const server = await startApiServer((_req, res) => {
+      res.writeHead(200, [
+        ['content-type', 'application/json'],
+        ['content-encoding', 'gzip'],
+        ['content-encoding', 'br'],
+      ]);
+      res.end(gzipSync(JSON.stringify(queueResponse())));
+    });
+    const { client, observer } = makeClient(server.apiUrl);
+
+    const error = await rejectionOf(client.getQueue(REPO, 'main'));
+
+    expect(error).toBeInstanceOf(TrunkApiError);
+    expect(error).toMatchObject({ reason: 'schema_mismatch', status: 200, attempts: 1 });
+    expect((error as Error).message).toContain(
+      'response is not JSON (its Content-Encoding is gzip, br, which the exporter does not ask for and does not decode): "',
+    );
+    expect(observer.mismatches).toEqual(['getQueue']);
+  });
+
   it('names the first failing paths when a field has the wrong type', async () => {
     // The queue's state is what it is counted by: of another type, the answer is not the queue's.
     // (A setting of another type costs only itself: tolerantResponses.test.ts.)
