@@ -355,7 +355,7 @@ export class TrunkClient {
       // A pause set by another call's 429 delays this retry too, so the deadline check counts it.
       const delayMs = Math.max(
         retryAfterMs ?? backoffDelayMs(attempt, this.#retry, this.#random),
-        this.#transport.pausedUntil - now,
+        this.#transport.pausedUntilFor(target.endpoint) - now,
       );
       const context = {
         endpoint: target.endpoint,

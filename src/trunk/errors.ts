@@ -61,14 +61,17 @@ export class TrunkApiError extends Error {
 }
 
 /**
- * The call was not sent: a 429's Retry-After holds every request until `pausedUntil`, past the
- * caller's deadline. Waiting would freeze the poll's schedule; its next poll tries again.
+ * The call was not sent: a 429's Retry-After holds every request (or every request of `endpoint`,
+ * one Trunk limits apart) until `pausedUntil`, past the caller's deadline. Waiting would freeze
+ * the poll's schedule; its next poll tries again.
  */
 export function notSentWhilePaused(
   target: Pick<TrunkApiErrorDetails, 'endpoint' | 'repo' | 'branch'>,
   attempts: number,
   pausedUntil: number,
+  endpoint?: Endpoint,
 ): TrunkApiError {
+  const held = endpoint === undefined ? 'every request' : `every request of ${endpoint}`;
   return new TrunkApiError({
     endpoint: target.endpoint,
     repo: target.repo,
@@ -77,7 +80,7 @@ export function notSentWhilePaused(
     status: undefined,
     requestId: undefined,
     attempts,
-    detail: `not sent: Trunk's Retry-After holds every request until ${new Date(pausedUntil).toISOString()}`,
+    detail: `not sent: Trunk's Retry-After holds ${held} until ${new Date(pausedUntil).toISOString()}`,
   });
 }
 

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { apiHostUrl } from './apiUrl.js';
 import { Pool } from './undiciPool.js';
 import type { Secret } from '../secrets/secret.js';
@@ -12,6 +13,7 @@ import {
 } from './responseCollector.js';
 import { parseRetryAfter } from './retryPolicy.js';
 import type { Endpoint } from './schemas.js';
+import { V2_ENDPOINTS } from './v2Schemas.js';
 
 /** What one call is about, for error messages and logs. */
 export interface CallTarget {
@@ -70,6 +72,16 @@ export interface TrunkTransportOptions {
 /** Error bodies are read up to this size for the excerpt; the rest is dropped with the socket. */
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
+/**
+ * Endpoints whose rate Trunk limits apart from the organization's budget ("GET /v2/pull-requests…
+ * (single-PR reads, history, estimate): 5 per second per key, separately"): their 429 says that
+ * budget is spent, so its Retry-After holds back only their calls (a spent organization budget
+ * shows in the 429s of the other endpoints, which pause everything).
+ */
+const ENDPOINTS_WITH_OWN_BUDGET: ReadonlySet<Endpoint> = new Set([
+  V2_ENDPOINTS.listQueueEntryHistory,
+]);
+
 const UNDICI_TIMEOUT_CODES: ReadonlySet<string> = new Set([
   'UND_ERR_CONNECT_TIMEOUT',
   'UND_ERR_HEADERS_TIMEOUT',
@@ -87,6 +99,8 @@ export class TrunkTransport {
   readonly #maxResponseBytes: number;
   readonly #observer: ApiCallObserver;
   readonly #limiter: RequestLimiter;
+  /** Epoch ms until which a 429's Retry-After holds back an endpoint of ENDPOINTS_WITH_OWN_BUDGET. */
+  readonly #endpointPauses = new Map<Endpoint, number>();
   /** The same for every request of an API version, so built once. */
   readonly #v1Headers: Record<string, string>;
   readonly #v2Headers: Record<string, string>;
@@ -129,6 +143,11 @@ export class TrunkTransport {
     this.#limiter.pauseUntil(epochMs);
   }
 
+  /** Epoch ms until which a request of `endpoint` is held back: the organization's pause or its own. */
+  pausedUntilFor(endpoint: Endpoint): number {
+    return Math.max(this.#limiter.pausedUntil, this.#endpointPauses.get(endpoint) ?? 0);
+  }
+
   /**
    * Attempt number `attempt` of a call: waits for the limiter, then sends. Resolves with whatever
    * happened on the wire; rejects only with a TrunkApiError `aborted` when `signal` fires.
@@ -151,6 +170,18 @@ export class TrunkTransport {
         detail: 'aborted',
         cause,
       });
+    // Before the organization's queue, so that a held-back call takes no slot while it waits.
+    const ownPause = this.#endpointPauses.get(target.endpoint) ?? 0;
+    if (ownPause > Date.now()) {
+      if (startBy !== undefined && ownPause > startBy) {
+        throw notSentWhilePaused(target, attempt - 1, ownPause, target.endpoint);
+      }
+      try {
+        await sleep(ownPause - Date.now(), undefined, { signal });
+      } catch (error) {
+        throw aborted(attempt - 1, error);
+      }
+    }
     let release: ReleaseSlot;
     try {
       // Keyed by target (a queue with its lookups, or a quarantine list) for the last-slot rule.
@@ -222,10 +253,12 @@ export class TrunkTransport {
       signal.removeEventListener('abort', onCallerAbort);
     }
     if (outcome.kind === 'response' && outcome.status === 429) {
-      // Trunk's limit is per organization, so every call of this transport holds back; set before
-      // the slot is released, so a request waiting for that very slot already sees the pause.
+      // Trunk's limit is per organization, so every call of this transport holds back (but for an
+      // endpoint limited apart); set before the slot is released, so a request waiting for that
+      // very slot already sees the pause.
       const retryAfterMs = parseRetryAfter(outcome.headers['retry-after'], Date.now());
-      if (retryAfterMs !== undefined) this.#limiter.pauseUntil(Date.now() + retryAfterMs);
+      if (retryAfterMs !== undefined)
+        this.#pauseAfter429(target.endpoint, Date.now() + retryAfterMs);
     }
     // A timeout or a network error may have held the slot for the whole timeout: the limiter keeps
     // its target out of the last slot until it answers again.
@@ -235,6 +268,15 @@ export class TrunkTransport {
     const code = outcome.kind === 'response' ? String(outcome.status) : outcome.reason;
     this.#observer.requestFinished(target.endpoint, code, (performance.now() - started) / 1000);
     return outcome;
+  }
+
+  /** Holds back what a 429 of `endpoint` speaks for (its own budget, else the organization's). */
+  #pauseAfter429(endpoint: Endpoint, until: number): void {
+    if (!ENDPOINTS_WITH_OWN_BUDGET.has(endpoint)) {
+      this.#limiter.pauseUntil(until);
+      return;
+    }
+    this.#endpointPauses.set(endpoint, Math.max(this.#endpointPauses.get(endpoint) ?? 0, until));
   }
 
   /** Closes the pool once in-flight requests are done (abort them first for a quick exit). */

@@ -1,10 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { Secret } from '../../src/secrets/secret.js';
+import { TrunkV2Client } from '../../src/trunk/v2Client.js';
 import { pullRequestResponse, queueResponse } from './fixtures.js';
 import {
   REPO,
   cleanUp,
   makeClient,
   recordingObserver,
+  rejectionOf,
   sendJson,
   sendText,
   startApiServer,
@@ -79,5 +82,39 @@ describe('TrunkClient global limits', () => {
     const limitedAt = server.requests[0]?.receivedAt ?? 0;
     const prRequest = server.requests.find((request) => request.url.endsWith('PullRequest'));
     expect((prRequest?.receivedAt ?? 0) - limitedAt).toBeGreaterThanOrEqual(1000 - 5);
+  });
+
+  it('holds back only the queue-entry history after its 429, the one read Trunk limits apart', async () => {
+    // trunk-api-v2.md: "GET /v2/pull-requests… (single-PR reads, history, estimate): 5 per second
+    // per key, separately". A 429 there says that budget is spent, not the organization's.
+    const server = await startApiServer((req, res) => {
+      if (req.url?.startsWith('/v2/queue-entry-history')) {
+        sendText(res, 429, 'Too Many Requests', { 'retry-after': '30' });
+      } else sendJson(res, 200, { data: [], hasMore: false, nextCursor: null });
+    }, '');
+    const { client, observer } = makeClient(server.origin, {
+      token: undefined,
+      apiKey: new Secret('trunk_v2_limits-test-key'),
+    });
+    const v2 = new TrunkV2Client(client);
+    const soon = (): { deadlineMs: number } => ({ deadlineMs: Date.now() + 2000 });
+    const history = (): Promise<unknown> =>
+      v2.listQueueEntryHistory(['0b6f3c1e-7d42-4a51-9f0e-2c8d5b7a1e93'], soon());
+
+    // Its 30 s wait would pass the deadline: the 429 is the read's answer, after one attempt.
+    expect(await rejectionOf(history())).toMatchObject({ status: 429, attempts: 1 });
+    // Every other read is sent at once.
+    expect(await v2.listMergeQueues(soon())).toEqual([]);
+    // The history is not asked again before Retry-After has passed, and the failure says why.
+    const held = await rejectionOf(history());
+    expect(held).toMatchObject({ reason: 'rate_limited', attempts: 0 });
+    expect((held as Error).message).toContain(
+      "not sent: Trunk's Retry-After holds every request of v2/queue-entry-history until",
+    );
+    expect(server.requests.map((request) => request.url.split('?')[0])).toEqual([
+      '/v2/queue-entry-history',
+      '/v2/merge-queues',
+    ]);
+    expect(observer.codes()).toEqual(['429', '200']);
   });
 });
