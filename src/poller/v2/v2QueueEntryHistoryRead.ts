@@ -23,6 +23,7 @@ import {
   V2_ENTRY_HISTORY_MAX_IDS,
   type V2EntryHistory,
 } from '../../trunk/v2EntryHistorySchemas.js';
+import { failureFields } from '../failureHint.js';
 import { SharedRead, type SharedReadTiming } from '../sharedRead.js';
 import type { ReadOptions } from '../readOptions.js';
 
@@ -295,7 +296,7 @@ export function readEntryHistory(request: EntryHistoryReadRequest): EntryHistory
 export function historySetAside(logger: Logger): (pullRequestId: string, error: Error) => void {
   return (pullRequestId, error) => {
     logger.warn(
-      { err: error, pullRequestId },
+      { ...failureFields(error), pullRequestId },
       `the queue-entry history of pull request ${pullRequestId} alone is larger than trunk.maxResponseBytes (${error.message}); it is not asked for again, and the reasons, restarts and transitions no poll saw of its windows are not counted`,
     );
   };
@@ -305,7 +306,7 @@ export function historySetAside(logger: Logger): (pullRequestId: string, error: 
 export function historyReadFailed(logger: Logger): (error: Error) => void {
   return (error) => {
     logger.warn(
-      { err: error },
+      failureFields(error),
       `the queue-entry history of the pull requests the polls saw change could not be read (${error.message}); tried again at the next merge-queue interval`,
     );
   };

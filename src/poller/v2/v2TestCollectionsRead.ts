@@ -4,6 +4,7 @@ import { silentLogger, type Logger } from '../../log/logger.js';
 import type { TestCollection, TestCollections } from '../../snapshot/testCostTypes.js';
 import type { V2TestCollectionsPage } from '../../trunk/v2Client.js';
 import { V2_MAX_TEST_COLLECTIONS } from '../../trunk/v2Schemas.js';
+import { failureFields } from '../failureHint.js';
 import type { ReadOptions } from '../readOptions.js';
 import { SharedRead, type SharedAnswer, type SharedReadTiming } from '../sharedRead.js';
 
@@ -73,7 +74,7 @@ export class SharedTestCollections {
       readTestCollections(this.#client, { now, logger: this.#logger }, options);
     this.#shared = new SharedRead(this.#read, timing, now, (error) => {
       this.#logger.warn(
-        { err: error },
+        failureFields(error),
         `the organization's test collections could not be read (${error.message}); their last read stays until polling.staleAfterSeconds`,
       );
     });

@@ -4,10 +4,13 @@
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../../src/log/logger.js';
-import { readTestCollections } from '../../../src/poller/v2/v2TestCollectionsRead.js';
+import {
+  SharedTestCollections,
+  readTestCollections,
+} from '../../../src/poller/v2/v2TestCollectionsRead.js';
 import { Secret } from '../../../src/secrets/secret.js';
 import { TrunkV2Client } from '../../../src/trunk/v2Client.js';
-import { cleanUp, makeClient, sendJson, startApiServer } from '../../trunk/harness.js';
+import { cleanUp, makeClient, sendJson, sendText, startApiServer } from '../../trunk/harness.js';
 
 afterEach(cleanUp);
 
@@ -60,5 +63,39 @@ describe('readTestCollections', () => {
     });
     await new Promise((resolve) => setImmediate(resolve));
     expect(lines()).toContain('more than 100 test collections');
+  });
+});
+
+describe('SharedTestCollections', () => {
+  it("logs a failed read with the API error's call context, not its stack", async () => {
+    // docs/operations.md, Logs: "a failure of the API carries its endpoint, status and request id
+    // instead of a stack trace, which only an unexpected error keeps".
+    const server = await startApiServer((_req, res) => {
+      sendText(res, 400, 'bad request', { 'x-request-id': 'req-7f3a9' });
+    }, '');
+    const { client } = makeClient(server.origin, {
+      token: undefined,
+      apiKey: new Secret('trunk_v2_collections-key'),
+    });
+    const { logger, lines } = capturedLogger();
+    const shared = new SharedTestCollections(
+      new TrunkV2Client(client),
+      { maxAgeSeconds: 300, staleAfterSeconds: 600 },
+      logger,
+      () => 1_800_000_000,
+    );
+
+    await expect(shared.get({})).rejects.toMatchObject({ status: 400 });
+
+    const line = JSON.parse(lines().trim()) as Record<string, unknown>;
+    expect(line).toMatchObject({
+      endpoint: 'v2/test-collections',
+      status: 400,
+      requestId: 'req-7f3a9',
+      reason: 'http_status',
+      attempts: 1,
+    });
+    expect(line.msg).toContain("the organization's test collections could not be read");
+    expect(lines()).not.toContain('"stack"');
   });
 });
