@@ -343,7 +343,7 @@ export class TrunkClient {
         // Scrubbed and cut as the message is: the code is kept apart from it, in error.code.
         const code =
           envelope === undefined ? undefined : bodyExcerpt(envelope.code, this.#secrets());
-        const detail = `HTTP ${outcome.status}${code === undefined ? '' : ` ${code}`}${excerpt === '' ? '' : `: "${excerpt}"`}`;
+        const detail = `HTTP ${outcome.status}${code === undefined ? '' : ` ${code}`}${this.#redirect(outcome.status, outcome.headers.location)}${excerpt === '' ? '' : `: "${excerpt}"`}`;
         error = failed('http_status', outcome.status, detail, undefined, code);
         if (!RETRYABLE_STATUSES.has(outcome.status)) throw error;
         // A 429's Retry-After has already paused every call of the transport (see send()).
@@ -415,6 +415,16 @@ export class TrunkClient {
     this.#observer.schemaMismatch(target.endpoint);
     const issues = describeSchemaIssues(parsed.error.issues);
     throw failed('schema_mismatch', status, `response does not match the schema: ${issues}`);
+  }
+
+  /**
+   * Where a 3xx points, scrubbed and cut as an excerpt: never followed (the credential would go
+   * with it), so the line says what trunk.apiUrl should likely be instead of a bare status.
+   */
+  #redirect(status: number, location: string | readonly string[] | undefined): string {
+    const to = typeof location === 'string' ? location : location?.[0];
+    if (status < 300 || status >= 400 || to === undefined || to.trim() === '') return '';
+    return ` to ${bodyExcerpt(to, this.#secrets())} (not followed: check trunk.apiUrl)`;
   }
 
   #secrets(): readonly string[] {

@@ -250,6 +250,29 @@ describe('TrunkClient responses', () => {
     expect(server.requests[0]?.headers['accept-encoding']).toBeUndefined();
   });
 
+  it('names where a redirect points, follows none, and sends the token nowhere else', async () => {
+    // An apiUrl on http:// (or an old host) is answered 301 to where the API lives: without the
+    // Location the line said only "HTTP 301", which names nothing to fix.
+    const elsewhere = await startApiServer(() => {
+      throw new Error('a redirect was followed');
+    });
+    const server = await startApiServer((_req, res) => {
+      res.writeHead(301, { location: `${elsewhere.origin}/v1/getQueue?echo=${TOKEN}` });
+      res.end();
+    });
+    const { client, observer } = makeClient(server.apiUrl);
+
+    const error = await rejectionOf(client.getQueue(REPO, 'main'));
+
+    expect(error).toMatchObject({ reason: 'http_status', status: 301, attempts: 1 });
+    expect((error as Error).message).toContain(
+      `HTTP 301 to ${elsewhere.origin}/v1/getQueue?echo=<redacted> (not followed: check trunk.apiUrl)`,
+    );
+    expect((error as Error).message).not.toContain(TOKEN.slice(0, 8));
+    expect(elsewhere.requests).toHaveLength(0);
+    expect(observer.codes()).toEqual(['301']);
+  });
+
   it('names every Content-Encoding when the answer sends the header more than once', async () => {
     // RFC 9110 lets a list header come as several lines (an edge adding its own encoding): the
     // answer then holds them as a list, and the message must still be the schema mismatch.
