@@ -130,7 +130,7 @@ export function diffQueuePoll(
       continue;
     }
     if (seen.state === pr.state) {
-      tracked.set(pr.number, seenAgain(seen, now));
+      tracked.set(pr.number, seenAgain(seen, pr, now));
       continue;
     }
     const since = clamp(pr.stateChangedAt ?? now, seen.lastSeenAt, now);
@@ -345,15 +345,27 @@ function trackedPullRequest(
   return { number, state, enteredAt, stateSince, lastSeenAt, sinceFirstPoll, concludedBeforeStart };
 }
 
-/** `seen` as the poll that finished at `now` saw it again in the same state. */
-function seenAgain(seen: TrackedPullRequest, now: number): TrackedPullRequest {
+/**
+ * `seen` as the poll that finished at `now` saw it again in the same state: since the same
+ * instant, or since one after the poll that last saw it (`stateChangedAt` is "When the entry
+ * entered its current state": it left the state and came back in between, a restart), from which
+ * its time in the state then runs, as for a state the exporter saw it enter.
+ */
+function seenAgain(
+  seen: TrackedPullRequest,
+  pr: PullRequestSnapshot,
+  now: number,
+): TrackedPullRequest {
+  const changedAt = pr.stateChangedAt;
+  const entered = changedAt !== undefined && changedAt > seen.lastSeenAt;
   return trackedPullRequest(
     seen.number,
     seen.state,
     seen.enteredAt,
-    seen.stateSince,
+    entered ? Math.min(changedAt, now) : seen.stateSince,
     now,
-    seen.sinceFirstPoll,
+    // Entered again: no longer in its state since the first poll listed it.
+    entered ? undefined : seen.sinceFirstPoll,
     seen.concludedBeforeStart,
   );
 }
