@@ -8,6 +8,17 @@ import { repositoryKey } from './repositoryKey.js';
 const positiveInt = z.number().int().positive();
 const positiveNumber = z.number().positive();
 const nonEmptyString = z.string().min(1, 'expected a non-empty string');
+
+/**
+ * Longest interval or timeout, in seconds (20 days): Node.js fires a timer of more than 2^31 − 1 ms
+ * (24.8 days) after 1 ms, which made a month's interval poll without pause; 20 days leaves room for
+ * the scheduler's 10 % jitter.
+ */
+export const MAX_TIMER_SECONDS = 20 * 24 * 60 * 60;
+const timerSeconds = positiveNumber.max(
+  MAX_TIMER_SECONDS,
+  `expected at most ${MAX_TIMER_SECONDS} (20 days, the longest timer the exporter sets)`,
+);
 /** A metric family name in which `*` stands for any run of characters. */
 export const metricNamePattern = z
   .string()
@@ -74,7 +85,7 @@ export const trunkSectionSchema = z
     apiKey: nonEmptyString.optional(),
     apiKeyFile: nonEmptyString.optional(),
     orgUrlSlug: nonEmptyString.optional(),
-    timeoutSeconds: positiveNumber.default(10),
+    timeoutSeconds: timerSeconds.default(10),
     maxConcurrentRequests: positiveInt.default(4),
     maxRequestsPerSecond: positiveNumber.default(10),
     // Absent: the client's default (DEFAULT_MAX_RESPONSE_BYTES, 32 MiB), kept in one place there.
@@ -159,7 +170,7 @@ export const DEFAULT_DISCOVERY_MAX_TARGETS = 10_000;
 
 export const discoverySectionSchema = z.strictObject({
   enabled: z.boolean().default(false),
-  intervalSeconds: positiveNumber.default(300),
+  intervalSeconds: timerSeconds.default(300),
   repos: z.array(globPattern).min(1, 'expected a non-empty list').default(['*']),
   branches: z.array(globPattern).min(1, 'expected a non-empty list').default(['*']),
   flakyTests: z.boolean().default(true),
@@ -190,8 +201,8 @@ export const configFileSchema = z
       .prefault({}),
     polling: z
       .strictObject({
-        mergeQueueIntervalSeconds: positiveNumber.default(30),
-        flakyTestsIntervalSeconds: positiveNumber.default(300),
+        mergeQueueIntervalSeconds: timerSeconds.default(30),
+        flakyTestsIntervalSeconds: timerSeconds.default(300),
         pullRequestDetails: z.boolean().default(true),
         pullRequestRecheckSeconds: z.number().nonnegative().default(300),
         flakyTestDetails: z.boolean().default(true),

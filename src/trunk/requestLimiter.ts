@@ -1,6 +1,9 @@
 // The one queue every Trunk API request waits in: the organization's budget, shared by all targets.
 import { setTimeout as sleep } from 'node:timers/promises';
 
+/** Node.js fires a timer of more than this many milliseconds after 1 ms, so longer waits sleep in pieces. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** Limits shared by every request of one client. */
 export interface RequestLimiterOptions {
   readonly maxConcurrent: number;
@@ -184,7 +187,12 @@ export class RequestLimiter {
       // Above 1,000 a second a wait of a fraction of a millisecond would sleep a whole one: start
       // now; the reservation above holds later starts back once they run a millisecond ahead.
       if (this.#intervalMs < 1 && startAt - now < 1) return;
-      await sleep(startAt - now, undefined, signal ? { signal } : undefined);
+      // Longer than one timer holds when the rate is under one request in 24.8 days, or many wait behind a slow one.
+      let waitMs = startAt - now;
+      for (; waitMs > MAX_TIMER_MS; waitMs -= MAX_TIMER_MS) {
+        await sleep(MAX_TIMER_MS, undefined, signal ? { signal } : undefined);
+      }
+      await sleep(waitMs, undefined, signal ? { signal } : undefined);
       if (this.#now() >= this.#pausedUntil) return;
     }
   }

@@ -105,6 +105,22 @@ describe('RequestLimiter', () => {
     expect((started[3] ?? 0) - (started[0] ?? 0)).toBeGreaterThanOrEqual(150 / 2);
   });
 
+  it('holds the next start back when its spacing is longer than a timer holds (24.8 days)', async () => {
+    // One request in 115 days: the second start's wait of 1e10 ms overflowed Node's timer, which
+    // fired after 1 ms, so the limit let requests through unspaced.
+    const limiter = new RequestLimiter({ maxConcurrent: 2, maxPerSecond: 1e-7 });
+    (await limiter.acquire('t'))();
+    const controller = new AbortController();
+    let secondStarted = false;
+    const second = limiter.acquire('t', controller.signal).then(() => {
+      secondStarted = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(secondStarted).toBe(false);
+    controller.abort(new Error('done waiting'));
+    await expect(second).rejects.toThrow();
+  });
+
   it('leaves no listener on a signal once its waiting requests are granted or aborted', async () => {
     const limiter = new RequestLimiter({ maxConcurrent: 1, maxPerSecond: 1e9 });
     const releaseFirst = await limiter.acquire('t');
