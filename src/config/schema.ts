@@ -38,13 +38,27 @@ const metricSelectionList = z
     `expected at most ${MAX_METRIC_SELECTION_ENTRIES} entries (names or \`*\` globs of the metric families)`,
   );
 
+/**
+ * Highest bcrypt cost accepted, as `htpasswd -B -C` allows: each step doubles a comparison's time,
+ * and the one comparison of a cost-31 hash at load held the bcrypt thread, so every scraper's
+ * check, for hours.
+ */
+export const MAX_BCRYPT_COST = 17;
+
 // What htpasswd -B and Prometheus's web config produce: $2a$/$2b$/$2y$, a two-digit cost, 53 characters.
+const bcryptHashPattern = /^\$2[aby]\$(0[4-9]|[12][0-9]|3[01])\$[./A-Za-z0-9]{53}$/;
 const bcryptHash = z
   .string({ error: 'expected a bcrypt hash string' })
-  .regex(
-    /^\$2[aby]\$(0[4-9]|[12][0-9]|3[01])\$[./A-Za-z0-9]{53}$/,
-    'expected a bcrypt hash like $2y$10$… (60 characters)',
-  );
+  .regex(bcryptHashPattern, 'expected a bcrypt hash like $2y$10$… (60 characters)')
+  .refine((hash) => !bcryptHashPattern.test(hash) || bcryptCostOf(hash) <= MAX_BCRYPT_COST, {
+    error: (issue) =>
+      `expected a bcrypt cost of at most ${MAX_BCRYPT_COST} (htpasswd's highest), not ${bcryptCostOf(String(issue.input))}: each step doubles a comparison's time`,
+  });
+
+/** The cost of a hash that matches bcryptHashPattern (`$2y$12$…` → 12). */
+function bcryptCostOf(hash: string): number {
+  return Number(hash.slice(4, 6));
+}
 
 const repoPattern = /^[^/\s]+\/[^/\s]+\/[^/\s]+$/;
 
