@@ -25,13 +25,14 @@ import {
   duplicateKeyOffsets,
   lineOf,
   MAX_YAML_DEPTH,
+  MAX_YAML_VALUES,
   parseYamlDocument,
   unclosedQuoteOffset,
 } from './yamlDocument.js';
 
 export { API_KEY_ENVIRONMENT_VARIABLE, TOKEN_ENVIRONMENT_VARIABLE } from './credentials.js';
 export { MAX_YAML_ALIAS_COUNT } from './yamlDocument.js';
-/** Largest configuration file read (about 50,000 targets); /dev/zero must not fill memory. */
+/** Largest configuration file read; /dev/zero must not fill memory (MAX_YAML_VALUES bounds what it holds). */
 export const MAX_CONFIG_FILE_BYTES = 4 * 1024 * 1024;
 
 /**
@@ -78,12 +79,15 @@ export async function parseConfig(text: string, context: LoadContext): Promise<E
   const lineCounter = new LineCounter();
   // Keys are checked for repeats below, in linear time, instead of by the package's `uniqueKeys`.
   const document = parseYamlDocument(text, { lineCounter, uniqueKeys: false });
-  if ('tooDeepAt' in document) {
+  if ('refused' in document) {
     throw new ConfigError(context.source, [
       {
         path: '',
-        message: `YAML: mappings and lists nested deeper than ${MAX_YAML_DEPTH} levels (the settings nest 4 deep)`,
-        ...lineOf(document.tooDeepAt, lineCounter),
+        message:
+          document.refused === 'too_deep'
+            ? `YAML: mappings and lists nested deeper than ${MAX_YAML_DEPTH} levels (the settings nest 4 deep)`
+            : `YAML: more than ${String(MAX_YAML_VALUES)} values (10,000 targets are about 110,000; discovery finds more)`,
+        ...lineOf(document.at, lineCounter),
       },
     ]);
   }

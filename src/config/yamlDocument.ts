@@ -34,23 +34,45 @@ export const MAX_YAML_ALIAS_COUNT = 1000;
 export const MAX_YAML_DEPTH = 100;
 
 /**
+ * Most values a file may give: each scalar, and each list item's dash, key's colon or flow
+ * collection's bracket that holds them. Each costs about a kilobyte of memory while the file is
+ * read, so a list of millions of numbers in a file under the size cap would end the process under
+ * the chart's memory limit at a reload. 10,000 targets, each with its branches and `flakyTests`,
+ * are about 110,000.
+ */
+export const MAX_YAML_VALUES = 150_000;
+
+/** Why a file is refused before it is composed, and the offset where that shows. */
+export interface RefusedYaml {
+  readonly refused: 'too_deep' | 'too_many_values';
+  readonly at: number;
+}
+
+/**
  * The file's first document, as `parseDocument` makes it; or, when the file nests deeper than
- * MAX_YAML_DEPTH, the offset where it first does, found before anything recursive runs.
+ * MAX_YAML_DEPTH or gives more than MAX_YAML_VALUES values, the offset where it first does, found
+ * as the file is read, before anything recursive runs.
  */
 export function parseYamlDocument(
   text: string,
   options: { readonly lineCounter: LineCounter; readonly uniqueKeys: false },
-): Document | { readonly tooDeepAt: number } {
+): Document | RefusedYaml {
   // The parser keeps its own stack, so the tokens of a deep file are read without recursion; fed
   // one lexeme at a time so that the depth is checked as it goes: 4 MiB of `[` built 2.4 GB of
   // tokens, in 30 s of a blocked event loop, before a check of the whole parse could refuse it.
   const parser = new Parser(options.lineCounter.addNewLine);
   options.lineCounter.addNewLine(0);
   const tokens: CST.Token[] = [];
+  let values = 0;
+  let offset = 0;
   for (const lexeme of new Lexer().lex(text)) {
+    if (VALUE_TOKENS.has(CST.tokenType(lexeme) ?? '') && ++values > MAX_YAML_VALUES) {
+      return { refused: 'too_many_values', at: offset };
+    }
+    offset += lexeme.length;
     tokens.push(...parser.next(lexeme));
     const tooDeepAt = tooDeepOffset(parser.stack, MAX_YAML_DEPTH);
-    if (tooDeepAt !== undefined) return { tooDeepAt };
+    if (tooDeepAt !== undefined) return { refused: 'too_deep', at: tooDeepAt };
   }
   tokens.push(...parser.end());
   let first: Document | undefined;
@@ -73,6 +95,19 @@ export function parseYamlDocument(
   }
   return first ?? new Document();
 }
+
+/** The lexemes that each make one value: a scalar, or the start of a mapping or list item. */
+const VALUE_TOKENS: ReadonlySet<string> = new Set([
+  'scalar',
+  'single-quoted-scalar',
+  'double-quoted-scalar',
+  'block-scalar-header',
+  'flow-map-start',
+  'flow-seq-start',
+  'seq-item-ind',
+  'explicit-key-ind',
+  'map-value-ind',
+]);
 
 /**
  * The offset of the collection of the parser's stack that is nested deeper than `limit`, if any:

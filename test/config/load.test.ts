@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { describe, expect, it, vi } from 'vitest';
-import { Parser } from 'yaml';
+import { Composer, Parser } from 'yaml';
 import { loadExporterConfig } from '../../src/cli/checkConfig.js';
 import { loadConfigFile, parseConfig } from '../../src/config/load.js';
 import { ConfigError, formatProblem, problemLines } from '../../src/config/problems.js';
@@ -572,5 +572,39 @@ describe('a file nested thousands deep', () => {
     const text = `trunk:\n  token: t\nmetrics:\n${levels.join('\n')} 1\n`;
     // The file is the 1st mapping, metrics the 2nd (line 4): the 101st starts on line 103.
     expect(await problems(text)).toEqual([`${TOO_DEEP} (line 103)`]);
+  });
+});
+
+describe('a file of very many values', () => {
+  const problems = (text: string) => problemsOfText(text, 'many.yaml');
+
+  it('refuses a file of more than 150,000 values at the value past the cap, before composing it', async () => {
+    // 200,001 numbers in 400 KB, far under the 4 MiB cap: each costs about a kilobyte while read.
+    const compose = vi.spyOn(Composer.prototype, 'compose');
+    try {
+      const text = `trunk:\n  token: t\nx: [${'1,'.repeat(200_000)}1]\n`;
+      expect(await problems(text)).toEqual([
+        'YAML: more than 150000 values (10,000 targets are about 110,000; discovery finds more) (line 3)',
+      ]);
+      expect(compose).not.toHaveBeenCalled();
+    } finally {
+      compose.mockRestore();
+    }
+  });
+
+  it('reads 10,000 targets, each with its branches and flakyTests', async () => {
+    const targets = Array.from(
+      { length: 10_000 },
+      (_unused, index) =>
+        `  - repo: github.com/acme/repo-${String(index)}\n    branches: [main, release]\n    flakyTests: true\n`,
+    );
+    const config = await parseConfig(
+      `trunk:\n  token: t\n  orgUrlSlug: acme\ntargets:\n${targets.join('')}`,
+      {
+        source: 'many.yaml',
+        env: {},
+      },
+    );
+    expect(config.targets).toHaveLength(10_000);
   });
 });
