@@ -32,7 +32,10 @@ import {
 
 export { API_KEY_ENVIRONMENT_VARIABLE, TOKEN_ENVIRONMENT_VARIABLE } from './credentials.js';
 export { MAX_YAML_ALIAS_COUNT } from './yamlDocument.js';
-/** Largest configuration file read; /dev/zero must not fill memory (MAX_YAML_VALUES bounds what it holds). */
+/**
+ * Largest configuration file read: /dev/zero must not fill memory (MAX_YAML_VALUES bounds what a
+ * file read holds).
+ */
 export const MAX_CONFIG_FILE_BYTES = 4 * 1024 * 1024;
 
 /**
