@@ -13,6 +13,7 @@ import {
   type WebhookExitSettings,
 } from '../snapshot/prStayTypes.js';
 import type { ExitOutcome } from '../snapshot/queueFlowTypes.js';
+import { CLOCK_SLACK_SECONDS } from '../trunk/timestamps.js';
 import type { DepartedExit } from './queueDiff.js';
 
 /** What one witness (or the clock) tells a PR's stay. */
@@ -91,16 +92,22 @@ export function stepStay(
   const exit = lastExit(stay);
   switch (input.kind) {
     case 'exit_event': {
-      if (exit !== undefined && isCountedAlready(exit, input.at, input.receivedAt, settings)) {
+      // The event's time is Trunk's clock, the polls' the exporter's: up to the clocks' slack apart.
+      const slack = Math.max(settings.intervalSeconds, CLOCK_SLACK_SECONDS);
+      if (exit !== undefined && isCountedAlready(exit, input.at, input.receivedAt, slack)) {
         return undefined;
       }
       const { outcome, receivedAt } = input;
       const leftAt = input.at ?? receivedAt;
       const held = stay?.phase === 'held' ? stay.held : undefined;
-      // Within the hold an untimed event can only be the exit the poll saw.
+      // Within the hold an untimed event can only be the exit the poll saw; a timed one is, unless
+      // it left after the PR came back (its entry event), or well after the poll saw it gone.
       const seen =
         held !== undefined &&
-        (input.at === undefined || leftAt <= held.goneAt + settings.intervalSeconds)
+        (input.at === undefined ||
+          (held.restartedAt === undefined
+            ? leftAt <= held.goneAt + slack
+            : leftAt <= held.restartedAt))
           ? held
           : undefined;
       // A held exit the event is not for is an earlier stay's, which has had its turn.
@@ -124,8 +131,14 @@ export function stepStay(
         exit !== undefined && exit.restartedAt === undefined && input.at > exit.leftAt
           ? { ...exit, restartedAt: input.at }
           : exit;
-      // While held, the held exit's own count decides the stay's start.
-      if (stay?.phase === 'held') return { stay: { ...stay, previous }, counts: [] };
+      // While held, the held exit's own count decides the stay's start; an entry after it left
+      // begins a later stay, whose exit event is not the held one's.
+      if (stay?.phase === 'held') {
+        const { held } = stay;
+        const restartedAt =
+          held.restartedAt === undefined && input.at > held.leftAt ? input.at : held.restartedAt;
+        return { stay: { ...stay, held: { ...held, restartedAt }, previous }, counts: [] };
+      }
       // A submission starts the stay; a queued event only when nothing else says when it began.
       if (input.submitted || !(stay?.phase === 'entered' || input.listed)) {
         return { stay: { phase: 'entered', enteredAt: input.at, previous }, counts: [] };
@@ -187,7 +200,10 @@ export function stepStay(
     }
     case 'concluded': {
       // Its event (or a poll's departure) counted it already.
-      if (exit !== undefined && isCountedAlready(exit, input.leftAt, input.takenAt, settings)) {
+      if (
+        exit !== undefined &&
+        isCountedAlready(exit, input.leftAt, input.takenAt, settings.intervalSeconds)
+      ) {
         return undefined;
       }
       if (stay?.phase === 'held' && input.leftAt <= stay.held.goneAt + settings.intervalSeconds) {
@@ -250,18 +266,19 @@ export function stepStay(
 /**
  * Whether an exit event (of transition time `at`, received at `receivedAt`) is the one `exit`
  * already counted. A later stay's exit is not: one after the later stay began, or one well after
- * the first ("well after" allows an interval of delay and of clock difference between Trunk's
- * timestamps and the exporter's polls). Without a timestamp only a known later stay tells.
+ * the first ("well after": more than `slack` seconds, the delay and clock difference allowed
+ * between Trunk's timestamps and the exporter's polls). Without a timestamp only a known later
+ * stay tells.
  */
 function isCountedAlready(
   exit: CountedExit,
   at: number | undefined,
   receivedAt: number,
-  settings: WebhookExitSettings,
+  slack: number,
 ): boolean {
   if (exit.restartedAt !== undefined && (at ?? receivedAt) > exit.restartedAt) return false;
   if (at === undefined) return true;
-  return at <= latestLeave(exit) + settings.intervalSeconds;
+  return at <= latestLeave(exit) + slack;
 }
 
 /**

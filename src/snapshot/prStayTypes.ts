@@ -52,6 +52,11 @@ export interface HeldExit {
   readonly goneAt: number;
   /** When it is counted from the poll if no event has come: goneAt + 2 × the interval. */
   readonly dueAt: number;
+  /**
+   * When a later stay began while it was held (the PR's submitted or queued event after it left):
+   * an exit event after this is that stay's.
+   */
+  readonly restartedAt?: number | undefined;
 }
 
 /**

@@ -151,6 +151,50 @@ const ROWS: readonly Row[] = [
       { check: { exited: { merged: 1 }, bySource: { event: 0, poll: 1 } } },
     ],
   },
+  // Trunk's clock may run up to a minute ahead of the exporter's (docs/metrics.md: an exit event's
+  // timestamp "over 60 s after" its receipt is "Trunk's clock ahead"). Here it runs 45 s ahead: PR 2
+  // leaves at T0+20 by the exporter's clock, T0+65 by Trunk's (the lookup's and the event's time).
+  // "the PR's event within that time [the hold] counts it (and the poll does not) ... An event
+  // arriving after that is not counted again": one exit either way.
+  {
+    name: "Trunk's clock ahead: the event within the hold is the exit the poll saw",
+    steps: [
+      listed(0),
+      gone(30, { outcome: 'failed', leftAt: T0 + 65 }),
+      { event: { kind: 'exit', prNumber: 2, outcome: 'failed', at: T0 + 65 }, received: 40 },
+      gone(60),
+      gone(300),
+      // T0-100 → T0+65, both Trunk's times.
+      { check: { exited: { failed: 1 }, bySource: { event: 1, poll: 0 }, secondsInQueue: 165 } },
+    ],
+  },
+  {
+    name: "Trunk's clock ahead: the event after the hold is the exit the poll counted",
+    steps: [
+      listed(0),
+      gone(30, { outcome: 'failed', leftAt: T0 + 65 }),
+      gone(60),
+      gone(90),
+      { check: { exited: { failed: 1 }, bySource: { event: 0, poll: 1 } } },
+      { event: { kind: 'exit', prNumber: 2, outcome: 'failed', at: T0 + 65 }, received: 100 },
+      gone(120),
+      { check: { exited: { failed: 1 }, bySource: { event: 0, poll: 1 } } },
+    ],
+  },
+  {
+    // "A PR that comes back to the queue after its exit (its submitted/queued event, ...) is a new
+    // stay, counted again when it leaves": the held exit, and the new stay's by its event.
+    name: 'submitted again while its exit is held: the next exit event is the new stay’s',
+    steps: [
+      listed(0),
+      gone(30, { outcome: 'failed', leftAt: T0 + 20 }),
+      { event: { kind: 'submitted', prNumber: 2, at: T0 + 35 }, received: 35 },
+      { event: { kind: 'exit', prNumber: 2, outcome: 'failed', at: T0 + 50 }, received: 51 },
+      gone(60),
+      gone(300),
+      { check: { exited: { failed: 2 }, bySource: { event: 1, poll: 1 } } },
+    ],
+  },
   {
     name: 'a failed lookup is retried; the exit is then held like any other',
     steps: [
