@@ -326,8 +326,11 @@ export class TrunkClient {
       let retryAfterMs: number | undefined;
       if (outcome.kind === 'failure') {
         error = failed(outcome.reason, undefined, outcome.detail, outcome.cause);
-        // The same oversized answer would come again: the next poll may find it smaller.
-        if (outcome.reason === 'response_too_large') throw error;
+        // The same oversized answer (or headers past what the client reads) would come again: the
+        // next poll may find it smaller.
+        if (outcome.reason === 'response_too_large' || isHeadersOverflow(outcome.cause)) {
+          throw error;
+        }
       } else if (outcome.status >= 200 && outcome.status < 300) {
         // A list when sent on several lines (an edge adding its own): one value, as RFC 9110 joins them.
         const sent = outcome.headers['content-encoding'];
@@ -445,4 +448,9 @@ function repoBody(repo: RepoRef): RepoRef {
 
 function repoName(repo: RepoRef): string {
   return `${repo.host}/${repo.owner}/${repo.name}`;
+}
+
+/** An answer whose headers are larger than undici reads (`maxHeaderSize`). */
+function isHeadersOverflow(cause: unknown): boolean {
+  return cause instanceof Error && 'code' in cause && cause.code === 'UND_ERR_HEADERS_OVERFLOW';
 }

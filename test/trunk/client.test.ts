@@ -296,6 +296,21 @@ describe('TrunkClient responses', () => {
     expect(observer.mismatches).toEqual(['getQueue']);
   });
 
+  it('does not retry an answer whose headers are larger than the client reads', async () => {
+    // The same server sends the same headers again: each retry would cost a call and fail alike.
+    const server = await startApiServer((_req, res) => {
+      res.setHeader('x-padding', 'a'.repeat(100_000));
+      sendJson(res, 200, queueResponse());
+    });
+    const { client } = makeClient(server.apiUrl);
+
+    const error = await rejectionOf(client.getQueue(REPO, 'main'));
+
+    expect(error).toMatchObject({ reason: 'network_error', attempts: 1 });
+    expect((error as Error).message).toContain('UND_ERR_HEADERS_OVERFLOW');
+    expect(server.requests).toHaveLength(1);
+  });
+
   it('names the first failing paths when a field has the wrong type', async () => {
     // The queue's state is what it is counted by: of another type, the answer is not the queue's.
     // (A setting of another type costs only itself: tolerantResponses.test.ts.)
