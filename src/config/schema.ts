@@ -11,7 +11,7 @@ const nonEmptyString = z.string().min(1, 'expected a non-empty string');
 
 /**
  * Longest interval or timeout, in seconds (20 days): Node.js fires a timer of more than 2^31 − 1 ms
- * (24.8 days) after 1 ms, which made a month's interval poll without pause; 20 days leaves room for
+ * (24.8 days) after 1 ms, so a month's interval would poll without pause; 20 days leaves room for
  * the scheduler's 10 % jitter.
  */
 export const MAX_TIMER_SECONDS = 20 * 24 * 60 * 60;

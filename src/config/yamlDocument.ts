@@ -35,10 +35,10 @@ export const MAX_YAML_DEPTH = 100;
 
 /**
  * Most values a file may give: each scalar, and each list item's dash, key's colon or flow
- * collection's bracket that holds them. Each costs about a kilobyte of memory while the file is
- * read, so a list of millions of numbers in a file under the size cap would end the process under
- * the chart's memory limit at a reload. 10,000 targets, each with its branches and `flakyTests`,
- * are about 110,000.
+ * collection's bracket that holds them. Each costs far more memory than its bytes while the file
+ * is read, so a list of millions of numbers in a file under the size cap would end the process
+ * under the chart's memory limit at a reload. 10,000 targets, each with its branches and
+ * `flakyTests`, are about 110,000.
  */
 export const MAX_YAML_VALUES = 150_000;
 
@@ -58,8 +58,8 @@ export function parseYamlDocument(
   options: { readonly lineCounter: LineCounter; readonly uniqueKeys: false },
 ): Document | RefusedYaml {
   // The parser keeps its own stack, so the tokens of a deep file are read without recursion; fed
-  // one lexeme at a time so that the depth is checked as it goes: 4 MiB of `[` built 2.4 GB of
-  // tokens, in 30 s of a blocked event loop, before a check of the whole parse could refuse it.
+  // one lexeme at a time so that depth and values are checked as it goes, before a file to be
+  // refused has built its tokens (a file of `[` under the size cap would build gigabytes).
   const parser = new Parser(options.lineCounter.addNewLine);
   options.lineCounter.addNewLine(0);
   const tokens: CST.Token[] = [];

@@ -168,7 +168,7 @@ export function createHttpApp(options: HttpAppOptions): RequestListener {
 /**
  * Marks the connection of a request that carries a body to close once answered: past the webhook
  * endpoint nothing reads a body, and to keep the connection Node.js would read and drop one at the
- * client's line rate until the request timeout (11 s, more with a longer webhook body timeout).
+ * client's line rate until the request timeout.
  */
 function closeAfterUnreadBody(req: Request, res: Response, next: NextFunction): void {
   const length = req.headers['content-length'];

@@ -7,7 +7,7 @@ import { z } from 'zod';
 // definitions require each of them and allow no null: one present but of another type, or a
 // number that is a fraction or below the floor its description gives, is Trunk's error. It costs
 // that setting alone: read as absent and counted (`invalid_field`), its series left out, the rest
-// of the queue read. One absent fails the answer as before: neither definition lets Trunk leave
+// of the queue read. One absent fails the answer: neither definition lets Trunk leave
 // it out. What identifies or counts the queue (its id, repository, branch, state, the PR list) is
 // not read this way.
 //

@@ -551,9 +551,8 @@ describe('a file nested thousands deep', () => {
   });
 
   it('stops reading at the level past 100, before the parser has taken the rest of the file', async () => {
-    // The depth was checked once the whole file was parsed: 4 MiB of `[` (or of `- `) built 2.4 GB
-    // of tokens in 30 s of a blocked event loop first, which ended a pod under its memory limit on
-    // a reload that was to be refused. The parser now takes a few hundred of the 200,000 lexemes.
+    // A file to be refused must not be parsed whole first: 4 MiB of `[` (or of `- `) would build
+    // gigabytes of tokens. The parser takes a few hundred of the 200,000 lexemes.
     const next = vi.spyOn(Parser.prototype, 'next');
     try {
       const text = `trunk:\n  token: t\ntargets:\n${'- '.repeat(100_000)}x\n`;

@@ -19,7 +19,7 @@ export const MAX_REPOSITORY_LOOKUPS_PER_READ = 1000;
 /**
  * Ids answered 400 remembered at most, and the longest remembered (a uuid has 36 characters): an
  * upstream naming new malformed ids at every read, or ids of megabytes, grows the memory no further;
- * an id past either is looked up again at each read, as before it was remembered.
+ * an id past either is not remembered, and is looked up again at each read.
  */
 export const MAX_MALFORMED_IDS = 10_000;
 export const MAX_MALFORMED_ID_LENGTH = 100;
@@ -37,7 +37,7 @@ export const MAX_UNNAMED_WAIT_SECONDS = 3600;
 
 /**
  * Ids answered without a usable name kept waiting at most, the one answered longest ago forgotten
- * first (and asked by the next read that lists it, as before it waited): an upstream naming new
+ * first (and asked by the next read that lists it): an upstream naming new
  * unnamed ids at every read grows the memory no further. An id longer than MAX_MALFORMED_ID_LENGTH
  * does not wait.
  */
