@@ -115,10 +115,14 @@ export const quarantinedTestSchema = z.object({
 });
 export type QuarantinedTest = z.infer<typeof quarantinedTestSchema>;
 
-/** The paging reads only the total and the next token. */
+/**
+ * The paging reads only the total and the next token. The interface document does not say either
+ * is required, and a JSON encoder that leaves out empty values sends neither on an empty list:
+ * an absent or null token is the last page, an absent or null total is counted from the rows.
+ */
 export const pageInfoSchema = z.object({
-  total_rows: z.number().int().nonnegative(),
-  next_page_token: z.string(),
+  total_rows: z.number().int().nonnegative().nullish(),
+  next_page_token: z.string().nullish(),
 });
 export type PageInfo = z.infer<typeof pageInfoSchema>;
 

@@ -281,6 +281,40 @@ describe('list-quarantined-tests answers read tolerantly', () => {
     expect(mismatches(samples, LIST)).toBe(0);
   });
 
+  it('page-last-without-next-page-token.json: a page without a next_page_token is the last one', async () => {
+    const samples = await pageAfterOnePoll({
+      page: fixture('page-last-without-next-page-token.json'),
+    });
+
+    expect(targetUp(samples, 'flaky_tests')).toBe(1);
+    expect(sum(samples, 'trunk_flaky_tests_quarantined', { repo: REPO })).toBe(3);
+    expect(mismatches(samples, LIST)).toBe(0);
+  });
+
+  it('page-null-total-rows-and-next-page-token.json: without a total the three tests listed are the count', async () => {
+    const samples = await pageAfterOnePoll({
+      page: fixture('page-null-total-rows-and-next-page-token.json'),
+    });
+
+    expect(targetUp(samples, 'flaky_tests')).toBe(1);
+    expect(sum(samples, 'trunk_flaky_tests_quarantined', { repo: REPO })).toBe(3);
+    expect(
+      sum(samples, 'trunk_flaky_tests_quarantined_by_codeowner', { codeowner: '@acme/web' }),
+    ).toBe(2);
+    expect(mismatches(samples, LIST)).toBe(0);
+  });
+
+  it('page-empty-list-with-empty-values-left-out.json: an empty list whose page object is empty counts 0', async () => {
+    const samples = await pageAfterOnePoll({
+      page: fixture('page-empty-list-with-empty-values-left-out.json'),
+    });
+
+    expect(targetUp(samples, 'flaky_tests')).toBe(1);
+    expect(sum(samples, 'trunk_flaky_tests_quarantined', { repo: REPO })).toBe(0);
+    expect(select(samples, 'trunk_flaky_tests_quarantined', { repo: REPO })).toHaveLength(1);
+    expect(mismatches(samples, LIST)).toBe(0);
+  });
+
   it('quarantined-test-not-an-object.json: rows that are not objects are left out and counted', async () => {
     const samples = await pageAfterOnePoll({
       page: fixture('quarantined-test-not-an-object.json'),

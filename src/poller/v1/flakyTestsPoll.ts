@@ -69,7 +69,9 @@ export async function readQuarantinedTests(
   const quarantineTimes: number[] = [];
   let totalRows: number | undefined;
   let countChanged = false;
-  let mostRowsPromised = 0;
+  // Undefined until a page states total_rows: until then only MAX_QUARANTINE_PAGES bounds the walk.
+  let mostRowsPromised: number | undefined;
+  let rowsWalked = 0;
   let pageToken = '';
 
   for (let pages = 0; ; pages++) {
@@ -77,14 +79,17 @@ export async function readQuarantinedTests(
       throw new PaginationError(
         `quarantine list of ${request.repoName} has more than ${MAX_QUARANTINE_PAGES} pages ` +
           `(${MAX_QUARANTINE_PAGES * MAX_PAGE_SIZE} tests, the most walked; total_rows ` +
-          `${mostRowsPromised}); stopped`,
+          `${mostRowsPromised ?? 'not sent'}); stopped`,
       );
     }
-    const promisedPages = Math.ceil(mostRowsPromised / MAX_PAGE_SIZE) + EXTRA_PAGES;
+    const promisedPages =
+      mostRowsPromised === undefined
+        ? MAX_QUARANTINE_PAGES
+        : Math.ceil(mostRowsPromised / MAX_PAGE_SIZE) + EXTRA_PAGES;
     if (pages > 0 && pages >= promisedPages) {
       throw new PaginationError(
         `quarantine list of ${request.repoName} has more pages than total_rows ` +
-          `(${mostRowsPromised}) promises; stopped after ${pages} pages`,
+          `(${mostRowsPromised ?? 0}) promises; stopped after ${pages} pages`,
       );
     }
     const page = await reader.listQuarantinedTests(
@@ -93,9 +98,9 @@ export async function readQuarantinedTests(
       { pageSize: MAX_PAGE_SIZE, pageToken },
       options,
     );
-    const rows = page.page.total_rows;
+    const rows = page.page.total_rows ?? undefined;
     // One line a walk: the first page whose count differs from the first page's.
-    if (totalRows !== undefined && rows !== totalRows && !countChanged) {
+    if (totalRows !== undefined && rows !== undefined && rows !== totalRows && !countChanged) {
       countChanged = true;
       request.logger?.warn(
         { repo: request.repoName, page: pages + 1, firstTotalRows: totalRows, totalRows: rows },
@@ -104,18 +109,19 @@ export async function readQuarantinedTests(
       );
     }
     totalRows ??= rows;
-    mostRowsPromised = Math.max(mostRowsPromised, rows);
+    if (rows !== undefined) mostRowsPromised = Math.max(mostRowsPromised ?? 0, rows);
     for (const test of page.quarantined_tests) {
       // Offset paging over a list that changes can repeat a row; count each test once. A row
       // without a test_case_id cannot be told from another: it is counted as it comes.
       if (test.test_case_id !== undefined) {
         if (!seenTests.firstTime(`${test.test_case_id}\u0000${test.variant ?? ''}`)) continue;
       }
+      rowsWalked++;
       countOwners(byCodeowner, test.codeowners);
       const quarantinedAt = parseTimestampSeconds(test.quarantined_at);
       if (quarantinedAt !== undefined) quarantineTimes.push(quarantinedAt);
     }
-    const next = page.page.next_page_token;
+    const next = page.page.next_page_token ?? '';
     if (next === '') break;
     if (page.quarantined_tests.length === 0) {
       throw new PaginationError(
@@ -131,7 +137,8 @@ export async function readQuarantinedTests(
   }
 
   return {
-    count: totalRows,
+    // Without a total from the API, the tests walked (each once) are the count.
+    count: totalRows ?? rowsWalked,
     byCodeowner,
     oldestQuarantinedAt: earliest(quarantineTimes),
     ...quarantineAgeCounts(quarantineTimes, request.now()),
@@ -146,8 +153,14 @@ async function readQuarantineTotal(request: FlakyTestsPollRequest): Promise<Quar
     { pageSize: MIN_PAGE_SIZE, pageToken: '' },
     request.options,
   );
+  let count = page.page.total_rows ?? undefined;
+  if (count === undefined) {
+    // No total to read: an empty last page is 0, anything else is counted by walking the list.
+    const last = (page.page.next_page_token ?? '') === '' && page.quarantined_tests.length === 0;
+    count = last ? 0 : (await readQuarantinedTests({ ...request, details: true })).count;
+  }
   return {
-    count: page.page.total_rows,
+    count,
     byCodeowner: new Map(),
     oldestQuarantinedAt: undefined,
     // Windows and ages need every test's quarantined_at: unknown without the rows, so not exported.

@@ -60,6 +60,7 @@ function pageInfo(totalRows: number, next: string, pageIndex = 0) {
  */
 async function startListFake(
   tests: Pick<readonly WireTest[], 'length' | 'slice'>,
+  sendsEmptyValues = true,
 ): Promise<ApiServer> {
   const offsets = new Map<string, number>([['', 0]]);
   return startApiServer((_req, res, _index, recorded) => {
@@ -79,12 +80,14 @@ async function startListFake(
       next = randomBytes(12).toString('base64url');
       offsets.set(next, end);
     }
+    const page = {
+      ...pageInfo(tests.length, next, Math.floor(offset / query.page_size)),
+      total_pages: Math.ceil(tests.length / query.page_size),
+    };
     sendJson(res, 200, {
       quarantined_tests: tests.slice(offset, end),
-      page: {
-        ...pageInfo(tests.length, next, Math.floor(offset / query.page_size)),
-        total_pages: Math.ceil(tests.length / query.page_size),
-      },
+      // As an encoder that leaves out empty values, and a service that does not count its rows.
+      page: sendsEmptyValues ? page : { next_page_token: next === '' ? undefined : next },
     });
   });
 }
@@ -503,23 +506,28 @@ function refOf(repository: SimulatedRepository): RepoRef {
   return { host: repository.host, owner: repository.owner, name: repository.name };
 }
 
+/** One poll of the quarantine list of REPO with `details: false`. */
+async function pollTotal(apiUrl: string) {
+  const { client } = makeClient(apiUrl);
+  return pollFlakyTests({
+    reader: client,
+    repo: REPO,
+    repoName: 'github.com/acme/web',
+    orgUrlSlug: SIMULATOR_ORG_SLUG,
+    details: false,
+    options: {},
+    now: () => TAKEN_AT,
+  });
+}
+
 describe('pollFlakyTests without per-test detail', () => {
   it('reads the total from one call for the smallest page, and claims no owners or oldest quarantine', async () => {
     const tests = Array.from({ length: 430 }, (_unused, index) =>
       generatedTest(index, BASE + index * HOUR),
     );
     const server = await startListFake(tests);
-    const { client } = makeClient(server.apiUrl);
 
-    const snapshot = await pollFlakyTests({
-      reader: client,
-      repo: REPO,
-      repoName: 'github.com/acme/web',
-      orgUrlSlug: SIMULATOR_ORG_SLUG,
-      details: false,
-      options: {},
-      now: () => TAKEN_AT,
-    });
+    const snapshot = await pollTotal(server.apiUrl);
 
     expect(listRequests(server).map((request) => request.page_query)).toEqual([
       { page_size: 1, page_token: '' },
@@ -536,5 +544,21 @@ describe('pollFlakyTests without per-test detail', () => {
         quarantinedOlderThan: new Map(),
       },
     });
+  });
+
+  it('walks the list for its count when the answer has no total_rows, the last page no token', async () => {
+    const tests = Array.from({ length: 230 }, (_unused, index) =>
+      generatedTest(index, BASE + index * HOUR),
+    );
+    const server = await startListFake(tests, false);
+
+    const snapshot = await pollTotal(server.apiUrl);
+
+    // One call for the total, then the list walked from its start at the largest page size.
+    expect(listRequests(server).map((request) => request.page_query.page_size)).toEqual([
+      1, 100, 100, 100,
+    ]);
+    expect(snapshot.quarantine?.count).toBe(230);
+    expect(snapshot.quarantine?.byCodeowner).toEqual(new Map());
   });
 });
