@@ -27,14 +27,14 @@ export class ReplaceableTrunkClient {
   }
 
   /**
-   * Builds a client for `settings`; the previous one retires in the background. A 429's pause
-   * carries over unless the API URL changed: Trunk's limit is per organization, and a new token or
-   * new limits do not lift it.
+   * Builds a client for `settings`; the previous one retires in the background. A 429's pause (the
+   * organization's, or an endpoint's limited apart) carries over unless the API URL changed: Trunk's
+   * limits are per organization and per key, and a new token or new limits do not lift them.
    */
   replace(settings: TrunkSettings): void {
     const previous = this.#current;
     this.#current = this.build(settings);
-    if (settings.apiUrl === this.#apiUrl) this.#current.pauseUntil(previous.pausedUntil);
+    if (settings.apiUrl === this.#apiUrl) this.#current.carryPauses(previous.pauses);
     this.#apiUrl = settings.apiUrl;
     this.#retiring.add(previous);
     void previous

@@ -34,7 +34,7 @@ import type {
   SubmittedPullRequest,
 } from './schemas.js';
 import { TrunkTransport } from './transport.js';
-import type { ApiRequest, CallTarget } from './transport.js';
+import type { ApiRequest, CallTarget, RequestPauses } from './transport.js';
 import { parseErrorEnvelope } from './v2Errors.js';
 
 /**
@@ -226,14 +226,14 @@ export class TrunkClient {
     this.#observer.anomaly(endpoint, kind, count);
   }
 
-  /** Epoch ms until which a 429's Retry-After holds every request back (0 or past when not paused). */
-  get pausedUntil(): number {
-    return this.#transport.pausedUntil;
+  /** What 429s' Retry-After holds back, and until when. */
+  get pauses(): RequestPauses {
+    return this.#transport.pauses;
   }
 
-  /** Holds back every request not yet started until `epochMs` (a replaced client's pause); never shortens one. */
-  pauseUntil(epochMs: number): void {
-    this.#transport.pauseUntil(epochMs);
+  /** Holds back requests not yet started as `pauses` says (a replaced client's); never shortens a pause. */
+  carryPauses(pauses: RequestPauses): void {
+    this.#transport.carryPauses(pauses);
   }
 
   /**

@@ -15,6 +15,12 @@ import { parseRetryAfter } from './retryPolicy.js';
 import type { Endpoint } from './schemas.js';
 import { V2_ENDPOINTS } from './v2Schemas.js';
 
+/** Epoch ms until which 429s hold requests back: every request, and each endpoint limited apart. */
+export interface RequestPauses {
+  readonly organization: number;
+  readonly endpoints: ReadonlyMap<Endpoint, number>;
+}
+
 /** What one call is about, for error messages and logs. */
 export interface CallTarget {
   readonly endpoint: Endpoint;
@@ -133,14 +139,17 @@ export class TrunkTransport {
     });
   }
 
-  /** Epoch ms until which a 429 holds every request back (0 or past when not paused). */
-  get pausedUntil(): number {
-    return this.#limiter.pausedUntil;
+  /** What 429s hold back, and until when: the organization's requests and each endpoint limited apart. */
+  get pauses(): RequestPauses {
+    return { organization: this.#limiter.pausedUntil, endpoints: new Map(this.#endpointPauses) };
   }
 
-  /** Holds back every request not yet started until `epochMs`; never shortens a pause. */
-  pauseUntil(epochMs: number): void {
-    this.#limiter.pauseUntil(epochMs);
+  /** Holds back what `pauses` holds back (a replaced transport's); never shortens a pause. */
+  carryPauses(pauses: RequestPauses): void {
+    this.#limiter.pauseUntil(pauses.organization);
+    for (const [endpoint, until] of pauses.endpoints) {
+      this.#endpointPauses.set(endpoint, Math.max(this.#endpointPauses.get(endpoint) ?? 0, until));
+    }
   }
 
   /** Epoch ms until which a request of `endpoint` is held back: the organization's pause or its own. */
@@ -276,7 +285,7 @@ export class TrunkTransport {
       this.#limiter.pauseUntil(until);
       return;
     }
-    this.#endpointPauses.set(endpoint, Math.max(this.#endpointPauses.get(endpoint) ?? 0, until));
+    this.carryPauses({ organization: 0, endpoints: new Map([[endpoint, until]]) });
   }
 
   /** Closes the pool once in-flight requests are done (abort them first for a quick exit). */

@@ -4,6 +4,7 @@ import { Secret } from '../../src/secrets/secret.js';
 import type { ExporterConfig } from '../../src/config/types.js';
 import { ReplaceableTrunkClient } from '../../src/reload/replaceableTrunkClient.js';
 import { TrunkApiError } from '../../src/trunk/errors.js';
+import { TrunkV2Client } from '../../src/trunk/v2Client.js';
 import { queueResponse } from '../trunk/fixtures.js';
 import {
   REPO,
@@ -11,6 +12,7 @@ import {
   makeClient,
   rejectionOf,
   sendJson,
+  sendText,
   startApiServer,
 } from '../trunk/harness.js';
 
@@ -114,6 +116,48 @@ describe('ReplaceableTrunkClient', () => {
     const error = await rejectionOf(replaceable.current.getQueue(REPO, 'main', { deadlineMs }));
     expect((error as TrunkApiError).reason).toBe('rate_limited');
     expect(server.requests).toHaveLength(1);
+  });
+
+  it("carries the queue-entry history's own 429 pause over too, and holds back only that read", async () => {
+    // trunk-api-v2.md: the history is limited "5 per second per key, separately"; a new key in the
+    // same organization is no reason to ask it again before Retry-After.
+    const server = await startApiServer((req, res) => {
+      if (req.url?.startsWith('/v2/queue-entry-history')) {
+        sendText(res, 429, 'Too Many Requests', { 'retry-after': '60' });
+      } else sendJson(res, 200, { data: [], hasMore: false, nextCursor: null });
+    }, '');
+    const replaceable = new ReplaceableTrunkClient(
+      (trunk) =>
+        makeClient(trunk.apiUrl, {
+          token: undefined,
+          apiKey: trunk.apiKey,
+          retry: { maxAttempts: 1 },
+        }).client,
+      {
+        ...settings(server.origin, 'unused'),
+        token: undefined,
+        apiKey: new Secret('trunk_v2_old'),
+      },
+    );
+    const soon = (): { deadlineMs: number } => ({ deadlineMs: Date.now() + 2000 });
+    const history = (): Promise<unknown> =>
+      new TrunkV2Client(replaceable.current).listQueueEntryHistory(
+        ['0b6f3c1e-7d42-4a51-9f0e-2c8d5b7a1e93'],
+        soon(),
+      );
+    expect(await rejectionOf(history())).toMatchObject({ status: 429 });
+
+    replaceable.replace({
+      ...settings(server.origin, 'unused'),
+      token: undefined,
+      apiKey: new Secret('trunk_v2_new'),
+    });
+    expect(await rejectionOf(history())).toMatchObject({ reason: 'rate_limited', attempts: 0 });
+    expect(await new TrunkV2Client(replaceable.current).listMergeQueues(soon())).toEqual([]);
+    expect(server.requests.map((request) => request.url.split('?')[0])).toEqual([
+      '/v2/queue-entry-history',
+      '/v2/merge-queues',
+    ]);
   });
 
   it('does not carry a pause over to another API URL', async () => {
