@@ -79,6 +79,19 @@ export async function loadConfigFile(
 
 /** Validates configuration text (YAML); throws ConfigError with every problem found. */
 export async function parseConfig(text: string, context: LoadContext): Promise<ExporterConfig> {
+  const nul = text.indexOf('\u0000');
+  if (nul !== -1) {
+    // UTF-16 (Windows editors' "Unicode") puts a NUL beside every ASCII character, which YAML
+    // would read as one odd string; YAML allows no NUL at all in a UTF-8 file.
+    throw new ConfigError(context.source, [
+      {
+        path: '',
+        message:
+          'the file is not UTF-8 text: it holds NUL bytes, as UTF-16 or a binary file does; save it as UTF-8',
+        line: text.slice(0, nul).split('\n').length,
+      },
+    ]);
+  }
   const lineCounter = new LineCounter();
   // Keys are checked for repeats below, in linear time, instead of by the package's `uniqueKeys`.
   const document = parseYamlDocument(text, { lineCounter, uniqueKeys: false });

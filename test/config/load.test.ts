@@ -57,6 +57,20 @@ describe('invalid configuration files', () => {
   });
 });
 
+describe('a configuration file in another encoding', () => {
+  it('saved as UTF-16 (a byte order mark, a NUL after every ASCII character) says so, not "parses as a string"', async () => {
+    const path = join(
+      import.meta.dirname,
+      'fixtures',
+      'encodings',
+      'saved-as-utf-16-with-bom.yaml',
+    );
+    expect(await problemsOf(path)).toEqual([
+      'the file is not UTF-8 text: it holds NUL bytes, as UTF-16 or a binary file does; save it as UTF-8 (line 1)',
+    ]);
+  });
+});
+
 describe('valid configuration files', () => {
   it('applies every default to a minimal file', async () => {
     const config = await loadConfigFile(join(validDirectory, 'minimal.yaml'), {
