@@ -35,7 +35,7 @@ export function webhookEndpoint(
       refuse(req, res, receiver.methodNotAllowed());
       return;
     }
-    const checked = receiver.checkHeaders((name) => req.get(name));
+    const checked = receiver.checkHeaders((name) => req.headersDistinct[name]);
     if ('answer' in checked) {
       refuse(req, res, checked.answer);
       return;

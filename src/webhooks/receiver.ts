@@ -95,7 +95,7 @@ export class WebhookReceiver {
    * otherwise the 401 (`unsigned`) to answer before reading the body.
    */
   checkHeaders(
-    header: (name: string) => string | undefined,
+    header: (name: string) => readonly string[] | undefined,
   ): { readonly headers: SvixHeaders } | { readonly answer: WebhookAnswer } {
     const checked = svixHeadersOf(header, this.#now(), this.#settings?.toleranceSeconds ?? 0);
     if ('problem' in checked) return { answer: this.#answer(401, 'unsigned') };

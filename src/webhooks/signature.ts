@@ -32,25 +32,36 @@ const SIGNATURE_ENTRY = /^v[0-9a-z]{1,8},[A-Za-z0-9+/]+={0,2}$/;
  * is complete, one is malformed, or its timestamp is more than `toleranceSeconds` from `now`.
  * Checked before the body is read, so an unsigned request costs no body read and no HMAC. A
  * request carrying some `svix-*` headers is judged by those; the `webhook-*` names are read when
- * it carries no `svix-id`.
+ * it carries no `svix-id`. `header` gives every line of a header, in order: a proxy may repeat a
+ * header or split one, so the signatures of all `-signature` lines count together (separated by
+ * any run of spaces, as the svix library splits them), and a repeated id or timestamp is one value
+ * only when every line says the same.
  */
 export function svixHeadersOf(
-  header: (name: string) => string | undefined,
+  header: (name: string) => readonly string[] | undefined,
   now: number,
   toleranceSeconds: number,
 ): { readonly headers: SvixHeaders } | { readonly problem: string } {
   const family =
     SIGNATURE_HEADER_FAMILIES.find((prefix) => header(`${prefix}-id`) !== undefined) ?? 'svix';
-  const id = header(`${family}-id`);
-  const timestamp = header(`${family}-timestamp`);
-  const signature = header(`${family}-signature`);
-  if (id === undefined || timestamp === undefined || signature === undefined) {
-    return { problem: 'missing svix-id, svix-timestamp or svix-signature (or webhook-*)' };
+  const id = singleValue(header(`${family}-id`));
+  const timestamp = singleValue(header(`${family}-timestamp`));
+  const signatureLines = header(`${family}-signature`);
+  if (id === undefined || timestamp === undefined || signatureLines === undefined) {
+    return {
+      problem: 'missing or conflicting svix-id, svix-timestamp or svix-signature (or webhook-*)',
+    };
   }
   if (id === '' || id.length > MAX_ID_LENGTH) return { problem: `malformed ${family}-id` };
+  const entries = signatureLines
+    .join(' ')
+    .split(' ')
+    .filter((entry) => entry !== '');
+  const signature = entries.join(' ');
   if (
     signature.length > MAX_SIGNATURE_HEADER_LENGTH ||
-    !signature.split(' ').every((entry) => SIGNATURE_ENTRY.test(entry))
+    entries.length === 0 ||
+    !entries.every((entry) => SIGNATURE_ENTRY.test(entry))
   ) {
     return { problem: `malformed ${family}-signature` };
   }
@@ -59,6 +70,12 @@ export function svixHeadersOf(
     return { problem: `${family}-timestamp more than ${toleranceSeconds}s from now` };
   }
   return { headers: { id, timestamp, signature } };
+}
+
+/** The value of a header sent on one line, or on several that agree; else undefined. */
+function singleValue(lines: readonly string[] | undefined): string | undefined {
+  const [first, ...rest] = lines ?? [];
+  return rest.every((line) => line === first) ? first : undefined;
 }
 
 /** SignatureVerifier's verdict on a request's body (see its verify). */

@@ -14,6 +14,7 @@ import {
   datedNow,
   hmacSignature,
   postWebhook,
+  postWebhookLines,
   signedHeaders,
   slowPost,
   svixSignature,
@@ -179,6 +180,58 @@ describe('POST /webhooks/trunk', () => {
     const onlyOld = { ...headers, 'svix-id': 'msg_rotation_2', 'svix-signature': old };
     expect((await post(body, onlyOld)).status).toBe(401);
     expect(await results(test)).toMatchObject({ accepted: 1, invalid_signature: 1 });
+  });
+
+  it('reads a header repeated on several lines as a proxy sends it: signatures together, one id', async () => {
+    const { test, url } = await startWebhookExporter();
+    const fixture = JSON.parse(fixtureText('webhook-signature-on-repeated-header-lines')) as object;
+    const timestamp = Math.floor(Date.now() / 1000);
+    /**
+     * Sends the event of PR `prNumber` with the headers `lines` makes of its signatures for
+     * `signedId` by the old and the current secret.
+     */
+    const send = (
+      prNumber: number,
+      signedId: string,
+      lines: (old: string, current: string) => Record<string, string | string[]>,
+    ) => {
+      const body = JSON.stringify({ ...fixture, pr_number: prNumber });
+      return postWebhookLines(url, body, {
+        'content-type': 'application/json',
+        'svix-id': signedId,
+        'svix-timestamp': String(timestamp),
+        ...lines(
+          svixSignature(OTHER_WEBHOOK_SECRET, signedId, timestamp, body),
+          hmacSignature(WEBHOOK_SECRET, signedId, timestamp, body),
+        ),
+      });
+    };
+    const accepted = { status: 204, text: '' };
+    expect(
+      await send(1, 'msg_lines_1', (old, current) => ({ 'svix-signature': [old, current] })),
+    ).toEqual(accepted);
+    // The svix library splits on each space, so a run of them is no malformed header.
+    expect(
+      await send(2, 'msg_lines_2', (old, current) => ({ 'svix-signature': `${old}  ${current}` })),
+    ).toEqual(accepted);
+    expect(
+      await send(3, 'msg_lines_3', (_old, current) => ({
+        'svix-id': ['msg_lines_3', 'msg_lines_3'],
+        'svix-signature': current,
+      })),
+    ).toEqual(accepted);
+    // Two ids cannot both be the message's: no signature is checked, and no secret is blamed.
+    const twoIds = await send(4, 'msg_lines_4', (_old, current) => ({
+      'svix-id': ['msg_lines_4', 'msg_lines_5'],
+      'svix-signature': current,
+    }));
+    expect(twoIds.status).toBe(401);
+    expect(await results(test)).toMatchObject({ accepted: 3, unsigned: 1, invalid_signature: 0 });
+    expect(
+      sum(await test.samples(), 'trunk_merge_queue_webhook_events_total', {
+        event: 'pull_request.queued',
+      }),
+    ).toBe(3);
   });
 
   it('answers a replayed svix-id 204 without counting the event again', async () => {

@@ -118,6 +118,31 @@ export function slowPost(
   });
 }
 
+/**
+ * POSTs `body` (bytes as they go on the wire) with `headers`, where a header given several values
+ * is sent as that many lines, as a proxy may repeat one; the status and text of the answer.
+ */
+export function postWebhookLines(
+  url: string,
+  body: string | Buffer,
+  headers: Record<string, string | readonly string[]>,
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', agent: false });
+    for (const [name, value] of Object.entries(headers)) req.setHeader(name, value);
+    req.setHeader('content-length', String(Buffer.byteLength(body)));
+    req.on('response', (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => {
+        resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString() });
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 /** POSTs `body` with `headers` from `localAddress` (one peer address per loopback address). */
 export function postWebhookFrom(
   url: string,
