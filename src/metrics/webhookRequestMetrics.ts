@@ -41,7 +41,9 @@ export function registerWebhookRequestMetrics(registry: Registry): WebhookReques
       'unrecognized (204, signed, an event type the exporter does not interpret), unsigned (401: ' +
       'signature headers missing or malformed, or their timestamp outside the tolerance), ' +
       'invalid_signature (401: well-formed headers, no signature matches), malformed (400: signed, ' +
-      'but not JSON or nested too deep), too_large (413: over 1 MiB), busy (503: no body slot), ' +
+      'but not JSON or nested too deep, or not decodable by its Content-Encoding; 415: an ' +
+      'encoding other than gzip, deflate or br), too_large (413: over 1 MiB, read or decoded), ' +
+      'busy (503: no body slot), ' +
       'timeout (408: the body did not arrive within webhooks.bodyTimeoutSeconds) and ' +
       'method_not_allowed (405: not a POST).',
     labelNames: ['result'] as const,

@@ -9,14 +9,16 @@ import {
   DEFAULT_BODY_READ_LIMITS,
   type BodyReadLimits,
 } from './webhookBodyReads.js';
+import { contentCodings, decodeContent, UndecodableBody } from './webhookBodyEncoding.js';
 
 /**
  * `POST <webhooks.path>`, mounted before basic auth (Svix cannot send credentials; the signature
  * is the authentication). Everything an unsigned request could make expensive is refused first,
  * from the headers alone: missing, malformed or stale signature headers (401), an announced body
- * over 1 MiB (413). Only then is the body read, as one of the concurrent body reads
+ * over 1 MiB (413), a Content-Encoding other than gzip, deflate or br (415). Only then is the body read, as one of the concurrent body reads
  * (webhookBodyReads.ts), within `webhooks.bodyTimeoutSeconds` (else 408); a body that passes 1 MiB
- * is answered 413 at once, and a reader whose place a faster newcomer took gets 503. The connection is closed after any refusal,
+ * is answered 413 at once, and a reader whose place a faster newcomer took gets 503. An encoded
+ * body is decoded, to 1 MiB at most, before it is verified (webhookBodyEncoding.ts). The connection is closed after any refusal,
  * so the rest of a refused body is not waited for. Every answer is counted by the receiver.
  */
 export function webhookEndpoint(
@@ -43,6 +45,11 @@ export function webhookEndpoint(
     const announced = req.get('content-length');
     if (announced !== undefined && Number(announced) > MAX_WEBHOOK_BODY_BYTES) {
       refuse(req, res, receiver.tooLarge());
+      return;
+    }
+    const codings = contentCodings(req.get('content-encoding'));
+    if (codings === undefined) {
+      refuse(req, res, receiver.unsupportedEncoding());
       return;
     }
     const chunks: Buffer[] = [];
@@ -81,8 +88,26 @@ export function webhookEndpoint(
       chunks.push(chunk);
     };
     const onEnd = (): void => {
-      finish();
-      send(res, receiver.receive(checked.headers, Buffer.concat(chunks, length)));
+      const body = Buffer.concat(chunks, length);
+      if (codings.length === 0) {
+        finish();
+        send(res, receiver.receive(checked.headers, body));
+        return;
+      }
+      // Decoding is part of the read: it keeps the body's slot and its deadline until it is done.
+      // The request's 'close' now only says its body was all read.
+      req.off('close', finish);
+      decodeContent(body, codings, MAX_WEBHOOK_BODY_BYTES).then(
+        (decoded) => {
+          if (finished) return;
+          finish();
+          send(res, receiver.receive(checked.headers, decoded));
+        },
+        (error: unknown) => {
+          const tooLarge = error instanceof UndecodableBody && error.tooLarge;
+          stop(() => (tooLarge ? receiver.tooLarge() : receiver.undecodable(errorMessage(error))));
+        },
+      );
     };
     req.on('data', onData);
     req.on('end', onEnd);
@@ -90,6 +115,10 @@ export function webhookEndpoint(
     req.on('error', finish);
     req.on('close', finish);
   };
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function send(res: Response, answer: WebhookAnswer): void {

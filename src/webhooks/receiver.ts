@@ -20,7 +20,7 @@ export const MAX_WEBHOOK_BODY_BYTES = 1024 * 1024;
 
 /** What to answer: the HTTP status and a short text (none for 204). */
 export interface WebhookAnswer {
-  readonly status: 204 | 400 | 401 | 405 | 408 | 413 | 503;
+  readonly status: 204 | 400 | 401 | 405 | 408 | 413 | 415 | 503;
   readonly result: WebhookResult;
   readonly message: string;
 }
@@ -124,6 +124,16 @@ export class WebhookReceiver {
       'too_large',
       `body larger than ${MAX_WEBHOOK_BODY_BYTES / 1024 / 1024} MiB`,
     );
+  }
+
+  /** The 415 for a Content-Encoding the endpoint does not decode; nothing of the body is read. */
+  unsupportedEncoding(): WebhookAnswer {
+    return this.#answer(415, 'malformed', 'unsupported Content-Encoding: use gzip, deflate or br');
+  }
+
+  /** The 400 for a body that does not decode by its Content-Encoding: nothing to verify. */
+  undecodable(detail: string): WebhookAnswer {
+    return this.#answer(400, 'malformed', detail);
   }
 
   /** Verifies, deduplicates, parses and records one request's body. */

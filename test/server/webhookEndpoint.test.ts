@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { describe, expect, it, vi } from 'vitest';
 import { select, sum } from '../support/exposition.js';
 import { configYaml, startFrozenSimulator, startTestExporter } from '../support/exporterHarness.js';
@@ -230,6 +231,46 @@ describe('POST /webhooks/trunk', () => {
     expect(
       sum(await test.samples(), 'trunk_merge_queue_webhook_events_total', {
         event: 'pull_request.queued',
+      }),
+    ).toBe(3);
+  });
+
+  it('verifies an encoded body as the JSON it decodes to, never past 1 MiB of it', async () => {
+    // Svix signs the JSON; a compressing sender or proxy changes only the bytes on the wire.
+    const { test, url } = await startWebhookExporter();
+    const fixture = JSON.parse(fixtureText('webhook-gzip-encoded-body')) as object;
+    const encoded = (encoding: string, wire: (json: string) => Buffer, prNumber: number) => {
+      const body = JSON.stringify({ ...fixture, pr_number: prNumber });
+      return postWebhookLines(url, wire(body), {
+        ...signedHeaders(body),
+        'content-encoding': encoding,
+      });
+    };
+    const accepted = { status: 204, text: '' };
+    expect(await encoded('gzip', (json) => gzipSync(json), 501)).toEqual(accepted);
+    expect(await encoded('br', (json) => brotliCompressSync(json), 502)).toEqual(accepted);
+    expect(await encoded('identity', (json) => Buffer.from(json), 503)).toEqual(accepted);
+    // 2 MiB of JSON in about 2 KiB of gzip: refused as it inflates past 1 MiB.
+    const inflated = `{"type":"pull_request.merged","padding":"${' '.repeat(2 * 1024 * 1024)}"}`;
+    const bomb = await postWebhookLines(url, gzipSync(inflated), {
+      ...signedHeaders(inflated),
+      'content-encoding': 'gzip',
+    });
+    expect(bomb.status).toBe(413);
+    const notGzip = await encoded('gzip', (json) => Buffer.from(json), 504);
+    expect(notGzip.status).toBe(400);
+    const unknownCoding = await encoded('compress', (json) => Buffer.from(json), 505);
+    expect(unknownCoding.status).toBe(415);
+
+    expect(await results(test)).toMatchObject({
+      accepted: 3,
+      too_large: 1,
+      malformed: 2,
+      invalid_signature: 0,
+    });
+    expect(
+      sum(await test.samples(), 'trunk_merge_queue_pull_requests_failed_total', {
+        reason: 'TEST_RUN_REQUIRED_STATUS_FAILED',
       }),
     ).toBe(3);
   });
