@@ -38,4 +38,24 @@ describe('decodeContent', () => {
     await expect(notGzip).rejects.toBeInstanceOf(UndecodableBody);
     await expect(notGzip).rejects.toMatchObject({ tooLarge: false });
   });
+
+  it('lets a body grow 32 times its encoded size, or to 64 KiB, and no more', async () => {
+    const MIB = 1024 * 1024;
+    // 512 KiB of spaces gzip to about 500 bytes: far past 32 times, and past 64 KiB.
+    const bomb = gzipSync(' '.repeat(512 * 1024));
+    await expect(decodeContent(bomb, ['gzip'], MIB)).rejects.toMatchObject({ tooLarge: true });
+    const floor = gzipSync(' '.repeat(64 * 1024));
+    expect((await decodeContent(floor, ['gzip'], MIB)).length).toBe(64 * 1024);
+    // JSON of varied values compresses a few times over: 1,000 events, about 90 KiB.
+    const events = JSON.stringify(
+      Array.from({ length: 1000 }, (_, index) => ({
+        type: 'pull_request.merged',
+        pr_number: index * 7919,
+        timestamp: new Date(Date.UTC(2026, 2, 2, 10, index)).toISOString(),
+      })),
+    );
+    const encoded = gzipSync(events);
+    expect(events.length).toBeGreaterThan(64 * 1024);
+    expect((await decodeContent(encoded, ['gzip'], MIB)).toString()).toBe(events);
+  });
 });
