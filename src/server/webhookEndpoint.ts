@@ -28,7 +28,9 @@ export function webhookEndpoint(
   const bodyReads = new ConcurrentBodyReads(limits);
   return (req: Request, res: Response, next: NextFunction) => {
     const path = receiver.path;
-    if (path === undefined || req.path !== path) {
+    // With a trailing slash too, as Express matches the exporter's other paths: an endpoint URL
+    // pasted into Svix with one would otherwise get 404 on every delivery, counted nowhere here.
+    if (path === undefined || (req.path !== path && req.path !== `${path}/`)) {
       next();
       return;
     }

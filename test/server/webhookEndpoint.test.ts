@@ -378,6 +378,24 @@ describe('POST /webhooks/trunk', () => {
     expect(await results(test)).toMatchObject({ too_large: 2 });
   });
 
+  it('answers at its path with a trailing slash too, as the other paths are, and nowhere else', async () => {
+    // An endpoint URL pasted into Svix with a slash at its end.
+    const { test, url } = await startWebhookExporter();
+    const body = fixtureText('webhook-to-path-with-trailing-slash');
+    expect(await postWebhook(`${url}/`, body, signedHeaders(body))).toEqual({
+      status: 204,
+      text: '',
+    });
+    expect((await postWebhook(`${url}//`, body, signedHeaders(body))).status).toBe(404);
+    expect((await postWebhook(`${url}/x`, body, signedHeaders(body))).status).toBe(404);
+    expect(await results(test)).toMatchObject({ accepted: 1, duplicate: 0 });
+    expect(
+      sum(await test.samples(), 'trunk_merge_queue_webhook_events_total', {
+        event: 'pull_request.merged',
+      }),
+    ).toBe(1);
+  });
+
   it('answers 405 to other methods, and counts them', async () => {
     const { test, url } = await startWebhookExporter();
     for (const method of ['GET', 'PUT']) {
