@@ -26,6 +26,16 @@ export class SnapshotStore {
     TargetStatus,
     { readonly hiddenParts: number; readonly view: TargetStatus }
   >();
+  /**
+   * The statuses of targets that left the set, by key, with when they left: one that comes back
+   * within staleAfterSeconds (a reload removing and re-adding it, a discovery read missing it
+   * once) takes its status back, so its counters go on rather than restart at 0, and its next poll
+   * counts what happened while it was away.
+   */
+  private readonly departed = new Map<
+    string,
+    { readonly status: TargetStatus; readonly removedAt: number }
+  >();
   private changeCount = 0;
   private readonly listeners = new Set<TargetChangeListener>();
   #awaitingDiscovery = false;
@@ -66,15 +76,30 @@ export class SnapshotStore {
     return this.#awaitingDiscovery;
   }
 
-  /** Makes the configured targets the only ones known: new ones start unpolled, removed ones vanish. */
+  /**
+   * Makes the configured targets the only ones known: removed ones vanish, new ones start unpolled,
+   * but for one removed less than staleAfterSeconds ago, which takes back its status.
+   */
   setTargets(targets: readonly Target[], staleAfterSeconds = this.staleAfterSeconds): void {
     this.staleAfterSeconds = staleAfterSeconds;
+    const now = this.now();
+    for (const [key, { removedAt }] of this.departed) {
+      if (now - removedAt > staleAfterSeconds) this.departed.delete(key);
+    }
     const wanted = new Map(targets.map((target) => [targetKey(target), target]));
-    for (const key of this.entries.keys()) {
-      if (!wanted.has(key)) this.set(key, undefined);
+    for (const [key, status] of this.entries) {
+      if (wanted.has(key)) continue;
+      if (status.lastAttemptAt !== undefined) this.departed.set(key, { status, removedAt: now });
+      this.set(key, undefined);
     }
     for (const [key, target] of wanted) {
-      if (!this.entries.has(key)) this.set(key, freshStatus(target));
+      if (this.entries.has(key)) continue;
+      const back = this.departed.get(key);
+      this.departed.delete(key);
+      this.set(
+        key,
+        back === undefined ? freshStatus(target) : Object.freeze({ ...back.status, target }),
+      );
     }
     this.changeCount++;
   }

@@ -151,6 +151,24 @@ describe('SnapshotStore', () => {
     expect(store.statuses()[0]?.snapshot).toMatchObject({ quarantine: { count: 5 } });
   });
 
+  it('gives a target back its status when it returns within staleAfterSeconds, and not after', () => {
+    const clock = { now: 1000 };
+    const store = storeAt(clock, 60);
+    store.setTargets([web, api]);
+    store.recordSuccess(web, snapshot(web.repo, 3), 0.1);
+    store.recordSuccess(api, snapshot(api.repo, 5), 0.1);
+    store.setTargets([]);
+    clock.now = 1060;
+    // web returns 60 s after it left: its status, counts and all, is the one it left with.
+    store.setTargets([web]);
+    expect(store.latest(web)).toMatchObject({ lastSuccessAt: 1000, up: true });
+    expect(store.latest(web)?.snapshot).toMatchObject({ quarantine: { count: 3 } });
+    clock.now = 1061;
+    // api returns 61 s after it left: it starts anew, unpolled.
+    store.setTargets([web, api]);
+    expect(store.latest(api)).toMatchObject({ lastAttemptAt: undefined, snapshot: undefined });
+  });
+
   it('hands out frozen snapshots and bumps its version on every change', () => {
     const clock = { now: 1000 };
     const store = storeAt(clock);
