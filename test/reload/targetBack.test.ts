@@ -18,6 +18,13 @@ import {
   startTestExporter,
   type ExporterUnderTest,
 } from '../support/exporterHarness.js';
+import {
+  exited,
+  fakeQueue,
+  now as v1Now,
+  queueItem,
+  submitted,
+} from '../support/fakeTrunkV1Queue.js';
 import { QUEUE, byLabel, scriptedQueue } from '../support/scriptedQueueV2.js';
 import { cleanUp } from '../trunk/harness.js';
 
@@ -101,12 +108,12 @@ async function watchedQueue(
   return { queue, exporter, polls, reload, now: () => Math.floor(Date.now() / 1000) };
 }
 
-/** Resolves once the page has no series of the queue. */
-async function gone(exporter: ExporterUnderTest) {
+/** Resolves once the page has no series of the queue `labels` names (the scripted v2 one unless given). */
+async function gone(exporter: ExporterUnderTest, labels: { repo: string; branch: string } = QUEUE) {
   await exporter.waitFor(
     (samples) =>
       !samples.some(
-        (sample) => sample.labels.repo === QUEUE.repo && sample.labels.branch === QUEUE.branch,
+        (sample) => sample.labels.repo === labels.repo && sample.labels.branch === labels.branch,
       ),
     'the queue to leave the page',
   );
@@ -157,5 +164,53 @@ describe('a merge queue that leaves the polled set and comes back', () => {
 
     await reload(true);
     await expectCounters(exporter, AFTER);
+  });
+
+  it('goes on counting through API v1, its first poll back looking up the PRs that left', async () => {
+    // trunk-api-v1.md: getQueue lists the PRs in the queue; getSubmittedPullRequest tells the
+    // state of one that left (`merged`, `failed`, `cancelled`).
+    const v1 = await fakeQueue();
+    const since = v1Now() - 60;
+    v1.world.items = [1, 2, 3].map((number) => queueItem(number, 'testing', since));
+    const web = { repo: 'github.com/acme/web', branch: 'main' };
+    const file = join(await mkdtemp(join(tmpdir(), 'trunk-exporter-target-back-')), 'config.yaml');
+    const yaml = (withWeb: boolean) =>
+      configYaml({
+        apiUrl: v1.server.origin,
+        targets: [
+          '  - repo: github.com/acme/other\n    branches: [main]',
+          ...(withWeb ? ['  - repo: github.com/acme/web\n    branches: [main]'] : []),
+        ].join('\n'),
+        polling: '  mergeQueueIntervalSeconds: 0.3\n  flakyTestsIntervalSeconds: 600',
+      });
+    const reload = async (withWeb: boolean) => {
+      await writeFile(file, yaml(withWeb));
+      expect((await exporter.exporter.reload('SIGHUP')).applied).toBe(true);
+    };
+    await writeFile(file, yaml(true));
+    const exporter = await startTestExporter(yaml(true), 'info', file);
+    await exporter.waitUntilReady();
+    /** PR `number` leaves the queue `state`. */
+    const leave = (number: number, state: string) => {
+      v1.world.lookups.set(number, submitted(number, state, v1Now()));
+      v1.world.items = v1.world.items.filter((item) => item.prNumber !== number);
+    };
+    leave(1, 'merged');
+    await exporter.waitFor((samples) => exited(samples).merged === 1, 'the merge');
+
+    await reload(false);
+    await gone(exporter, web);
+    leave(2, 'failed');
+    leave(3, 'cancelled');
+
+    await reload(true);
+    const expected = { merged: 1, failed: 1, cancelled: 1, unknown: 0 };
+    const samples = await exporter
+      .waitFor(
+        (current) => JSON.stringify(exited(current)) === JSON.stringify(expected),
+        'the exits made while the queue was away',
+      )
+      .catch(() => exporter.samples());
+    expect(exited(samples)).toEqual(expected);
   });
 });
