@@ -83,9 +83,7 @@ export class SnapshotStore {
   setTargets(targets: readonly Target[], staleAfterSeconds = this.staleAfterSeconds): void {
     this.staleAfterSeconds = staleAfterSeconds;
     const now = this.now();
-    for (const [key, { removedAt }] of this.departed) {
-      if (now - removedAt > staleAfterSeconds) this.departed.delete(key);
-    }
+    this.forgetDeparted(now);
     const wanted = new Map(targets.map((target) => [targetKey(target), target]));
     for (const [key, status] of this.entries) {
       if (wanted.has(key)) continue;
@@ -105,6 +103,17 @@ export class SnapshotStore {
   }
 
   /**
+   * Drops the departed statuses past their retention, oldest first: they were added in the order
+   * they left, so the first one kept ends the walk, and a poll's write pays for what it drops only.
+   */
+  private forgetDeparted(now: number): void {
+    for (const [key, { removedAt }] of this.departed) {
+      if (now - removedAt <= this.staleAfterSeconds) return;
+      this.departed.delete(key);
+    }
+  }
+
+  /**
    * Records a successful poll, its snapshot and (merge queues) its flow and, through API v2, its
    * testing attempts, with what it recorded of the reads of each part (`partReads`). Ignored for
    * targets no longer configured.
@@ -120,6 +129,9 @@ export class SnapshotStore {
     const key = targetKey(target);
     if (!this.entries.has(key)) return;
     const at = this.now();
+    // Every poll writes here: a reload that removed targets and no later change of the targets
+    // would otherwise keep their statuses until the next one.
+    this.forgetDeparted(at);
     this.set(
       key,
       Object.freeze({
