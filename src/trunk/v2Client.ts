@@ -171,8 +171,9 @@ export class TrunkV2Client {
   /**
    * The queue-entry timelines of up to 50 pull requests of any queue of the organization
    * (`GET /v2/queue-entry-history`), one group per pull request asked that Trunk knows: pages
-   * until every id asked has its group, at most one page per id, groups of ids not asked left
-   * out, a group listed twice joined into one timeline.
+   * until every id asked has its group, at most one page of groups per id (empty pages followed
+   * as in every walk), groups of ids not asked left out, a group listed twice joined into one
+   * timeline.
    */
   async listQueueEntryHistory(
     pullRequestIds: readonly string[],

@@ -1,8 +1,9 @@
 // The read of pull requests' queue-entry timelines (`GET /v2/queue-entry-history`). Its pages are
 // not a list's: "`limit` counts pull requests, not transitions", so one page answers for every id
-// asked, and a read follows a cursor only until each id asked has its group, at most one page per
-// id, never for ids not asked; a group listed on two pages is joined into one timeline. Every
-// call, each page included, keeps Trunk's rate for the endpoint (CallSpacing).
+// asked, and a read follows a cursor only until each id asked has its group, at most one page of
+// groups per id, never for ids not asked (empty pages between them are followed as every walk
+// follows them); a group listed on two pages is joined into one timeline. Every call, each page
+// included, keeps Trunk's rate for the endpoint (CallSpacing).
 import type { CallSpacing } from './callSpacing.js';
 import type { CallOptions } from './client.js';
 import {
@@ -13,6 +14,7 @@ import {
   type V2EntryHistory,
 } from './v2EntryHistorySchemas.js';
 import { walkV2List, type V2Reader } from './v2ListWalk.js';
+import { V2PagingError, V2_MAX_EMPTY_PAGES_IN_A_ROW, type V2List } from './v2Paging.js';
 import { organizationTarget } from './v2Requests.js';
 import { V2_ENDPOINTS } from './v2Schemas.js';
 
@@ -40,20 +42,33 @@ export async function listQueueEntryHistory(
   });
   const asked = new Set(pullRequestIds.map((id) => id.toLowerCase()));
   const groups = new Map<string, V2EntryHistory>();
+  const list: V2List = {
+    what: `the queue-entry history of ${String(pullRequestIds.length)} pull requests`,
+    endpoint,
+  };
+  // Each page of groups answers for at least one id when Trunk pages as its definition says; a
+  // page without one (a filtered list's empty page with a cursor) is followed as in every walk.
+  let pagesOfGroups = 0;
   await walkV2List(
     client,
     (cursor) => {
-      if (cursor !== undefined) query.set('cursor', cursor);
+      if (cursor !== undefined) {
+        if (pagesOfGroups >= asked.size) {
+          throw new V2PagingError(
+            list,
+            `more than ${String(asked.size)} pages of groups for ${String(asked.size)} pull requests; stopped`,
+          );
+        }
+        query.set('cursor', cursor);
+      }
       const path = `queue-entry-history?${query.toString()}`;
       return spacing.run(() =>
         client.readV2(target, path, v2EntryHistoryPageSchema, checkEntryHistoryPage, options),
       );
     },
-    {
-      what: `the queue-entry history of ${String(pullRequestIds.length)} pull requests`,
-      endpoint,
-    },
+    list,
     (page) => {
+      if (page.length > 0) pagesOfGroups += 1;
       for (const group of page) {
         if (!asked.has(group.pullRequestId)) continue;
         const kept = groups.get(group.pullRequestId);
@@ -69,8 +84,7 @@ export async function listQueueEntryHistory(
       }
       return groups.size === asked.size ? 'enough' : undefined;
     },
-    // Each page answers for at least one id when Trunk pages as its definition says.
-    Math.max(1, asked.size),
+    asked.size + V2_MAX_EMPTY_PAGES_IN_A_ROW,
   );
   return [...groups.values()];
 }

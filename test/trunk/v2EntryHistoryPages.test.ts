@@ -2,7 +2,9 @@
 // might page it. The definition: "Returns up to 50 pull requests' complete queue-entry timelines in
 // one response", "`limit` counts pull requests, not transitions": one page answers for every id
 // asked, so a read follows a cursor only until each id has its group, never for ids not asked.
+import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Secret } from '../../src/secrets/secret.js';
@@ -21,6 +23,13 @@ const transition = (state: string, changedAt: string, reason: string | null) => 
 const testingA = transition('testing', '2026-07-28T11:10:00.000Z', null);
 const failedA = transition('failed', '2026-07-28T11:20:00.000Z', 'TEST_RUN_TIMEOUT');
 
+/** The pages of a fixture of test/trunk/fixtures/v2/ holding a read's pages in cursor order. */
+function pagesAt(name: string): unknown[] {
+  return JSON.parse(
+    readFileSync(join(import.meta.dirname, 'fixtures', 'v2', name), 'utf8'),
+  ) as unknown[];
+}
+
 /** A v2 client of a server answering the n-th call (from 0) with `page(n)`. */
 async function historyServer(page: (call: number) => unknown) {
   let calls = 0;
@@ -28,11 +37,11 @@ async function historyServer(page: (call: number) => unknown) {
     sendJson(res, 200, page(calls));
     calls += 1;
   }, '');
-  const { client } = makeClient(server.origin, {
+  const { client, observer } = makeClient(server.origin, {
     token: undefined,
     apiKey: new Secret('trunk_v2_history-pages-key'),
   });
-  return { v2: new TrunkV2Client(client), calls: () => calls };
+  return { v2: new TrunkV2Client(client), observer, calls: () => calls };
 }
 
 describe('queue-entry history pages', () => {
@@ -57,6 +66,32 @@ describe('queue-entry history pages', () => {
       [B, []],
     ]);
     expect(calls()).toBe(2);
+  });
+
+  it('follows empty pages with a cursor to the groups behind them, as every walk follows them', async () => {
+    // Two pages with no group, each with a next cursor ("Opaque cursor for the next page, or null
+    // on the last page"): the timelines of A (tested, then failed on a timeout) and B (never
+    // enqueued: "an empty group") are on the third.
+    const pages = pagesAt('queue-entry-history-behind-two-empty-pages.json');
+    const { v2, observer, calls } = await historyServer((call) => pages[call]);
+    const groups = await v2.listQueueEntryHistory([A, B]);
+    expect(
+      groups.map((group) => [
+        group.pullRequestId,
+        group.transitions.map(({ state, reason }) => [state, reason ?? null]),
+      ]),
+    ).toEqual([
+      [
+        A,
+        [
+          ['testing', null],
+          ['failed', 'TEST_RUN_TIMEOUT'],
+        ],
+      ],
+      [B, []],
+    ]);
+    expect(calls()).toBe(3);
+    expect(observer.anomalies).toEqual([]);
   });
 
   it('stops once every id asked has its group, whatever cursor comes with it', async () => {
