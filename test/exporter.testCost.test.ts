@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { select, type Sample } from './support/exposition.js';
 import { configYaml, startTestExporter } from './support/exporterHarness.js';
-import { fixtureAt, startFakeV2, type FakeV2 } from './support/fakeTrunkV2.js';
+import { fixtureAt, pageAt, startFakeV2, type FakeV2 } from './support/fakeTrunkV2.js';
 import { cleanUp } from './trunk/harness.js';
 
 afterEach(cleanUp);
@@ -256,6 +256,44 @@ describe('flaky-test cost and test collections through a real exporter', () => {
         kind: 'invalid_field',
       })[0]?.value,
     ).toBe(3);
+  });
+
+  it('shows counts past 2^53, which the definition gives as integers of no bound, as they are', async () => {
+    // `runCount`, `failureCount`, `prsImpacted` and a collection's `testCaseCount` are each
+    // `"type": "integer"` with no maximum: 9007199254740994 (2^53 + 2, a whole double) is one.
+    // acme/web's flaky checkout failed 3 of 40 runs on 2 pull requests; its broken payment failed
+    // every one of 9007199254740994 runs, on 5.
+    const rowsOf = (fixture: string) => pageAt(fixture).data as Record<string, unknown>[];
+    const fake = await webOrganization(
+      rowsOf('tests-with-metrics-counting-past-2-to-the-53.json'),
+      rowsOf('test-collections-with-a-count-past-2-to-the-53.json'),
+    );
+    const exporter = await webExporter(fake);
+    const samples = await exporter.waitFor(
+      (current) =>
+        up(current) === 1 && select(current, 'trunk_test_collection_test_cases').length > 0,
+      'acme/web and the collections read',
+    );
+    expect(cost(samples, 'trunk_flaky_tests_failed_runs')).toEqual({
+      'flaky/7d': 3,
+      'broken/7d': 9007199254740994,
+    });
+    expect(cost(samples, 'trunk_flaky_tests_runs')).toEqual({
+      'flaky/7d': 40,
+      'broken/7d': 9007199254740994,
+    });
+    expect(cost(samples, 'trunk_flaky_tests_pull_requests_impacted')).toEqual({
+      'flaky/7d': 2,
+      'broken/7d': 5,
+    });
+    expect(byCollection(samples, 'trunk_test_collection_test_cases')).toEqual({
+      'Monorepo tests': 9007199254740994,
+      'Frontend unit tests': 0,
+    });
+    // Nothing odd in either answer.
+    expect(
+      select(samples, 'trunk_exporter_api_anomalies_total').filter(({ value }) => value > 0),
+    ).toEqual([]);
   });
 
   it('reports a row without the metrics it was asked for, and leaves its status out of the sums rather than show them smaller', async () => {

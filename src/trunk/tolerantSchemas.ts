@@ -28,3 +28,13 @@ export function optionalValue<T extends z.ZodType>(schema: T) {
  * verification run's tested pull requests, only that entry is).
  */
 export const pullRequestNumber = z.number().int().positive();
+
+/**
+ * A count or duration Trunk's definition gives as an `integer` from 0: a whole number of any size.
+ * Not zod's int(), which refuses integers past 2^53 (Number.MAX_SAFE_INTEGER), though JSON.parse
+ * reads each as a whole double and a gauge shows it as one.
+ */
+export const wholeNumberFromZero = z
+  .number()
+  .nonnegative()
+  .refine(Number.isInteger, 'expected a whole number');

@@ -4,6 +4,7 @@ import {
   optionalValue,
   pullRequestNumber,
   tolerantList,
+  wholeNumberFromZero,
   type UNUSABLE_ITEM,
 } from './tolerantSchemas.js';
 
@@ -171,9 +172,9 @@ export type V2TestMetricsPeriod = (typeof V2_TEST_METRICS_PERIODS)[number];
  * definition requires them; one missing or not a count reads as absent and adds nothing.
  */
 const v2TestMetricsSchema = z.object({
-  failureCount: optionalValue(z.number().int().nonnegative()),
-  runCount: optionalValue(z.number().int().nonnegative()),
-  prsImpacted: optionalValue(z.number().int().nonnegative()),
+  failureCount: optionalValue(wholeNumberFromZero),
+  runCount: optionalValue(wholeNumberFromZero),
+  prsImpacted: optionalValue(wholeNumberFromZero),
 });
 
 export const v2TestSchema = z.object({
@@ -235,10 +236,9 @@ export const v2TestingResultSchema = z.object({
   pullRequestNumber,
   // Not optional: the incremental read places each row by it (an unparseable one is counted).
   endedAt: z.string(),
-  // "type": "integer", "minimum": 0: a fraction leaves the row out, as a negative duration does.
-  // Not zod's int(), which refuses integers past 2^53: 10^308 ms is one, and is observed as the
-  // histogram's largest value (snapshot/histogram.ts, MAX_OBSERVATION).
-  testingDurationMs: z.number().nonnegative().refine(Number.isInteger, 'expected a whole number'),
+  // "type": "integer", "minimum": 0: a fraction leaves the row out, as a negative duration does;
+  // 10^308 ms is observed as the histogram's largest value (snapshot/histogram.ts, MAX_OBSERVATION).
+  testingDurationMs: wholeNumberFromZero,
   outcome: optionalValue(z.string()),
   entryConclusion: optionalValue(z.string()),
   isBisection: z.boolean(),
@@ -254,7 +254,7 @@ export const V2_MAX_TEST_COLLECTIONS = V2_MAX_LIMIT;
 /** A test collection (`TestCollection`): what its two families show. */
 export const v2TestCollectionSchema = z.object({
   name: z.string(),
-  testCaseCount: z.number().int().nonnegative(),
+  testCaseCount: wholeNumberFromZero,
   quarantineEnabled: z.boolean(),
 });
 export type V2TestCollection = z.infer<typeof v2TestCollectionSchema>;
