@@ -14,7 +14,7 @@ import {
 } from './responseAnomalies.js';
 import { V2_ENTRY_HISTORY_CALL_SPACING_MS, type V2EntryHistory } from './v2EntryHistorySchemas.js';
 import { listQueueEntryHistory } from './v2EntryHistoryPages.js';
-import { allV2ListRows, type V2Reader } from './v2ListWalk.js';
+import { allV2ListRows, walkV2List, type V2Reader } from './v2ListWalk.js';
 import {
   listQueuePullRequests,
   listTestingResults,
@@ -34,6 +34,7 @@ import {
   type V2PullRequest,
   type V2Repository,
   type V2Endpoint,
+  type V2Page,
   type V2Test,
   type V2TestingResult,
 } from './v2Schemas.js';
@@ -198,16 +199,26 @@ export class TrunkV2Client {
   }
 
   /**
-   * The organization's test collections, newest first (`GET /v2/test-collections`): one page at
-   * the largest limit, never walked, so the read is one call whatever the organization's size.
+   * The organization's test collections, newest first (`GET /v2/test-collections`): the first page
+   * with rows at the largest limit, never walked past it, so the read is one call whatever the
+   * organization's size; an empty page with a cursor before it is followed, as every walk follows
+   * one (the collections are behind it).
    */
   async listTestCollections(options: CallOptions = {}): Promise<V2TestCollectionsPage> {
-    const page = await this.client.readV2(
-      organizationTarget(V2_ENDPOINTS.listTestCollections),
-      `test-collections?${pageQuery({}, undefined)}`,
-      v2TestCollectionPageSchema,
-      checkTestCollectionsPage,
-      options,
+    const endpoint = V2_ENDPOINTS.listTestCollections;
+    let page: V2Page<V2TestCollection> = { data: [] };
+    await walkV2List(
+      this.client,
+      async (cursor) =>
+        (page = await this.client.readV2(
+          organizationTarget(endpoint),
+          `test-collections?${pageQuery({}, cursor)}`,
+          v2TestCollectionPageSchema,
+          checkTestCollectionsPage,
+          options,
+        )),
+      { what: 'the test collections', endpoint },
+      (rows) => (rows.length > 0 ? 'enough' : undefined),
     );
     const next = page.nextCursor ?? '';
     return { collections: page.data, more: page.hasMore === true || next !== '' };

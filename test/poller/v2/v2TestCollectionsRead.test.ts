@@ -1,6 +1,8 @@
 // `GET /v2/test-collections` is read as one page at the largest limit (`limit=100`, "newest
 // first"); an answer longer than the limit it was asked for is none the definition allows, and
 // must not grow the families past the newest 100.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../../src/log/logger.js';
@@ -13,6 +15,8 @@ import { TrunkV2Client } from '../../../src/trunk/v2Client.js';
 import { cleanUp, makeClient, sendJson, sendText, startApiServer } from '../../trunk/harness.js';
 
 afterEach(cleanUp);
+
+const FIXTURES = join(import.meta.dirname, '..', '..', 'trunk', 'fixtures', 'v2');
 
 /** A logger whose lines the test reads. */
 function capturedLogger() {
@@ -29,6 +33,26 @@ function capturedLogger() {
   };
 }
 
+/** readTestCollections through the real client, of a server answering each request with `answer`. */
+async function readFrom(answer: (cursor: string | null) => unknown) {
+  const server = await startApiServer((req, res) => {
+    sendJson(res, 200, answer(new URL(req.url ?? '/', 'http://fake').searchParams.get('cursor')));
+  }, '');
+  const { client } = makeClient(server.origin, {
+    token: undefined,
+    apiKey: new Secret('trunk_v2_collections-key'),
+  });
+  const { logger, lines } = capturedLogger();
+  const read = await readTestCollections(
+    new TrunkV2Client(client),
+    { now: () => 1_800_000_000, logger },
+    {},
+  );
+  // The log lines are written after the read returns.
+  await new Promise((resolve) => setImmediate(resolve));
+  return { read, lines: lines(), requests: server.requests };
+}
+
 describe('readTestCollections', () => {
   it('reads the newest 100 of a page that lists more than the limit, and says the rest are left out', async () => {
     // 150 collections in one page answered to `limit=100`, newest first, through the real client.
@@ -42,27 +66,31 @@ describe('readTestCollections', () => {
       createdAt: '2026-01-01T00:00:00.000Z',
       updatedAt: '2026-01-01T00:00:00.000Z',
     }));
-    const server = await startApiServer((_req, res) => {
-      sendJson(res, 200, { data, nextCursor: null, hasMore: false });
-    }, '');
-    const { client } = makeClient(server.origin, {
-      token: undefined,
-      apiKey: new Secret('trunk_v2_collections-key'),
-    });
-    const { logger, lines } = capturedLogger();
-    const read = await readTestCollections(
-      new TrunkV2Client(client),
-      { now: () => 1_800_000_000, logger },
-      {},
-    );
+    const { read, lines } = await readFrom(() => ({ data, nextCursor: null, hasMore: false }));
     expect(read.collections).toHaveLength(100);
     expect(read.collections.at(-1)).toEqual({
       name: 'Suite 99',
       testCases: 99,
       quarantineEnabled: false,
     });
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(lines()).toContain('more than 100 test collections');
+    expect(lines).toContain('more than 100 test collections');
+  });
+
+  it('follows an empty first page with a cursor to the collections behind it, and says none are left out', async () => {
+    // "Opaque cursor for the next page, or null on the last page": the first page has no row and a
+    // cursor, the second the organization's two collections and none after them.
+    const fixture = join(FIXTURES, 'test-collections-behind-an-empty-page.json');
+    const pages = JSON.parse(readFileSync(fixture, 'utf8')) as unknown[];
+    const { read, lines, requests } = await readFrom((cursor) => pages[cursor === null ? 0 : 1]);
+    expect(read.collections).toEqual([
+      { name: 'Backend integration tests', testCases: 1284, quarantineEnabled: true },
+      { name: 'Frontend unit tests', testCases: 0, quarantineEnabled: false },
+    ]);
+    expect(requests.map((request) => request.url)).toEqual([
+      '/v2/test-collections?limit=100',
+      '/v2/test-collections?limit=100&cursor=AQEKY29sbGVjdGlvbnM',
+    ]);
+    expect(lines).not.toContain('test collections');
   });
 });
 
