@@ -15,6 +15,7 @@ import {
 import { V2_ENTRY_HISTORY_CALL_SPACING_MS, type V2EntryHistory } from './v2EntryHistorySchemas.js';
 import { listQueueEntryHistory } from './v2EntryHistoryPages.js';
 import { allV2ListRows, walkV2List, type V2Reader } from './v2ListWalk.js';
+import { V2_MAX_EMPTY_PAGES_IN_A_ROW } from './v2Paging.js';
 import {
   listQueuePullRequests,
   listTestingResults,
@@ -24,6 +25,7 @@ import {
 import { organizationTarget, pageQuery, queueTarget, type V2QueueRef } from './v2Requests.js';
 import {
   V2_ENDPOINTS,
+  V2_MAX_TEST_COLLECTIONS,
   v2MergeQueuePageSchema,
   v2MergeQueueSchema,
   v2RepositoryMatchPageSchema,
@@ -45,7 +47,7 @@ import {
   type V2VerificationRun,
 } from './v2VerificationRunSchemas.js';
 
-/** The first page of the organization's test collections, and whether Trunk has more. */
+/** The organization's newest test collections, and whether Trunk has more. */
 export interface V2TestCollectionsPage {
   readonly collections: readonly V2TestCollection[];
   readonly more: boolean;
@@ -199,18 +201,19 @@ export class TrunkV2Client {
   }
 
   /**
-   * The organization's test collections, newest first (`GET /v2/test-collections`): the first page
-   * with rows at the largest limit, never walked past it, so the read is one call whatever the
-   * organization's size; an empty page with a cursor before it is followed, as every walk follows
-   * one (the collections are behind it).
+   * The organization's newest test collections (`GET /v2/test-collections`, newest first): pages at
+   * the largest limit until V2_MAX_TEST_COLLECTIONS rows or the last page, so one call when Trunk
+   * fills its pages as asked; a shorter or empty page with a cursor is followed, as every walk
+   * follows one (the rest are behind it).
    */
   async listTestCollections(options: CallOptions = {}): Promise<V2TestCollectionsPage> {
     const endpoint = V2_ENDPOINTS.listTestCollections;
-    let page: V2Page<V2TestCollection> = { data: [] };
+    const collections: V2TestCollection[] = [];
+    let last: V2Page<V2TestCollection> = { data: [] };
     await walkV2List(
       this.client,
       async (cursor) =>
-        (page = await this.client.readV2(
+        (last = await this.client.readV2(
           organizationTarget(endpoint),
           `test-collections?${pageQuery({}, cursor)}`,
           v2TestCollectionPageSchema,
@@ -218,10 +221,16 @@ export class TrunkV2Client {
           options,
         )),
       { what: 'the test collections', endpoint },
-      (rows) => (rows.length > 0 ? 'enough' : undefined),
+      (rows) => {
+        // A loop, not a spread: a page longer than asked for may hold more rows than a call takes.
+        for (const row of rows) collections.push(row);
+        return collections.length >= V2_MAX_TEST_COLLECTIONS ? 'enough' : undefined;
+      },
+      // Each page with rows brings one at least: the empty pages in a row are bounded by the walk.
+      V2_MAX_TEST_COLLECTIONS + V2_MAX_EMPTY_PAGES_IN_A_ROW,
     );
-    const next = page.nextCursor ?? '';
-    return { collections: page.data, more: page.hasMore === true || next !== '' };
+    const next = last.nextCursor ?? '';
+    return { collections, more: last.hasMore === true || next !== '' };
   }
 
   /** A repository by id; undefined when Trunk answers 404. */

@@ -45,6 +45,11 @@ export function everyV2ListWalk(v2: TrunkV2Client): V2ListWalk[] {
       endpoint: 'v2/queue-entry-history',
     },
     {
+      walk: () => v2.listTestCollections(),
+      named: 'the test collections (GET /v2/test-collections)',
+      endpoint: 'v2/test-collections',
+    },
+    {
       walk: () => v2.listTests({ statuses: ['flaky'] }, 'flaky tests', () => undefined),
       named: 'the list of flaky tests (GET /v2/tests)',
       endpoint: 'v2/tests',

@@ -267,10 +267,11 @@ export const QUARANTINED_TESTS = organizationTestList(
 );
 
 /**
- * The organization's test collections (`GET /v2/test-collections`, v2TestCollectionsRead.ts): one
- * page with rows (the empty pages with a cursor before it followed, as in every walk), shared by
- * the flaky-tests targets, when `reads.testCollections` is on. Its failure leaves the targets up
- * and hides only the collection families, after staleAfterSeconds.
+ * The organization's test collections (`GET /v2/test-collections`, v2TestCollectionsRead.ts): the
+ * newest 100, one page when Trunk fills its pages (shorter and empty pages with a cursor are
+ * followed, as in every walk), shared by the flaky-tests targets, when `reads.testCollections` is
+ * on. Its failure leaves the targets up and hides only the collection families, after
+ * staleAfterSeconds.
  */
 export const TEST_COLLECTIONS = {
   name: 'test collections',
@@ -278,7 +279,7 @@ export const TEST_COLLECTIONS = {
   endpoints: [V2_ENDPOINTS.listTestCollections],
   scope: 'organization',
   cadence: { kind: 'shared', interval: 'flakyTests', refreshedByEvents: false },
-  maxCalls: '1 (the 100 newest collections); 21 behind empty pages',
+  maxCalls: '1 (the 100 newest collections); 120 when pages hold fewer',
   part: 'collections',
   failure: { effect: 'part late' },
   cost: {

@@ -20,8 +20,8 @@ export interface TestCollectionsReadPlan {
 }
 
 /**
- * The organization's test collections, each name once: the first page only (the newest
- * V2_MAX_TEST_COLLECTIONS), so the read is one call however many there are; a name listed again
+ * The organization's test collections, each name once: the newest V2_MAX_TEST_COLLECTIONS only,
+ * so the read is one call however many there are when Trunk fills its pages; a name listed again
  * keeps the newest collection of that name ("newest first"). What is left out is logged.
  */
 export async function readTestCollections(

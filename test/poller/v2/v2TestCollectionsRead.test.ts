@@ -92,6 +92,25 @@ describe('readTestCollections', () => {
     ]);
     expect(lines).not.toContain('test collections');
   });
+
+  it('reads on past a page shorter than the limit that has a cursor, to the last page', async () => {
+    // Asked `limit=100`, Trunk answers five collections two a page, newest first, each page but the
+    // last with a cursor ("Opaque cursor for the next page, or null on the last page").
+    const pages = JSON.parse(
+      readFileSync(join(FIXTURES, 'test-collections-in-pages-of-two.json'), 'utf8'),
+    ) as unknown[];
+    const byCursor = [null, 'AQEKcGFnZTI', 'AQEKcGFnZTM'];
+    const { read, lines, requests } = await readFrom((cursor) => pages[byCursor.indexOf(cursor)]);
+    expect(read.collections).toEqual([
+      { name: 'Backend integration tests', testCases: 1284, quarantineEnabled: true },
+      { name: 'Frontend unit tests', testCases: 310, quarantineEnabled: false },
+      { name: 'Mobile UI tests', testCases: 42, quarantineEnabled: true },
+      { name: 'Payments contract tests', testCases: 17, quarantineEnabled: false },
+      { name: 'Legacy smoke tests', testCases: 0, quarantineEnabled: false },
+    ]);
+    expect(requests).toHaveLength(3);
+    expect(lines).not.toContain('test collections');
+  });
 });
 
 describe('SharedTestCollections', () => {
