@@ -248,19 +248,33 @@ export class TrunkV2Client {
   /**
    * Whether the organization has a repository at a provider URL (`GET /v2/repositories?providerUrl=`,
    * one row asked for): false when Trunk answers 404 `PROVIDER_URL_NOT_FOUND`, its answer for a URL
-   * it does not know ("a genuine empty result").
+   * it does not know ("a genuine empty result"); an empty page with a cursor is followed to the
+   * row behind it, as every walk follows one.
    */
   async hasRepository(providerUrl: string, options: CallOptions = {}): Promise<boolean> {
-    const query = new URLSearchParams({ providerUrl, limit: '1' });
+    const endpoint = V2_ENDPOINTS.findRepositories;
+    let found = false;
     try {
-      const page = await this.client.readV2(
-        organizationTarget(V2_ENDPOINTS.findRepositories),
-        `repositories?${query.toString()}`,
-        v2RepositoryMatchPageSchema,
-        checkV2Page<object>(),
-        options,
+      await walkV2List(
+        this.client,
+        (cursor) => {
+          const query = new URLSearchParams({ providerUrl, limit: '1' });
+          if (cursor !== undefined) query.set('cursor', cursor);
+          return this.client.readV2(
+            organizationTarget(endpoint),
+            `repositories?${query.toString()}`,
+            v2RepositoryMatchPageSchema,
+            checkV2Page<object>(),
+            options,
+          );
+        },
+        { what: 'the repositories at a provider URL', endpoint },
+        (rows) => {
+          found = rows.length > 0;
+          return found ? 'enough' : undefined;
+        },
       );
-      return page.data.length > 0;
+      return found;
     } catch (error) {
       // Another 404 (no such endpoint, an edge's page) says nothing of the repository.
       if (error instanceof TrunkApiError && error.code === 'PROVIDER_URL_NOT_FOUND') return false;

@@ -22,12 +22,12 @@ import { everyV2ListWalk } from './v2ListWalks.js';
 
 const API_KEY = 'trunk_v2_k3y_SECRET_9a8b7c';
 const QUEUE = { id: 'mq_7f3a', repo: 'github.com/acme/web', branch: 'main' };
-const queueFixture: unknown = JSON.parse(
-  readFileSync(
-    join(import.meta.dirname, 'fixtures', 'v2', 'merge-queue-unknown-enums.json'),
-    'utf8',
-  ),
-);
+/** A fixture of fixtures/v2/, parsed. */
+function v2Fixture(name: string): unknown {
+  return JSON.parse(readFileSync(join(import.meta.dirname, 'fixtures', 'v2', name), 'utf8'));
+}
+
+const queueFixture = v2Fixture('merge-queue-unknown-enums.json');
 
 function v2Client(apiUrl: string, overrides: Parameters<typeof makeClient>[1] = {}) {
   const { client, observer } = makeClient(apiUrl, { apiKey: new Secret(API_KEY), ...overrides });
@@ -211,6 +211,19 @@ describe('TrunkV2Client', () => {
     expect(server.requests).toHaveLength(3);
   });
 
+  it('finds a repository at its provider URL behind an empty page with a cursor', async () => {
+    // `GET /v2/repositories?providerUrl=`: "a genuine empty result" answers 404; this answer's first
+    // page has no row and a cursor, its second acme/web.
+    const pages = v2Fixture('repository-at-a-provider-url-behind-an-empty-page.json') as unknown[];
+    const server = await startApiServer((req, res) => {
+      const cursor = new URL(req.url ?? '/', 'http://x').searchParams.get('cursor');
+      sendJson(res, 200, pages[cursor === null ? 0 : 1]);
+    }, '');
+    const { v2 } = v2Client(server.origin);
+    expect(await v2.hasRepository('https://github.com/acme/web')).toBe(true);
+    expect(server.requests).toHaveLength(2);
+  });
+
   it('stops a walk of empty pages with ever new cursors after V2_MAX_EMPTY_PAGES_IN_A_ROW + 1 pages', async () => {
     let page = 0;
     const server = await startApiServer((_req, res) => {
@@ -377,17 +390,7 @@ describe('TrunkV2Client', () => {
   });
 
   it('reads testing results since an instant, at limit=100, following the cursor to the last page', async () => {
-    const pages = JSON.parse(
-      readFileSync(
-        join(
-          import.meta.dirname,
-          'fixtures',
-          'v2',
-          'testing-results-row-listed-twice-across-pages.json',
-        ),
-        'utf8',
-      ),
-    ) as unknown[];
+    const pages = v2Fixture('testing-results-row-listed-twice-across-pages.json') as unknown[];
     const server = await startApiServer((req, res) => {
       sendJson(res, 200, (req.url ?? '').includes('cursor=') ? pages[1] : pages[0]);
     }, '');
