@@ -52,23 +52,53 @@ export class SharedRead<T> {
    * The answer of the latest read when it is younger than maxAgeSeconds; else a new read, shared
    * by every caller until it ends. A caller that asks after a refresh was asked for gets the
    * answer of a read begun after that. Rejects with the latest read's error when no good answer
-   * is younger than staleAfterSeconds.
+   * is younger than staleAfterSeconds. A caller with a deadline waits for a read in progress at
+   * most half the time left to it while a good answer can serve it (see #waitFor).
    */
   async get(options: ReadOptions = {}): Promise<SharedAnswer<T>> {
     if (this.#reading !== undefined) {
       const refreshAsked = this.#refreshAsked;
-      await this.#reading;
       // The read this caller joined began before the refresh it must see: the next one is its.
-      if (refreshAsked) return this.get(options);
+      if (refreshAsked) {
+        await this.#reading;
+        return this.get(options);
+      }
+      await this.#waitFor(this.#reading, options);
       return this.#answer();
     }
     if (this.now() - this.#endedAt >= this.timing.maxAgeSeconds) {
-      this.#reading = this.#readNow(options).finally(() => {
+      // A read asked for as a refresh is waited for whole: its callers need what it reads.
+      const refresh = this.#endedAt === Number.NEGATIVE_INFINITY;
+      const reading = this.#readNow(options).finally(() => {
         this.#reading = undefined;
       });
-      await this.#reading;
+      this.#reading = reading;
+      await (refresh ? reading : this.#waitFor(reading, options));
     }
     return this.#answer();
+  }
+
+  /**
+   * Waits for `reading`, or, while a good answer younger than staleAfterSeconds can serve, for
+   * half the time left to the caller's deadline at most: a list slow to answer (or hanging until
+   * the timeout, retried) then leaves each poll with the last list and time to make its own read,
+   * rather than making every poll of the organization late. The read goes on; its answer serves
+   * the polls after it.
+   */
+  async #waitFor(reading: Promise<void>, options: ReadOptions): Promise<void> {
+    const good = this.#good;
+    const servable =
+      good !== undefined && this.now() - good.readAt <= this.timing.staleAfterSeconds;
+    if (options.deadlineMs === undefined || !servable) {
+      await reading;
+      return;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const halfTheTimeLeft = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, Math.max(0, (options.deadlineMs ?? 0) - Date.now()) / 2);
+    });
+    await Promise.race([reading, halfTheTimeLeft]);
+    clearTimeout(timer);
   }
 
   /** The answer of the last successful read, however old; undefined before the first. */

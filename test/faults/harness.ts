@@ -45,6 +45,8 @@ export interface FaultRigOptions {
   /** Extra lines under `trunk:`, e.g. `  maxResponseBytes: 65536`. */
   readonly trunk?: string;
   readonly repositories?: readonly SimulatedRepository[];
+  /** Read through API v2 with this key (and no v1 token) when given. */
+  readonly apiKey?: string;
 }
 
 /** Starts a simulator with an empty fault plan and an exporter polling it. */
@@ -55,9 +57,15 @@ export async function startFaultRig(options: FaultRigOptions = {}): Promise<Faul
     flavour: options.flavour ?? 'documented',
     ...(options.repositories === undefined ? {} : { repositories: options.repositories }),
   });
-  const { simulator } = await startTestSimulator({ world, token: SIMULATOR_TOKEN, faults });
+  const { simulator } = await startTestSimulator({
+    world,
+    token: SIMULATOR_TOKEN,
+    faults,
+    ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
+  });
   const yaml = configYaml({
     apiUrl: simulator.baseUrl,
+    ...(options.apiKey === undefined ? {} : { token: null, apiKey: options.apiKey }),
     targets: options.targets ?? TWO_QUEUES,
     polling:
       options.polling ??

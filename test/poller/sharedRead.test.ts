@@ -2,7 +2,8 @@
 // whose answers the test holds back (a slow upstream, its pace set by the test): a refresh asked
 // for while a list is read leads to one more read after it, however many ask, and those who asked
 // after the refresh get that read's answer (a status event's refresh of the test lists, a poll's
-// 404 on a queue id re-reading the queue list); a failed read of the queue list leaves the last
+// 404 on a queue id re-reading the queue list); a poll with a deadline waits for a read in
+// progress half its time at most, then has the last good list; a failed read of the queue list leaves the last
 // good list in use until it is older than staleAfterSeconds.
 import { afterEach, describe, expect, it } from 'vitest';
 import { pollMergeQueueV2 } from '../../src/poller/v2/v2MergeQueuePoll.js';
@@ -124,6 +125,49 @@ describe('a shared read', () => {
     fake.hold(undefined);
     fake.release();
     expect((await poll).queue.id).toBe('xK9mP2nQ');
+    expect(fake.requestsTo(list)).toHaveLength(3);
+  });
+
+  it('leaves a poll with a deadline the last good list once half its time is spent waiting for a read, but waits for a refresh whole', async () => {
+    const fake = await startFakeV2({ queues: pageAt('merge-queues-of-an-organization.json') });
+    const clock = { now: 1000 };
+    // A timeout far past the test's: the held read ends only when the test releases it.
+    const { client } = makeClient(fake.origin, {
+      token: undefined,
+      apiKey: new Secret('trunk_v2_shared-read-test'),
+      timeoutSeconds: 60,
+    });
+    const directory = new V2QueueDirectory(new TrunkV2Client(client), 30, () => clock.now, {
+      staleAfterSeconds: 600,
+      onFailure: () => undefined,
+    });
+    const list = /^\/v2\/merge-queues$/;
+    const web = { repo: 'github.com/acme/web', branch: 'main' };
+    expect((await directory.find(web))?.id).toBe('xK9mP2nQ');
+
+    // The list is due and its read hangs: a poll with 400 ms left has the last list after 200 ms.
+    fake.hold(list);
+    clock.now = 1031;
+    expect((await directory.find(web, { deadlineMs: Date.now() + 400 }))?.id).toBe('xK9mP2nQ');
+    expect(fake.held()).toBe(1);
+
+    // A refresh (a 404 on a queue id) needs a read begun after it: that one is waited for whole.
+    fake.release(list);
+    // Its answer serves from now (the read ends before this find, which is not due).
+    await directory.find(web);
+    clock.now = 1062;
+    directory.invalidate();
+    let refreshed = false;
+    const refresh = directory.find(web, { deadlineMs: Date.now() + 400 }).then((queue) => {
+      refreshed = true;
+      return queue;
+    });
+    await untilHeld(fake, 1);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(refreshed).toBe(false);
+    fake.hold(undefined);
+    fake.release();
+    expect((await refresh)?.id).toBe('xK9mP2nQ');
     expect(fake.requestsTo(list)).toHaveLength(3);
   });
 
