@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { gunzipSync } from 'node:zlib';
 import bcrypt from 'bcryptjs';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -203,12 +204,32 @@ describe('/metrics', () => {
   });
 });
 
+/**
+ * A store of `count` polled merge queues, each named with `nameBytes` random bytes in hex: a page
+ * larger than the kernel's socket buffers of a client that does not read, which gzip cannot shrink.
+ */
+function storeOfLongNames(
+  count: number,
+  nameBytes: number,
+): { store: SnapshotStore; targets: Target[] } {
+  const store = new SnapshotStore(600);
+  const targets: Target[] = Array.from({ length: count }, (_unused, index) => ({
+    kind: 'merge_queue',
+    repo: `github.com/acme/${String(index).padStart(2, '0')}-${randomBytes(nameBytes).toString('hex')}`,
+    branch: 'main',
+  }));
+  store.setTargets(targets);
+  // A target shows once polled: a failed poll gives it its health series.
+  for (const target of targets) store.recordFailure(target, 'connection refused', 0.1);
+  return { store, targets };
+}
+
 describe('/metrics pages replaced while being sent', () => {
   // A client that reads slowly still has most of the old page in the exporter's socket buffers
   // when the next change replaces it: it must get that page whole.
   // The page is made large (long repository names) so that it cannot all sit in the kernel's
-  // socket buffers of a client that does not read. Over TLS the same breakage does not show, since
-  // TLS copies what it is given when it encrypts: it is left out here.
+  // socket buffers of a client that does not read. Over TLS, where the page is handed over as its
+  // client reads it, the next describe reads a page whole too.
 
   /** Starts a request and pauses its answer as soon as the headers are in. */
   function pausedGet(url: string, headers: Record<string, string>): Promise<IncomingMessage> {
@@ -237,16 +258,7 @@ describe('/metrics pages replaced while being sent', () => {
   it.each([{}, { 'accept-encoding': 'gzip' }])(
     'gives a slow client the whole page it asked for, though a newer one replaced it (%o)',
     async (headers) => {
-      const store = new SnapshotStore(600);
-      const targets: Target[] = Array.from({ length: 24 }, (_unused, index) => ({
-        kind: 'merge_queue',
-        // Random, so that gzip cannot shrink the page either.
-        repo: `github.com/acme/${String(index).padStart(2, '0')}-${randomBytes(400_000).toString('hex')}`,
-        branch: 'main',
-      }));
-      store.setTargets(targets);
-      // A target shows once polled: a failed poll gives it its health series.
-      for (const target of targets) store.recordFailure(target, 'connection refused', 0.1);
+      const { store, targets } = storeOfLongNames(24, 400_000);
       const { app } = createTestHttpApp({ store });
       running = await startHttpServer(app, '127.0.0.1', 0, undefined);
       const { url } = running;
@@ -270,4 +282,76 @@ describe('/metrics pages replaced while being sent', () => {
       expect(text).toBe(before.text);
     },
   );
+});
+
+describe('/metrics over TLS to clients that stop reading', () => {
+  // TLS encrypts what it is handed into memory of its own, which waits there until the client reads
+  // it: a page handed over whole is a copy of it per such client. operations.md (Hostile clients):
+  // over TLS a page is encrypted as its client reads it, 16 KiB at a time.
+  const NON_READERS = 16;
+
+  interface NonReader {
+    readonly socket: TLSSocket;
+    /** Everything received, headers included; grows again once the socket is resumed. */
+    readonly received: Buffer[];
+  }
+
+  /** Sends GET /metrics over TLS and stops reading once the first bytes of the answer are in. */
+  function nonReader(url: string, ca: string): Promise<NonReader> {
+    const { hostname, port } = new URL(url);
+    return new Promise((resolve, reject) => {
+      const socket = tlsConnect({ host: hostname, port: Number(port), ca }, () => {
+        socket.write(`GET /metrics HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`);
+      });
+      const received: Buffer[] = [];
+      socket.on('data', (chunk: Buffer) => received.push(chunk));
+      socket.once('data', () => {
+        socket.pause();
+        resolve({ socket, received });
+      });
+      socket.on('error', reject);
+    });
+  }
+
+  it('holds far less than a page per client, serves a genuine scrape meanwhile, and sends each its page whole', async () => {
+    const cert = readFileSync(join(tlsDirectory, 'server.crt'), 'utf8');
+    const key = readFileSync(join(tlsDirectory, 'server.key'), 'utf8');
+    const { store } = storeOfLongNames(16, 250_000);
+    const { app } = createTestHttpApp({ store });
+    const tls = { certFile: 'server.crt', keyFile: 'server.key', cert, key: new Secret(key) };
+    running = await startHttpServer(app, '127.0.0.1', 0, tls);
+    const { url } = running;
+
+    const page = await send(`${url}/metrics`, { ca: cert });
+    const pageBytes = Buffer.byteLength(page.text);
+    expect(pageBytes).toBeGreaterThan(8_000_000);
+    const rssBefore = process.memoryUsage.rss();
+    const nonReaders: NonReader[] = [];
+    for (let index = 0; index < NON_READERS; index++) nonReaders.push(await nonReader(url, cert));
+    const rssHeld = process.memoryUsage.rss() - rssBefore;
+
+    const scrape = await send(`${url}/metrics`, {
+      ca: cert,
+      headers: { 'accept-encoding': 'gzip', accept: OPENMETRICS_ACCEPT },
+    });
+    expect(scrape.status).toBe(200);
+    expect(scrape.text).toContain('trunk_exporter_target_up{');
+    // Handed over whole, each page is encrypted whole: a copy of it per client.
+    expect(rssHeld).toBeLessThan((NON_READERS * pageBytes) / 3);
+
+    const [first, ...others] = nonReaders;
+    for (const other of others) other.socket.destroy();
+    const whole = await new Promise<string>((resolve) => {
+      first?.socket.on('data', () => {
+        const answer = Buffer.concat(first.received).toString('utf8');
+        const bodyStart = answer.indexOf('\r\n\r\n') + 4;
+        if (Buffer.byteLength(answer.slice(bodyStart)) >= pageBytes) {
+          first.socket.destroy();
+          resolve(answer.slice(bodyStart));
+        }
+      });
+      first?.socket.resume();
+    });
+    expect(whole).toBe(page.text);
+  });
 });
