@@ -72,20 +72,33 @@ export function createHttpApp(options: HttpAppOptions): RequestListener {
 
   app.route('/metrics').get(metricsEndpoint(page, logger)).all(methodNotAllowed);
 
+  // Rendering the page walks every target; a request within the same second as the last render,
+  // with no target changed since, gets that render's bytes, so a flood of requests costs sending
+  // them rather than a render each.
+  let landing: { readonly key: string; readonly page: Buffer } | undefined;
   app
     .route('/')
     .get((_req: Request, res: Response) => {
-      const page = renderLandingPage({
-        version: options.version,
-        statuses: store.statuses(),
+      const at = now();
+      const settings = {
         mergeQueueIntervalSeconds: options.intervals.mergeQueueIntervalSeconds,
         flakyTestsIntervalSeconds: options.intervals.flakyTestsIntervalSeconds,
-        now: now(),
-        simulatedUpstream: options.simulatedUpstream === true,
         webhookPath: options.webhooks?.path,
         // Only reached past requireBasicAuth, so with users configured the reader passed it.
         errorDetails: options.auth?.enabled === true,
-      });
+      };
+      const key = JSON.stringify([store.version, Math.floor(at), settings]);
+      if (landing?.key !== key) {
+        const html = renderLandingPage({
+          ...settings,
+          version: options.version,
+          statuses: store.statuses(),
+          now: at,
+          simulatedUpstream: options.simulatedUpstream === true,
+        });
+        landing = { key, page: Buffer.from(html) };
+      }
+      const { page } = landing;
       res
         .status(200)
         .set({

@@ -1,5 +1,6 @@
+import { Agent, get as httpGet } from 'node:http';
 import bcrypt from 'bcryptjs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { renderLandingPage, type LandingPageData } from '../../src/server/landingPage.js';
 import {
   errorSummary,
@@ -296,5 +297,84 @@ describe('poll errors on the landing page over HTTP', () => {
     expect(body).toContain('&lt;img src=x&gt;');
     expect(body).not.toContain('<img');
     expect(body).toContain('request id req-7f3a');
+  });
+});
+
+describe('the landing page under a flood of requests', () => {
+  // operations.md (Hostile clients): the page is rendered at most once a second while no target
+  // changes; a request in between gets the last render.
+  let running: RunningHttpServer | undefined;
+  afterEach(async () => {
+    await running?.close();
+    running = undefined;
+  });
+
+  const TARGETS: Target[] = [
+    QUEUE,
+    ...Array.from({ length: 199 }, (_unused, index) => ({
+      kind: 'merge_queue' as const,
+      repo: `github.com/acme/repo-${index}`,
+      branch: 'main',
+    })),
+  ];
+
+  /** `count` GET / over `connections` keep-alive connections; the status of each. */
+  async function flood(url: string, count: number, connections: number): Promise<number[]> {
+    const agent = new Agent({ keepAlive: true, maxSockets: connections });
+    const statuses = await Promise.all(
+      Array.from(
+        { length: count },
+        () =>
+          new Promise<number>((resolve, reject) => {
+            httpGet(`${url}/`, { agent }, (response) => {
+              response.resume();
+              response.on('end', () => {
+                resolve(response.statusCode ?? 0);
+              });
+            }).on('error', reject);
+          }),
+      ),
+    );
+    agent.destroy();
+    return statuses;
+  }
+
+  it('renders once for every request of one second while no target changes, and again after a change or a second', async () => {
+    let clock = NOW;
+    const store = new SnapshotStore(600, () => clock);
+    store.setTargets(TARGETS);
+    for (const target of TARGETS) store.recordFailure(target, 'connection refused', 1);
+    const { app } = createTestHttpApp({ store, now: () => clock });
+    running = await startHttpServer(app, '127.0.0.1', 0);
+    const { url } = running;
+    const renders = vi.spyOn(store, 'statuses');
+
+    expect(new Set(await flood(url, 200, 20))).toEqual(new Set([200]));
+    expect(renders).toHaveBeenCalledTimes(1);
+
+    store.recordFailure(QUEUE, API_ERROR, 1);
+    const changed = await (await fetch(`${url}/`)).text();
+    expect(changed).toContain('HTTP 503, request id req-7f3a');
+    expect(renders).toHaveBeenCalledTimes(2);
+
+    clock += 1;
+    await fetch(`${url}/`);
+    expect(renders).toHaveBeenCalledTimes(3);
+  });
+
+  it('serves a genuine scrape while the flood holds the server', async () => {
+    const store = new SnapshotStore(600);
+    store.setTargets(TARGETS);
+    for (const target of TARGETS) store.recordFailure(target, 'connection refused', 1);
+    const { app } = createTestHttpApp({ store });
+    running = await startHttpServer(app, '127.0.0.1', 0);
+    const { url } = running;
+    const flooding = flood(url, 2_000, 32);
+    const scrape = await fetch(`${url}/metrics`, {
+      headers: { accept: 'application/openmetrics-text;version=1.0.0', 'accept-encoding': 'gzip' },
+    });
+    expect(scrape.status).toBe(200);
+    expect(await scrape.text()).toContain('trunk_exporter_target_up{');
+    expect(new Set(await flooding)).toEqual(new Set([200]));
   });
 });
