@@ -226,10 +226,16 @@ export function bcryptCostWarning(users: ReadonlyMap<string, string>): string | 
 
 /** Express middleware: 401 with a Basic challenge unless the request carries valid credentials. */
 export function requireBasicAuth(verifier: BasicAuthVerifier) {
+  /** Connections on which a check was refused (401 or 429). */
+  const refused = new WeakSet<Socket>();
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    const verdict = await authorize(verifier, req.headers.authorization, req.socket);
-    if (verdict === 'valid') next();
-    else sendAuthFailure(res, verdict);
+    const verdict = await authorize(verifier, req.headers.authorization, req.socket, refused);
+    if (verdict === 'valid') {
+      next();
+      return;
+    }
+    refused.add(req.socket);
+    sendAuthFailure(res, verdict);
   };
 }
 
@@ -238,11 +244,17 @@ async function authorize(
   verifier: BasicAuthVerifier,
   authorization: string | undefined,
   socket: Socket,
+  refused: WeakSet<Socket>,
 ): Promise<AuthVerdict> {
   if (!verifier.enabled) return 'valid';
   const credentials = parseBasicAuthorization(authorization);
   if (credentials === undefined) return 'invalid';
-  return verifier.check(credentials.username, credentials.password, peerAddress(socket));
+  // A client flooding wrong passwords over kept connections from a scraper's own address (one
+  // host, a proxy) would keep that address's places in line full, and a scraper checked for the
+  // first time would get 429 throughout: connections refused before wait in a line of their own.
+  const address = peerAddress(socket);
+  const line = refused.has(socket) ? `${address} refused before` : address;
+  return verifier.check(credentials.username, credentials.password, line);
 }
 
 /** Answers a failed check: 401 with the Basic challenge, or 429 with Retry-After when `busy`. */

@@ -2,7 +2,7 @@
 // a flood of them took the CPU from the scraper. Now a repeated wrong password is hashed once, one
 // comparison runs at a time (in a worker thread) with four more from the address in line, and the
 // rest get 429 unhashed, while a scraper whose credentials were checked before keeps getting its page.
-import { get as httpGet } from 'node:http';
+import { Agent, get as httpGet } from 'node:http';
 import bcrypt from 'bcryptjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BasicAuthVerifier, startHttpServer } from '../../src/server/index.js';
@@ -56,6 +56,30 @@ async function startServer(comparisonMs = 0) {
 function get(url: string, password: string, username = USER): Promise<Response> {
   const credentials = Buffer.from(`${username}:${password}`).toString('base64');
   return fetch(url, { headers: { authorization: `Basic ${credentials}` } });
+}
+
+/** The status of a GET of `url`/healthz with USER and `password`; 0 when the request fails. */
+function healthzStatus(
+  url: string,
+  password: string,
+  options: { localAddress?: string; agent: Agent | false },
+): Promise<number> {
+  return new Promise((resolve) => {
+    const credentials = Buffer.from(`${USER}:${password}`).toString('base64');
+    const request = httpGet(
+      `${url}/healthz`,
+      { ...options, headers: { authorization: `Basic ${credentials}` } },
+      (response) => {
+        response.resume();
+        response.on('end', () => {
+          resolve(response.statusCode ?? 0);
+        });
+      },
+    );
+    request.on('error', () => {
+      resolve(0);
+    });
+  });
 }
 
 describe('a flood of wrong passwords', () => {
@@ -121,22 +145,7 @@ describe('a flood of wrong passwords', () => {
     const { url, compared } = await startServer(50);
     /** The status of a GET of /healthz from the loopback address `from`. */
     const ask = (from: string, password: string): Promise<number> =>
-      new Promise((resolve) => {
-        const credentials = Buffer.from(`${USER}:${password}`).toString('base64');
-        const request = httpGet(
-          `${url}/healthz`,
-          { localAddress: from, agent: false, headers: { authorization: `Basic ${credentials}` } },
-          (response) => {
-            response.resume();
-            response.on('end', () => {
-              resolve(response.statusCode ?? 0);
-            });
-          },
-        );
-        request.on('error', () => {
-          resolve(0);
-        });
-      });
+      healthzStatus(url, password, { localAddress: from, agent: false });
     // 40 addresses, more than the 32 places, each sending a new wrong password as soon as the
     // last is answered: every place is taken, each by a line of one, as a new scraper's would be.
     let flooding = true;
@@ -155,6 +164,42 @@ describe('a flood of wrong passwords', () => {
 
     // Without telling the addresses apart, each flooding newcomer took the place of the waiter
     // first in the ring, which the scraper's check became in its turn: 429 every time.
+    expect(scrapes).toContain(200);
+  });
+
+  it('checks a new scraper while wrong passwords come over kept connections from its own address', async () => {
+    // operations.md: a connection on which a check was refused waits in a line of its own, apart
+    // from its address's other connections.
+    const { url, compared } = await startServer(20);
+    const flooder = new Agent({ keepAlive: true, maxSockets: 20 });
+    /** The status of a GET of /healthz from 127.0.0.1 through `agent` (false: a connection of its own). */
+    const ask = (agent: Agent | false, password: string): Promise<number> =>
+      healthzStatus(url, password, { agent });
+    // 20 kept connections, each sending a new wrong password as soon as the last is answered.
+    let flooding = true;
+    let guesses = 0;
+    const refusedBusy: number[] = [];
+    const flood = Array.from({ length: 20 }, async () => {
+      while (flooding) {
+        const status = await ask(flooder, `guess ${String(guesses++)}`);
+        if (status === 429) refusedBusy.push(status);
+      }
+    });
+    await until(
+      () => compared.length > 10 && refusedBusy.length > 100,
+      'the flood checked and refused busy',
+    );
+
+    const scrapes: number[] = [];
+    while (scrapes.length < 10 && !scrapes.includes(200)) {
+      scrapes.push(await ask(false, PASSWORD));
+    }
+    flooding = false;
+    await Promise.all(flood);
+    flooder.destroy();
+
+    // In one line with the flood's, the four places were taken again as soon as one came free:
+    // 429 every time.
     expect(scrapes).toContain(200);
   });
 });
