@@ -1,9 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server, Socket } from 'node:net';
+import { peerAddress } from './peerConnections.js';
 
 /** One held connection, the requests on it not yet answered, and since when it has waited. */
 interface HeldConnection {
   readonly socket: Socket;
+  /** The client's address (peerAddress). */
+  readonly address: string;
   requestsInFlight: number;
   /**
    * Since when (ms) it has waited on its client: without a request in flight, since it came or
@@ -23,20 +26,32 @@ interface HeldConnection {
  * clients hold every place, each reopened as soon as it is shed, and clients that send a request
  * and never read the page (larger than the kernel's socket buffers) hold theirs until the stall
  * limit; a scraper sends its headers at once and reads its answer, so it is never the one that
- * waited longest.
+ * waited longest. One client address holds at most `maxPerAddress` (`server.maxConnectionsPerAddress`)
+ * of them, and its newcomer beyond takes the place of its own connection that waited longest, by the
+ * same rule: a flood from one address then keeps to its share, and a scraper from that same address
+ * (one host, a proxy) is still served, where closing the newcomer closed every scrape of it.
  */
 export class HeldConnections {
   #max: number;
+  #maxPerAddress: number;
   /** By peer address and port (a TLS socket's are its TCP connection's). */
   readonly #held = new Map<string, HeldConnection>();
+  /** How many of #held each client address has. */
+  readonly #heldPerAddress = new Map<string, number>();
 
-  constructor(max: number) {
+  constructor(max: number, maxPerAddress: number = max) {
     this.#max = max;
+    this.#maxPerAddress = maxPerAddress;
   }
 
   /** Applies a new cap (on reload); connections already held stay. */
   setMax(max: number): void {
     this.#max = max;
+  }
+
+  /** Applies a new cap per address (on reload); connections already held stay. */
+  setMaxPerAddress(maxPerAddress: number): void {
+    this.#maxPerAddress = maxPerAddress;
   }
 
   /**
@@ -53,29 +68,51 @@ export class HeldConnections {
   }
 
   #admit(socket: Socket): void {
-    // Already refused by a listener that ran first, such as the per-address cap.
+    // Already refused by a listener that ran first.
     if (socket.destroyed) return;
-    if (this.#held.size >= this.#max && !this.#evictLongestWaiting()) {
+    const address = peerAddress(socket);
+    const room =
+      (this.#heldPerAddress.get(address) ?? 0) >= this.#maxPerAddress
+        ? this.#evictLongestWaiting(address)
+        : this.#held.size < this.#max || this.#evictLongestWaiting();
+    if (!room) {
       socket.destroy();
       return;
     }
     const key = connectionKey(socket);
-    this.#held.set(key, { socket, requestsInFlight: 0, waitingSince: Date.now(), unsentBytes: 0 });
+    const connection: HeldConnection = {
+      socket,
+      address,
+      requestsInFlight: 0,
+      waitingSince: Date.now(),
+      unsentBytes: 0,
+    };
+    this.#held.set(key, connection);
+    this.#heldPerAddress.set(address, (this.#heldPerAddress.get(address) ?? 0) + 1);
     socket.once('close', () => {
-      if (this.#held.get(key)?.socket === socket) this.#held.delete(key);
+      if (this.#held.get(key) === connection) this.#release(key, connection);
     });
   }
 
+  #release(key: string, connection: HeldConnection): void {
+    this.#held.delete(key);
+    const left = (this.#heldPerAddress.get(connection.address) ?? 1) - 1;
+    if (left > 0) this.#heldPerAddress.set(connection.address, left);
+    else this.#heldPerAddress.delete(connection.address);
+  }
+
   /**
-   * Closes the held connection that has waited longest on its client; false when every one has a
-   * request being worked on or read. A single write's unsent bytes fall only once it is all sent,
-   * so a page being read counts from its request, and the newest request is the last to go.
+   * Closes the held connection (of `address`, when given) that has waited longest on its client;
+   * false when every one has a request being worked on or read. A single write's unsent bytes fall
+   * only once it is all sent, so a page being read counts from its request, and the newest request
+   * is the last to go.
    */
-  #evictLongestWaiting(): boolean {
+  #evictLongestWaiting(address?: string): boolean {
     const now = Date.now();
     let longest: [string, HeldConnection] | undefined;
     for (const entry of this.#held) {
       const connection = entry[1];
+      if (address !== undefined && connection.address !== address) continue;
       if (connection.requestsInFlight > 0) {
         const unsentBytes = connection.socket.writableLength;
         if (unsentBytes < connection.unsentBytes) connection.waitingSince = now;
@@ -86,7 +123,7 @@ export class HeldConnections {
         longest = entry;
     }
     if (longest === undefined) return false;
-    this.#held.delete(longest[0]);
+    this.#release(...longest);
     longest[1].socket.destroy();
     return true;
   }

@@ -6,7 +6,6 @@ import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import type { ServerTls } from '../config/types.js';
 import { HeldConnections } from './heldConnections.js';
-import { PeerConnectionCap } from './peerConnections.js';
 import { limitPipelinedRequests } from './pipelinedRequests.js';
 
 // Required rather than imported: an ES import reads every export of node:http, and three of them
@@ -26,7 +25,8 @@ const UNSPECIFIED_ADDRESSES = new Set(['0.0.0.0', '::']);
  * How the listener sheds connections that hold a file descriptor without asking for anything: a
  * scraper sends its request headers at once, so a connection that has not within a few seconds
  * (a half-open or slowloris one) is answered 408 and closed, and at `maxConnections` a newcomer
- * takes the place of the connection idle longest (HeldConnections). Node.js's own defaults keep
+ * takes the place of the connection idle longest (HeldConnections), at its address's cap of its
+ * address's. Node.js's own defaults keep
  * idle connections long enough, and without limit, for them to exhaust the file descriptors and
  * fail every scrape.
  */
@@ -129,11 +129,8 @@ export function startHttpServer(
   server.timeout = stalledMs;
   // Not server.maxConnections: Node.js would close a newcomer at the cap before anyone could make
   // room for it.
-  const held = new HeldConnections(maxConnections);
+  const held = new HeldConnections(maxConnections, maxConnectionsPerAddress);
   held.attach(server);
-  // Attached second, so it runs first: a connection beyond its address's cap takes no one's place.
-  const peers = new PeerConnectionCap(maxConnectionsPerAddress);
-  peers.attach(server);
   return new Promise((resolve, reject) => {
     const onError = (error: Error): void => {
       reject(error);
@@ -157,7 +154,7 @@ export function startHttpServer(
           held.setMax(next);
         },
         setMaxConnectionsPerAddress(next) {
-          peers.setMaxPerAddress(next);
+          held.setMaxPerAddress(next);
         },
         setRequestTimeout(next) {
           // Read by Node.js at each check of the connections, so it holds for those already open.

@@ -11,7 +11,11 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startHttpServer, type RunningHttpServer } from '../../src/server/index.js';
+import {
+  startHttpServer,
+  type ConnectionLimits,
+  type RunningHttpServer,
+} from '../../src/server/index.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
 import { CLI_BIN, startExporterProcess, type RunningCli } from '../support/cli.js';
 import { configYaml, startFrozenSimulator, startTestExporter } from '../support/exporterHarness.js';
@@ -172,20 +176,30 @@ describe('more idle connections than server.maxConnections', () => {
   });
 });
 
+/**
+ * A server of one queue holding 40 connections, 10 from one address, with `limits` besides; and the
+ * most it held at once from 127.0.0.1.
+ */
+async function serveTenPerAddress(limits: Partial<ConnectionLimits> = {}) {
+  const store = new SnapshotStore(600);
+  store.setTargets([{ kind: 'merge_queue', repo: 'github.com/acme/web', branch: 'main' }]);
+  const { app } = createTestHttpApp({ store });
+  const running = await startHttpServer(app, '127.0.0.1', 0, undefined, {
+    maxConnections: 40,
+    maxConnectionsPerAddress: 10,
+    ...limits,
+  });
+  cleanups.push(() => running.close());
+  return { running, mostHeld: heldConnections(running, '127.0.0.1') };
+}
+
 describe('a reconnecting half-open flood from one address', () => {
   it('takes at most server.maxConnectionsPerAddress places: every scrape from another address is served', async () => {
-    const store = new SnapshotStore(600);
-    store.setTargets([{ kind: 'merge_queue', repo: 'github.com/acme/web', branch: 'main' }]);
-    const { app } = createTestHttpApp({ store });
-    const running = await startHttpServer(app, '127.0.0.1', 0, undefined, {
-      maxConnections: 40,
-      maxConnectionsPerAddress: 10,
+    const { running, mostHeld } = await serveTenPerAddress({
       headersTimeoutMs: 300,
       requestTimeoutMs: 600,
       checkIntervalMs: 100,
     });
-    cleanups.push(() => running.close());
-    const mostHeld = heldConnections(running, '127.0.0.1');
 
     // Sixty half-open connections from 127.0.0.1, each reopened as soon as it is closed: more than
     // maxConnections on their own.
@@ -204,6 +218,24 @@ describe('a reconnecting half-open flood from one address', () => {
     // The flood kept going all along (as fast as a busy machine lets it), and never held more than
     // its share.
     expect(opened).toBeGreaterThan(openedBefore);
+    expect(mostHeld()).toBe(10);
+  });
+
+  it('serves every scrape from the flooding address itself, each in the place of a half-open connection of it', async () => {
+    // configuration.md: more connections from one address take the places of that address's
+    // connections that have waited longest on their clients.
+    const { running, mostHeld } = await serveTenPerAddress();
+
+    const flood = reconnectingFlood(running.url, 60);
+    await until(() => flood.opened() >= 200, 'the flood to have reopened its connections');
+    const statuses: number[] = [];
+    for (let scrape = 0; scrape < 20; scrape++) {
+      statuses.push(await scrapeFrom(running.url, '127.0.0.1'));
+    }
+    flood.stop();
+
+    // Closed as they arrived, behind the flood's ten, the scrapes failed every time.
+    expect(statuses).toEqual(Array<number>(20).fill(200));
     expect(mostHeld()).toBe(10);
   });
 
@@ -277,14 +309,16 @@ function reconnectingFlood(url: string, count: number) {
 
 /** The most connections from `address` the server held at once, as its own 'connection' events see them. */
 function heldConnections(running: RunningHttpServer, address: string): () => number {
-  let held = 0;
+  const held = new Set<Socket>();
   let most = 0;
   running.server.on('connection', (socket: Socket) => {
     // Listeners that run first may have refused it already.
     if (socket.destroyed || !socket.remoteAddress?.endsWith(address)) return;
-    held++;
-    most = Math.max(most, held);
-    socket.once('close', () => held--);
+    held.add(socket);
+    socket.once('close', () => held.delete(socket));
+    // A connection whose place the newcomer took is destroyed already, its 'close' still to come.
+    const open = [...held].filter((connection) => !connection.destroyed).length;
+    most = Math.max(most, open);
   });
   return () => most;
 }
