@@ -4,7 +4,13 @@ import { peerAddress } from './peerConnections.js';
 
 /** One held connection, the requests on it not yet answered, and since when it has waited. */
 interface HeldConnection {
+  /** The TCP connection, closed to shed it. */
   readonly socket: Socket;
+  /**
+   * What its answers are written to: the TLS socket over it with TLS, whose unsent bytes the TCP
+   * socket never holds; the TCP socket itself without.
+   */
+  answerSocket: Socket;
   /** The client's address (peerAddress). */
   readonly address: string;
   requestsInFlight: number;
@@ -21,7 +27,7 @@ interface HeldConnection {
  * Caps the connections the server holds at once (`server.maxConnections`). At the cap a newcomer
  * takes the place of the connection that has waited longest on its client: one without a request
  * in flight (that has not sent its request headers yet, or an idle keep-alive one), or one whose
- * answer its client leaves unread (the socket's buffer full); only when every held connection has
+ * answer its client leaves unread (bytes of it unsent, over TLS too); only when every held connection has
  * a request being worked on or read is the newcomer closed. Refusing newcomers would let slowloris
  * clients hold every place, each reopened as soon as it is shed, and clients that send a request
  * and never read the page (larger than the kernel's socket buffers) hold theirs until the stall
@@ -83,6 +89,7 @@ export class HeldConnections {
     const connection: HeldConnection = {
       socket,
       address,
+      answerSocket: socket,
       requestsInFlight: 0,
       waitingSince: Date.now(),
       unsentBytes: 0,
@@ -103,9 +110,9 @@ export class HeldConnections {
 
   /**
    * Closes the held connection (of `address`, when given) that has waited longest on its client;
-   * false when every one has a request being worked on or read. A single write's unsent bytes fall
-   * only once it is all sent, so a page being read counts from its request, and the newest request
-   * is the last to go.
+   * false when every one has a request being worked on. A single write's unsent bytes fall only once
+   * it is all sent, so a page being read counts from its request (over TLS, from its last piece
+   * sent), and the newest request is the last to go.
    */
   #evictLongestWaiting(address?: string): boolean {
     const now = Date.now();
@@ -114,10 +121,12 @@ export class HeldConnections {
       const connection = entry[1];
       if (address !== undefined && connection.address !== address) continue;
       if (connection.requestsInFlight > 0) {
-        const unsentBytes = connection.socket.writableLength;
+        const unsentBytes = connection.answerSocket.writableLength;
         if (unsentBytes < connection.unsentBytes) connection.waitingSince = now;
         connection.unsentBytes = unsentBytes;
-        if (!connection.socket.writableNeedDrain) continue;
+        // Nothing unsent: its answer is still being worked on. Unsent bytes, however few, wait on
+        // the client: a page handed over in pieces (over TLS) ends with its last piece unsent.
+        if (unsentBytes === 0) continue;
       }
       if (longest === undefined || connection.waitingSince < longest[1].waitingSince)
         longest = entry;
@@ -132,6 +141,7 @@ export class HeldConnections {
     const key = connectionKey(req.socket);
     const connection = this.#held.get(key);
     if (connection === undefined) return;
+    connection.answerSocket = req.socket;
     connection.requestsInFlight++;
     connection.waitingSince = Date.now();
     connection.unsentBytes = req.socket.writableLength;

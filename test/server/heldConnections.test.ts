@@ -1,9 +1,11 @@
 // The cap on the connections the server holds: at the cap a newcomer takes the place of the one
 // idle longest. Refusing newcomers let slowloris connections from a few addresses, each reopened as
 // soon as it was shed, hold every place: 59 of 60 genuine scrapes were reset.
+import { EventEmitter } from 'node:events';
 import { request, type RequestListener, type ServerResponse } from 'node:http';
-import { connect, type Socket } from 'node:net';
+import { connect, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { HeldConnections } from '../../src/server/heldConnections.js';
 import { startHttpServer, type RunningHttpServer } from '../../src/server/index.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
 import { until } from '../faults/harness.js';
@@ -222,5 +224,49 @@ describe('at server.maxConnections, with clients that stop reading', () => {
 
     // A scrape reads its page at once, so it is never the one whose page has waited longest.
     expect(statuses).toEqual(Array<number>(10).fill(200));
+  });
+});
+
+describe('which held connection a newcomer replaces', () => {
+  // configuration.md (server.maxConnections): a newcomer takes the place of a connection whose
+  // answer its client leaves unread, never of one whose answer is still being worked on.
+
+  /** A socket as HeldConnections sees one: its peer, its unsent bytes, and whether it was closed. */
+  class FakeSocket extends EventEmitter {
+    destroyed = false;
+    writableLength = 0;
+    writableNeedDrain = false;
+    readonly remoteAddress = '127.0.0.1';
+    constructor(readonly remotePort: number) {
+      super();
+    }
+    destroy(): void {
+      this.destroyed = true;
+      this.emit('close');
+    }
+  }
+
+  it('replaces one whose last few answer bytes wait unread, below the buffer mark, and not one still being answered', () => {
+    const server = new EventEmitter();
+    new HeldConnections(2, 2).attach(server as unknown as Server);
+    const connect = (port: number): FakeSocket => {
+      const socket = new FakeSocket(port);
+      server.emit('connection', socket);
+      return socket;
+    };
+    const unread = connect(1);
+    server.emit('request', { socket: unread }, new EventEmitter());
+    const answering = connect(2);
+    server.emit('request', { socket: answering }, new EventEmitter());
+    // The last piece of a page handed over in pieces, unread: fewer bytes than the buffer's mark.
+    unread.writableLength = 14_000;
+
+    const newcomer = connect(3);
+
+    expect([unread.destroyed, answering.destroyed, newcomer.destroyed]).toEqual([
+      true,
+      false,
+      false,
+    ]);
   });
 });

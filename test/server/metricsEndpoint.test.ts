@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Secret } from '../../src/secrets/secret.js';
 import type { ServerTls } from '../../src/config/types.js';
 import { BasicAuthVerifier, startHttpServer } from '../../src/server/index.js';
-import type { RunningHttpServer } from '../../src/server/index.js';
+import type { ConnectionLimits, RunningHttpServer } from '../../src/server/index.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
 import type { Target } from '../../src/snapshot/types.js';
 import { createTestHttpApp } from '../support/httpApp.js';
@@ -313,14 +313,38 @@ describe('/metrics over TLS to clients that stop reading', () => {
     });
   }
 
-  it('holds far less than a page per client, serves a genuine scrape meanwhile, and sends each its page whole', async () => {
+  /** A TLS server of an 8 MB page, with `limits`; its URL and certificate. */
+  async function startTlsServer(
+    limits: Partial<ConnectionLimits> = {},
+  ): Promise<{ url: string; cert: string }> {
     const cert = readFileSync(join(tlsDirectory, 'server.crt'), 'utf8');
     const key = readFileSync(join(tlsDirectory, 'server.key'), 'utf8');
     const { store } = storeOfLongNames(16, 250_000);
     const { app } = createTestHttpApp({ store });
     const tls = { certFile: 'server.crt', keyFile: 'server.key', cert, key: new Secret(key) };
-    running = await startHttpServer(app, '127.0.0.1', 0, tls);
-    const { url } = running;
+    running = await startHttpServer(app, '127.0.0.1', 0, tls, limits);
+    return { url: running.url, cert };
+  }
+
+  it("gives a genuine scrape from the non-readers' own address the place of one of them at its cap", async () => {
+    // configuration.md: at server.maxConnectionsPerAddress a new connection takes the place of that
+    // address's connection that has waited longest on its client, one whose answer its client
+    // leaves unread among them.
+    const { url, cert } = await startTlsServer({ maxConnectionsPerAddress: 8 });
+    for (let index = 0; index < 8; index++) await nonReader(url, cert);
+
+    const scrape = await send(`${url}/metrics`, {
+      ca: cert,
+      headers: { 'accept-encoding': 'gzip', accept: OPENMETRICS_ACCEPT },
+    });
+
+    // The TCP sockets under TLS hold none of the unsent bytes, so every non-reader looked busy
+    // and the scrape's connection was closed as it arrived.
+    expect(scrape.status).toBe(200);
+  });
+
+  it('holds far less than a page per client, serves a genuine scrape meanwhile, and sends each its page whole', async () => {
+    const { url, cert } = await startTlsServer();
 
     const page = await send(`${url}/metrics`, { ca: cert });
     const pageBytes = Buffer.byteLength(page.text);
