@@ -21,7 +21,16 @@ interface HeldConnection {
   waitingSince: number;
   /** The socket's unsent bytes when last looked at. */
   unsentBytes: number;
+  /** An answer on it refused the client's credentials or turned it away (REFUSED_STATUSES). */
+  refused: boolean;
 }
+
+/**
+ * Answers that refuse a client (wrong credentials; too many checks waiting): a connection that got
+ * one goes before any other when a newcomer needs a place, its requests in flight or not, since a
+ * flood of wrong passwords over kept connections keeps a request in flight on each of them.
+ */
+const REFUSED_STATUSES = new Set([401, 429]);
 
 /**
  * Caps the connections the server holds at once (`server.maxConnections`). At the cap a newcomer
@@ -32,7 +41,7 @@ interface HeldConnection {
  * clients hold every place, each reopened as soon as it is shed, and clients that send a request
  * and never read the page (larger than the kernel's socket buffers) hold theirs until the stall
  * limit; a scraper sends its headers at once and reads its answer, so it is never the one that
- * waited longest. One client address holds at most `maxPerAddress` (`server.maxConnectionsPerAddress`)
+ * waited longest. A connection that got a refusal (REFUSED_STATUSES) goes before all of them. One client address holds at most `maxPerAddress` (`server.maxConnectionsPerAddress`)
  * of them, and its newcomer beyond takes the place of its own connection that waited longest, by the
  * same rule: a flood from one address then keeps to its share, and a scraper from that same address
  * (one host, a proxy) is still served, where closing the newcomer closed every scrape of it.
@@ -93,6 +102,7 @@ export class HeldConnections {
       requestsInFlight: 0,
       waitingSince: Date.now(),
       unsentBytes: 0,
+      refused: false,
     };
     this.#held.set(key, connection);
     this.#heldPerAddress.set(address, (this.#heldPerAddress.get(address) ?? 0) + 1);
@@ -120,7 +130,7 @@ export class HeldConnections {
     for (const entry of this.#held) {
       const connection = entry[1];
       if (address !== undefined && connection.address !== address) continue;
-      if (connection.requestsInFlight > 0) {
+      if (connection.requestsInFlight > 0 && !connection.refused) {
         const unsentBytes = connection.answerSocket.writableLength;
         if (unsentBytes < connection.unsentBytes) connection.waitingSince = now;
         connection.unsentBytes = unsentBytes;
@@ -128,8 +138,7 @@ export class HeldConnections {
         // the client: a page handed over in pieces (over TLS) ends with its last piece unsent.
         if (unsentBytes === 0) continue;
       }
-      if (longest === undefined || connection.waitingSince < longest[1].waitingSince)
-        longest = entry;
+      if (longest === undefined || goesBefore(connection, longest[1])) longest = entry;
     }
     if (longest === undefined) return false;
     this.#release(...longest);
@@ -148,8 +157,15 @@ export class HeldConnections {
     res.once('close', () => {
       connection.requestsInFlight--;
       connection.waitingSince = Date.now();
+      if (REFUSED_STATUSES.has(res.statusCode)) connection.refused = true;
     });
   }
+}
+
+/** Whether `a` gives its place to a newcomer before `b`: refused first, then the longest waiting. */
+function goesBefore(a: HeldConnection, b: HeldConnection): boolean {
+  if (a.refused !== b.refused) return a.refused;
+  return a.waitingSince < b.waitingSince;
 }
 
 function connectionKey(socket: Socket): string {

@@ -26,7 +26,7 @@ afterEach(async () => {
  * A real server whose verifier counts the bcrypt comparisons it starts, and can hold them; each
  * takes `comparisonMs` more, as a costlier hash would.
  */
-async function startServer(comparisonMs = 0) {
+async function startServer(comparisonMs = 0, maxConnectionsPerAddress = 512) {
   const store = new SnapshotStore(600);
   store.setTargets([{ kind: 'merge_queue', repo: 'github.com/acme/web', branch: 'main' }]);
   const compared: string[] = [];
@@ -41,9 +41,7 @@ async function startServer(comparisonMs = 0) {
   });
   const { app } = createTestHttpApp({ store, auth });
   // The hundred clients of the flood all come from 127.0.0.1 here.
-  running = await startHttpServer(app, '127.0.0.1', 0, undefined, {
-    maxConnectionsPerAddress: 512,
-  });
+  running = await startHttpServer(app, '127.0.0.1', 0, undefined, { maxConnectionsPerAddress });
   /** Holds every comparison that starts from now on until the returned function is called. */
   const holdComparisons = (): (() => void) => {
     let release: () => void = () => {};
@@ -201,5 +199,32 @@ describe('a flood of wrong passwords', () => {
     // In one line with the flood's, the four places were taken again as soon as one came free:
     // 429 every time.
     expect(scrapes).toContain(200);
+  });
+
+  it('answers a new scraper while wrong passwords keep a request in flight on every connection its address may hold', async () => {
+    // configuration.md (server.maxConnectionsPerAddress): a connection that got a 401 or 429 gives
+    // its place to a newcomer first, its requests in flight or not.
+    const { url, holdComparisons } = await startServer(0, 8);
+    const release = holdComparisons();
+    const flooder = new Agent({ keepAlive: true, maxSockets: 8 });
+    let flooding = true;
+    let guesses = 0;
+    // One comparison held, four waiting for it in the address's line; the other three connections
+    // are refused busy and wait in the line of refused connections: all eight have a request in
+    // flight that nothing answers while the comparison is held.
+    const flood = Array.from({ length: 8 }, async () => {
+      while (flooding) await healthzStatus(url, `guess ${String(guesses++)}`, { agent: flooder });
+    });
+    await until(() => guesses >= 11, 'three refused connections asking again');
+
+    const first = await healthzStatus(url, PASSWORD, { agent: false });
+    flooding = false;
+    release();
+    await Promise.all(flood);
+    flooder.destroy();
+
+    // With every place's request in flight, the scrape's connection was closed as it arrived (0).
+    expect([200, 429]).toContain(first);
+    expect(await healthzStatus(url, PASSWORD, { agent: false })).toBe(200);
   });
 });
