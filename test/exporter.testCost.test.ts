@@ -15,6 +15,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { select, type Sample } from './support/exposition.js';
 import { configYaml, startTestExporter } from './support/exporterHarness.js';
 import { fixtureAt, pageAt, startFakeV2, type FakeV2 } from './support/fakeTrunkV2.js';
+import { byCollection, collectionRow } from './support/testCollectionRows.js';
 import { cleanUp } from './trunk/harness.js';
 
 afterEach(cleanUp);
@@ -71,25 +72,6 @@ const TESTS = [
   testRow('suite::payment', 'broken', { failureCount: 12, runCount: 12, prsImpacted: 5 }),
 ];
 
-/** A `TestCollection` row, shaped as the definition requires it. */
-function collectionRow(
-  id: string,
-  name: string,
-  testCaseCount: number,
-  quarantineEnabled: boolean,
-): Record<string, unknown> {
-  return {
-    id,
-    name,
-    description: null,
-    testCaseCount,
-    quarantineEnabled,
-    autoQuarantineEnabled: false,
-    createdAt: '2025-06-01T00:00:00.000Z',
-    updatedAt: '2025-12-01T00:00:00.000Z',
-  };
-}
-
 /** Newest first: a second "Backend integration tests", older, is left out (its name is taken). */
 const COLLECTIONS = [
   collectionRow('aB3xY9kQ', 'Backend integration tests', 1284, true),
@@ -129,15 +111,6 @@ const cost = (samples: readonly Sample[], name: string): Record<string, number> 
   Object.fromEntries(
     select(samples, name, { repo: WEB }).map((sample): [string, number] => [
       `${sample.labels.status ?? ''}/${sample.labels.window ?? ''}`,
-      sample.value,
-    ]),
-  );
-
-/** A collection family as `collection: value`. */
-const byCollection = (samples: readonly Sample[], name: string): Record<string, number> =>
-  Object.fromEntries(
-    select(samples, name).map((sample): [string, number] => [
-      sample.labels.collection ?? '',
       sample.value,
     ]),
   );
