@@ -40,6 +40,7 @@ import {
   empty,
   expectExits,
   histogram,
+  iso,
   move,
   prRow,
   result,
@@ -203,6 +204,13 @@ describe('a batching queue through API v2 and a real exporter, every number by h
     move(pr103, 'pending', 1100);
     step(fake, 101, 'notReady', 1150, 'USER_REQUESTED');
     resubmitEntry(pr101, T + 700, T + 1150, 'entry-101-b');
+    // #105 is reopened and submitted again at 1160 (its entry reused, so its createdAt still
+    // says 750: "an ordinary resubmission after a cancellation reuses it") and closed again at
+    // 1180: no poll lists this stay either.
+    pr105.earlierConclusions = [iso(800)];
+    step(fake, 105, 'notReady', 1160, 'USER_REQUESTED');
+    step(fake, 105, 'cancelled', 1180, 'PR_CLOSED');
+    move(pr105, 'cancelled', 1180);
     await pollsAt(1200);
 
     // Between polls 4 and 5: #101 ready at 1220; #101 and #103 test on r7 from 1240; urgent #106
@@ -398,12 +406,13 @@ describe('a batching queue through API v2 and a real exporter, every number by h
       NO_MERGEABILITY_REASON,
     );
 
-    // Exits: #101 failed at 700 (poll 3 sees it gone); #105 cancelled at 800 (no poll listed it:
-    // the read of concluded entries finds it); #102 and #104 merged at 1010; #106 merged at 1610;
+    // Exits: #101 failed at 700 (poll 3 sees it gone); #105 cancelled at 800 and at 1180 (no poll
+    // listed it: the reads of concluded entries find it, its second stay by its new
+    // stateChangedAt); #102 and #104 merged at 1010; #106 merged at 1610;
     // #101 failed at 2000 and was resubmitted at 2010 (polls 6 and 7 both list it: the concluded
     // entries list it resubmitted); #101 cancelled at 2200; #103 failed at 2300.
-    // merged 2 + 1 = 3; failed 1 + 1 + 1 = 3; cancelled 1 + 1 = 2.
-    expectExits(atEnd, { merged: 3, failed: 3, cancelled: 2 });
+    // merged 2 + 1 = 3; failed 1 + 1 + 1 = 3; cancelled 2 + 1 = 3.
+    expectExits(atEnd, { merged: 3, failed: 3, cancelled: 3 });
     // #101's failure at 2000 is within a day of its failure at 700: one eviction loop.
     expect(series(atEnd, 'trunk_merge_queue_repeated_failures_total', [])).toEqual({ '': 1 });
     expect(series(atEnd, 'trunk_merge_queue_last_merge_timestamp_seconds', [])).toEqual({
@@ -415,7 +424,7 @@ describe('a batching queue through API v2 and a real exporter, every number by h
       TEST_RUN_TIMEOUT: 1, // #103 at 2300
     });
     expect(series(atEnd, CANCELLED, ['reason'])).toEqual({
-      PR_CLOSED: 1, // #105 at 800
+      PR_CLOSED: 2, // #105 at 800 and 1180
       NOT_READY_TIMEOUT_EXPIRED: 1, // #101 at 2200
     });
     // Restarts: into pending from testing, testsPassed or pendingFailure, by reason. Not one:
@@ -437,7 +446,8 @@ describe('a batching queue through API v2 and a real exporter, every number by h
     //        1300, 1900, 2000 (3); testing→failed 2300
     //   #104 pending→testing 420, 720 (2); testing→pending 700; testing→testsPassed 1000;
     //        testsPassed→merged 1010
-    //   #105 notReady→cancelled 800
+    //   #105 notReady→cancelled 800, 1180 (cancelled→notReady at 1160 begins a stay no poll
+    //        listed)
     //   #106 notReady→pending 1260; pending→testing 1300; testing→testsPassed 1600;
     //        testsPassed→merged 1610
     // testing→pending 4 + 3 + 3 + 1 = 11; pending→testing 5 + 3 + 4 + 2 + 1 = 15.
@@ -450,7 +460,7 @@ describe('a batching queue through API v2 and a real exporter, every number by h
       'testing/pending': 11,
       'pending/testing': 15,
       'testing/failed': 3, // #101 twice, #103
-      'not_ready/cancelled': 2, // #105, #101
+      'not_ready/cancelled': 3, // #105 twice, #101
       'testing/tests_passed': 3, // #102, #104, #106
       'tests_passed/merged': 3,
       'not_ready/pending': 3, // #103, #101, #106
@@ -464,12 +474,14 @@ describe('a batching queue through API v2 and a real exporter, every number by h
     //           at the earliest it can be: its testing result with entryConclusion ended at 2000);
     //           #103 2300 − (−120) = 2420
     //   cancelled: #105 800 − 750 = 50 (its entry's createdAt to its stateChangedAt);
+    //              #105 1180 − 900 = 280 (its createdAt, 750, is from before poll 3, the last
+    //              that would have listed the entry: "that poll's time is" used);
     //              #101 2200 − 2010 = 190
     // Bounds 300, 600, 1200, 1800, 3600, 7200, 14400, 86400, +Inf.
     expect(histogram(atEnd, IN_QUEUE, ['outcome'])).toEqual({
       merged: { buckets: [0, 1, 2, 3, 3, 3, 3, 3, 3], sum: 2870, count: 3 }, // 1490+1070+310
       failed: { buckets: [0, 0, 2, 2, 3, 3, 3, 3, 3], sum: 4450, count: 3 }, // 1180+850+2420
-      cancelled: { buckets: [2, 2, 2, 2, 2, 2, 2, 2, 2], sum: 240, count: 2 }, // 50+190
+      cancelled: { buckets: [3, 3, 3, 3, 3, 3, 3, 3, 3], sum: 520, count: 3 }, // 50+280+190
     });
     // Time in the state a PR left, on the transitions the polls saw, stateChangedAt to
     // stateChangedAt (a PR listed again in its state since later re-entered it: nothing):

@@ -201,7 +201,12 @@ describe('queues that do not batch through API v2 and a real exporter, every num
     setRun(fake, WEB_QUEUE, runRow('s5', 'inProgress', 700, 700, [202]));
     move(pr202, 'testing', 700);
     step(fake, 204, 'cancelled', 800, 'PR_CLOSED');
-    setRun(fake, WEB_QUEUE, runRow('s6', 'cancelled', 700, 800, [204]));
+    // ci/build had already failed on s6 when it was cancelled: no failed run for it to count.
+    setRun(
+      fake,
+      WEB_QUEUE,
+      runRow('s6', 'cancelled', 700, 800, [204], { checks: [checkRow('ci/build', 'failure')] }),
+    );
     webResults.push(result(204, 's6', 700, 800, 'cancelled', { entryConclusion: 'cancelled' }));
     move(pr204, 'cancelled', 800);
     const pr205 = prRow(205, 'failed', 830, 820);
@@ -213,7 +218,18 @@ describe('queues that do not batch through API v2 and a real exporter, every num
 
     // Between polls 3 and 4, web: s5 passes #202 at 1000, merged at 1005; #203 is removed at
     // 1100 as its base branch changed.
-    setRun(fake, WEB_QUEUE, runRow('s5', 'succeeded', 700, 1000, [202]));
+    // ci/build failed once on s5 and passed when re-run ("Every check the run observed"): the
+    // run succeeded, which fails no check.
+    setRun(
+      fake,
+      WEB_QUEUE,
+      runRow('s5', 'succeeded', 700, 1000, [202], {
+        checks: [
+          { ...checkRow('ci/build', 'failure'), id: 'check-ci/build-first' },
+          { ...checkRow('ci/build', 'success'), id: 'check-ci/build-rerun' },
+        ],
+      }),
+    );
     step(fake, 202, 'testsPassed', 1000, 'TEST_RUN_PASSED');
     step(fake, 202, 'merged', 1005, 'MERGE_GRAPH_MERGE');
     webResults.push(result(202, 's5', 700, 1000, 'passed', { entryConclusion: 'merged' }));
@@ -388,7 +404,7 @@ describe('queues that do not batch through API v2 and a real exporter, every num
       false: { buckets: [6, 6, 6, 6, 6, 6, 6], sum: 6, count: 6 },
     });
     // s1: ci/build failed (required ci/e2e was cancelled: no failure); s2: ci/build failed twice,
-    // once per run.
+    // once per run. Not s5 (succeeded) nor s6 (cancelled), though ci/build failed on each.
     expect(series(atEnd, CHECKS, ['check'])).toEqual({ 'ci/build': 2 });
     expect(series(atEnd, 'trunk_merge_queue_last_merge_timestamp_seconds', [])).toEqual({
       '': T + 1005,
