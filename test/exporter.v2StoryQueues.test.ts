@@ -1,14 +1,15 @@
-// Two queues that do not batch, and a third story of one, through API v2 and a real exporter,
+// Two queues that do not batch, and two more stories of one, through API v2 and a real exporter,
 // every number counted by hand as in exporter.v2Story.test.ts (whose header quotes the words of
 // Trunk's definition the counts rest on): a retest after a pending failure, a restart from
 // testsPassed, a pull request closed while it tests, one that enters and fails between two polls,
 // a cancellation with no reason resubmitted between two polls, an attempt without an outcome, an
 // entry at priority 0 with no name, readiness that fails two rules, a mergeability code and queue
-// states the definition does not name. Trunk's words beyond those: `outcome` `cancelled` is "the
-// pull request left the queue while testing"; `mergeabilityDetails` "Absence never means the pull
-// request is mergeable"; `priorityName` "Either may still be absent on its own — do not infer one
-// from the presence of the other"; a queue entry's `id`: "an ordinary resubmission after a
-// cancellation reuses it".
+// states the definition does not name, a failure and resubmission that only the periodic read of
+// concluded entries finds. Trunk's words beyond those: `outcome` `cancelled` is "the pull request
+// left the queue while testing"; `mergeabilityDetails` "Absence never means the pull request is
+// mergeable"; `priorityName` "Either may still be absent on its own — do not infer one from the
+// presence of the other"; a queue entry's `id`: "an ordinary resubmission after a cancellation
+// reuses it".
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { pageAt, startFakeV2, type EntryRow } from './support/fakeTrunkV2.js';
 import { WEB_QUEUE, resubmitEntry } from './support/queueEntryRows.js';
@@ -651,5 +652,81 @@ describe('queues that do not batch through API v2 and a real exporter, every num
     expect(series(atEnd, 'trunk_merge_queue_last_merge_timestamp_seconds', [])).toEqual({
       '': T + 410,
     });
+  }, 60_000);
+
+  it('counts a failure and resubmission between two polls that no departure shows, with its steps, and its exit from the periodic read of concluded entries', async () => {
+    // #501 fails at 100 and is submitted again at once; poll 1 lists it pending since 120: no PR
+    // gone, none back in notReady, so no read of concluded entries then ("otherwise once every 30
+    // polls"). Its timeline tells the steps; the periodic read finds the exit.
+    vi.useFakeTimers({ toFake: ['Date'], now: T * 1000 });
+    const pr501 = prRow(501, 'testing', -100, -160);
+    const fake = await startFakeV2({
+      queues: pageAt('merge-queues-of-an-organization.json'),
+      entries: { [WEB_QUEUE]: [pr501] },
+    });
+    step(fake, 501, 'notReady', -160, 'USER_REQUESTED');
+    step(fake, 501, 'pending', -130, 'MERGE_ITEM_NOW_READY');
+    step(fake, 501, 'testing', -100, null);
+    setRun(fake, WEB_QUEUE, runRow('v1', 'inProgress', -100, -100, [501]));
+    const { exporter, pollsAt } = await storyExporter(
+      fake,
+      '  - repo: github.com/acme/web\n    branches: [main]',
+      [WEB_QUEUE],
+    );
+    /** Reads of the queue's concluded entries, the first poll's reads of its last merge aside. */
+    const exitReads = () =>
+      fake.requests.filter(
+        ({ url }) => url.includes('concludedAfter') && !url.includes('state=merged'),
+      ).length;
+    await pollsAt(0);
+
+    setRun(
+      fake,
+      WEB_QUEUE,
+      runRow('v1', 'failed', -100, 100, [501], { checks: [checkRow('ci/build', 'failure')] }),
+    );
+    step(fake, 501, 'failed', 100, 'TEST_RUN_REQUIRED_STATUS_FAILED');
+    step(fake, 501, 'notReady', 110, 'USER_REQUESTED');
+    step(fake, 501, 'pending', 120, 'MERGE_ITEM_NOW_READY');
+    (fake.testingResults(WEB_QUEUE) as unknown[]).push(
+      result(501, 'v1', -100, 100, 'failed', { entryConclusion: 'failed' }),
+    );
+    resubmitEntry(pr501, T + 100, T + 110, 'entry-501-b');
+    move(pr501, 'pending', 120);
+    await pollsAt(300);
+    expect(exitReads()).toBe(0);
+    // Thirty-five more polls, the periodic read among them.
+    await pollsAt(600, 35);
+    await pollsAt(900);
+    expect(exitReads()).toBeGreaterThanOrEqual(1);
+    const atEnd = await exporter.samples();
+
+    expectExits(atEnd, { failed: 1 });
+    expect(series(atEnd, FAILED, ['reason'])).toEqual({ TEST_RUN_REQUIRED_STATUS_FAILED: 1 });
+    // The history's steps stand for the polls' testing → pending.
+    expect(series(atEnd, TRANSITIONS, ['from', 'to'])).toEqual({
+      'testing/failed': 1,
+      'failed/not_ready': 1,
+      'not_ready/pending': 1,
+    });
+    // −100 → 100, its testing result's end (the earliest its conclusion can be).
+    expect(histogram(atEnd, IN_QUEUE, ['outcome'])).toEqual({
+      merged: empty(8),
+      failed: { buckets: [1, 1, 1, 1, 1, 1, 1, 1, 1], sum: 200, count: 1 },
+      cancelled: empty(8),
+    });
+    // The polls saw testing since −100, then pending since 120: 220 s, stateChangedAt to
+    // stateChangedAt.
+    expect(histogram(atEnd, IN_STATE, ['state'])).toEqual({
+      testing: { buckets: [1, 1, 1, 1, 1, 1, 1, 1, 1], sum: 220, count: 1 },
+    });
+    expect(series(atEnd, 'trunk_merge_queue_pull_requests', ['state', 'priority'])).toEqual({
+      'not_ready/medium': 0,
+      'pending/medium': 1,
+      'testing/medium': 0,
+      'tests_passed/medium': 0,
+      'pending_failure/medium': 0,
+    });
+    expect(series(atEnd, CHECKS, ['check'])).toEqual({ 'ci/build': 1 });
   }, 60_000);
 });

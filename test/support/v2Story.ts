@@ -202,19 +202,19 @@ export function expectExits(
 }
 
 /**
- * Sets the clock to story second `at` and waits for four polls of each of `queueIds` to begin
- * after it (the first sees the change, its history read is started after it, a later poll takes
- * it).
+ * Sets the clock to story second `at` and waits for `polls` polls of each of `queueIds` to begin
+ * after it (four by default: the first sees the change, its history read is started after it, a
+ * later poll takes it).
  */
 function pollWaiter(fake: FakeV2, exporter: ExporterUnderTest, queueIds: readonly string[]) {
   const liveReads = (queueId: string) =>
     fake
       .requestsTo(new RegExp(`^/v2/merge-queues/${queueId}/pull-requests$`))
       .filter((request) => request.url.includes('state=notReady')).length;
-  return async (at: number) => {
+  return async (at: number, polls = 4) => {
     vi.setSystemTime((T + at) * 1000);
     const before = queueIds.map(liveReads);
-    while (queueIds.some((queueId, index) => liveReads(queueId) < (before[index] ?? 0) + 4)) {
+    while (queueIds.some((queueId, index) => liveReads(queueId) < (before[index] ?? 0) + polls)) {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     await exporter.samples();
