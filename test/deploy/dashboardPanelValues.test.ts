@@ -112,6 +112,59 @@ describe('panels of the dashboard over series written by hand', () => {
     },
   );
 
+  it.skipIf(promtool === undefined)(
+    'count a queue that two pods export once in the flow and testing panels',
+    () => {
+      // At 65m, the last hour: web 60 merges, 30 failed, 90 exits by poll, 60 testing attempts,
+      // 6.5 CI hours and 65 bisections since 0 (a day's windows); api 120 merges and exits
+      // by poll, no testing attempt. Each filter keeps one sample only when web counts once
+      // (120 merges, 180 exits, 150 attempts and so on when both pods' count).
+      const merges = panelQuery('Merges per hour', 'A');
+      const exits = panelQuery('Exits per hour by outcome', 'A');
+      const bySource = panelQuery('Exits per hour by source', 'A');
+      const attempts = panelQuery('Testing attempts per hour by outcome', 'A');
+      const ciHours = panelQuery('CI hours testing per day', 'A');
+      const bisections = panelQuery('Bisections per day', 'A');
+      const near = (query: string, value: number): string =>
+        `(${query}) > ${value - 0.01} < ${value + 0.01}`;
+      const result = promtoolTest(
+        'queue-flow-on-two-pods.series.yaml',
+        [
+          { expr: near(merges, 60), at: '65m' },
+          { expr: near(merges, 120), at: '65m' },
+          { expr: near(exits, 180), at: '65m' },
+          { expr: near(exits, 30), at: '65m' },
+          { expr: near(bySource, 210), at: '65m' },
+          { expr: near(attempts, 60), at: '65m' },
+          { expr: near(ciHours, 6.5), at: '65m' },
+          { expr: near(bisections, 65), at: '65m' },
+        ],
+        RULE_FILES,
+        '1m',
+      );
+      expect(result.status, result.output).toBe(0);
+    },
+  );
+
+  it.skipIf(promtool === undefined)(
+    'show no testing duration for a queue without an attempt in the hour',
+    () => {
+      // web: every attempt within the 600 s bucket, so its 90th percentile is 540 s; api: none in
+      // the hour, so nothing (not NaN) for it: one series in all.
+      const duration = panelQuery('Testing duration, p90 (last hour)', 'A');
+      const result = promtoolTest(
+        'queue-flow-on-two-pods.series.yaml',
+        [
+          { expr: duration, at: '65m' },
+          { expr: `(${duration}) == 540`, at: '65m' },
+        ],
+        [],
+        '1m',
+      );
+      expect(result.status, result.output).toBe(0);
+    },
+  );
+
   // At 2h30m the last hour held 12 MANUAL_PUSH_TO_TARGET_BRANCH restarts (increase() alone sees
   // the 2 after the first sample) and 60 SKIP_THE_LINE_INTERRUPTED. With two failed scrapes (2h5m,
   // 2h20m: staleness markers on every series) the hour's minute steps are 61 under Prometheus 2
