@@ -33,6 +33,7 @@ import type {
   RepoRef,
   SubmittedPullRequest,
 } from './schemas.js';
+import { parseJson } from './jsonText.js';
 import { TrunkTransport } from './transport.js';
 import type { ApiRequest, CallTarget, RequestPauses } from './transport.js';
 import { parseErrorEnvelope } from './v2Errors.js';
@@ -396,7 +397,7 @@ export class TrunkClient {
   ): T {
     let json: unknown;
     try {
-      json = JSON.parse(text);
+      json = parseJson(text);
     } catch {
       // Not JSON.parse's message: it quotes the raw input, which the excerpt scrubs first.
       this.#observer.schemaMismatch(target.endpoint);

@@ -2,6 +2,7 @@ import type { ExporterConfig } from '../config/types.js';
 import type { Logger } from '../log/logger.js';
 import type { SnapshotStore } from '../snapshot/store.js';
 import type { Target } from '../snapshot/types.js';
+import { parseJson } from '../trunk/jsonText.js';
 import {
   parseWebhookEvent,
   type FlakyTestEvent,
@@ -151,7 +152,7 @@ export class WebhookReceiver {
     }
     let json: unknown;
     try {
-      json = JSON.parse(body.toString('utf8'));
+      json = parseJson(body.toString('utf8'));
     } catch {
       return this.#answer(400, 'malformed', 'body is not JSON');
     }

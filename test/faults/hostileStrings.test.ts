@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { Fault } from '../../src/simulator/faults.js';
 import type { SimulatedRepository } from '../../src/simulator/repositories.js';
 import { parseExposition, select } from '../support/exposition.js';
-import { startPrometheus } from '../support/prometheus.js';
+import { startPrometheus, type RunningPrometheus } from '../support/prometheus.js';
 import { promtoolCheckMetrics } from '../support/promtool.js';
 import { findSystemBinary } from '../support/systemBinary.js';
 import { startFaultRig, until, type FaultRig } from './harness.js';
@@ -31,19 +31,25 @@ const ERROR_BODY = 'broken <img src=x onerror="alert(1)">';
 
 const HOSTILE: SimulatedRepository = { ...REPO, branches: BRANCHES };
 
-/** Every quarantined test gets one of the hostile owners, in turn. */
-const hostileOwners: Fault = {
-  kind: 'answer',
-  answer: (_request, real) => {
-    const page = structuredClone(real) as { quarantined_tests: { codeowners: string[] }[] };
-    page.quarantined_tests.forEach((test, index) => {
-      test.codeowners = [OWNERS[index % OWNERS.length] ?? ''];
-    });
-    return page;
-  },
-};
+/**
+ * Every quarantined test gets one of `owners`, in turn; `seen` holds how many tests the last
+ * answer listed.
+ */
+function ownersInTurn(owners: readonly string[], seen = { tests: 0 }): Fault {
+  return {
+    kind: 'answer',
+    answer: (_request, real) => {
+      const page = structuredClone(real) as { quarantined_tests: { codeowners: string[] }[] };
+      page.quarantined_tests.forEach((test, index) => {
+        test.codeowners = [owners[index % owners.length] ?? ''];
+      });
+      seen.tests = page.quarantined_tests.length;
+      return page;
+    },
+  };
+}
 
-async function hostileRig(): Promise<FaultRig> {
+async function hostileRig(owners: Fault = ownersInTurn(OWNERS)): Promise<FaultRig> {
   const rig = await startFaultRig({
     repositories: [HOSTILE],
     // JSON strings are YAML double-quoted strings, escapes included.
@@ -53,7 +59,7 @@ async function hostileRig(): Promise<FaultRig> {
       '    flakyTests: true',
     ].join('\n'),
   });
-  rig.faults.inject('flaky-tests/list-quarantined-tests', hostileOwners, { times: Infinity });
+  rig.faults.inject('flaky-tests/list-quarantined-tests', owners, { times: Infinity });
   await rig.subject.waitUntilReady();
   await rig.subject.waitFor(
     (samples) => select(samples, 'trunk_flaky_tests_quarantined_by_codeowner').length > 0,
@@ -84,29 +90,68 @@ describe('hostile strings', () => {
   );
 
   const prometheus = findSystemBinary('prometheus');
+
+  /**
+   * A real Prometheus scraping the rig's exporter, once it has stored a scrape whole: as many
+   * series as the scrape read samples, none dropped as a duplicate of another.
+   */
+  async function prometheusScraping(rig: FaultRig): Promise<RunningPrometheus> {
+    const server = await startPrometheus({
+      binary: prometheus ?? 'prometheus',
+      scrapeTarget: new URL(rig.subject.exporter.url).host,
+      intervalSeconds: 0.2,
+    });
+    const deadline = Date.now() + 20_000;
+    let scraped: string | undefined;
+    let stored: string | undefined;
+    while (scraped === undefined || scraped !== stored) {
+      if (Date.now() > deadline) {
+        await server.stop();
+        throw new Error(
+          `Prometheus read ${scraped ?? 'no'} samples but stored ${stored ?? 'none'}`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      [scraped] = (await server.query('scrape_samples_scraped')).map((s) => s.value[1]);
+      [stored] = (await server.query('count({job="trunk-exporter",__name__!~"up|scrape_.+"})')).map(
+        (s) => s.value[1],
+      );
+    }
+    return server;
+  }
+
   it.skipIf(prometheus === undefined)(
     'a real Prometheus scrapes the page and stores every value exactly',
     async () => {
       const rig = await hostileRig();
-      const server = await startPrometheus({
-        binary: prometheus ?? 'prometheus',
-        scrapeTarget: new URL(rig.subject.exporter.url).host,
-        intervalSeconds: 0.2,
-      });
+      const server = await prometheusScraping(rig);
       try {
-        const deadline = Date.now() + 20_000;
-        let owners: { metric: Record<string, string> }[] = [];
-        while (owners.length === 0) {
-          if (Date.now() > deadline) throw new Error('Prometheus never stored the code owners');
-          await new Promise((resolve) => setTimeout(resolve, 200));
-          owners = await server.query('trunk_flaky_tests_quarantined_by_codeowner');
-        }
+        const owners = await server.query('trunk_flaky_tests_quarantined_by_codeowner');
         const up = await server.query('up{job="trunk-exporter"}');
         expect(up.map((sample) => sample.value[1])).toEqual(['1']);
         expect(new Set(owners.map((sample) => sample.metric.codeowner))).toEqual(OWNER_LABELS);
         expect(new Set(owners.map((sample) => sample.metric.repo))).toEqual(new Set([REPO_NAME]));
         const targets = await server.query('trunk_exporter_target_up{kind="merge_queue"}');
         expect(new Set(targets.map((sample) => sample.metric.branch))).toEqual(new Set(BRANCHES));
+      } finally {
+        await server.stop();
+      }
+    },
+  );
+
+  it.skipIf(prometheus === undefined)(
+    'code owners differing only in a lone surrogate are one series, and Prometheus drops no sample',
+    async () => {
+      // `"\uD800"` in JSON is half a surrogate pair: no UTF-8 text holds it, so it is U+FFFD.
+      const seen = { tests: 0 };
+      const rig = await hostileRig(ownersInTurn(['lone\uD800', 'lone\uDBFF'], seen));
+      const server = await prometheusScraping(rig);
+      try {
+        const owners = await server.query('trunk_flaky_tests_quarantined_by_codeowner');
+        expect(seen.tests).toBeGreaterThan(1);
+        expect(owners.map((s) => [s.metric.codeowner, s.value[1]])).toEqual([
+          ['lone\uFFFD', String(seen.tests)],
+        ]);
       } finally {
         await server.stop();
       }
