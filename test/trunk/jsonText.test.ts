@@ -15,8 +15,21 @@ describe('parseJson', () => {
       { name: '\uFFFDA' },
     ],
     ['one nested in an array', String.raw`["ok",{"a":["\uD800"]}]`, ['ok', { a: ['\uFFFD'] }]],
+    ['a string alone', String.raw`"\uDFFF"`, '\uFFFD'],
+    [
+      'one after the text of an escape',
+      String.raw`{"name":"\\uD800\uDC00"}`,
+      { name: String.raw`\uD800` + '\uFFFD' },
+    ],
   ])('reads %s as U+FFFD', (_case, json, parsed) => {
     expect(parseJson(json)).toEqual(parsed);
+  });
+
+  it('reads one nested deeper than the call stack goes', () => {
+    const depth = 100_000;
+    let value = parseJson(`${'['.repeat(depth)}"\\uD800"${']'.repeat(depth)}`);
+    for (let level = 0; level < depth; level++) value = (value as unknown[])[0];
+    expect(value).toBe('\uFFFD');
   });
 
   it.each([
