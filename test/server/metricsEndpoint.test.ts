@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { gunzipSync } from 'node:zlib';
 import bcrypt from 'bcryptjs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { Secret } from '../../src/secrets/secret.js';
 import type { ServerTls } from '../../src/config/types.js';
 import { BasicAuthVerifier, startHttpServer } from '../../src/server/index.js';
@@ -331,7 +331,13 @@ describe('/metrics over TLS to clients that stop reading', () => {
     // address's connection that has waited longest on its client, one whose answer its client
     // leaves unread among them.
     const { url, cert } = await startTlsServer({ maxConnectionsPerAddress: 8 });
-    for (let index = 0; index < 8; index++) await nonReader(url, cert);
+    const nonReaders: NonReader[] = [];
+    for (let index = 0; index < 8; index++) nonReaders.push(await nonReader(url, cert));
+    // Left open, they would outlive this file in its worker (files share it): another file's
+    // check that no socket is left would see them.
+    onTestFinished(() => {
+      for (const { socket } of nonReaders) socket.destroy();
+    });
 
     const scrape = await send(`${url}/metrics`, {
       ca: cert,
