@@ -147,9 +147,12 @@ export class TrunkTransport {
   /** Holds back what `pauses` holds back (a replaced transport's); never shortens a pause. */
   carryPauses(pauses: RequestPauses): void {
     this.#limiter.pauseUntil(pauses.organization);
-    for (const [endpoint, until] of pauses.endpoints) {
-      this.#endpointPauses.set(endpoint, Math.max(this.#endpointPauses.get(endpoint) ?? 0, until));
-    }
+    for (const [endpoint, until] of pauses.endpoints) this.#holdEndpoint(endpoint, until);
+  }
+
+  /** Holds back the calls of `endpoint` until `until`; never shortens its pause. */
+  #holdEndpoint(endpoint: Endpoint, until: number): void {
+    this.#endpointPauses.set(endpoint, Math.max(this.#endpointPauses.get(endpoint) ?? 0, until));
   }
 
   /** Epoch ms until which a request of `endpoint` is held back: the organization's pause or its own. */
@@ -281,11 +284,8 @@ export class TrunkTransport {
 
   /** Holds back what a 429 of `endpoint` speaks for (its own budget, else the organization's). */
   #pauseAfter429(endpoint: Endpoint, until: number): void {
-    if (!ENDPOINTS_WITH_OWN_BUDGET.has(endpoint)) {
-      this.#limiter.pauseUntil(until);
-      return;
-    }
-    this.carryPauses({ organization: 0, endpoints: new Map([[endpoint, until]]) });
+    if (ENDPOINTS_WITH_OWN_BUDGET.has(endpoint)) this.#holdEndpoint(endpoint, until);
+    else this.#limiter.pauseUntil(until);
   }
 
   /** Closes the pool once in-flight requests are done (abort them first for a quick exit). */
