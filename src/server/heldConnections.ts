@@ -34,17 +34,18 @@ const REFUSED_STATUSES = new Set([401, 429]);
 
 /**
  * Caps the connections the server holds at once (`server.maxConnections`). At the cap a newcomer
- * takes the place of the connection that has waited longest on its client: one without a request
- * in flight (that has not sent its request headers yet, or an idle keep-alive one), or one whose
- * answer its client leaves unread (bytes of it unsent, over TLS too); only when every held connection has
- * a request being worked on or read is the newcomer closed. Refusing newcomers would let slowloris
- * clients hold every place, each reopened as soon as it is shed, and clients that send a request
- * and never read the page (larger than the kernel's socket buffers) hold theirs until the stall
- * limit; a scraper sends its headers at once and reads its answer, so it is never the one that
- * waited longest. A connection that got a refusal (REFUSED_STATUSES) goes before all of them. One client address holds at most `maxPerAddress` (`server.maxConnectionsPerAddress`)
- * of them, and its newcomer beyond takes the place of its own connection that waited longest, by the
+ * takes the place of the connection that has waited longest on its client: one without a request in
+ * flight (that has not sent its request headers yet, or an idle keep-alive one), or one whose
+ * answer its client leaves unread (bytes of it unsent, over TLS too); only when every held
+ * connection has a request being worked on or read is the newcomer closed. Refusing newcomers would
+ * let slowloris clients hold every place, each reopened as soon as it is shed, and clients that
+ * send a request and never read the page (larger than the kernel's socket buffers) hold theirs
+ * until the stall limit; a scraper sends its headers at once and reads its answer, so it is never
+ * the one that waited longest. A connection that got a refusal (REFUSED_STATUSES) goes before all
+ * of them. One client address holds at most `maxPerAddress` (`server.maxConnectionsPerAddress`) of
+ * them, and its newcomer beyond takes the place of its own connection that waited longest, by the
  * same rule: a flood from one address then keeps to its share, and a scraper from that same address
- * (one host, a proxy) is still served, where closing the newcomer closed every scrape of it.
+ * (one host, a proxy) is still served, which closing the newcomer at the cap would not do.
  */
 export class HeldConnections {
   #max: number;

@@ -25,10 +25,9 @@ const UNSPECIFIED_ADDRESSES = new Set(['0.0.0.0', '::']);
  * How the listener sheds connections that hold a file descriptor without asking for anything: a
  * scraper sends its request headers at once, so a connection that has not within a few seconds
  * (a half-open or slowloris one) is answered 408 and closed, and at `maxConnections` a newcomer
- * takes the place of the connection idle longest (HeldConnections), at its address's cap of its
- * address's. Node.js's own defaults keep
- * idle connections long enough, and without limit, for them to exhaust the file descriptors and
- * fail every scrape.
+ * takes the place of the connection idle longest (HeldConnections), and at its address's cap
+ * the one of that address idle longest. Node.js's own defaults keep idle connections long enough,
+ * and without limit, for them to exhaust the file descriptors and fail every scrape.
  */
 export interface ConnectionLimits {
   /** Connections held at once (`server.maxConnections`). */

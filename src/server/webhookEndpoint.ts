@@ -12,14 +12,15 @@ import {
 import { contentCodings, decodeContent, UndecodableBody } from './webhookBodyEncoding.js';
 
 /**
- * `POST <webhooks.path>`, mounted before basic auth (Svix cannot send credentials; the signature
- * is the authentication). Everything an unsigned request could make expensive is refused first,
- * from the headers alone: missing, malformed or stale signature headers (401), an announced body
- * over 1 MiB (413), a Content-Encoding other than gzip, deflate or br (415). Only then is the body read, as one of the concurrent body reads
- * (webhookBodyReads.ts), within `webhooks.bodyTimeoutSeconds` (else 408); a body that passes 1 MiB
- * is answered 413 at once, and a reader whose place a faster newcomer took gets 503. An encoded
- * body is decoded, to 1 MiB at most, before it is verified (webhookBodyEncoding.ts). The connection is closed after any refusal,
- * so the rest of a refused body is not waited for. Every answer is counted by the receiver.
+ * `POST <webhooks.path>`, mounted before basic auth (Svix cannot send credentials; the signature is
+ * the authentication). Everything an unsigned request could make expensive is refused first, from
+ * the headers alone: missing, malformed or stale signature headers (401), an announced body over 1
+ * MiB (413), a Content-Encoding other than gzip, deflate or br (415). Only then is the body read,
+ * as one of the concurrent body reads (webhookBodyReads.ts), within `webhooks.bodyTimeoutSeconds`
+ * (else 408); a body that passes 1 MiB is answered 413 at once, and a reader whose place a faster
+ * newcomer took gets 503. An encoded body is decoded, to 1 MiB at most, before it is verified
+ * (webhookBodyEncoding.ts). The connection is closed after any refusal, so the rest of a refused
+ * body is not waited for. Every answer is counted by the receiver.
  */
 export function webhookEndpoint(
   receiver: WebhookReceiver,
