@@ -21,6 +21,7 @@ export interface Rule {
   readonly record?: string;
   readonly expr: string;
   readonly for?: string;
+  readonly keep_firing_for?: string;
   readonly labels?: Readonly<Record<string, string>>;
   readonly annotations?: Readonly<Record<string, string>>;
 }

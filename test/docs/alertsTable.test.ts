@@ -104,6 +104,19 @@ describe('the alert table of docs/alerts-and-dashboard.md', () => {
     );
   });
 
+  it('names the alerts that keep firing through a failed scrape, and what Prometheus that needs', () => {
+    const prose = pageSection('docs/alerts-and-dashboard.md', '## Alerts').replace(/\s+/g, ' ');
+    const paragraph =
+      /The alerts on a state that lasts have `keep_firing_for: (\w+)`: ([^.]*)\./.exec(prose);
+    const kept = rules.filter((rule) => rule.keep_firing_for !== undefined);
+    expect(kept.length).toBeGreaterThan(0);
+    expect(paragraph?.[1]).toBe(kept[0]?.keep_firing_for);
+    for (const rule of kept) expect(rule.keep_firing_for, rule.alert).toBe(paragraph?.[1]);
+    const named = [...(paragraph?.[2] ?? '').matchAll(/`(\w+)`/g)].map((match) => match[1]);
+    expect(named.sort()).toEqual(kept.map(({ alert }) => alert).sort());
+    expect(prose).toMatch(/`keep_firing_for` needs Prometheus 2\.42 or later/);
+  });
+
   it('gives advice that fits either credential', () => {
     const problems = documentedAlerts().flatMap((row) =>
       credentialAdviceProblems(row.whatToDo).map((problem) => `${row.alert}: ${problem}`),
