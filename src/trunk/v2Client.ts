@@ -202,13 +202,16 @@ export class TrunkV2Client {
 
   /**
    * The organization's newest test collections (`GET /v2/test-collections`, newest first): pages at
-   * the largest limit until V2_MAX_TEST_COLLECTIONS rows or the last page, so one call when Trunk
-   * fills its pages as asked; a shorter or empty page with a cursor is followed, as every walk
-   * follows one (the rest are behind it).
+   * the largest limit until V2_MAX_TEST_COLLECTIONS collections or the last page, so one call when
+   * Trunk fills its pages as asked; a shorter or empty page with a cursor is followed, as every walk
+   * follows one (the rest are behind it); a collection listed on two pages is taken once, as the
+   * later page gives it.
    */
   async listTestCollections(options: CallOptions = {}): Promise<V2TestCollectionsPage> {
     const endpoint = V2_ENDPOINTS.listTestCollections;
     const collections: V2TestCollection[] = [];
+    /** Where each collection listed with an id is in `collections`. */
+    const placeOf = new Map<string, number>();
     let last: V2Page<V2TestCollection> = { data: [] };
     await walkV2List(
       this.client,
@@ -223,7 +226,18 @@ export class TrunkV2Client {
       { what: 'the test collections', endpoint },
       (rows) => {
         // A loop, not a spread: a page longer than asked for may hold more rows than a call takes.
-        for (const row of rows) collections.push(row);
+        for (const row of rows) {
+          const listed = row.id === undefined || row.id === '' ? undefined : placeOf.get(row.id);
+          // A collection listed again (a collection created since the last page moved it past the
+          // cursor) is one collection: the later page is the newer read of its count and setting,
+          // kept in the place of its first, so that it takes one of the V2_MAX_TEST_COLLECTIONS.
+          if (listed !== undefined) {
+            collections[listed] = row;
+            continue;
+          }
+          if (row.id !== undefined && row.id !== '') placeOf.set(row.id, collections.length);
+          collections.push(row);
+        }
         return collections.length >= V2_MAX_TEST_COLLECTIONS ? 'enough' : undefined;
       },
       // Each page with rows brings one at least: the empty pages in a row are bounded by the walk.

@@ -253,6 +253,8 @@ export const V2_MAX_TEST_COLLECTIONS = V2_MAX_LIMIT;
 
 /** A test collection (`TestCollection`): what its two families show. */
 export const v2TestCollectionSchema = z.object({
+  /** The collection's id (empty reads as none): a walk over a list that moves may list it twice. */
+  id: optionalValue(z.string()),
   name: z.string(),
   testCaseCount: wholeNumberFromZero,
   quarantineEnabled: z.boolean(),

@@ -68,6 +68,13 @@ interface FakeV2Organization {
   /** Pages every pull-request list read walks instead, in cursor order. */
   readonly pullRequestPages?: readonly FixturePage[];
   /**
+   * Pages a list walks instead of its rows, by the path they answer (`/v2/test-collections`) and,
+   * when given, a text its query holds (`status=flaky`): the first page without a cursor, then the
+   * page after the one whose `nextCursor` the request sends, as a list that moves while it is
+   * walked answers (a row on two pages, or changed on the second).
+   */
+  readonly scriptedPages?: readonly ScriptedPages[];
+  /**
    * The organization's tests, filtered by `quarantineState` and `status`; a row's `metrics` is
    * sent only with `include=metrics` (and `period`, which it requires).
    */
@@ -83,6 +90,13 @@ interface FakeV2Organization {
   readonly testListPath?: 'tests' | 'test-cases';
   /** Each pull request's queue-entry timeline by its id, oldest first (`GET /v2/queue-entry-history`). */
   readonly histories?: Record<string, HistoryRow[]>;
+}
+
+/** Pages a list answers in turn (FakeV2Organization.scriptedPages). */
+export interface ScriptedPages {
+  readonly path: string;
+  readonly query?: string;
+  readonly pages: readonly FixturePage[];
 }
 
 /** A queue-entry transition as the fake keeps it (`QueueEntryStateTransition` without `pullRequestId`). */
@@ -162,6 +176,13 @@ export async function startFakeV2(organization: FakeV2Organization): Promise<Fak
       return;
     }
     const query = url.searchParams;
+    const scripted = organization.scriptedPages?.find(
+      (list) => list.path === path && url.search.includes(list.query ?? ''),
+    );
+    if (scripted !== undefined) {
+      sendScriptedPage(res, scripted.pages, query.get('cursor'));
+      return;
+    }
     let match: RegExpExecArray | null;
     if (path === '/v2/merge-queues') {
       sendPage(res, organization.queues?.data ?? [], query);
@@ -359,6 +380,18 @@ function sendPage(res: ServerResponse, rows: readonly unknown[], query: URLSearc
   const data = rows.slice(offset, offset + limit);
   const more = offset + limit < rows.length;
   sendJson(res, 200, { data, nextCursor: more ? String(offset + limit) : null, hasMore: more });
+}
+
+/** The first of `pages` without a cursor, else the one after the page whose nextCursor is `cursor`. */
+function sendScriptedPage(
+  res: ServerResponse,
+  pages: readonly FixturePage[],
+  cursor: string | null,
+): void {
+  const index = cursor === null ? 0 : pages.findIndex((page) => page.nextCursor === cursor) + 1;
+  const page = index > 0 || cursor === null ? pages[index] : undefined;
+  if (page === undefined) sendError(res, 400, 'INVALID_CURSOR');
+  else sendJson(res, 200, page);
 }
 
 function sendError(res: ServerResponse, status: number, code: string): void {

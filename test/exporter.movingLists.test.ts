@@ -1,0 +1,66 @@
+// API v2 lists that move while they are walked, through a real exporter on loopback holding only an
+// API key: a fake organization answers each walk with pages written here and in fixture files from
+// Trunk's definition, the same row on two pages of one walk, or changed on the second. Paging:
+// "Opaque cursor for the next page" over the organization as it is when each page is asked, so a
+// row created, changed or moved between two pages shifts the rows after it: the later page is the
+// newer read of a row listed twice. Every expected number is counted by hand from the pages.
+import { afterEach, describe, expect, it } from 'vitest';
+import { select } from './support/exposition.js';
+import { configYaml, startTestExporter } from './support/exporterHarness.js';
+import { fixtureAt, startFakeV2, type FixturePage } from './support/fakeTrunkV2.js';
+import { byCollection } from './support/testCollectionRows.js';
+import { cleanUp } from './trunk/harness.js';
+
+afterEach(cleanUp);
+
+const API_KEY = 'trunk_v2_moving-lists-key';
+const WEB = 'github.com/acme/web';
+const WEB_ID = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
+const POLLING = '  mergeQueueIntervalSeconds: 0.2\n  flakyTestsIntervalSeconds: 0.2';
+
+describe('lists that move while they are walked, through a real exporter', () => {
+  it('test-collections-one-listed-again-after-its-first-upload.json: a collection listed on two pages is shown once, as the later page read it', async () => {
+    // `GET /v2/test-collections`: "newest first". Page 1 lists Backend integration tests (1284
+    // test cases, quarantining on) and Frontend unit tests (0: "a brand-new collection reports 0
+    // until its first upload is processed", quarantining off). Before page 2 is asked, Frontend's
+    // first upload is processed (310 test cases) and quarantining is turned on for it, and a
+    // collection is created, which moves Frontend past the cursor: page 2 lists it again, then
+    // Mobile UI tests (42, on). Three collections, Frontend's values those of the later read.
+    const fake = await startFakeV2({
+      scriptedPages: [
+        {
+          path: '/v2/test-collections',
+          pages: fixtureAt(
+            'test-collections-one-listed-again-after-its-first-upload.json',
+          ) as FixturePage[],
+        },
+      ],
+      repositories: { [WEB_ID]: fixtureAt('repository-on-the-providers-default-host.json') },
+    });
+    const exporter = await startTestExporter(
+      configYaml({
+        apiUrl: fake.origin,
+        token: null,
+        apiKey: API_KEY,
+        targets: `  - repo: ${WEB}\n    flakyTests: true`,
+        polling: POLLING,
+      }),
+    );
+    const samples = await exporter.waitFor(
+      (current) => select(current, 'trunk_test_collection_test_cases').length > 0,
+      'the collections read',
+    );
+    expect(byCollection(samples, 'trunk_test_collection_test_cases')).toEqual({
+      'Backend integration tests': 1284,
+      'Frontend unit tests': 310,
+      'Mobile UI tests': 42,
+    });
+    expect(byCollection(samples, 'trunk_test_collection_quarantine_enabled')).toEqual({
+      'Backend integration tests': 1,
+      'Frontend unit tests': 1,
+      'Mobile UI tests': 1,
+    });
+    // One collection listed twice is no two collections sharing a name.
+    expect(exporter.logs()).not.toContain('test collections share a name');
+  });
+});
