@@ -5,7 +5,7 @@
 // row created, changed or moved between two pages shifts the rows after it: the later page is the
 // newer read of a row listed twice. Every expected number is counted by hand from the pages.
 import { afterEach, describe, expect, it } from 'vitest';
-import { select } from './support/exposition.js';
+import { select, type Sample } from './support/exposition.js';
 import { configYaml, startTestExporter } from './support/exporterHarness.js';
 import { fixtureAt, startFakeV2, type FixturePage } from './support/fakeTrunkV2.js';
 import { byCollection } from './support/testCollectionRows.js';
@@ -17,6 +17,25 @@ const API_KEY = 'trunk_v2_moving-lists-key';
 const WEB = 'github.com/acme/web';
 const WEB_ID = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
 const POLLING = '  mergeQueueIntervalSeconds: 0.2\n  flakyTestsIntervalSeconds: 0.2';
+const WEB_QUEUE = 'xK9mP2nQ';
+
+/** An exporter holding only the API key, polling `targets` of the fake at `origin`. */
+function keyOnlyExporter(origin: string, targets: string) {
+  return startTestExporter(
+    configYaml({ apiUrl: origin, token: null, apiKey: API_KEY, targets, polling: POLLING }),
+  );
+}
+
+/** acme/web main's live pull requests on the page, as `state/priority: count`. */
+const webPullRequests = (samples: readonly Sample[]): Record<string, number> =>
+  Object.fromEntries(
+    select(samples, 'trunk_merge_queue_pull_requests', { repo: WEB, branch: 'main' })
+      .filter((sample) => sample.value > 0)
+      .map((sample): [string, number] => [
+        `${sample.labels.state ?? ''}/${sample.labels.priority ?? ''}`,
+        sample.value,
+      ]),
+  );
 
 describe('lists that move while they are walked, through a real exporter', () => {
   it('test-collections-one-listed-again-after-its-first-upload.json: a collection listed on two pages is shown once, as the later page read it', async () => {
@@ -37,15 +56,7 @@ describe('lists that move while they are walked, through a real exporter', () =>
       ],
       repositories: { [WEB_ID]: fixtureAt('repository-on-the-providers-default-host.json') },
     });
-    const exporter = await startTestExporter(
-      configYaml({
-        apiUrl: fake.origin,
-        token: null,
-        apiKey: API_KEY,
-        targets: `  - repo: ${WEB}\n    flakyTests: true`,
-        polling: POLLING,
-      }),
-    );
+    const exporter = await keyOnlyExporter(fake.origin, `  - repo: ${WEB}\n    flakyTests: true`);
     const samples = await exporter.waitFor(
       (current) => select(current, 'trunk_test_collection_test_cases').length > 0,
       'the collections read',
@@ -62,5 +73,34 @@ describe('lists that move while they are walked, through a real exporter', () =>
     });
     // One collection listed twice is no two collections sharing a name.
     expect(exporter.logs()).not.toContain('test collections share a name');
+  });
+
+  it('pull-request-reprioritized-between-two-pages.json: a pull request listed on two pages with one stateChangedAt counts once, with what the later page says', async () => {
+    // The live read (`state=notReady,pending,testing,testsPassed,pendingFailure`), "most recently
+    // enqueued first". Page 1: PR 8 testing and PR 7 notReady, both `medium`. Before page 2 is
+    // asked, PR 7 is made urgent (priorityValue 0, skipsTheLine), "an attribute-only write
+    // (priority, batching) that records no transition": its stateChangedAt stays, its updatedAt
+    // moves; and a PR enqueued meanwhile moves PR 7 past the cursor. Page 2: PR 7 again, urgent,
+    // then PR 9 pending (medium). Three pull requests; PR 7 as the later read gives it.
+    const fake = await startFakeV2({
+      queues: fixtureAt('merge-queues-of-an-organization.json') as FixturePage,
+      scriptedPages: [
+        {
+          path: `/v2/merge-queues/${WEB_QUEUE}/pull-requests`,
+          query: 'state=notReady',
+          pages: fixtureAt('pull-request-reprioritized-between-two-pages.json') as FixturePage[],
+        },
+      ],
+    });
+    const exporter = await keyOnlyExporter(fake.origin, `  - repo: ${WEB}\n    branches: [main]`);
+    const samples = await exporter.waitFor(
+      (current) => Object.keys(webPullRequests(current)).length > 0,
+      'the live pull requests read',
+    );
+    expect(webPullRequests(samples)).toEqual({
+      'testing/medium': 1,
+      'not_ready/urgent': 1,
+      'pending/medium': 1,
+    });
   });
 });

@@ -80,8 +80,9 @@ export async function pollMergeQueueV2(
     queue = await requireQueue(directory, key, options);
     rows = await request.reader.listQueuePullRequests(refOf(queue, key), live, options);
   }
-  // A row in a state the read did not ask for (a concluded entry) is no entry of the live queue.
-  const asked = rows.filter((row) => LIVE_STATES.has(row.queueEntry.state));
+  // A row in a state the read did not ask for (a concluded entry) is no entry of the live queue;
+  // told after each PR's rows are one, so that a PR whose later row has left is not counted.
+  const asked = latestRows(rows).filter((row) => LIVE_STATES.has(row.queueEntry.state));
   return { snapshot: toSnapshot(queue, asked, key, request.now()), queue: refOf(queue, key) };
 }
 
@@ -112,7 +113,6 @@ function toSnapshot(
   takenAt: number,
 ): MergeQueueSnapshot {
   const { config } = queue;
-  const unique = latestRows(rows);
   return {
     kind: 'merge_queue',
     repo: key.repo,
@@ -132,10 +132,10 @@ function toSnapshot(
       commands: config.areCommandsEnabled,
       status_check: config.isStatusCheckEnabled,
     },
-    pullRequests: withOpenLabelsCapped(unique.map(toPullRequestSnapshot)),
+    pullRequests: withOpenLabelsCapped(rows.map(toPullRequestSnapshot)),
     readinessKnown: true,
     unknownBlockedReasons: V2_UNKNOWN_BLOCKED_REASONS,
-    notMergeableReasons: notMergeableReasonCounts(unique),
+    notMergeableReasons: notMergeableReasonCounts(rows),
   };
 }
 
@@ -146,15 +146,16 @@ function v1LabelValue(value: string | undefined): string {
 
 /**
  * Each PR once, as v1's getQueue is read: a PR listed twice (paging over a moving list) keeps the
- * row with the latest stateChangedAt (the first of equals; a row without one is the oldest), in
- * the place of its first.
+ * row with the latest stateChangedAt (a row without one is the oldest), in the place of its first.
+ * Of two rows with one stateChangedAt the later page's: it is the newer read, and a write that
+ * records no transition (a priority, readiness) leaves stateChangedAt as it was.
  */
 function latestRows(rows: readonly V2PullRequest[]): V2PullRequest[] {
   const byNumber = new Map<number, { readonly row: V2PullRequest; readonly at: number }>();
   for (const row of rows) {
     const at = parseTimestampSeconds(row.queueEntry.stateChangedAt) ?? Number.NEGATIVE_INFINITY;
     const kept = byNumber.get(row.number);
-    if (kept === undefined || at > kept.at) byNumber.set(row.number, { row, at });
+    if (kept === undefined || at >= kept.at) byNumber.set(row.number, { row, at });
   }
   return [...byNumber.values()].map(({ row }) => row);
 }

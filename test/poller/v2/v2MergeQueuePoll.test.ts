@@ -293,6 +293,40 @@ describe('pollMergeQueueV2', () => {
     expect(snapshot.pullRequests.length).toBe(page.length);
   });
 
+  it('leaves out a PR whose later row, on the next page of the same walk, has left the queue', async () => {
+    // Page 1 lists PR 7 `testing` (stateChangedAt 10:00); before page 2 is asked it merges, and a
+    // list that ignores its filter for the row it moved lists it again on page 2, `merged` at 10:05:
+    // the later read says it is no live entry, so the queue holds PRs 8 and 9 only.
+    const [first] = listedTwicePages();
+    const seven = (state: string, at: string) => ({
+      number: 7,
+      queueEntry: { state, stateChangedAt: at },
+    });
+    const snapshot = await pollAnswering((url) =>
+      url.includes('cursor=')
+        ? {
+            data: [seven('merged', '2026-11-24T10:05:00Z'), ...(first?.data.slice(1) ?? [])],
+            nextCursor: null,
+            hasMore: false,
+          }
+        : {
+            data: [
+              seven('testing', '2026-11-24T10:00:00Z'),
+              {
+                number: 9,
+                queueEntry: { state: 'pending', stateChangedAt: '2026-11-24T09:45:00Z' },
+              },
+            ],
+            nextCursor: 'page-2',
+            hasMore: true,
+          },
+    );
+    expect(snapshot.pullRequests.map(({ number, state }) => [number, state])).toEqual([
+      [9, 'pending'],
+      [8, 'testing'],
+    ]);
+  });
+
   it.each([
     ['read (the history on)', true, ['6f1d2c3b-4a59-4e6f-8a7b-9c0d1e2f3a4b', undefined, undefined]],
     ['not kept (the history off)', false, [undefined, undefined, undefined]],
