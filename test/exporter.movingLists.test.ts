@@ -103,4 +103,41 @@ describe('lists that move while they are walked, through a real exporter', () =>
       'pending/medium': 1,
     });
   });
+
+  it('tests-listed-again-after-a-row-their-filter-excludes.json: a test listed first in a state its walk excludes still counts from its later row, and a test listed twice counts once', async () => {
+    // `GET /v2/tests`, walked twice: `quarantineState=quarantined` ("Filter on effective quarantine
+    // state") and `status=flaky,broken` ("Comma-separated statuses to include"), all of acme/web.
+    // Quarantine walk: page 1 lists moving_1 quarantined and moving_2 notQuarantined, a row the
+    // walk's filter excludes; moving_2 is quarantined before page 2, which lists it again,
+    // quarantined, then moving_3: three quarantined tests. Flaky and broken walk: page 1 lists
+    // moving_4 flaky and moving_5 healthy (excluded); before page 2 moving_5 turns broken and
+    // moving_4 too, and page 2 lists both: two unhealthy tests, moving_5 broken, and moving_4 once,
+    // as its first row (flaky): the walk tallies page by page and cannot take a row back.
+    const pages = fixtureAt('tests-listed-again-after-a-row-their-filter-excludes.json') as {
+      quarantined: FixturePage[];
+      flakyAndBroken: FixturePage[];
+    };
+    const fake = await startFakeV2({
+      scriptedPages: [
+        { path: '/v2/tests', query: 'quarantineState=quarantined', pages: pages.quarantined },
+        { path: '/v2/tests', query: 'status=flaky', pages: pages.flakyAndBroken },
+      ],
+      repositories: { [WEB_ID]: fixtureAt('repository-on-the-providers-default-host.json') },
+    });
+    const exporter = await keyOnlyExporter(fake.origin, `  - repo: ${WEB}\n    flakyTests: true`);
+    const samples = await exporter.waitFor(
+      (current) =>
+        select(current, 'trunk_exporter_target_up', { kind: 'flaky_tests', repo: WEB })[0]
+          ?.value === 1,
+      'acme/web read',
+    );
+    expect(select(samples, 'trunk_flaky_tests_quarantined', { repo: WEB })[0]?.value).toBe(3);
+    expect(
+      Object.fromEntries(
+        select(samples, 'trunk_flaky_tests_unhealthy', { repo: WEB }).map(
+          (sample): [string, number] => [sample.labels.status ?? '', sample.value],
+        ),
+      ),
+    ).toEqual({ flaky: 1, broken: 1 });
+  });
 });

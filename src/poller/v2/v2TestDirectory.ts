@@ -272,6 +272,12 @@ export class V2TestDirectory {
       what,
       (tests) => {
         for (const test of tests) {
+          // A row the filter excludes (the test changed as the page was read) is none of the
+          // list's: it must not hide the test's later row, which the list may give on a later page.
+          if (!list.lists(test)) continue;
+          // A test listed again keeps its first row, though the later page is the newer read: the
+          // walk tallies page by page and keeps no row, so a row counted cannot be taken back. The
+          // first is a state the test was in during the walk; the next walk reads it anew.
           if (test.id !== undefined && test.id !== '' && !seen.firstTime(test.id)) continue;
           let ofRepo = byRepoId.get(test.repoId);
           if (ofRepo === undefined) {

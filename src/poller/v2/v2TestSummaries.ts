@@ -36,6 +36,8 @@ export interface ListRead {
 
 /** How one list's rows of one repository are tallied and summarised. */
 export interface ListTally<T, S> {
+  /** Whether a row is one of the list's tests: a row the walk's filter excludes is none. */
+  readonly lists: (test: V2Test) => boolean;
   readonly start: () => T;
   readonly add: (tally: T, test: V2Test) => void;
   /** Adds `from`'s tests to `into` (two repository ids of one name). */
@@ -70,10 +72,11 @@ function mergeTests(into: TestsTally, from: TestsTally): void {
 
 /** The quarantined tests of one repository, counted as v1's walk counts them. */
 export const QUARANTINE_TALLY: ListTally<TestsTally, QuarantinedTests> = {
+  // A row the walk's filter (`quarantineState=quarantined`) excludes is no quarantined test.
+  lists: (test) => test.quarantineState !== NOT_QUARANTINED,
   start: startTests,
   add: (tally, test) => {
-    // A row the walk's filter (`quarantineState=quarantined`) excludes is no quarantined test.
-    if (test.quarantineState === NOT_QUARANTINED) return;
+    if (!QUARANTINE_TALLY.lists(test)) return;
     // Older answers lack quarantinedSince: statusSince says since when the test is as it is.
     addTest(
       tally,
@@ -106,14 +109,15 @@ const KNOWN_UNHEALTHY: ReadonlySet<string> = new Set(UNHEALTHY_STATUSES);
  * they cost over the metrics window. A status Trunk adds is `other` and counted as an anomaly.
  */
 export const UNHEALTHY_TALLY: ListTally<UnhealthyTally, UnhealthyTests> = {
+  // A row the walk's filter (`status=flaky,broken`) excludes is no unhealthy test.
+  lists: (test) => test.status !== HEALTHY,
   start: () => ({
     byStatus: new Map(UNHEALTHY_STATUSES.map((status) => [status, startTests()])),
     unknown: 0,
     cost: startTestCost(),
   }),
   add: (tally, test) => {
-    // A row the walk's filter (`status=flaky,broken`) excludes is no unhealthy test.
-    if (test.status === HEALTHY) return;
+    if (!UNHEALTHY_TALLY.lists(test)) return;
     let status = test.status ?? OTHER_STATUS;
     if (!KNOWN_UNHEALTHY.has(status)) {
       tally.unknown += 1;
