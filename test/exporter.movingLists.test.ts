@@ -140,4 +140,50 @@ describe('lists that move while they are walked, through a real exporter', () =>
       ),
     ).toEqual({ flaky: 1, broken: 1 });
   });
+
+  it("counts a merge queue the organization's list gives on two pages once in the API budget", async () => {
+    // `GET /v2/merge-queues`: 100 queues of acme/web, each on its own branch (release/0 to
+    // release/99). Page 1 lists release/0 to release/59; a queue is created before page 2, which
+    // moves release/59 past the cursor: page 2 lists it again, then release/60 to release/99. The
+    // organization has 100 queues: one page of the list at 100 rows a page ("Ids never change").
+    // The exporter discovers them and reads the list once per 600 s (the merge-queue interval and
+    // discovery's alike): its budget for the list is 1 call per 600 s.
+    const template = (fixtureAt('merge-queues-of-an-organization.json') as FixturePage).data[0] as
+      Record<string, unknown> | undefined;
+    const queue = (index: number) => ({
+      ...template,
+      id: `mq${String(index).padStart(6, '0')}`,
+      targetBranch: `release/${String(index)}`,
+    });
+    const range = (from: number, to: number) =>
+      Array.from({ length: to - from }, (_, offset) => queue(from + offset));
+    const fake = await startFakeV2({
+      scriptedPages: [
+        {
+          path: '/v2/merge-queues',
+          pages: [
+            { data: range(0, 60), nextCursor: 'AQEKcXVldWVz', hasMore: true },
+            { data: range(59, 100), nextCursor: null, hasMore: false },
+          ],
+        },
+      ],
+    });
+    const exporter = await startTestExporter(
+      configYaml({ apiUrl: fake.origin, token: null, apiKey: API_KEY, targets: '  []' }).replace(
+        'targets:\n',
+        'discovery:\n  enabled: true\n  intervalSeconds: 600\ntargets:\n',
+      ),
+    );
+    const budget = (samples: readonly Sample[]) =>
+      select(samples, 'trunk_exporter_api_budget_requests_per_second', {
+        endpoint: 'v2/merge-queues',
+      })[0]?.value;
+    const samples = await exporter.waitFor(
+      (current) =>
+        select(current, 'trunk_exporter_discovered_targets', { kind: 'merge_queue' })[0]?.value ===
+        100,
+      'the 100 queues discovered',
+    );
+    expect(budget(samples)).toBeCloseTo(1 / 600, 9);
+  });
 });

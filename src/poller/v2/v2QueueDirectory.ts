@@ -185,7 +185,7 @@ function readWith(
     const named: (V2QueueKey & { readonly queue: V2MergeQueue })[] = [];
     let leftOut = 0;
     let first = '';
-    for (const queue of await lister.listMergeQueues(options, bound)) {
+    for (const queue of latestById(await lister.listMergeQueues(options, bound))) {
       const repo = repoNameOfUrl(queue.repositoryUrl);
       // The branch becomes the `branch` label; git's refs are far shorter than 1,000 characters.
       if (repo === undefined || queue.targetBranch.length > MAX_BRANCH_LENGTH) {
@@ -203,4 +203,15 @@ function readWith(
     }
     return { byKey, named, leftOut: { count: leftOut, first } };
   };
+}
+
+/**
+ * Each queue once by its id ("Ids never change"): a list that moves while it is walked may list a
+ * queue on two pages, which would count it twice in the organization's size (the API budget). The
+ * later page is the newer read of its state and settings, kept in the place of its first.
+ */
+function latestById(queues: readonly V2MergeQueue[]): V2MergeQueue[] {
+  const byId = new Map<string, V2MergeQueue>();
+  for (const queue of queues) byId.set(queue.id, queue);
+  return byId.size === queues.length ? [...queues] : [...byId.values()];
 }
