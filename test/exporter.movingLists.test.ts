@@ -8,7 +8,18 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { select, type Sample } from './support/exposition.js';
 import { configYaml, startTestExporter } from './support/exporterHarness.js';
 import { fixtureAt, startFakeV2, type FixturePage } from './support/fakeTrunkV2.js';
+import { WEB_QUEUE as WEB_MAIN_QUEUE, entryRow, moveEntry } from './support/queueEntryRows.js';
 import { byCollection } from './support/testCollectionRows.js';
+import {
+  BATCH,
+  CHECKS,
+  DURATION,
+  IN_PROGRESS,
+  RUNS,
+  series,
+  webRunsExporter,
+} from './support/verificationRunExporter.js';
+import { run } from './support/verificationRunRows.js';
 import { cleanUp } from './trunk/harness.js';
 
 afterEach(cleanUp);
@@ -185,5 +196,145 @@ describe('lists that move while they are walked, through a real exporter', () =>
       'the 100 queues discovered',
     );
     expect(budget(samples)).toBeCloseTo(1 / 600, 9);
+  });
+
+  it('counts a verification run listed on two pages of one read once, as concluded when the later page says so', async () => {
+    // `GET /v2/merge-queues/{id}/verification-runs`, "newest first", while PR 7 tests. Page 1 lists
+    // run X in progress (created 600 s before the exporter starts, testing #7) and run Y, failed
+    // (created 300 s before, concluded 20 s after the start, testing #8 and #9, failing the
+    // fixture's required e2e and unit). Before page 2, X succeeds (30 s after the start) and a run
+    // created meanwhile moves Y past the cursor: page 2 lists Y again, then X, concluded. Every
+    // read serves the same pages. Two runs, each counted once: X succeeded after 630 s with one
+    // PR, Y failed after 320 s with two (`updatedAt`: "For a finished run this approximates when
+    // it concluded"); none in progress.
+    const start = Math.floor(Date.now() / 1000);
+    const x = { id: 'run-x', createdAt: start - 600, tested: [7] };
+    const y = { id: 'run-y', status: 'failed', createdAt: start - 300, updatedAt: start + 20 };
+    const fake = await startFakeV2({
+      queues: fixtureAt('merge-queues-of-an-organization.json') as FixturePage,
+      entries: { [WEB_MAIN_QUEUE]: [entryRow(7, 'testing', start - 600)] },
+      scriptedPages: [
+        {
+          path: `/v2/merge-queues/${WEB_MAIN_QUEUE}/verification-runs`,
+          pages: [
+            {
+              data: [
+                run({ ...x, status: 'inProgress', updatedAt: start - 600 }),
+                run({ ...y, tested: [8, 9] }),
+              ],
+              nextCursor: 'AQEKcnVuczI',
+              hasMore: true,
+            },
+            {
+              data: [
+                run({ ...y, tested: [8, 9] }),
+                run({ ...x, status: 'succeeded', updatedAt: start + 30 }),
+              ],
+              nextCursor: null,
+              hasMore: false,
+            },
+          ],
+        },
+      ],
+    });
+    const exporter = await webRunsExporter(fake);
+    const samples = await exporter.waitFor(
+      (current) => select(current, IN_PROGRESS, { repo: WEB, branch: 'main' }).length > 0,
+      'the runs read',
+    );
+    expect(series(samples, RUNS, 'status,bisection')).toEqual({
+      'succeeded/false': 1,
+      'failed/false': 1,
+      'cancelled/false': 0,
+    });
+    expect(series(samples, IN_PROGRESS, 'bisection')).toEqual({ false: 0, true: 0 });
+    expect(series(samples, DURATION + '_sum', 'status')).toEqual({ succeeded: 630, failed: 320 });
+    expect(series(samples, BATCH + '_count', 'bisection')).toEqual({ false: 2 });
+    expect(series(samples, BATCH + '_sum', 'bisection')).toEqual({ false: 3 });
+    expect(series(samples, CHECKS, 'check')).toEqual({ e2e: 1, unit: 1 });
+  });
+
+  it('testing-results-row-listed-twice-across-pages.json: a testing result on two pages of one read counts once', async () => {
+    // `GET /v2/merge-queues/{id}/testing-results`: "A pull request appears once per attempt", "a
+    // batched run appears once per pull request it tested". Page 1: #41 passed after 900 s and #42
+    // failed after 900 s, which split its batch (`startedBisection`: "This failure caused the
+    // pull request's batch to be split"); page 2 lists #42's attempt again (its endedAt written
+    // without milliseconds: the same instant), then #43 cancelled after 300 s. The fixture's ends
+    // are moved to 30, 20 and 10 s after the exporter's first poll, which only starts counting;
+    // every read serves the same pages. Three attempts, one bisection started.
+    const start = Math.floor(Date.now() / 1000);
+    const iso = (seconds: number) => new Date((start + seconds) * 1000).toISOString();
+    const [first, second] = fixtureAt('testing-results-row-listed-twice-across-pages.json') as [
+      FixturePage,
+      FixturePage,
+    ];
+    const [pr41, pr42] = first.data as object[];
+    const [pr42Again, pr43] = second.data as object[];
+    const pr7 = entryRow(7, 'testing', start - 600);
+    const fake = await startFakeV2({
+      queues: fixtureAt('merge-queues-of-an-organization.json') as FixturePage,
+      entries: { [WEB_MAIN_QUEUE]: [pr7] },
+      scriptedPages: [
+        {
+          path: `/v2/merge-queues/${WEB_MAIN_QUEUE}/testing-results`,
+          pages: [
+            {
+              ...first,
+              data: [
+                { ...pr41, endedAt: iso(30) },
+                { ...pr42, endedAt: iso(20) },
+              ],
+            },
+            {
+              ...second,
+              data: [
+                { ...pr42Again, endedAt: iso(20).replace('.000Z', 'Z') },
+                { ...pr43, endedAt: iso(10) },
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    const exporter = await keyOnlyExporter(fake.origin, `  - repo: ${WEB}\n    branches: [main]`);
+    await exporter.waitFor(
+      (current) =>
+        select(current, 'trunk_exporter_target_up', { kind: 'merge_queue', repo: WEB })[0]
+          ?.value === 1,
+      'the queue polled',
+    );
+    // #7 leaves testing: the next poll reads the testing results.
+    moveEntry(pr7, 'pending', Date.now() / 1000);
+    const attempts = (samples: readonly Sample[]) =>
+      Object.fromEntries(
+        select(samples, 'trunk_merge_queue_testing_duration_seconds_count', {
+          repo: WEB,
+          branch: 'main',
+        })
+          .filter((sample) => sample.value > 0)
+          .map((sample): [string, number] => [
+            `${sample.labels.outcome ?? ''}/${sample.labels.bisection ?? ''}`,
+            sample.value,
+          ]),
+      );
+    const samples = await exporter.waitFor(
+      (current) => Object.keys(attempts(current)).length > 0,
+      'the testing results read',
+    );
+    expect(attempts(samples)).toEqual({
+      'passed/false': 1,
+      'failed/false': 1,
+      'cancelled/false': 1,
+    });
+    expect(
+      select(samples, 'trunk_merge_queue_testing_duration_seconds_sum', {
+        repo: WEB,
+        branch: 'main',
+        outcome: 'failed',
+      })[0]?.value,
+    ).toBe(900);
+    expect(
+      select(samples, 'trunk_merge_queue_bisections_started_total', { repo: WEB })[0]?.value,
+    ).toBe(1);
   });
 });
