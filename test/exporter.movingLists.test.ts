@@ -8,7 +8,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { select, type Sample } from './support/exposition.js';
 import { configYaml, startTestExporter } from './support/exporterHarness.js';
 import { fixtureAt, startFakeV2, type FixturePage } from './support/fakeTrunkV2.js';
-import { WEB_QUEUE as WEB_MAIN_QUEUE, entryRow, moveEntry } from './support/queueEntryRows.js';
+import {
+  WEB_QUEUE as WEB_MAIN_QUEUE,
+  entryRow,
+  moveEntry,
+  resubmitEntry,
+  testingResult,
+} from './support/queueEntryRows.js';
 import { byCollection } from './support/testCollectionRows.js';
 import {
   BATCH,
@@ -336,5 +342,40 @@ describe('lists that move while they are walked, through a real exporter', () =>
     expect(
       select(samples, 'trunk_merge_queue_bisections_started_total', { repo: WEB })[0]?.value,
     ).toBe(1);
+  });
+
+  it('counts once the exit of a pull request that concluded and was submitted again between two polls, which the read of concluded entries lists twice', async () => {
+    // `concludedAfter`: "an entry that failed in the window and was later resubmitted still
+    // matches"; a testing result's `entryConclusion`: "How the queue entry this testing belonged
+    // to ended". #7 tests and the exporter polls it. Before the next poll #7 merges, and #9, which
+    // no poll saw, enters, fails (its testing result says the entry failed) and is submitted
+    // again. The read of concluded entries the departure of #7 asks for lists #9 twice (the list
+    // moved while it was paged): two exits, #7 merged and #9 failed, each once.
+    const start = Date.now() / 1000;
+    const pr7 = entryRow(7, 'testing', start - 600);
+    const fake = await startFakeV2({
+      queues: fixtureAt('merge-queues-of-an-organization.json') as FixturePage,
+      entries: { [WEB_MAIN_QUEUE]: [pr7] },
+    });
+    const exporter = await keyOnlyExporter(fake.origin, `  - repo: ${WEB}\n    branches: [main]`);
+    const exited = (samples: readonly Sample[]): Record<string, number> =>
+      Object.fromEntries(
+        select(samples, 'trunk_merge_queue_pull_requests_exited_total', {
+          repo: WEB,
+          branch: 'main',
+        }).map((sample): [string, number] => [sample.labels.outcome ?? '', sample.value]),
+      );
+    await exporter.waitFor((current) => exited(current).merged === 0, 'the first poll');
+    const failedAt = Date.now() / 1000;
+    moveEntry(pr7, 'merged', failedAt);
+    const pr9 = entryRow(9, 'testing', failedAt - 60);
+    fake.testingResults(WEB_MAIN_QUEUE).push(testingResult(9, failedAt, 'failed', 'failed'));
+    resubmitEntry(pr9, failedAt, failedAt + 0.5);
+    fake.entries(WEB_MAIN_QUEUE).push(pr9, pr9);
+    const samples = await exporter.waitFor(
+      (current) => exited(current).merged === 1 && (exited(current).failed ?? 0) > 0,
+      '#7 and #9 counted',
+    );
+    expect(exited(samples)).toEqual({ merged: 1, failed: 1, cancelled: 0, unknown: 0 });
   });
 });
