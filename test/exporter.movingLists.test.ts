@@ -43,16 +43,32 @@ function keyOnlyExporter(origin: string, targets: string) {
   );
 }
 
-/** acme/web main's live pull requests on the page, as `state/priority: count`. */
-const webPullRequests = (samples: readonly Sample[]): Record<string, number> =>
-  Object.fromEntries(
-    select(samples, 'trunk_merge_queue_pull_requests', { repo: WEB, branch: 'main' })
-      .filter((sample) => sample.value > 0)
+/**
+ * The series of `name` with `labels` on the page, each keyed by its values of `keys` joined by `/`;
+ * those at 0 left out when `nonZero`.
+ */
+function seriesBy(
+  samples: readonly Sample[],
+  name: string,
+  labels: Record<string, string>,
+  keys: readonly string[],
+  nonZero = false,
+): Record<string, number> {
+  return Object.fromEntries(
+    select(samples, name, labels)
+      .filter((sample) => !nonZero || sample.value > 0)
       .map((sample): [string, number] => [
-        `${sample.labels.state ?? ''}/${sample.labels.priority ?? ''}`,
+        keys.map((key) => sample.labels[key] ?? '').join('/'),
         sample.value,
       ]),
   );
+}
+
+const WEB_MAIN = { repo: WEB, branch: 'main' };
+
+/** acme/web main's live pull requests on the page, as `state/priority: count`. */
+const webPullRequests = (samples: readonly Sample[]) =>
+  seriesBy(samples, 'trunk_merge_queue_pull_requests', WEB_MAIN, ['state', 'priority'], true);
 
 describe('lists that move while they are walked, through a real exporter', () => {
   it('test-collections-one-listed-again-after-its-first-upload.json: a collection listed on two pages is shown once, as the later page read it', async () => {
@@ -149,13 +165,10 @@ describe('lists that move while they are walked, through a real exporter', () =>
       'acme/web read',
     );
     expect(select(samples, 'trunk_flaky_tests_quarantined', { repo: WEB })[0]?.value).toBe(3);
-    expect(
-      Object.fromEntries(
-        select(samples, 'trunk_flaky_tests_unhealthy', { repo: WEB }).map(
-          (sample): [string, number] => [sample.labels.status ?? '', sample.value],
-        ),
-      ),
-    ).toEqual({ flaky: 1, broken: 1 });
+    expect(seriesBy(samples, 'trunk_flaky_tests_unhealthy', { repo: WEB }, ['status'])).toEqual({
+      flaky: 1,
+      broken: 1,
+    });
   });
 
   it("counts a merge queue the organization's list gives on two pages once in the API budget", async () => {
@@ -245,7 +258,7 @@ describe('lists that move while they are walked, through a real exporter', () =>
     });
     const exporter = await webRunsExporter(fake);
     const samples = await exporter.waitFor(
-      (current) => select(current, IN_PROGRESS, { repo: WEB, branch: 'main' }).length > 0,
+      (current) => select(current, IN_PROGRESS, WEB_MAIN).length > 0,
       'the runs read',
     );
     expect(series(samples, RUNS, 'status,bisection')).toEqual({
@@ -312,16 +325,12 @@ describe('lists that move while they are walked, through a real exporter', () =>
     // #7 leaves testing: the next poll reads the testing results.
     moveEntry(pr7, 'pending', Date.now() / 1000);
     const attempts = (samples: readonly Sample[]) =>
-      Object.fromEntries(
-        select(samples, 'trunk_merge_queue_testing_duration_seconds_count', {
-          repo: WEB,
-          branch: 'main',
-        })
-          .filter((sample) => sample.value > 0)
-          .map((sample): [string, number] => [
-            `${sample.labels.outcome ?? ''}/${sample.labels.bisection ?? ''}`,
-            sample.value,
-          ]),
+      seriesBy(
+        samples,
+        'trunk_merge_queue_testing_duration_seconds_count',
+        WEB_MAIN,
+        ['outcome', 'bisection'],
+        true,
       );
     const samples = await exporter.waitFor(
       (current) => Object.keys(attempts(current)).length > 0,
@@ -358,13 +367,8 @@ describe('lists that move while they are walked, through a real exporter', () =>
       entries: { [WEB_MAIN_QUEUE]: [pr7] },
     });
     const exporter = await keyOnlyExporter(fake.origin, `  - repo: ${WEB}\n    branches: [main]`);
-    const exited = (samples: readonly Sample[]): Record<string, number> =>
-      Object.fromEntries(
-        select(samples, 'trunk_merge_queue_pull_requests_exited_total', {
-          repo: WEB,
-          branch: 'main',
-        }).map((sample): [string, number] => [sample.labels.outcome ?? '', sample.value]),
-      );
+    const exited = (samples: readonly Sample[]) =>
+      seriesBy(samples, 'trunk_merge_queue_pull_requests_exited_total', WEB_MAIN, ['outcome']);
     await exporter.waitFor((current) => exited(current).merged === 0, 'the first poll');
     const failedAt = Date.now() / 1000;
     moveEntry(pr7, 'merged', failedAt);
