@@ -160,12 +160,19 @@ function declaredRates(
 
 /**
  * The organization as its lists last named it, never less than the configuration names (every
- * shard's targets: each shard's file names them all): queues, and repositories with tests.
+ * shard's targets: each shard's file names them all): queues, and repositories with tests. What
+ * discovery added to the targets is left to the lists, which named it: discovery gives every
+ * repository of a queue a quarantine list, tests or not.
  */
 function organizationSize(config: ExporterConfig, lists?: OrganizationLists): OrganizationSize {
-  const configuredQueues = config.targets.reduce((sum, repo) => sum + repo.branches.length, 0);
+  const configuredQueues = config.targets.reduce(
+    (sum, repo) => sum + repo.branches.length - (repo.discovered?.branches.size ?? 0),
+    0,
+  );
   const withTests = new Set(
-    config.targets.filter((repo) => repo.flakyTests).map((repo) => repositoryKey(repo.name)),
+    config.targets
+      .filter((repo) => repo.flakyTests && repo.discovered?.flakyTests !== true)
+      .map((repo) => repositoryKey(repo.name)),
   );
   for (const name of lists?.repositoriesWithTests ?? []) withTests.add(repositoryKey(name));
   const read = (lists?.queues ?? 0) > 0 || (lists?.repositoriesWithTests.length ?? 0) > 0;

@@ -48,8 +48,9 @@ interface PolledTargetsOptions {
 const ORGANIZATION_TESTS: Target = { kind: 'flaky_tests', repo: '(organization)', branch: '' };
 
 /**
- * Told the polled targets, the configuration they came from and what the organization's lists
- * last named, whenever the targets or the configuration change.
+ * Told the polled targets, the configuration they came from (with the discovered repositories
+ * among its targets, as the polls have it) and what the organization's lists last named, whenever
+ * the targets or the configuration change.
  */
 type TargetsListener = (
   targets: readonly Target[],
@@ -242,7 +243,9 @@ export class PolledTargets {
       queues: this.#v2Queues.latest().length,
       repositoriesWithTests: this.#v2Tests.repositoriesRead(),
     };
-    for (const listener of this.#listeners) listener(targets, config, organization);
+    // The polls' configuration, so that what depends on every shard's flaky-tests repositories
+    // (which shard reads the test collections) is the same in the budget as in the polls.
+    for (const listener of this.#listeners) listener(targets, effective, organization);
     this.#triggeredPolls.keepOnly(targets);
     // The targets whose flaky and broken tests come from the organization's lists (with a key: all).
     const credentials = credentialsOf(config);

@@ -27,17 +27,26 @@ const COLLECTION_FAMILIES = [
   'trunk_test_collection_quarantine_enabled',
 ] as const;
 
-async function startShard(world: SimulatorWorld, shard: number, totalShards: number) {
+/** Configured: every repository listed; discovered: none listed, discovery finds them all. */
+type TargetSource = 'configured' | 'discovered';
+
+async function startShard(
+  world: SimulatorWorld,
+  shard: number,
+  totalShards: number,
+  source: TargetSource = 'configured',
+) {
   const { simulator } = await startTestSimulator({ world, token: 'v1-unused', apiKey: API_KEY });
   const yaml = [
     configYaml({
       apiUrl: simulator.origin,
       token: null,
       apiKey: API_KEY,
-      targets: TARGETS_YAML,
+      targets: source === 'configured' ? TARGETS_YAML : '  []',
       timeoutSeconds: 30,
     }),
     `sharding:\n  shard: ${shard}\n  totalShards: ${totalShards}`,
+    ...(source === 'discovered' ? ['discovery:\n  enabled: true'] : []),
   ].join('\n');
   const exporter = await startTestExporter(yaml);
   await exporter.waitUntilReady();
@@ -54,16 +63,24 @@ async function startShard(world: SimulatorWorld, shard: number, totalShards: num
 }
 
 describe('test collections through sharded exporters', () => {
-  it.each([2, 3])(
-    'with %i shards are read and exported by exactly one shard, as the unsharded instance exports them',
-    async (totalShards) => {
+  it.each([
+    [2, 'configured'],
+    [3, 'configured'],
+    [2, 'discovered'],
+  ] as const)(
+    'with %i shards and %s repositories are read and exported by exactly one shard, as the unsharded instance exports them',
+    async (totalShards, source) => {
       const world = createSimulatorWorld({ seed: 11, repositories: REPOSITORIES });
-      const unsharded = await startShard(world, 0, 1);
+      const unsharded = await startShard(world, 0, 1, source);
       const shards = await Promise.all(
-        Array.from({ length: totalShards }, (_, shard) => startShard(world, shard, totalShards)),
+        Array.from({ length: totalShards }, (_, shard) =>
+          startShard(world, shard, totalShards, source),
+        ),
       );
       expect(unsharded.collectionLines.length).toBeGreaterThan(0);
       expect(unsharded.collectionCalls).toBe(1);
+      // configuration.md, reads.testCollections: one call per flakyTestsIntervalSeconds (600 s).
+      expect(unsharded.budget).toBeCloseTo(1 / 600, 9);
 
       const exporting = shards.filter(({ collectionLines }) => collectionLines.length > 0);
       expect(exporting).toHaveLength(1);
