@@ -16,7 +16,8 @@ const WHAT: Record<ApiAnomalyKind, string> = {
   timestamp_out_of_range: 'a timestamp outside 2000-2100; not exported',
   invalid_field: 'a field that cannot be used as it is; read as absent, or cut to 200 characters',
   invalid_item: 'a row without what the exporter needs of it; left out, the rest is read',
-  unknown_entry_state: 'a queue-entry state the exporter does not know',
+  unknown_entry_state:
+    'a pull request gone from the live entries that no read of concluded entries lists, as in a state the exporter does not ask for; no exit counted',
   unnamed_repository: 'tests of a repository the exporter cannot name',
   unknown_value: 'a value outside the documented ones; counted apart',
   future_timestamp: "a time over a minute ahead of the exporter's clock",

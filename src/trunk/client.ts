@@ -221,10 +221,18 @@ export class TrunkClient {
 
   /**
    * `count` anomalies of `kind` that a poll found in what `endpoint` answered, beyond what one
-   * response shows (e.g. a PR gone from the live list and absent from the concluded ones).
+   * response shows (e.g. a PR gone from the live list and absent from the concluded ones). With
+   * `about`, the target whose answers held them, they are logged as a response's are; without, the
+   * caller logs its own line.
    */
-  reportAnomaly(endpoint: Endpoint, kind: ApiAnomalyKind, count: number): void {
+  reportAnomaly(
+    endpoint: Endpoint,
+    kind: ApiAnomalyKind,
+    count: number,
+    about?: Omit<CallTarget, 'endpoint'>,
+  ): void {
     this.#observer.anomaly(endpoint, kind, count);
+    if (about !== undefined) this.#anomalyLog.found({ ...about, endpoint }, kind, count);
   }
 
   /** What 429s' Retry-After holds back, and until when. */

@@ -6,6 +6,7 @@ import { CallSpacing } from './callSpacing.js';
 import type { CallOptions } from './client.js';
 import { TrunkApiError } from './errors.js';
 import type { ApiAnomalyKind } from './observer.js';
+import type { CallTarget } from './transport.js';
 import {
   checkTestCollectionsPage,
   checkV2MergeQueue,
@@ -72,9 +73,14 @@ export class TrunkV2Client {
     private readonly testListPaths = new TestListPaths(),
   ) {}
 
-  /** `count` anomalies of `kind` a poll found in the answers of `endpoint`. */
-  reportAnomaly(endpoint: V2Endpoint, kind: ApiAnomalyKind, count: number): void {
-    this.client.reportAnomaly(endpoint, kind, count);
+  /** `count` anomalies of `kind` a poll found in the answers of `endpoint`; logged with `about`. */
+  reportAnomaly(
+    endpoint: V2Endpoint,
+    kind: ApiAnomalyKind,
+    count: number,
+    about?: Omit<CallTarget, 'endpoint'>,
+  ): void {
+    this.client.reportAnomaly(endpoint, kind, count, about);
   }
 
   /**

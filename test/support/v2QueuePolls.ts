@@ -59,7 +59,10 @@ export async function watchedQueue(
   const config = exporterConfig(fake.origin, [REPOSITORY], {
     trunk: { apiKey: new Secret(API_KEY) },
   });
-  const { client } = makeClient(fake.origin, { apiKey: new Secret(API_KEY) });
+  const { client } = makeClient(fake.origin, {
+    apiKey: new Secret(API_KEY),
+    logger: options.logger ?? silentLogger(),
+  });
   const v2 = new TrunkV2Client(client);
   const store = new SnapshotStore(config.polling.staleAfterSeconds, now);
   store.setTargets(configuredTargets(config));

@@ -8,6 +8,8 @@ import { createLogger } from '../../src/log/logger.js';
 import { Secret } from '../../src/secrets/secret.js';
 import { ANOMALY_LOG_INTERVAL_MS, AnomalyLog } from '../../src/trunk/anomalyLog.js';
 import { TrunkV2Client } from '../../src/trunk/v2Client.js';
+import { entryRow, moveEntry } from '../support/queueEntryRows.js';
+import { START, watchedQueue } from '../support/v2QueuePolls.js';
 import { cleanUp, makeClient, sendJson, startApiServer } from './harness.js';
 
 afterEach(cleanUp);
@@ -65,6 +67,30 @@ describe('the log of odd data in answers', () => {
       count: 4,
     });
     expect(warned[0]?.msg).toContain('left out');
+  });
+
+  it('names the queue of a pull request that left its live entries for a state the exporter does not know, as for odd rows', async () => {
+    // #1 testing, then `parked` (a state Trunk adds): the live read, which asks for the five live
+    // states, no longer lists it, and no read of concluded entries does (it never concluded).
+    const pr1 = entryRow(1, 'testing', START - 300);
+    const { logger, lines } = capturedLogger();
+    const { clock, poll } = await watchedQueue([pr1], { logger });
+    await poll();
+    moveEntry(pr1, 'parked', clock.now - 5);
+    // Asked about on three polls, then kept as absent: one anomaly.
+    for (let index = 0; index < 5; index++) await poll();
+    await flushed();
+
+    const unknownState = lines.filter(
+      (line) => line.level === 40 && line.kind === 'unknown_entry_state',
+    );
+    expect(unknownState).toHaveLength(1);
+    expect(unknownState[0]).toMatchObject({
+      endpoint: 'v2/merge-queues/{id}/pull-requests',
+      repo: 'github.com/acme/web',
+      branch: 'main',
+      count: 1,
+    });
   });
 
   it('names each queue setting of another type than its definition gives, through API v1 and v2', async () => {

@@ -260,7 +260,16 @@ export async function readExitsV2(request: V2ExitReadRequest): Promise<V2ExitRea
     if (isLastLookup(previous, number)) absent += 1;
   }
   if (absent > 0) {
-    request.reader.reportAnomaly(V2_ENDPOINTS.listQueuePullRequests, 'unknown_entry_state', absent);
+    // No line of its own: the anomaly log names the queue, once an hour at most.
+    request.reader.reportAnomaly(
+      V2_ENDPOINTS.listQueuePullRequests,
+      'unknown_entry_state',
+      absent,
+      {
+        repo: queue.repo,
+        branch: queue.branch,
+      },
+    );
   }
   return {
     lookups,

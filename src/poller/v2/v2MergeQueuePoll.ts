@@ -33,8 +33,16 @@ export interface V2PullRequestLister {
     filter: V2PullRequestFilter,
     options?: ReadOptions,
   ): Promise<V2PullRequest[]>;
-  /** `count` anomalies of `kind` found across reads of `endpoint` (trunk_exporter_api_anomalies_total). */
-  reportAnomaly(endpoint: V2Endpoint, kind: ApiAnomalyKind, count: number): void;
+  /**
+   * `count` anomalies of `kind` found across reads of `endpoint` (trunk_exporter_api_anomalies_total),
+   * logged with `about`, the queue whose reads held them.
+   */
+  reportAnomaly(
+    endpoint: V2Endpoint,
+    kind: ApiAnomalyKind,
+    count: number,
+    about?: { readonly repo: string; readonly branch: string | undefined },
+  ): void;
 }
 
 interface V2MergeQueuePollRequest {
