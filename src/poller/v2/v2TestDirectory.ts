@@ -8,6 +8,8 @@ import type { Logger } from '../../log/logger.js';
 import type { TestCollections } from '../../snapshot/testCostTypes.js';
 import type { QuarantinedTests, UnhealthyTests } from '../../snapshot/types.js';
 import type { ApiAnomalyKind } from '../../trunk/observer.js';
+import type { CallTarget } from '../../trunk/transport.js';
+import { organizationTarget } from '../../trunk/v2Requests.js';
 import type { V2TestFilter } from '../../trunk/v2TestList.js';
 import { V2_ENDPOINTS, type V2Endpoint, type V2Test } from '../../trunk/v2Schemas.js';
 import { SeenTestIds } from '../seenTestIds.js';
@@ -33,6 +35,9 @@ import { SharedRead, type SharedAnswer, type SharedReadTiming } from '../sharedR
 import type { ReadOptions } from '../readOptions.js';
 import { SharedTestCollections, type V2TestCollectionLister } from './v2TestCollectionsRead.js';
 
+/** What the anomaly log names for odd rows of the organization's test lists. */
+const TEST_LIST_TARGET = organizationTarget(V2_ENDPOINTS.listTests);
+
 /** The v2 reads the test lists need (implemented by TrunkV2Client). */
 export interface V2TestLister extends V2RepositoryReader, V2TestCollectionLister {
   listTests(
@@ -41,7 +46,12 @@ export interface V2TestLister extends V2RepositoryReader, V2TestCollectionLister
     take: (tests: readonly V2Test[]) => void,
     options?: ReadOptions,
   ): Promise<void>;
-  reportAnomaly(endpoint: V2Endpoint, kind: ApiAnomalyKind, count: number): void;
+  reportAnomaly(
+    endpoint: V2Endpoint,
+    kind: ApiAnomalyKind,
+    count: number,
+    about?: Omit<CallTarget, 'endpoint'>,
+  ): void;
 }
 
 /** A repository's tests in one organization-wide list, summarised, as of its last good read. */
@@ -302,7 +312,12 @@ export class V2TestDirectory {
       list.merge,
     );
     if (withoutName > 0) {
-      lister.reportAnomaly(V2_ENDPOINTS.listTests, 'unnamed_repository', withoutName);
+      lister.reportAnomaly(
+        V2_ENDPOINTS.listTests,
+        'unnamed_repository',
+        withoutName,
+        TEST_LIST_TARGET,
+      );
     }
     const read: ListRead = {
       readAt: this.#now(),
