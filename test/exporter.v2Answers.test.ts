@@ -4,10 +4,11 @@
 // fail, organization-wide lists that fail, repositories with tests and no merge queue, the test
 // list's former path, the readiness signal list rows leave out, queue-entry states Trunk adds,
 // empty pages with a cursor, an apiUrl ending in /v2, and a resubmitted entry's createdAt.
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_EXIT_LOOKUP_ATTEMPTS } from '../src/snapshot/queueFlowTypes.js';
 import { select, sum, type Sample } from './support/exposition.js';
 import {
+  anomalyLines,
   configYaml,
   startTestExporter,
   type ExporterUnderTest,
@@ -139,24 +140,9 @@ describe('API v2 answers through a real exporter', () => {
       }),
     ).toBeGreaterThanOrEqual(2);
     // And a warn line says so, as for any odd answer (operations.md, "Logs and signals").
-    const unnamedLines = () =>
-      exporter
-        .logs()
-        .split('\n')
-        .filter((line) => line.includes('"kind":"unnamed_repository"'))
-        .map((line) => JSON.parse(line) as Record<string, unknown>);
-    // The line is written a turn after the count; the harnesses' 20 s, as for any condition.
-    await vi.waitFor(
-      () => {
-        expect(unnamedLines()).toHaveLength(1);
-      },
-      { timeout: 20_000 },
-    );
-    expect(unnamedLines()[0]).toMatchObject({
-      level: 40,
-      endpoint: 'v2/tests',
-      repo: '(organization)',
-    });
+    expect(await anomalyLines(exporter, 'unnamed_repository')).toEqual([
+      expect.objectContaining({ level: 40, endpoint: 'v2/tests', repo: '(organization)' }),
+    ]);
     // Each id named once; the nil UUID of uploads without a repository is never looked up.
     expect(
       fake

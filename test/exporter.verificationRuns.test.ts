@@ -7,6 +7,7 @@
 // `testedPullRequests`: "More than one means the entries were batched".
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { select, sum } from './support/exposition.js';
+import { anomalyLines } from './support/exporterHarness.js';
 import { pageAt } from './support/fakeTrunkV2.js';
 import { WEB_QUEUE, entryRow, moveEntry, startFakeWebQueue } from './support/queueEntryRows.js';
 import {
@@ -224,6 +225,26 @@ describe('verification runs through a real exporter', () => {
         })[0]?.value,
       ).toBeGreaterThanOrEqual(1);
     }
+  });
+
+  it('counts a run updated a day ahead of its clock once, and logs it as it counts it', async () => {
+    // Run A concludes with an updatedAt a day after the exporter's clock (Trunk's clock ahead, or
+    // a bad row): a future_timestamp anomaly, named in a warn line as every odd answer is.
+    const { start, pr7, fake, shape: batch, exporter } = await testingOnRun('run-a', 900);
+    conclude(fake, { ...batch, status: 'succeeded', updatedAt: start + 86_400 });
+    moveEntry(pr7, 'testsPassed', now());
+    await exporter.waitFor(
+      (page) =>
+        (select(page, 'trunk_exporter_api_anomalies_total', {
+          endpoint: 'v2/merge-queues/{id}/verification-runs',
+          kind: 'future_timestamp',
+        })[0]?.value ?? 0) >= 1,
+      'the run from the future counted',
+    );
+    // Its endpoint is scrubbed from the line here: this file's API key holds "verification-runs".
+    expect(await anomalyLines(exporter, 'future_timestamp')).toEqual([
+      expect.objectContaining({ level: 40, ...QUEUE, count: 1 }),
+    ]);
   });
 
   it('verification-runs-page-with-unusable-tested-pull-requests.json: counts a run with a tested pull request of no usable number, that PR in its batch; each such entry is one invalid_field and never an exemplar', async () => {

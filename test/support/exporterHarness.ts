@@ -144,3 +144,24 @@ export async function startTestExporter(
   };
   return { exporter, logs: () => output, stop, scrape, samples, waitUntilReady, waitFor };
 }
+
+/**
+ * The warn lines `exporter` logged about anomalies of `kind` (trunk/anomalyLog.ts), once there is
+ * one: a line is written a turn after its count, so a case that saw the count waits for the line.
+ */
+export async function anomalyLines(
+  exporter: ExporterUnderTest,
+  kind: string,
+): Promise<Record<string, unknown>[]> {
+  const deadline = Date.now() + WAIT_MS;
+  for (;;) {
+    const lines = exporter
+      .logs()
+      .split('\n')
+      .filter((line) => line.includes(`"kind":"${kind}"`))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    if (lines.length > 0) return lines;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for a line of ${kind}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

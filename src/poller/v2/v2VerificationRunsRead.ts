@@ -118,6 +118,7 @@ export async function readVerificationRuns(
       V2_ENDPOINTS.listVerificationRuns,
       'future_timestamp',
       counted.futureRuns,
+      { repo: request.queue.repo, branch: request.queue.branch },
     );
   }
   return unfollowedLogged(request, counted);
