@@ -8,6 +8,7 @@ import { TrunkApiError } from '../../trunk/errors.js';
 import type { V2PullRequestFilter } from '../../trunk/v2QueueListPages.js';
 import type { V2QueueRef } from '../../trunk/v2Requests.js';
 import type { ApiAnomalyKind } from '../../trunk/observer.js';
+import type { CallTarget } from '../../trunk/transport.js';
 import {
   V2_LIVE_ENTRY_STATES,
   type V2Endpoint,
@@ -41,7 +42,7 @@ export interface V2PullRequestLister {
     endpoint: V2Endpoint,
     kind: ApiAnomalyKind,
     count: number,
-    about?: { readonly repo: string; readonly branch: string | undefined },
+    about?: Omit<CallTarget, 'endpoint'>,
   ): void;
 }
 
