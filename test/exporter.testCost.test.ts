@@ -13,8 +13,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { select, type Sample } from './support/exposition.js';
-import { configYaml, startTestExporter } from './support/exporterHarness.js';
-import { fixtureAt, pageAt, startFakeV2, type FakeV2 } from './support/fakeTrunkV2.js';
+import { anomalyLines, configYaml, startTestExporter } from './support/exporterHarness.js';
+import {
+  fixtureAt,
+  pageAt,
+  startFakeV2,
+  type FakeV2,
+  type FixturePage,
+} from './support/fakeTrunkV2.js';
 import { byCollection, collectionRow } from './support/testCollectionRows.js';
 import { cleanUp } from './trunk/harness.js';
 
@@ -288,6 +294,41 @@ describe('flaky-test cost and test collections through a real exporter', () => {
         kind: 'invalid_field',
       })[0]?.value,
     ).toBe(2);
+  });
+
+  it('counts a status Trunk adds as other, and logs it as every odd answer is logged', async () => {
+    // `status` is `healthy`, `flaky` or `broken` in the definition, and Trunk may add values: the
+    // walk of `status=flaky,broken` answering a test `unstable` (fixture) shows it as `other`, beside
+    // one flaky and one broken test, counts it as `unknown_value`, and says so in a warn line.
+    const fake = await startFakeV2({
+      scriptedPages: [
+        {
+          path: '/v2/tests',
+          query: 'status=flaky',
+          pages: fixtureAt('tests-with-a-status-trunk-adds.json') as FixturePage[],
+        },
+      ],
+      repositories: { [WEB_ID]: fixtureAt('repository-on-the-providers-default-host.json') },
+    });
+    const exporter = await webExporter(fake, {
+      polling: '  mergeQueueIntervalSeconds: 0.3\n  flakyTestsIntervalSeconds: 0.3',
+    });
+    const samples = await exporter.waitFor((current) => up(current) === 1, 'acme/web read');
+    const unhealthy = Object.fromEntries(
+      select(samples, 'trunk_flaky_tests_unhealthy', { repo: WEB }).map(
+        (sample): [string, number] => [sample.labels.status ?? '', sample.value],
+      ),
+    );
+    expect(unhealthy).toEqual({ flaky: 1, broken: 1, other: 1 });
+    expect(
+      select(samples, 'trunk_exporter_api_anomalies_total', {
+        endpoint: 'v2/tests',
+        kind: 'unknown_value',
+      })[0]?.value,
+    ).toBeGreaterThanOrEqual(1);
+    expect(await anomalyLines(exporter, 'unknown_value')).toEqual([
+      expect.objectContaining({ level: 40, endpoint: 'v2/tests', repo: '(organization)' }),
+    ]);
   });
 
   it("counts a test the walk lists twice once: a list that moves while it is paged may list a row again, and a row's `id` names its test", async () => {

@@ -334,7 +334,7 @@ function logDiscoveredChanges(
       : ` (${items.slice(0, MAX_NAMES_LOGGED).join(', ')}${items.length > MAX_NAMES_LOGGED ? ', …' : ''})`;
   logger.info(
     { added: added.length, removed: removed.length },
-    `discovery: ${String(added.length)} targets added${names(added)}, ` +
+    `discovery: ${String(added.length)} target${added.length === 1 ? '' : 's'} added${names(added)}, ` +
       `${String(removed.length)} removed${names(removed)}`,
   );
 }

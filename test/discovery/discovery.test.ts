@@ -181,6 +181,7 @@ describe('discovery', () => {
     });
     const exporter = await startTestExporter(
       discoveryYaml(simulator, '  []\n', '  flakyTests: false\n'),
+      'info',
     );
     const all = world.repositories.reduce((sum, repository) => sum + repository.branches.length, 0);
     await exporter.waitFor((current) => queuesUp(current).length === all, 'every queue');
@@ -218,6 +219,19 @@ describe('discovery', () => {
     expect(gauge(samples, 'trunk_exporter_discovered_targets', { kind: 'merge_queue' })).toBe(
       all - 1,
     );
+
+    // Listed again: polled again, and the log line names it, one target in the singular. (The
+    // line begins "discovery: ", which the scrubber takes for a piece of this test's key.)
+    faults.clear();
+    await exporter.waitFor((current) => queuesUp(current).length === all, 'the queue back');
+    const changes = exporter
+      .logs()
+      .split('\n')
+      .filter((line) => line.includes('"added":'))
+      .map((line) => (JSON.parse(line) as { msg: string }).msg.replace(/^.*?: /, ''));
+    const named = goneLabel.replace(' ', '@');
+    expect(changes).toContain(`0 targets added, 1 removed (${named})`);
+    expect(changes).toContain(`1 target added (${named}), 0 removed`);
   });
 
   it('merges discovered queues with configured ones: one target per key, configured stay configured', async () => {

@@ -323,7 +323,7 @@ export class V2TestDirectory {
       readAt: this.#now(),
       metricsPeriod: filter.metricsPeriod,
       unknownStatuses: (count) => {
-        lister.reportAnomaly(V2_ENDPOINTS.listTests, 'unknown_value', count);
+        lister.reportAnomaly(V2_ENDPOINTS.listTests, 'unknown_value', count, TEST_LIST_TARGET);
       },
     };
     return {
