@@ -49,6 +49,20 @@ import {
 } from './v2VerificationRunSchemas.js';
 
 /** The organization's newest test collections, and whether Trunk has more. */
+/** Where a poll reports anomalies it found across answers (implemented by TrunkV2Client). */
+export interface V2AnomalyReporter {
+  /**
+   * `count` anomalies of `kind` found across reads of `endpoint` (trunk_exporter_api_anomalies_total),
+   * logged with `about`, the target whose reads held them.
+   */
+  reportAnomaly(
+    endpoint: V2Endpoint,
+    kind: ApiAnomalyKind,
+    count: number,
+    about?: Omit<CallTarget, 'endpoint'>,
+  ): void;
+}
+
 export interface V2TestCollectionsPage {
   readonly collections: readonly V2TestCollection[];
   readonly more: boolean;

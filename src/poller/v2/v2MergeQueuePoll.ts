@@ -7,11 +7,9 @@ import { NO_ITEMS, orNoItems } from '../../snapshot/noEntries.js';
 import { TrunkApiError } from '../../trunk/errors.js';
 import type { V2PullRequestFilter } from '../../trunk/v2QueueListPages.js';
 import type { V2QueueRef } from '../../trunk/v2Requests.js';
-import type { ApiAnomalyKind } from '../../trunk/observer.js';
-import type { CallTarget } from '../../trunk/transport.js';
+import type { V2AnomalyReporter } from '../../trunk/v2Client.js';
 import {
   V2_LIVE_ENTRY_STATES,
-  type V2Endpoint,
   type V2MergeQueue,
   type V2PullRequest,
 } from '../../trunk/v2Schemas.js';
@@ -28,22 +26,12 @@ import {
 } from './v2Readiness.js';
 
 /** The v2 reads a merge-queue poll makes, and what it reports of them (implemented by TrunkV2Client). */
-export interface V2PullRequestLister {
+export interface V2PullRequestLister extends V2AnomalyReporter {
   listQueuePullRequests(
     queue: V2QueueRef,
     filter: V2PullRequestFilter,
     options?: ReadOptions,
   ): Promise<V2PullRequest[]>;
-  /**
-   * `count` anomalies of `kind` found across reads of `endpoint` (trunk_exporter_api_anomalies_total),
-   * logged with `about`, the queue whose reads held them.
-   */
-  reportAnomaly(
-    endpoint: V2Endpoint,
-    kind: ApiAnomalyKind,
-    count: number,
-    about?: Omit<CallTarget, 'endpoint'>,
-  ): void;
 }
 
 interface V2MergeQueuePollRequest {

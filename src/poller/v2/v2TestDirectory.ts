@@ -7,11 +7,10 @@ import type { ExporterConfig } from '../../config/types.js';
 import type { Logger } from '../../log/logger.js';
 import type { TestCollections } from '../../snapshot/testCostTypes.js';
 import type { QuarantinedTests, UnhealthyTests } from '../../snapshot/types.js';
-import type { ApiAnomalyKind } from '../../trunk/observer.js';
-import type { CallTarget } from '../../trunk/transport.js';
+import type { V2AnomalyReporter } from '../../trunk/v2Client.js';
 import { organizationTarget } from '../../trunk/v2Requests.js';
 import type { V2TestFilter } from '../../trunk/v2TestList.js';
-import { V2_ENDPOINTS, type V2Endpoint, type V2Test } from '../../trunk/v2Schemas.js';
+import { V2_ENDPOINTS, type V2Test } from '../../trunk/v2Schemas.js';
 import { SeenTestIds } from '../seenTestIds.js';
 import { nearestNames } from './nearestNames.js';
 import {
@@ -39,19 +38,14 @@ import { SharedTestCollections, type V2TestCollectionLister } from './v2TestColl
 const TEST_LIST_TARGET = organizationTarget(V2_ENDPOINTS.listTests);
 
 /** The v2 reads the test lists need (implemented by TrunkV2Client). */
-export interface V2TestLister extends V2RepositoryReader, V2TestCollectionLister {
+export interface V2TestLister
+  extends V2RepositoryReader, V2TestCollectionLister, V2AnomalyReporter {
   listTests(
     filter: V2TestFilter,
     what: string,
     take: (tests: readonly V2Test[]) => void,
     options?: ReadOptions,
   ): Promise<void>;
-  reportAnomaly(
-    endpoint: V2Endpoint,
-    kind: ApiAnomalyKind,
-    count: number,
-    about?: Omit<CallTarget, 'endpoint'>,
-  ): void;
 }
 
 /** A repository's tests in one organization-wide list, summarised, as of its last good read. */
