@@ -4,7 +4,7 @@ import type { Socket } from 'node:net';
 import type { NextFunction, Request, Response } from 'express';
 import { compareInWorker } from './bcryptThread.js';
 import { BcryptQueue, QUEUE_FULL } from './bcryptQueue.js';
-import { peerAddress } from './peerConnections.js';
+import { peerAddress } from './peerAddress.js';
 
 /** Successful verifications remembered, so a scraper pays bcrypt's cost once, not per scrape. */
 const MAX_REMEMBERED = 100;

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server, Socket } from 'node:net';
-import { peerAddress } from './peerConnections.js';
+import { peerAddress } from './peerAddress.js';
 
 /** One held connection, the requests on it not yet answered, and since when it has waited. */
 interface HeldConnection {
