@@ -48,7 +48,6 @@ import {
   type V2VerificationRun,
 } from './v2VerificationRunSchemas.js';
 
-/** The organization's newest test collections, and whether Trunk has more. */
 /** Where a poll reports anomalies it found across answers (implemented by TrunkV2Client). */
 export interface V2AnomalyReporter {
   /**
@@ -63,6 +62,7 @@ export interface V2AnomalyReporter {
   ): void;
 }
 
+/** The organization's newest test collections, and whether Trunk has more. */
 export interface V2TestCollectionsPage {
   readonly collections: readonly V2TestCollection[];
   readonly more: boolean;
@@ -247,7 +247,8 @@ export class TrunkV2Client {
       (rows) => {
         // A loop, not a spread: a page longer than asked for may hold more rows than a call takes.
         for (const row of rows) {
-          const listed = row.id === undefined || row.id === '' ? undefined : placeOf.get(row.id);
+          const id = row.id === '' ? undefined : row.id;
+          const listed = id === undefined ? undefined : placeOf.get(id);
           // A collection listed again (a collection created since the last page moved it past the
           // cursor) is one collection: the later page is the newer read of its count and setting,
           // kept in the place of its first, so that it takes one of the V2_MAX_TEST_COLLECTIONS.
@@ -255,7 +256,7 @@ export class TrunkV2Client {
             collections[listed] = row;
             continue;
           }
-          if (row.id !== undefined && row.id !== '') placeOf.set(row.id, collections.length);
+          if (id !== undefined) placeOf.set(id, collections.length);
           collections.push(row);
         }
         return collections.length >= V2_MAX_TEST_COLLECTIONS ? 'enough' : undefined;
