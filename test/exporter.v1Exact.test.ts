@@ -608,6 +608,67 @@ describe('API v1 quarantine list', () => {
 });
 
 describe('API v1 odd shapes', () => {
+  it('looks up again each poll a PR whose item has neither state nor a usable stateChangedAt', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(T0 * 1000);
+    const fake = await startScriptedV1();
+    // "when it is absent, the state comes from getSubmittedPullRequest": with no stateChangedAt
+    // (#1 leaves it out, #2 sends null) nothing in the item says the state has moved since.
+    const queue = {
+      ...queueSettings('running'),
+      enqueuedPullRequests: [
+        item(1, {}),
+        item(2, { stateChangedAt: null }),
+        item(3, { stateChangedAt: iso(T0 - 100) }),
+      ],
+    };
+    const lookups = (state: string, changedAt: number) =>
+      new Map(
+        [1, 2].map((n): [number, Record<string, unknown>] => [
+          n,
+          submitted(n, { state, stateChangedAt: iso(changedAt) }),
+        ]),
+      );
+    fake.next(
+      {
+        queue,
+        submitted: new Map([
+          ...lookups('pending', T0 - 100),
+          [3, submitted(3, { state: 'pending', stateChangedAt: iso(T0 - 100) })],
+        ]),
+      },
+      () => undefined,
+    );
+    const exporter = await scriptedExporter(
+      fake.apiUrl,
+      `  - repo: ${QUEUE.repo}\n    branches: [main]`,
+    );
+    const states = (s: Sample[]) =>
+      byLabels(s, 'trunk_merge_queue_pull_requests', 'state', 'priority');
+    expect(states(await afterStep(exporter, fake, 'getQueue'))).toMatchObject({
+      'pending/medium': 3,
+      'testing/medium': 0,
+    });
+    // A second on (no recheck of an unchanged PR is due): #1 and #2 now testing by their lookups;
+    // #3's item is unchanged, so its remembered pending stands.
+    fake.next(
+      {
+        queue,
+        submitted: new Map([
+          ...lookups('testing', T0),
+          [3, submitted(3, { state: 'pending', stateChangedAt: iso(T0 - 100) })],
+        ]),
+      },
+      () => {
+        vi.setSystemTime((T0 + 1) * 1000);
+      },
+    );
+    expect(states(await afterStep(exporter, fake, 'getQueue'))).toMatchObject({
+      'pending/medium': 1,
+      'testing/medium': 2,
+    });
+  });
+
   it('reads nulls, absent states, both mergeability spellings and final states listed', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     vi.setSystemTime(T0 * 1000);

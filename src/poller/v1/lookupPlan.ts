@@ -141,9 +141,11 @@ function keptDetail(answer: PullRequestDetail): PullRequestDetail {
 }
 
 function isSameItem(remembered: RememberedLookup, item: EnqueuedPullRequest): boolean {
-  // Without a stateChangedAt nothing tells a changed item from an unchanged one: looked up each poll.
+  // Without a stateChangedAt nothing tells a changed item from an unchanged one: looked up each
+  // poll. A null (or other non-string) one is read as '' (schemas.ts), which tells nothing either.
   return (
     item.stateChangedAt !== undefined &&
+    item.stateChangedAt !== '' &&
     remembered.stateChangedAt === item.stateChangedAt &&
     remembered.sha === item.prSha &&
     remembered.itemState === item.state
