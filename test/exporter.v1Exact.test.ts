@@ -607,6 +607,53 @@ describe('API v1 quarantine list', () => {
   });
 });
 
+describe('API v1 quarantine rows without an identifier', () => {
+  it('counts every row of one page whose test_case_id is absent, null or empty', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(T0 * 1000);
+    const fake = await startScriptedV1();
+    const row = (id: number, owner: string, caseId: unknown) => {
+      const rest: Record<string, unknown> = test(id, [owner], T0 - 3600);
+      delete rest.test_case_id;
+      return caseId === undefined ? rest : { ...rest, test_case_id: caseId };
+    };
+    // One page of four different tests (names 1 to 4), "total_rows ... Total number of rows" 4:
+    // a single page repeats no row, so each counts for its owner.
+    fake.next(
+      {
+        quarantinePages: [
+          {
+            quarantined_tests: [
+              row(1, '@a', undefined),
+              row(2, '@b', null),
+              row(3, '@c', ''),
+              row(4, '@d', ''),
+            ],
+            page: { total_rows: 4, total_pages: 1, next_page_token: '', page_index: 0 },
+          },
+        ],
+      },
+      () => undefined,
+    );
+    const exporter = await scriptedExporter(
+      fake.apiUrl,
+      `  - repo: ${REPO.repo}\n    flakyTests: true`,
+    );
+    const s = await afterStep(exporter, fake, 'flaky-tests/list-quarantined-tests');
+    const get = (name: string, label: string) =>
+      Object.fromEntries(
+        select(s, name, REPO).map((x): [string, number] => [x.labels[label] ?? '', x.value]),
+      );
+    expect({
+      owners: get('trunk_flaky_tests_quarantined_by_codeowner', 'codeowner'),
+      recent: get('trunk_flaky_tests_quarantined_recently', 'window'),
+    }).toEqual({
+      owners: { '@a': 1, '@b': 1, '@c': 1, '@d': 1 },
+      recent: { '1d': 4, '7d': 4 },
+    });
+  });
+});
+
 describe('API v1 odd shapes', () => {
   it('looks up again each poll a PR whose item has neither state nor a usable stateChangedAt', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });

@@ -112,8 +112,9 @@ export async function readQuarantinedTests(
     if (rows !== undefined) mostRowsPromised = Math.max(mostRowsPromised ?? 0, rows);
     for (const test of page.quarantined_tests) {
       // Offset paging over a list that changes can repeat a row; count each test once. A row
-      // without a test_case_id cannot be told from another: it is counted as it comes.
-      if (test.test_case_id !== undefined) {
+      // without a test_case_id (or with an empty one) cannot be told from another: it is counted
+      // as it comes.
+      if (test.test_case_id !== undefined && test.test_case_id !== '') {
         if (!seenTests.firstTime(`${test.test_case_id}\u0000${test.variant ?? ''}`)) continue;
       }
       rowsWalked++;
