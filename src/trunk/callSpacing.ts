@@ -8,7 +8,8 @@ export class CallSpacing {
   #previous: Promise<void> = Promise.resolve();
   #lastEndedAt = Number.NEGATIVE_INFINITY;
 
-  constructor(private readonly spacingMs: number) {}
+  /** @param spacingMs the least time from one call's answer to the next call's start. */
+  constructor(readonly spacingMs: number) {}
 
   async run<T>(call: () => Promise<T>): Promise<T> {
     const previous = this.#previous;

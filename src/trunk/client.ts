@@ -73,6 +73,11 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Epoch ms: no retry wait may end after it. */
   deadlineMs?: number;
+  /**
+   * The least wait before a retry, from the failed attempt's answer: a retry is a request under
+   * the same key, so an endpoint limited per key (CallSpacing) keeps its spacing between attempts.
+   */
+  minRetryDelayMs?: number;
 }
 
 /** Reports the anomalies of a parsed response and returns it made harmless (responseAnomalies.ts). */
@@ -368,6 +373,7 @@ export class TrunkClient {
       const delayMs = Math.max(
         retryAfterMs ?? backoffDelayMs(attempt, this.#retry, this.#random),
         this.#transport.pausedUntilFor(target.endpoint) - now,
+        options.minRetryDelayMs ?? 0,
       );
       const context = {
         endpoint: target.endpoint,

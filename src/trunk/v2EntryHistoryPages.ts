@@ -3,7 +3,7 @@
 // asked, and a read follows a cursor only until each id asked has its group, at most one page of
 // groups per id, never for ids not asked (empty pages between them are followed as every walk
 // follows them); a group listed on two pages is joined into one timeline. Every call, each page
-// included, keeps Trunk's rate for the endpoint (CallSpacing).
+// included, and every retry of one keeps Trunk's rate for the endpoint (CallSpacing).
 import type { CallSpacing } from './callSpacing.js';
 import type { CallOptions } from './client.js';
 import {
@@ -40,6 +40,8 @@ export async function listQueueEntryHistory(
     pullRequestIds: pullRequestIds.join(','),
     limit: String(V2_ENTRY_HISTORY_MAX_IDS),
   });
+  // A retry is spaced as the calls are: it is a request under the same key.
+  const spaced: CallOptions = { ...options, minRetryDelayMs: spacing.spacingMs };
   const asked = new Set(pullRequestIds.map((id) => id.toLowerCase()));
   const groups = new Map<string, V2EntryHistory>();
   const list: V2List = {
@@ -63,7 +65,7 @@ export async function listQueueEntryHistory(
       }
       const path = `queue-entry-history?${query.toString()}`;
       return spacing.run(() =>
-        client.readV2(target, path, v2EntryHistoryPageSchema, checkEntryHistoryPage, options),
+        client.readV2(target, path, v2EntryHistoryPageSchema, checkEntryHistoryPage, spaced),
       );
     },
     list,

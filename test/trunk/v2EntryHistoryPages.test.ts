@@ -146,4 +146,31 @@ describe('queue-entry history calls', () => {
     const gaps = starts.slice(1).map((at, index) => at - (starts[index] ?? 0));
     for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(200);
   });
+
+  // The same limit holds for a call Trunk failed: its retry is a request under the same key.
+  it('keep 200 ms between a failed attempt and its retry, however short the backoff', async () => {
+    const starts: number[] = [];
+    const server = await startApiServer((_req: IncomingMessage, res: ServerResponse) => {
+      starts.push(performance.now());
+      // Two 500s (retried by the client), then the page.
+      if (starts.length <= 2) {
+        sendJson(res, 500, { error: { code: 'INTERNAL_ERROR', message: 'try again' } });
+        return;
+      }
+      sendJson(res, 200, {
+        data: [{ pullRequestId: A, transitions: [testingA] }],
+        nextCursor: null,
+        hasMore: false,
+      });
+    }, '');
+    const { client } = makeClient(server.origin, {
+      token: undefined,
+      apiKey: new Secret('trunk_v2_history-retry-key'),
+      retry: { maxAttempts: 4, baseDelayMs: 1, maxDelayMs: 4 },
+    });
+    await new TrunkV2Client(client).listQueueEntryHistory([A]);
+    expect(starts).toHaveLength(3);
+    const gaps = starts.slice(1).map((at, index) => at - (starts[index] ?? 0));
+    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(200);
+  });
 });
