@@ -101,7 +101,11 @@ export class PolledTargets {
         : { firstPollSpreadSeconds: options.firstPollSpreadSeconds }),
     });
     // One list of the organization's queues per merge-queue interval, whatever the reloads.
-    const v2Reader = new TrunkV2Client(clients.current, this.#testListPaths);
+    const v2Reader = new TrunkV2Client(
+      clients.current,
+      this.#testListPaths,
+      initial.sharding.totalShards,
+    );
     this.#v2Queues = new V2QueueDirectory(
       v2Reader,
       initial.polling.mergeQueueIntervalSeconds,
@@ -258,7 +262,11 @@ export class PolledTargets {
         )
         .map((target) => [targetKey(target), target]),
     );
-    const v2Reader = new TrunkV2Client(clients.current, this.#testListPaths);
+    const v2Reader = new TrunkV2Client(
+      clients.current,
+      this.#testListPaths,
+      config.sharding.totalShards,
+    );
     this.#v2Queues.configure(v2Reader, queueListTiming(config), queueListBound(config));
     this.#v2Tests.configure(testDirectorySettings(config, v2Reader, this.#options.logger));
     this.#v2History.configure(v2Reader, queueListTiming(config));

@@ -80,12 +80,19 @@ export interface V2PageBound {
  * queue, limits and retries (TrunkClient.readV2); lists are walked to their end (v2ListWalk.ts).
  */
 export class TrunkV2Client {
-  readonly #historySpacing = new CallSpacing(V2_ENTRY_HISTORY_CALL_SPACING_MS);
+  readonly #historySpacing: CallSpacing;
 
   constructor(
     private readonly client: V2Reader,
     private readonly testListPaths = new TestListPaths(),
-  ) {}
+    /**
+     * How many instances send this key's calls (the shards of a deployment): Trunk's limits per key
+     * are theirs together, so each keeps its share of them.
+     */
+    keySharedBy = 1,
+  ) {
+    this.#historySpacing = new CallSpacing(V2_ENTRY_HISTORY_CALL_SPACING_MS * keySharedBy);
+  }
 
   /** `count` anomalies of `kind` a poll found in the answers of `endpoint`; logged with `about`. */
   reportAnomaly(
