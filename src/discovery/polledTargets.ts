@@ -23,7 +23,8 @@ import { V2QueueDirectory, queueListPageBound } from '../poller/v2/v2QueueDirect
 import type { SnapshotStore } from '../snapshot/store.js';
 import { targetKey, type Target } from '../snapshot/types.js';
 import type { TrunkClient } from '../trunk/client.js';
-import { TrunkV2Client } from '../trunk/v2Client.js';
+import type { CallSpacing } from '../trunk/callSpacing.js';
+import { TrunkV2Client, entryHistorySpacing } from '../trunk/v2Client.js';
 import { TestListPaths } from '../trunk/v2TestList.js';
 import type { FlakyTestEvent, MergeQueueEvent } from '../trunk/webhookEvents.js';
 import { TriggeredPolls, type TriggerSpacing } from '../webhooks/pollTriggers.js';
@@ -88,6 +89,8 @@ export class PolledTargets {
   /** Whether a discovery read has ended, whatever its outcome: readiness waits for one. */
   #discoveryTried = false;
   #config: ExporterConfig;
+  /** One for every v2 client made: Trunk's limit per key holds across reloads. */
+  #historySpacing: CallSpacing;
 
   constructor(options: PolledTargetsOptions, initial: ExporterConfig) {
     this.#options = options;
@@ -101,11 +104,8 @@ export class PolledTargets {
         : { firstPollSpreadSeconds: options.firstPollSpreadSeconds }),
     });
     // One list of the organization's queues per merge-queue interval, whatever the reloads.
-    const v2Reader = new TrunkV2Client(
-      clients.current,
-      this.#testListPaths,
-      initial.sharding.totalShards,
-    );
+    this.#historySpacing = entryHistorySpacing(initial.sharding.totalShards);
+    const v2Reader = new TrunkV2Client(clients.current, this.#testListPaths, this.#historySpacing);
     this.#v2Queues = new V2QueueDirectory(
       v2Reader,
       initial.polling.mergeQueueIntervalSeconds,
@@ -262,11 +262,8 @@ export class PolledTargets {
         )
         .map((target) => [targetKey(target), target]),
     );
-    const v2Reader = new TrunkV2Client(
-      clients.current,
-      this.#testListPaths,
-      config.sharding.totalShards,
-    );
+    this.#historySpacing = entryHistorySpacing(config.sharding.totalShards, this.#historySpacing);
+    const v2Reader = new TrunkV2Client(clients.current, this.#testListPaths, this.#historySpacing);
     this.#v2Queues.configure(v2Reader, queueListTiming(config), queueListBound(config));
     this.#v2Tests.configure(testDirectorySettings(config, v2Reader, this.#options.logger));
     this.#v2History.configure(v2Reader, queueListTiming(config));

@@ -62,6 +62,16 @@ export interface V2AnomalyReporter {
   ): void;
 }
 
+/**
+ * The spacing of the queue-entry history calls when `keySharedBy` instances send one key (the shards
+ * of a deployment): each keeps its share of Trunk's 5 a second per key. `kept` when it spaces them
+ * so already: a new client (a reload) makes no new budget, so its calls follow the last ones.
+ */
+export function entryHistorySpacing(keySharedBy: number, kept?: CallSpacing): CallSpacing {
+  const spacingMs = V2_ENTRY_HISTORY_CALL_SPACING_MS * keySharedBy;
+  return kept?.spacingMs === spacingMs ? kept : new CallSpacing(spacingMs);
+}
+
 /** The organization's newest test collections, and whether Trunk has more. */
 export interface V2TestCollectionsPage {
   readonly collections: readonly V2TestCollection[];
@@ -80,19 +90,12 @@ export interface V2PageBound {
  * queue, limits and retries (TrunkClient.readV2); lists are walked to their end (v2ListWalk.ts).
  */
 export class TrunkV2Client {
-  readonly #historySpacing: CallSpacing;
-
   constructor(
     private readonly client: V2Reader,
     private readonly testListPaths = new TestListPaths(),
-    /**
-     * How many instances send this key's calls (the shards of a deployment): Trunk's limits per key
-     * are theirs together, so each keeps its share of them.
-     */
-    keySharedBy = 1,
-  ) {
-    this.#historySpacing = new CallSpacing(V2_ENTRY_HISTORY_CALL_SPACING_MS * keySharedBy);
-  }
+    /** Kept by the caller from one client to the next (entryHistorySpacing). */
+    private readonly historySpacing = entryHistorySpacing(1),
+  ) {}
 
   /** `count` anomalies of `kind` a poll found in the answers of `endpoint`; logged with `about`. */
   reportAnomaly(
@@ -209,7 +212,7 @@ export class TrunkV2Client {
     pullRequestIds: readonly string[],
     options: CallOptions = {},
   ): Promise<V2EntryHistory[]> {
-    return listQueueEntryHistory(this.client, this.#historySpacing, pullRequestIds, options);
+    return listQueueEntryHistory(this.client, this.historySpacing, pullRequestIds, options);
   }
 
   /**
