@@ -59,7 +59,8 @@ export interface V2MergeQueuePoll {
  * One poll of one merge queue through API v2: its state and settings from the organization's list
  * of queues (V2QueueDirectory: a share of one walk per cycle), its live pull requests from one
  * paged `GET /v2/merge-queues/{id}/pull-requests`, readiness included, so no per-PR call is made.
- * A 404 on the queue's id reads the list again once: the queue may have been re-created.
+ * A 404 on the queue's id reads the list again once (at most once per interval for all queues:
+ * V2QueueDirectory.queueNotFound): the queue may have been re-created.
  */
 export async function pollMergeQueueV2(
   request: V2MergeQueuePollRequest,
@@ -73,7 +74,7 @@ export async function pollMergeQueueV2(
     rows = await request.reader.listQueuePullRequests(refOf(queue, key), live, options);
   } catch (error) {
     if (!(error instanceof TrunkApiError) || error.status !== 404) throw error;
-    directory.invalidate();
+    if (!directory.queueNotFound()) throw error;
     queue = await requireQueue(directory, key, options);
     rows = await request.reader.listQueuePullRequests(refOf(queue, key), live, options);
   }

@@ -109,13 +109,20 @@ export class V2QueueDirectory {
   ) {
     const timing = { maxAgeSeconds, staleAfterSeconds: options.staleAfterSeconds ?? 0 };
     this.#onLeftOut = options.onLeftOut;
+    this.#maxAgeSeconds = maxAgeSeconds;
+    this.#now = now ?? (() => Date.now() / 1000);
     this.#list = new SharedRead(
       this.#readWith(lister, options.bound),
       timing,
-      now,
+      this.#now,
       options.onFailure,
     );
   }
+
+  readonly #now: () => number;
+  #maxAgeSeconds: number;
+  /** When a queue's 404 last had the list read again. */
+  #notFoundReadAt = Number.NEGATIVE_INFINITY;
 
   readonly #onLeftOut: ((count: number, first: string) => void) | undefined;
   /** How many queues the last read left out: one line when it changes, not one per read. */
@@ -125,6 +132,7 @@ export class V2QueueDirectory {
    * Follows a reload: a new client, timing or bound of pages; what was read stays until it is due.
    */
   configure(lister: V2QueueLister, timing: SharedReadTiming, bound?: V2PageBound): void {
+    this.#maxAgeSeconds = timing.maxAgeSeconds;
     this.#list.configure(this.#readWith(lister, bound), timing);
   }
 
@@ -168,6 +176,19 @@ export class V2QueueDirectory {
    */
   invalidate(): void {
     this.#list.invalidate();
+  }
+
+  /**
+   * A queue's id answered 404 (deleted, or re-created under another id): the next find() reads the
+   * list again, at most once per interval however many queues answer so (true when it will), since
+   * every queue's 404 would otherwise cost a walk of the organization's list per poll.
+   */
+  queueNotFound(): boolean {
+    const now = this.#now();
+    if (now - this.#notFoundReadAt < this.#maxAgeSeconds) return false;
+    this.#notFoundReadAt = now;
+    this.invalidate();
+    return true;
   }
 
   /** The last list read successfully, each queue with its repo and branch; empty before the first. */
