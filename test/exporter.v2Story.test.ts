@@ -548,5 +548,33 @@ describe('a batching queue through API v2 and a real exporter, every number by h
     // Failed runs per required check that failed them: ci/build failed r2, r3, r9, r10 and timed
     // out r12. lint (not in requiredStatuses) failed r2, r6 and r9: no series.
     expect(series(atEnd, CHECKS, ['check'])).toEqual({ 'ci/build': 5 });
+
+    // Every request of the story as Trunk's definition asks for it: the key as a bearer token, never
+    // the v1 token ("The v1 organization token (`x-api-token`) does not work on v2"); each list
+    // page at the largest `limit` ("between 1 and 100"), never `includeTotal` ("Costs an extra
+    // COUNT query, so it is off by default"); testing results from a `since` "At most 45 days
+    // before `until`", which is left to Trunk ("Defaults to the time of the first page"); at most
+    // 50 pull request ids a history read ("Comma-separated pull request ids, at most 50").
+    const lists =
+      /^\/v2\/(merge-queues(\/[^/]+\/(pull-requests|testing-results|verification-runs))?|queue-entry-history)$/;
+    expect(fake.requests.length).toBeGreaterThan(0);
+    for (const request of fake.requests) {
+      const url = new URL(request.url, 'http://fake');
+      expect(request.headers.authorization).toBe('Bearer trunk_v2_story-key');
+      expect(request.headers['x-api-token']).toBeUndefined();
+      expect(url.searchParams.has('includeTotal')).toBe(false);
+      if (lists.test(url.pathname)) {
+        expect(Number(url.searchParams.get('limit'))).toBeGreaterThanOrEqual(50);
+        expect(Number(url.searchParams.get('limit'))).toBeLessThanOrEqual(100);
+      }
+      if (url.pathname.endsWith('/testing-results')) {
+        expect(url.searchParams.has('until')).toBe(false);
+        const since = Date.parse(url.searchParams.get('since') ?? '');
+        expect(request.receivedAt - since).toBeLessThanOrEqual(45 * 86_400_000);
+      }
+      if (url.pathname === '/v2/queue-entry-history') {
+        expect(url.searchParams.get('pullRequestIds')?.split(',').length).toBeLessThanOrEqual(50);
+      }
+    }
   }, 60_000);
 });
