@@ -7,6 +7,12 @@ const API_KEY_REJECTED =
   'Trunk rejected the API key: check trunk.apiKey, trunk.apiKeyFile or TRUNK_API_KEY ' +
   '(an API v2 key starts with trunk_v2_; a v1 token does not work on v2)';
 
+/** What a v2 403 means: "the credential is valid but is not permitted the action (or carries no organization)". */
+const API_KEY_NOT_PERMITTED =
+  'the API key is valid but not permitted this read, or carries no organization (a key without ' +
+  'permissions reads every list the exporter reads): check that trunk.apiKey, trunk.apiKeyFile or ' +
+  "TRUNK_API_KEY is an organization's API key (Settings → Developer → API Keys)";
+
 /**
  * What an operator should check after a poll failed with `error`, for the failures whose cause is
  * in their hands (token, repository, branch, organization); undefined when retrying is all there
@@ -22,8 +28,9 @@ export function whatToCheck(error: unknown, target: Target): string | undefined 
         : 'Trunk rejected the API token: check trunk.token, trunk.tokenFile or TRUNK_API_TOKEN ' +
             '(a rotated token invalidates the old one at once)';
     case 403:
+      // Through v2 another organization's resource answers 404, never 403 (Trunk's definition).
       return v2
-        ? `Trunk refused the read of ${target.repo}: check that the API key (trunk.apiKey, trunk.apiKeyFile or TRUNK_API_KEY) belongs to the organization that owns it`
+        ? `Trunk answered 403 for ${target.repo}: ${API_KEY_NOT_PERMITTED}`
         : `Trunk refused access to ${target.repo}: check that the API token belongs to the organization that owns it`;
     case 404:
       if (error.endpoint === ENDPOINTS.listQuarantinedTests) {
