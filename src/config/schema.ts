@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TRUNK_API_URL } from '../trunk/apiUrl.js';
 import { V2_TEST_METRICS_PERIODS } from '../trunk/v2Schemas.js';
 import { repositoryKey } from './repositoryKey.js';
 
@@ -93,7 +94,7 @@ export const trunkSectionSchema = z
           'must not contain credentials (user:password@); the API token goes in trunk.token, trunk.tokenFile or TRUNK_API_TOKEN',
       })
       // The host: the client appends /v1/… and /v2/…; a value ending in /v1 is still accepted.
-      .default('https://api.trunk.io'),
+      .default(TRUNK_API_URL),
     token: nonEmptyString.optional(),
     tokenFile: nonEmptyString.optional(),
     apiKey: nonEmptyString.optional(),

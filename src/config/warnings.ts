@@ -1,6 +1,11 @@
 // What a valid configuration asks for that works but should change: each is one `warn` line at
 // start and on every reload, and a `warning:` line of --check-config.
-import { apiHostUrl, versionSegmentOf } from '../trunk/apiUrl.js';
+import {
+  apiHostUrl,
+  isTrunksOwnApi,
+  TRUNK_REQUESTS_PER_SECOND_PER_ORGANIZATION,
+  versionSegmentOf,
+} from '../trunk/apiUrl.js';
 import {
   API_KEY_ENVIRONMENT_VARIABLE,
   apiKeyWarning,
@@ -73,7 +78,25 @@ export function configWarnings(
       `trunk.maxConcurrentRequests: 1 leaves no request slot free: a poll's PR lookups (API v1), or a target whose requests go unanswered, take the only one, and every other target waits for them (up to trunk.timeoutSeconds a request); 2 or more keeps one for the others${lineOf(path)}`,
     );
   }
+  const rateWarning = organizationRateWarning(config, lineOf);
+  if (rateWarning !== undefined) warnings.push(rateWarning);
   return warnings;
+}
+
+/**
+ * `trunk.maxRequestsPerSecond` that lets this deployment (each shard at that rate) pass Trunk's
+ * limit per organization: the requests past it get 429 and every read of every target waits.
+ */
+function organizationRateWarning(config: ConfigFile, lineOf: LineOfSetting): string | undefined {
+  const { maxRequestsPerSecond, apiUrl } = config.trunk;
+  const shards = config.sharding.totalShards;
+  const limit = TRUNK_REQUESTS_PER_SECOND_PER_ORGANIZATION;
+  if (maxRequestsPerSecond * shards <= limit || !isTrunksOwnApi(apiUrl)) return undefined;
+  const path = ['trunk', 'maxRequestsPerSecond'];
+  const trunks = `Trunk serves ${String(limit)} requests a second per organization, shared by all its keys and tokens, and answers 429 past it, holding back every read`;
+  return shards === 1
+    ? `trunk.maxRequestsPerSecond: ${String(maxRequestsPerSecond)} is above Trunk's limit: ${trunks}; ${String(limit)} or less${lineOf(path)}`
+    : `trunk.maxRequestsPerSecond: ${String(maxRequestsPerSecond)} on each of sharding.totalShards ${String(shards)} shards comes to ${String(maxRequestsPerSecond * shards)} a second, above Trunk's limit: ${trunks}; ${String(Math.floor(limit / shards))} or less a shard${lineOf(path)}`;
 }
 
 /**

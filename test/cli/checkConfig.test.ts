@@ -175,6 +175,14 @@ describe('--check-config', () => {
       'api-load-over-max-requests-per-second.yaml',
     ],
     ['maxConcurrentRequests: 1 leaves no request slot free', 'max-concurrent-requests-one.yaml'],
+    [
+      "maxRequestsPerSecond is above Trunk's 100 a second per organization",
+      'max-requests-per-second-past-trunks-organization-limit.yaml',
+    ],
+    [
+      "the shards together pass Trunk's 100 a second per organization",
+      'max-requests-per-second-past-trunks-limit-across-shards.yaml',
+    ],
   ])('warns that %s', async (_, file) => {
     const path = join(fixtures, 'valid', file);
     const [warning] = expectedWarnings(path);
