@@ -75,6 +75,9 @@ export class ResponseCollector implements Dispatcher.DispatchHandler {
     status: number,
     headers: IncomingHttpHeaders,
   ): void {
+    // An informational answer (102, 103) is interim: the exchange goes on until the final status,
+    // and one that ends before it is a network error or a timeout, not an error status.
+    if (status < 200) return;
     this.#status = status;
     this.headers = headers;
     if (!this.#succeeded()) return;

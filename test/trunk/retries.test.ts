@@ -216,6 +216,38 @@ describe('TrunkClient transport failures', () => {
     expect(observer.mismatches).toEqual([]);
   });
 
+  it('takes a connection closed after an informational answer (103) for a network error, and retries', async () => {
+    // RFC 9110 15.2: a 1xx is interim, the final answer is still to come; "HTTP 103" named no fault.
+    const server = await startApiServer((req, res, index) => {
+      if (index === 0) {
+        res.writeEarlyHints({ link: '</style.css>; rel=preload' });
+        setTimeout(() => req.socket.destroy(), 20);
+      } else sendJson(res, 200, queueResponse());
+    });
+    const { client, observer } = makeClient(server.apiUrl);
+
+    const queue = await client.getQueue(REPO, 'main');
+
+    expect(queue.state).toBe('running');
+    expect(observer.codes()).toEqual(['network_error', '200']);
+  });
+
+  it('times out an answer that sends an informational status (102) and nothing more', async () => {
+    const server = await startApiServer((_req, res) => {
+      res.writeProcessing();
+    });
+    const { client, observer } = makeClient(server.apiUrl, {
+      timeoutSeconds: 0.3,
+      retry: { maxAttempts: 1 },
+    });
+
+    const error = await rejectionOf(client.getQueue(REPO, 'main'));
+
+    expect(error).toMatchObject({ reason: 'timeout', status: undefined, attempts: 1 });
+    expect((error as Error).message).toContain('timed out after 0.3s');
+    expect(observer.codes()).toEqual(['timeout']);
+  });
+
   it('fails with network_error after maxAttempts when the connection is refused', async () => {
     const probe = createServer();
     await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
