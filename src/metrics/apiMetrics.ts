@@ -67,10 +67,11 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
       'counted as unknown; a check conclusion, counted as no failure), future_timestamp (API v2: a testing result that ended, a verification run ' +
       "created or updated, or a queue entry that concluded, over a minute after the exporter's " +
       'clock: skew or a bad row; counted once, and the next read does not start after it), ' +
-      'paging_stopped (API v2: a walk of a list stopped before its last page, its paging not to be ' +
-      'trusted or past its bound: a cursor repeated, over 8192 characters or missing beside hasMore, ' +
-      'too many pages or empty pages in a row, or a page after the first answered 400 ' +
-      'INVALID_CURSOR; the read fails); under ' +
+      'paging_stopped (a walk of a list stopped before its last page, its paging not to be ' +
+      'trusted or past its bound: API v1 a page token repeated, an empty page with a token, more ' +
+      'pages than total_rows promises or than 5000; API v2 a cursor repeated, over 8192 characters ' +
+      'or missing beside hasMore, too many pages or empty pages in a row, or a page after the first ' +
+      'answered 400 INVALID_CURSOR; the read fails); under ' +
       'endpoint="webhook", odd fields of signed webhook ' +
       'events, also missing_field (a field a count needs is absent).',
     labelNames: ['endpoint', 'kind'] as const,
@@ -115,8 +116,8 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
   anomalies.inc({ endpoint: V2_ENDPOINTS.listTestCollections, kind: 'invalid_field' }, 0);
   // A queue's label value cut, or a setting read as absent (trunk/queueSettings.ts).
   anomalies.inc({ endpoint: V2_ENDPOINTS.listMergeQueues, kind: 'invalid_field' }, 0);
-  // Every v2 list walked page by page (the test collections as far as their newest 100).
-  const walked = lists.filter((endpoint) => endpoint.startsWith('v2/'));
+  // Every list walked page by page (the test collections as far as their newest 100).
+  const walked = lists.filter((endpoint) => endpoint !== ENDPOINTS.getQueue);
   for (const endpoint of walked) anomalies.inc({ endpoint, kind: 'paging_stopped' }, 0);
 
   return {

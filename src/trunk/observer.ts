@@ -14,9 +14,10 @@ import type { Endpoint } from './schemas.js';
  * `unknown_value`, an enum value outside a closed label set (a testing result's outcome, a flaky or
  * broken test's status), counted under `other`; `future_timestamp`, a row dated more than a minute
  * after the exporter's clock (skew, a bad row), counted once without moving the read on past that
- * minute; `paging_stopped`, a walk of a v2 list stopped before its last page (a cursor repeated,
- * too long or missing beside `hasMore`, too many pages or empty pages in a row, a later page
- * answered `400 INVALID_CURSOR`), its read failed.
+ * minute; `paging_stopped`, a walk of a list stopped before its last page (v1: a page token
+ * repeated, an empty page with a token, too many pages; v2: a cursor repeated, too long or missing
+ * beside `hasMore`, too many pages or empty pages in a row, a later page answered
+ * `400 INVALID_CURSOR`), its read failed.
  */
 export type ApiAnomalyKind =
   | 'duplicate_pr'

@@ -100,6 +100,9 @@ describe('pagination that misbehaves', () => {
       }
       expect(pollFailures(rig.subject, WEB, 'flaky_tests').at(-1)?.msg).toContain(line);
       const samples = await rig.subject.samples();
+      // Each walk stopped counts, as a v2 walk stopped does; two have surely stopped by now.
+      const stopped = { endpoint: LIST, kind: 'paging_stopped' };
+      expect(sum(samples, 'trunk_exporter_api_anomalies_total', stopped)).toBeGreaterThanOrEqual(2);
       expect(sum(samples, 'trunk_exporter_target_up', { kind: 'flaky_tests' })).toBe(0);
       expect(sum(samples, 'trunk_flaky_tests_quarantined')).toBe(
         sum(healthy, 'trunk_flaky_tests_quarantined'),

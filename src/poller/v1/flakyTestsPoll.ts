@@ -1,6 +1,6 @@
 import type { Logger } from '../../log/logger.js';
 import type { FlakyTestsSnapshot, QuarantinedTests } from '../../snapshot/types.js';
-import { MAX_PAGE_SIZE, MIN_PAGE_SIZE, type RepoRef } from '../../trunk/schemas.js';
+import { ENDPOINTS, MAX_PAGE_SIZE, MIN_PAGE_SIZE, type RepoRef } from '../../trunk/schemas.js';
 import { SeenTestIds } from '../seenTestIds.js';
 import { countOwners, earliest, quarantineAgeCounts } from '../testCounts.js';
 import { parseTimestampSeconds } from '../timestamps.js';
@@ -73,10 +73,15 @@ export async function readQuarantinedTests(
   let mostRowsPromised: number | undefined;
   let rowsWalked = 0;
   let pageToken = '';
+  // Counted as a v2 walk stopped is (paging_stopped), under the list's endpoint.
+  const stopped = (message: string): PaginationError => {
+    reader.reportAnomaly(ENDPOINTS.listQuarantinedTests, 'paging_stopped', 1);
+    return new PaginationError(message);
+  };
 
   for (let pages = 0; ; pages++) {
     if (pages >= MAX_QUARANTINE_PAGES) {
-      throw new PaginationError(
+      throw stopped(
         `quarantine list of ${request.repoName} has more than ${MAX_QUARANTINE_PAGES} pages ` +
           `(${MAX_QUARANTINE_PAGES * MAX_PAGE_SIZE} tests, the most walked; total_rows ` +
           `${mostRowsPromised ?? 'not sent'}); stopped`,
@@ -87,7 +92,7 @@ export async function readQuarantinedTests(
         ? MAX_QUARANTINE_PAGES
         : Math.ceil(mostRowsPromised / MAX_PAGE_SIZE) + EXTRA_PAGES;
     if (pages > 0 && pages >= promisedPages) {
-      throw new PaginationError(
+      throw stopped(
         `quarantine list of ${request.repoName} has more pages than total_rows ` +
           `(${mostRowsPromised ?? 0}) promises; stopped after ${pages} pages`,
       );
@@ -125,12 +130,12 @@ export async function readQuarantinedTests(
     const next = page.page.next_page_token ?? '';
     if (next === '') break;
     if (page.quarantined_tests.length === 0) {
-      throw new PaginationError(
+      throw stopped(
         `quarantine list of ${request.repoName} sent an empty page ${pages + 1} with a next_page_token`,
       );
     }
     if (!seenTokens.firstTime(next)) {
-      throw new PaginationError(
+      throw stopped(
         `quarantine list of ${request.repoName} repeated a page token after ${pages + 1} pages`,
       );
     }

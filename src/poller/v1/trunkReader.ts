@@ -1,4 +1,6 @@
+import type { ApiAnomalyKind } from '../../trunk/observer.js';
 import type {
+  Endpoint,
   MergeQueue,
   QuarantinedTestsPage,
   RepoRef,
@@ -21,4 +23,6 @@ export interface TrunkReader {
     page: { pageSize: number; pageToken: string },
     options?: ReadOptions,
   ): Promise<QuarantinedTestsPage>;
+  /** Counts `count` anomalies of `kind` that a walk found in what `endpoint` answered. */
+  reportAnomaly(endpoint: Endpoint, kind: ApiAnomalyKind, count: number): void;
 }
