@@ -369,9 +369,12 @@ export class TrunkClient {
 
       if (attempt >= this.#retry.maxAttempts) throw error;
       const now = Date.now();
+      // Retry-After is the least wait: a 0, or a date already past (a server's clock behind), would
+      // otherwise retry at once after each answer, the storm that backoff prevents.
       // A pause set by another call's 429 delays this retry too, so the deadline check counts it.
       const delayMs = Math.max(
-        retryAfterMs ?? backoffDelayMs(attempt, this.#retry, this.#random),
+        retryAfterMs ?? 0,
+        backoffDelayMs(attempt, this.#retry, this.#random),
         this.#transport.pausedUntilFor(target.endpoint) - now,
         options.minRetryDelayMs ?? 0,
       );

@@ -76,6 +76,34 @@ describe('TrunkClient retries after 429', () => {
     expect(first).toBeLessThan(1000);
     expect(second).toBeGreaterThanOrEqual(200 - CLOCK_SLACK_MS);
   });
+
+  it.each([
+    ['429', '0', 429],
+    ['429', 'an HTTP-date in the past', 429],
+    ['503', '0', 503],
+  ] as const)(
+    'backs off in a storm of %s answers whose Retry-After is %s, as without it',
+    async (_name, form, status) => {
+      // Retry-After is a least wait: a 0, or a date a server behind our clock gives, asks for none,
+      // and retrying at once after each answer is the storm Trunk's backoff is there to avoid.
+      const retryAfter = form === '0' ? '0' : new Date(Date.now() - 60_000).toUTCString();
+      const server = await startApiServer((_req, res) => {
+        sendText(res, status, 'slow down', { 'retry-after': retryAfter });
+      });
+      // random 0.5 of min(max, 200 * 2^(n-1)): 100 ms, then 200 ms.
+      const { client, observer } = makeClient(server.apiUrl, {
+        retry: { maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 10_000 },
+      });
+
+      const error = await rejectionOf(client.getQueue(REPO, 'main'));
+
+      expect(error).toMatchObject({ reason: 'http_status', status, attempts: 3 });
+      expect(observer.codes()).toEqual([String(status), String(status), String(status)]);
+      const [first, second] = gapsMs(server.requests.map((request) => request.receivedAt));
+      expect(first).toBeGreaterThanOrEqual(100 - CLOCK_SLACK_MS);
+      expect(second).toBeGreaterThanOrEqual(200 - CLOCK_SLACK_MS);
+    },
+  );
 });
 
 describe('TrunkClient retries on server errors', () => {
