@@ -14,7 +14,8 @@ export interface RequestLimiterOptions {
 
 /**
  * How a sent request ended: `answered` (any HTTP status, or a body over the size cap), or `failed`
- * (a timeout or a network error: the slot may have been held for the whole timeout).
+ * (a timeout or a network error, or an error status whose body was still coming at the timeout:
+ * the slot may have been held for the whole timeout).
  */
 export type RequestOutcome = 'answered' | 'failed';
 

@@ -221,7 +221,10 @@ export class TrunkTransport {
     // The signal may have fired between the limiter's grant and here; a listener added now never runs.
     if (signal.aborted) onCallerAbort();
     // Started after the limiter admits the request, so queueing never eats into the timeout.
+    // An object, as the timer sets it where the type checker does not look.
+    const deadline = { passed: false };
     const timer = setTimeout(() => {
+      deadline.passed = true;
       collector.abort(new DOMException('attempt timed out', 'TimeoutError'));
     }, this.#timeoutMs);
     let outcome: AttemptOutcome;
@@ -272,11 +275,12 @@ export class TrunkTransport {
       if (retryAfterMs !== undefined)
         this.#pauseAfter429(target.endpoint, Date.now() + retryAfterMs);
     }
-    // A timeout or a network error may have held the slot for the whole timeout: the limiter keeps
-    // its target out of the last slot until it answers again.
-    release(
-      outcome.kind === 'failure' && outcome.reason !== 'response_too_large' ? 'failed' : 'answered',
-    );
+    // A timeout or a network error may have held the slot for the whole timeout, and so has an
+    // error status whose body was still coming at the timeout (kept, without it, as the answer):
+    // the limiter keeps its target out of the last slot until it answers again.
+    const held =
+      deadline.passed || (outcome.kind === 'failure' && outcome.reason !== 'response_too_large');
+    release(held ? 'failed' : 'answered');
     const code = outcome.kind === 'response' ? String(outcome.status) : outcome.reason;
     this.#observer.requestFinished(target.endpoint, code, (performance.now() - started) / 1000);
     return outcome;

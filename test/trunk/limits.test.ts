@@ -117,4 +117,38 @@ describe('TrunkClient global limits', () => {
     ]);
     expect(observer.codes()).toEqual(['429', '200']);
   });
+
+  it('keeps targets whose error answers hang mid-body out of the last slot, as targets that never answer', async () => {
+    // The status and headers come at once, the body never ends: each attempt holds its slot for
+    // the whole timeout, as one never answered does, so its target must not take every slot.
+    const server = await startApiServer((_req, res, _index, recorded) => {
+      if (recorded.body.includes('"targetBranch":"healthy"')) sendJson(res, 200, queueResponse());
+      else {
+        res.writeHead(503, { 'content-type': 'text/html' });
+        res.write('<html><title>Service Unavailable</title>');
+      }
+    });
+    const { client, observer } = makeClient(server.apiUrl, {
+      maxConcurrentRequests: 2,
+      timeoutSeconds: 0.5,
+      retry: { maxAttempts: 1 },
+    });
+    const hanging = ['slow1', 'slow2'];
+    await client.getQueue(REPO, 'healthy');
+    // One at a time (the last slot is kept), each to its timeout: the 503 is what they answered.
+    for (const branch of hanging) {
+      expect(await rejectionOf(client.getQueue(REPO, branch))).toMatchObject({ status: 503 });
+    }
+
+    const held = hanging.map((branch) => rejectionOf(client.getQueue(REPO, branch)));
+    // On the wire: the first of them at least (the other may wait for the slot kept back).
+    await expect.poll(() => server.requests.length).toBeGreaterThanOrEqual(4);
+    const started = Date.now();
+    await client.getQueue(REPO, 'healthy');
+
+    // The healthy queue's answer comes at once, not after a hanging target's 0.5 s timeout.
+    expect(Date.now() - started).toBeLessThan(250);
+    await Promise.all(held);
+    expect(observer.codes()).toEqual(['200', '503', '503', '200', '503', '503']);
+  });
 });
