@@ -15,6 +15,9 @@ export interface CollectedResponse {
   readonly text: string;
 }
 
+/** Told the final status and headers as they arrive, before any of the body (a 429's Retry-After). */
+export type FinalStatusListener = (status: number, headers: IncomingHttpHeaders) => void;
+
 /** A 2xx body (announced or read so far) larger than the cap: the exchange ends unread. */
 export class ResponseTooLargeError extends Error {
   constructor(readonly maxBodyBytes: number) {
@@ -38,6 +41,7 @@ export class ResponseCollector implements Dispatcher.DispatchHandler {
   headers: IncomingHttpHeaders | undefined;
   readonly #maxErrorBodyBytes: number;
   readonly #maxBodyBytes: number;
+  readonly #onFinalStatus: FinalStatusListener | undefined;
   #resolve: (response: CollectedResponse) => void = () => undefined;
   #reject: (error: unknown) => void = () => undefined;
   #status = 0;
@@ -49,9 +53,14 @@ export class ResponseCollector implements Dispatcher.DispatchHandler {
   #abortReason: Error | undefined;
   #settled = false;
 
-  constructor(maxErrorBodyBytes: number, maxBodyBytes = Number.POSITIVE_INFINITY) {
+  constructor(
+    maxErrorBodyBytes: number,
+    maxBodyBytes = Number.POSITIVE_INFINITY,
+    onFinalStatus?: FinalStatusListener,
+  ) {
     this.#maxErrorBodyBytes = maxErrorBodyBytes;
     this.#maxBodyBytes = maxBodyBytes;
+    this.#onFinalStatus = onFinalStatus;
     this.done = new Promise<CollectedResponse>((resolve, reject) => {
       this.#resolve = resolve;
       this.#reject = reject;
@@ -80,6 +89,7 @@ export class ResponseCollector implements Dispatcher.DispatchHandler {
     if (status < 200) return;
     this.#status = status;
     this.headers = headers;
+    this.#onFinalStatus?.(status, headers);
     if (!this.#succeeded()) return;
     const announced = Number(headers['content-length']);
     if (!Number.isSafeInteger(announced) || announced < 0) return;

@@ -209,7 +209,20 @@ export class TrunkTransport {
       throw aborted(attempt - 1, error);
     }
     const started = performance.now();
-    const collector = new ResponseCollector(MAX_ERROR_BODY_BYTES, this.#maxResponseBytes);
+    // A 429's Retry-After holds back every call of this transport (but for an endpoint limited
+    // apart: Trunk's limit is per organization) from its headers on, not once its body is read:
+    // each request sent meanwhile would be one more over the limit. Before the slot is released
+    // too, so a request waiting for that very slot already sees the pause.
+    const collector = new ResponseCollector(
+      MAX_ERROR_BODY_BYTES,
+      this.#maxResponseBytes,
+      (status, headers) => {
+        if (status !== 429) return;
+        const retryAfterMs = parseRetryAfter(headers['retry-after'], Date.now());
+        if (retryAfterMs !== undefined)
+          this.#pauseAfter429(target.endpoint, Date.now() + retryAfterMs);
+      },
+    );
     // A listener on the caller's signal and a timer per attempt. Not AbortSignal.any() over the
     // caller's signal and a timeout signal: that builds a composite signal per attempt, tracked
     // from each source through weak references. Not AbortSignal.timeout() either: its timer cannot
@@ -266,14 +279,6 @@ export class TrunkTransport {
     } finally {
       clearTimeout(timer);
       signal.removeEventListener('abort', onCallerAbort);
-    }
-    if (outcome.kind === 'response' && outcome.status === 429) {
-      // Trunk's limit is per organization, so every call of this transport holds back (but for an
-      // endpoint limited apart); set before the slot is released, so a request waiting for that
-      // very slot already sees the pause.
-      const retryAfterMs = parseRetryAfter(outcome.headers['retry-after'], Date.now());
-      if (retryAfterMs !== undefined)
-        this.#pauseAfter429(target.endpoint, Date.now() + retryAfterMs);
     }
     // A timeout or a network error may have held the slot for the whole timeout, and so has an
     // error status whose body was still coming at the timeout (kept, without it, as the answer):

@@ -84,6 +84,42 @@ describe('TrunkClient global limits', () => {
     expect((prRequest?.receivedAt ?? 0) - limitedAt).toBeGreaterThanOrEqual(1000 - 5);
   });
 
+  it('holds back every call from the moment a 429 arrives, not once its body has been read', async () => {
+    // A 429 whose body comes a byte at a time: its Retry-After speaks from its headers, and every
+    // request sent while the body is read is one more to an organization over its limit.
+    let limited = false;
+    const server = await startApiServer((_req, res, _index, recorded) => {
+      if (!recorded.body.includes('"targetBranch":"first"')) {
+        sendJson(res, 200, queueResponse());
+        return;
+      }
+      res.writeHead(429, { 'content-type': 'text/plain', 'retry-after': '30' });
+      res.flushHeaders();
+      limited = true;
+      const dribble = setInterval(() => res.write('.'), 50);
+      res.on('close', () => {
+        clearInterval(dribble);
+      });
+    });
+    const { client, observer } = makeClient(server.apiUrl, {
+      timeoutSeconds: 1,
+      retry: { maxAttempts: 1 },
+    });
+
+    const first = rejectionOf(client.getQueue(REPO, 'first', { deadlineMs: Date.now() + 2000 }));
+    await expect.poll(() => limited).toBe(true);
+    // The headers are on their way: a moment for the client to read them, well within the body.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const second = await rejectionOf(
+      client.getQueue(REPO, 'second', { deadlineMs: Date.now() + 2000 }),
+    );
+
+    expect(second).toMatchObject({ reason: 'rate_limited', attempts: 0 });
+    expect(await first).toMatchObject({ status: 429 });
+    expect(server.requests).toHaveLength(1);
+    expect(observer.codes()).toEqual(['429']);
+  });
+
   it('holds back only the queue-entry history after its 429, the one read Trunk limits apart', async () => {
     // trunk-api-v2.md: "GET /v2/pull-requests… (single-PR reads, history, estimate): 5 per second
     // per key, separately". A 429 there says that budget is spent, not the organization's.
