@@ -1,7 +1,7 @@
 import type { Logger } from '../../log/logger.js';
 import type { FlakyTestsSnapshot, QuarantinedTests } from '../../snapshot/types.js';
 import { ENDPOINTS, MAX_PAGE_SIZE, MIN_PAGE_SIZE, type RepoRef } from '../../trunk/schemas.js';
-import { SeenTestIds } from '../seenTestIds.js';
+import { SeenTestIds } from '../../trunk/seenTestIds.js';
 import { countOwners, earliest, quarantineAgeCounts } from '../testCounts.js';
 import { parseTimestampSeconds } from '../timestamps.js';
 import type { ReadOptions } from '../readOptions.js';

@@ -11,7 +11,7 @@ import type { V2AnomalyReporter } from '../../trunk/v2Client.js';
 import { organizationTarget } from '../../trunk/v2Requests.js';
 import type { V2TestFilter } from '../../trunk/v2TestList.js';
 import { V2_ENDPOINTS, type V2Test } from '../../trunk/v2Schemas.js';
-import { SeenTestIds } from '../seenTestIds.js';
+import { SeenTestIds } from '../../trunk/seenTestIds.js';
 import { nearestNames } from './nearestNames.js';
 import {
   groupByRepository,

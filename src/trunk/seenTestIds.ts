@@ -1,5 +1,5 @@
 // The tests a walk of an organization-wide list has met, so that a test the moving list shows twice
-// counts once. Kept as a 53-bit hash of each id rather than the id: a number per test held for
+// counts once; and the page tokens and cursors a walk has met, to tell a cycle. Kept as a 53-bit hash of each id rather than the id: a number per test held for
 // the length of the walk, where the id would keep a string per test alive with it. Two ids
 // share a hash about once in 10^6 walks of 100,000 tests (n² / 2^54), which would leave one test
 // uncounted for one read.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SeenTestIds, idHash } from '../../src/poller/seenTestIds.js';
+import { SeenTestIds, idHash } from '../../src/trunk/seenTestIds.js';
 
 /** A UUID-shaped id from a counter, as Trunk's test ids look. */
 function uuidLike(n: number): string {
