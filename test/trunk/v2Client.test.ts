@@ -70,6 +70,30 @@ describe('TrunkV2Client', () => {
     expect(request?.body).toBe('');
   });
 
+  it.each([302, 307, 308])(
+    'follows no %i to another origin: the key goes nowhere else, the read fails naming where it points',
+    async (status) => {
+      const elsewhere = await startApiServer(() => {
+        throw new Error('a redirect was followed');
+      }, '');
+      const server = await startApiServer((_req, res) => {
+        res.writeHead(status, { location: `${elsewhere.origin}/v2/merge-queues?key=${API_KEY}` });
+        res.end();
+      }, '');
+      const { v2, observer } = v2Client(server.origin);
+
+      const error = await rejectionOf(v2.listMergeQueues());
+
+      expect(error).toMatchObject({ reason: 'http_status', status, attempts: 1 });
+      expect((error as Error).message).toContain(
+        `HTTP ${String(status)} to ${elsewhere.origin}/v2/merge-queues?key=<redacted> (not followed: check trunk.apiUrl)`,
+      );
+      expect((error as Error).message).not.toContain(API_KEY.slice(0, 8));
+      expect(elsewhere.requests).toHaveLength(0);
+      expect(observer.codes()).toEqual([String(status)]);
+    },
+  );
+
   it('walks every page by cursor, with the live states and limit=100 on each', async () => {
     const server = await startApiServer((req, res) => {
       const url = new URL(req.url ?? '', 'http://x');
