@@ -346,21 +346,24 @@ export class TrunkClient {
           throw error;
         }
       } else if (outcome.status >= 200 && outcome.status < 300) {
-        // A list when sent on several lines (an edge adding its own): one value, as RFC 9110 joins them.
-        const sent = outcome.headers['content-encoding'];
-        const encoding = typeof sent === 'string' ? sent : sent?.join(', ');
-        return this.#parse(target, schema, check, outcome.status, outcome.text, failed, encoding);
+        const encoded = this.#undecoded(outcome.headers['content-encoding']);
+        return this.#parse(target, schema, check, outcome.status, outcome.text, failed, encoded);
       } else if (outcome.status === 404 && onNotFound !== undefined) {
         return onNotFound();
       } else {
         // v2 answers carry {error: {code, message}} except where an edge or the rate limiter
         // answered; the code is what to branch on and what to search Trunk's docs for.
         const envelope = request.api === 'v2' ? parseErrorEnvelope(outcome.text) : undefined;
-        const excerpt = bodyExcerpt(envelope?.message ?? outcome.text, this.#secrets());
+        // A compressed page read as text is noise: its encoding is named instead of its bytes (an
+        // envelope that parsed was no compressed page, whatever the header said).
+        const encoded =
+          envelope === undefined ? this.#undecoded(outcome.headers['content-encoding']) : '';
+        const excerpt =
+          encoded === '' ? bodyExcerpt(envelope?.message ?? outcome.text, this.#secrets()) : '';
         // Scrubbed and cut as the message is: the code is kept apart from it, in error.code.
         const code =
           envelope === undefined ? undefined : bodyExcerpt(envelope.code, this.#secrets());
-        const detail = `HTTP ${outcome.status}${code === undefined ? '' : ` ${code}`}${this.#redirect(outcome.status, outcome.headers.location)}${excerpt === '' ? '' : `: "${excerpt}"`}`;
+        const detail = `HTTP ${outcome.status}${code === undefined ? '' : ` ${code}`}${this.#redirect(outcome.status, outcome.headers.location)}${encoded}${excerpt === '' ? '' : `: "${excerpt}"`}`;
         error = failed('http_status', outcome.status, detail, undefined, code);
         if (!RETRYABLE_STATUSES.has(outcome.status)) throw error;
         // A 429's Retry-After has already paused every call of the transport (see send()).
@@ -409,8 +412,8 @@ export class TrunkClient {
     status: number,
     text: string,
     failed: ErrorFactory,
-    /** The answer's Content-Encoding: none is asked for, and none is decoded. */
-    encoding: string | undefined,
+    /** What #undecoded says of the answer's Content-Encoding: '' when there is none. */
+    encoded: string,
   ): T {
     let json: unknown;
     try {
@@ -419,10 +422,6 @@ export class TrunkClient {
       // Not JSON.parse's message: it quotes the raw input, which the excerpt scrubs first.
       this.#observer.schemaMismatch(target.endpoint);
       // A compressed body read as text is noise: what is wrong is the encoding, so it is named.
-      const encoded =
-        encoding === undefined || /^\s*(identity)?\s*$/i.test(encoding)
-          ? ''
-          : ` (its Content-Encoding is ${bodyExcerpt(encoding, this.#secrets())}, which the exporter does not ask for and does not decode)`;
       const excerpt = bodyExcerpt(text, this.#secrets());
       throw failed('schema_mismatch', status, `response is not JSON${encoded}: "${excerpt}"`);
     }
@@ -436,6 +435,17 @@ export class TrunkClient {
     this.#observer.schemaMismatch(target.endpoint);
     const issues = describeSchemaIssues(parsed.error.issues);
     throw failed('schema_mismatch', status, `response does not match the schema: ${issues}`);
+  }
+
+  /**
+   * ` (its Content-Encoding is gzip, …)` for an answer whose body is encoded, '' for one that is not:
+   * none is asked for and none is decoded. A list when sent on several lines (an edge adding its
+   * own) is one value, as RFC 9110 joins them.
+   */
+  #undecoded(sent: string | readonly string[] | undefined): string {
+    const encoding = typeof sent === 'string' ? sent : sent?.join(', ');
+    if (encoding === undefined || /^\s*(identity)?\s*$/i.test(encoding)) return '';
+    return ` (its Content-Encoding is ${bodyExcerpt(encoding, this.#secrets())}, which the exporter does not ask for and does not decode)`;
   }
 
   /**

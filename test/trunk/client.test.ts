@@ -250,6 +250,24 @@ describe('TrunkClient responses', () => {
     expect(server.requests[0]?.headers['accept-encoding']).toBeUndefined();
   });
 
+  it('names the Content-Encoding of an error page it cannot read, instead of quoting its bytes', async () => {
+    // An edge's 502 page, gzipped whatever the client asked: read as text it is only noise.
+    const page = '<html><title>502 Bad Gateway</title></html>';
+    const server = await startApiServer((_req, res) => {
+      res.writeHead(502, { 'content-type': 'text/html', 'content-encoding': 'gzip' });
+      res.end(gzipSync(page));
+    });
+    const { client, observer } = makeClient(server.apiUrl, { retry: { maxAttempts: 1 } });
+
+    const error = await rejectionOf(client.getQueue(REPO, 'main'));
+
+    expect(error).toMatchObject({ reason: 'http_status', status: 502, attempts: 1 });
+    expect((error as Error).message).toBe(
+      'Trunk API getQueue for github.com/acme/web branch main failed: HTTP 502 (its Content-Encoding is gzip, which the exporter does not ask for and does not decode) (1 attempt)',
+    );
+    expect(observer.codes()).toEqual(['502']);
+  });
+
   it('names where a redirect points, follows none, and sends the token nowhere else', async () => {
     // An apiUrl on http:// (or an old host) is answered 301 to where the API lives: without the
     // Location the line said only "HTTP 301", which names nothing to fix.
