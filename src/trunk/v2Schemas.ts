@@ -72,6 +72,16 @@ export interface V2Page<T> {
 }
 
 /**
+ * An id the exporter puts in a request's path (a queue's, a run's, a repository's). `.` and `..`
+ * would name another path (URLs resolve dot segments, percent-encoded too), so a row with one
+ * cannot be read by it and is left out, counted as `invalid_item`.
+ */
+export const v2PathIdSchema = z
+  .string()
+  .min(1)
+  .refine((id) => id !== '.' && id !== '..', { error: 'a dot segment cannot name a path' });
+
+/**
  * A timestamp field: absent or null reads as absent (v2 leaves them open), any other non-string as
  * '', which is no date-time, so responseAnomalies.ts counts it as v1's unusable timestamps are.
  */
@@ -112,7 +122,7 @@ export const v2QueueConfigSchema = z.object(v2QueueConfigShape);
  * themselves, but a row without its `config` is not the queue's.
  */
 export const v2MergeQueueSchema = z.object({
-  id: z.string().min(1),
+  id: v2PathIdSchema,
   repositoryId: z.string().optional(),
   /** `https://github.com/acme/web`: with targetBranch, the queue's (repo, branch) key. */
   repositoryUrl: z.string().min(1),
@@ -180,7 +190,7 @@ const v2TestMetricsSchema = z.object({
 export const v2TestSchema = z.object({
   /** The test's id (empty reads as none): a walk over a list that moves may list a test twice. */
   id: optionalValue(z.string()),
-  repoId: z.string().min(1),
+  repoId: v2PathIdSchema,
   /** `healthy`, `flaky` or `broken` (Trunk may add more): read by the unhealthy-tests walk. */
   status: optionalValue(z.string()),
   /** `quarantined` or `notQuarantined`: a row of the quarantine walk must be the first. */

@@ -8,7 +8,7 @@ import {
   pullRequestNumber,
   tolerantList,
 } from './tolerantSchemas.js';
-import { v2PageSchema, type V2Page, type V2PageResponse } from './v2Schemas.js';
+import { v2PageSchema, v2PathIdSchema, type V2Page, type V2PageResponse } from './v2Schemas.js';
 
 // `GET /v2/merge-queues/{id}/verification-runs` (`VerificationRun`): only what the run families
 // and the read's watermark use is required. Status and check conclusions are plain strings, as
@@ -44,7 +44,7 @@ const v2CheckSchema = z.object({
 });
 
 export const v2VerificationRunSchema = z.object({
-  id: z.string().min(1),
+  id: v2PathIdSchema,
   isBisection: z.boolean(),
   // Not optional: the read places each run by it (an unparseable one is counted, not the run).
   createdAt: z.string(),

@@ -124,6 +124,30 @@ describe('API v2 pages read tolerantly', () => {
     expect(observer.mismatches).toEqual([]);
   });
 
+  it('merge-queues-page-with-ids-that-are-dot-segments.json: a queue whose id is `.` or `..` is left out and counted, since a URL resolves such a path segment (`/v2/merge-queues/../pull-requests` is `/v2/pull-requests`); the others are discovered', async () => {
+    const { v2, observer } = await clientAnswering(
+      fixture('merge-queues-page-with-ids-that-are-dot-segments.json'),
+    );
+    const queues = await v2.listMergeQueues();
+
+    expect(queues.map((queue) => queue.id)).toEqual(['mq_7f3a', 'mq_9c1d']);
+    expect(observer.anomalies).toEqual([
+      { endpoint: 'v2/merge-queues', kind: 'invalid_item', count: 2 },
+    ]);
+  });
+
+  it('verification-runs-page-with-ids-that-are-dot-segments.json: a run whose id is `.` or `..` is left out and counted, as it could never be read again by id (`/v2/merge-queue-verification-runs/..`)', async () => {
+    const { v2, observer } = await clientAnswering(
+      fixture('verification-runs-page-with-ids-that-are-dot-segments.json'),
+    );
+    const rows = await v2.listVerificationRuns(QUEUE, '2025-12-31T00:00:00.000Z');
+
+    expect(rows.map((row) => row.testedPullRequests[0]?.number)).toEqual([71, 74]);
+    expect(observer.anomalies).toEqual([
+      { endpoint: 'v2/merge-queues/{id}/verification-runs', kind: 'invalid_item', count: 2 },
+    ]);
+  });
+
   it('testing-results-page-with-pull-request-numbers-zero-and-below.json: a result for pull request 0 or -3 is left out and counted as invalid_item; the others are read', async () => {
     // `pullRequestNumber`: "type": "integer", "exclusiveMinimum": 0.
     const { v2, observer } = await clientAnswering(
