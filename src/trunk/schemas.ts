@@ -68,13 +68,26 @@ export const QUEUE_SETTING_FIELDS = Object.keys(
 ) as (keyof typeof queueSettingsShape)[];
 
 /**
+ * The most items a getQueue answer may list. API v1 states no bound, but a list of millions fits in
+ * trunk.maxResponseBytes (8 million `{}` in 24 MB) and took seconds of CPU to read at every poll,
+ * blocking the event loop: refused, before an item is read, far above any real queue.
+ */
+export const V1_MAX_QUEUE_ITEMS = 50_000;
+
+/**
  * A getQueue answer: the queue's state and its PR list are what the queue is counted by, required
  * as they are (a queue without them is a schema mismatch); its settings each cost only themselves.
  */
 export const mergeQueueSchema = z.object({
   state: z.string(),
   ...queueSettingsShape,
-  enqueuedPullRequests: tolerantList(enqueuedPullRequestSchema),
+  enqueuedPullRequests: z
+    .array(z.unknown())
+    .max(
+      V1_MAX_QUEUE_ITEMS,
+      `more than ${String(V1_MAX_QUEUE_ITEMS)} items, far more than a merge queue holds`,
+    )
+    .pipe(tolerantList(enqueuedPullRequestSchema)),
 });
 /** A getQueue answer as parsed: unusable items still in place (see checkQueue). */
 export type MergeQueueResponse = z.infer<typeof mergeQueueSchema>;

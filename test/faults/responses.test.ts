@@ -41,6 +41,14 @@ describe('schema mismatches', () => {
       }),
       'response does not match the schema: enqueuedPullRequests: expected array, received undefined',
     ],
+    [
+      // 8 million of them fit in trunk.maxResponseBytes and took seconds of CPU at every poll.
+      'a list of more PRs than any merge queue holds',
+      queueWith((queue) => {
+        queue.enqueuedPullRequests = Array.from({ length: 50_001 }, () => ({}));
+      }),
+      'response does not match the schema: enqueuedPullRequests: more than 50000 items, far more than a merge queue holds',
+    ],
   ])(
     '%s: counted per poll, not retried, target_up 0 and last good values kept',
     async (_name, fault, detail) => {
