@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { MAX_REPORTED_PROBLEMS } from '../config/problems.js';
 import { LOG_LEVELS } from '../log/logger.js';
 import type { SimulateOptions } from '../simulator/program.js';
 import { TEST_LIST_PATHS, type TestListPath } from '../simulator/v2Routes.js';
@@ -40,7 +41,8 @@ export const USAGE = `Usage:
   trunk-exporter [--config FILE] [--log-level LEVEL] [--port N] [--shard N --total-shards M]
       Poll the Trunk API as FILE says (default ./config.yaml) and serve /metrics.
   trunk-exporter --check-config [--config FILE]
-      Validate FILE: exit 0, or print every problem with its path and exit 2.
+      Validate FILE: exit 0, or print its problems with their paths and lines (the first
+      ${MAX_REPORTED_PROBLEMS} in file order, then a count of the rest) and exit 2.
   trunk-exporter --demo [--log-level LEVEL] [--port N]
       Run against the built-in Trunk API simulator; no token needed.
   trunk-exporter simulate [--port N] [--host ADDRESS] [--seed N] [--flavour documented|live] [--token T]

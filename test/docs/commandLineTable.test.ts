@@ -1,6 +1,7 @@
 // The command-line table of docs/configuration.md is checked against the parser: it names every
 // flag of `trunk-exporter` and `trunk-exporter simulate` and no other, as --help does, and the
-// log levels the parser accepts.
+// log levels the parser accepts; --help says, as the table does, how many problems --check-config
+// lists.
 import { describe, expect, it } from 'vitest';
 import { EXPORTER_OPTIONS, SIMULATE_OPTIONS, USAGE } from '../../src/cli/arguments.js';
 import { LOG_LEVELS } from '../../src/log/logger.js';
@@ -17,6 +18,19 @@ describe('the command-line table of docs/configuration.md', () => {
 
   it('agrees with --help, which names the same flags', () => {
     expect([...flagsIn(USAGE)].sort()).toEqual([...parserFlags].sort());
+  });
+
+  it('says as --help does how many problems --check-config prints', () => {
+    const row = section()
+      .split('\n')
+      .find((line) => line.startsWith('| `trunk-exporter --check-config'));
+    const listed = /the first (\d+) in file order/.exec(row ?? '')?.[1];
+    expect(listed).toBeDefined();
+    const help = USAGE.replace(/\s+/g, ' ');
+    const checkConfig = help.slice(help.indexOf('trunk-exporter --check-config'));
+    expect(checkConfig.slice(0, checkConfig.indexOf('trunk-exporter --demo'))).toContain(
+      `the first ${listed}`,
+    );
   });
 
   it('lists the log levels the parser accepts', () => {
