@@ -32,7 +32,7 @@ import { cleanUp } from './trunk/harness.js';
 
 afterEach(cleanUp);
 
-const prometheusBinary = findSystemBinary('prometheus');
+const prometheusBinary = findSystemBinary('prometheus', 'prometheus');
 const OPENMETRICS = { Accept: 'application/openmetrics-text; version=1.0.0' };
 const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
 

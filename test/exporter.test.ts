@@ -365,7 +365,7 @@ describe('exporter against the simulator', () => {
     await expect(fetch(`${subject.exporter.url}/healthz`)).rejects.toThrow();
   });
 
-  const promtool = findSystemBinary('promtool');
+  const promtool = findSystemBinary('promtool', 'prometheus');
   it.skipIf(promtool === undefined)(
     'serves a page that promtool check metrics accepts without a word',
     async () => {

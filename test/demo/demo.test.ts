@@ -21,7 +21,7 @@ afterEach(async () => {
   demo = undefined;
 });
 
-const promtool = findSystemBinary('promtool');
+const promtool = findSystemBinary('promtool', 'prometheus');
 
 describe('demo', () => {
   it.skipIf(promtool === undefined)(

@@ -17,7 +17,7 @@ import {
   type RuleFile,
 } from './ruleFiles.js';
 
-const promtool = findSystemBinary('promtool');
+const promtool = findSystemBinary('promtool', 'prometheus');
 
 const ruleTestFiles = readdirSync(RULE_TESTS_DIRECTORY)
   .filter((name) => name.endsWith('.yaml'))

@@ -25,8 +25,8 @@ import { findSystemBinary } from '../support/systemBinary.js';
 import { RULE_FILES, ROOT } from './ruleFiles.js';
 
 const COMPOSE_DIRECTORY = join(ROOT, 'examples', 'compose');
-const promtool = findSystemBinary('promtool');
-const prometheusBinary = findSystemBinary('prometheus');
+const promtool = findSystemBinary('promtool', 'prometheus');
+const prometheusBinary = findSystemBinary('prometheus', 'prometheus');
 
 interface ComposeService {
   readonly image?: string;

@@ -31,7 +31,7 @@ import {
 import { startPrometheus, type RunningPrometheus } from '../support/prometheus.js';
 import { RULE_FILES, readYamlFile, type RuleFile } from './ruleFiles.js';
 
-const prometheusBinary = findSystemBinary('prometheus');
+const prometheusBinary = findSystemBinary('prometheus', 'prometheus');
 const dashboard = readDashboard();
 const queries = panelQueries(dashboard);
 

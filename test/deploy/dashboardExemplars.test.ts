@@ -21,7 +21,7 @@ import {
   substituteVariables,
 } from './dashboardQueries.js';
 
-const prometheusBinary = findSystemBinary('prometheus');
+const prometheusBinary = findSystemBinary('prometheus', 'prometheus');
 const exemplarQueries = panelQueries(readDashboard()).filter((query) => query.exemplar);
 
 /** What the dashboard's variables are with the scenario's one queue selected. */

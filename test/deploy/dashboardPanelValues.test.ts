@@ -18,7 +18,7 @@ import {
 } from './dashboardQueries.js';
 import { ROOT, RULE_FILES } from './ruleFiles.js';
 
-const promtool = findSystemBinary('promtool');
+const promtool = findSystemBinary('promtool', 'prometheus');
 const VARIABLES = {
   repo: allValuesRegex(['github.com/acme/web', 'github.com/acme/api']),
   branch: allValuesRegex(['main']),

@@ -56,7 +56,7 @@ export class RenderError extends Error {}
  * library packages is absent, an error instead under REQUIRE_SYSTEM_BINARIES=1.
  */
 export async function helmRenderer(): Promise<string | undefined> {
-  const go = findSystemBinary('go');
+  const go = findSystemBinary('go', 'golang-go');
   const missing = Object.entries(GO_LIBRARIES).filter(
     ([library]) => !existsSync(join(GOPATH, 'src', library)),
   );

@@ -27,7 +27,7 @@ import { CHART, ROOT } from './ruleFiles.js';
 
 const run = promisify(execFile);
 const renderer = await helmRenderer();
-const promtool = findSystemBinary('promtool');
+const promtool = findSystemBinary('promtool', 'prometheus');
 const TLS_FIXTURES = join(ROOT, 'test', 'fixtures', 'tls');
 /** The signing secret an existing Secret holds, as the pod would mount it. */
 const EXISTING_SIGNING_SECRET = 'whsec_c2VjcmV0LWZyb20tYW4tZXhpc3Rpbmctc2VjcmV0';

@@ -13,7 +13,7 @@ import { helmRenderer, renderChart } from './helmRender.js';
 import { FIXTURES } from './helmValues.js';
 import { CHART } from './ruleFiles.js';
 
-const shell = findSystemBinary('sh');
+const shell = findSystemBinary('sh', 'dash');
 const renderer = await helmRenderer();
 
 /** The container command the chart renders with ordinalFrom hostname. */

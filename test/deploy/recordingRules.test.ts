@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { findSystemBinary } from '../support/systemBinary.js';
 import { ROOT } from './ruleFiles.js';
 
-const promtool = findSystemBinary('promtool');
+const promtool = findSystemBinary('promtool', 'prometheus');
 const TESTS_DIRECTORY = join(ROOT, 'test', 'deploy', 'recording-rules');
 
 describe('recording rules', () => {

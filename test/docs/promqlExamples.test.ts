@@ -23,7 +23,7 @@ function documentedExpressions(): string[] {
   return expressions;
 }
 
-const promtool = findSystemBinary('promtool');
+const promtool = findSystemBinary('promtool', 'prometheus');
 
 describe('the PromQL examples of the README and docs/', () => {
   it('has PromQL examples for paused queues, stuck PRs and quarantine growth', () => {

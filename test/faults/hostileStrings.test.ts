@@ -69,7 +69,7 @@ async function hostileRig(owners: Fault = ownersInTurn(OWNERS)): Promise<FaultRi
 }
 
 describe('hostile strings', () => {
-  const promtool = findSystemBinary('promtool');
+  const promtool = findSystemBinary('promtool', 'prometheus');
   it.skipIf(promtool === undefined)(
     'label values round-trip through the page, and promtool accepts it',
     async () => {
@@ -89,7 +89,7 @@ describe('hostile strings', () => {
     },
   );
 
-  const prometheus = findSystemBinary('prometheus');
+  const prometheus = findSystemBinary('prometheus', 'prometheus');
 
   /**
    * A real Prometheus scraping the rig's exporter, once it has stored a scrape whole: as many

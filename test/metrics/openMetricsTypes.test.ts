@@ -9,7 +9,7 @@ import { createTestHttpApp } from '../support/httpApp.js';
 import { findSystemBinary } from '../support/systemBinary.js';
 import { loadScenario, replayScenario } from './scenario.js';
 
-const prometheus = findSystemBinary('prometheus');
+const prometheus = findSystemBinary('prometheus', 'prometheus');
 
 interface TargetMetadata {
   readonly metric: string;

@@ -33,7 +33,7 @@ function runWithStdin(
   });
 }
 
-const promtool = findSystemBinary('promtool');
+const promtool = findSystemBinary('promtool', 'prometheus');
 
 /** promtool's exit code when the page parsed and only lint problems were found. */
 const LINT_PROBLEMS_EXIT_CODE = 3;

@@ -70,7 +70,7 @@ function storeWithOneMerge(clock: { now: number }) {
   return { store, page };
 }
 
-const promtool = findSystemBinary('promtool');
+const promtool = findSystemBinary('promtool', 'prometheus');
 
 describe('queue flow metrics', () => {
   it('renders the ledger as counters and cumulative histogram buckets', async () => {

@@ -97,7 +97,7 @@ describe('/metrics content encoding', () => {
   });
 
   it('serves a gzip page that decompresses to one promtool accepts', async () => {
-    const promtool = findSystemBinary('promtool');
+    const promtool = findSystemBinary('promtool', 'prometheus');
     if (promtool === undefined) return;
     const url = await startPolledExporter();
     const gzipped = await get(url, { 'accept-encoding': 'gzip' });

@@ -180,7 +180,7 @@ describe('TLS and basic auth', () => {
   });
 
   it('is scraped by a real Prometheus over TLS with basic auth, and refused with a wrong password', async () => {
-    const prometheus = findSystemBinary('prometheus');
+    const prometheus = findSystemBinary('prometheus', 'prometheus');
     if (prometheus === undefined) return;
     const { run, directory } = await startSecureExporter();
     const target = new URL(run.exporter.url).host;

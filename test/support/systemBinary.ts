@@ -3,10 +3,11 @@ import { delimiter, join } from 'node:path';
 
 /**
  * Finds a system binary a test needs (promtool, prometheus…). Absent, the test may skip so that
- * `npm test` works on a fresh machine; but under REQUIRE_SYSTEM_BINARIES=1 (set by .ci/run) an
- * absent binary is an error, so CI can never pass by skipping.
+ * `npm test` works on a fresh machine, naming `debianPackage`, the Debian package that installs
+ * it; but under REQUIRE_SYSTEM_BINARIES=1 (set by .ci/run) an absent binary is an error, so CI can
+ * never pass by skipping.
  */
-export function findSystemBinary(name: string, debianPackage = 'prometheus'): string | undefined {
+export function findSystemBinary(name: string, debianPackage: string): string | undefined {
   for (const directory of (process.env.PATH ?? '').split(delimiter)) {
     const candidate = join(directory, name);
     try {
