@@ -258,6 +258,12 @@ export default defineConfig(
     rules: { '@typescript-eslint/no-restricted-imports': 'off' },
   },
   {
+    // A test's output is its verdict and the warning of a skip: a leftover print is noise in every
+    // `npm test` run.
+    files: ['test/**/*.ts'],
+    rules: { 'no-console': ['error', { allow: ['warn'] }] },
+  },
+  {
     files: ['eslint.config.js', 'vitest.config.ts'],
     rules: { 'no-restricted-syntax': 'off' },
   },

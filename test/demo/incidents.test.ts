@@ -382,15 +382,6 @@ describe("the demo's incidents in the simulated API", () => {
         Date.parse(String((row.queueEntry as Record<string, unknown>).stateChangedAt)),
       ),
     );
-    console.log(
-      JSON.stringify(
-        concluded.map((row) => [
-          row.number,
-          (row.queueEntry as Record<string, unknown>).stateChangedAt,
-        ]),
-      ),
-      world.now() - ORIGIN,
-    );
     expect(lastMerge / 1000).toBeLessThanOrEqual(start + 5);
     expect(ORIGIN - lastMerge / 1000).toBeGreaterThan(3600);
     world.advance(end - 5);
