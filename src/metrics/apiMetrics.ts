@@ -21,7 +21,9 @@ export function registerApiMetrics(registry: Registry): ApiCallObserver {
     name: API_REQUESTS,
     help:
       'Requests sent to the Trunk API, by endpoint and HTTP status code (or timeout / ' +
-      'network_error / response_too_large: a 2xx body over trunk.maxResponseBytes, not read).',
+      'network_error / response_too_large: a 2xx body over trunk.maxResponseBytes, not read / ' +
+      'aborted: sent, then given up by the exporter before its answer, as when a poll stops at ' +
+      'a failed lookup, a reload or shutdown).',
     labelNames: ['endpoint', 'code'] as const,
     registers: [registry],
   });

@@ -35,7 +35,10 @@ export type ApiAnomalyKind =
  * never imports prom-client and tests can count calls without a registry.
  */
 export interface ApiCallObserver {
-  /** One finished attempt: `code` is the HTTP status, or `timeout` / `network_error` / `response_too_large`. */
+  /**
+   * One finished attempt: `code` is the HTTP status, or `timeout` / `network_error` /
+   * `response_too_large`, or `aborted` (sent, then given up by the exporter before its answer).
+   */
   requestFinished(endpoint: Endpoint, code: string, durationSeconds: number): void;
   /** A 2xx response whose body did not match the endpoint's schema (or was not JSON). */
   schemaMismatch(endpoint: Endpoint): void;

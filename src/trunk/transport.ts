@@ -241,6 +241,8 @@ export class TrunkTransport {
       collector.abort(new DOMException('attempt timed out', 'TimeoutError'));
     }, this.#timeoutMs);
     let outcome: AttemptOutcome;
+    // Sent unless the caller had given up before it went: then undici never writes it.
+    const sent = !signal.aborted;
     try {
       const path = `${this.#basePath}/${request.api}/${request.path}`;
       const timeouts = { headersTimeout: this.#timeoutMs, bodyTimeout: this.#timeoutMs };
@@ -259,6 +261,11 @@ export class TrunkTransport {
     } catch (error) {
       if (signal.aborted) {
         release();
+        // Trunk got it and counts it against the organization's limit: counted as sent.
+        if (sent) {
+          const seconds = (performance.now() - started) / 1000;
+          this.#observer.requestFinished(target.endpoint, 'aborted', seconds);
+        }
         throw aborted(attempt, error);
       }
       const timedOut =

@@ -16,6 +16,7 @@ function makeTransport(
   apiUrl: string,
   timeoutMs: number,
   maxConcurrentRequests = 4,
+  observer = recordingObserver(),
 ): TrunkTransport {
   return new TrunkTransport({
     apiUrl,
@@ -24,7 +25,7 @@ function makeTransport(
     maxConcurrentRequests,
     maxRequestsPerSecond: 1000,
     maxResponseBytes: 1024 * 1024,
-    observer: recordingObserver(),
+    observer,
     userAgent: 'trunk-exporter/test',
   });
 }
@@ -60,7 +61,8 @@ describe('TrunkTransport', () => {
     const server = await startApiServer(() => {
       // Never answer.
     });
-    const transport = makeTransport(server.apiUrl, 60_000);
+    const observer = recordingObserver();
+    const transport = makeTransport(server.apiUrl, 60_000, 4, observer);
     const poll = new AbortController();
     const attempt = transport.send(TARGET, V1_REQUEST, poll.signal, 1);
     await expect.poll(() => server.requests.length).toBe(1);
@@ -75,6 +77,25 @@ describe('TrunkTransport', () => {
     clearTimeout(timer);
     expect(ended).toMatchObject({ reason: 'aborted', attempts: 1 });
     expect(getEventListeners(poll.signal, 'abort')).toHaveLength(0);
+    // The server got the request, and Trunk counts it against the organization's limit.
+    expect(observer.codes()).toEqual(['aborted']);
+    await transport.close();
+  });
+
+  it('counts no request for an attempt its caller gave up before it was sent', async () => {
+    const server = await startApiServer((_req, res) => {
+      sendJson(res, 200, { ok: true });
+    });
+    const observer = recordingObserver();
+    const transport = makeTransport(server.apiUrl, 60_000, 4, observer);
+    const poll = new AbortController();
+    poll.abort(new Error('poll stopped'));
+
+    await expect(transport.send(TARGET, V1_REQUEST, poll.signal, 1)).rejects.toMatchObject({
+      reason: 'aborted',
+    });
+    expect(server.requests).toHaveLength(0);
+    expect(observer.codes()).toEqual([]);
     await transport.close();
   });
 
