@@ -82,8 +82,15 @@ export async function startExporter(
   );
   polled.onTargets(metrics.targetsChanged);
   const webhooks = receiveWebhooks(store, metrics.webhookObserver, polled, logger);
-  const { address, port, tls, basicAuthUsers, maxConnections, maxConnectionsPerAddress } =
-    config.server;
+  const {
+    address,
+    port,
+    tls,
+    basicAuthUsers,
+    maxConnections,
+    maxConnectionsPerAddress,
+    maxTlsConnectionsPerAddressPerSecond,
+  } = config.server;
   const listening = { address, port, tls: tls !== undefined };
   const reload = liveReload({
     config: live,
@@ -107,10 +114,14 @@ export async function startExporter(
     simulatedUpstream: dependencies.simulatedUpstream === true,
     webhooks,
   });
-  const http = await startHttpServer(app, address, port, tls, {
-    maxConnections,
-    maxConnectionsPerAddress,
-  });
+  const http = await startHttpServer(
+    app,
+    address,
+    port,
+    tls,
+    { maxConnections, maxConnectionsPerAddress, maxTlsConnectionsPerAddressPerSecond },
+    metrics.connectionObserver,
+  );
   live.subscribe(applyServerSettings(http, auth, logger));
   live.subscribe(polled.apply);
   metrics.reloadObserver.reloadSucceeded(Date.now() / 1000);

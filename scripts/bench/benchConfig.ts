@@ -40,6 +40,7 @@ export function benchExporterConfig(options: BenchConfigOptions): Config {
       enableReload: false,
       maxConnections: 512,
       maxConnectionsPerAddress: 64,
+      maxTlsConnectionsPerAddressPerSecond: 10,
       tls: undefined,
       basicAuthUsers: new Map(),
     },

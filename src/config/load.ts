@@ -298,6 +298,7 @@ function normalize(
       enableReload: config.server.enableReload,
       maxConnections: config.server.maxConnections,
       maxConnectionsPerAddress: config.server.maxConnectionsPerAddress,
+      maxTlsConnectionsPerAddressPerSecond: config.server.maxTlsConnectionsPerAddressPerSecond,
       tls,
       basicAuthUsers: new Map(Object.entries(config.server.basicAuthUsers ?? {})),
     },

@@ -70,6 +70,8 @@ export interface ExporterConfig {
     readonly maxConnections: number;
     /** Connections the HTTP server holds at once from one client address; more are closed as they arrive. */
     readonly maxConnectionsPerAddress: number;
+    /** New TLS connections one client address may open a second (a burst of twice that); more are closed. */
+    readonly maxTlsConnectionsPerAddressPerSecond: number;
     /** HTTPS instead of HTTP when set. */
     readonly tls: ServerTls | undefined;
     /** Username → bcrypt hash; empty when basic auth is off. */

@@ -17,6 +17,7 @@ import type { ApiCallObserver } from '../trunk/observer.js';
 import type { WebhookObserver } from '../webhooks/observer.js';
 import { DEFAULT_TRIGGER_SPACING } from '../webhooks/pollTriggers.js';
 import { registerCapacityMetrics } from './capacityMetrics.js';
+import { registerConnectionMetrics, type ConnectionObserver } from './connectionMetrics.js';
 import { registerDiscoveryMetrics } from './discoveryMetrics.js';
 import { registerExporterMetrics } from './index.js';
 import { registerPollOverrunMetrics } from './pollOverrunMetrics.js';
@@ -33,6 +34,7 @@ export interface ExporterMetrics {
   readonly pollObserver: PollObserver;
   readonly webhookObserver: WebhookObserver;
   readonly discoveryObserver: DiscoveryObserver;
+  readonly connectionObserver: ConnectionObserver;
   /**
    * The polled targets (configured and discovered) and their configuration changed: the API
    * budget is computed again, with the organization as its lists last named it, and logged when
@@ -96,6 +98,7 @@ export function createExporterMetrics(
     pollObserver,
     webhookObserver: webhookRequests.observer,
     discoveryObserver: registerDiscoveryMetrics(registry),
+    connectionObserver: registerConnectionMetrics(registry, initial.server.tls !== undefined),
     targetsChanged(targets, next, organization) {
       apiBudget = computeApiBudget(next, { targets, organization, eventSpacing });
       // Until discovery has found targets, the load is discovery's own reads: the line waits for

@@ -5,7 +5,9 @@ import type { Server as TlsServer } from 'node:https';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import type { ServerTls } from '../config/types.js';
+import type { ConnectionObserver } from '../metrics/connectionMetrics.js';
 import { HeldConnections } from './heldConnections.js';
+import { NewConnectionRate } from './newConnectionRate.js';
 import { limitPipelinedRequests } from './pipelinedRequests.js';
 
 // Required rather than imported: an ES import reads every export of node:http, and three of them
@@ -34,6 +36,11 @@ export interface ConnectionLimits {
   readonly maxConnections: number;
   /** Connections held at once from one client address (`server.maxConnectionsPerAddress`). */
   readonly maxConnectionsPerAddress: number;
+  /**
+   * New TLS connections per second from one client address, with a burst of twice that
+   * (`server.maxTlsConnectionsPerAddressPerSecond`, NewConnectionRate); without TLS, none.
+   */
+  readonly maxTlsConnectionsPerAddressPerSecond: number;
   /** From the connection (or the previous request) to the end of the request headers. */
   readonly headersTimeoutMs: number;
   /** From the connection to the end of the whole request; a scrape has no body. */
@@ -52,6 +59,7 @@ export interface ConnectionLimits {
 export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
   maxConnections: 512,
   maxConnectionsPerAddress: 64,
+  maxTlsConnectionsPerAddressPerSecond: 10,
   headersTimeoutMs: 5_000,
   requestTimeoutMs: 10_000,
   checkIntervalMs: 1_000,
@@ -78,6 +86,8 @@ export interface RunningHttpServer {
   setMaxConnections(maxConnections: number): void;
   /** Applies a new `server.maxConnectionsPerAddress` (on reload); connections already held stay. */
   setMaxConnectionsPerAddress(maxConnectionsPerAddress: number): void;
+  /** Applies a new `server.maxTlsConnectionsPerAddressPerSecond` (on reload). */
+  setMaxTlsConnectionsPerAddressPerSecond(perSecond: number): void;
   /** Applies a new whole-request timeout (on reload: `webhooks.bodyTimeoutSeconds` changed). */
   setRequestTimeout(requestTimeoutMs: number): void;
   /** Stops accepting connections and resolves once every connection is closed. */
@@ -86,7 +96,7 @@ export interface RunningHttpServer {
 
 /**
  * Listens on address:port (port 0 picks a free one), over HTTPS when `tls` is given, and resolves
- * once the socket is bound.
+ * once the socket is bound. `observer` hears of the connections refused for their rate.
  */
 export function startHttpServer(
   app: RequestListener,
@@ -94,10 +104,12 @@ export function startHttpServer(
   port: number,
   tls?: ServerTls,
   limits: Partial<ConnectionLimits> = {},
+  observer?: ConnectionObserver,
 ): Promise<RunningHttpServer> {
   const {
     maxConnections,
     maxConnectionsPerAddress,
+    maxTlsConnectionsPerAddressPerSecond,
     headersTimeoutMs,
     requestTimeoutMs,
     checkIntervalMs,
@@ -130,6 +142,14 @@ export function startHttpServer(
   // room for it.
   const held = new HeldConnections(maxConnections, maxConnectionsPerAddress);
   held.attach(server);
+  // Only over TLS, where a new connection costs a handshake: over plain HTTP one costs little more
+  // than the request it carries, which the other limits bound.
+  const tlsRate = new NewConnectionRate(maxTlsConnectionsPerAddressPerSecond);
+  if (tls !== undefined) {
+    tlsRate.attach(server, () => {
+      observer?.tlsConnectionRateLimited();
+    });
+  }
   return new Promise((resolve, reject) => {
     const onError = (error: Error): void => {
       reject(error);
@@ -154,6 +174,9 @@ export function startHttpServer(
         },
         setMaxConnectionsPerAddress(next) {
           held.setMaxPerAddress(next);
+        },
+        setMaxTlsConnectionsPerAddressPerSecond(next) {
+          tlsRate.setPerSecond(next);
         },
         setRequestTimeout(next) {
           // Read by Node.js at each check of the connections, so it holds for those already open.

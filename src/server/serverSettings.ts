@@ -22,6 +22,7 @@ export function applyServerSettings(
     auth.setUsers(next.server.basicAuthUsers);
     http.setMaxConnections(next.server.maxConnections);
     http.setMaxConnectionsPerAddress(next.server.maxConnectionsPerAddress);
+    http.setMaxTlsConnectionsPerAddressPerSecond(next.server.maxTlsConnectionsPerAddressPerSecond);
     http.setRequestTimeout(requestTimeoutMsFor(next.webhooks.bodyTimeoutSeconds));
     checkOpenFileLimit(
       {

@@ -92,6 +92,7 @@ describe('valid configuration files', () => {
         enableReload: false,
         maxConnections: 512,
         maxConnectionsPerAddress: 64,
+        maxTlsConnectionsPerAddressPerSecond: 10,
         tls: undefined,
         basicAuthUsers: new Map(),
       },

@@ -36,6 +36,7 @@ export function exporterConfig(
       enableReload: false,
       maxConnections: 512,
       maxConnectionsPerAddress: 64,
+      maxTlsConnectionsPerAddressPerSecond: 10,
       tls: undefined,
       basicAuthUsers: new Map(),
     },
