@@ -87,6 +87,9 @@ async function startSecureExporter(): Promise<{
       targets: '  - repo: github.com/acme/web\n    branches: [main]',
       server: [
         '  enableReload: true',
+        // Every request here is a fresh connection, a full handshake, faster than the default
+        // allows one address (test/server/newConnectionRate.test.ts holds the default).
+        '  maxTlsConnectionsPerAddressPerSecond: 1000',
         '  tls:',
         `    certFile: ${join(directory, `${certName}.crt`)}`,
         `    keyFile: ${join(directory, `${certName}.key`)}`,
