@@ -85,7 +85,7 @@ describe('a flood of TLS handshakes from one address', () => {
       if (!(metric instanceof Counter)) throw new Error('no counter');
       return (await metric.get()).values[0]?.value ?? Number.NaN;
     };
-    return { port, counted };
+    return { port, counted, server: running };
   }
 
   /** A full handshake on a new connection from `localAddress`: whether it completed. */
@@ -144,6 +144,25 @@ describe('a flood of TLS handshakes from one address', () => {
     expect(completed.filter(Boolean)).toHaveLength(10);
     expect(await counted()).toBe(50);
     expect(scrapes.map(({ status }) => status)).toEqual([200, 200, 200, 200, 200]);
+  });
+
+  it('applies a new rate on reload to the addresses it already counts', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const { port, server } = await startTlsServer(1);
+    const handshakes = async (count: number): Promise<boolean[]> => {
+      const completed: boolean[] = [];
+      for (let index = 0; index < count; index++)
+        completed.push(await handshake(port, '127.0.0.1'));
+      return completed;
+    };
+    // A burst of 2 × 1.
+    expect(await handshakes(3)).toEqual([true, true, false]);
+
+    server.setMaxTlsConnectionsPerAddressPerSecond(5);
+    vi.setSystemTime(Date.now() + 1_000);
+
+    // A second at 5 a second: five tokens (one at the old rate).
+    expect(await handshakes(6)).toEqual([true, true, true, true, true, false]);
   });
 
   it("resumes a scraper's TLS session on its next connection (a session ticket)", async () => {
