@@ -208,9 +208,10 @@ export const configFileSchema = z
         // Room for a scraper, a browser and a proxy's pool; a flood from one address leaves the
         // other clients the rest of maxConnections.
         maxConnectionsPerAddress: positiveInt.default(64),
-        // A scraper keeps its connection or resumes its TLS session; a flood of handshakes from one
-        // address at this rate costs the server a few per cent of a core.
-        maxTlsConnectionsPerAddressPerSecond: positiveInt.default(10),
+        // A scraper keeps its connection or resumes its TLS session, but Svix may open one per
+        // webhook event; a flood of handshakes from one address at this rate costs the server a
+        // few per cent of a core.
+        maxTlsConnectionsPerAddressPerSecond: positiveInt.default(50),
         tls: z.strictObject({ certFile: nonEmptyString, keyFile: nonEmptyString }).optional(),
         basicAuthUsers: z
           .record(z.string(), bcryptHash, { error: 'expected a map of username: bcrypt hash' })

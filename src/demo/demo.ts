@@ -147,7 +147,7 @@ export function demoConfig(
       enableReload: false,
       maxConnections: 512,
       maxConnectionsPerAddress: 64,
-      maxTlsConnectionsPerAddressPerSecond: 10,
+      maxTlsConnectionsPerAddressPerSecond: 50,
       tls: undefined,
       basicAuthUsers: new Map(),
     },

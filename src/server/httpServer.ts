@@ -59,7 +59,7 @@ export interface ConnectionLimits {
 export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
   maxConnections: 512,
   maxConnectionsPerAddress: 64,
-  maxTlsConnectionsPerAddressPerSecond: 10,
+  maxTlsConnectionsPerAddressPerSecond: 50,
   headersTimeoutMs: 5_000,
   requestTimeoutMs: 10_000,
   checkIntervalMs: 1_000,

@@ -92,7 +92,7 @@ describe('valid configuration files', () => {
         enableReload: false,
         maxConnections: 512,
         maxConnectionsPerAddress: 64,
-        maxTlsConnectionsPerAddressPerSecond: 10,
+        maxTlsConnectionsPerAddressPerSecond: 50,
         tls: undefined,
         basicAuthUsers: new Map(),
       },
