@@ -10,10 +10,9 @@ import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { parseCommandLine } from '../../src/cli/arguments.js';
-import { checkConfigInProcess } from '../support/checkConfig.js';
 import { findSystemBinary } from '../support/systemBinary.js';
 import { helmRenderer, RenderError, renderChart } from './helmRender.js';
-import { FIXTURES, isMap } from './helmValues.js';
+import { FIXTURES } from './helmValues.js';
 import {
   renderValueSet,
   valueSets,
@@ -23,14 +22,12 @@ import {
 } from './helmValueSets.js';
 import type { KubeObject } from './kubernetesObjects.js';
 import { layOutPodFiles } from './podFiles.js';
-import { CHART, ROOT } from './ruleFiles.js';
+import { checkRenderedConfig, EXISTING_SIGNING_SECRET } from './renderedConfigCheck.js';
+import { CHART } from './ruleFiles.js';
 
 const run = promisify(execFile);
 const renderer = await helmRenderer();
 const promtool = findSystemBinary('promtool', 'prometheus');
-const TLS_FIXTURES = join(ROOT, 'test', 'fixtures', 'tls');
-/** The signing secret an existing Secret holds, as the pod would mount it. */
-const EXISTING_SIGNING_SECRET = 'whsec_c2VjcmV0LWZyb20tYW4tZXhpc3Rpbmctc2VjcmV0';
 
 /** Values the chart's templates refuse (after the schema accepts them), with what the message says. */
 const REFUSED: Readonly<Record<string, string>> = {
@@ -61,36 +58,7 @@ describeSets.each(valueSets)('Helm chart rendered: $name', (set) => {
   const byKind = (kind: string) => objects.filter((object) => object.kind === kind);
 
   it('embeds a config file the exporter accepts (--check-config, with the pod files mounted)', async () => {
-    const existingSecrets = {
-      [values.token.existingSecret]: {
-        [values.token.existingSecretKey]: 'from-an-existing-secret',
-      },
-      [values.apiKey.existingSecret]: {
-        [values.apiKey.existingSecretKey]: 'trunk_v2_from-an-existing-secret',
-      },
-      [values.webhooks.signingSecret.existingSecret]: {
-        [values.webhooks.signingSecret.existingSecretKey]: EXISTING_SIGNING_SECRET,
-      },
-      [values.tls.existingSecret]: {
-        'tls.crt': readFileSync(join(TLS_FIXTURES, 'server.crt'), 'utf8'),
-        'tls.key': readFileSync(join(TLS_FIXTURES, 'server.key'), 'utf8'),
-      },
-    };
-    const root = layOutPodFiles(workload.spec.template.spec, objects, existingSecrets);
-    // The exporter is told --config /etc/trunk-exporter/config.yaml; its files are under root.
-    const configPath = container.args[container.args.indexOf('--config') + 1] ?? '';
-    const config = parse(readFileSync(join(root, configPath), 'utf8')) as unknown;
-    const rooted = (node: unknown): unknown =>
-      typeof node === 'string' && node.startsWith('/etc/')
-        ? join(root, node)
-        : Array.isArray(node)
-          ? node.map(rooted)
-          : isMap(node)
-            ? Object.fromEntries(Object.entries(node).map(([key, value]) => [key, rooted(value)]))
-            : node;
-    const checked = join(root, 'checked-config.yaml');
-    writeFileSync(checked, stringify(rooted(config)));
-    const result = await checkConfigInProcess(checked);
+    const { config, result } = await checkRenderedConfig(objects, workload, container, values);
     // Its stderr names a file not read in time (FILE_READ_TIMEOUT_MS) should this process be held.
     expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
     expect(result.stdout).toMatch(/checked-config\.yaml: OK \(/);
