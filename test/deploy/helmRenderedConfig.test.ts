@@ -1,7 +1,8 @@
 // What the Helm chart hands the exporter and Prometheus, rendered on each value set: a config the
 // exporter accepts with the pod's files mounted where the pod mounts them (--check-config), a
-// command line it accepts in every pod, rule groups promtool accepts; and the values the chart
-// must refuse, refused with a message that names them.
+// command line it accepts in every pod, rule groups promtool accepts; the values the chart must
+// refuse, refused with a message that names them; and, on every combination of credentials and
+// the settings that need one, the chart refusing exactly what the exporter's config check refuses.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +11,7 @@ import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { parseCommandLine } from '../../src/cli/arguments.js';
+import { checkConfigInProcess } from '../support/checkConfig.js';
 import { findSystemBinary } from '../support/systemBinary.js';
 import { helmRenderer, RenderError, renderChart } from './helmRender.js';
 import { FIXTURES } from './helmValues.js';
@@ -39,6 +41,10 @@ const REFUSED: Readonly<Record<string, string>> = {
     'webhooks.signingSecret.value or webhooks.signingSecret.existingSecret',
   'refused-webhooks-on-sharded-statefulset.yaml':
     'webhooks.enabled: not with a sharded StatefulSet',
+  'refused-discovery-with-token-only.yaml':
+    'config.discovery.enabled: needs an API key (apiKey.value or apiKey.existingSecret;',
+  'refused-flaky-tests-with-token-only-without-org-url-slug.yaml':
+    'config.trunk.orgUrlSlug: required when a target has flakyTests: true and no API key is set',
 };
 
 // The value sets side by side: each mostly waits on a child process (the renderer, promtool) and
@@ -208,3 +214,81 @@ describe.skipIf(renderer === undefined)('Helm chart rendered with values it must
     expect(message).toContain('token.value or token.existingSecret: the Trunk API token');
   });
 });
+
+/** The credentials a user gives the chart, and the same as files of the exporter's own config. */
+const CREDENTIALS = [
+  { name: 'token.value', values: { token: { value: 'not-a-real-token' } }, files: ['tokenFile'] },
+  {
+    name: 'apiKey.existingSecret',
+    values: { apiKey: { existingSecret: 'trunk-api-key' } },
+    files: ['apiKeyFile'],
+  },
+  {
+    name: 'token.existingSecret and apiKey.value',
+    values: {
+      token: { existingSecret: 'trunk-api-token' },
+      apiKey: { value: 'trunk_v2_not-a-real-key' },
+    },
+    files: ['tokenFile', 'apiKeyFile'],
+  },
+] as const;
+/** Every combination of the settings the exporter's rules between credentials and config read. */
+const CREDENTIAL_COMBINATIONS = CREDENTIALS.flatMap((credentials) =>
+  [false, true].flatMap((discovery) =>
+    [false, true].flatMap((flakyTests) =>
+      ['', 'acme'].map((orgUrlSlug) => ({ credentials, discovery, flakyTests, orgUrlSlug })),
+    ),
+  ),
+);
+
+describe
+  .skipIf(renderer === undefined)
+  .concurrent('Helm chart and exporter agree on the credentials each setting needs', () => {
+    it.each(CREDENTIAL_COMBINATIONS)(
+      '$credentials.name, discovery.enabled $discovery, flakyTests $flakyTests, orgUrlSlug "$orgUrlSlug"',
+      async ({ credentials, discovery, flakyTests, orgUrlSlug }) => {
+        const directory = mkdtempSync(join(tmpdir(), 'trunk-exporter-credentials-'));
+        const targets = [{ repo: 'github.com/acme/web', branches: ['main'], flakyTests }];
+        const valuesFile = join(directory, 'values.yaml');
+        writeFileSync(
+          valuesFile,
+          stringify({
+            config: { trunk: { orgUrlSlug }, discovery: { enabled: discovery }, targets },
+            ...credentials.values,
+          }),
+        );
+        // The same settings as the exporter's own file: the chart leaves an empty orgUrlSlug out.
+        writeFileSync(join(directory, 'tokenFile'), 'not-a-real-token');
+        writeFileSync(join(directory, 'apiKeyFile'), 'trunk_v2_not-a-real-key');
+        const exporterFile = join(directory, 'config.yaml');
+        writeFileSync(
+          exporterFile,
+          stringify({
+            trunk: {
+              ...Object.fromEntries(credentials.files.map((key) => [key, join(directory, key)])),
+              ...(orgUrlSlug === '' ? {} : { orgUrlSlug }),
+            },
+            discovery: { enabled: discovery },
+            targets,
+          }),
+        );
+        const exporter = await checkConfigInProcess(exporterFile);
+        const chart = await renderValueSet(renderer ?? '', {
+          name: 'combination',
+          file: valuesFile,
+        })
+          .then(async ({ objects, workload, container, values }) => {
+            const { result } = await checkRenderedConfig(objects, workload, container, values);
+            return result.code === 0
+              ? 'accepts'
+              : `renders a config the exporter refuses: ${result.stderr}`;
+          })
+          .catch((error: unknown) => {
+            if (error instanceof RenderError && !error.message.includes("don't meet"))
+              return 'refuses';
+            throw error;
+          });
+        expect(chart, exporter.stderr).toBe(exporter.code === 0 ? 'accepts' : 'refuses');
+      },
+    );
+  });

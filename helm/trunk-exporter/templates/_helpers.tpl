@@ -82,6 +82,21 @@ webhook signing-secret file the pod uses.
 {{- if and (not .Values.config.targets) (not $discovery.enabled) -}}
 {{- fail "config.targets: list at least one repository (repo, branches, flakyTests), or turn config.discovery.enabled on with an apiKey" -}}
 {{- end -}}
+{{- /* The exporter's own rules between the credentials and the config (src/config/credentialRules.ts), refused here rather than by the pod at start. */ -}}
+{{- $hasToken := or .Values.token.value .Values.token.existingSecret -}}
+{{- $hasApiKey := or .Values.apiKey.value .Values.apiKey.existingSecret -}}
+{{- if and $discovery.enabled (not $hasApiKey) -}}
+{{- fail "config.discovery.enabled: needs an API key (apiKey.value or apiKey.existingSecret; one with no permissions is enough): discovery lists the merge queues through API v2, which the token cannot read. Set one, or turn discovery off and list config.targets" -}}
+{{- end -}}
+{{- $flakyTests := false -}}
+{{- range .Values.config.targets -}}
+{{- if .flakyTests -}}
+{{- $flakyTests = true -}}
+{{- end -}}
+{{- end -}}
+{{- if and $hasToken (not $hasApiKey) $flakyTests (not .Values.config.trunk.orgUrlSlug) -}}
+{{- fail "config.trunk.orgUrlSlug: required when a target has flakyTests: true and no API key is set: the token reads the quarantine list through API v1, which names the organization by its slug. Set it, or set apiKey.value or apiKey.existingSecret" -}}
+{{- end -}}
 {{- $trunk := omit .Values.config.trunk "orgUrlSlug" -}}
 {{- if .Values.config.trunk.orgUrlSlug -}}
 {{- $_ := set $trunk "orgUrlSlug" .Values.config.trunk.orgUrlSlug -}}
