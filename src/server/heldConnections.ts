@@ -121,9 +121,9 @@ export class HeldConnections {
 
   /**
    * Closes the held connection (of `address`, when given) that has waited longest on its client;
-   * false when every one has a request being worked on. A single write's unsent bytes fall only once
-   * it is all sent, so a page being read counts from its request (over TLS, from its last piece
-   * sent), and the newest request is the last to go.
+   * false when every one has a request being worked on. A page being read counts from when its
+   * unsent bytes last fell, so however long a busy machine takes to send it, it is not the one
+   * that waited longest while newcomers keep coming.
    */
   #evictLongestWaiting(address?: string): boolean {
     const now = Date.now();
@@ -132,7 +132,7 @@ export class HeldConnections {
       const connection = entry[1];
       if (address !== undefined && connection.address !== address) continue;
       if (connection.requestsInFlight > 0 && !connection.refused) {
-        const unsentBytes = connection.answerSocket.writableLength;
+        const unsentBytes = unsentBytesOf(connection.answerSocket);
         if (unsentBytes < connection.unsentBytes) connection.waitingSince = now;
         connection.unsentBytes = unsentBytes;
         // Nothing unsent: its answer is still being worked on. Unsent bytes, however few, wait on
@@ -154,7 +154,7 @@ export class HeldConnections {
     connection.answerSocket = req.socket;
     connection.requestsInFlight++;
     connection.waitingSince = Date.now();
-    connection.unsentBytes = req.socket.writableLength;
+    connection.unsentBytes = unsentBytesOf(req.socket);
     res.once('close', () => {
       connection.requestsInFlight--;
       connection.waitingSince = Date.now();
@@ -167,6 +167,18 @@ export class HeldConnections {
 function goesBefore(a: HeldConnection, b: HeldConnection): boolean {
   if (a.refused !== b.refused) return a.refused;
   return a.waitingSince < b.waitingSince;
+}
+
+/**
+ * The bytes of `socket`'s answers its client has not taken yet. A write's bytes leave its
+ * writableLength only once the client has taken all of them, which for a page larger than the
+ * kernel's socket buffers is long after it began reading; the handle's write queue (what Node.js's
+ * own socket timeout watches) falls as it reads.
+ */
+function unsentBytesOf(socket: Socket): number {
+  const handle = (socket as { _handle?: { writeQueueSize?: unknown } | null })._handle;
+  const queued = typeof handle?.writeQueueSize === 'number' ? handle.writeQueueSize : 0;
+  return socket.writableLength + queued;
 }
 
 function connectionKey(socket: Socket): string {
