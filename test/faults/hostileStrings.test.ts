@@ -93,9 +93,13 @@ describe('hostile strings', () => {
 
   /**
    * A real Prometheus scraping the rig's exporter, once it has stored a scrape whole: as many
-   * series as the scrape read samples, none dropped as a duplicate of another.
+   * series as the scrape read samples, none dropped as a duplicate of another. `at` is an instant
+   * (epoch s) that sees that scrape: queried later, a scrape that timed out on a busy machine since
+   * would have marked every series stale.
    */
-  async function prometheusScraping(rig: FaultRig): Promise<RunningPrometheus> {
+  async function prometheusScraping(
+    rig: FaultRig,
+  ): Promise<{ server: RunningPrometheus; at: number }> {
     const server = await startPrometheus({
       binary: prometheus ?? 'prometheus',
       scrapeTarget: new URL(rig.subject.exporter.url).host,
@@ -104,6 +108,7 @@ describe('hostile strings', () => {
     const deadline = Date.now() + 20_000;
     let scraped: string | undefined;
     let stored: string | undefined;
+    let at = 0;
     while (scraped === undefined || scraped !== stored) {
       if (Date.now() > deadline) {
         await server.stop();
@@ -112,26 +117,26 @@ describe('hostile strings', () => {
         );
       }
       await new Promise((resolve) => setTimeout(resolve, 200));
-      [scraped] = (await server.query('scrape_samples_scraped')).map((s) => s.value[1]);
-      [stored] = (await server.query('count({job="trunk-exporter",__name__!~"up|scrape_.+"})')).map(
-        (s) => s.value[1],
-      );
+      at = Date.now() / 1000;
+      [scraped] = (await server.query('scrape_samples_scraped', at)).map((s) => s.value[1]);
+      const storedSeries = 'count({job="trunk-exporter",__name__!~"up|scrape_.+"})';
+      [stored] = (await server.query(storedSeries, at)).map((s) => s.value[1]);
     }
-    return server;
+    return { server, at };
   }
 
   it.skipIf(prometheus === undefined)(
     'a real Prometheus scrapes the page and stores every value exactly',
     async () => {
       const rig = await hostileRig();
-      const server = await prometheusScraping(rig);
+      const { server, at } = await prometheusScraping(rig);
       try {
-        const owners = await server.query('trunk_flaky_tests_quarantined_by_codeowner');
-        const up = await server.query('up{job="trunk-exporter"}');
+        const owners = await server.query('trunk_flaky_tests_quarantined_by_codeowner', at);
+        const up = await server.query('up{job="trunk-exporter"}', at);
         expect(up.map((sample) => sample.value[1])).toEqual(['1']);
         expect(new Set(owners.map((sample) => sample.metric.codeowner))).toEqual(OWNER_LABELS);
         expect(new Set(owners.map((sample) => sample.metric.repo))).toEqual(new Set([REPO_NAME]));
-        const targets = await server.query('trunk_exporter_target_up{kind="merge_queue"}');
+        const targets = await server.query('trunk_exporter_target_up{kind="merge_queue"}', at);
         expect(new Set(targets.map((sample) => sample.metric.branch))).toEqual(new Set(BRANCHES));
       } finally {
         await server.stop();
@@ -145,9 +150,9 @@ describe('hostile strings', () => {
       // `"\uD800"` in JSON is half a surrogate pair: no UTF-8 text holds it, so it is U+FFFD.
       const seen = { tests: 0 };
       const rig = await hostileRig(ownersInTurn(['lone\uD800', 'lone\uDBFF'], seen));
-      const server = await prometheusScraping(rig);
+      const { server, at } = await prometheusScraping(rig);
       try {
-        const owners = await server.query('trunk_flaky_tests_quarantined_by_codeowner');
+        const owners = await server.query('trunk_flaky_tests_quarantined_by_codeowner', at);
         expect(seen.tests).toBeGreaterThan(1);
         expect(owners.map((s) => [s.metric.codeowner, s.value[1]])).toEqual([
           ['lone\uFFFD', String(seen.tests)],

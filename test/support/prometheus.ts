@@ -27,8 +27,8 @@ export interface RunningPrometheus {
   readonly url: string;
   /** GETs an API path (e.g. `/api/v1/query?query=up`); resolves to the `data` of a success answer. */
   api(pathAndQuery: string): Promise<unknown>;
-  /** The series of an instant query (`data.result` of /api/v1/query). */
-  query(expression: string): Promise<InstantSample[]>;
+  /** The series of an instant query (`data.result` of /api/v1/query), now or at `time` (epoch s). */
+  query(expression: string, time?: number): Promise<InstantSample[]>;
   /** Stops Prometheus and deletes its directory; its log is returned for failure messages. */
   stop(): Promise<string>;
   readonly log: () => string;
@@ -121,10 +121,11 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Runni
       }
       return body.data;
     },
-    async query(expression) {
-      const data = (await running.api(`/api/v1/query?query=${encodeURIComponent(expression)}`)) as {
-        result: InstantSample[];
-      };
+    async query(expression, time) {
+      const at = time === undefined ? '' : `&time=${String(time)}`;
+      const data = (await running.api(
+        `/api/v1/query?query=${encodeURIComponent(expression)}${at}`,
+      )) as { result: InstantSample[] };
       return data.result;
     },
     async stop() {
