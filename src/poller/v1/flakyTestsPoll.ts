@@ -23,6 +23,13 @@ export const EXTRA_PAGES = 2;
 export const MAX_QUARANTINE_PAGES = 5_000;
 
 /**
+ * The longest next_page_token a walk sends back, in characters. Trunk's are short opaque tokens;
+ * each page's request carries the token back, so one of megabytes (within trunk.maxResponseBytes)
+ * would be uploaded again with every page of a walk.
+ */
+export const MAX_PAGE_TOKEN_LENGTH = 8192;
+
+/**
  * Raised when the API's paging cannot be trusted (a repeated token, more pages than promised, an
  * empty page that says more follow).
  */
@@ -129,6 +136,12 @@ export async function readQuarantinedTests(
     }
     const next = page.page.next_page_token ?? '';
     if (next === '') break;
+    if (next.length > MAX_PAGE_TOKEN_LENGTH) {
+      throw stopped(
+        `quarantine list of ${request.repoName} gives a next_page_token of ${next.length} ` +
+          `characters on page ${pages + 1}, longer than ${MAX_PAGE_TOKEN_LENGTH}; stopped`,
+      );
+    }
     if (page.quarantined_tests.length === 0) {
       throw stopped(
         `quarantine list of ${request.repoName} sent an empty page ${pages + 1} with a next_page_token`,

@@ -237,6 +237,23 @@ describe('pollFlakyTests paging', () => {
     expect(listRequests(server)).toHaveLength(2);
   });
 
+  it('stops a walk whose next_page_token is longer than 8,192 characters rather than send it back', async () => {
+    const server = await startApiServer((_req, res, index) => {
+      sendJson(res, 200, {
+        quarantined_tests: [generatedTest(index, BASE)],
+        page: pageInfo(3, index === 0 ? 'x'.repeat(8193) : '', index),
+      });
+    });
+
+    const error = await rejectionOf(poll(server.apiUrl));
+
+    expect(error).toBeInstanceOf(PaginationError);
+    expect((error as Error).message).toContain(
+      'gives a next_page_token of 8193 characters on page 1, longer than 8192; stopped',
+    );
+    expect(listRequests(server)).toHaveLength(1);
+  });
+
   it('ends cleanly on an empty page with next_page_token ""', async () => {
     const server = await startApiServer((_req, res) => {
       sendJson(res, 200, { quarantined_tests: [], page: { ...pageInfo(0, ''), total_pages: 0 } });
