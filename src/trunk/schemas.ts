@@ -68,9 +68,9 @@ export const QUEUE_SETTING_FIELDS = Object.keys(
 ) as (keyof typeof queueSettingsShape)[];
 
 /**
- * The most items a getQueue answer may list. API v1 states no bound, but a list of millions fits in
- * trunk.maxResponseBytes (8 million `{}` in 24 MB) and took seconds of CPU to read at every poll,
- * blocking the event loop: refused, before an item is read, far above any real queue.
+ * The most items a getQueue answer may list, far above any real queue. API v1 states no bound, but
+ * a list of millions of empty items fits in trunk.maxResponseBytes, and reading it item by item at
+ * every poll would hold the event loop, and the scrapes, for seconds: refused before an item is read.
  */
 export const V1_MAX_QUEUE_ITEMS = 50_000;
 

@@ -1,4 +1,4 @@
-import { SeenTestIds } from './seenTestIds.js';
+import { SeenIds } from './seenIds.js';
 import type { V2Endpoint, V2Page } from './v2Schemas.js';
 
 /**
@@ -10,7 +10,7 @@ export const V2_MAX_PAGES = 1000;
 
 /**
  * Pages of an organization-wide test list at most (500,000 tests): the lists grow with the
- * organization, and a walk keeps only its tallies and the ids it met (SeenTestIds, 8 bytes a slot),
+ * organization, and a walk keeps only its tallies and the ids it met (SeenIds, 8 bytes a slot),
  * never its rows. An organization of a thousand queues may well list more than V2_MAX_PAGES pages
  * of quarantined tests.
  */
@@ -76,9 +76,9 @@ export async function forEachV2Page<T>(
   take: (rows: readonly T[]) => 'enough' | undefined,
   maxPages = V2_MAX_PAGES,
 ): Promise<void> {
-  // Hashes of the cursors met, to tell a cycle: as strings, 5,000 pages of the longest cursors
-  // held 80 MB by the last page of an organization's test list.
-  const seenCursors = new SeenTestIds();
+  // Hashes of the cursors met, to tell a cycle: as strings, a walk of thousands of pages of the
+  // longest cursors would hold every one of them until its last page.
+  const seenCursors = new SeenIds();
   let cursor: string | undefined;
   let emptyInARow = 0;
   for (let pageIndex = 0; ; pageIndex++) {

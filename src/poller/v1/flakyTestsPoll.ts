@@ -1,7 +1,7 @@
 import type { Logger } from '../../log/logger.js';
 import type { FlakyTestsSnapshot, QuarantinedTests } from '../../snapshot/types.js';
 import { ENDPOINTS, MAX_PAGE_SIZE, MIN_PAGE_SIZE, type RepoRef } from '../../trunk/schemas.js';
-import { SeenTestIds } from '../../trunk/seenTestIds.js';
+import { SeenIds } from '../../trunk/seenIds.js';
 import { countOwners, earliest, quarantineAgeCounts } from '../testCounts.js';
 import { parseTimestampSeconds } from '../timestamps.js';
 import type { ReadOptions } from '../readOptions.js';
@@ -71,8 +71,8 @@ export async function readQuarantinedTests(
   const { reader, repo, orgUrlSlug, options } = request;
   const byCodeowner = new Map<string, number>();
   // Hashes, not strings: a walk of 500,000 tests keeps 8 bytes (a slot) per test and page token.
-  const seenTests = new SeenTestIds();
-  const seenTokens = new SeenTestIds();
+  const seenTests = new SeenIds();
+  const seenTokens = new SeenIds();
   const quarantineTimes: number[] = [];
   let totalRows: number | undefined;
   let countChanged = false;

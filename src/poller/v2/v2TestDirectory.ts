@@ -11,7 +11,7 @@ import type { V2AnomalyReporter } from '../../trunk/v2Client.js';
 import { organizationTarget } from '../../trunk/v2Requests.js';
 import type { V2TestFilter } from '../../trunk/v2TestList.js';
 import { V2_ENDPOINTS, type V2Test } from '../../trunk/v2Schemas.js';
-import { SeenTestIds } from '../../trunk/seenTestIds.js';
+import { SeenIds } from '../../trunk/seenIds.js';
 import { nearestNames } from './nearestNames.js';
 import {
   groupByRepository,
@@ -270,7 +270,7 @@ export class V2TestDirectory {
     const { what } = LISTS[name];
     const byRepoId = new Map<string, RepositoryIdTally<T>>();
     // Cursors page over a list that moves while it is walked: a test may come twice.
-    const seen = new SeenTestIds(this.#testsMet[name]);
+    const seen = new SeenIds(this.#testsMet[name]);
     await lister.listTests(
       filter,
       what,

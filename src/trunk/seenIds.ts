@@ -1,8 +1,8 @@
-// The tests a walk of an organization-wide list has met, so that a test the moving list shows twice
-// counts once; and the page tokens and cursors a walk has met, to tell a cycle. Kept as a 53-bit hash of each id rather than the id: a number per test held for
-// the length of the walk, where the id would keep a string per test alive with it. Two ids
-// share a hash about once in 10^6 walks of 100,000 tests (n² / 2^54), which would leave one test
-// uncounted for one read.
+// The ids a walk of a list has met: its tests, so that a test the moving list shows twice counts
+// once, and its page tokens or cursors, to tell a cycle. Kept as a 53-bit hash of each id rather
+// than the id: a number per id held for the length of the walk, where the id would keep a string
+// alive with it. Two ids share a hash about once in 10^6 walks of 100,000 tests (n² / 2^54), which
+// would leave one test uncounted for one read.
 //
 // The hashes sit in an open-addressed table of doubles outside V8's heap, where a Set would keep
 // each hash as a heap number and each outgrown table as garbage. The table is live for the whole
@@ -17,7 +17,7 @@ const MAX_LOAD = 0.7;
 const HEADROOM = 1.1;
 
 /** The ids met so far in one walk. */
-export class SeenTestIds {
+export class SeenIds {
   /** Each slot 0 (empty) or a hash plus one: every such number is exact in a double. */
   #slots: Float64Array;
   #count = 0;
