@@ -2,13 +2,15 @@
 // named templates and .Values paths that exist (missingkey=zero would render a typo as ""),
 // values.schema.json has a key for each key of the exporter's config (the webhooks keys as the
 // chart's own `webhooks` values, rendered into the config), values.yaml documents every value the
-// schema allows, and the PrometheusRule reads the same rule files as prometheus/*.yaml.
+// schema allows, the PrometheusRule reads the same rule files as prometheus/*.yaml, and the metric
+// families the chart checks metrics.include/exclude against are the exporter's.
 // helmRendered.test.ts renders the chart itself.
 import { lstatSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isMap as isYamlMap, isSeq, parse, parseDocument, type Node } from 'yaml';
 import { configFileSchema } from '../../src/config/schema.js';
+import { SNAPSHOT_FAMILIES, UNSELECTABLE_FAMILIES } from '../../src/metrics/families.js';
 import { readPage } from '../docs/pages.js';
 import { definedTemplates, usedTemplates, valuesPaths } from './goTemplate.js';
 import {
@@ -61,6 +63,14 @@ describe('Helm chart', () => {
     const packageJson = JSON.parse(read(join(ROOT, 'package.json'))) as { version: string };
     expect(chart).toMatchObject({ apiVersion: 'v2', name: 'trunk-exporter', type: 'application' });
     expect(chart.appVersion).toBe(packageJson.version);
+  });
+
+  it('checks metrics.include/exclude against the families the exporter has (files/metric-families.yaml)', () => {
+    const known = parse(read(join(CHART, 'files', 'metric-families.yaml'))) as Values;
+    expect(known).toEqual({
+      families: SNAPSHOT_FAMILIES.map(({ name }) => name),
+      alwaysKept: [...UNSELECTABLE_FAMILIES],
+    });
   });
 
   it('uses only named templates it defines', () => {

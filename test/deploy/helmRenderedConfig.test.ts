@@ -45,6 +45,12 @@ const REFUSED: Readonly<Record<string, string>> = {
     'config.discovery.enabled: needs an API key (apiKey.value or apiKey.existingSecret;',
   'refused-flaky-tests-with-token-only-without-org-url-slug.yaml':
     'config.trunk.orgUrlSlug: required when a target has flakyTests: true and no API key is set',
+  'refused-target-twice-in-two-letter-cases.yaml':
+    'config.targets[1].branches: duplicate target github.com/Acme/Web@main (already in config.targets[0];',
+  'refused-metrics-include-of-no-family.yaml':
+    'config.metrics.include[1]: "trunk_merge_queue_stat" matches no metric family',
+  'refused-metrics-exclude-of-target-up.yaml':
+    'config.metrics.exclude[0]: "*_target_up" cannot be excluded: trunk_exporter_target_up always stay on the page',
 };
 
 // The value sets side by side: each mostly waits on a child process (the renderer, promtool) and
@@ -273,22 +279,96 @@ describe
           }),
         );
         const exporter = await checkConfigInProcess(exporterFile);
-        const chart = await renderValueSet(renderer ?? '', {
-          name: 'combination',
-          file: valuesFile,
-        })
-          .then(async ({ objects, workload, container, values }) => {
-            const { result } = await checkRenderedConfig(objects, workload, container, values);
-            return result.code === 0
-              ? 'accepts'
-              : `renders a config the exporter refuses: ${result.stderr}`;
-          })
-          .catch((error: unknown) => {
-            if (error instanceof RenderError && !error.message.includes("don't meet"))
-              return 'refuses';
-            throw error;
-          });
+        const chart = await chartVerdict(valuesFile);
         expect(chart, exporter.stderr).toBe(exporter.code === 0 ? 'accepts' : 'refuses');
       },
     );
+  });
+
+/**
+ * What the chart makes of a values file: it renders a config the exporter accepts, refuses at
+ * render (not by the schema), or renders a config the exporter refuses (with the exporter's words).
+ */
+async function chartVerdict(valuesFile: string): Promise<string> {
+  return renderValueSet(renderer ?? '', { name: 'combination', file: valuesFile })
+    .then(async ({ objects, workload, container, values }) => {
+      const { result } = await checkRenderedConfig(objects, workload, container, values);
+      return result.code === 0
+        ? 'accepts'
+        : `renders a config the exporter refuses: ${result.stderr}`;
+    })
+    .catch((error: unknown) => {
+      if (error instanceof RenderError && !error.message.includes("don't meet")) return 'refuses';
+      throw error;
+    });
+}
+
+/** Targets written by hand around one repository@branch in other letter cases and forms. */
+const TARGET_LISTS: Readonly<Record<string, readonly object[]>> = {
+  'one repository in two letter cases, one branch': [
+    { repo: 'github.com/acme/web', branches: ['main'] },
+    { repo: 'github.com/Acme/Web', branches: ['main'] },
+  ],
+  'one repository in two letter cases, two branches': [
+    { repo: 'github.com/acme/web', branches: ['main'] },
+    { repo: 'GitHub.com/ACME/web', branches: ['release'] },
+  ],
+  'one repository, branches differing in case': [
+    { repo: 'github.com/acme/web', branches: ['main', 'Main'] },
+  ],
+  'one repository as a string and as {host, owner, name}': [
+    { repo: 'github.com/acme/web', branches: ['main'] },
+    { repo: { host: 'github.com', owner: 'ACME', name: 'web' }, branches: ['main'] },
+  ],
+  'one branch listed twice in one target': [
+    { repo: 'github.com/acme/web', branches: ['main', 'main'] },
+  ],
+  'two repositories, one branch name': [
+    { repo: 'github.com/acme/web', branches: ['main'] },
+    { repo: 'github.com/acme/api', branches: ['main'] },
+  ],
+};
+
+/** `metrics` settings written by hand: names and globs that match families, none, or only those always kept. */
+const METRIC_SELECTIONS: Readonly<Record<string, object>> = {
+  'include of a family': { include: ['trunk_merge_queue_state'] },
+  'include of a glob': { include: ['trunk_merge_queue_*'] },
+  'include of no family': { include: ['trunk_merge_queue_depth_total'] },
+  'include of a glob matching nothing': { include: ['trunk_no_such_*'] },
+  'exclude of a family': { exclude: ['trunk_merge_queue_state'] },
+  'exclude of no family': { exclude: ['trunk_merge_queue_stat'] },
+  'exclude of trunk_exporter_target_up': { exclude: ['trunk_exporter_target_up'] },
+  'exclude of trunk_exporter_build_info, after a good one': {
+    exclude: ['trunk_merge_queue_state', 'trunk_exporter_build_info'],
+  },
+  'exclude of a glob matching families and one always kept': { exclude: ['trunk_exporter_*'] },
+  'exclude of everything': { exclude: ['*'] },
+};
+
+const TARGET_AND_SELECTION_CASES = [
+  ...Object.entries(TARGET_LISTS).map(([name, targets]) => ({ name, config: { targets } })),
+  ...Object.entries(METRIC_SELECTIONS).map(([name, metrics]) => ({
+    name,
+    config: { metrics, targets: [{ repo: 'github.com/acme/web', branches: ['main'] }] },
+  })),
+];
+
+describe
+  .skipIf(renderer === undefined)
+  .concurrent('Helm chart and exporter agree on targets and metrics.include/exclude', () => {
+    it.each(TARGET_AND_SELECTION_CASES)('$name', async ({ config }) => {
+      const directory = mkdtempSync(join(tmpdir(), 'trunk-exporter-targets-'));
+      const valuesFile = join(directory, 'values.yaml');
+      writeFileSync(valuesFile, stringify({ config, token: { value: 'not-a-real-token' } }));
+      writeFileSync(join(directory, 'tokenFile'), 'not-a-real-token');
+      const exporterFile = join(directory, 'config.yaml');
+      writeFileSync(
+        exporterFile,
+        stringify({ trunk: { tokenFile: join(directory, 'tokenFile') }, ...config }),
+      );
+      const exporter = await checkConfigInProcess(exporterFile);
+      expect(await chartVerdict(valuesFile), exporter.stderr).toBe(
+        exporter.code === 0 ? 'accepts' : 'refuses',
+      );
+    });
   });

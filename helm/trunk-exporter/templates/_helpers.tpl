@@ -97,6 +97,8 @@ webhook signing-secret file the pod uses.
 {{- if and $hasToken (not $hasApiKey) $flakyTests (not .Values.config.trunk.orgUrlSlug) -}}
 {{- fail "config.trunk.orgUrlSlug: required when a target has flakyTests: true and no API key is set: the token reads the quarantine list through API v1, which names the organization by its slug. Set it, or set apiKey.value or apiKey.existingSecret" -}}
 {{- end -}}
+{{- include "trunk-exporter.checkTargets" .Values.config.targets -}}
+{{- include "trunk-exporter.checkMetricSelection" (dict "metrics" .Values.config.metrics "known" (.Files.Get "files/metric-families.yaml" | fromYaml)) -}}
 {{- $trunk := omit .Values.config.trunk "orgUrlSlug" -}}
 {{- if .Values.config.trunk.orgUrlSlug -}}
 {{- $_ := set $trunk "orgUrlSlug" .Values.config.trunk.orgUrlSlug -}}
@@ -122,6 +124,58 @@ webhook signing-secret file the pod uses.
 {{- $_ := set $config "webhooks" (dict "enabled" true "path" .Values.webhooks.path "toleranceSeconds" .Values.webhooks.toleranceSeconds "bodyTimeoutSeconds" .Values.webhooks.bodyTimeoutSeconds "signingSecretFile" "/etc/trunk-exporter/webhook/signing-secret") -}}
 {{- end -}}
 {{- toYaml $config -}}
+{{- end -}}
+
+{{/*
+The exporter's refusal of one repository@branch listed twice (src/config/schema.ts): a repository
+is one however its name is cased, a branch is case-sensitive.
+*/}}
+{{- define "trunk-exporter.checkTargets" -}}
+{{- $seen := dict -}}
+{{- range $index, $target := . -}}
+{{- $repo := $target.repo -}}
+{{- if kindIs "map" $repo -}}
+{{- $repo = printf "%s/%s/%s" $repo.host $repo.owner $repo.name -}}
+{{- end -}}
+{{- range $branch := $target.branches -}}
+{{- $key := printf "%s@%s" (lower $repo) $branch -}}
+{{- if hasKey $seen $key -}}
+{{- fail (printf "config.targets[%d].branches: duplicate target %s@%s (already in config.targets[%d]; a repository's name is compared without regard to letter case)" $index $repo $branch (get $seen $key)) -}}
+{{- end -}}
+{{- $_ := set $seen $key $index -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The exporter's refusal of a metrics.include or metrics.exclude entry that matches no family, or,
+excluded, only families that always stay (src/metrics/selection.ts). An entry is names and `*`
+(values.schema.json), so `*` as `.*` is the whole regular expression.
+*/}}
+{{- define "trunk-exporter.checkMetricSelection" -}}
+{{- $known := .known -}}
+{{- $metrics := .metrics | default dict -}}
+{{- range $list := list "include" "exclude" -}}
+{{- range $index, $entry := get $metrics $list | default list -}}
+{{- $pattern := printf "^%s$" (replace "*" ".*" $entry) -}}
+{{- $matched := list -}}
+{{- $removable := list -}}
+{{- range $name := $known.families -}}
+{{- if regexMatch $pattern $name -}}
+{{- $matched = append $matched $name -}}
+{{- if not (has $name $known.alwaysKept) -}}
+{{- $removable = append $removable $name -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if not $matched -}}
+{{- fail (printf "config.metrics.%s[%d]: %q matches no metric family (docs/metrics.md lists them)" $list $index $entry) -}}
+{{- end -}}
+{{- if and (eq $list "exclude") (not $removable) -}}
+{{- fail (printf "config.metrics.exclude[%d]: %q cannot be excluded: %s always stay on the page" $index $entry (join ", " $matched)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 
 {{/* The pod template of both workloads; as a StatefulSet, each pod polls the shard of its ordinal. */}}
