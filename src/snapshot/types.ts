@@ -54,7 +54,7 @@ export const UNKNOWN_PRIORITY = 'unknown';
 
 /**
  * A queue's mode or method in `trunk_merge_queue_info` when Trunk sent it as another type than a
- * string (trunk/queueSettings.ts): no value Trunk documents for any of them.
+ * string, or an empty one (trunk/queueSettings.ts): no value Trunk documents for any of them.
  */
 export const UNKNOWN_QUEUE_VALUE = 'unknown';
 
@@ -118,7 +118,7 @@ export interface MergeQueueSnapshot {
   /** Unix seconds when the poll that produced this snapshot finished. */
   readonly takenAt: number;
   readonly state: string;
-  /** Each of the four `unknown` (UNKNOWN_QUEUE_VALUE) when Trunk sent it as another type. */
+  /** Each of the four `unknown` (UNKNOWN_QUEUE_VALUE) when Trunk sent it as another type or empty. */
   readonly mode: string;
   readonly mergeMethod: string;
   readonly directMergeMode: string;

@@ -65,9 +65,12 @@ export const queueFlag = presentSetting('boolean', (value) =>
   typeof value === 'boolean' ? value : undefined,
 );
 
-/** A mode or method (`trunk_merge_queue_info`): a string, any, else undefined. */
+/**
+ * A mode or method (`trunk_merge_queue_info`): a string, any but the empty one, else undefined. An
+ * empty label value is to Prometheus no label at all, so '' is as unusable as another type.
+ */
 export const queueLabelValue = presentSetting('string', (value) =>
-  typeof value === 'string' ? value : undefined,
+  typeof value === 'string' && value !== '' ? value : undefined,
 );
 
 /** `requiredStatuses` (counted by `trunk_merge_queue_required_statuses`): a list of names, else undefined. */

@@ -1,6 +1,11 @@
 import { z } from 'zod';
 import { queueCheckNames, queueFlag, queueLabelValue, queueSetting } from './queueSettings.js';
-import { optionalValue, pullRequestNumber, tolerantList } from './tolerantSchemas.js';
+import {
+  optionalLabelText,
+  optionalValue,
+  pullRequestNumber,
+  tolerantList,
+} from './tolerantSchemas.js';
 import type { V2Endpoint } from './v2Schemas.js';
 
 // Response schemas for the three read operations of trunk-api-v1.md, widened where the live
@@ -30,11 +35,11 @@ export const enqueuedPullRequestSchema = z.object({
   /** The PR's identity in the queue: an item without it is unusable. */
   prNumber: pullRequestNumber,
   stateChangedAt: timestampValue,
-  priorityName: optionalValue(z.string()),
+  priorityName: optionalLabelText,
   /** Read by the lookup plan: a new commit is worth a lookup. */
   prSha: optionalValue(z.string()),
   /** Live service only: the same enum as a submitted PR's state. */
-  state: optionalValue(z.string()),
+  state: optionalLabelText,
 });
 export type EnqueuedPullRequest = z.infer<typeof enqueuedPullRequestSchema>;
 
@@ -110,7 +115,7 @@ export type Readiness = z.infer<typeof readinessSchema>;
 /** Only its state, readiness and when the state changed are read: every field is optional. */
 export const submittedPullRequestSchema = z.object({
   stateChangedAt: timestampValue,
-  state: optionalValue(z.string()),
+  state: optionalLabelText,
   readiness: optionalValue(readinessSchema),
 });
 export type SubmittedPullRequest = z.infer<typeof submittedPullRequestSchema>;

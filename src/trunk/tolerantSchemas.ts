@@ -21,6 +21,12 @@ export function optionalValue<T extends z.ZodType>(schema: T) {
 }
 
 /**
+ * A text shown as a label value, read when usable: absent, null, of another type or empty (a label
+ * value Prometheus reads as no label) reads as absent, which the label shows as `unknown`.
+ */
+export const optionalLabelText = optionalValue(z.string().min(1));
+
+/**
  * A pull request's number, what a row is told apart by: a whole number above 0, as Trunk's
  * definition gives it ("exclusiveMinimum": 0 for `pullRequestNumber` of a testing result and for
  * every number a pull request is submitted with, so for every pull request a queue lists). A row

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { queueCheckNames, queueFlag, queueLabelValue, queueSetting } from './queueSettings.js';
 import {
+  optionalLabelText,
   optionalValue,
   pullRequestNumber,
   tolerantList,
@@ -157,7 +158,7 @@ export const v2QueueEntrySchema = z.object({
   stateChangedAt: timestampValue,
   // The label's only source: `priorityValue` is not read, as the definition says not to infer a
   // name from it.
-  priorityName: optionalValue(z.string()),
+  priorityName: optionalLabelText,
   readiness: optionalValue(v2ReadinessSchema),
 });
 

@@ -1,0 +1,124 @@
+// An empty string where Trunk sends a value the exporter shows as a label (a pull request's state
+// and priority name, a queue's mode and methods), served from fixture files by a fake API on
+// loopback to a real exporter: an empty label value is, to Prometheus, no label at all, so each
+// reads as absent, as null does (`unknown`), and is counted where another type would be.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { select, sum, type Sample } from './support/exposition.js';
+import { configYaml, startTestExporter } from './support/exporterHarness.js';
+import { pageAt, rowsAt, startFakeV2 } from './support/fakeTrunkV2.js';
+import { cleanUp, sendJson, startApiServer } from './trunk/harness.js';
+
+afterEach(cleanUp);
+
+const WEB_MAIN = { repo: 'github.com/acme/web', branch: 'main' };
+const POLLING = '  mergeQueueIntervalSeconds: 0.2\n  flakyTestsIntervalSeconds: 600';
+const TARGETS = '  - repo: github.com/acme/web\n    branches: [main]';
+const V1_FIXTURES = join(import.meta.dirname, 'trunk', 'fixtures', 'polling');
+
+const v1Fixture = (name: string): unknown =>
+  JSON.parse(readFileSync(join(V1_FIXTURES, name), 'utf8')) as unknown;
+
+/** The queue's series whose labels include an empty value: none may. */
+function emptyLabelValues(samples: readonly Sample[]): Sample[] {
+  return samples.filter(
+    (sample) =>
+      sample.labels.repo === WEB_MAIN.repo &&
+      sample.labels.branch === WEB_MAIN.branch &&
+      Object.values(sample.labels).includes(''),
+  );
+}
+
+/** trunk_merge_queue_info's mode and methods for the queue. */
+function queueInfo(samples: readonly Sample[]) {
+  const [info] = select(samples, 'trunk_merge_queue_info', WEB_MAIN);
+  const { mode, merge_method, direct_merge_mode, optimization_mode } = info?.labels ?? {};
+  return { mode, merge_method, direct_merge_mode, optimization_mode };
+}
+
+/** The queue's pull requests by `state/priority`, of the series above 0. */
+function pullRequests(samples: readonly Sample[]): Record<string, number> {
+  return Object.fromEntries(
+    select(samples, 'trunk_merge_queue_pull_requests', WEB_MAIN)
+      .filter((sample) => sample.value > 0)
+      .map((sample): [string, number] => [
+        `${sample.labels.state ?? ''}/${sample.labels.priority ?? ''}`,
+        sample.value,
+      ]),
+  );
+}
+
+describe('empty strings where a label value comes from', () => {
+  it('API v1: an item state and priority name, and a queue mode and methods, read as unknown; the settings counted as invalid_field', async () => {
+    const server = await startApiServer((_req, res, _index, recorded) => {
+      if (recorded.url.endsWith('/getQueue'))
+        sendJson(res, 200, v1Fixture('queue-with-empty-string-label-values.json'));
+      else sendJson(res, 200, v1Fixture('submitted-pull-request-with-empty-state.json'));
+    });
+    const exporter = await startTestExporter(
+      configYaml({
+        apiUrl: server.apiUrl,
+        token: 'not-a-real-token',
+        targets: TARGETS,
+        polling: POLLING,
+      }),
+    );
+    const samples = await exporter.waitFor(
+      (current) => select(current, 'trunk_merge_queue_info', WEB_MAIN).length === 1,
+      'the queue read',
+    );
+    expect(queueInfo(samples)).toEqual({
+      mode: 'unknown',
+      merge_method: 'unknown',
+      direct_merge_mode: 'off',
+      optimization_mode: 'unknown',
+    });
+    // 501: state '' in the queue and in its lookup; 502: testing. Both with priority name ''.
+    expect(pullRequests(samples)).toEqual({ 'unknown/unknown': 1, 'testing/unknown': 1 });
+    expect(emptyLabelValues(samples)).toEqual([]);
+    // mode, mergeMethod and optimizationMode of each answer, as a setting of another type is.
+    const invalid = sum(samples, 'trunk_exporter_api_anomalies_total', {
+      endpoint: 'getQueue',
+      kind: 'invalid_field',
+    });
+    expect(invalid).toBeGreaterThanOrEqual(3);
+    expect(invalid % 3).toBe(0);
+  });
+
+  it('API v2: a queue mode and methods, and an entry priority name, read as unknown; the settings counted as invalid_field', async () => {
+    const fake = await startFakeV2({
+      queues: pageAt('merge-queues-page-with-empty-string-mode-and-methods.json'),
+      entries: { xK9mP2nQ: rowsAt('pull-requests-page-with-an-empty-priority-name.json') },
+    });
+    const exporter = await startTestExporter(
+      configYaml({
+        apiUrl: fake.origin,
+        token: null,
+        apiKey: 'trunk_v2_empty-label-values-key',
+        targets: TARGETS,
+        polling: POLLING,
+      }),
+    );
+    const samples = await exporter.waitFor(
+      (current) =>
+        select(current, 'trunk_merge_queue_info', WEB_MAIN).length === 1 &&
+        select(current, 'trunk_merge_queue_pull_requests', WEB_MAIN).some((s) => s.value > 0),
+      'the queue and its pull request read',
+    );
+    expect(queueInfo(samples)).toEqual({
+      mode: 'unknown',
+      merge_method: 'unknown',
+      direct_merge_mode: 'unknown',
+      optimization_mode: 'off',
+    });
+    expect(pullRequests(samples)).toEqual({ 'testing/unknown': 1 });
+    expect(emptyLabelValues(samples)).toEqual([]);
+    const invalid = select(samples, 'trunk_exporter_api_anomalies_total', {
+      kind: 'invalid_field',
+    }).filter((sample) => sample.value > 0);
+    expect(invalid.map((sample) => sample.labels.endpoint)).toEqual(['v2/merge-queues']);
+    expect((invalid[0]?.value ?? 0) % 3).toBe(0);
+    expect(invalid[0]?.value).toBeGreaterThanOrEqual(3);
+  });
+});
