@@ -310,6 +310,13 @@ export class TrunkTransport {
   }
 }
 
+/**
+ * undici's words when an answer to a running request begins `100 Continue` (client-h1.js): its
+ * only `bad response` while a request waits, so the one way to tell what happened (retries.test.ts
+ * pins it against undici's upgrades).
+ */
+const UNDICI_UNSOLICITED_CONTINUE = 'bad response';
+
 function asError(reason: unknown): Error {
   return reason instanceof Error ? reason : new Error(String(reason));
 }
@@ -326,5 +333,8 @@ function errorCode(error: unknown): string | undefined {
 function describeError(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   const code = errorCode(error);
+  if (code === 'UND_ERR_SOCKET' && message === UNDICI_UNSOLICITED_CONTINUE) {
+    return 'answered 100 Continue, which was not asked for (no Expect header is sent), and undici dropped the connection';
+  }
   return code === undefined ? message : `${code} ${message}`;
 }

@@ -276,6 +276,27 @@ describe('TrunkClient transport failures', () => {
     expect(observer.codes()).toEqual(['timeout']);
   });
 
+  it('names an informational answer 100 Continue it did not ask for (no Expect header) as a network error, and retries', async () => {
+    // RFC 9110 10.1.1: a client that sends no `Expect: 100-continue` is not owed a 100; undici drops
+    // the connection at one.
+    const server = await startApiServer((req, res) => {
+      expect(req.headers.expect).toBeUndefined();
+      res.writeContinue();
+      setTimeout(() => {
+        sendJson(res, 200, queueResponse());
+      }, 20);
+    });
+    const { client, observer } = makeClient(server.apiUrl, {
+      retry: { maxAttempts: 2, baseDelayMs: 10, maxDelayMs: 10 },
+    });
+
+    const error = await rejectionOf(client.getQueue(REPO, 'main'));
+
+    expect(error).toMatchObject({ reason: 'network_error', status: undefined, attempts: 2 });
+    expect((error as Error).message).toContain('answered 100 Continue, which was not asked for');
+    expect(observer.codes()).toEqual(['network_error', 'network_error']);
+  });
+
   it('fails with network_error after maxAttempts when the connection is refused', async () => {
     const probe = createServer();
     await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
