@@ -3,7 +3,7 @@ import { describeBudgetExcess } from '../budget/budgetReport.js';
 import { loadConfigFile } from '../config/load.js';
 import { ConfigError, configErrorLines } from '../config/problems.js';
 import type { ExporterConfig } from '../config/types.js';
-import { metricSelectionEntryProblem } from '../metrics/index.js';
+import { metricSelectionEntryProblem, metricSelectionEntryWarning } from '../metrics/index.js';
 import { bcryptCostWarning } from '../server/index.js';
 import { DEFAULT_TRIGGER_SPACING } from '../webhooks/pollTriggers.js';
 
@@ -52,7 +52,10 @@ export function loadExporterConfig(
   path: string,
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): Promise<ExporterConfig> {
-  return loadConfigFile(path, env, { metricSelection: metricSelectionEntryProblem });
+  return loadConfigFile(path, env, {
+    metricSelection: metricSelectionEntryProblem,
+    metricSelectionWarning: metricSelectionEntryWarning,
+  });
 }
 
 /** `1 repository, 3 merge queues`. */

@@ -48,9 +48,20 @@ export type MetricSelectionCheck = (
   entry: string,
 ) => string | undefined;
 
+/**
+ * Why a valid entry of `metrics.include` or `metrics.exclude` selects nothing under the file's other
+ * settings (a family only webhook events move, with webhooks off), or undefined: a warning.
+ */
+export type MetricSelectionWarning = (
+  list: 'include' | 'exclude',
+  entry: string,
+  settings: { readonly webhooksEnabled: boolean },
+) => string | undefined;
+
 /** Checks of the file that need knowledge from above the config layer. */
 export interface ConfigChecks {
   readonly metricSelection?: MetricSelectionCheck;
+  readonly metricSelectionWarning?: MetricSelectionWarning;
 }
 
 interface LoadContext extends ConfigChecks {
@@ -221,10 +232,14 @@ export async function parseConfig(text: string, context: LoadContext): Promise<E
   ) {
     return fail();
   }
-  const warnings = configWarnings(expanded.value, parsed.data, credentials.credentials, (path) => {
+  const lineSuffix = (path: readonly PropertyKey[]): string => {
     const { line } = lines.lineAt(path);
     return line === undefined ? '' : ` (line ${line})`;
-  });
+  };
+  const warnings = [
+    ...configWarnings(expanded.value, parsed.data, credentials.credentials, lineSuffix),
+    ...metricSelectionWarnings(parsed.data, context.metricSelectionWarning, lineSuffix),
+  ];
   return normalize(parsed.data, credentials.credentials, tls.tls, webhookSecret.secret, warnings);
 }
 
@@ -248,6 +263,23 @@ function metricSelectionProblems(
       return message === undefined ? [] : [{ path: ['metrics', list, index], message }];
     });
   });
+}
+
+/** Each entry of `metrics.include` and `metrics.exclude` that `warn` finds selects nothing, as a warning. */
+function metricSelectionWarnings(
+  config: ConfigFile,
+  warn: MetricSelectionWarning | undefined,
+  lineSuffix: (path: readonly PropertyKey[]) => string,
+): string[] {
+  if (warn === undefined) return [];
+  const settings = { webhooksEnabled: config.webhooks.enabled };
+  return (['include', 'exclude'] as const).flatMap((list) =>
+    (config.metrics[list] ?? []).flatMap((entry, index) => {
+      const message = warn(list, entry, settings);
+      const path = ['metrics', list, index];
+      return message === undefined ? [] : [`${formatPath(path)}: ${message}${lineSuffix(path)}`];
+    }),
+  );
 }
 
 /** `value[key]`, `{}` when the key is absent, undefined when `value` is not a mapping. */

@@ -18,7 +18,7 @@ export {
   PROMETHEUS_CONTENT_TYPE,
 } from './exposition.js';
 export type { ExpositionFormat } from './exposition.js';
-export { metricSelectionEntryProblem } from './families.js';
+export { metricSelectionEntryProblem, metricSelectionEntryWarning } from './families.js';
 export { registerReloadMetrics } from './reloadMetrics.js';
 export { MetricsPage } from './metricsPage.js';
 export type { MetricsPageResponse } from './metricsPage.js';

@@ -183,6 +183,10 @@ describe('--check-config', () => {
       "the shards together pass Trunk's 100 a second per organization",
       'max-requests-per-second-past-trunks-limit-across-shards.yaml',
     ],
+    [
+      'a metrics.include entry selects only families webhook events move, with webhooks off',
+      'metrics-include-of-webhook-only-families-without-webhooks.yaml',
+    ],
   ])('warns that %s', async (_, file) => {
     const path = join(fixtures, 'valid', file);
     const [warning] = expectedWarnings(path);
