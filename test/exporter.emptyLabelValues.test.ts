@@ -1,5 +1,5 @@
 // An empty string where Trunk sends a value the exporter shows as a label (a pull request's state
-// and priority name, a queue's mode and methods), served from fixture files by a fake API on
+// and priority name, a queue's state, mode and methods), served from fixture files by a fake API on
 // loopback to a real exporter: an empty label value is, to Prometheus, no label at all, so each
 // reads as absent, as null does (`unknown`), and is counted where another type would be.
 import { readFileSync } from 'node:fs';
@@ -64,6 +64,19 @@ function invalidFieldReads(samples: readonly Sample[], perRead: number): Record<
   );
 }
 
+/** trunk_merge_queue_state for the queue, by state. */
+function queueStates(samples: readonly Sample[]): Record<string, number> {
+  return Object.fromEntries(
+    select(samples, 'trunk_merge_queue_state', WEB_MAIN).map((sample): [string, number] => [
+      sample.labels.state ?? '(none)',
+      sample.value,
+    ]),
+  );
+}
+
+/** A queue in none of its known states: `unknown` alone at 1. */
+const STATE_UNKNOWN = { running: 0, paused: 0, draining: 0, switching_modes: 0, unknown: 1 };
+
 describe('empty strings where a label value comes from', () => {
   it('API v1: an item state and priority name, and a queue mode and methods, read as unknown; the settings counted as invalid_field', async () => {
     const server = await startApiServer((_req, res, _index, recorded) => {
@@ -126,5 +139,49 @@ describe('empty strings where a label value comes from', () => {
     expect(emptyLabelValues(samples)).toEqual([]);
     // mode, config.mergeMethod and config.directMergeMode of each list read.
     expect(invalidFieldReads(samples, 3)).toEqual({ 'v2/merge-queues': true });
+  });
+
+  it('API v1: a queue state read as unknown, counted as invalid_field', async () => {
+    const server = await startApiServer((_req, res) => {
+      sendJson(res, 200, v1Fixture('queue-with-an-empty-state.json'));
+    });
+    const exporter = await startTestExporter(
+      configYaml({
+        apiUrl: server.apiUrl,
+        token: 'not-a-real-token',
+        targets: TARGETS,
+        polling: POLLING,
+      }),
+    );
+    const samples = await exporter.waitFor(
+      (current) => select(current, 'trunk_merge_queue_state', WEB_MAIN).length > 0,
+      'the queue read',
+    );
+    expect(queueStates(samples)).toEqual(STATE_UNKNOWN);
+    expect(emptyLabelValues(samples)).toEqual([]);
+    expect(invalidFieldReads(samples, 1)).toEqual({ getQueue: true });
+  });
+
+  it('API v2: a queue state read as unknown, counted as invalid_field', async () => {
+    const fake = await startFakeV2({
+      queues: pageAt('merge-queues-page-with-an-empty-queue-state.json'),
+      entries: { xK9mP2nQ: rowsAt('pull-requests-page-with-an-empty-priority-name.json') },
+    });
+    const exporter = await startTestExporter(
+      configYaml({
+        apiUrl: fake.origin,
+        token: null,
+        apiKey: 'trunk_v2_empty-label-values-key',
+        targets: TARGETS,
+        polling: POLLING,
+      }),
+    );
+    const samples = await exporter.waitFor(
+      (current) => select(current, 'trunk_merge_queue_state', WEB_MAIN).length > 0,
+      'the queue read',
+    );
+    expect(queueStates(samples)).toEqual(STATE_UNKNOWN);
+    expect(emptyLabelValues(samples)).toEqual([]);
+    expect(invalidFieldReads(samples, 1)).toEqual({ 'v2/merge-queues': true });
   });
 });

@@ -54,7 +54,8 @@ export const UNKNOWN_PRIORITY = 'unknown';
 
 /**
  * A queue's mode or method in `trunk_merge_queue_info` when Trunk sent it as another type than a
- * string, or an empty one (trunk/queueSettings.ts): no value Trunk documents for any of them.
+ * string, or an empty one (trunk/queueSettings.ts), and its state when Trunk sent an empty one: no
+ * value Trunk documents for any of them.
  */
 export const UNKNOWN_QUEUE_VALUE = 'unknown';
 

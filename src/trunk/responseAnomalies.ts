@@ -83,6 +83,9 @@ function withQueueLabelsCut(queue: MergeQueue, report: AnomalyReport): MergeQueu
       ? { ...item, state: optional(item.state), priorityName: optional(item.priorityName) }
       : item,
   );
+  // An empty state (an enum value in both definitions) the poll shows as `unknown`: an empty label
+  // value is to Prometheus no label at all.
+  const emptyState = queue.state === '';
   const named = {
     state: cuts.cut(queue.state),
     mode: optional(queue.mode),
@@ -90,8 +93,9 @@ function withQueueLabelsCut(queue: MergeQueue, report: AnomalyReport): MergeQueu
     directMergeMode: optional(queue.directMergeMode),
     optimizationMode: optional(queue.optimizationMode),
   };
-  if (cuts.count === 0) return queue;
-  report('invalid_field', cuts.count);
+  if (cuts.count === 0 && !emptyState) return queue;
+  if (cuts.count > 0) report('invalid_field', cuts.count);
+  if (emptyState) report('invalid_field', 1, ['state']);
   return { ...queue, ...named, enqueuedPullRequests: items };
 }
 
@@ -184,11 +188,15 @@ function reportSettingsReadAsAbsent(names: readonly string[], report: AnomalyRep
 }
 
 /** The settings of a v2 queue (its `mode`, those of its `config`) the schema read as absent. */
-function v2SettingsReadAsAbsent({ mode, config }: V2MergeQueue): string[] {
+function v2SettingsReadAsAbsent({ state, mode, config }: V2MergeQueue): string[] {
   const names = settingsReadAsAbsent(config, V2_QUEUE_CONFIG_FIELDS).map(
     (name) => `config.${name}`,
   );
-  return mode === undefined ? ['mode', ...names] : names;
+  if (mode === undefined) names.unshift('mode');
+  // An empty state (an enum value in the definition) the poll shows as `unknown`, as a mode read
+  // as absent: an empty label value is to Prometheus no label at all.
+  if (state === '') names.unshift('state');
+  return names;
 }
 
 /**

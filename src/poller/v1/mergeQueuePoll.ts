@@ -85,7 +85,8 @@ export async function pollMergeQueue(request: MergeQueuePollRequest): Promise<Me
     repo: request.repoName,
     branch,
     takenAt: request.now(),
-    state: queue.state,
+    // Empty (counted by checkQueue): an empty label value is to Prometheus no label at all.
+    state: queue.state === '' ? UNKNOWN_QUEUE_VALUE : queue.state,
     mode: queue.mode ?? UNKNOWN_QUEUE_VALUE,
     mergeMethod: queue.mergeMethod ?? UNKNOWN_QUEUE_VALUE,
     directMergeMode: queue.directMergeMode ?? UNKNOWN_QUEUE_VALUE,

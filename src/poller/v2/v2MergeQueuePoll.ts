@@ -116,7 +116,8 @@ function toSnapshot(
     repo: key.repo,
     branch: key.branch,
     takenAt,
-    state: v1Value(queue.state),
+    // Empty (counted by the queue's check): an empty label value is to Prometheus no label at all.
+    state: queue.state === '' ? UNKNOWN_QUEUE_VALUE : v1Value(queue.state),
     mode: queue.mode === undefined ? UNKNOWN_QUEUE_VALUE : v1Mode(queue.mode),
     mergeMethod: v1LabelValue(config.mergeMethod),
     directMergeMode: v1LabelValue(config.directMergeMode),
