@@ -14,6 +14,7 @@
 //   failed run, once per run"); optional checks, which the view fails now and then, never.
 //
 // The exporter's clock is the world's (set at each step), as Trunk's and a deployment's agree.
+import { isDeepStrictEqual } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createDemoWorld } from '../src/demo/demo.js';
 import { isFinalState, type SimulatedPullRequest } from '../src/simulator/pullRequest.js';
@@ -149,7 +150,7 @@ describe('reasons, restarts and failing checks against the simulator', () => {
         token: null,
         apiKey: API_KEY,
         targets: '  []',
-        polling: '  mergeQueueIntervalSeconds: 0.2\n  flakyTestsIntervalSeconds: 600',
+        polling: '  mergeQueueIntervalSeconds: 0.1\n  flakyTestsIntervalSeconds: 600',
       })
         .replace('targets:\n', 'discovery:\n  enabled: true\n  intervalSeconds: 600\ntargets:\n')
         .replace('\n  orgUrlSlug: acme', ''),
@@ -176,7 +177,8 @@ describe('reasons, restarts and failing checks against the simulator', () => {
     // A reason shows one to two history reads after the poll that saw its change.
     const page = await exporter
       .waitFor(
-        (samples) => JSON.stringify(pageCounts(samples, queues)) === JSON.stringify(truth),
+        // Deep equality, not JSON text: the page lists a queue's reasons in its own order.
+        (samples) => isDeepStrictEqual(pageCounts(samples, queues), truth),
         'the families to equal the truth',
       )
       .catch(() => exporter.samples());
