@@ -59,7 +59,7 @@ async function pollTheWorld(startTime: number) {
         apiUrl: simulator.origin,
         ...credentials,
         targets: `  - repo: ${REPO}\n    branches: [${BRANCH}]`,
-        polling: '  mergeQueueIntervalSeconds: 0.2\n  flakyTestsIntervalSeconds: 600',
+        polling: '  mergeQueueIntervalSeconds: 0.1\n  flakyTestsIntervalSeconds: 600',
       }),
     );
   const exporters = [
@@ -150,6 +150,6 @@ describe('eviction loops against the simulator', () => {
     // The eviction loop's pull request fails again and again within minutes (the failing e2e check
     // of the same queue's runs meanwhile may end a try first): loops happened in every world.
     for (const { truth } of worlds) expect(truth()).toBeGreaterThanOrEqual(2);
-    // Four worlds polled at once take about 20 s on an idle machine: a busy one gets more time.
+    // Four worlds polled at once take about 10 s on an idle machine: a busy one gets more time.
   }, 120_000);
 });
