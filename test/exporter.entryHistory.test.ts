@@ -232,7 +232,8 @@ describe('queue-entry histories through a real exporter', () => {
     const pr70 = entryRow(70, 'testing', start);
     const fake = await startFakeWebQueue([pr70]);
     recordTesting(fake, 70, start);
-    const { exporter } = await webExporter(fake, false, { staleAfterSeconds: 1 });
+    const intervalSeconds = 0.2;
+    const { exporter } = await webExporter(fake, false, { staleAfterSeconds: 1, intervalSeconds });
     await exporter.waitFor((samples) => live(samples) === 1, '#70 polled');
     const restart = (at: number) => {
       record(fake, 70, 'pending', at - 0.1, 'MANUAL_PUSH_TO_TARGET_BRANCH');
@@ -258,7 +259,7 @@ describe('queue-entry histories through a real exporter', () => {
     expect(sum(hidden, 'trunk_exporter_target_up', { ...QUEUE, kind: 'merge_queue' })).toBe(1);
     const calls = fake.requestsTo(/^\/v2\/queue-entry-history$/).length - before;
     expect(calls).toBeGreaterThan(0);
-    expect(calls).toBeLessThanOrEqual((now() - failingFrom) / 0.2 + 1);
+    expect(calls).toBeLessThanOrEqual((now() - failingFrom) / intervalSeconds + 1);
     fake.recover();
     const back = await exporter.waitFor(
       (samples) => restarts(samples).MANUAL_PUSH_TO_TARGET_BRANCH === 2,

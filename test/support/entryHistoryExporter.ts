@@ -15,12 +15,17 @@ const iso = (at: number) => new Date(at * 1000).toISOString();
 
 /**
  * An exporter of github.com/acme/web main with an API key alone, reloadable from its file; polled
- * every 0.2 s unless `polling` says otherwise.
+ * every `intervalSeconds` (0.1 s: the tests wait for polls in real time) unless `polling` says
+ * otherwise.
  */
 export async function webExporter(
   fake: FakeV2,
   webhooks: boolean,
-  { staleAfterSeconds = 600, polling }: { staleAfterSeconds?: number; polling?: string } = {},
+  {
+    staleAfterSeconds = 600,
+    intervalSeconds = 0.1,
+    polling,
+  }: { staleAfterSeconds?: number; intervalSeconds?: number; polling?: string } = {},
 ): Promise<{
   exporter: ExporterUnderTest;
   reload: (webhooks: boolean, readHistories?: boolean) => Promise<void>;
@@ -36,7 +41,7 @@ export async function webExporter(
         polling:
           polling ??
           [
-            '  mergeQueueIntervalSeconds: 0.2',
+            `  mergeQueueIntervalSeconds: ${String(intervalSeconds)}`,
             '  flakyTestsIntervalSeconds: 600',
             `  staleAfterSeconds: ${String(staleAfterSeconds)}`,
           ].join('\n'),
