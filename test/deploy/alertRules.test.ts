@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
+import { promtoolTestRules } from '../support/promtool.js';
 import { findSystemBinary } from '../support/systemBinary.js';
 import { credentialAdviceProblems } from './credentialAdvice.js';
 import {
@@ -146,14 +147,17 @@ describe('alerting rules', () => {
   // promtool evaluates every rule at every minute of every case: seconds of CPU, more on a busy machine.
   it.skipIf(promtool === undefined)(
     'pass their promtool unit tests (test rules)',
-    () => {
+    async () => {
       expect(ruleTestFiles.length).toBe(rules.length);
       expect(readFileSync(RULE_FILES[0] ?? '', 'utf8')).not.toMatch(/\bALERTS/);
       const directory = mkdtempSync(join(tmpdir(), 'alert-rule-tests-'));
       try {
-        const result = runPromtool(['test', 'rules', ...ruleTestsWithTheirAlertsOnly(directory)]);
-        expect(result.status, result.output).toBe(0);
-        expect(result.output).not.toContain('FAILED');
+        const { code, output } = await promtoolTestRules(
+          promtool ?? 'promtool',
+          ruleTestsWithTheirAlertsOnly(directory),
+        );
+        expect(code, output).toBe(0);
+        expect(output).not.toContain('FAILED');
       } finally {
         rmSync(directory, { recursive: true, force: true });
       }
