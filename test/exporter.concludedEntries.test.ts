@@ -35,7 +35,7 @@ function webExporter(fake: FakeV2) {
       token: null,
       apiKey: 'trunk_v2_concluded-entries-key',
       targets: '  - repo: github.com/acme/web\n    branches: [main]',
-      polling: '  mergeQueueIntervalSeconds: 0.2\n  flakyTestsIntervalSeconds: 600',
+      polling: '  mergeQueueIntervalSeconds: 0.1\n  flakyTestsIntervalSeconds: 600',
     }),
   );
 }
@@ -161,7 +161,7 @@ describe('reads of concluded entries through a real exporter', () => {
 
   it("counts a failed exit once when Trunk's clock runs ahead of the exporter's and its entry is resubmitted, and its next failure as a loop", async () => {
     // Trunk dates everything half a minute after the exporter's clock (within the minute the
-    // reads allow), over a hundred poll intervals.
+    // reads allow), over three hundred poll intervals.
     const trunkNow = () => now() + 30;
     const pr30 = entryRow(30, 'testing', trunkNow() - 600);
     const pr31 = entryRow(31, 'testing', trunkNow() - 600);
