@@ -130,6 +130,9 @@ describe('each exit once through a real exporter', () => {
   });
 
   it('retries an exit whose reads fail until the target would be stale, then counts it unknown, once', async () => {
+    // The exporter's clock (Date alone) stands still but where the test moves it: staleness comes
+    // when the test says, not after seconds of real polls.
+    vi.useFakeTimers({ toFake: ['Date'] });
     const pr5 = entryRow(5, 'testing', now() - 600);
     const pr6 = entryRow(6, 'pending', now() - 600);
     const fake = await startFakeWebQueue([pr5, pr6]);
@@ -146,6 +149,7 @@ describe('each exit once through a real exporter', () => {
     const retried = await exporter.waitFor(() => reads(fake).live > goneFrom + 5, 'five polls');
     expect(exited(retried)).toEqual({ merged: 0, failed: 0, cancelled: 0, unknown: 0 });
     // Gone eight seconds (staleAfterSeconds): unknown.
+    vi.setSystemTime(Date.now() + 8000);
     await exporter.waitFor((samples) => exited(samples).unknown === 1, '#5 counted unknown');
     // The reads answer again; #6 is cancelled, and the read for it lists #5's concluded entry too.
     fake.recover();
