@@ -108,7 +108,7 @@ describe('each exit once through a real exporter', () => {
     const pr2 = entryRow(2, 'testing', now() - 600);
     const fake = await startFakeWebQueue([pr1, pr2]);
     const { exporter } = await webExporter(fake, true, {
-      polling: '  mergeQueueIntervalSeconds: 0.2\n  flakyTestsIntervalSeconds: 600',
+      polling: '  mergeQueueIntervalSeconds: 0.1\n  flakyTestsIntervalSeconds: 600',
     });
     await exporter.waitFor((samples) => testing(samples) === 2, '#1 and #2 testing');
     // The faked clock stands still but where the test moves it: #1 merges a second on.
