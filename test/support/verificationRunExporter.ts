@@ -21,7 +21,7 @@ export function conclude(fake: FakeV2, shape: RunShape): void {
   runs.splice(at, 1, run(shape));
 }
 
-/** An exporter of the web queue polling every 0.2 s; `extra` is appended to its YAML. */
+/** An exporter of the web queue polling every 0.1 s; `extra` is appended to its YAML. */
 export function webRunsExporter(fake: FakeV2, extra = '') {
   return startTestExporter(
     configYaml({
@@ -30,7 +30,7 @@ export function webRunsExporter(fake: FakeV2, extra = '') {
       apiKey: 'trunk_v2_verification-runs-key',
       targets: '  - repo: github.com/acme/web\n    branches: [main]',
       polling:
-        '  mergeQueueIntervalSeconds: 0.2\n  flakyTestsIntervalSeconds: 600\n  staleAfterSeconds: 3',
+        '  mergeQueueIntervalSeconds: 0.1\n  flakyTestsIntervalSeconds: 600\n  staleAfterSeconds: 3',
     }) + extra,
   );
 }
