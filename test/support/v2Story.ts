@@ -169,7 +169,7 @@ export const NO_MERGEABILITY_REASON = {
 };
 
 /**
- * A real exporter holding only an API key, polling `targets` of `fake` every 0.1 s (real time;
+ * A real exporter holding only an API key, polling `targets` of `fake` every 0.2 s (real time;
  * the story's clock moves only when the test sets it), and a function that sets the clock to a
  * story second and waits for the polls of `queueIds` after it.
  */
@@ -181,7 +181,7 @@ export async function storyExporter(fake: FakeV2, targets: string, queueIds: rea
       apiKey: 'trunk_v2_story-key',
       targets,
       polling: [
-        '  mergeQueueIntervalSeconds: 0.1',
+        '  mergeQueueIntervalSeconds: 0.2',
         '  flakyTestsIntervalSeconds: 600',
         '  staleAfterSeconds: 3600',
       ].join('\n'),
