@@ -126,19 +126,20 @@ export async function startTestExporter(
   };
   const samples = async () => parseExposition(await scrape());
   // Long enough for a busy machine, well inside a test's 30 s: a condition that never comes fails.
+  // The deadlines read performance.now(): a test may stand the exporter's clock still by faking Date.
   const waitFor = async (predicate: (samples: Sample[]) => boolean, what: string) => {
-    const deadline = Date.now() + WAIT_MS;
+    const deadline = performance.now() + WAIT_MS;
     for (;;) {
       const current = await samples();
       if (predicate(current)) return current;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   };
   const waitUntilReady = async () => {
-    const deadline = Date.now() + WAIT_MS;
+    const deadline = performance.now() + WAIT_MS;
     while ((await fetch(`${exporter.url}/readyz`)).status !== 200) {
-      if (Date.now() > deadline) throw new Error('exporter never became ready');
+      if (performance.now() > deadline) throw new Error('exporter never became ready');
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   };
@@ -153,7 +154,7 @@ export async function anomalyLines(
   exporter: ExporterUnderTest,
   kind: string,
 ): Promise<Record<string, unknown>[]> {
-  const deadline = Date.now() + WAIT_MS;
+  const deadline = performance.now() + WAIT_MS;
   for (;;) {
     const lines = exporter
       .logs()
@@ -161,7 +162,7 @@ export async function anomalyLines(
       .filter((line) => line.includes(`"kind":"${kind}"`))
       .map((line) => JSON.parse(line) as Record<string, unknown>);
     if (lines.length > 0) return lines;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for a line of ${kind}`);
+    if (performance.now() > deadline) throw new Error(`timed out waiting for a line of ${kind}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

@@ -98,9 +98,9 @@ export const bySource = (samples: readonly Sample[]): Record<string, number> =>
 /** Resolves once `count` more polls have read the queue (and the last one has been folded in). */
 export async function afterPolls(polls: () => number, count: number): Promise<void> {
   const target = polls() + count;
-  const deadline = Date.now() + 20_000;
+  const deadline = performance.now() + 20_000;
   while (polls() < target) {
-    if (Date.now() > deadline) throw new Error(`fewer than ${String(count)} polls came`);
+    if (performance.now() > deadline) throw new Error(`fewer than ${String(count)} polls came`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   await new Promise((resolve) => setTimeout(resolve, 200));

@@ -146,7 +146,7 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Runni
 }
 
 async function waitUntilReady(url: string, child: ChildProcess): Promise<void> {
-  const deadline = Date.now() + 20_000;
+  const deadline = performance.now() + 20_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`prometheus exited with ${child.exitCode}`);
     try {
@@ -154,7 +154,7 @@ async function waitUntilReady(url: string, child: ChildProcess): Promise<void> {
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) throw new Error('prometheus did not become ready in 20s');
+    if (performance.now() > deadline) throw new Error('prometheus did not become ready in 20s');
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
