@@ -42,7 +42,7 @@ export function tallyReads(client: Client.TrunkClient, reads: Reads): ReadTally 
   // Deep enough for the client's frames, the paging, the read and the poll above it.
   Error.stackTraceLimit = Math.max(Error.stackTraceLimit, 40);
   const counted: typeof client.readV2 = (target, path, ...rest) => {
-    const read = readOf(new Error().stack ?? '', modules);
+    const read = readOf(new Error().stack ?? '', modules, path, reads);
     calls[read] = (calls[read] ?? 0) + 1;
     if (read === reads.QUEUE_ENTRY_HISTORY.name) {
       const ids = new URLSearchParams(path.split('?')[1]).get('pullRequestIds') ?? '';
@@ -61,12 +61,30 @@ export function tallyReads(client: Client.TrunkClient, reads: Reads): ReadTally 
   };
 }
 
-function readOf(stack: string, modules: ReturnType<typeof readModules>): string {
+/**
+ * The read whose module is nearest the call on `stack`; else the one read whose endpoint `path` is:
+ * a call made after a timer (the histories' spacing) has no async stack above the timer.
+ */
+function readOf(
+  stack: string,
+  modules: ReturnType<typeof readModules>,
+  path: string,
+  reads: Reads,
+): string {
   for (const line of stack.split('\n')) {
     const found = modules.find(([file]) => line.includes(file));
     if (found !== undefined) return found[1];
   }
-  return UNATTRIBUTED;
+  // The client's paths are relative to the API's `v2/` (`queue-entry-history?…`).
+  const endpoint = `v2/${path.split('?')[0] ?? ''}`;
+  const byEndpoint = Object.values(reads).filter(
+    (read) =>
+      typeof read === 'object' &&
+      'endpoints' in read &&
+      (read.endpoints as readonly string[]).includes(endpoint),
+  );
+  const [only] = byEndpoint;
+  return byEndpoint.length === 1 && only !== undefined ? only.name : UNATTRIBUTED;
 }
 
 /** What a benchmark measured of its API v2 calls, per steady-state cycle. */
