@@ -20,6 +20,45 @@ const V1_FIXTURES = join(import.meta.dirname, 'trunk', 'fixtures', 'polling');
 const v1Fixture = (name: string): unknown =>
   JSON.parse(readFileSync(join(V1_FIXTURES, name), 'utf8')) as unknown;
 
+/**
+ * A real exporter holding a token, polling a fake API v1 that answers getQueue with the fixture
+ * `queueFile` and every lookup with submitted-pull-request-with-empty-state.json.
+ */
+async function v1Exporter(queueFile: string) {
+  const server = await startApiServer((_req, res, _index, recorded) => {
+    if (recorded.url.endsWith('/getQueue')) sendJson(res, 200, v1Fixture(queueFile));
+    else sendJson(res, 200, v1Fixture('submitted-pull-request-with-empty-state.json'));
+  });
+  return startTestExporter(
+    configYaml({
+      apiUrl: server.apiUrl,
+      token: 'not-a-real-token',
+      targets: TARGETS,
+      polling: POLLING,
+    }),
+  );
+}
+
+/**
+ * A real exporter holding an API key, polling a fake API v2 whose queue list is the fixture
+ * `queuesFile` and whose queue's entries are pull-requests-page-with-an-empty-priority-name.json.
+ */
+async function v2Exporter(queuesFile: string) {
+  const fake = await startFakeV2({
+    queues: pageAt(queuesFile),
+    entries: { xK9mP2nQ: rowsAt('pull-requests-page-with-an-empty-priority-name.json') },
+  });
+  return startTestExporter(
+    configYaml({
+      apiUrl: fake.origin,
+      token: null,
+      apiKey: 'trunk_v2_empty-label-values-key',
+      targets: TARGETS,
+      polling: POLLING,
+    }),
+  );
+}
+
 /** The queue's series whose labels include an empty value: none may. */
 function emptyLabelValues(samples: readonly Sample[]): Sample[] {
   return samples.filter(
@@ -79,19 +118,7 @@ const STATE_UNKNOWN = { running: 0, paused: 0, draining: 0, switching_modes: 0, 
 
 describe('empty strings where a label value comes from', () => {
   it('API v1: an item state and priority name, and a queue mode and methods, read as unknown; the settings counted as invalid_field', async () => {
-    const server = await startApiServer((_req, res, _index, recorded) => {
-      if (recorded.url.endsWith('/getQueue'))
-        sendJson(res, 200, v1Fixture('queue-with-empty-string-label-values.json'));
-      else sendJson(res, 200, v1Fixture('submitted-pull-request-with-empty-state.json'));
-    });
-    const exporter = await startTestExporter(
-      configYaml({
-        apiUrl: server.apiUrl,
-        token: 'not-a-real-token',
-        targets: TARGETS,
-        polling: POLLING,
-      }),
-    );
+    const exporter = await v1Exporter('queue-with-empty-string-label-values.json');
     const samples = await exporter.waitFor(
       (current) => select(current, 'trunk_merge_queue_info', WEB_MAIN).length === 1,
       'the queue read',
@@ -110,19 +137,7 @@ describe('empty strings where a label value comes from', () => {
   });
 
   it('API v2: a queue mode and methods, and an entry priority name, read as unknown; the settings counted as invalid_field', async () => {
-    const fake = await startFakeV2({
-      queues: pageAt('merge-queues-page-with-empty-string-mode-and-methods.json'),
-      entries: { xK9mP2nQ: rowsAt('pull-requests-page-with-an-empty-priority-name.json') },
-    });
-    const exporter = await startTestExporter(
-      configYaml({
-        apiUrl: fake.origin,
-        token: null,
-        apiKey: 'trunk_v2_empty-label-values-key',
-        targets: TARGETS,
-        polling: POLLING,
-      }),
-    );
+    const exporter = await v2Exporter('merge-queues-page-with-empty-string-mode-and-methods.json');
     const samples = await exporter.waitFor(
       (current) =>
         select(current, 'trunk_merge_queue_info', WEB_MAIN).length === 1 &&
@@ -142,17 +157,7 @@ describe('empty strings where a label value comes from', () => {
   });
 
   it('API v1: a queue state read as unknown, counted as invalid_field', async () => {
-    const server = await startApiServer((_req, res) => {
-      sendJson(res, 200, v1Fixture('queue-with-an-empty-state.json'));
-    });
-    const exporter = await startTestExporter(
-      configYaml({
-        apiUrl: server.apiUrl,
-        token: 'not-a-real-token',
-        targets: TARGETS,
-        polling: POLLING,
-      }),
-    );
+    const exporter = await v1Exporter('queue-with-an-empty-state.json');
     const samples = await exporter.waitFor(
       (current) => select(current, 'trunk_merge_queue_state', WEB_MAIN).length > 0,
       'the queue read',
@@ -163,19 +168,7 @@ describe('empty strings where a label value comes from', () => {
   });
 
   it('API v2: a queue state read as unknown, counted as invalid_field', async () => {
-    const fake = await startFakeV2({
-      queues: pageAt('merge-queues-page-with-an-empty-queue-state.json'),
-      entries: { xK9mP2nQ: rowsAt('pull-requests-page-with-an-empty-priority-name.json') },
-    });
-    const exporter = await startTestExporter(
-      configYaml({
-        apiUrl: fake.origin,
-        token: null,
-        apiKey: 'trunk_v2_empty-label-values-key',
-        targets: TARGETS,
-        polling: POLLING,
-      }),
-    );
+    const exporter = await v2Exporter('merge-queues-page-with-an-empty-queue-state.json');
     const samples = await exporter.waitFor(
       (current) => select(current, 'trunk_merge_queue_state', WEB_MAIN).length > 0,
       'the queue read',
