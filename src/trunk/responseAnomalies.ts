@@ -45,7 +45,10 @@ export type AnomalyReport = (
  * that is a fraction or below its floor (queueSettings.ts).
  */
 export function checkQueue(response: MergeQueueResponse, report: AnomalyReport): MergeQueue {
-  reportSettingsReadAsAbsent(settingsReadAsAbsent(response, QUEUE_SETTING_FIELDS), report);
+  reportSettingsReadAsAbsent(
+    [...emptyState(response), ...settingsReadAsAbsent(response, QUEUE_SETTING_FIELDS)],
+    report,
+  );
   const queue = withQueueLabelsCut(
     { ...response, enqueuedPullRequests: usableItems(response.enqueuedPullRequests, report) },
     report,
@@ -83,9 +86,6 @@ function withQueueLabelsCut(queue: MergeQueue, report: AnomalyReport): MergeQueu
       ? { ...item, state: optional(item.state), priorityName: optional(item.priorityName) }
       : item,
   );
-  // An empty state (an enum value in both definitions) the poll shows as `unknown`: an empty label
-  // value is to Prometheus no label at all.
-  const emptyState = queue.state === '';
   const named = {
     state: cuts.cut(queue.state),
     mode: optional(queue.mode),
@@ -93,9 +93,8 @@ function withQueueLabelsCut(queue: MergeQueue, report: AnomalyReport): MergeQueu
     directMergeMode: optional(queue.directMergeMode),
     optimizationMode: optional(queue.optimizationMode),
   };
-  if (cuts.count === 0 && !emptyState) return queue;
-  if (cuts.count > 0) report('invalid_field', cuts.count);
-  if (emptyState) report('invalid_field', 1, ['state']);
+  if (cuts.count === 0) return queue;
+  report('invalid_field', cuts.count);
   return { ...queue, ...named, enqueuedPullRequests: items };
 }
 
@@ -187,16 +186,24 @@ function reportSettingsReadAsAbsent(names: readonly string[], report: AnomalyRep
   if (names.length > 0) report('invalid_field', names.length, names);
 }
 
-/** The settings of a v2 queue (its `mode`, those of its `config`) the schema read as absent. */
-function v2SettingsReadAsAbsent({ state, mode, config }: V2MergeQueue): string[] {
+/**
+ * The settings of a v2 queue (its `mode`, those of its `config`) the schema read as absent, and its
+ * state when empty.
+ */
+function v2SettingsReadAsAbsent(queue: V2MergeQueue): string[] {
+  const { mode, config } = queue;
   const names = settingsReadAsAbsent(config, V2_QUEUE_CONFIG_FIELDS).map(
     (name) => `config.${name}`,
   );
-  if (mode === undefined) names.unshift('mode');
-  // An empty state (an enum value in the definition) the poll shows as `unknown`, as a mode read
-  // as absent: an empty label value is to Prometheus no label at all.
-  if (state === '') names.unshift('state');
-  return names;
+  return [...emptyState(queue), ...(mode === undefined ? ['mode'] : []), ...names];
+}
+
+/**
+ * `['state']` for a queue whose state is empty, an enum value in both definitions, which the poll
+ * shows as `unknown` as a mode read as absent: an empty label value is to Prometheus no label.
+ */
+function emptyState({ state }: { readonly state: string }): string[] {
+  return state === '' ? ['state'] : [];
 }
 
 /**
