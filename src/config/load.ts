@@ -49,11 +49,11 @@ export type MetricSelectionCheck = (
 ) => string | undefined;
 
 /**
- * Why a valid entry of `metrics.include` or `metrics.exclude` selects nothing under the file's other
- * settings (a family only webhook events move, with webhooks off), or undefined: a warning.
+ * Why a valid entry of `metrics.include` selects nothing under the file's other settings (a family
+ * only webhook events move, with webhooks off), or undefined: a warning. An `exclude` entry that
+ * drops nothing more costs nothing.
  */
 export type MetricSelectionWarning = (
-  list: 'include' | 'exclude',
   entry: string,
   settings: { readonly webhooksEnabled: boolean },
 ) => string | undefined;
@@ -265,7 +265,7 @@ function metricSelectionProblems(
   });
 }
 
-/** Each entry of `metrics.include` and `metrics.exclude` that `warn` finds selects nothing, as a warning. */
+/** Each entry of `metrics.include` that `warn` finds selects nothing, as a warning. */
 function metricSelectionWarnings(
   config: ConfigFile,
   warn: MetricSelectionWarning | undefined,
@@ -273,13 +273,11 @@ function metricSelectionWarnings(
 ): string[] {
   if (warn === undefined) return [];
   const settings = { webhooksEnabled: config.webhooks.enabled };
-  return (['include', 'exclude'] as const).flatMap((list) =>
-    (config.metrics[list] ?? []).flatMap((entry, index) => {
-      const message = warn(list, entry, settings);
-      const path = ['metrics', list, index];
-      return message === undefined ? [] : [`${formatPath(path)}: ${message}${lineSuffix(path)}`];
-    }),
-  );
+  return (config.metrics.include ?? []).flatMap((entry, index) => {
+    const message = warn(entry, settings);
+    const path = ['metrics', 'include', index];
+    return message === undefined ? [] : [`${formatPath(path)}: ${message}${lineSuffix(path)}`];
+  });
 }
 
 /** `value[key]`, `{}` when the key is absent, undefined when `value` is not a mapping. */

@@ -209,8 +209,8 @@ export const configFileSchema = z
         // other clients the rest of maxConnections.
         maxConnectionsPerAddress: positiveInt.default(64),
         // A scraper keeps its connection or resumes its TLS session, but Svix may open one per
-        // webhook event; a flood of handshakes from one address at this rate costs the server a
-        // few per cent of a core.
+        // webhook event: room for a burst of events, while a loop of handshakes from one address
+        // is held to it (docs/benchmarks.md, "TLS handshake flood", says what that costs).
         maxTlsConnectionsPerAddressPerSecond: positiveInt.default(50),
         tls: z.strictObject({ certFile: nonEmptyString, keyFile: nonEmptyString }).optional(),
         basicAuthUsers: z

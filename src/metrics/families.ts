@@ -1,5 +1,6 @@
 // Every family the engine renders from snapshots, in page order. Each resource file holds its own
 // list; adding a family is one entry there.
+import { globMatches } from '../config/glob.js';
 import {
   BUILD_INFO,
   EXPORTER_SUMMARY_FAMILIES,
@@ -11,7 +12,6 @@ import type { FamilyDefinition } from './family.js';
 import { FLAKY_TESTS_FAMILIES, UNHEALTHY_TESTS_FAMILIES } from './flakyTestsMetrics.js';
 import { MERGE_QUEUE_FAMILIES } from './mergeQueueMetrics.js';
 import { EXITS_BY_SOURCE, QUEUE_FLOW_FAMILIES } from './queueFlowMetrics.js';
-import { globMatches } from '../config/glob.js';
 import { selectionEntryProblem } from './selection.js';
 import { TEST_COLLECTION_FAMILIES, TEST_COST_FAMILIES } from './testCostMetrics.js';
 import { TESTING_FAMILIES } from './testingMetrics.js';
@@ -66,14 +66,13 @@ export function metricSelectionEntryProblem(
 /**
  * Why an entry of `metrics.include` selects nothing while webhooks are off: every family it matches
  * is one only webhook events move, which the page leaves out then (the configuration loader's
- * MetricSelectionWarning); undefined otherwise, and for `exclude`, which drops them anyway.
+ * MetricSelectionWarning); undefined otherwise.
  */
 export function metricSelectionEntryWarning(
-  list: 'include' | 'exclude',
   entry: string,
   settings: { readonly webhooksEnabled: boolean },
 ): string | undefined {
-  if (list !== 'include' || settings.webhooksEnabled) return undefined;
+  if (settings.webhooksEnabled) return undefined;
   const matched = SNAPSHOT_FAMILIES.filter(({ name }) => globMatches(entry, name));
   if (matched.length === 0 || !matched.every(({ name }) => WEBHOOK_ONLY_FAMILIES.includes(name)))
     return undefined;
