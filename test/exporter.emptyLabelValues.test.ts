@@ -156,25 +156,28 @@ describe('empty strings where a label value comes from', () => {
     expect(invalidFieldReads(samples, 3)).toEqual({ 'v2/merge-queues': true });
   });
 
-  it('API v1: a queue state read as unknown, counted as invalid_field', async () => {
-    const exporter = await v1Exporter('queue-with-an-empty-state.json');
-    const samples = await exporter.waitFor(
-      (current) => select(current, 'trunk_merge_queue_state', WEB_MAIN).length > 0,
-      'the queue read',
-    );
-    expect(queueStates(samples)).toEqual(STATE_UNKNOWN);
-    expect(emptyLabelValues(samples)).toEqual([]);
-    expect(invalidFieldReads(samples, 1)).toEqual({ getQueue: true });
-  });
-
-  it('API v2: a queue state read as unknown, counted as invalid_field', async () => {
-    const exporter = await v2Exporter('merge-queues-page-with-an-empty-queue-state.json');
-    const samples = await exporter.waitFor(
-      (current) => select(current, 'trunk_merge_queue_state', WEB_MAIN).length > 0,
-      'the queue read',
-    );
-    expect(queueStates(samples)).toEqual(STATE_UNKNOWN);
-    expect(emptyLabelValues(samples)).toEqual([]);
-    expect(invalidFieldReads(samples, 1)).toEqual({ 'v2/merge-queues': true });
-  });
+  it.each([
+    {
+      api: 'API v1',
+      start: () => v1Exporter('queue-with-an-empty-state.json'),
+      endpoint: 'getQueue',
+    },
+    {
+      api: 'API v2',
+      start: () => v2Exporter('merge-queues-page-with-an-empty-queue-state.json'),
+      endpoint: 'v2/merge-queues',
+    },
+  ])(
+    '$api: a queue state read as unknown, counted as invalid_field',
+    async ({ start, endpoint }) => {
+      const exporter = await start();
+      const samples = await exporter.waitFor(
+        (current) => select(current, 'trunk_merge_queue_state', WEB_MAIN).length > 0,
+        'the queue read',
+      );
+      expect(queueStates(samples)).toEqual(STATE_UNKNOWN);
+      expect(emptyLabelValues(samples)).toEqual([]);
+      expect(invalidFieldReads(samples, 1)).toEqual({ [endpoint]: true });
+    },
+  );
 });

@@ -22,6 +22,15 @@ const NUMBERS = Array.from({ length: 60 }, (_, index) => 100 + index);
 const HISTORY = /^\/v2\/queue-entry-history$/;
 
 /** Every entry of `rows` fails its tests at `at`: 60 timelines to read, two calls. */
+/** A queue whose PRs (NUMBERS) have tested since ten minutes ago, each with its history so far. */
+async function testingQueue() {
+  const start = Date.now() / 1000 - 600;
+  const rows: EntryRow[] = NUMBERS.map((number) => entryRow(number, 'testing', start));
+  const fake = await startFakeWebQueue(rows);
+  for (const number of NUMBERS) recordTesting(fake, number, start);
+  return { rows, fake };
+}
+
 function failAll(fake: FakeV2, rows: readonly EntryRow[], at: number): void {
   for (const [index, row] of rows.entries()) {
     record(fake, NUMBERS[index] ?? 0, 'failed', at - 2, 'TEST_RUN_TIMEOUT');
@@ -31,10 +40,7 @@ function failAll(fake: FakeV2, rows: readonly EntryRow[], at: number): void {
 
 describe('queue-entry histories of one shard of two', () => {
   it('are read at most 2.5 calls a second, half the key’s 5, each call 400 ms after the one before was answered', async () => {
-    const start = Date.now() / 1000 - 600;
-    const rows: EntryRow[] = NUMBERS.map((number) => entryRow(number, 'testing', start));
-    const fake = await startFakeWebQueue(rows);
-    for (const number of NUMBERS) recordTesting(fake, number, start);
+    const { rows, fake } = await testingQueue();
     const shard = shardOf({ kind: 'merge_queue', ...QUEUE }, TOTAL_SHARDS);
     const exporter = await startTestExporter(
       [
@@ -73,10 +79,7 @@ describe('queue-entry histories of one shard of two', () => {
 
 describe('queue-entry history calls across a reload', () => {
   it('keep 200 ms from the answer before the reload to the call after it', async () => {
-    const start = Date.now() / 1000 - 600;
-    const rows: EntryRow[] = NUMBERS.map((number) => entryRow(number, 'testing', start));
-    const fake = await startFakeWebQueue(rows);
-    for (const number of NUMBERS) recordTesting(fake, number, start);
+    const { rows, fake } = await testingQueue();
     const { exporter, reload } = await webExporter(fake, false);
     await exporter.waitFor((samples) => live(samples) === NUMBERS.length, 'the entries polled');
     await pollsFromNow(exporter, 1);
