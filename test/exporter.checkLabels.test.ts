@@ -46,25 +46,34 @@ const ones = (names: readonly string[]) => Object.fromEntries(names.map((name) =
 const names = (from: number, to: number) =>
   Array.from({ length: to - from + 1 }, (_, index) => `check-${String(from + index)}`);
 
+/**
+ * A real exporter reading a fake organization's web@main, whose #7 is testing, once it has read
+ * the queue's runs; the test adds runs and moves #7 so that a poll reads them.
+ */
+async function startCheckedQueue() {
+  const start = Math.floor(now());
+  const pr7 = entryRow(7, 'testing', start - 600);
+  const fake = await startFakeWebQueue([pr7]);
+  const runs = fake.verificationRuns(WEB_QUEUE);
+  const exporter = await startTestExporter(
+    configYaml({
+      apiUrl: fake.origin,
+      token: null,
+      apiKey: 'trunk_v2_check-labels-key',
+      targets: '  - repo: github.com/acme/web\n    branches: [main]',
+      polling: '  mergeQueueIntervalSeconds: 0.2\n  flakyTestsIntervalSeconds: 600',
+    }),
+  );
+  await exporter.waitFor(
+    (samples) => select(samples, 'trunk_merge_queue_verification_runs_total', QUEUE).length > 0,
+    'the first read',
+  );
+  return { start, pr7, runs, exporter };
+}
+
 describe('check names through a real exporter', () => {
   it('keeps the 20 that fail most often, names a late frequent one from then on, and lowers no series from one page to the next', async () => {
-    const start = Math.floor(now());
-    const pr7 = entryRow(7, 'testing', start - 600);
-    const fake = await startFakeWebQueue([pr7]);
-    const runs = fake.verificationRuns(WEB_QUEUE);
-    const exporter = await startTestExporter(
-      configYaml({
-        apiUrl: fake.origin,
-        token: null,
-        apiKey: 'trunk_v2_check-labels-key',
-        targets: '  - repo: github.com/acme/web\n    branches: [main]',
-        polling: '  mergeQueueIntervalSeconds: 0.2\n  flakyTestsIntervalSeconds: 600',
-      }),
-    );
-    await exporter.waitFor(
-      (samples) => select(samples, 'trunk_merge_queue_verification_runs_total', QUEUE).length > 0,
-      'the first read',
-    );
+    const { start, pr7, runs, exporter } = await startCheckedQueue();
     let created = start - 500;
     let page: Sample[] = [];
     /** Failed runs, one per list of failing required checks; #7 moves so that a poll reads them. */
@@ -115,5 +124,30 @@ describe('check names through a real exporter', () => {
       e2e: 2,
       other: 1,
     });
+  });
+});
+
+describe('an empty check name through a real exporter', () => {
+  it('counts a required check whose name is empty under check="unknown", not an empty label', async () => {
+    // `Check.name` is a string with no minLength; the same empty name in `requiredStatuses` makes
+    // it required. To Prometheus an empty label value is no label at all.
+    const { start, pr7, runs, exporter } = await startCheckedQueue();
+    runs.push(
+      run({
+        id: 'run-empty-name',
+        status: 'failed',
+        createdAt: start - 400,
+        updatedAt: Math.ceil(now()),
+        tested: [7],
+        requiredStatuses: ['', 'build'],
+        checks: [failing('', 1), failing('lint', 2)],
+      }),
+    );
+    moveEntry(pr7, 'pending', now());
+    const page = await exporter.waitFor(
+      (samples) => select(samples, CHECKS, QUEUE).length > 0,
+      'the failed run counted',
+    );
+    expect(checkSeries(page)).toEqual({ unknown: 1 });
   });
 });

@@ -19,9 +19,30 @@ export function cutLabelText(text: string): string {
   return `${text.slice(0, end)}…`;
 }
 
+/**
+ * What a name Trunk's definition lets be empty (a check's, a test collection's) shows as: to
+ * Prometheus an empty label value is no label at all.
+ */
+export const EMPTY_NAME_LABEL = 'unknown';
+
+/** Whether `name` cannot be a label value as it is: empty, or too long. */
+export function isUnfitName(name: string): boolean {
+  return name === '' || isOverlong(name);
+}
+
+/** `name` as a label value: EMPTY_NAME_LABEL when empty, else cut when too long. */
+export function nameLabel(name: string): string {
+  return name === '' ? EMPTY_NAME_LABEL : cutLabelText(name);
+}
+
 /** The label values of one answer, each cut when too long, and how many were (`invalid_field`). */
 export class LabelTextCuts {
   count = 0;
+
+  /** `name` as nameLabel gives it, a cut counted: an empty name is the definition's, not an error. */
+  name(name: string): string {
+    return name === '' ? EMPTY_NAME_LABEL : this.cut(name);
+  }
 
   /** `text` cut to MAX_LABEL_TEXT_LENGTH when too long, and counted. */
   cut(text: string): string {

@@ -11,7 +11,7 @@ import {
   type QuarantinedTestsPageResponse,
   type SubmittedPullRequest,
 } from './schemas.js';
-import { LabelTextCuts, cutLabelText, isOverlong } from './labelText.js';
+import { LabelTextCuts, cutLabelText, isOverlong, isUnfitName } from './labelText.js';
 import { settingsReadAsAbsent } from './queueSettings.js';
 import { isExportableMs, parseRfc3339 } from './timestamps.js';
 import { UNUSABLE_ITEM } from './tolerantSchemas.js';
@@ -316,17 +316,17 @@ const checkCollectionRows = checkV2Page<V2TestCollection>();
 
 /**
  * Checks a page of test collections as every v2 page, and cuts and reports (`invalid_field`) each
- * name too long for a label value.
+ * name too long for a label value; an empty name, which the definition allows, reads as `unknown`.
  */
 export function checkTestCollectionsPage(
   response: V2PageResponse<V2TestCollection>,
   report: AnomalyReport,
 ): V2Page<V2TestCollection> {
   const page = checkCollectionRows(response, report);
-  if (!page.data.some(({ name }) => isOverlong(name))) return page;
+  if (!page.data.some(({ name }) => isUnfitName(name))) return page;
   const cuts = new LabelTextCuts();
-  const data = page.data.map((collection) => ({ ...collection, name: cuts.cut(collection.name) }));
-  report('invalid_field', cuts.count);
+  const data = page.data.map((collection) => ({ ...collection, name: cuts.name(collection.name) }));
+  if (cuts.count > 0) report('invalid_field', cuts.count);
   return { ...page, data };
 }
 

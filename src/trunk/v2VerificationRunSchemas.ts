@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LabelTextCuts, cutLabelText, isOverlong } from './labelText.js';
+import { LabelTextCuts, isUnfitName, nameLabel } from './labelText.js';
 import { checkV2Page, type AnomalyReport } from './responseAnomalies.js';
 import { exportableSeconds } from './timestamps.js';
 import {
@@ -79,7 +79,8 @@ const checkRunRows = checkV2Page<V2VerificationRunResponse>((run) => [
  * Checks a page of verification runs as every v2 page (unusable rows, both timestamps), and reports
  * each status and check conclusion outside Trunk's documented ones as `unknown_value` (its run
  * counts as `unknown`; its check as no failure), and each check name too long for a label value as
- * `invalid_field` (cut, in `checks` and `requiredStatuses` alike, so the two still match), as is
+ * `invalid_field` (cut, in `checks` and `requiredStatuses` alike, so the two still match; an empty
+ * name, which the definition allows, is named `unknown` alike and not reported), as is
  * each run updated before it was created (its duration counts as 0) and each tested pull request
  * without a usable number (left out of the run's, which is kept).
  */
@@ -105,12 +106,12 @@ export function checkVerificationRunsPage(
     for (const { conclusion } of run.checks) {
       if (conclusion !== undefined && !KNOWN_CONCLUSIONS.has(conclusion)) unknown += 1;
     }
-    if (!run.checks.some(({ name }) => isOverlong(name))) return run;
+    if (!run.checks.some(({ name }) => isUnfitName(name))) return run;
     return {
       ...run,
-      // Cut alike, so that a cut check stays required; each name counted once, in `checks`.
-      requiredStatuses: run.requiredStatuses.map(cutLabelText),
-      checks: run.checks.map((check) => ({ ...check, name: cuts.cut(check.name) })),
+      // Named alike, so that a cut or empty check stays required; each cut counted once, in `checks`.
+      requiredStatuses: run.requiredStatuses.map(nameLabel),
+      checks: run.checks.map((check) => ({ ...check, name: cuts.name(check.name) })),
     };
   });
   if (unknown > 0) report('unknown_value', unknown);

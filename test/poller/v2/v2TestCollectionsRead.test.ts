@@ -111,6 +111,18 @@ describe('readTestCollections', () => {
     expect(requests).toHaveLength(3);
     expect(lines).not.toContain('test collections');
   });
+
+  it('names a collection whose name is empty `unknown`: an empty label value is, to Prometheus, no label', async () => {
+    // `TestCollection.name` is a string with no minLength in Trunk's definition.
+    const page = JSON.parse(
+      readFileSync(join(FIXTURES, 'test-collections-one-with-an-empty-name.json'), 'utf8'),
+    ) as unknown;
+    const { read } = await readFrom(() => page);
+    expect(read.collections).toEqual([
+      { name: 'unknown', testCases: 12, quarantineEnabled: true },
+      { name: 'Backend integration tests', testCases: 1284, quarantineEnabled: false },
+    ]);
+  });
 });
 
 describe('SharedTestCollections', () => {
