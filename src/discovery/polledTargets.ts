@@ -124,7 +124,7 @@ export class PolledTargets {
         onLeftOut: (count, first) => {
           logger.warn(
             { queues: count, firstQueueId: first },
-            `${String(count)} merge queue(s) of the organization's list are left out: their repository URL is not host/owner/name or their target branch is longer than 1,000 characters (the first: queue id ${first})`,
+            `${String(count)} merge queue(s) of the organization's list are left out: their repository URL is not host/owner/name or their target branch is empty or longer than 1,000 characters (the first: queue id ${first})`,
           );
         },
       },

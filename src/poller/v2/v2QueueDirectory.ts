@@ -102,7 +102,7 @@ export class V2QueueDirectory {
       readonly bound?: V2PageBound | undefined;
       /**
        * Told when the number of queues a read left out (no `host/owner/name` repository, or a
-       * branch too long to be a label) differs from the previous read's, with the first of them.
+       * branch empty or too long to be a label) differs from the previous read's, with the first of them.
        */
       readonly onLeftOut?: (count: number, first: string) => void;
     } = {},
@@ -208,8 +208,13 @@ function readWith(
     let first = '';
     for (const queue of latestById(await lister.listMergeQueues(options, bound))) {
       const repo = repoNameOfUrl(queue.repositoryUrl);
-      // The branch becomes the `branch` label; git's refs are far shorter than 1,000 characters.
-      if (repo === undefined || queue.targetBranch.length > MAX_BRANCH_LENGTH) {
+      // The branch becomes the `branch` label: an empty one is no label to Prometheus (the
+      // definition sets no minLength), and git's refs are far shorter than 1,000 characters.
+      if (
+        repo === undefined ||
+        queue.targetBranch === '' ||
+        queue.targetBranch.length > MAX_BRANCH_LENGTH
+      ) {
         if (leftOut === 0) first = queue.id.slice(0, 100);
         leftOut += 1;
         continue;

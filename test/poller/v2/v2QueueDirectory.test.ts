@@ -51,6 +51,27 @@ describe('V2QueueDirectory', () => {
     expect(branches.every((branch) => branch.length <= 1_000)).toBe(true);
   });
 
+  it('leaves out a queue whose target branch is empty: the branch is a label, and an empty label value is, to Prometheus, no label', async () => {
+    // `MergeQueue.targetBranch` is a string with no minLength in Trunk's definition.
+    const queues = pageAt('merge-queues-of-an-organization.json').data as V2MergeQueue[];
+    const [first] = queues;
+    if (first === undefined) throw new Error('the fixture lists no queue');
+    const told: [number, string][] = [];
+    const directory = new V2QueueDirectory(
+      {
+        listMergeQueues: () =>
+          Promise.resolve([...queues, { ...first, id: 'mq_no_branch', targetBranch: '' }]),
+      },
+      60,
+      undefined,
+      { onLeftOut: (count, firstId) => told.push([count, firstId]) },
+    );
+    await directory.refresh();
+    expect(directory.latest().map(({ branch }) => branch)).not.toContain('');
+    expect(directory.latest()).toHaveLength(queues.length);
+    expect(told).toEqual([[1, 'mq_no_branch']]);
+  });
+
   it('says how many queues a read left out, and which first, when that number changes', async () => {
     const queues = pageAt('merge-queues-of-an-organization.json').data as V2MergeQueue[];
     const [first] = queues;
