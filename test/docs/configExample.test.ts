@@ -35,6 +35,17 @@ function examplePaths(value: unknown, leaves: ReadonlySet<string>, prefix = ''):
   );
 }
 
+/** The comment lines right above a key of the example, up to a setting or a section's key. */
+function commentAbove(lines: readonly string[], at: number): string {
+  const comment: string[] = [];
+  for (let index = at - 1; index >= 0; index--) {
+    const line = lines[index] ?? '';
+    if (!/^\s+# /.test(line) || /^\s+# \w+: /.test(line)) break;
+    comment.unshift(line.replace(/^\s+# /, ''));
+  }
+  return comment.join(' ');
+}
+
 /** The example's value at a dotted path (sections only, no lists). */
 function valueAt(example: unknown, path: string): unknown {
   return path
@@ -63,16 +74,25 @@ describe('config.example.yaml', () => {
     for (const [section, key] of V1_ONLY_SETTINGS) {
       const at = lines.findIndex((line) => new RegExp(`^\\s*#? ?${key}:`).test(line));
       expect(lines[at], key).toMatch(new RegExp(`^\\s+# ${key}: `));
-      // The comment lines above it, up to the section's key or a setting before it.
-      const comment: string[] = [];
-      for (let index = at - 1; index >= 0; index--) {
-        const line = lines[index] ?? '';
-        if (!/^\s+# /.test(line) || /^\s+# \w+: /.test(line)) break;
-        comment.unshift(line);
-      }
-      expect(comment.join(' '), `${section}.${key}`).toContain('API v1 only');
+      expect(commentAbove(lines, at), `${section}.${key}`).toContain('API v1 only');
     }
   });
+
+  // At either connection limit the server sheds the held connection that has waited longest on its
+  // client (docs/configuration.md, docs/operations.md#hostile-clients); closing each newcomer as it
+  // arrived let a few addresses reopening idle connections lock every scraper out.
+  it.each(['maxConnections', 'maxConnectionsPerAddress'])(
+    'says that at server.%s the connection waiting longest makes room for a newcomer',
+    (key) => {
+      const lines = readFileSync(EXAMPLE, 'utf8').split('\n');
+      const comment = commentAbove(
+        lines,
+        lines.findIndex((line) => line.startsWith(`  ${key}:`)),
+      ).replace(/\s+/g, ' ');
+      expect(comment).toContain('waited longest');
+      expect(comment).not.toMatch(/closed as they arrive/);
+    },
+  );
 
   it('writes every key that has a default with that default', () => {
     const example = exampleWithEveryKey();
