@@ -1,5 +1,5 @@
 # trunk-exporter container image. Build: docker build -t trunk-exporter . (or buildah bud, see
-# docs/deployment.md "Container image"). Run: mount a config at /etc/trunk-exporter/config.yaml and
+# docs/deployment.md#container-image). Run: mount a config at /etc/trunk-exporter/config.yaml and
 # give the API key (TRUNK_API_KEY or trunk.apiKeyFile) or the token (TRUNK_API_TOKEN or
 # trunk.tokenFile); `--demo` needs neither.
 
@@ -29,10 +29,10 @@ FROM node:24-bookworm-slim
 ENV NODE_ENV=production
 # glibc's malloc otherwise raises its mmap threshold once the first large buffer is freed, then keeps
 # every later page-sized buffer (one per render of a large /metrics page) in its heap, and gives busy
-# threads arenas of their own, each keeping what its thread freed (docs/benchmarks.md, Memory).
+# threads arenas of their own, each keeping what its thread freed (docs/benchmarks.md#memory).
 ENV MALLOC_ARENA_MAX=1 MALLOC_MMAP_THRESHOLD_=131072
 # V8's young generation kept to two semi-spaces of 1 MB: it otherwise grows several times larger
-# while a poll cycle parses its answers, and stays (docs/benchmarks.md, Page per merge queue).
+# while a poll cycle parses its answers, and stays (docs/benchmarks.md#page-per-merge-queue-api-v2).
 ENV NODE_OPTIONS=--max-semi-space-size=1
 WORKDIR /app
 # Everything stays owned by root and read-only to the process: the exporter writes nothing to disk

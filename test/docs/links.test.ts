@@ -1,15 +1,15 @@
 // The README and the docs pages as a newcomer walks them: the README is short, starts with the
 // two commands, links every page under docs/, and every relative link of every page reaches a
-// file, and a heading of it when the link names one. The comments of the YAML files a user reads
-// (config.example.yaml, the chart, the rule files, the compose example) point to pages the same
-// way, `docs/deployment.md#sharding`, and each such pointer resolves.
+// file, and a heading of it when the link names one. The comments of the files a user reads
+// (config.example.yaml, the chart, the rule files, the compose example, the Dockerfile) point to
+// pages the same way, `docs/deployment.md#sharding`, and each such pointer resolves.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { anchorsOf, pagePaths, readPage, ROOT } from './pages.js';
 
-/** The YAML files whose comments point to the docs, from the repository root. */
-function commentedYamlFiles(): string[] {
+/** The YAML files and the Dockerfile, whose comments point to the docs, from the repository root. */
+function commentedFiles(): string[] {
   const below = (directory: string): string[] =>
     readdirSync(join(ROOT, directory), { withFileTypes: true }).flatMap((entry) =>
       entry.isDirectory()
@@ -18,11 +18,17 @@ function commentedYamlFiles(): string[] {
           ? [join(directory, entry.name)]
           : [],
     );
-  return ['config.example.yaml', ...below('helm'), ...below('prometheus'), ...below('examples')];
+  return [
+    'config.example.yaml',
+    ...below('helm'),
+    ...below('prometheus'),
+    ...below('examples'),
+    'Dockerfile',
+  ];
 }
 
-/** The comment text of a YAML file: what follows `#` at the start of a line or after a space. */
-function yamlComments(path: string): string {
+/** The comment text of a file: what follows `#` at the start of a line or after a space. */
+function comments(path: string): string {
   return readFileSync(join(ROOT, path), 'utf8')
     .split('\n')
     .flatMap((line) => {
@@ -67,16 +73,17 @@ describe('the README and docs/', () => {
     }
   });
 
-  it('point from YAML comments to pages as path#anchor, each reaching its file and heading', () => {
+  it('point from YAML and Dockerfile comments to pages as path#anchor, each reaching its file and heading', () => {
     const problems: string[] = [];
-    const files = commentedYamlFiles();
+    const files = commentedFiles();
     expect(files).toContain('helm/trunk-exporter/values.yaml');
     for (const file of files) {
-      const comments = yamlComments(file);
-      // A section named in words ("README \"Sharding\"") breaks silently when the section moves.
-      for (const named of comments.matchAll(/(README|\.md),? "[^"]+"/g))
+      const text = comments(file);
+      // A section named in words (README "Sharding", docs/benchmarks.md, Memory) breaks silently
+      // when the section moves or is renamed.
+      for (const named of text.matchAll(/(README|\.md),? "[^"]+"|\.md, [A-Z][^)\n]*\)/g))
         problems.push(`${file}: ${named[0]}: write it as a path#anchor`);
-      for (const [reference, page = '', anchor] of comments.matchAll(
+      for (const [reference, page = '', anchor] of text.matchAll(
         /\b((?:README|CONTRIBUTING)\.md|docs\/[\w-]+\.md)(?:#([\w-]+))?/g,
       )) {
         if (!existsSync(join(ROOT, page))) problems.push(`${file}: ${reference}: no such page`);
