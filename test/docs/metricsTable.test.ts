@@ -2,15 +2,19 @@
 // exactly the families the engine renders (those `metrics.include` / `metrics.exclude` select), with
 // their labels in page order, and "The exporter's own metrics" exactly the `trunk_` metrics the
 // exporter registers on its prom-client registry, which the selection does not touch. A family only
-// webhooks move says so in its row, since it is absent with webhooks off.
+// webhooks move says so in its row, since it is absent with webhooks off. Every metric the README
+// and the pages name in their prose is one the exporter has, or a recording rule the rule files
+// record.
 import { describe, expect, it } from 'vitest';
 import {
   SNAPSHOT_FAMILIES,
   UNSELECTABLE_FAMILIES,
   WEBHOOK_ONLY_FAMILIES,
 } from '../../src/metrics/families.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { registeredMetrics } from '../support/registeredMetrics.js';
-import { pageSection } from './pages.js';
+import { pagePaths, pageSection, readPage, ROOT } from './pages.js';
 
 interface Row {
   readonly name: string;
@@ -63,6 +67,39 @@ describe('the metrics tables of docs/metrics.md', () => {
       new Map(registered.map(({ name, labels }) => [name, labels])),
     );
     expect(new Set(rows.map(({ name }) => name)).size).toBe(rows.length);
+  });
+
+  it('name in their prose only metrics the exporter has, and recording rules that exist', () => {
+    const names = new Set([
+      ...SNAPSHOT_FAMILIES.map(({ name }) => name),
+      ...registeredMetrics().map(({ name }) => name),
+    ]);
+    const rules = readFileSync(join(ROOT, 'prometheus/rules.yaml'), 'utf8');
+    const records = new Set([...rules.matchAll(/record: (\S+)/g)].map((match) => match[1]));
+    const known = (name: string) =>
+      name.includes(':')
+        ? records.has(name)
+        : names.has(name) || names.has(name.replace(/_(bucket|sum|count)$/, ''));
+    const unknown: string[] = [];
+    for (const page of pagePaths()) {
+      const text = readPage(page);
+      // A name, or a recording rule's; not a glob (`trunk_merge_queue_*`), a cut name
+      // (`trunk_…`) or an API key's prefix (`trunk_v2_`).
+      const named = [...text.matchAll(/[\w:]*\btrunk_(?!v2_)[a-z0-9_:]*[a-z0-9](?![\w*…])/g)];
+      // The README's table of families leaves out the `trunk_` prefix.
+      const short =
+        page === 'README.md'
+          ? [
+              ...text.matchAll(
+                /`((?:merge_queue|flaky_tests|test_collection|exporter)_[a-z0-9_]+)[`{]/g,
+              ),
+            ]
+          : [];
+      for (const match of named) if (!known(match[0])) unknown.push(`${page}: ${match[0]}`);
+      for (const match of short)
+        if (!known(`trunk_${match[1] ?? ''}`)) unknown.push(`${page}: ${match[1] ?? ''}`);
+    }
+    expect(unknown).toEqual([]);
   });
 
   it('say "with webhooks on only" of every family only webhooks move', () => {
