@@ -2,12 +2,13 @@
 // row per alert and none for an alert that does not exist, each with the rule's severity, a line
 // on what to do, and its "fires when" cell stating the rule's `for:` and every number the file
 // marks `# threshold`, and the conditions the rule adds to its comparison. The page says which
-// alerts name no repository and branch, and its advice fits either credential.
+// alerts name no repository and branch, and its advice fits either credential. Every alert the
+// README and the pages name is one of the file's.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { credentialAdviceProblems } from '../deploy/credentialAdvice.js';
 import { alertingRules, RULE_FILES } from '../deploy/ruleFiles.js';
-import { pageSection } from './pages.js';
+import { pagePaths, pageSection, readPage } from './pages.js';
 
 interface Row {
   readonly alert: string;
@@ -122,5 +123,19 @@ describe('the alert table of docs/alerts-and-dashboard.md', () => {
       credentialAdviceProblems(row.whatToDo).map((problem) => `${row.alert}: ${problem}`),
     );
     expect(problems).toEqual([]);
+  });
+});
+
+describe('the alerts the README and docs/ name', () => {
+  it('are each an alert of prometheus/alerts.yaml', () => {
+    const alerts = new Set(alertingRules().map(({ alert }) => alert));
+    // An alert's name is letters only; `TrunkV2Client` and the like are the code's.
+    const unknown = pagePaths().flatMap((page) =>
+      [...readPage(page).matchAll(/`(Trunk[A-Z][A-Za-z]+)`/g)]
+        .map((match) => match[1] ?? '')
+        .filter((alert) => !alerts.has(alert))
+        .map((alert) => `${page}: ${alert}`),
+    );
+    expect(unknown).toEqual([]);
   });
 });
