@@ -159,6 +159,34 @@ describe('Helm chart', () => {
     expect(undocumented).toEqual([]);
   });
 
+  // Helm reads a values file as YAML 1.1, where a bare `off` (or on, yes, no) is a boolean: a
+  // user who copies `testMetricsPeriod: off` from a comment gets the schema's refusal, "must be one
+  // of the following: ... "off"", for the very word it lists.
+  it("quotes in values.yaml's comments each choice the schema allows that YAML 1.1 takes for a boolean", () => {
+    const schema = JSON.parse(read(join(CHART, 'values.schema.json'))) as SchemaNode;
+    const lines = read(join(CHART, 'values.yaml')).split('\n');
+    const unquoted: string[] = [];
+    for (const key of jsonSchemaKeys(schema, schema)) {
+      const choices = (resolveRef(schemaNodeAt(schema, key), schema).enum ?? []).filter(
+        (choice) => typeof choice === 'string' && /^(y|yes|n|no|on|off|true|false)$/i.test(choice),
+      );
+      if (choices.length === 0) continue;
+      const name = key.split('.').at(-1) ?? '';
+      const at = lines.findIndex((line) => new RegExp(`^[\\s#]*${name}:`).test(line));
+      // The comment lines above the key (set, or commented out), up to a key before it.
+      const comment: string[] = [];
+      for (let index = at - 1; index >= 0; index--) {
+        const line = lines[index] ?? '';
+        if (!/^\s*#/.test(line) || /^\s*#\s+\w+:( |$)/.test(line)) break;
+        comment.unshift(line);
+      }
+      for (const choice of choices)
+        if (!new RegExp(`['"]${String(choice)}['"]`).test(comment.join(' ')))
+          unquoted.push(`${key}: ${String(choice)}`);
+    }
+    expect(unquoted).toEqual([]);
+  });
+
   it('has a PrometheusRule built from the files prometheus/alerts.yaml and rules.yaml link to', () => {
     const template = read(join(TEMPLATES, 'prometheusrule.yaml'));
     const files = [...template.matchAll(/"(files\/[\w.-]+\.yaml)"/g)].map((match) => match[1]);
@@ -178,6 +206,15 @@ interface SchemaNode {
   readonly properties?: Readonly<Record<string, SchemaNode>>;
   readonly items?: SchemaNode;
   readonly $ref?: string;
+  readonly enum?: readonly unknown[];
+}
+
+/** The node of a JSON schema at a dotted path of jsonSchemaKeys (`*` for a list's items). */
+function schemaNodeAt(root: SchemaNode, path: string): SchemaNode {
+  return path.split('.').reduce<SchemaNode>((node, key) => {
+    const resolved = resolveRef(node, root);
+    return (key === '*' ? resolved.items : resolved.properties?.[key]) ?? {};
+  }, root);
 }
 
 /** Dotted property paths of a JSON schema node, `#/definitions/...` references followed. */
