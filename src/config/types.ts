@@ -66,9 +66,9 @@ export interface ExporterConfig {
     readonly port: number;
     /** Whether `POST /-/reload` reloads the configuration (SIGHUP always does). */
     readonly enableReload: boolean;
-    /** Connections the HTTP server holds at once; more are closed as they arrive. */
+    /** Connections the HTTP server holds at once; a newcomer beyond takes the place of the one waiting longest. */
     readonly maxConnections: number;
-    /** Connections the HTTP server holds at once from one client address; more are closed as they arrive. */
+    /** Connections held at once from one client address; beyond, as maxConnections, within that address. */
     readonly maxConnectionsPerAddress: number;
     /** New TLS connections one client address may open a second (a burst of twice that); more are closed. */
     readonly maxTlsConnectionsPerAddressPerSecond: number;
