@@ -62,14 +62,44 @@ function reportLines(listed: readonly ConfigProblem[], omitted: number): string[
   return [...listed.map(formatProblem), ...more];
 }
 
-/** `['targets', 1, 'branches']` → `targets[1].branches`. */
+/** `['targets', 1, 'branches']` → `targets[1].branches`; an odd key is shown quoted (displayKey). */
 export function formatPath(path: readonly PropertyKey[]): string {
   let result = '';
   for (const segment of path) {
     if (typeof segment === 'number') result += `[${segment}]`;
-    else result += result === '' ? String(segment) : `.${String(segment)}`;
+    else result += (result === '' ? '' : '.') + displayKey(String(segment));
   }
   return result;
+}
+
+/** Characters of a key shown at most; a longer one is cut there and its length given. */
+export const MAX_SHOWN_KEY_CHARACTERS = 64;
+
+/**
+ * A key as a message shows it: as written when it is printable ASCII, as every known key is; else
+ * quoted, each other character escaped (`"tr\u0443nk"`) and cut to MAX_SHOWN_KEY_CHARACTERS. A
+ * look-alike letter or an invisible character is likelier than not why a key that reads right is
+ * unknown, and shown raw it reads as the key suggested beside it; a key of megabytes, written out,
+ * made a log line of megabytes on every reload.
+ */
+export function displayKey(key: string): string {
+  if (
+    /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(key) &&
+    key.length <= MAX_SHOWN_KEY_CHARACTERS
+  ) {
+    return key;
+  }
+  const shown = key
+    .slice(0, MAX_SHOWN_KEY_CHARACTERS)
+    .replace(/["\\]|[^\x20-\x7e]/g, (character) => {
+      if (character === '"' || character === '\\') return `\\${character}`;
+      if (character === '\t') return '\\t';
+      if (character === '\n') return '\\n';
+      return `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`;
+    });
+  return key.length > MAX_SHOWN_KEY_CHARACTERS
+    ? `"${shown}"… (${key.length} characters)`
+    : `"${shown}"`;
 }
 
 /**

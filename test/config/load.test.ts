@@ -426,6 +426,25 @@ describe('files named in the configuration', () => {
   });
 });
 
+describe('an unknown key of a million characters', () => {
+  it('is named by its first 64 characters and its length, not written out', async () => {
+    const key = 'k'.repeat(1_000_000);
+    const text = [
+      'trunk:',
+      '  token: t',
+      'targets:',
+      '  - repo: github.com/acme/web',
+      '    branches: [main]',
+      // An explicit key: a plain one may not be longer than 1,024 characters.
+      `? "${key}"`,
+      ': 1',
+    ].join('\n');
+    expect(await problemsOfText(text, 'long-key.yaml')).toEqual([
+      `"${'k'.repeat(64)}"… (1000000 characters): unknown key (line 6)`,
+    ]);
+  });
+});
+
 describe('a file of many unknown keys', () => {
   /** `server` holding `count` unknown keys, the last one repeated. */
   const manyUnknownKeys = (count: number) =>
