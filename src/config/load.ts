@@ -16,6 +16,7 @@ import { credentialRuleProblems } from './credentialRules.js';
 import { isRecord } from './fileValue.js';
 import { resolveCredentials, type TrunkCredentials } from './credentials.js';
 import { readRegularFile, readServerTls } from './settingFiles.js';
+import { MAX_SETTING_CHARACTERS, overLongStrings } from './settingLengths.js';
 import type { ExporterConfig, RepositoryTarget, ServerTls } from './types.js';
 import { configWarnings } from './warnings.js';
 import { resolveWebhookSecret } from './webhookSecret.js';
@@ -177,6 +178,18 @@ export async function parseConfig(text: string, context: LoadContext): Promise<E
         `to more than ${MAX_EXPANDED_CHARACTERS / (1024 * 1024)} MiB, more than the file may hold`,
       ...lines.lineAt(expanded.overLimit.path),
     });
+    fail();
+  }
+  const overLong = overLongStrings(expanded.value);
+  if (overLong.length > 0) {
+    // Checked no further: the checks after this would read a file the value names, or echo it.
+    for (const { path, length } of overLong) {
+      add({
+        path: formatPath(path),
+        message: `${length} characters, more than the ${MAX_SETTING_CHARACTERS} a setting may hold`,
+        ...lines.lineAt(path),
+      });
+    }
     fail();
   }
   const parsed = configFileSchema.safeParse(expanded.value);

@@ -1,0 +1,28 @@
+// The longest string a setting may hold, checked over the whole file before anything reads it.
+
+/**
+ * Longest string a setting may hold: a file path's limit (PATH_MAX), beyond any branch, repository,
+ * URL or key. A longer branch went into every series of its queue and every log line naming it, and
+ * a longer file path into its "cannot read" message; a file may hold megabytes in one string.
+ */
+export const MAX_SETTING_CHARACTERS = 4096;
+
+/** The path and length of each string in `value` longer than MAX_SETTING_CHARACTERS, in file order. */
+export function overLongStrings(
+  value: unknown,
+): { readonly path: readonly (string | number)[]; readonly length: number }[] {
+  const found: { path: (string | number)[]; length: number }[] = [];
+  const walk = (node: unknown, path: (string | number)[]): void => {
+    if (typeof node === 'string') {
+      if (node.length > MAX_SETTING_CHARACTERS) found.push({ path, length: node.length });
+    } else if (Array.isArray(node)) {
+      node.forEach((item, index) => {
+        walk(item, [...path, index]);
+      });
+    } else if (node !== null && typeof node === 'object') {
+      for (const [key, inner] of Object.entries(node)) walk(inner, [...path, key]);
+    }
+  };
+  walk(value, []);
+  return found;
+}
