@@ -8,6 +8,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { RepositoryTarget } from '../../../src/config/types.js';
 import { configuredTargets } from '../../../src/config/targets.js';
 import { buildPollJobs } from '../../../src/poller/jobs/targetJobs.js';
+import { TrunkV2Client } from '../../../src/trunk/v2Client.js';
+import { V2QueueDirectory } from '../../../src/poller/v2/v2QueueDirectory.js';
+import { V2TestDirectory } from '../../../src/poller/v2/v2TestDirectory.js';
+import { Secret } from '../../../src/secrets/secret.js';
 import { SnapshotStore } from '../../../src/snapshot/store.js';
 import { targetKey, type Target, type TargetStatus } from '../../../src/snapshot/types.js';
 import type { SimulatorWorld } from '../../../src/simulator/world.js';
@@ -100,6 +104,47 @@ describe('configuredTargets', () => {
       [targetKey(queue(API, 'main')), 30],
       [targetKey(flaky(WEB)), 300],
     ]);
+  });
+});
+
+describe('buildPollJobs for many quarantine lists', () => {
+  it("reads each repository's settings a few times, not once per other repository", () => {
+    const count = 2000;
+    let flakyTestsReads = 0;
+    // Each repository counts the reads of its flakyTests: building a list's poll once walked every
+    // repository to find which shard exports the test collections, 10,000 repositories taking a
+    // reload 15 s of the one thread while scrapes waited.
+    const repositories = Array.from({ length: count }, (_unused, index) => {
+      const counted = repository(`github.com/acme/repo-${String(index)}`, [], true);
+      return Object.defineProperty({ ...counted }, 'flakyTests', {
+        get: () => {
+          flakyTestsReads += 1;
+          return true;
+        },
+      });
+    });
+    const config = exporterConfig('http://127.0.0.1:1', repositories, {
+      trunk: { apiKey: new Secret('trunk_v2_many-lists') },
+    });
+    const { client } = makeClient(config.trunk.apiUrl, {
+      apiKey: new Secret('trunk_v2_many-lists'),
+    });
+    const v2 = new TrunkV2Client(client);
+
+    const jobs = buildPollJobs({
+      config,
+      reader: client,
+      store: new SnapshotStore(600),
+      logger: capturingLogger().logger,
+      v2: {
+        reader: v2,
+        directory: new V2QueueDirectory(v2, 30),
+        tests: new V2TestDirectory({ lister: v2, maxAgeSeconds: 600, lookupsAtATime: 4 }),
+      },
+    });
+
+    expect(jobs).toHaveLength(count);
+    expect(flakyTestsReads).toBeLessThanOrEqual(10 * count);
   });
 });
 
