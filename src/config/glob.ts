@@ -28,3 +28,24 @@ export function globMatches(glob: string, text: string): boolean {
   while (g < glob.length && glob[g] === '*') g++;
   return g === glob.length;
 }
+
+/**
+ * Whether a text matches any of `globs`, both compared as `key` gives them: the globs without `*`
+ * (a list of names) by one lookup, the others one by one. Each text compared with every name cost
+ * names × texts, 10,000 repositories named over 11,000 queues about 20 s of the one thread.
+ */
+export function globListMatcher(
+  globs: readonly string[],
+  key: (text: string) => string = (text) => text,
+): (text: string) => boolean {
+  const names = new Set<string>();
+  const patterns: string[] = [];
+  for (const glob of globs) {
+    if (glob.includes('*')) patterns.push(key(glob));
+    else names.add(key(glob));
+  }
+  return (text) => {
+    const keyed = key(text);
+    return names.has(keyed) || patterns.some((pattern) => globMatches(pattern, keyed));
+  };
+}

@@ -1,23 +1,9 @@
 // Which of the organization's merge queues and repositories with tests become targets, and how they
 // merge with the configured ones: one target per (repo, branch), a configured one kept as configured.
-import { globMatches } from '../config/glob.js';
+import { globListMatcher } from '../config/glob.js';
 import { repositoryKey } from '../config/repositoryKey.js';
 import type { DiscoverySettings, ExporterConfig, RepositoryTarget } from '../config/types.js';
 import type { V2QueueKey } from '../poller/v2/v2QueueDirectory.js';
-
-/** Whether the branch `branch` matches any of `globs`, letter case and all (git's branches differ by case). */
-function branchMatchesAny(branch: string, globs: readonly string[]): boolean {
-  return globs.some((glob) => globMatches(glob, branch));
-}
-
-/**
- * Whether the repository `repo` (`host/owner/name`) matches any of `globs`, without regard to
- * letter case, as repositories are compared everywhere (repositoryKey).
- */
-function repositoryMatchesAny(repo: string, globs: readonly string[]): boolean {
-  const key = repositoryKey(repo);
-  return globs.some((glob) => globMatches(repositoryKey(glob), key));
-}
 
 /** What discovery selected, and how many targets past `discovery.maxTargets` it left out. */
 export interface DiscoveredRepositories {
@@ -37,17 +23,21 @@ export function discoveredRepositories(
   testRepositories: readonly string[],
   settings: Pick<DiscoverySettings, 'repos' | 'branches' | 'flakyTests' | 'maxTargets'>,
 ): DiscoveredRepositories {
+  // Repositories without regard to letter case, as they are compared everywhere (repositoryKey);
+  // branches with it, as git's differ by case.
+  const repositoryMatchesAny = globListMatcher(settings.repos, repositoryKey);
+  const branchMatchesAny = globListMatcher(settings.branches);
   // Branches as a set (in the order found): a repository may have thousands of queues.
   const found = new Map<string, { readonly name: string; readonly branches: Set<string> }>();
   const add = (repo: string): Set<string> | undefined => {
-    if (!repositoryMatchesAny(repo, settings.repos)) return undefined;
+    if (!repositoryMatchesAny(repo)) return undefined;
     const key = repositoryKey(repo);
     let entry = found.get(key);
     if (entry === undefined) found.set(key, (entry = { name: repo, branches: new Set() }));
     return entry.branches;
   };
   for (const { repo, branch } of queues) {
-    if (!branchMatchesAny(branch, settings.branches)) continue;
+    if (!branchMatchesAny(branch)) continue;
     add(repo)?.add(branch);
   }
   if (settings.flakyTests) for (const repo of testRepositories) add(repo);
