@@ -33,6 +33,15 @@ interface ReloaderOptions {
 export const RELOAD_LOAD_TIMEOUT_MS = 2 * FILE_READ_TIMEOUT_MS + 1000;
 
 /**
+ * A reload asked for soon after another waits until this many times as long as that one took has
+ * passed since it ended. A reload holds the one thread while it parses the file and rebuilds the
+ * polls (seconds for 10,000 targets), and a client asking again as soon as it is answered
+ * (`POST /-/reload` needs no password without basic auth) otherwise kept the exporter reloading
+ * back to back while scrapes waited; a reload whose load timed out held nothing and asks no wait.
+ */
+export const RELOAD_SPACING_FACTOR = 4;
+
+/**
  * Reloads the configuration on request, one reload at a time: a valid file is applied, an invalid
  * one is rejected with `--check-config`'s messages and the running configuration stays; requests
  * made while one runs share the next. Each reload logs one line and sets the
@@ -46,23 +55,48 @@ export class ConfigReloader {
    * after all of them, and a flood of `POST /-/reload` (or SIGHUP) queues one reload, not one each.
    */
   #waiting: Promise<ReloadResult> | undefined;
+  /** When (seconds) the next reload may start: RELOAD_SPACING_FACTOR after the last one. */
+  #nextStartAt = Number.NEGATIVE_INFINITY;
+  /** Whether the running reload's load timed out (so it held the thread for no time). */
+  #timedOut = false;
 
   constructor(private readonly options: ReloaderOptions) {}
 
-  /** Reloads after any reload already running, joining one already waiting; never rejects. */
+  /**
+   * Reloads after any reload already running and the wait after it, joining one already waiting;
+   * never rejects.
+   */
   reload(trigger: ReloadTrigger): Promise<ReloadResult> {
-    if (this.#running === undefined && this.#waiting === undefined) return this.#start(trigger);
-    this.#waiting ??= (this.#running ?? Promise.resolve()).then(() => {
-      this.#waiting = undefined;
+    if (this.#running === undefined && this.#waiting === undefined && this.#waitMs() === 0) {
       return this.#start(trigger);
-    });
+    }
+    this.#waiting ??= (this.#running ?? Promise.resolve())
+      .then(() => new Promise<void>((resolve) => setTimeout(resolve, this.#waitMs())))
+      .then(() => {
+        this.#waiting = undefined;
+        return this.#start(trigger);
+      });
     return this.#waiting;
   }
 
+  #now(): number {
+    return (this.options.now ?? (() => Date.now() / 1000))();
+  }
+
+  #waitMs(): number {
+    return Math.max(0, (this.#nextStartAt - this.#now()) * 1000);
+  }
+
   #start(trigger: ReloadTrigger): Promise<ReloadResult> {
+    const startedAt = this.#now();
+    this.#timedOut = false;
     const run = this.#reload(trigger);
     this.#running = run;
     void run.then(() => {
+      const endedAt = this.#now();
+      this.#nextStartAt = this.#timedOut
+        ? endedAt
+        : endedAt + RELOAD_SPACING_FACTOR * (endedAt - startedAt);
       if (this.#running === run) this.#running = undefined;
     });
     return run;
@@ -88,7 +122,7 @@ export class ConfigReloader {
         message: `configuration reload rejected; the running configuration stays:\n${problems.join('\n')}`,
       };
     }
-    observer.reloadSucceeded((this.options.now ?? (() => Date.now() / 1000))());
+    observer.reloadSucceeded(this.#now());
     const summary = summarizeChanges(changes);
     const fields = { trigger, ...changes };
     if (changes.needRestart.length > 0) logger.warn(fields, `configuration reloaded: ${summary}`);
@@ -106,6 +140,7 @@ export class ConfigReloader {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(() => {
+        this.#timedOut = true;
         reject(new Error(`loading the configuration took longer than ${timeoutMs / 1000} s`));
       }, timeoutMs);
     });

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import type { ExporterConfig } from '../../src/config/types.js';
 import { silentLogger } from '../../src/log/logger.js';
@@ -125,5 +125,43 @@ describe('a reload that cannot load', () => {
     expect(lines[1]).toBe('keys.yaml: server.k0: unknown key (line 7)');
     expect(lines[20]).toBe('keys.yaml: server.k19: unknown key (line 26)');
     expect(lines[21]).toBe('keys.yaml: and 39980 more problems (the first 20 are listed)');
+  });
+});
+
+describe('reloads asked for one after another', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('leave the thread four times as long as each took between them', async () => {
+    vi.useFakeTimers();
+    const config: ExporterConfig = await parseConfig(`trunk:\n  token: t\ntargets:\n${WEB}\n`, {
+      source: 'inline',
+      env: {},
+    });
+    // Each load takes 2 s of the one thread, as a file of 10,000 targets does; a client that asks
+    // again as soon as it is answered (POST /-/reload needs no password without basic auth) kept
+    // the exporter reloading back to back, and scrapes waited seconds for each reload.
+    let clock = 1_000;
+    const loadsAt: number[] = [];
+    const reloader = new ConfigReloader({
+      load: () => {
+        loadsAt.push(clock);
+        clock += 2;
+        return Promise.resolve(config);
+      },
+      apply: () => ({ targetsAdded: [], targetsRemoved: [], settingsChanged: [], needRestart: [] }),
+      observer: { reloadFailed: () => {}, reloadSucceeded: () => {} },
+      logger: silentLogger(),
+      now: () => clock,
+    });
+    // The first reload runs at once.
+    expect((await reloader.reload('HTTP')).applied).toBe(true);
+    const second = reloader.reload('HTTP');
+    await vi.advanceTimersByTimeAsync(7_999);
+    expect(loadsAt).toEqual([1_000]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect((await second).applied).toBe(true);
+    expect(loadsAt).toEqual([1_000, 1_002]);
   });
 });
