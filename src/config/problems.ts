@@ -83,23 +83,28 @@ export const MAX_SHOWN_KEY_CHARACTERS = 64;
  * made a log line of megabytes on every reload.
  */
 export function displayKey(key: string): string {
-  if (
-    /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(key) &&
-    key.length <= MAX_SHOWN_KEY_CHARACTERS
-  ) {
-    return key;
+  return displayText(key, MAX_SHOWN_KEY_CHARACTERS);
+}
+
+/** Characters of a value a problem names (a target) shown at most: a branch may be long. */
+export const MAX_SHOWN_VALUE_CHARACTERS = 300;
+
+/**
+ * `text` as written when it is printable ASCII of at most `maxShown` characters; else quoted, each
+ * other character escaped and cut to `maxShown`, its length given: a right-to-left override or an
+ * invisible character shown raw turns or hides what the message says.
+ */
+export function displayText(text: string, maxShown: number): string {
+  if (/^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(text) && text.length <= maxShown) {
+    return text;
   }
-  const shown = key
-    .slice(0, MAX_SHOWN_KEY_CHARACTERS)
-    .replace(/["\\]|[^\x20-\x7e]/g, (character) => {
-      if (character === '"' || character === '\\') return `\\${character}`;
-      if (character === '\t') return '\\t';
-      if (character === '\n') return '\\n';
-      return `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`;
-    });
-  return key.length > MAX_SHOWN_KEY_CHARACTERS
-    ? `"${shown}"… (${key.length} characters)`
-    : `"${shown}"`;
+  const shown = text.slice(0, maxShown).replace(/["\\]|[^\x20-\x7e]/g, (character) => {
+    if (character === '"' || character === '\\') return `\\${character}`;
+    if (character === '\t') return '\\t';
+    if (character === '\n') return '\\n';
+    return `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`;
+  });
+  return text.length > maxShown ? `"${shown}"… (${text.length} characters)` : `"${shown}"`;
 }
 
 /**

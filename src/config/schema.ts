@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { TRUNK_API_URL } from '../trunk/apiUrl.js';
 import { V2_TEST_METRICS_PERIODS } from '../trunk/v2Schemas.js';
+import { MAX_SHOWN_VALUE_CHARACTERS, displayText } from './problems.js';
 import { repositoryKey } from './repositoryKey.js';
 
 // The configuration file's schema. Every object is strict (unknown keys are errors, so a typo never
@@ -306,7 +307,7 @@ function crossFieldIssues(value: unknown): CrossFieldIssue[] {
       else
         issues.push({
           path: ['targets', index, 'branches'],
-          message: `duplicate target ${repo}@${branch} (already in targets[${seen}])`,
+          message: `duplicate target ${displayText(`${repo}@${branch}`, MAX_SHOWN_VALUE_CHARACTERS)} (already in targets[${seen}])`,
         });
     }
   });
