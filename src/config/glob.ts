@@ -1,32 +1,33 @@
 /**
- * Whether `text` matches `glob`, where `*` stands for any run of characters (line breaks too) and
- * every other character for itself. Matched without a regular expression: `^.*.*.*…x$`, from a run
- * of `*` in a setting, backtracks exponentially in V8, and `*a*a*a*…` over a name of many a's
- * polynomially; this greedy walk takes at most glob × text steps.
+ * A matcher of `glob`, where `*` stands for any run of characters (line breaks too) and every other
+ * character for itself. Without a regular expression (`^.*.*.*…x$`, from a run of `*` in a setting,
+ * backtracks exponentially in V8): the text must start with what comes before the first `*` and end
+ * with what follows the last, and hold each part between them in order, each found at its first
+ * place after the one before, since a later place leaves less room and never more.
  */
-export function globMatches(glob: string, text: string): boolean {
-  let g = 0;
-  let t = 0;
-  // The last `*` seen and the text position it is retried from: only the latest star needs
-  // retrying, since whatever an earlier star could absorb the later one can too.
-  let star = -1;
-  let retryFrom = 0;
-  while (t < text.length) {
-    if (g < glob.length && glob[g] === '*') {
-      star = g++;
-      retryFrom = t;
-    } else if (g < glob.length && glob[g] === text[t]) {
-      g++;
-      t++;
-    } else if (star >= 0) {
-      g = star + 1;
-      t = ++retryFrom;
-    } else {
-      return false;
+export function globMatcher(glob: string): (text: string) => boolean {
+  const parts = glob.split('*');
+  const head = parts[0] ?? '';
+  if (parts.length === 1) return (text) => text === head;
+  const tail = parts[parts.length - 1] ?? '';
+  const middle = parts.slice(1, -1).filter((part) => part !== '');
+  return (text) => {
+    if (text.length < head.length + tail.length) return false;
+    if (!text.startsWith(head) || !text.endsWith(tail)) return false;
+    const end = text.length - tail.length;
+    let from = head.length;
+    for (const part of middle) {
+      const at = text.indexOf(part, from);
+      if (at < 0 || at + part.length > end) return false;
+      from = at + part.length;
     }
-  }
-  while (g < glob.length && glob[g] === '*') g++;
-  return g === glob.length;
+    return true;
+  };
+}
+
+/** Whether `text` matches `glob` (globMatcher). */
+export function globMatches(glob: string, text: string): boolean {
+  return globMatcher(glob)(text);
 }
 
 /**
@@ -39,13 +40,13 @@ export function globListMatcher(
   key: (text: string) => string = (text) => text,
 ): (text: string) => boolean {
   const names = new Set<string>();
-  const patterns: string[] = [];
+  const patterns: ((text: string) => boolean)[] = [];
   for (const glob of globs) {
-    if (glob.includes('*')) patterns.push(key(glob));
+    if (glob.includes('*')) patterns.push(globMatcher(key(glob)));
     else names.add(key(glob));
   }
   return (text) => {
     const keyed = key(text);
-    return names.has(keyed) || patterns.some((pattern) => globMatches(pattern, keyed));
+    return names.has(keyed) || patterns.some((matches) => matches(keyed));
   };
 }

@@ -179,6 +179,20 @@ export const webhooksSectionSchema = z
 const globPattern = nonEmptyString;
 
 /**
+ * Globs with `*` a discovery list may hold: each is matched against every queue of the organization
+ * at each discovery, where names without `*` are one lookup however many.
+ */
+export const MAX_DISCOVERY_GLOBS_WITH_STARS = 100;
+
+const globList = z
+  .array(globPattern)
+  .min(1, 'expected a non-empty list')
+  .refine(
+    (globs) => globs.filter((glob) => glob.includes('*')).length <= MAX_DISCOVERY_GLOBS_WITH_STARS,
+    `expected at most ${MAX_DISCOVERY_GLOBS_WITH_STARS} globs with * (each is matched against every queue); name more without *`,
+  );
+
+/**
  * Default `discovery.maxTargets`: more merge queues and repositories with tests than one exporter
  * polls (docs/benchmarks.md has what a queue costs), and a bound on a list that names more.
  */
@@ -187,8 +201,8 @@ export const DEFAULT_DISCOVERY_MAX_TARGETS = 10_000;
 export const discoverySectionSchema = z.strictObject({
   enabled: z.boolean().default(false),
   intervalSeconds: timerSeconds.default(300),
-  repos: z.array(globPattern).min(1, 'expected a non-empty list').default(['*']),
-  branches: z.array(globPattern).min(1, 'expected a non-empty list').default(['*']),
+  repos: globList.default(['*']),
+  branches: globList.default(['*']),
   flakyTests: z.boolean().default(true),
   maxTargets: positiveInt.default(DEFAULT_DISCOVERY_MAX_TARGETS),
 });
