@@ -74,7 +74,9 @@ export function forgetOldFailures(
  * history's own families are; nothing is asked any more.
  */
 export function withHistoryReadOff(history: EntryHistory | undefined): EntryHistory | undefined {
-  if (history === undefined || history.failed.size === 0) return undefined;
+  if (history === undefined || (history.failed.size === 0 && history.failures.size === 0)) {
+    return undefined;
+  }
   return {
     ...EMPTY_ENTRY_HISTORY,
     failed: history.failed,

@@ -1,11 +1,15 @@
 // A merge-queue webhook event as the flow ledger reads it: the stay of one pull request beginning
 // (submitted, queued) or ending (merged, failed, canceled). Testing and batch events leave the
 // ledger as it is; the poll they trigger shows what they changed.
+import { EMPTY_ENTRY_HISTORY, type EntryHistory } from '../snapshot/entryHistoryTypes.js';
 import type { QueueFlow } from '../snapshot/queueFlowTypes.js';
 import type { PullRequestQueueEvent, WebhookExitSettings } from '../snapshot/prStayTypes.js';
 import type { MergeQueueEvent } from '../trunk/webhookEvents.js';
 import { recordEventFailure } from './failureWitnesses.js';
 import { recordQueueEvent } from './queueFlow.js';
+
+/** A queue's history before any read: nothing counted, its families hidden. */
+const HIDDEN_ENTRY_HISTORY: EntryHistory = Object.freeze({ ...EMPTY_ENTRY_HISTORY, shown: false });
 
 /** The ledger's reading of an event, or undefined when it says nothing about a stay. */
 export function pullRequestQueueEvent(event: MergeQueueEvent): PullRequestQueueEvent | undefined {
@@ -42,10 +46,11 @@ export function applyMergeQueueEvent(
   if (queueEvent === undefined) return flow;
   const recorded = recordQueueEvent(flow, queueEvent, receivedAt, settings);
   // The failure's reason is counted from the event (webhookCounting.ts) unless its history counted
-  // it first: either way the two have met, and neither counts it again.
+  // it first: either way the two have met, and neither counts it again. With the history read off
+  // the event is remembered in a hidden history all the same, so that a reload turning the read on
+  // does not count this failure again when its history lists it.
   if (queueEvent.kind !== 'exit' || queueEvent.outcome !== 'failed') return recorded;
-  const { entryHistory } = recorded;
-  if (entryHistory === undefined) return recorded;
+  const entryHistory = recorded.entryHistory ?? HIDDEN_ENTRY_HISTORY;
   const at = queueEvent.at ?? receivedAt;
   return {
     ...recorded,
