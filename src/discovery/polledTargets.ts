@@ -2,7 +2,7 @@ import type { OrganizationLists } from '../budget/apiBudget.js';
 import { credentialsOf, targetApis } from '../config/targetApis.js';
 import { configuredTargets } from '../config/targets.js';
 import type { ExporterConfig, RepositoryTarget } from '../config/types.js';
-import { applyMergeQueueEvent } from '../flow/queueEvents.js';
+import { applyMergeQueueEvent, eventBeforeLedger } from '../flow/queueEvents.js';
 import type { Logger } from '../log/logger.js';
 import { LateLog } from '../poller/lateLog.js';
 import { LookupMemories } from '../poller/v1/lookupMemories.js';
@@ -208,9 +208,17 @@ export class PolledTargets {
   mergeQueueEvent(target: Target, event: MergeQueueEvent, receivedAt: number): void {
     const { mergeQueueIntervalSeconds: intervalSeconds } = this.#config.polling;
     // An exit counts at once, and once: the poll that sees the PR gone will not count it again.
-    this.#options.store.updateQueueFlow(target, (flow) =>
-      applyMergeQueueEvent(flow, event, receivedAt, { intervalSeconds }),
-    );
+    const { store } = this.#options;
+    if (store.queueFlow(target) === undefined) {
+      // Before the queue's first poll: that poll sees the exit, but only the event knows it failed
+      // now, which the history, once read, must not count again.
+      const update = eventBeforeLedger(event, receivedAt);
+      if (update !== undefined) store.updateQueueFlowOnceStarted(target, update);
+    } else {
+      store.updateQueueFlow(target, (flow) =>
+        applyMergeQueueEvent(flow, event, receivedAt, { intervalSeconds }),
+      );
+    }
     this.#triggeredPolls.request(target);
   }
 

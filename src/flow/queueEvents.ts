@@ -49,11 +49,33 @@ export function applyMergeQueueEvent(
   // it first: either way the two have met, and neither counts it again. With the history read off
   // the event is remembered in a hidden history all the same, so that a reload turning the read on
   // does not count this failure again when its history lists it.
-  if (queueEvent.kind !== 'exit' || queueEvent.outcome !== 'failed') return recorded;
-  const entryHistory = recorded.entryHistory ?? HIDDEN_ENTRY_HISTORY;
+  return withEventFailure(recorded, queueEvent, receivedAt);
+}
+
+/**
+ * What a ledger that a queue's first poll starts takes of an event received before it (the event's
+ * reason was counted then): the failure it tells of, so that its history, once read, does not count
+ * it again; undefined for any other event, which that poll sees for itself.
+ */
+export function eventBeforeLedger(
+  event: MergeQueueEvent,
+  receivedAt: number,
+): ((flow: QueueFlow) => QueueFlow) | undefined {
+  const queueEvent = pullRequestQueueEvent(event);
+  if (queueEvent?.kind !== 'exit' || queueEvent.outcome !== 'failed') return undefined;
+  return (flow) => withEventFailure(flow, queueEvent, receivedAt);
+}
+
+function withEventFailure(
+  flow: QueueFlow,
+  queueEvent: PullRequestQueueEvent,
+  receivedAt: number,
+): QueueFlow {
+  if (queueEvent.kind !== 'exit' || queueEvent.outcome !== 'failed') return flow;
+  const entryHistory = flow.entryHistory ?? HIDDEN_ENTRY_HISTORY;
   const at = queueEvent.at ?? receivedAt;
   return {
-    ...recorded,
+    ...flow,
     entryHistory: recordEventFailure(entryHistory, queueEvent.prNumber, at, receivedAt),
   };
 }

@@ -14,6 +14,9 @@ export type TargetChangeListener = (key: string, status: TargetStatus | undefine
  * write is pushed to the subscribers, so a renderer can render a target's series when it changes
  * rather than when it is scraped.
  */
+/** Updates kept for a queue's ledger before its first poll starts it, at most. */
+const MAX_UPDATES_BEFORE_LEDGER = 1000;
+
 export class SnapshotStore {
   private readonly entries = new Map<string, TargetStatus>();
   /**
@@ -36,6 +39,11 @@ export class SnapshotStore {
     string,
     { readonly status: TargetStatus; readonly removedAt: number }
   >();
+  /**
+   * Updates of a queue's ledger that came before its first poll started it, by key: applied to the
+   * ledger that poll records (at most MAX_UPDATES_BEFORE_LEDGER a queue, the newest kept).
+   */
+  private readonly beforeLedger = new Map<string, ((flow: QueueFlow) => QueueFlow)[]>();
   private changeCount = 0;
   private readonly listeners = new Set<TargetChangeListener>();
   #awaitingDiscovery = false;
@@ -87,6 +95,7 @@ export class SnapshotStore {
     const wanted = new Map(targets.map((target) => [targetKey(target), target]));
     for (const [key, status] of this.entries) {
       if (wanted.has(key)) continue;
+      this.beforeLedger.delete(key);
       if (status.lastAttemptAt !== undefined) this.departed.set(key, { status, removedAt: now });
       this.set(key, undefined);
     }
@@ -142,7 +151,7 @@ export class SnapshotStore {
         lastDurationSeconds: durationSeconds,
         lastError: undefined,
         snapshot: deepFreeze(snapshot),
-        queueFlow: queueFlow === undefined ? undefined : Object.freeze(queueFlow),
+        queueFlow: this.withUpdatesBeforeLedger(key, queueFlow),
         webhookCounts: this.entries.get(key)?.webhookCounts,
         ...(testingAttempts === undefined
           ? {}
@@ -204,7 +213,9 @@ export class SnapshotStore {
         lastError: error,
         ...(snapshot === undefined ? {} : { snapshot: deepFreeze(snapshot) }),
         ...(partReads === undefined ? {} : { partReads: deepFreeze(partReads) }),
-        ...(queueFlow === undefined ? {} : { queueFlow: Object.freeze(queueFlow) }),
+        ...(queueFlow === undefined
+          ? {}
+          : { queueFlow: this.withUpdatesBeforeLedger(key, queueFlow) }),
         ...(testingAttempts === undefined
           ? {}
           : { testingAttempts: Object.freeze(testingAttempts) }),
@@ -240,6 +251,34 @@ export class SnapshotStore {
     this.set(key, Object.freeze({ ...previous, queueFlow: Object.freeze(queueFlow) }));
     this.changeCount++;
     return true;
+  }
+
+  /**
+   * As updateQueueFlow, but before the queue's first successful poll `update` waits for the ledger
+   * that poll starts, rather than being dropped; for a target not configured, nothing happens.
+   */
+  updateQueueFlowOnceStarted(target: Target, update: (flow: QueueFlow) => QueueFlow): void {
+    const key = targetKey(target);
+    const previous = this.entries.get(key);
+    if (previous === undefined) return;
+    if (previous.queueFlow !== undefined) {
+      this.updateQueueFlow(target, update);
+      return;
+    }
+    const waiting = [...(this.beforeLedger.get(key) ?? []), update];
+    this.beforeLedger.set(key, waiting.slice(-MAX_UPDATES_BEFORE_LEDGER));
+  }
+
+  /** `queueFlow` as the target's ledger, with the updates that waited for it when it starts it. */
+  private withUpdatesBeforeLedger(key: string, queueFlow: QueueFlow | undefined) {
+    if (queueFlow === undefined) return undefined;
+    const waiting = this.beforeLedger.get(key);
+    this.beforeLedger.delete(key);
+    const started =
+      waiting === undefined || this.entries.get(key)?.queueFlow !== undefined
+        ? queueFlow
+        : waiting.reduce((flow, update) => update(flow), queueFlow);
+    return Object.freeze(started);
   }
 
   /** The target's status as its polls last wrote it, nothing hidden; undefined for one not configured. */

@@ -117,3 +117,29 @@ describe('one failure told by the webhook event and by the history, a reload bet
     expect(failed(await exporter.samples())).toEqual({ TEST_RUN_TIMEOUT: 1 });
   });
 });
+
+describe('one failure told by the webhook event before the first poll of a (re)started exporter', () => {
+  it('is not counted again when the history lists it', async () => {
+    const start = now() - 600;
+    const pr1 = entryRow(1, 'testing', start);
+    const pr2 = entryRow(2, 'testing', start);
+    const fake = await startFakeWebQueue([pr1, pr2]);
+    recordTesting(fake, 1, start);
+    recordTesting(fake, 2, start);
+    // The first poll waits on its list of pull requests while the event comes.
+    fake.hold(/\/pull-requests$/);
+    const { exporter } = await webExporter(fake, true);
+    while (fake.held() === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    const at = now();
+    await failedEvent(exporter, 1, at, 'TEST_RUN_TIMEOUT');
+    // Trunk's list still shows #1 testing at the first poll; it is gone at the next.
+    fake.hold(undefined);
+    fake.release();
+    await exporter.waitFor((samples) => live(samples) === 2, 'two entries polled');
+    record(fake, 1, 'failed', at, 'TEST_RUN_TIMEOUT');
+    moveEntry(pr1, 'failed', at);
+    await exporter.waitFor((samples) => live(samples) === 1, '#1 gone');
+    await pollsFromNow(exporter, 4);
+    expect(failed(await exporter.samples())).toEqual({ TEST_RUN_TIMEOUT: 1 });
+  });
+});
