@@ -116,6 +116,26 @@ describe('one failure told by the webhook event and by the history, a reload bet
     await pollsFromNow(exporter, 3);
     expect(failed(await exporter.samples())).toEqual({ TEST_RUN_TIMEOUT: 1 });
   });
+  it.each([
+    ['changing nothing', true],
+    ['turning webhooks off', false],
+  ])(
+    'history read in flight, event, a reload %s, then the read answers',
+    async (_what, webhooksAfter) => {
+      const { fake, exporter, reload, historyFails } = await twoTesting();
+      fake.hold(/^\/v2\/queue-entry-history$/);
+      const at = now();
+      historyFails(at);
+      while (fake.held() === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      await failedEvent(exporter, 1, at, 'TEST_RUN_TIMEOUT');
+      await reload(webhooksAfter);
+      await pollsFromNow(exporter, 1);
+      fake.hold(undefined);
+      fake.release();
+      await pollsFromNow(exporter, 4);
+      expect(failed(await exporter.samples())).toEqual({ TEST_RUN_TIMEOUT: 1 });
+    },
+  );
 });
 
 describe('one failure told by the webhook event before the first poll of a (re)started exporter', () => {
