@@ -8,10 +8,11 @@ import {
   failedEvent,
   live,
   record,
-  recordTesting,
+  testingWebQueue,
   webExporter,
 } from './support/entryHistoryExporter.js';
-import { WEB_QUEUE, entryRow, moveEntry, startFakeWebQueue } from './support/queueEntryRows.js';
+import type { EntryRow } from './support/fakeTrunkV2.js';
+import { WEB_QUEUE, moveEntry } from './support/queueEntryRows.js';
 import { RUNS, conclude, series } from './support/verificationRunExporter.js';
 import { run } from './support/verificationRunRows.js';
 import { pollsFromNow } from './support/webQueueSamples.js';
@@ -24,11 +25,10 @@ const now = () => Date.now() / 1000;
 describe('the why families after a restart of the process', () => {
   it('count nothing the previous process counted, and what comes after once', async () => {
     const start = Math.floor(now()) - 600;
-    const pr1 = entryRow(1, 'testing', start);
-    const pr2 = entryRow(2, 'testing', start);
-    const fake = await startFakeWebQueue([pr1, pr2]);
-    recordTesting(fake, 1, start);
-    recordTesting(fake, 2, start);
+    const {
+      fake,
+      rows: [pr1, pr2],
+    } = await testingWebQueue([1, 2], start);
     const runA = { id: 'run-a', createdAt: start, tested: [1] };
     const runB = { id: 'run-b', createdAt: start + 1, tested: [2] };
     fake
@@ -44,7 +44,7 @@ describe('the why families after a restart of the process', () => {
     const at1 = now();
     await failedEvent(first.exporter, 1, at1, 'TEST_RUN_TIMEOUT');
     record(fake, 1, 'failed', at1, 'TEST_RUN_TIMEOUT');
-    moveEntry(pr1, 'failed', at1);
+    moveEntry(pr1 as EntryRow, 'failed', at1);
     conclude(fake, { ...runA, status: 'failed', updatedAt: Math.floor(at1) });
     await first.exporter.waitFor(
       (samples) => series(samples, RUNS, 'status,bisection')['failed/false'] === 1,
@@ -63,7 +63,7 @@ describe('the why families after a restart of the process', () => {
     expect(series(afterRestart, RUNS, 'status,bisection')['failed/false'] ?? 0).toBe(0);
     const at2 = now();
     record(fake, 2, 'failed', at2, 'TEST_RUN_TIMEOUT');
-    moveEntry(pr2, 'failed', at2);
+    moveEntry(pr2 as EntryRow, 'failed', at2);
     conclude(fake, { ...runB, status: 'failed', updatedAt: Math.floor(at2) });
     await second.exporter.waitFor((samples) => live(samples) === 0, '#2 gone');
     await pollsFromNow(second.exporter, 4);

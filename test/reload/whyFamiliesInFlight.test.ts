@@ -6,11 +6,11 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { failed, live, record, recordTesting } from '../support/entryHistoryExporter.js';
+import { failed, live, record, testingWebQueue } from '../support/entryHistoryExporter.js';
 import { select, sum, type Sample } from '../support/exposition.js';
 import { configYaml, startTestExporter } from '../support/exporterHarness.js';
-import type { FakeV2 } from '../support/fakeTrunkV2.js';
-import { WEB_QUEUE, entryRow, moveEntry, startFakeWebQueue } from '../support/queueEntryRows.js';
+import type { EntryRow, FakeV2 } from '../support/fakeTrunkV2.js';
+import { WEB_QUEUE, moveEntry } from '../support/queueEntryRows.js';
 import {
   DURATION,
   IN_PROGRESS,
@@ -77,30 +77,41 @@ const exitedFailed = (samples: readonly Sample[]) =>
     outcome: 'failed',
   })[0]?.value;
 
+/** Until a request waits in the fake, held. */
+async function heldRead(fake: FakeV2): Promise<void> {
+  while (fake.held() === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
+/** Answers every request held, and holds none from now on. */
+function releaseHeld(fake: FakeV2): void {
+  fake.hold(undefined);
+  fake.release();
+}
+
+/** #1 and #2 testing and polled; then #1 fails on a timeout, the history read that tells it held. */
+async function failureHeldInFlight() {
+  const { fake, rows } = await testingWebQueue([1, 2], now() - 600);
+  const { exporter, reload } = await reloadableExporter(fake);
+  await exporter.waitFor((samples) => live(samples) === 2, 'two entries polled');
+  await pollsFromNow(exporter, 1);
+  fake.hold(HISTORY);
+  const at = now();
+  record(fake, 1, 'failed', at, 'TEST_RUN_TIMEOUT');
+  moveEntry(rows[0] as EntryRow, 'failed', at);
+  await heldRead(fake);
+  return { fake, exporter, reload };
+}
+
 describe('a reload while a queue-entry history read is in flight', () => {
   it.each<[string, Partial<Settings>]>([
     ['an unrelated setting (flakyTestsIntervalSeconds)', { flakyIntervalSeconds: 300 }],
     ['the merge-queue interval', { intervalSeconds: 0.15 }],
     ['the API key', { key: 'trunk_v2_in-flight-key-two' }],
   ])('changing %s counts the failure its answer holds once', async (_what, change) => {
-    const start = now() - 600;
-    const pr1 = entryRow(1, 'testing', start);
-    const pr2 = entryRow(2, 'testing', start);
-    const fake = await startFakeWebQueue([pr1, pr2]);
-    recordTesting(fake, 1, start);
-    recordTesting(fake, 2, start);
-    const { exporter, reload } = await reloadableExporter(fake);
-    await exporter.waitFor((samples) => live(samples) === 2, 'two entries polled');
-    await pollsFromNow(exporter, 1);
-    fake.hold(HISTORY);
-    const at = now();
-    record(fake, 1, 'failed', at, 'TEST_RUN_TIMEOUT');
-    moveEntry(pr1, 'failed', at);
-    while (fake.held() === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    const { fake, exporter, reload } = await failureHeldInFlight();
     await reload({ ...BASE, ...change });
     await pollsFromNow(exporter, 2);
-    fake.hold(undefined);
-    fake.release();
+    releaseHeld(fake);
     await exporter.waitFor((samples) => failed(samples).TEST_RUN_TIMEOUT === 1, 'the failure');
     await pollsFromNow(exporter, 4);
     const samples = await exporter.samples();
@@ -110,24 +121,10 @@ describe('a reload while a queue-entry history read is in flight', () => {
   });
 
   it('turning the read off and on again never counts the failure twice nor goes down', async () => {
-    const start = now() - 600;
-    const pr1 = entryRow(1, 'testing', start);
-    const pr2 = entryRow(2, 'testing', start);
-    const fake = await startFakeWebQueue([pr1, pr2]);
-    recordTesting(fake, 1, start);
-    recordTesting(fake, 2, start);
-    const { exporter, reload } = await reloadableExporter(fake);
-    await exporter.waitFor((samples) => live(samples) === 2, 'two entries polled');
-    await pollsFromNow(exporter, 1);
-    fake.hold(HISTORY);
-    const at = now();
-    record(fake, 1, 'failed', at, 'TEST_RUN_TIMEOUT');
-    moveEntry(pr1, 'failed', at);
-    while (fake.held() === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    const { fake, exporter, reload } = await failureHeldInFlight();
     await reload({ ...BASE, readHistories: false });
     await pollsFromNow(exporter, 2);
-    fake.hold(undefined);
-    fake.release();
+    releaseHeld(fake);
     await pollsFromNow(exporter, 2);
     const off = await exporter.samples();
     await reload(BASE);
@@ -152,11 +149,7 @@ describe('a reload while a verification-run read is in flight', () => {
     ['reads.queueEntryHistory', { readHistories: false }],
   ])('changing %s counts the run its answer concludes once', async (_what, change) => {
     const start = Math.floor(now());
-    const pr7 = entryRow(7, 'testing', start - 900);
-    const pr8 = entryRow(8, 'testing', start - 900);
-    const fake = await startFakeWebQueue([pr7, pr8]);
-    recordTesting(fake, 7, start - 900);
-    recordTesting(fake, 8, start - 900);
+    const { fake, rows } = await testingWebQueue([7, 8], start - 900);
     const shape = { id: 'run-a', createdAt: start - 900, tested: [7] };
     fake
       .verificationRuns(WEB_QUEUE)
@@ -170,12 +163,11 @@ describe('a reload while a verification-run read is in flight', () => {
     fake.hold(/\/verification-runs$/);
     conclude(fake, { ...shape, status: 'failed', updatedAt: start + 1 });
     record(fake, 7, 'failed', start + 1, 'TEST_RUN_REQUIRED_STATUS_FAILED');
-    moveEntry(pr7, 'failed', start + 1);
-    while (fake.held() === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    moveEntry(rows[0] as EntryRow, 'failed', start + 1);
+    await heldRead(fake);
     await reload({ ...BASE, ...change });
     await new Promise((resolve) => setTimeout(resolve, 400));
-    fake.hold(undefined);
-    fake.release();
+    releaseHeld(fake);
     await exporter.waitFor(
       (samples) => series(samples, RUNS, 'status,bisection')['failed/false'] === 1,
       'the run counted',

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import { select, sum, type Sample } from './exposition.js';
 import { configYaml, startTestExporter, type ExporterUnderTest } from './exporterHarness.js';
-import type { FakeV2, HistoryRow } from './fakeTrunkV2.js';
-import { pullRequestIdOf } from './queueEntryRows.js';
+import type { EntryRow, FakeV2, HistoryRow } from './fakeTrunkV2.js';
+import { entryRow, pullRequestIdOf, startFakeWebQueue } from './queueEntryRows.js';
 import { WEB_MAIN } from './webQueueSamples.js';
 import { WEBHOOK_SECRET, postWebhook, signedHeaders } from './webhooks.js';
 
@@ -79,6 +79,17 @@ export function recordTesting(fake: FakeV2, number: number, testingAt: number) {
   record(fake, number, 'notReady', testingAt - 60, 'USER_REQUESTED');
   record(fake, number, 'pending', testingAt - 30, 'MERGE_ITEM_NOW_READY');
   record(fake, number, 'testing', testingAt, null);
+}
+
+/** A fake organization whose web queue has tested PRs `numbers` since `start`, each with its timeline. */
+export async function testingWebQueue(
+  numbers: readonly number[],
+  start: number,
+): Promise<{ fake: FakeV2; rows: EntryRow[] }> {
+  const rows = numbers.map((number) => entryRow(number, 'testing', start));
+  const fake = await startFakeWebQueue(rows);
+  for (const number of numbers) recordTesting(fake, number, start);
+  return { fake, rows };
 }
 
 /** A family's values by its one label beyond repo and branch. */
