@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { startTestingAttempts } from '../../src/poller/v2/v2TestingResults.js';
+import { startQueueFlow } from '../../src/flow/queueFlow.js';
+import type { QueueFlow } from '../../src/snapshot/queueFlowTypes.js';
 import { SnapshotStore } from '../../src/snapshot/store.js';
 import type { FlakyTestsSnapshot, Target } from '../../src/snapshot/types.js';
 import { poll } from '../flow/scriptedPolls.js';
@@ -224,5 +226,40 @@ describe('SnapshotStore', () => {
     expect(store.statuses()[0]?.testingAttempts).toBe(attempts);
     store.recordSuccess(queue, poll(1030, 'running', []), 0.1);
     expect(store.testingAttempts(queue)).toBeUndefined();
+  });
+
+  it("applies a ledger update that came before a queue's first poll to the ledger that poll records, once, and drops it with the target", () => {
+    const clock = { now: 1000 };
+    const store = storeAt(clock);
+    const queue: Target = { kind: 'merge_queue', repo: 'github.com/acme/web', branch: 'main' };
+    store.setTargets([queue]);
+    const marked = (flow: QueueFlow): QueueFlow => ({
+      ...flow,
+      startedAt: (flow.startedAt ?? 0) - 1,
+    });
+    store.updateQueueFlowOnceStarted(queue, marked);
+    expect(store.queueFlow(queue)).toBeUndefined();
+    store.recordSuccess(
+      queue,
+      poll(1000, 'running', []),
+      0.1,
+      startQueueFlow(poll(1000, 'running', [])),
+    );
+    expect(store.queueFlow(queue)?.startedAt).toBe(999);
+    store.recordSuccess(queue, poll(1030, 'running', []), 0.1, store.queueFlow(queue));
+    expect(store.queueFlow(queue)?.startedAt).toBe(999);
+    // Removed before its first poll: nothing waits for it when it is configured again.
+    const api: Target = { ...queue, repo: 'github.com/acme/api' };
+    store.setTargets([queue, api]);
+    store.updateQueueFlowOnceStarted(api, marked);
+    store.setTargets([queue]);
+    store.setTargets([queue, api]);
+    store.recordSuccess(
+      api,
+      poll(1000, 'running', []),
+      0.1,
+      startQueueFlow(poll(1000, 'running', [])),
+    );
+    expect(store.queueFlow(api)?.startedAt).toBe(1000);
   });
 });
