@@ -2,7 +2,8 @@
 // exporter accepts with the pod's files mounted where the pod mounts them (--check-config), a
 // command line it accepts in every pod, rule groups promtool accepts; the values the chart must
 // refuse, refused with a message that names them; and, on every combination of credentials and
-// the settings that need one, the chart refusing exactly what the exporter's config check refuses.
+// the settings that need one and around the exporter's limits, the chart refusing exactly what the
+// exporter's config check refuses.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { parseCommandLine } from '../../src/cli/arguments.js';
 import { checkConfigInProcess } from '../support/checkConfig.js';
+import type { FinishedProcess } from '../support/nodeProcess.js';
 import { findSystemBinary } from '../support/systemBinary.js';
 import { helmRenderer, RenderError, renderChart } from './helmRender.js';
 import { FIXTURES } from './helmValues.js';
@@ -287,9 +289,13 @@ describe
 
 /**
  * What the chart makes of a values file: it renders a config the exporter accepts, refuses at
- * render (not by the schema), or renders a config the exporter refuses (with the exporter's words).
+ * render (by a template, or also by values.schema.json when `refusedBy` allows it), or renders a
+ * config the exporter refuses (with the exporter's words).
  */
-async function chartVerdict(valuesFile: string): Promise<string> {
+async function chartVerdict(
+  valuesFile: string,
+  refusedBy: 'template' | 'schema or template' = 'template',
+): Promise<string> {
   return renderValueSet(renderer ?? '', { name: 'combination', file: valuesFile })
     .then(async ({ objects, workload, container, values }) => {
       const { result } = await checkRenderedConfig(objects, workload, container, values);
@@ -298,7 +304,10 @@ async function chartVerdict(valuesFile: string): Promise<string> {
         : `renders a config the exporter refuses: ${result.stderr}`;
     })
     .catch((error: unknown) => {
-      if (error instanceof RenderError && !error.message.includes("don't meet")) return 'refuses';
+      const bySchema = error instanceof RenderError && error.message.includes("don't meet");
+      if (error instanceof RenderError && (!bySchema || refusedBy === 'schema or template')) {
+        return 'refuses';
+      }
       throw error;
     });
 }
@@ -357,18 +366,132 @@ describe
   .skipIf(renderer === undefined)
   .concurrent('Helm chart and exporter agree on targets and metrics.include/exclude', () => {
     it.each(TARGET_AND_SELECTION_CASES)('$name', async ({ config }) => {
-      const directory = mkdtempSync(join(tmpdir(), 'trunk-exporter-targets-'));
-      const valuesFile = join(directory, 'values.yaml');
-      writeFileSync(valuesFile, stringify({ config, token: { value: 'not-a-real-token' } }));
-      writeFileSync(join(directory, 'tokenFile'), 'not-a-real-token');
-      const exporterFile = join(directory, 'config.yaml');
-      writeFileSync(
-        exporterFile,
-        stringify({ trunk: { tokenFile: join(directory, 'tokenFile') }, ...config }),
-      );
-      const exporter = await checkConfigInProcess(exporterFile);
-      expect(await chartVerdict(valuesFile), exporter.stderr).toBe(
-        exporter.code === 0 ? 'accepts' : 'refuses',
-      );
+      const { chart, exporter } = await verdicts(config, { apiKey: false, refusedBy: 'template' });
+      expect(chart, exporter.stderr).toBe(exporter.code === 0 ? 'accepts' : 'refuses');
     });
   });
+
+/** A string of exactly `length` characters: `prefix`, then `fill` repeated. */
+const ofLength = (length: number, prefix = '', fill = 'b') =>
+  prefix + fill.repeat(length - prefix.length);
+const WEB = { repo: 'github.com/acme/web', branches: ['main'] };
+
+/**
+ * Settings of 4,097 characters where the chart passes a string through, and of exactly 4,096 (the
+ * most a setting may hold, docs/configuration.md). `refused`: what the exporter does at start,
+ * written by hand.
+ */
+const LIMIT_CASES: readonly { name: string; config: object; refused: boolean }[] = [
+  {
+    name: 'a branch of 4,097 characters',
+    config: { targets: [{ repo: WEB.repo, branches: ['main', ofLength(4097)] }] },
+    refused: true,
+  },
+  {
+    name: 'a branch of 4,096 characters',
+    config: { targets: [{ repo: WEB.repo, branches: [ofLength(4096)] }] },
+    refused: false,
+  },
+  {
+    name: 'a repo of 4,097 characters',
+    config: { targets: [{ ...WEB, repo: ofLength(4097, 'github.com/acme/', 'w') }] },
+    refused: true,
+  },
+  {
+    name: 'a repo of 4,096 characters',
+    config: { targets: [{ ...WEB, repo: ofLength(4096, 'github.com/acme/', 'w') }] },
+    refused: false,
+  },
+  {
+    name: 'a repo name of 4,097 characters in {host, owner, name}',
+    config: {
+      targets: [{ ...WEB, repo: { host: 'github.com', owner: 'acme', name: ofLength(4097) } }],
+    },
+    refused: true,
+  },
+  {
+    name: 'an orgUrlSlug of 4,097 characters',
+    config: { trunk: { orgUrlSlug: ofLength(4097, '', 'a') }, targets: [WEB] },
+    refused: true,
+  },
+  {
+    name: 'an orgUrlSlug of 4,096 characters',
+    config: { trunk: { orgUrlSlug: ofLength(4096, '', 'a') }, targets: [WEB] },
+    refused: false,
+  },
+  {
+    name: 'an apiUrl of 4,097 characters',
+    config: { trunk: { apiUrl: ofLength(4097, 'https://api.trunk.io/', 'p') }, targets: [WEB] },
+    refused: true,
+  },
+  {
+    name: 'a metrics.include glob of 4,097 characters',
+    config: { metrics: { include: [ofLength(4097, 'trunk_merge_queue_', '*')] }, targets: [WEB] },
+    refused: true,
+  },
+  {
+    name: 'a metrics.exclude glob of 4,097 characters',
+    config: { metrics: { exclude: [ofLength(4097, 'trunk_merge_queue_', '*')] }, targets: [WEB] },
+    refused: true,
+  },
+  {
+    name: 'a discovery.repos glob of 4,097 characters',
+    config: { discovery: { enabled: true, repos: [ofLength(4097, 'github.com/acme/')] } },
+    refused: true,
+  },
+  {
+    name: 'a discovery.branches glob of 4,096 characters',
+    config: { discovery: { enabled: true, branches: [ofLength(4096, 'release-')] } },
+    refused: false,
+  },
+];
+
+describe
+  .skipIf(renderer === undefined)
+  .concurrent('Helm chart and exporter agree on the longest setting', () => {
+    it.each(LIMIT_CASES)('$name', async ({ config, refused }) => {
+      const { chart, exporter } = await verdicts(config, {
+        apiKey: true,
+        refusedBy: 'schema or template',
+      });
+      expect(exporter.code, exporter.stderr).toBe(refused ? 2 : 0);
+      expect(chart, exporter.stderr).toBe(refused ? 'refuses' : 'accepts');
+    });
+  });
+
+/**
+ * The chart's verdict on `config` given a token (and an API key when `apiKey`), and the exporter's
+ * check of the same settings in its own file.
+ */
+async function verdicts(
+  config: object,
+  { apiKey, refusedBy }: { apiKey: boolean; refusedBy: 'template' | 'schema or template' },
+): Promise<{ chart: string; exporter: FinishedProcess }> {
+  const directory = mkdtempSync(join(tmpdir(), 'trunk-exporter-agreement-'));
+  const valuesFile = join(directory, 'values.yaml');
+  writeFileSync(
+    valuesFile,
+    stringify({
+      config,
+      token: { value: 'not-a-real-token' },
+      ...(apiKey ? { apiKey: { value: 'trunk_v2_not-a-real-key' } } : {}),
+    }),
+  );
+  writeFileSync(join(directory, 'tokenFile'), 'not-a-real-token');
+  writeFileSync(join(directory, 'apiKeyFile'), 'trunk_v2_not-a-real-key');
+  const exporterFile = join(directory, 'config.yaml');
+  const { trunk, ...rest } = config as { trunk?: object };
+  writeFileSync(
+    exporterFile,
+    stringify({
+      trunk: {
+        ...trunk,
+        tokenFile: join(directory, 'tokenFile'),
+        ...(apiKey ? { apiKeyFile: join(directory, 'apiKeyFile') } : {}),
+      },
+      ...rest,
+    }),
+  );
+  const exporter = await checkConfigInProcess(exporterFile);
+  return { chart: await chartVerdict(valuesFile, refusedBy), exporter };
+}
