@@ -51,6 +51,8 @@ const REFUSED: Readonly<Record<string, string>> = {
     'config.targets[1].branches: duplicate target github.com/Acme/Web@main (already in config.targets[0];',
   'refused-metrics-include-of-no-family.yaml':
     'config.metrics.include[1]: "trunk_merge_queue_stat" matches no metric family',
+  'refused-discovery-branches-with-101-globs-with-stars.yaml':
+    'config.discovery.branches: 101 globs with *, at most 100 (each is matched against every queue at each discovery); name more without *',
   'refused-metrics-exclude-of-target-up.yaml':
     'config.metrics.exclude[0]: "*_target_up" cannot be excluded: trunk_exporter_target_up always stay on the page',
 };
@@ -374,12 +376,18 @@ describe
 /** A string of exactly `length` characters: `prefix`, then `fill` repeated. */
 const ofLength = (length: number, prefix = '', fill = 'b') =>
   prefix + fill.repeat(length - prefix.length);
+/** `count` globs with `*` and `plain` names without, as a discovery list. */
+const globs = (count: number, plain = 0) => [
+  ...Array.from({ length: count }, (_, index) => `team-${index}-*`),
+  ...Array.from({ length: plain }, (_, index) => `name-${index}`),
+];
 const WEB = { repo: 'github.com/acme/web', branches: ['main'] };
 
 /**
  * Settings of 4,097 characters where the chart passes a string through, and of exactly 4,096 (the
- * most a setting may hold, docs/configuration.md). `refused`: what the exporter does at start,
- * written by hand.
+ * most a setting may hold, docs/configuration.md); discovery lists of 101 globs with `*`, and of
+ * exactly 100 beside names without (the most each list may hold). `refused`: what the exporter
+ * does at start, written by hand.
  */
 const LIMIT_CASES: readonly { name: string; config: object; refused: boolean }[] = [
   {
@@ -444,11 +452,31 @@ const LIMIT_CASES: readonly { name: string; config: object; refused: boolean }[]
     config: { discovery: { enabled: true, branches: [ofLength(4096, 'release-')] } },
     refused: false,
   },
+  {
+    name: 'discovery.repos of 101 globs with *',
+    config: { discovery: { enabled: true, repos: globs(101) } },
+    refused: true,
+  },
+  {
+    name: 'discovery.branches of 101 globs with *',
+    config: { discovery: { enabled: true, branches: globs(101) } },
+    refused: true,
+  },
+  {
+    name: 'discovery.repos and discovery.branches of 100 globs with * and 300 names without',
+    config: { discovery: { enabled: true, repos: globs(100, 300), branches: globs(100, 300) } },
+    refused: false,
+  },
+  {
+    name: 'discovery.repos of 101 globs with *, discovery off',
+    config: { discovery: { enabled: false, repos: globs(101) }, targets: [WEB] },
+    refused: true,
+  },
 ];
 
 describe
   .skipIf(renderer === undefined)
-  .concurrent('Helm chart and exporter agree on the longest setting', () => {
+  .concurrent('Helm chart and exporter agree on the longest setting and the most globs', () => {
     it.each(LIMIT_CASES)('$name', async ({ config, refused }) => {
       const { chart, exporter } = await verdicts(config, {
         apiKey: true,

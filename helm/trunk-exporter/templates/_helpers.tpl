@@ -98,6 +98,7 @@ webhook signing-secret file the pod uses.
 {{- fail "config.trunk.orgUrlSlug: required when a target has flakyTests: true and no API key is set: the token reads the quarantine list through API v1, which names the organization by its slug. Set it, or set apiKey.value or apiKey.existingSecret" -}}
 {{- end -}}
 {{- include "trunk-exporter.checkTargets" .Values.config.targets -}}
+{{- include "trunk-exporter.checkDiscoveryGlobs" $discovery -}}
 {{- include "trunk-exporter.checkMetricSelection" (dict "metrics" .Values.config.metrics "known" (.Files.Get "files/metric-families.yaml" | fromYaml)) -}}
 {{- $trunk := omit .Values.config.trunk "orgUrlSlug" -}}
 {{- if .Values.config.trunk.orgUrlSlug -}}
@@ -143,6 +144,26 @@ is one however its name is cased, a branch is case-sensitive.
 {{- fail (printf "config.targets[%d].branches: duplicate target %s@%s (already in config.targets[%d]; a repository's name is compared without regard to letter case)" $index $repo $branch (get $seen $key)) -}}
 {{- end -}}
 {{- $_ := set $seen $key $index -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The exporter's limit of 100 globs with `*` in each of discovery.repos and discovery.branches
+(src/config/schema.ts), whether discovery is on or not: each such glob is matched against every
+queue of the organization at each discovery, where names without `*` are looked up.
+*/}}
+{{- define "trunk-exporter.checkDiscoveryGlobs" -}}
+{{- $discovery := . -}}
+{{- range $list := list "repos" "branches" -}}
+{{- $stars := 0 -}}
+{{- range $glob := get $discovery $list | default list -}}
+{{- if contains "*" $glob -}}
+{{- $stars = add1 $stars -}}
+{{- end -}}
+{{- end -}}
+{{- if gt $stars 100 -}}
+{{- fail (printf "config.discovery.%s: %d globs with *, at most 100 (each is matched against every queue at each discovery); name more without *" $list $stars) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
