@@ -401,6 +401,18 @@ const LIMIT_CASES: readonly { name: string; config: object; refused: boolean }[]
     refused: false,
   },
   {
+    // Characters as Helm's schema counts them: an emoji outside the Basic Multilingual Plane is one
+    // (two UTF-16 code units).
+    name: 'a branch of 2,049 emoji (4,098 UTF-16 code units) is 2,049 characters',
+    config: { targets: [{ repo: WEB.repo, branches: ['\u{1F680}'.repeat(2049)] }] },
+    refused: false,
+  },
+  {
+    name: 'a branch of 4,097 emoji',
+    config: { targets: [{ repo: WEB.repo, branches: ['\u{1F680}'.repeat(4097)] }] },
+    refused: true,
+  },
+  {
     name: 'a repo of 4,097 characters',
     config: { targets: [{ ...WEB, repo: ofLength(4097, 'github.com/acme/', 'w') }] },
     refused: true,
