@@ -21,6 +21,12 @@ import { capturingLogger, cleanUp, makeClient } from '../../trunk/harness.js';
 
 afterEach(cleanUp);
 
+/**
+ * Until `check` passes, for up to 10 s: a failing history read makes four attempts 200 ms apart
+ * (Trunk's 5 a second per key), close to vi.waitFor's 1 s default even on a quiet machine.
+ */
+const eventually = (check: () => void) => vi.waitFor(check, { timeout: 10_000 });
+
 const HISTORY = /^\/v2\/queue-entry-history$/;
 const API_KEY = new Secret('trunk_v2_read-failure-cost-key');
 
@@ -91,7 +97,7 @@ describe('a read of issue 39 that fails', () => {
       clock.now = START + index * INTERVAL;
       moveEntry(pr1, index % 2 === 1 ? 'testing' : 'pending', clock.now - 5);
       await pollNow();
-      await vi.waitFor(() => {
+      await eventually(() => {
         expect(historyFailures()).toBe(failures);
       });
       clock.now += 10;
@@ -105,7 +111,7 @@ describe('a read of issue 39 that fails', () => {
     // One call a merge-queue interval, failing or not.
     expect(counted).toEqual([1, 1, 1, 1, 1]);
     // Each failing one four attempts, the last one: 4 × 4 + 1 requests.
-    await vi.waitFor(() => {
+    await eventually(() => {
       expect(fake.requestsTo(HISTORY)).toHaveLength(17);
     });
     expect(historyFailures()).toBe(4);
@@ -255,7 +261,7 @@ describe("the queue-entry histories and Trunk's limit per key", () => {
     now += INTERVAL;
     reads.ask([long, pullRequestIdOf(121)]);
     reads.refresh({});
-    await vi.waitFor(() => {
+    await eventually(() => {
       expect(reads.take([pullRequestIdOf(121)]).size).toBe(1);
     });
     expect(historyIdsAsked(fake).slice(15)).toEqual([pullRequestIdOf(121)]);
@@ -278,7 +284,7 @@ describe("the queue-entry histories and Trunk's limit per key", () => {
     await nextPoll(() => {
       moveEntry(pr1, 'testing', clock.now - 5);
     });
-    await vi.waitFor(() => {
+    await eventually(() => {
       expect(fake.held()).toBe(1);
     });
     // #2 begins testing; then nothing moves: both polls still list #1 as asked, not answered.
@@ -288,12 +294,12 @@ describe("the queue-entry histories and Trunk's limit per key", () => {
     await nextPoll();
     fake.release(HISTORY);
     fake.hold(undefined);
-    await vi.waitFor(() => {
+    await eventually(() => {
       expect(historyAnswers()).toBe(1);
     });
     // The next polls take #1's answer, ask for #2's, and take it.
     await nextPoll();
-    await vi.waitFor(() => {
+    await eventually(() => {
       expect(historyAnswers()).toBe(2);
     });
     await nextPoll();
@@ -310,7 +316,7 @@ describe("the queue-entry histories and Trunk's limit per key", () => {
     clock.now += INTERVAL;
     moveEntry(pr1, 'testing', clock.now - 5);
     await pollNow();
-    await vi.waitFor(() => {
+    await eventually(() => {
       expect(historyAnswers()).toBe(1);
     });
     // #3 is enqueued testing (a run began: the runs are read); that read hangs and the poll is
@@ -320,7 +326,7 @@ describe("the queue-entry histories and Trunk's limit per key", () => {
     fake.hold(/verification-runs$/);
     const aborting = new AbortController();
     const aborted = pollNow(aborting.signal);
-    await vi.waitFor(() => {
+    await eventually(() => {
       expect(fake.held()).toBe(1);
     });
     aborting.abort();
