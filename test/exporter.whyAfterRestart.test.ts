@@ -1,7 +1,8 @@
 // A restarted exporter starts its counters at 0 (Prometheus reads a new process as a reset), so it
 // must not count again what its previous process counted: a failure its history and its webhook
-// event told before the restart, and a verification run that concluded before it. From the scenario: after the restart the "why"
-// families hold only what happens after it (PR #2's timeout, run-b).
+// event told before the restart, and a verification run that concluded before it. From the
+// scenario: after the restart the "why" families hold only what happens after it (PR #2's timeout,
+// run-b).
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   failed,

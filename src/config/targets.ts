@@ -35,8 +35,8 @@ export function configuredTargets(config: ExporterConfig): Target[] {
  * configured and discovered) does, and the shards' pages together hold them once.
  */
 export function readsTestCollections(config: ExporterConfig): boolean {
-  // Asked by each quarantine list's poll as its jobs are built: walked once per configuration, not
-  // once per list (10,000 lists took a reload 15 s of the one thread).
+  // Asked by each quarantine list's poll as its jobs are built: walked once per configuration, as
+  // once per list the walk grows with the square of the lists.
   let reads = testCollectionReaders.get(config);
   if (reads === undefined) {
     reads = firstFlakyRepositoryIsOurs(config);

@@ -35,9 +35,9 @@ export const RELOAD_LOAD_TIMEOUT_MS = 2 * FILE_READ_TIMEOUT_MS + 1000;
 /**
  * A reload asked for soon after another waits until this many times as long as that one took has
  * passed since it ended. A reload holds the one thread while it parses the file and rebuilds the
- * polls (seconds for 10,000 targets), and a client asking again as soon as it is answered
- * (`POST /-/reload` needs no password without basic auth) otherwise kept the exporter reloading
- * back to back while scrapes waited; a reload whose load timed out held nothing and asks no wait.
+ * polls, which takes long for a large file, and a client may ask again as soon as it is answered
+ * (`POST /-/reload` needs no password without basic auth): the wait leaves the thread to scrapes
+ * between reloads. A reload whose load timed out held nothing and asks no wait.
  */
 export const RELOAD_SPACING_FACTOR = 4;
 
