@@ -42,5 +42,6 @@ describe('soak (short)', () => {
     expect(result.heapGrowth).toBeLessThanOrEqual(0.1);
     expect(result.ok).toBe(true);
     expect(run.code).toBe(0);
-  }, 120_000);
+    // What it bounds is 400 cycles, not their time: a machine busy with other work stretches them.
+  }, 300_000);
 });
